@@ -1,0 +1,354 @@
+// Package cli is cairn's command line: serve, tools, plugins, version, and
+// the hidden entry point that runs a built-in area as a plugin process.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-mcp/cairn/host"
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
+)
+
+// Main runs the CLI and returns the process exit status.
+func Main(args []string) int {
+	// Built-in areas run as their own processes: the host re-executes this
+	// binary with a hidden first argument.
+	if len(args) == 2 && args[0] == host.ServeBuiltinArg {
+		a, ok := builtin.Lookup(args[1])
+		if !ok {
+			fmt.Fprintf(os.Stderr, "cairn: no built-in area %q\n", args[1])
+			return 2
+		}
+		sdk.Serve(a.New())
+		return 0
+	}
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdoutguard.Stdout())
+	root.SetErr(os.Stderr)
+	if err := root.Execute(); err != nil {
+		return report(err)
+	}
+	return 0
+}
+
+// report prints an error and picks the exit status: 2 for configuration and
+// start-up errors (PRODUCT.md D15), 1 otherwise.
+func report(err error) int {
+	if e, ok := errs.As(err); ok {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", e.Code, e.Message)
+		switch e.Code {
+		case errs.InvalidMode, errs.ConfigInvalid, errs.InitFailed:
+			return 2
+		}
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
+	return 1
+}
+
+func envTable() string {
+	var b strings.Builder
+	b.WriteString("Environment:\n")
+	for _, v := range config.Vars {
+		def := v.Default
+		if def == "" {
+			def = "unset"
+		}
+		fmt.Fprintf(&b, "  %s (default: %s)\n      %s\n", v.Name, def, v.Meaning)
+	}
+	return b.String()
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cairn",
+		Short: "cairn: an MCP tool server for coding agents",
+		Long: `cairn is an MCP tool server for coding agents: a strict task pipeline, a
+tamper-evident decision trail with Merkle proofs, a live skill registry, a
+spec-driven development workflow, administration with signed webhooks, and
+vision and computer use. Each area runs as its own plugin process.
+
+Add it to Claude Code with:
+  claude mcp add cairn -- cairn serve`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetHelpTemplate(root.HelpTemplate() + "\n" + envTable())
+	root.AddCommand(newServe(), newVersion(), newTools(), newPlugins())
+	return root
+}
+
+func newLogger(s config.Settings) hclog.Logger {
+	level := hclog.LevelFromString(s.LogLevel)
+	if s.LogLevel == "off" {
+		level = hclog.Off
+	}
+	return hclog.New(&hclog.LoggerOptions{
+		Name: "cairn", Output: os.Stderr, Level: level, JSONFormat: s.LogFormat == "json",
+	})
+}
+
+// settings resolves the configuration; TEST mode gets a temporary data dir
+// that cleanup removes.
+func settings(configFlag string) (config.Settings, func(), error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return config.Settings{}, nil, errs.Newf(400, errs.ConfigInvalid, "cannot read the working directory: %v", err)
+	}
+	s, err := config.Resolve(os.LookupEnv, cwd, configFlag)
+	if err != nil {
+		return s, nil, err
+	}
+	cleanup := func() {}
+	if s.Mode == config.ModeTest {
+		dir, err := os.MkdirTemp("", "cairn-test-")
+		if err != nil {
+			return s, nil, errs.Newf(500, errs.InitFailed, "TEST mode: cannot create a temporary data dir: %v", err)
+		}
+		s.DataDir, s.TempDataDir = dir, true
+		cleanup = func() { _ = os.RemoveAll(dir) }
+	}
+	return s, cleanup, nil
+}
+
+// startHost resolves settings and starts a host with its plugins.
+func startHost(ctx context.Context, configFlag string, tweak func(*config.Settings)) (*host.Host, func(), error) {
+	s, cleanup, err := settings(configFlag)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tweak != nil {
+		tweak(&s)
+	}
+	h, err := host.New(s, host.Options{Version: host.Version, Logger: newLogger(s)})
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if err := h.Start(ctx); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return h, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		h.Shutdown(sctx)
+		cleanup()
+		if s.TempDataDir {
+			_ = os.RemoveAll(s.DataDir)
+		}
+	}, nil
+}
+
+func newServe() *cobra.Command {
+	var httpAddr, configFile string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP over stdio (default) or streamable HTTP",
+		Long: `Serve MCP. With no flags cairn speaks MCP JSON-RPC on stdin/stdout, as agent
+hosts such as Claude Code expect; logs go to stderr. With --http it serves
+streamable HTTP at http://ADDR/mcp to any number of concurrent sessions.
+
+SIGHUP re-reads the config file and restarts the plugins whose binary or
+settings changed. SIGINT and SIGTERM stop cleanly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if httpAddr != "" {
+				if err := host.CheckHTTPAddr(httpAddr); err != nil {
+					return err
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			h, shutdown, err := startHost(ctx, configFile, nil)
+			if err != nil {
+				return err
+			}
+			defer shutdown()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for range hup {
+					_ = h.Reload(context.Background())
+				}
+			}()
+			if httpAddr != "" {
+				return h.ServeHTTP(ctx, httpAddr, nil)
+			}
+			return h.ServeStdio(ctx, os.Stdin, stdoutguard.Stdout())
+		},
+	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
+	cmd.Flags().StringVar(&configFile, "config", "", "config file (default $CAIRN_CONFIG or <root>/.cairn/config.yaml)")
+	return cmd
+}
+
+func newVersion() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the cairn version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := map[string]any{"version": host.Version, "sdk": sdk.Version, "protocol": 1, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), v)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cairn %s (sdk %s, plugin protocol 1, %s %s/%s)\n", host.Version, sdk.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newTools() *cobra.Command {
+	var markdown, asJSON, all bool
+	var out, configFile string
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the registered tools (--markdown writes the tool reference)",
+		Long: `Start the plugins, list their tools and stop. By default only the tools the
+current mode and toolsets expose are listed; --all lists every toolset.
+--markdown writes the tool reference generated from the registered schemas
+to docs/tools.md (or --out).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, shutdown, err := startHost(cmd.Context(), configFile, func(s *config.Settings) {
+				if all || markdown {
+					s.Toolsets.All = true
+				}
+				// Describing tools must not touch (or wait for) the real
+				// stores, which a running server holds locked.
+				if !s.TempDataDir {
+					if dir, err := os.MkdirTemp("", "cairn-tools-"); err == nil {
+						s.DataDir, s.TempDataDir = dir, true
+					}
+				}
+			})
+			if err != nil {
+				return err
+			}
+			defer shutdown()
+			tools := h.VisibleTools()
+			switch {
+			case markdown:
+				path := out
+				if path == "" {
+					path = "docs/tools.md"
+				}
+				if err := os.WriteFile(path, []byte(ToolsMarkdown(tools)), 0o644); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d tools to %s\n", len(tools), path)
+				return nil
+			case asJSON:
+				var list []map[string]any
+				for _, t := range tools {
+					list = append(list, map[string]any{
+						"name": t.Name, "title": t.Title, "description": t.Description, "toolset": t.Toolset, "plugin": t.Owner,
+						"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema,
+						"annotations": map[string]bool{"readOnlyHint": t.ReadOnly, "destructiveHint": t.Destructive, "idempotentHint": t.Idempotent, "openWorldHint": t.OpenWorld},
+					})
+				}
+				return writeJSON(cmd.OutOrStdout(), list)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TOOL\tTOOLSET\tPLUGIN\tREAD-ONLY\tDESCRIPTION")
+			for _, t := range tools {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\n", t.Name, t.Toolset, t.Owner, t.ReadOnly, firstSentence(t.Description))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "write the Markdown tool reference (all toolsets)")
+	cmd.Flags().StringVar(&out, "out", "", "output path for --markdown (default docs/tools.md)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print tools with their schemas as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "list every toolset, not only the exposed ones")
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	return cmd
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func newPlugins() *cobra.Command {
+	var asJSON bool
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "plugins",
+		Short: "List discovered plugins with their versions and health",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			h, err := host.New(s, host.Options{Version: host.Version, Logger: newLogger(s)})
+			if err != nil {
+				return err
+			}
+			// Optional plugins that fail are reported, not fatal; a
+			// failing required one is the answer the operator needs.
+			startErr := h.Start(cmd.Context())
+			defer h.Shutdown(context.Background())
+			health := h.Health(cmd.Context())
+			if asJSON {
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"plugins": health.Plugins, "problems": health.Problems, "error": errString(startErr)})
+			}
+			sort.Slice(health.Plugins, func(i, j int) bool { return health.Plugins[i].Name < health.Plugins[j].Name })
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSOURCE\tSTATE\tHEALTH\tTOOLS\tMESSAGE")
+			for _, p := range health.Plugins {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Name, p.Version, p.Source, p.State, p.Status, p.Tools, p.Message)
+			}
+			_ = tw.Flush()
+			if startErr != nil {
+				return startErr
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	return cmd
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,295 @@
+// Package config resolves the host's settings from the environment, flags
+// and the optional config file, and refuses bad settings with typed errors
+// (ERR_INVALID_MODE, ERR_CONFIG_INVALID) before anything starts.
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Modes (PRODUCT.md D15).
+const (
+	ModeFull     = "FULL"
+	ModeReadOnly = "READONLY"
+	ModeTest     = "TEST"
+	ModeMinimal  = "MINIMAL"
+)
+
+// BuiltinToolsets are the toolsets of the built-in areas (PRODUCT.md D16).
+var BuiltinToolsets = []string{"core", "sdd", "vision", "computer", "admin"}
+
+// DefaultToolsets is the CAIRN_TOOLSETS default.
+const DefaultToolsets = "core,sdd"
+
+// Var documents one environment variable.
+type Var struct {
+	Name, Default, Meaning string
+}
+
+// Vars lists every environment variable the host reads; --help and the
+// README's configuration table are generated from it.
+var Vars = []Var{
+	{"CAIRN_ROOT", "working directory", "Workspace root: skills in .agents/skills, commands in .agents/commands, plans in .planning."},
+	{"CAIRN_DATA_DIR", "<root>/.cairn/data", "Where the stores, keys and state/sdd-state.json live."},
+	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
+	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},
+	{"CAIRN_AGENT_ID", "the MCP client's name", "Identity recorded as created_by, updated_by and recorded_by."},
+	{"CAIRN_PROJECT", "", "Project slug registered at start and used as the active project."},
+	{"CAIRN_CONFIG", "<root>/.cairn/config.yaml", "Config file naming extra plugins, pins and replacements for built-in areas."},
+	{"CAIRN_PLUGIN_DIR", "<root>/.cairn/plugins", "Directory scanned for cairn-plugin-* executables."},
+	{"CAIRN_LOG_LEVEL", "info", "trace, debug, info, warn or error. Logs go to stderr only."},
+	{"CAIRN_LOG_FORMAT", "text", "text or json."},
+	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
+}
+
+// Settings is the resolved configuration of one host run.
+type Settings struct {
+	Root       string
+	DataDir    string
+	Mode       string
+	Toolsets   Toolsets
+	AgentID    string
+	Project    string
+	ConfigFile string
+	PluginDir  string
+	LogLevel   string
+	LogFormat  string
+	Env        string
+	// File is the parsed config file (empty when there is none).
+	File File
+	// TempDataDir is set in TEST mode: the host removes it at exit.
+	TempDataDir bool
+}
+
+// Toolsets is the parsed CAIRN_TOOLSETS.
+type Toolsets struct {
+	All     bool
+	Enabled map[string]bool
+	// Excluded holds "-name" entries.
+	Excluded map[string]bool
+	// Explicit is true when CAIRN_TOOLSETS was set (not the default); only
+	// then does the host refuse names no plugin provides.
+	Explicit bool
+}
+
+// Allows reports whether tools of toolset ts are exposed. Built-in toolsets
+// must be named (or "all"); other toolsets belong to third-party plugins the
+// operator installed on purpose, so they are exposed unless excluded.
+func (t Toolsets) Allows(ts string) bool {
+	if t.Excluded[ts] {
+		return false
+	}
+	if t.All || t.Enabled[ts] {
+		return true
+	}
+	for _, b := range BuiltinToolsets {
+		if b == ts {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the toolsets as configured.
+func (t Toolsets) String() string {
+	var parts []string
+	if t.All {
+		parts = append(parts, "all")
+	}
+	for k := range t.Enabled {
+		parts = append(parts, k)
+	}
+	for k := range t.Excluded {
+		parts = append(parts, "-"+k)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+var toolsetPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ParseToolsets parses a CAIRN_TOOLSETS value.
+func ParseToolsets(s string) (Toolsets, error) {
+	t := Toolsets{Enabled: map[string]bool{}, Excluded: map[string]bool{}}
+	for _, raw := range strings.Split(s, ",") {
+		name := strings.TrimSpace(raw)
+		if name == "" {
+			continue
+		}
+		excluded := strings.HasPrefix(name, "-")
+		name = strings.TrimPrefix(name, "-")
+		if name == "all" && !excluded {
+			t.All = true
+			continue
+		}
+		if !toolsetPattern.MatchString(name) {
+			return t, errs.Newf(400, errs.ConfigInvalid, "CAIRN_TOOLSETS: %q is not a toolset name (expected a comma-separated list such as core,sdd)", raw)
+		}
+		if excluded {
+			t.Excluded[name] = true
+		} else {
+			t.Enabled[name] = true
+		}
+	}
+	return t, nil
+}
+
+// File is the YAML config file.
+//
+//	plugins:
+//	  core:                       # replaces the built-in core area
+//	    path: /opt/cairn/cairn-plugin-core
+//	    sha256: 3b1f...           # refuse to start a binary that differs
+//	  weather:
+//	    path: ./bin/cairn-plugin-weather
+//	    args: ["--units", "metric"]
+//	    env: {WEATHER_TOKEN_FILE: /run/secrets/weather}
+//	    settings: {region: eu}
+//	    required: true            # a failure to start stops the host
+//	  sdd:
+//	    disabled: true            # do not start this area
+type File struct {
+	Plugins map[string]PluginEntry `yaml:"plugins"`
+}
+
+// PluginEntry configures one plugin.
+type PluginEntry struct {
+	Path     string            `yaml:"path"`
+	SHA256   string            `yaml:"sha256"`
+	Args     []string          `yaml:"args"`
+	Env      map[string]string `yaml:"env"`
+	Settings map[string]string `yaml:"settings"`
+	Required bool              `yaml:"required"`
+	Disabled bool              `yaml:"disabled"`
+}
+
+var (
+	pluginNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	sha256Pattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// LoadFile reads and checks a config file. A missing file is not an error
+// when optional is true.
+func LoadFile(path string, optional bool) (File, error) {
+	var f File
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if optional && os.IsNotExist(err) {
+			return f, nil
+		}
+		return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: %v", path, err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil && err.Error() != "EOF" {
+		return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: %v", path, err)
+	}
+	base := filepath.Dir(path)
+	for name, p := range f.Plugins {
+		if !pluginNamePattern.MatchString(name) {
+			return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugin name %q must match %s", path, name, pluginNamePattern)
+		}
+		if p.SHA256 != "" {
+			p.SHA256 = strings.ToLower(p.SHA256)
+			if !sha256Pattern.MatchString(p.SHA256) {
+				return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s.sha256 must be 64 hex digits", path, name)
+			}
+		}
+		if p.Path != "" && !filepath.IsAbs(p.Path) {
+			p.Path = filepath.Join(base, p.Path)
+		}
+		f.Plugins[name] = p
+	}
+	return f, nil
+}
+
+// Lookup reads an environment variable; tests replace it.
+type Lookup func(string) (string, bool)
+
+// Resolve builds Settings from the environment. cwd is the working
+// directory; configFlag overrides CAIRN_CONFIG when non-empty.
+func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
+	get := func(k, def string) string {
+		if v, ok := env(k); ok && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+		return def
+	}
+	s := Settings{}
+	root := get("CAIRN_ROOT", cwd)
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_ROOT %q: %v", root, err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_ROOT %q is not a directory; point it at your repository", root)
+	}
+	s.Root = abs
+
+	s.Mode = strings.ToUpper(get("CAIRN_MODE", ModeFull))
+	switch s.Mode {
+	case ModeFull, ModeReadOnly, ModeTest, ModeMinimal:
+	default:
+		return s, errs.Newf(400, errs.InvalidMode, "CAIRN_MODE %q is not a mode; use FULL, READONLY, TEST or MINIMAL", get("CAIRN_MODE", ""))
+	}
+
+	if s.Toolsets, err = ParseToolsets(get("CAIRN_TOOLSETS", DefaultToolsets)); err != nil {
+		return s, err
+	}
+	if v, ok := env("CAIRN_TOOLSETS"); ok && strings.TrimSpace(v) != "" {
+		s.Toolsets.Explicit = true
+	}
+
+	s.DataDir = get("CAIRN_DATA_DIR", filepath.Join(s.Root, ".cairn", "data"))
+	if !filepath.IsAbs(s.DataDir) {
+		s.DataDir = filepath.Join(s.Root, s.DataDir)
+	}
+	s.AgentID = get("CAIRN_AGENT_ID", "")
+	s.Project = get("CAIRN_PROJECT", "")
+	if s.Project != "" && !regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`).MatchString(s.Project) {
+		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_PROJECT %q must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$", s.Project)
+	}
+	s.PluginDir = get("CAIRN_PLUGIN_DIR", filepath.Join(s.Root, ".cairn", "plugins"))
+	s.LogLevel = strings.ToLower(get("CAIRN_LOG_LEVEL", "info"))
+	switch s.LogLevel {
+	case "trace", "debug", "info", "warn", "error", "off":
+	default:
+		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_LOG_LEVEL %q: use trace, debug, info, warn or error", s.LogLevel)
+	}
+	s.LogFormat = strings.ToLower(get("CAIRN_LOG_FORMAT", "text"))
+	if s.LogFormat != "text" && s.LogFormat != "json" {
+		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_LOG_FORMAT %q: use text or json", s.LogFormat)
+	}
+	s.Env = strings.ToLower(get("CAIRN_ENV", "production"))
+
+	cfgPath, optional := configFlag, false
+	if cfgPath == "" {
+		if v, ok := env("CAIRN_CONFIG"); ok && v != "" {
+			cfgPath = v
+		} else {
+			cfgPath, optional = filepath.Join(s.Root, ".cairn", "config.yaml"), true
+		}
+	}
+	if !filepath.IsAbs(cfgPath) {
+		cfgPath = filepath.Join(cwd, cfgPath)
+	}
+	s.ConfigFile = cfgPath
+	if s.File, err = LoadFile(cfgPath, optional); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// String summarises the settings for the log.
+func (s Settings) String() string {
+	return fmt.Sprintf("root=%s data=%s mode=%s toolsets=%s", s.Root, s.DataDir, s.Mode, s.Toolsets)
+}

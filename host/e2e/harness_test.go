@@ -1,0 +1,360 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	sjs "github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+var (
+	binDir     string
+	cairnBin   string
+	testkitBin string
+	semverBin  string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	cairnBin = filepath.Join(dir, "cairn")
+	testkitBin = filepath.Join(dir, "cairn-plugin-testkit")
+	semverBin = filepath.Join(dir, "cairn-plugin-semver")
+	for out, pkg := range map[string]string{
+		cairnBin:   "github.com/cairn-mcp/cairn/host/cmd/cairn",
+		testkitBin: "github.com/cairn-mcp/cairn/host/internal/testkit/cmd/cairn-plugin-testkit",
+		semverBin:  "github.com/cairn-mcp/cairn/examples/cairn-plugin-semver",
+	} {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// workspace is a temporary repository root with a plugin directory.
+type workspace struct {
+	t          *testing.T
+	root       string
+	env        []string
+	schemaOnce sync.Once
+	schemas    map[string]json.RawMessage
+}
+
+func newWorkspace(t *testing.T) *workspace {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".cairn", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &workspace{t: t, root: root, env: []string{
+		"CAIRN_ROOT=" + root,
+		"CAIRN_LOG_LEVEL=debug",
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + os.Getenv("HOME"),
+	}}
+}
+
+func (w *workspace) dataDir() string { return filepath.Join(w.root, ".cairn", "data") }
+
+// addPlugin installs bin into the plugin directory as cairn-plugin-<name>.
+func (w *workspace) addPlugin(name, bin string) {
+	w.t.Helper()
+	dst := filepath.Join(w.root, ".cairn", "plugins", "cairn-plugin-"+name)
+	if err := os.Symlink(bin, dst); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *workspace) writeFile(rel, content string, mode os.FileMode) string {
+	w.t.Helper()
+	p := filepath.Join(w.root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), mode); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+// syncBuffer collects a child's stderr safely.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// session is one `cairn serve` over stdio with a connected mcp-go client.
+type session struct {
+	t      *testing.T
+	c      *client.Client
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	mu     sync.Mutex
+	notes  []mcp.JSONRPCNotification
+}
+
+func (w *workspace) serve(extraEnv ...string) *session {
+	w.t.Helper()
+	s := &session{t: w.t, stderr: &syncBuffer{}}
+	env := append(append([]string{}, w.env...), extraEnv...)
+	c, err := client.NewStdioMCPClientWithOptions(cairnBin, env, []string{"serve"},
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Dir = w.root
+			s.cmd = cmd
+			return cmd, nil
+		}),
+		transport.WithCommandStderrWriter(s.stderr),
+	)
+	if err != nil {
+		w.t.Fatalf("start cairn: %v", err)
+	}
+	s.c = c
+	// NewStdioMCPClientWithOptions starts the transport but not the client,
+	// and only Start routes notifications to OnNotification handlers.
+	if err := c.Start(context.Background()); err != nil {
+		w.t.Fatalf("start client: %v", err)
+	}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		s.mu.Lock()
+		s.notes = append(s.notes, n)
+		s.mu.Unlock()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req := mcp.InitializeRequest{}
+	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	req.Params.ClientInfo = mcp.Implementation{Name: "e2e-client", Version: "1.0"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		w.t.Fatalf("initialize: %v\nstderr:\n%s", err, s.stderr.String())
+	}
+	w.t.Cleanup(s.close)
+	return s
+}
+
+func (s *session) close() {
+	_ = s.c.Close()
+	if s.cmd != nil && s.cmd.Process != nil {
+		done := make(chan struct{})
+		go func() { _, _ = s.cmd.Process.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = s.cmd.Process.Kill()
+		}
+	}
+	if s.t.Failed() {
+		s.t.Logf("cairn stderr:\n%s", s.stderr.String())
+	}
+}
+
+func (s *session) notifications(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, x := range s.notes {
+		if x.Method == method {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *session) tools() map[string]mcp.Tool {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := s.c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		s.t.Fatalf("tools/list: %v", err)
+	}
+	out := map[string]mcp.Tool{}
+	for _, t := range res.Tools {
+		out[t.Name] = t
+	}
+	return out
+}
+
+func (s *session) call(name string, args any) *mcp.CallToolResult {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.callCtx(ctx, name, args)
+	if err != nil {
+		s.t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func (s *session) callCtx(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	req := mcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	return s.c.CallTool(ctx, req)
+}
+
+// structured decodes a result's structuredContent.
+func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	raw := res.RawStructuredContent
+	if len(raw) == 0 {
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = b
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structuredContent is not an object: %s", raw)
+	}
+	return m
+}
+
+func metaStatus(res *mcp.CallToolResult) float64 {
+	if res.Meta == nil {
+		return 0
+	}
+	v, _ := res.Meta.AdditionalFields["status"].(float64)
+	return v
+}
+
+// rawOutputSchemas returns every tool's output schema exactly as the host
+// declares it (mcp-go's client keeps only part of a schema), read from
+// `cairn tools --json --all`.
+func rawOutputSchemas(t *testing.T, w *workspace) map[string]json.RawMessage {
+	t.Helper()
+	w.schemaOnce.Do(func() {
+		code, out, errOut := runCairn(t, w, "", nil, "tools", "--json", "--all")
+		if code != 0 {
+			t.Fatalf("cairn tools --json: exit %d\n%s", code, errOut)
+		}
+		var list []struct {
+			Name         string          `json:"name"`
+			OutputSchema json.RawMessage `json:"outputSchema"`
+		}
+		if err := json.Unmarshal([]byte(out), &list); err != nil {
+			t.Fatalf("cairn tools --json: %v\n%s", err, out)
+		}
+		w.schemas = map[string]json.RawMessage{}
+		for _, l := range list {
+			w.schemas[l.Name] = l.OutputSchema
+		}
+	})
+	return w.schemas
+}
+
+// validateAgainst checks a value against a tool's declared output schema.
+func validateAgainst(t *testing.T, w *workspace, tool mcp.Tool, value map[string]any) {
+	t.Helper()
+	raw, ok := rawOutputSchemas(t, w)[tool.Name]
+	if !ok {
+		t.Fatalf("no output schema for %s", tool.Name)
+	}
+	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sjs.NewCompiler()
+	if err := c.AddResource("mem://out.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("mem://out.json")
+	if err != nil {
+		t.Fatalf("output schema of %s does not compile: %v\n%s", tool.Name, err, raw)
+	}
+	vb, _ := json.Marshal(value)
+	inst, _ := sjs.UnmarshalJSON(bytes.NewReader(vb))
+	if err := sch.Validate(inst); err != nil {
+		t.Fatalf("structuredContent of %s does not validate against its outputSchema: %v\nvalue: %s\nschema: %s", tool.Name, err, vb, raw)
+	}
+}
+
+// eventually polls f until it returns true or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if f() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", d, what)
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	if err != nil {
+		return false
+	}
+	// A zombie still answers kill(0); read its state.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+// runCairn runs the cairn binary to completion and returns its exit status
+// and output.
+func runCairn(t *testing.T, w *workspace, stdin string, extraEnv []string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(cairnBin, args...)
+	cmd.Env = append(append([]string{}, w.env...), extraEnv...)
+	cmd.Dir = w.root
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("cairn %v did not finish\nstderr:\n%s", args, errb.String())
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}

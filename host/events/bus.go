@@ -1,0 +1,146 @@
+// Package events is the host's event bus (PRODUCT.md D19): plugins publish
+// through the host services, the bus stamps each event and fans it out to
+// subscribers without ever blocking the publisher.
+package events
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Event is one message on the bus.
+type Event struct {
+	ID     string          `json:"id"`
+	Type   string          `json:"type"`
+	Source string          `json:"source"`
+	Time   string          `json:"time"`
+	Data   json.RawMessage `json:"data"`
+}
+
+// Handler receives events. It runs on the subscriber's own goroutine, so a
+// slow handler delays only its own queue.
+type Handler func(Event)
+
+// QueueSize bounds each subscriber's backlog; beyond it events are dropped
+// (and counted) rather than stalling publishers.
+const QueueSize = 1024
+
+type subscriber struct {
+	id      uint64
+	name    string
+	pattern string
+	ch      chan Event
+	done    chan struct{}
+}
+
+// Bus fans events out to subscribers.
+type Bus struct {
+	log       hclog.Logger
+	mu        sync.RWMutex
+	subs      map[uint64]*subscriber
+	nextID    uint64
+	published atomic.Uint64
+	dropped   atomic.Uint64
+	now       func() time.Time
+}
+
+// New returns an empty bus.
+func New(log hclog.Logger) *Bus {
+	return &Bus{log: log, subs: map[uint64]*subscriber{}, now: time.Now}
+}
+
+// Match reports whether an event type matches a pattern: exact,
+// "<category>.*" or "*".
+func Match(pattern, eventType string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case len(pattern) > 2 && pattern[len(pattern)-2:] == ".*":
+		prefix := pattern[:len(pattern)-1]
+		return len(eventType) > len(prefix) && eventType[:len(prefix)] == prefix
+	default:
+		return pattern == eventType
+	}
+}
+
+// Subscribe registers h for events matching pattern and returns a function
+// that unsubscribes (and waits for the handler goroutine to finish).
+func (b *Bus) Subscribe(name, pattern string, h Handler) (unsubscribe func()) {
+	s := &subscriber{name: name, pattern: pattern, ch: make(chan Event, QueueSize), done: make(chan struct{})}
+	b.mu.Lock()
+	b.nextID++
+	s.id = b.nextID
+	b.subs[s.id] = s
+	b.mu.Unlock()
+	go func() {
+		defer close(s.done)
+		for ev := range s.ch {
+			func() {
+				defer func() {
+					if r := recover(); r != nil {
+						b.log.Error("event handler panicked", "subscriber", name, "event", ev.Type, "panic", r)
+					}
+				}()
+				h(ev)
+			}()
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, s.id)
+			b.mu.Unlock()
+			close(s.ch)
+			<-s.done
+		})
+	}
+}
+
+// Publish stamps ev (id and time when empty) and queues it for every
+// matching subscriber. It returns the stamped event.
+func (b *Bus) Publish(ev Event) Event {
+	if ev.ID == "" {
+		ev.ID = newID()
+	}
+	if ev.Time == "" {
+		ev.Time = b.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	if len(ev.Data) == 0 {
+		ev.Data = json.RawMessage(`{}`)
+	}
+	b.published.Add(1)
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, s := range b.subs {
+		if !Match(s.pattern, ev.Type) {
+			continue
+		}
+		select {
+		case s.ch <- ev:
+		default:
+			b.dropped.Add(1)
+			b.log.Warn("event dropped: subscriber queue full", "subscriber", s.name, "event", ev.Type)
+		}
+	}
+	return ev
+}
+
+// Stats reports counters for server_health.
+func (b *Bus) Stats() (published, dropped uint64, subscribers int) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.published.Load(), b.dropped.Load(), len(b.subs)
+}
+
+func newID() string {
+	var buf [12]byte
+	_, _ = rand.Read(buf[:])
+	return "evt_" + hex.EncodeToString(buf[:])
+}

@@ -1,0 +1,541 @@
+// Package host is the cairn plugin host: it starts the area plugins and any
+// third-party plugins, aggregates their tools, runs every call through the
+// middleware pipeline, and serves MCP over stdio or streamable HTTP.
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/schema"
+)
+
+// ServeBuiltinArg is the hidden first argument that makes the cairn binary
+// serve one built-in area as a plugin process.
+const ServeBuiltinArg = "__serve-plugin"
+
+// Options are the host's non-configuration inputs.
+type Options struct {
+	// Version of the host.
+	Version string
+	// Executable is the cairn binary re-executed for built-in areas.
+	Executable string
+	Logger     hclog.Logger
+}
+
+// Host is one running cairn host.
+type Host struct {
+	cfg     config.Settings
+	opts    Options
+	log     hclog.Logger
+	bus     *events.Bus
+	reg     *registry.Registry
+	metrics *pipeline.Metrics
+	pipe    *pipeline.Pipeline
+	mcp     *server.MCPServer
+	started time.Time
+
+	mu        sync.Mutex
+	plugins   map[string]*supervisor.Plugin
+	specs     map[string]supervisor.Spec
+	fprints   map[string]string
+	problems  map[string]string
+	live      bool
+	resources map[string][]server.ServerResource
+	templates map[string][]server.ServerResourceTemplate
+}
+
+// New prepares a host; Start launches the plugins.
+func New(cfg config.Settings, opts Options) (*Host, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "cairn", Output: os.Stderr, Level: hclog.Info})
+	}
+	if opts.Executable == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, errs.Newf(500, errs.InitFailed, "cannot locate the cairn executable to start built-in plugins: %v", err)
+		}
+		opts.Executable = exe
+	}
+	h := &Host{
+		cfg: cfg, opts: opts, log: opts.Logger,
+		bus: events.New(opts.Logger.Named("events")), reg: registry.New(), metrics: pipeline.NewMetrics(),
+		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
+		fprints: map[string]string{}, problems: map[string]string{},
+		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
+	}
+	h.pipe = pipeline.New(h.dispatch,
+		pipeline.Recover(h.log),
+		pipeline.Identify(cfg.AgentID),
+		pipeline.Filter(h.visible),
+		pipeline.Validate(),
+		pipeline.Audit(h.log.Named("audit")),
+		h.metrics.Stage(),
+	)
+	h.mcp = server.NewMCPServer("cairn", opts.Version,
+		server.WithToolCapabilities(true),
+		server.WithResourceCapabilities(false, true),
+		server.WithRecovery(),
+		server.WithInstructions("cairn gives you a task pipeline, a tamper-evident decision trail and a spec-driven workflow. Start with task_next_actions or skill_list; record decisions with thought_record."),
+	)
+	if err := h.registerSystemTools(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Settings returns the host's configuration.
+func (h *Host) Settings() config.Settings { return h.cfg }
+
+// Bus returns the event bus.
+func (h *Host) Bus() *events.Bus { return h.bus }
+
+// Stages returns the pipeline stage names.
+func (h *Host) Stages() []string { return h.pipe.Stages() }
+
+// MCPServer returns the MCP server (for transports and tests).
+func (h *Host) MCPServer() *server.MCPServer { return h.mcp }
+
+// visible decides whether a tool is exposed under the mode and toolsets.
+func (h *Host) visible(t *registry.Tool) bool {
+	if t.Owner == registry.HostOwner {
+		return true
+	}
+	if h.cfg.Mode == config.ModeReadOnly && !t.ReadOnly {
+		return false
+	}
+	return h.cfg.Toolsets.Allows(t.Toolset)
+}
+
+// VisibleTools lists the tools a session sees, sorted by name.
+func (h *Host) VisibleTools() []*registry.Tool {
+	var out []*registry.Tool
+	for _, t := range h.reg.List() {
+		if h.visible(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// AllTools lists every registered tool, visible or not.
+func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
+
+// Specs resolves which plugins to start: the built-in areas (or their
+// replacements named in the config file), the config file's other plugins,
+// and cairn-plugin-* executables in the plugin directory.
+func (h *Host) Specs() ([]supervisor.Spec, error) {
+	if h.cfg.Mode == config.ModeMinimal {
+		return nil, nil
+	}
+	var specs []supervisor.Spec
+	taken := map[string]bool{}
+	for _, a := range builtin.All() {
+		entry, inFile := h.cfg.File.Plugins[a.Name]
+		taken[a.Name] = true
+		if inFile && entry.Disabled {
+			continue
+		}
+		if inFile && entry.Path != "" {
+			specs = append(specs, fileSpec(a.Name, entry, true))
+			continue
+		}
+		s := supervisor.Spec{Name: a.Name, Source: "builtin", Path: h.opts.Executable, Args: []string{ServeBuiltinArg, a.Name}, Required: true}
+		if inFile {
+			s.Settings, s.Required = entry.Settings, true
+			for k, v := range entry.Env {
+				s.Env = append(s.Env, k+"="+v)
+			}
+		}
+		specs = append(specs, s)
+	}
+	names := make([]string, 0, len(h.cfg.File.Plugins))
+	for n := range h.cfg.File.Plugins {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		e := h.cfg.File.Plugins[n]
+		if taken[n] {
+			continue
+		}
+		taken[n] = true
+		if e.Disabled {
+			continue
+		}
+		if e.Path == "" {
+			return nil, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s needs a path to its executable", h.cfg.ConfigFile, n)
+		}
+		specs = append(specs, fileSpec(n, e, e.Required))
+	}
+	entries, err := os.ReadDir(h.cfg.PluginDir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		h.log.Warn("cannot read the plugin directory", "dir", h.cfg.PluginDir, "error", err)
+	}
+	for _, de := range entries {
+		name, ok := strings.CutPrefix(de.Name(), "cairn-plugin-")
+		if !ok || name == "" || de.IsDir() {
+			continue
+		}
+		path := filepath.Join(h.cfg.PluginDir, de.Name())
+		st, err := os.Stat(path)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			h.log.Warn("skipping plugin that is not an executable file", "path", path)
+			continue
+		}
+		if taken[name] {
+			h.log.Warn("plugin directory entry shadowed by a built-in area or the config file", "path", path, "name", name)
+			continue
+		}
+		taken[name] = true
+		specs = append(specs, supervisor.Spec{Name: name, Source: "dir", Path: path})
+	}
+	return specs, nil
+}
+
+func fileSpec(name string, e config.PluginEntry, required bool) supervisor.Spec {
+	s := supervisor.Spec{Name: name, Source: "config", Path: e.Path, Args: e.Args, SHA256: e.SHA256, Settings: e.Settings, Required: required}
+	keys := make([]string, 0, len(e.Env))
+	for k := range e.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s.Env = append(s.Env, k+"="+e.Env[k])
+	}
+	return s
+}
+
+func (h *Host) supervisorEnv() supervisor.Env {
+	extra := []string{
+		"CAIRN_ROOT=" + h.cfg.Root,
+		"CAIRN_DATA_DIR=" + h.cfg.DataDir,
+		"CAIRN_MODE=" + h.cfg.Mode,
+		"CAIRN_ENV=" + h.cfg.Env,
+		"CAIRN_LOG_LEVEL=" + h.cfg.LogLevel,
+	}
+	if h.cfg.Project != "" {
+		extra = append(extra, "CAIRN_PROJECT="+h.cfg.Project)
+	}
+	return supervisor.Env{
+		Root: h.cfg.Root, DataDir: h.cfg.DataDir, Mode: h.cfg.Mode, HostVersion: h.opts.Version,
+		ExtraEnv: extra, Logger: h.log.Named("plugin"), Bus: h.bus,
+	}
+}
+
+func (h *Host) hooks() supervisor.Hooks {
+	return supervisor.Hooks{
+		Ready: func(p *supervisor.Plugin) {
+			h.mu.Lock()
+			live := h.live
+			h.mu.Unlock()
+			if !live {
+				return // the initial start registers everything at once
+			}
+			if err := h.adopt(context.Background(), p); err != nil {
+				h.log.Error("plugin restarted with tools the host cannot take", "plugin", p.Name(), "error", err)
+				h.setProblem(p.Name(), err.Error())
+				return
+			}
+			h.clearProblem(p.Name())
+			h.syncTools()
+		},
+		Down: func(p *supervisor.Plugin, err error) {
+			h.setProblem(p.Name(), "restarting after a crash")
+		},
+		Failed: func(p *supervisor.Plugin, err error) {
+			h.setProblem(p.Name(), err.Error())
+			h.mu.Lock()
+			live := h.live
+			h.mu.Unlock()
+			if live {
+				h.reg.Remove(p.Name())
+				h.dropResources(p.Name())
+				h.syncTools()
+			}
+		},
+	}
+}
+
+func (h *Host) setProblem(name, msg string) {
+	h.mu.Lock()
+	h.problems[name] = msg
+	h.mu.Unlock()
+}
+
+func (h *Host) clearProblem(name string) {
+	h.mu.Lock()
+	delete(h.problems, name)
+	h.mu.Unlock()
+}
+
+// Start launches every plugin in parallel and registers their tools. A
+// required plugin that cannot start, or two plugins claiming one tool name,
+// is an ERR_INIT_FAILED error; an optional plugin that fails is reported in
+// server_health and `cairn plugins`.
+func (h *Host) Start(ctx context.Context) error {
+	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
+		return errs.Newf(500, errs.InitFailed, "cannot create the data directory %s: %v", h.cfg.DataDir, err)
+	}
+	specs, err := h.Specs()
+	if err != nil {
+		return err
+	}
+	started := h.startAll(ctx, specs)
+	for _, s := range specs {
+		p := started[s.Name]
+		st := p.Status()
+		if st.State != supervisor.StateRunning {
+			if s.Required {
+				h.Shutdown(context.Background())
+				return errs.Newf(500, errs.InitFailed, "%s", st.LastError)
+			}
+			h.log.Error("plugin failed to start; continuing without it", "plugin", s.Name, "error", st.LastError)
+			h.setProblem(s.Name, st.LastError)
+			continue
+		}
+		if err := h.adopt(ctx, p); err != nil {
+			h.Shutdown(context.Background())
+			return errs.Newf(500, errs.InitFailed, "%v", err)
+		}
+	}
+	if err := h.checkToolsets(); err != nil {
+		h.Shutdown(context.Background())
+		return err
+	}
+	h.mu.Lock()
+	h.live = true
+	h.mu.Unlock()
+	h.syncTools()
+	h.log.Info("cairn ready", "tools", len(h.VisibleTools()), "plugins", len(specs), "mode", h.cfg.Mode, "toolsets", h.cfg.Toolsets.String())
+	return nil
+}
+
+func (h *Host) startAll(ctx context.Context, specs []supervisor.Spec) map[string]*supervisor.Plugin {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	out := map[string]*supervisor.Plugin{}
+	env, hooks := h.supervisorEnv(), h.hooks()
+	for _, s := range specs {
+		wg.Add(1)
+		go func(s supervisor.Spec) {
+			defer wg.Done()
+			p, err := supervisor.Start(ctx, s, env, hooks)
+			if err != nil {
+				h.log.Debug("plugin start failed", "plugin", s.Name, "error", err)
+			}
+			mu.Lock()
+			out[s.Name] = p
+			mu.Unlock()
+			h.mu.Lock()
+			h.plugins[s.Name] = p
+			h.specs[s.Name] = s
+			h.fprints[s.Name] = s.Fingerprint()
+			h.mu.Unlock()
+		}(s)
+	}
+	wg.Wait()
+	return out
+}
+
+// checkToolsets refuses CAIRN_TOOLSETS entries that no loaded plugin
+// provides, so a typo does not silently hide every tool.
+func (h *Host) checkToolsets() error {
+	if h.cfg.Mode == config.ModeMinimal || !h.cfg.Toolsets.Explicit {
+		return nil
+	}
+	provided := map[string]bool{}
+	for _, t := range h.reg.List() {
+		provided[t.Toolset] = true
+	}
+	var unknown []string
+	for ts := range h.cfg.Toolsets.Enabled {
+		if !provided[ts] {
+			unknown = append(unknown, ts)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	var have []string
+	for ts := range provided {
+		if ts != "system" {
+			have = append(have, ts)
+		}
+	}
+	sort.Strings(have)
+	return errs.Newf(400, errs.ConfigInvalid, "CAIRN_TOOLSETS names %s, which no loaded plugin provides (available: %s)", strings.Join(unknown, ", "), strings.Join(have, ", "))
+}
+
+// adopt registers a described plugin's tools and resources.
+func (h *Host) adopt(ctx context.Context, p *supervisor.Plugin) error {
+	desc := p.Describe()
+	tools := make([]*registry.Tool, 0, len(desc.Tools))
+	for _, t := range desc.Tools {
+		rt, err := convertTool(t)
+		if err != nil {
+			return fmt.Errorf("plugin %s: tool %s: %w", p.Name(), t.Name, err)
+		}
+		tools = append(tools, rt)
+	}
+	if err := h.reg.Set(p.Name(), tools); err != nil {
+		return err
+	}
+	h.adoptResources(ctx, p)
+	return nil
+}
+
+func convertTool(t *pb.Tool) (*registry.Tool, error) {
+	in := json.RawMessage(t.InputSchema)
+	if len(in) == 0 {
+		in = json.RawMessage(`{"type":"object"}`)
+	}
+	v, err := schema.Compile(in)
+	if err != nil {
+		return nil, fmt.Errorf("input schema: %w", err)
+	}
+	out, err := registry.WrapOutputSchema(t.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
+	rt := &registry.Tool{
+		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
+		InputSchema: in, OutputSchema: out, Validator: v,
+	}
+	if a := t.Annotations; a != nil {
+		rt.ReadOnly = a.GetReadOnly()
+		rt.Destructive = a.GetDestructive()
+		rt.Idempotent = a.GetIdempotent()
+		rt.OpenWorld = a.GetOpenWorld()
+		if rt.Title == "" {
+			rt.Title = a.Title
+		}
+	}
+	if rt.Toolset == "" {
+		rt.Toolset = "default"
+	}
+	return rt, nil
+}
+
+// Plugins returns the supervised plugins in name order.
+func (h *Host) Plugins() []*supervisor.Plugin {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*supervisor.Plugin, 0, len(h.plugins))
+	for _, p := range h.plugins {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Problems returns non-fatal problems by plugin name.
+func (h *Host) Problems() map[string]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[string]string, len(h.problems))
+	for k, v := range h.problems {
+		out[k] = v
+	}
+	return out
+}
+
+// Reload re-reads the config file and restarts the plugins whose binary or
+// settings changed, starts new ones and stops removed ones (SIGHUP).
+func (h *Host) Reload(ctx context.Context) error {
+	file, err := config.LoadFile(h.cfg.ConfigFile, true)
+	if err != nil {
+		h.log.Error("config reload refused; keeping the running configuration", "error", err)
+		return err
+	}
+	h.mu.Lock()
+	h.cfg.File = file
+	h.mu.Unlock()
+	specs, err := h.Specs()
+	if err != nil {
+		h.log.Error("config reload refused; keeping the running configuration", "error", err)
+		return err
+	}
+	want := map[string]supervisor.Spec{}
+	for _, s := range specs {
+		want[s.Name] = s
+	}
+	h.mu.Lock()
+	var stop []*supervisor.Plugin
+	var start []supervisor.Spec
+	for name, p := range h.plugins {
+		s, keep := want[name]
+		if !keep || s.Fingerprint() != h.fprints[name] {
+			stop = append(stop, p)
+			delete(h.plugins, name)
+			delete(h.problems, name)
+		}
+	}
+	for name, s := range want {
+		if _, running := h.plugins[name]; !running {
+			start = append(start, s)
+		}
+	}
+	h.mu.Unlock()
+	for _, p := range stop {
+		h.log.Info("stopping plugin for reload", "plugin", p.Name())
+		p.Stop(ctx)
+		h.reg.Remove(p.Name())
+		h.dropResources(p.Name())
+	}
+	sort.Slice(start, func(i, j int) bool { return start[i].Name < start[j].Name })
+	started := h.startAll(ctx, start)
+	var firstErr error
+	for _, s := range start {
+		p := started[s.Name]
+		if p.Status().State != supervisor.StateRunning {
+			h.setProblem(s.Name, p.Status().LastError)
+			h.log.Error("plugin failed to start on reload", "plugin", s.Name, "error", p.Status().LastError)
+			continue
+		}
+		if err := h.adopt(ctx, p); err != nil {
+			h.log.Error("plugin refused on reload", "plugin", s.Name, "error", err)
+			h.setProblem(s.Name, err.Error())
+			p.Stop(ctx)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	h.syncTools()
+	h.log.Info("configuration reloaded", "restarted_or_stopped", len(stop), "started", len(start))
+	return firstErr
+}
+
+// Shutdown stops every plugin, in parallel.
+func (h *Host) Shutdown(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range h.Plugins() {
+		wg.Add(1)
+		go func(p *supervisor.Plugin) {
+			defer wg.Done()
+			p.Stop(ctx)
+		}(p)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,228 @@
+// Package testkit is a plugin used by the host's end-to-end tests and
+// benchmarks: it exercises every path of the protocol (typed errors,
+// progress, cancellation, big results, events, resources, crashes).
+package testkit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+type echoIn struct {
+	Message string `json:"message" jsonschema:"minLength=1,maxLength=100,description=Text to echo"`
+	Count   int    `json:"count,omitempty" jsonschema:"minimum=0,maximum=10"`
+}
+
+type echoOut struct {
+	Message string `json:"message"`
+	Caller  string `json:"caller"`
+	Source  string `json:"source"`
+	Session string `json:"session"`
+}
+
+type failIn struct {
+	Code   string `json:"code"`
+	Status int    `json:"status" jsonschema:"minimum=400,maximum=599"`
+	Field  string `json:"field,omitempty"`
+}
+
+type sleepIn struct {
+	Ms     int    `json:"ms" jsonschema:"minimum=0,maximum=600000"`
+	Marker string `json:"marker,omitempty" jsonschema:"pattern=^[a-z0-9-]*$"`
+}
+
+type sleepOut struct {
+	SleptMs int64 `json:"slept_ms"`
+}
+
+type bigIn struct {
+	Bytes int `json:"bytes" jsonschema:"minimum=0,maximum=67108864"`
+}
+
+type bigOut struct {
+	Size int    `json:"size"`
+	Data string `json:"data"`
+}
+
+type pidOut struct {
+	PID int `json:"pid"`
+}
+
+type publishIn struct {
+	Type string         `json:"type" jsonschema:"minLength=1"`
+	Data map[string]any `json:"data,omitempty"`
+}
+
+type publishOut struct {
+	Published bool `json:"published"`
+}
+
+type eventsOut struct {
+	Events []received `json:"events"`
+}
+
+type received struct {
+	Type   string          `json:"type"`
+	Source string          `json:"source"`
+	Data   json.RawMessage `json:"data"`
+}
+
+type imageOut struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+	png    []byte
+}
+
+func (o imageOut) ExtraContent() []sdk.Content {
+	return []sdk.Content{{Type: "image", Data: o.png, MIMEType: "image/png"}}
+}
+
+// A 1×1 transparent PNG.
+var onePixel = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x00, 0x01, 0x00, 0x00, 0x05, 0x00, 0x01, 0x0d, 0x0a, 0x2d, 0xb4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82}
+
+// New builds the test plugin; name is the plugin name and tool prefix.
+func New(name string) *sdk.Plugin {
+	p := sdk.New(name, "1.2.3", sdk.WithDescription("end-to-end test plugin"))
+	var dataDir string
+	p.OnConfigure(func(_ context.Context, cfg sdk.Config) error {
+		dataDir = cfg.DataDir
+		if os.Getenv("TESTKIT_FAIL_CONFIGURE") == "1" {
+			return sdk.NewError(500, "ERR_INIT_FAILED", "testkit store is locked (simulated)")
+		}
+		return nil
+	})
+	var mu sync.Mutex
+	var got []received
+	p.OnEvent("demo.*", func(_ context.Context, ev sdk.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, received{Type: ev.Type, Source: ev.Source, Data: ev.Data})
+		return nil
+	})
+	sdk.AddTool(p, sdk.Tool[echoIn, echoOut]{
+		Name: name + "_echo", Description: "Echoes a message with the caller identity.", ReadOnly: true, Idempotent: true,
+		Handler: func(ctx context.Context, in echoIn) (echoOut, error) {
+			c := sdk.CallerFrom(ctx)
+			msg := in.Message
+			if in.Count > 1 {
+				msg = strings.Repeat(msg, in.Count)
+			}
+			return echoOut{Message: msg, Caller: c.ID, Source: c.Source, Session: c.SessionID}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[failIn, struct{}]{
+		Name: name + "_fail", Description: "Fails with the given typed error.", ReadOnly: true,
+		Handler: func(ctx context.Context, in failIn) (struct{}, error) {
+			e := sdk.NewError(in.Status, in.Code, "failing on purpose")
+			if in.Field != "" {
+				e = sdk.InvalidInput(in.Field, "testkit", "failing on purpose")
+				e.Status, e.Code = in.Status, in.Code
+			}
+			return struct{}{}, e
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[sleepIn, sleepOut]{
+		Name: name + "_sleep", Description: "Sleeps, reporting progress; notes a cancellation in the data dir.", SuccessStatus: 201,
+		Handler: func(ctx context.Context, in sleepIn) (sleepOut, error) {
+			start := time.Now()
+			total := time.Duration(in.Ms) * time.Millisecond
+			step := total / 10
+			if step <= 0 {
+				step = time.Millisecond
+			}
+			for i := 1; time.Since(start) < total; i++ {
+				select {
+				case <-ctx.Done():
+					if in.Marker != "" {
+						_ = os.WriteFile(filepath.Join(dataDir, "cancelled-"+in.Marker), []byte(ctx.Err().Error()), 0o644)
+					}
+					return sleepOut{}, ctx.Err()
+				case <-time.After(step):
+					sdk.ReportProgress(ctx, float64(i), 10, fmt.Sprintf("step %d", i))
+				}
+			}
+			return sleepOut{SleptMs: time.Since(start).Milliseconds()}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[bigIn, bigOut]{
+		Name: name + "_big", Description: "Returns a result of the given size.", ReadOnly: true,
+		Handler: func(_ context.Context, in bigIn) (bigOut, error) {
+			return bigOut{Size: in.Bytes, Data: strings.Repeat("x", in.Bytes)}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[struct{}, pidOut]{
+		Name: name + "_pid", Description: "Returns the plugin's process id.", ReadOnly: true,
+		Handler: func(context.Context, struct{}) (pidOut, error) { return pidOut{PID: os.Getpid()}, nil },
+	})
+	sdk.AddTool(p, sdk.Tool[struct{}, struct{}]{
+		Name: name + "_panic", Description: "Panics inside the handler.",
+		Handler: func(context.Context, struct{}) (struct{}, error) { panic("testkit panic") },
+	})
+	sdk.AddTool(p, sdk.Tool[publishIn, publishOut]{
+		Name: name + "_publish", Description: "Publishes an event on the host bus.",
+		Handler: func(ctx context.Context, in publishIn) (publishOut, error) {
+			if err := p.Publish(ctx, in.Type, in.Data); err != nil {
+				return publishOut{}, err
+			}
+			return publishOut{Published: true}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[struct{}, eventsOut]{
+		Name: name + "_events", Description: "Lists the demo.* events received.", ReadOnly: true,
+		Handler: func(context.Context, struct{}) (eventsOut, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return eventsOut{Events: append([]received{}, got...)}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[struct{}, imageOut]{
+		Name: name + "_image", Description: "Returns a 1x1 PNG as image content.", ReadOnly: true,
+		Handler: func(context.Context, struct{}) (imageOut, error) {
+			return imageOut{Width: 1, Height: 1, png: onePixel}, nil
+		},
+	})
+	p.AddResource(sdk.Resource{URI: name + "://readme", Name: "readme", Description: "About the test kit", MIMEType: "text/markdown"})
+	p.AddResourceTemplate(sdk.ResourceTemplate{URITemplate: name + "://notes/{id}", Name: "note", Description: "A note by id", MIMEType: "text/plain"})
+	p.HandleResources(name+"://", func(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+		switch {
+		case uri == name+"://readme":
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: "# testkit\n"}}, nil
+		case strings.HasPrefix(uri, name+"://notes/"):
+			id := strings.TrimPrefix(uri, name+"://notes/")
+			if id == "missing" {
+				return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "no note "+id)
+			}
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "note " + id}}, nil
+		}
+		return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "unknown resource")
+	})
+	p.SetHealth(func(context.Context) sdk.Health {
+		if os.Getenv("TESTKIT_DEGRADED") == "1" {
+			return sdk.Health{Status: "degraded", Message: "simulated", Details: map[string]any{"problems": []string{"simulated problem"}}}
+		}
+		return sdk.Health{Status: "ok"}
+	})
+	sdk.AddTool(p, sdk.Tool[struct{}, configOut]{
+		Name: name + "_config", Description: "Returns the configuration the host sent.", ReadOnly: true,
+		Handler: func(context.Context, struct{}) (configOut, error) {
+			c := p.Config()
+			return configOut{Root: c.Root, DataDir: c.DataDir, Mode: c.Mode, Settings: c.Settings}, nil
+		},
+	})
+	return p
+}
+
+type configOut struct {
+	Root     string            `json:"root"`
+	DataDir  string            `json:"data_dir"`
+	Mode     string            `json:"mode"`
+	Settings map[string]string `json:"settings"`
+}

@@ -1,0 +1,288 @@
+package host
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// syncTools publishes the visible tools to the MCP server. SetTools sends
+// notifications/tools/list_changed to every session.
+func (h *Host) syncTools() {
+	visible := h.VisibleTools()
+	tools := make([]server.ServerTool, 0, len(visible))
+	for _, t := range visible {
+		tools = append(tools, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
+	}
+	h.mcp.SetTools(tools...)
+}
+
+func boolp(b bool) *bool { return &b }
+
+func mcpTool(t *registry.Tool) mcp.Tool {
+	return mcp.Tool{
+		Name:            t.Name,
+		Title:           t.Title,
+		Description:     t.Description,
+		RawInputSchema:  t.InputSchema,
+		RawOutputSchema: t.OutputSchema,
+		Annotations: mcp.ToolAnnotation{
+			Title:           t.Title,
+			ReadOnlyHint:    boolp(t.ReadOnly),
+			DestructiveHint: boolp(t.Destructive),
+			IdempotentHint:  boolp(t.Idempotent),
+			OpenWorldHint:   boolp(t.OpenWorld),
+		},
+	}
+}
+
+// toolHandler adapts an MCP call to the pipeline.
+func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		tool, _ := h.reg.Get(name)
+		call := &pipeline.Call{Name: name, Tool: tool}
+		switch raw := req.GetRawArguments().(type) {
+		case json.RawMessage:
+			call.Args = raw
+		case nil:
+		default:
+			b, err := json.Marshal(raw)
+			if err != nil {
+				return toResult(pipeline.Fail(errs.Invalid("", "json", "arguments cannot be encoded as JSON"))), nil
+			}
+			call.Args = b
+		}
+		if sess := server.ClientSessionFromContext(ctx); sess != nil {
+			call.Caller.SessionID = sess.SessionID()
+			if ci, ok := sess.(server.SessionWithClientInfo); ok {
+				info := ci.GetClientInfo()
+				call.Caller.ClientName, call.Caller.ClientVersion = info.Name, info.Version
+			}
+		}
+		if call.Caller.ClientName == "" && req.Params.Meta != nil {
+			// Stateless clients (protocol 2026-07-28) name themselves on
+			// every request instead of at initialize.
+			if ci, ok := req.Params.Meta.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok {
+				call.Caller.ClientName, _ = ci["name"].(string)
+				call.Caller.ClientVersion, _ = ci["version"].(string)
+			}
+		}
+		if id, ok := ctx.Value(apiKeyUserKey{}).(string); ok && id != "" {
+			call.Caller.ID, call.Caller.Source = id, "api_key"
+		}
+		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+			token := req.Params.Meta.ProgressToken
+			call.Progress = func(progress, total float64, message string) {
+				params := map[string]any{"progressToken": token, "progress": progress}
+				if total > 0 {
+					params["total"] = total
+				}
+				if message != "" {
+					params["message"] = message
+				}
+				if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
+					h.log.Debug("progress notification not sent", "tool", name, "error", err)
+				}
+			}
+		}
+		return toResult(h.pipe.Run(ctx, call)), nil
+	}
+}
+
+// apiKeyUserKey carries an authenticated HTTP caller's user id.
+type apiKeyUserKey struct{}
+
+// toResult renders an outcome as PRODUCT.md D3 fixes it.
+func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{}
+	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"status": out.Status}}
+	if out.Err != nil {
+		details := out.Err.Details
+		if details == nil {
+			details = map[string]any{}
+		}
+		env := map[string]any{"error": map[string]any{"code": out.Err.Code, "message": out.Err.Message, "details": details}}
+		raw, err := sdk.MarshalJSON(env)
+		if err != nil {
+			raw = []byte(`{"error":{"code":"ERR_INTERNAL","message":"error details could not be encoded","details":{}}}`)
+		}
+		res.IsError = true
+		res.RawStructuredContent = raw
+		res.Content = []mcp.Content{mcp.NewTextContent(string(raw))}
+		return res
+	}
+	raw := out.Output
+	if !isJSONObject(raw) {
+		// structuredContent must be an object; wrap anything else.
+		wrapped, err := sdk.MarshalJSON(map[string]json.RawMessage{"result": raw})
+		if err == nil {
+			raw = wrapped
+		}
+	}
+	res.RawStructuredContent = raw
+	res.Content = []mcp.Content{mcp.NewTextContent(string(raw))}
+	for _, c := range out.Content {
+		switch c.Type {
+		case "image":
+			res.Content = append(res.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
+		case "audio":
+			res.Content = append(res.Content, mcp.NewAudioContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
+		default:
+			res.Content = append(res.Content, mcp.NewTextContent(c.Text))
+		}
+	}
+	return res
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	s := strings.TrimLeft(string(raw), " \t\r\n")
+	return strings.HasPrefix(s, "{")
+}
+
+// dispatch is the pipeline's last stage: the host's own tools run here,
+// everything else goes to its plugin.
+func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
+	if c.Tool.Owner == registry.HostOwner {
+		return h.callSystemTool(ctx, c)
+	}
+	h.mu.Lock()
+	p := h.plugins[c.Tool.Owner]
+	h.mu.Unlock()
+	if p == nil {
+		return pipeline.Fail(errs.Newf(503, errs.PluginUnavailable, "plugin %s is not running", c.Tool.Owner))
+	}
+	req := &pb.CallToolRequest{
+		Tool: c.Name, Arguments: c.Args, RequestId: c.RequestID, WantsProgress: c.Progress != nil,
+		Caller: &pb.Caller{Id: c.Caller.ID, Source: c.Caller.Source, SessionId: c.Caller.SessionID,
+			ClientName: c.Caller.ClientName, ClientVersion: c.Caller.ClientVersion},
+	}
+	var onProgress func(*pb.Progress)
+	if c.Progress != nil {
+		onProgress = func(pr *pb.Progress) { c.Progress(pr.Progress, pr.Total, pr.Message) }
+	}
+	res, err := p.CallTool(ctx, req, onProgress, c.Tool.ReadOnly || c.Tool.Idempotent)
+	if err != nil {
+		return pipeline.Fail(errs.From(err))
+	}
+	if res.Error != nil {
+		details := map[string]any{}
+		if len(res.Error.Details) > 0 {
+			_ = json.Unmarshal(res.Error.Details, &details)
+		}
+		e := &errs.Error{Code: res.Error.Code, Message: res.Error.Message, Details: details, Status: int(res.Error.Status)}
+		return pipeline.Fail(e)
+	}
+	out := &pipeline.Outcome{Output: res.Output, Status: int(res.Status)}
+	if out.Status == 0 {
+		out.Status = 200
+	}
+	if len(out.Output) == 0 {
+		out.Output = json.RawMessage(`{}`)
+	}
+	for _, ct := range res.Content {
+		out.Content = append(out.Content, pipeline.Content{Type: ct.Type, Text: ct.Text, MIMEType: ct.MimeType, Data: ct.Data})
+	}
+	return out
+}
+
+// adoptResources registers a plugin's resources and templates with the MCP
+// server, routing reads back to the plugin.
+func (h *Host) adoptResources(ctx context.Context, p interface {
+	Name() string
+	ListResources(context.Context) (*pb.ListResourcesResponse, error)
+	ReadResource(context.Context, string) (*pb.ReadResourceResponse, error)
+}) {
+	resp, err := p.ListResources(ctx)
+	if err != nil {
+		h.log.Warn("plugin did not list its resources", "plugin", p.Name(), "error", err)
+		return
+	}
+	read := func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		r, err := p.ReadResource(ctx, req.Params.URI)
+		if err != nil {
+			return nil, err
+		}
+		if r.Error != nil {
+			if r.Error.Status == 404 {
+				return nil, fmt.Errorf("%w: %s: %s", server.ErrResourceNotFound, r.Error.Code, r.Error.Message)
+			}
+			return nil, fmt.Errorf("%s: %s", r.Error.Code, r.Error.Message)
+		}
+		out := make([]mcp.ResourceContents, 0, len(r.Contents))
+		for _, c := range r.Contents {
+			if c.Blob != nil {
+				out = append(out, mcp.BlobResourceContents{URI: c.Uri, MIMEType: c.MimeType, Blob: base64.StdEncoding.EncodeToString(c.Blob)})
+			} else {
+				out = append(out, mcp.TextResourceContents{URI: c.Uri, MIMEType: c.MimeType, Text: c.Text})
+			}
+		}
+		return out, nil
+	}
+	var resources []server.ServerResource
+	var templates []server.ServerResourceTemplate
+	for _, r := range resp.Resources {
+		res := mcp.NewResource(r.Uri, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MimeType))
+		resources = append(resources, server.ServerResource{Resource: res, Handler: read})
+	}
+	for _, t := range resp.Templates {
+		tpl, err := newTemplate(t)
+		if err != nil {
+			h.log.Warn("plugin resource template refused", "plugin", p.Name(), "template", t.UriTemplate, "error", err)
+			continue
+		}
+		templates = append(templates, server.ServerResourceTemplate{Template: tpl, Handler: read})
+	}
+	h.mu.Lock()
+	h.resources[p.Name()] = resources
+	h.templates[p.Name()] = templates
+	h.mu.Unlock()
+	h.syncResources()
+}
+
+func newTemplate(t *pb.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("invalid URI template: %v", r)
+		}
+	}()
+	return mcp.NewResourceTemplate(t.UriTemplate, t.Name,
+		mcp.WithTemplateDescription(t.Description), mcp.WithTemplateMIMEType(t.MimeType)), nil
+}
+
+func (h *Host) dropResources(plugin string) {
+	h.mu.Lock()
+	_, had := h.resources[plugin]
+	delete(h.resources, plugin)
+	delete(h.templates, plugin)
+	h.mu.Unlock()
+	if had {
+		h.syncResources()
+	}
+}
+
+// syncResources publishes every plugin's resources and templates.
+func (h *Host) syncResources() {
+	h.mu.Lock()
+	var res []server.ServerResource
+	var tpl []server.ServerResourceTemplate
+	for _, r := range h.resources {
+		res = append(res, r...)
+	}
+	for _, t := range h.templates {
+		tpl = append(tpl, t...)
+	}
+	h.mu.Unlock()
+	h.mcp.SetResources(res...)
+	h.mcp.SetResourceTemplates(tpl...)
+}

@@ -1,0 +1,246 @@
+// Package pipeline runs every tool call through named middleware stages
+// (recover, identify, filter, validate, audit, metrics, dispatch) that
+// server_health reports.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Caller is the acting identity of a call (PRODUCT.md D4).
+type Caller struct {
+	ID            string
+	Source        string
+	SessionID     string
+	ClientName    string
+	ClientVersion string
+}
+
+// Content is an extra content block of a result.
+type Content struct {
+	Type, Text, MIMEType string
+	Data                 []byte
+}
+
+// Call is one tool call travelling through the stages.
+type Call struct {
+	Name      string
+	Tool      *registry.Tool
+	Args      json.RawMessage
+	Caller    Caller
+	RequestID string
+	// Progress, when non-nil, forwards progress to the client.
+	Progress func(progress, total float64, message string)
+}
+
+// Outcome is the result of a call: Output on success, Err otherwise.
+type Outcome struct {
+	Output  json.RawMessage
+	Err     *errs.Error
+	Status  int
+	Content []Content
+}
+
+// Fail builds an error outcome.
+func Fail(e *errs.Error) *Outcome {
+	if e.Status == 0 {
+		e.Status = 500
+	}
+	return &Outcome{Err: e, Status: e.Status}
+}
+
+// Handler handles a call.
+type Handler func(ctx context.Context, c *Call) *Outcome
+
+// Stage is one named middleware.
+type Stage struct {
+	Name string
+	Wrap func(next Handler) Handler
+}
+
+// Pipeline is a fixed chain of stages ending in a dispatch handler.
+type Pipeline struct {
+	names []string
+	h     Handler
+}
+
+// New builds a pipeline; stages run in the order given, dispatch last.
+func New(dispatch Handler, stages ...Stage) *Pipeline {
+	h := dispatch
+	for i := len(stages) - 1; i >= 0; i-- {
+		h = stages[i].Wrap(h)
+	}
+	names := make([]string, 0, len(stages)+1)
+	for _, s := range stages {
+		names = append(names, s.Name)
+	}
+	return &Pipeline{names: append(names, "dispatch"), h: h}
+}
+
+// Stages returns the stage names in order.
+func (p *Pipeline) Stages() []string { return append([]string(nil), p.names...) }
+
+// Run sends a call through the pipeline.
+func (p *Pipeline) Run(ctx context.Context, c *Call) *Outcome { return p.h(ctx, c) }
+
+// Recover turns a panic anywhere downstream into a 500 outcome.
+func Recover(log hclog.Logger) Stage {
+	return Stage{Name: "recover", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) (out *Outcome) {
+			defer func() {
+				if r := recover(); r != nil {
+					log.Error("tool call panicked in the host", "tool", c.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+					out = Fail(errs.New(500, errs.Internal, "the host failed while handling this call; it logged the details"))
+				}
+			}()
+			return next(ctx, c)
+		}
+	}}
+}
+
+// Identify fills the caller identity: agentID (CAIRN_AGENT_ID) wins, then
+// an identity already set by the transport (an API key's user), then the
+// client's name, then "unknown".
+func Identify(agentID string) Stage {
+	return Stage{Name: "identify", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) *Outcome {
+			switch {
+			case agentID != "":
+				c.Caller.ID, c.Caller.Source = agentID, "env"
+			case c.Caller.ID != "" && c.Caller.Source == "api_key":
+			case c.Caller.ClientName != "":
+				c.Caller.ID, c.Caller.Source = c.Caller.ClientName, "client"
+			default:
+				c.Caller.ID, c.Caller.Source = "unknown", "unknown"
+			}
+			return next(ctx, c)
+		}
+	}}
+}
+
+// Filter refuses tools hidden by the mode or the toolsets. Hidden tools are
+// not listed either; this stage guards every other path to them.
+func Filter(visible func(*registry.Tool) bool) Stage {
+	return Stage{Name: "filter", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) *Outcome {
+			if c.Tool == nil || !visible(c.Tool) {
+				return Fail(errs.Newf(404, errs.NotFound, "tool %q is not available in this server's mode and toolsets", c.Name))
+			}
+			return next(ctx, c)
+		}
+	}}
+}
+
+// Validate checks the arguments against the tool's input schema.
+func Validate() Stage {
+	return Stage{Name: "validate", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) *Outcome {
+			if len(c.Args) == 0 || string(c.Args) == "null" {
+				c.Args = json.RawMessage(`{}`)
+			}
+			if c.Tool.Validator != nil {
+				if e := c.Tool.Validator.Validate(c.Args); e != nil {
+					return Fail(e)
+				}
+			}
+			return next(ctx, c)
+		}
+	}}
+}
+
+// Audit logs each call: tool, caller, outcome, duration. Arguments are not
+// logged: they may hold secrets.
+func Audit(log hclog.Logger) Stage {
+	return Stage{Name: "audit", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) *Outcome {
+			start := time.Now()
+			out := next(ctx, c)
+			kv := []any{"tool", c.Name, "caller", c.Caller.ID, "session", c.Caller.SessionID, "status", out.Status, "duration_ms", time.Since(start).Milliseconds()}
+			if out.Err != nil {
+				kv = append(kv, "code", out.Err.Code)
+				if out.Status >= 500 {
+					log.Warn("tool call failed", append(kv, "message", out.Err.Message)...)
+					return out
+				}
+			}
+			log.Debug("tool call", kv...)
+			return out
+		}
+	}}
+}
+
+// Metrics counts calls and latencies per tool.
+type Metrics struct {
+	mu    sync.Mutex
+	tools map[string]*toolStats
+}
+
+type toolStats struct {
+	Calls   uint64
+	Errors  uint64
+	TotalNs int64
+	MaxNs   int64
+}
+
+// NewMetrics returns empty metrics.
+func NewMetrics() *Metrics { return &Metrics{tools: map[string]*toolStats{}} }
+
+// Stage returns the metrics stage.
+func (m *Metrics) Stage() Stage {
+	return Stage{Name: "metrics", Wrap: func(next Handler) Handler {
+		return func(ctx context.Context, c *Call) *Outcome {
+			start := time.Now()
+			out := next(ctx, c)
+			d := time.Since(start).Nanoseconds()
+			m.mu.Lock()
+			s := m.tools[c.Name]
+			if s == nil {
+				s = &toolStats{}
+				m.tools[c.Name] = s
+			}
+			s.Calls++
+			if out.Err != nil {
+				s.Errors++
+			}
+			s.TotalNs += d
+			if d > s.MaxNs {
+				s.MaxNs = d
+			}
+			m.mu.Unlock()
+			return out
+		}
+	}}
+}
+
+// ToolMetrics is a snapshot of one tool's counters.
+type ToolMetrics struct {
+	Tool   string  `json:"tool"`
+	Calls  uint64  `json:"calls"`
+	Errors uint64  `json:"errors"`
+	MeanMs float64 `json:"mean_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// Snapshot returns per-tool counters sorted by tool name.
+func (m *Metrics) Snapshot() (calls uint64, perTool []ToolMetrics) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, s := range m.tools {
+		calls += s.Calls
+		perTool = append(perTool, ToolMetrics{Tool: name, Calls: s.Calls, Errors: s.Errors,
+			MeanMs: float64(s.TotalNs) / float64(s.Calls) / 1e6, MaxMs: float64(s.MaxNs) / 1e6})
+	}
+	sort.Slice(perTool, func(i, j int) bool { return perTool[i].Tool < perTool[j].Tool })
+	return calls, perTool
+}

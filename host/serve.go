@@ -1,0 +1,94 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Version is the host version, set at build time with
+// -ldflags "-X github.com/cairn-mcp/cairn/host.Version=...".
+var Version = "0.1.0-dev"
+
+// ServeStdio serves one MCP session over in and out until the client closes
+// in or ctx ends.
+func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	s := server.NewStdioServer(h.mcp)
+	s.SetErrorLogger(log.New(h.log.Named("stdio").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0))
+	err := s.Listen(ctx, in, out)
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
+		return nil
+	}
+	return err
+}
+
+// CheckHTTPAddr refuses addresses that would expose the server beyond this
+// machine: without authentication only loopback binds are allowed.
+func CheckHTTPAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errs.Newf(400, errs.ConfigInvalid, "--http %q: %v (expected host:port, for example 127.0.0.1:8765)", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return errs.Newf(400, errs.ConfigInvalid, "--http %q: only loopback addresses (127.0.0.1, ::1, localhost) may be bound without authentication", addr)
+	}
+	return nil
+}
+
+// ServeHTTP serves MCP over streamable HTTP at /mcp on addr until ctx ends.
+// Every client gets its own session. ready, when non-nil, receives the bound
+// address once the listener is up.
+func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
+	if err := CheckHTTPAddr(addr); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
+	}
+	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"))
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHTTP)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, Timestamp(time.Now()))
+	})
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	h.log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = mcpHTTP.Shutdown(sctx)
+		_ = srv.Shutdown(sctx)
+		return nil
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}

@@ -1,0 +1,207 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/schema"
+)
+
+// Timestamp formats t as PRODUCT.md D5 fixes it (JavaScript's toISOString).
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// NoInput is the input of tools that take no arguments.
+type NoInput struct{}
+
+// PingOutput is server_ping's output.
+type PingOutput struct {
+	OK        bool   `json:"ok"`
+	Timestamp string `json:"timestamp"`
+}
+
+// DBInfo reports the core store.
+type DBInfo struct {
+	Open        bool   `json:"open"`
+	UserVersion int    `json:"user_version"`
+	Path        string `json:"path"`
+}
+
+// MiddlewareInfo lists the pipeline stages.
+type MiddlewareInfo struct {
+	Stages []string `json:"stages"`
+}
+
+// ToolsInfo counts tools.
+type ToolsInfo struct {
+	Registered int `json:"registered"`
+}
+
+// PluginHealth is one plugin's line in server_health.
+type PluginHealth struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Source   string `json:"source"`
+	State    string `json:"state"`
+	Status   string `json:"status"`
+	Message  string `json:"message,omitempty"`
+	Restarts int    `json:"restarts"`
+	Tools    int    `json:"tools"`
+}
+
+// EventsInfo reports the event bus.
+type EventsInfo struct {
+	Published   uint64 `json:"published"`
+	Dropped     uint64 `json:"dropped"`
+	Subscribers int    `json:"subscribers"`
+}
+
+// HealthOutput is server_health's output: the specification's fields plus
+// plugins, problems, calls and events.
+type HealthOutput struct {
+	Status     string         `json:"status" jsonschema:"enum=ok,enum=degraded"`
+	Mode       string         `json:"mode" jsonschema:"enum=FULL,enum=READONLY,enum=TEST,enum=MINIMAL"`
+	UptimeMs   int64          `json:"uptime_ms"`
+	DB         DBInfo         `json:"db"`
+	Middleware MiddlewareInfo `json:"middleware"`
+	Tools      ToolsInfo      `json:"tools"`
+	Version    string         `json:"version"`
+	Timestamp  string         `json:"timestamp"`
+	Toolsets   []string       `json:"toolsets"`
+	Plugins    []PluginHealth `json:"plugins"`
+	Problems   []string       `json:"problems"`
+	Calls      uint64         `json:"calls"`
+	Events     EventsInfo     `json:"events"`
+}
+
+func (h *Host) registerSystemTools() error {
+	ping := &registry.Tool{
+		Name:         "server_ping",
+		Title:        "Ping",
+		Description:  "Liveness check: answers ok and the server time. Use it to confirm cairn is reachable.",
+		Toolset:      "system",
+		InputSchema:  schema.For[NoInput](),
+		ReadOnly:     true,
+		Idempotent:   true,
+		Validator:    schema.MustCompile(schema.For[NoInput]()),
+		OutputSchema: mustWrap(schema.For[PingOutput]()),
+	}
+	health := &registry.Tool{
+		Name:         "server_health",
+		Title:        "Health",
+		Description:  "Health report: status (ok or degraded), mode, uptime, the core store, middleware stages, tool count, version, plugins and any problems such as malformed skill files.",
+		Toolset:      "system",
+		InputSchema:  schema.For[NoInput](),
+		ReadOnly:     true,
+		Idempotent:   true,
+		Validator:    schema.MustCompile(schema.For[NoInput]()),
+		OutputSchema: mustWrap(schema.For[HealthOutput]()),
+	}
+	return h.reg.Set(registry.HostOwner, []*registry.Tool{ping, health})
+}
+
+func mustWrap(raw json.RawMessage) json.RawMessage {
+	w, err := registry.WrapOutputSchema(raw)
+	if err != nil {
+		panic(err)
+	}
+	return w
+}
+
+func (h *Host) callSystemTool(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
+	var v any
+	switch c.Name {
+	case "server_ping":
+		v = PingOutput{OK: true, Timestamp: Timestamp(time.Now())}
+	case "server_health":
+		v = h.Health(ctx)
+	default:
+		return pipeline.Fail(errs.Newf(404, errs.NotFound, "unknown host tool %q", c.Name))
+	}
+	raw, err := sdk.MarshalJSON(v)
+	if err != nil {
+		return pipeline.Fail(errs.New(500, errs.Internal, err.Error()))
+	}
+	return &pipeline.Outcome{Output: raw, Status: 200}
+}
+
+// Health gathers the health report, asking every running plugin in
+// parallel.
+func (h *Host) Health(ctx context.Context) HealthOutput {
+	out := HealthOutput{
+		Status: "ok", Mode: h.cfg.Mode, UptimeMs: time.Since(h.started).Milliseconds(),
+		Middleware: MiddlewareInfo{Stages: h.pipe.Stages()},
+		Tools:      ToolsInfo{Registered: len(h.VisibleTools())},
+		Version:    h.opts.Version, Timestamp: Timestamp(time.Now()),
+		Plugins: []PluginHealth{}, Problems: []string{},
+	}
+	for _, ts := range []string{"core", "sdd", "vision", "computer", "admin"} {
+		if h.cfg.Toolsets.Allows(ts) {
+			out.Toolsets = append(out.Toolsets, ts)
+		}
+	}
+	out.Calls, _ = h.metrics.Snapshot()
+	out.Events.Published, out.Events.Dropped, out.Events.Subscribers = h.bus.Stats()
+
+	plugins := h.Plugins()
+	lines := make([]PluginHealth, len(plugins))
+	details := make([]map[string]json.RawMessage, len(plugins))
+	var wg sync.WaitGroup
+	for i, p := range plugins {
+		wg.Add(1)
+		go func(i int, p *supervisor.Plugin) {
+			defer wg.Done()
+			st := p.Status()
+			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, Status: "degraded", Message: st.LastError}
+			if st.State == supervisor.StateRunning {
+				if hr, err := p.Health(ctx); err != nil {
+					line.Message = "health check failed: " + err.Error()
+				} else {
+					line.Status, line.Message = hr.Status, hr.Message
+					if len(hr.Details) > 0 {
+						var d map[string]json.RawMessage
+						if json.Unmarshal(hr.Details, &d) == nil {
+							details[i] = d
+						}
+					}
+				}
+			}
+			lines[i] = line
+		}(i, p)
+	}
+	wg.Wait()
+	out.Plugins = lines
+	for i, l := range lines {
+		if l.Status != "ok" {
+			out.Status = "degraded"
+		}
+		d := details[i]
+		if raw, ok := d["db"]; ok && !out.DB.Open {
+			_ = json.Unmarshal(raw, &out.DB)
+		}
+		if raw, ok := d["problems"]; ok {
+			var probs []string
+			if json.Unmarshal(raw, &probs) == nil {
+				for _, pr := range probs {
+					out.Problems = append(out.Problems, l.Name+": "+pr)
+				}
+			}
+		}
+	}
+	for name, msg := range h.Problems() {
+		out.Problems = append(out.Problems, name+": "+msg)
+		out.Status = "degraded"
+	}
+	sort.Strings(out.Problems)
+	if len(out.Problems) > 0 {
+		out.Status = "degraded"
+	}
+	return out
+}

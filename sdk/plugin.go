@@ -1,0 +1,329 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config is what the host tells a plugin at start.
+type Config struct {
+	// Root is the workspace root (CAIRN_ROOT or the host's working dir).
+	Root string
+	// DataDir is where the plugin keeps its stores.
+	DataDir string
+	// Mode is FULL, READONLY, TEST or MINIMAL.
+	Mode string
+	// HostVersion is the cairn host version.
+	HostVersion string
+	// Settings are the plugin's settings from the host config file.
+	Settings map[string]string
+}
+
+// Health is a plugin's report of its own state.
+type Health struct {
+	// Status is "ok" or "degraded".
+	Status string
+	// Message explains a degraded status.
+	Message string
+	// Details is a JSON-able object merged into server_health; a plugin
+	// owning the core store reports {"db": {...}}.
+	Details map[string]any
+}
+
+// Event is a message on the host's event bus (PRODUCT.md D19).
+type Event struct {
+	ID     string
+	Type   string
+	Source string
+	Time   string
+	Data   json.RawMessage
+}
+
+// Plugin collects a plugin's tools, resources and hooks. Build one with New,
+// add tools with AddTool, then call Serve.
+type Plugin struct {
+	name        string
+	version     string
+	description string
+	toolset     string
+	logger      hclog.Logger
+
+	mu          sync.RWMutex
+	tools       map[string]*tool
+	toolOrder   []string
+	resources   []Resource
+	templates   []ResourceTemplate
+	readers     []resourceReader
+	listers     []func(ctx context.Context) ([]Resource, error)
+	subs        []subscription
+	onConfigure []func(ctx context.Context, cfg Config) error
+	onStop      []func(ctx context.Context) error
+	health      func(ctx context.Context) Health
+
+	host       hostLink
+	cfg        Config
+	configured bool
+}
+
+// Option configures a Plugin.
+type Option func(*Plugin)
+
+// WithDescription sets the plugin's one-line description.
+func WithDescription(d string) Option { return func(p *Plugin) { p.description = d } }
+
+// WithToolset sets the toolset of tools that do not name one; it defaults
+// to the plugin name.
+func WithToolset(ts string) Option { return func(p *Plugin) { p.toolset = ts } }
+
+// WithLogger replaces the default logger (JSON lines on stderr).
+func WithLogger(l hclog.Logger) Option { return func(p *Plugin) { p.logger = l } }
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// New creates a plugin. name must match ^[a-z0-9][a-z0-9_-]{0,63}$ and
+// version should be semver.
+func New(name, version string, opts ...Option) *Plugin {
+	if !namePattern.MatchString(name) {
+		panic(fmt.Sprintf("sdk.New: plugin name %q must match %s", name, namePattern))
+	}
+	p := &Plugin{name: name, version: version, toolset: name, tools: map[string]*tool{}}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.logger == nil {
+		p.logger = hclog.New(&hclog.LoggerOptions{
+			Name:       name,
+			Output:     os.Stderr,
+			JSONFormat: true,
+			Level:      hclog.LevelFromString(envOr("CAIRN_LOG_LEVEL", "info")),
+		})
+	}
+	return p
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// Name returns the plugin name.
+func (p *Plugin) Name() string { return p.name }
+
+// Version returns the plugin version.
+func (p *Plugin) Version() string { return p.version }
+
+// Logger returns the plugin's logger. Lines go to stderr as JSON, which the
+// host re-logs under the plugin's name.
+func (p *Plugin) Logger() hclog.Logger { return p.logger }
+
+// Config returns the configuration the host sent (zero before Configure).
+func (p *Plugin) Config() Config {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.cfg
+}
+
+// OnConfigure registers a hook run when the host configures the plugin,
+// before any tool call: open stores here. An error stops the plugin from
+// starting and is shown to the operator.
+func (p *Plugin) OnConfigure(f func(ctx context.Context, cfg Config) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onConfigure = append(p.onConfigure, f)
+}
+
+// OnStop registers a hook run when the host stops the plugin: close stores
+// and flush here. Hooks run in reverse order of registration.
+func (p *Plugin) OnStop(f func(ctx context.Context) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onStop = append(p.onStop, f)
+}
+
+// SetHealth registers the function behind the plugin's health report.
+func (p *Plugin) SetHealth(f func(ctx context.Context) Health) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.health = f
+}
+
+type subscription struct {
+	pattern string
+	handler func(ctx context.Context, ev Event) error
+}
+
+// OnEvent subscribes to host bus events. pattern is an exact type
+// ("task.created"), a category wildcard ("task.*") or "*".
+func (p *Plugin) OnEvent(pattern string, handler func(ctx context.Context, ev Event) error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.subs = append(p.subs, subscription{pattern: pattern, handler: handler})
+}
+
+// MatchEventType reports whether an event type matches a subscription
+// pattern: exact, "<category>.*" or "*".
+func MatchEventType(pattern, eventType string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case len(pattern) > 2 && pattern[len(pattern)-2:] == ".*":
+		prefix := pattern[:len(pattern)-1]
+		return len(eventType) > len(prefix) && eventType[:len(prefix)] == prefix
+	default:
+		return pattern == eventType
+	}
+}
+
+// Publish puts an event on the host's bus. data is marshalled to JSON. It
+// fails before the host has configured the plugin.
+func (p *Plugin) Publish(ctx context.Context, eventType string, data any) error {
+	p.mu.RLock()
+	h := p.host
+	p.mu.RUnlock()
+	if h == nil {
+		return fmt.Errorf("sdk: publish %s: plugin is not connected to a host", eventType)
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("sdk: publish %s: %w", eventType, err)
+	}
+	return h.publish(ctx, eventType, raw)
+}
+
+// LogToHost writes a structured line through the host's log service rather
+// than this process's stderr. level is trace, debug, info, warn or error.
+func (p *Plugin) LogToHost(ctx context.Context, level, msg string, fields map[string]any) error {
+	p.mu.RLock()
+	h := p.host
+	p.mu.RUnlock()
+	if h == nil {
+		return fmt.Errorf("sdk: plugin is not connected to a host")
+	}
+	return h.log(ctx, level, msg, fields)
+}
+
+// hostLink is the plugin's view of the host services.
+type hostLink interface {
+	publish(ctx context.Context, eventType string, data []byte) error
+	log(ctx context.Context, level, msg string, fields map[string]any) error
+}
+
+// ToolInfo describes a declared tool.
+type ToolInfo struct {
+	Name         string
+	Title        string
+	Description  string
+	Toolset      string
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+	ReadOnly     bool
+	Destructive  bool
+	Idempotent   bool
+	OpenWorld    bool
+}
+
+// Tools lists the declared tools in declaration order.
+func (p *Plugin) Tools() []ToolInfo {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]ToolInfo, 0, len(p.toolOrder))
+	for _, n := range p.toolOrder {
+		out = append(out, p.tools[n].info)
+	}
+	return out
+}
+
+// Subscriptions lists the event patterns the plugin subscribed to.
+func (p *Plugin) Subscriptions() []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range p.subs {
+		if !seen[s.pattern] {
+			seen[s.pattern] = true
+			out = append(out, s.pattern)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Configure runs the configure hooks. Serve calls it when the host
+// configures the plugin; tests and in-process embedding call it directly.
+func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
+	p.mu.Lock()
+	p.cfg = cfg
+	hooks := append([]func(context.Context, Config) error(nil), p.onConfigure...)
+	p.mu.Unlock()
+	for _, h := range hooks {
+		if err := h(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	p.configured = true
+	p.mu.Unlock()
+	return nil
+}
+
+// Stop runs the stop hooks in reverse order, once.
+func (p *Plugin) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	hooks := p.onStop
+	p.onStop = nil
+	p.mu.Unlock()
+	var first error
+	for i := len(hooks) - 1; i >= 0; i-- {
+		if err := hooks[i](ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// HealthReport returns the plugin's health.
+func (p *Plugin) HealthReport(ctx context.Context) Health {
+	p.mu.RLock()
+	f := p.health
+	p.mu.RUnlock()
+	if f == nil {
+		return Health{Status: "ok"}
+	}
+	h := f(ctx)
+	if h.Status == "" {
+		h.Status = "ok"
+	}
+	return h
+}
+
+// DeliverEvent runs the handlers subscribed to ev's type.
+func (p *Plugin) DeliverEvent(ctx context.Context, ev Event) error {
+	p.mu.RLock()
+	subs := append([]subscription(nil), p.subs...)
+	p.mu.RUnlock()
+	var first error
+	for _, s := range subs {
+		if MatchEventType(s.pattern, ev.Type) {
+			if err := s.handler(ctx, ev); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+func (p *Plugin) setHost(h hostLink) {
+	p.mu.Lock()
+	p.host = h
+	p.mu.Unlock()
+}

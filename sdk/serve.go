@@ -1,0 +1,268 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/protocol"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
+)
+
+// Serve runs the plugin until the host stops it or dies. It never returns
+// normally: the process exits with status 0 after a clean stop.
+//
+// Started by hand (not by a cairn host), it prints how to install the plugin
+// and exits with status 1.
+func Serve(p *Plugin) {
+	if os.Getenv(protocol.Handshake.MagicCookieKey) != protocol.Handshake.MagicCookieValue {
+		fmt.Fprintf(os.Stderr, "%s is a cairn plugin: cairn starts it, you don't.\n"+
+			"Put the executable (named cairn-plugin-%s) in cairn's plugin directory or name it in the config file,\n"+
+			"then run `cairn plugins` to check it loads.\n", os.Args[0], p.name)
+		os.Exit(1)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &server{p: p}
+	go watchParent(ctx, p, os.Getppid())
+	go func() {
+		// The host stops plugins over gRPC; a signal means an operator or a
+		// dying session wants us gone, so release resources and leave.
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM, syscall.SIGINT)
+		<-ch
+		shutdown(p, 0)
+	}()
+
+	// go-plugin writes the handshake to os.Stdout, then takes it over.
+	os.Stdout = stdoutguard.Stdout()
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: protocol.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			1: {protocol.PluginKey: &protocol.GRPCPluginV1{NewServer: func(b *plugin.GRPCBroker) pb.PluginServer {
+				srv.broker = b
+				return srv
+			}}},
+		},
+		GRPCServer: protocol.NewGRPCServer,
+		Logger:     p.logger,
+	})
+	shutdown(p, 0)
+}
+
+var shutdownOnce sync.Once
+
+func shutdown(p *Plugin, code int) {
+	shutdownOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := p.Stop(ctx); err != nil {
+			p.logger.Error("stop hooks failed", "error", err)
+		}
+		os.Exit(code)
+	})
+}
+
+// watchParent exits the plugin when its parent (the host) dies: the plugin
+// is re-parented, so getppid changes. The host also sets a parent-death
+// signal, but that is tied to the thread that forked us; polling is the
+// belt to those braces.
+func watchParent(ctx context.Context, p *Plugin, ppid int) {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != ppid {
+				p.logger.Warn("host process is gone; stopping", "host_pid", ppid)
+				shutdown(p, 0)
+			}
+		}
+	}
+}
+
+// server implements the v1 plugin service over a Plugin.
+type server struct {
+	pb.UnimplementedPluginServer
+	p      *Plugin
+	broker *plugin.GRPCBroker
+}
+
+func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+	if s.broker != nil && req.HostServiceId != 0 {
+		conn, err := s.broker.DialWithOptions(req.HostServiceId, protocol.DialOptions()...)
+		if err != nil {
+			return nil, status.Errorf(codes.Unavailable, "dial host services: %v", err)
+		}
+		s.p.setHost(&grpcHost{client: pb.NewHostClient(conn)})
+	}
+	err := s.p.Configure(ctx, Config{
+		Root: req.Root, DataDir: req.DataDir, Mode: req.Mode,
+		HostVersion: req.HostVersion, Settings: req.Settings,
+	})
+	if err != nil {
+		e := errs.From(err)
+		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
+	}
+	return &pb.ConfigureResponse{}, nil
+}
+
+func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	resp := &pb.DescribeResponse{
+		Name: s.p.name, Version: s.p.version, ProtocolVersion: protocol.Version,
+		Description: s.p.description, Subscriptions: s.p.Subscriptions(), SdkVersion: Version,
+	}
+	for _, t := range s.p.Tools() {
+		resp.Tools = append(resp.Tools, &pb.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			Annotations: &pb.Annotations{
+				ReadOnly: &t.ReadOnly, Destructive: &t.Destructive,
+				Idempotent: &t.Idempotent, OpenWorld: &t.OpenWorld, Title: t.Title,
+			},
+		})
+	}
+	return resp, nil
+}
+
+func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
+	ctx := stream.Context()
+	if c := req.Caller; c != nil {
+		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion})
+	}
+	ctx = withRequestID(ctx, req.RequestId)
+	var sendMu sync.Mutex
+	if req.WantsProgress {
+		ctx = WithProgress(ctx, func(progress, total float64, message string) {
+			sendMu.Lock()
+			defer sendMu.Unlock()
+			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
+		})
+	}
+	res := s.p.Invoke(ctx, req.Tool, req.Arguments)
+	sendMu.Lock()
+	defer sendMu.Unlock()
+	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: resultToProto(res)}})
+}
+
+func resultToProto(res Result) *pb.ToolResult {
+	out := &pb.ToolResult{Output: res.Output, Status: int32(res.Status)}
+	if res.Err != nil {
+		out.Error = errorToProto(res.Err)
+		out.Output = nil
+	}
+	for _, c := range res.Content {
+		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType})
+	}
+	return out
+}
+
+func errorToProto(e *Error) *pb.ToolError {
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	raw, err := json.Marshal(details)
+	if err != nil {
+		raw = []byte(`{}`)
+	}
+	return &pb.ToolError{Code: e.Code, Message: e.Message, Details: raw, Status: int32(e.Status)}
+}
+
+func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
+	res, tpl, err := s.p.ListResources(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	out := &pb.ListResourcesResponse{}
+	for _, r := range res {
+		out.Resources = append(out.Resources, &pb.Resource{Uri: r.URI, Name: r.Name, Description: r.Description, MimeType: r.MIMEType})
+	}
+	for _, t := range tpl {
+		out.Templates = append(out.Templates, &pb.ResourceTemplate{UriTemplate: t.URITemplate, Name: t.Name, Description: t.Description, MimeType: t.MIMEType})
+	}
+	return out, nil
+}
+
+func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+	contents, err := s.p.ReadResource(ctx, req.Uri)
+	if err != nil {
+		e := errs.From(err)
+		if e.Status == 0 {
+			e.Status = 500
+		}
+		return &pb.ReadResourceResponse{Error: errorToProto(e)}, nil
+	}
+	out := &pb.ReadResourceResponse{}
+	for _, c := range contents {
+		uri := c.URI
+		if uri == "" {
+			uri = req.Uri
+		}
+		out.Contents = append(out.Contents, &pb.ResourceContents{Uri: uri, MimeType: c.MIMEType, Text: c.Text, Blob: c.Blob})
+	}
+	return out, nil
+}
+
+func (s *server) HandleEvent(ctx context.Context, req *pb.HandleEventRequest) (*pb.HandleEventResponse, error) {
+	ev := req.Event
+	if ev == nil {
+		return nil, status.Error(codes.InvalidArgument, "event is required")
+	}
+	err := s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &pb.HandleEventResponse{}, nil
+}
+
+func (s *server) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.HealthResponse, error) {
+	h := s.p.HealthReport(ctx)
+	var details []byte
+	if h.Details != nil {
+		var err error
+		if details, err = json.Marshal(h.Details); err != nil {
+			return nil, status.Error(codes.Internal, err.Error())
+		}
+	}
+	return &pb.HealthResponse{Status: h.Status, Message: h.Message, Details: details}, nil
+}
+
+func (s *server) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse, error) {
+	if err := s.p.Stop(ctx); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	return &pb.StopResponse{}, nil
+}
+
+// grpcHost reaches the host services over the broker.
+type grpcHost struct {
+	client pb.HostClient
+}
+
+func (h *grpcHost) publish(ctx context.Context, eventType string, data []byte) error {
+	_, err := h.client.Publish(ctx, &pb.PublishRequest{Event: &pb.Event{Type: eventType, Data: data}})
+	return err
+}
+
+func (h *grpcHost) log(ctx context.Context, level, msg string, fields map[string]any) error {
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	_, err = h.client.Log(ctx, &pb.LogRequest{Level: level, Message: msg, Fields: raw})
+	return err
+}

@@ -1,0 +1,207 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"runtime/debug"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/schema"
+)
+
+// Tool declares a tool whose arguments decode into In and whose success
+// output is Out (a struct, encoded as the JSON output object).
+type Tool[In, Out any] struct {
+	// Name is unique across every plugin the host loads; prefix it with
+	// your plugin's name. It must match ^[a-zA-Z0-9_-]{1,64}$.
+	Name string
+	// Title is an optional display name.
+	Title string
+	// Description tells an agent when and how to use the tool.
+	Description string
+	// Toolset overrides the plugin's toolset for this tool.
+	Toolset string
+
+	// Annotations (MCP tool hints). ReadOnly tools are the only ones listed
+	// in READONLY mode.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	OpenWorld   bool
+
+	// SuccessStatus is reported as _meta.status on success; 200 when zero
+	// (use 201 for tools that create something).
+	SuccessStatus int
+
+	// InputSchema and OutputSchema override the schemas derived from In and
+	// Out.
+	InputSchema  json.RawMessage
+	OutputSchema json.RawMessage
+
+	// Handler runs the tool. Return an *Error for a typed failure; any other
+	// error becomes a 500 ERR_INTERNAL.
+	Handler func(ctx context.Context, in In) (Out, error)
+}
+
+// ContentProvider lets an output carry extra MCP content blocks (for
+// example a screenshot) after the JSON text block.
+type ContentProvider interface {
+	ExtraContent() []Content
+}
+
+// Content is an extra MCP content block.
+type Content struct {
+	// Type is "text", "image" or "audio".
+	Type     string
+	Text     string
+	Data     []byte
+	MIMEType string
+}
+
+// Result is the outcome of one tool call.
+type Result struct {
+	// Output is the JSON success object; nil on error.
+	Output json.RawMessage
+	// Err is the typed error; nil on success.
+	Err *Error
+	// Status is 200/201 on success or the error's status.
+	Status int
+	// Content holds extra content blocks.
+	Content []Content
+}
+
+type tool struct {
+	info      ToolInfo
+	validator *schema.Validator
+	status    int
+	call      func(ctx context.Context, args []byte) (any, error)
+}
+
+var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// AddTool declares a tool on p. It panics on a declaration error (bad name,
+// duplicate name, invalid schema), which is a programming error caught the
+// first time the plugin starts.
+func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
+	if !toolNamePattern.MatchString(t.Name) {
+		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern))
+	}
+	if t.Handler == nil {
+		panic(fmt.Sprintf("sdk.AddTool: tool %q has no handler", t.Name))
+	}
+	in := t.InputSchema
+	if in == nil {
+		in = schema.For[In]()
+	}
+	out := t.OutputSchema
+	if out == nil {
+		out = schema.For[Out]()
+	}
+	v, err := schema.Compile(in)
+	if err != nil {
+		panic(fmt.Sprintf("sdk.AddTool: tool %q input schema: %v", t.Name, err))
+	}
+	if _, err := schema.Compile(out); err != nil {
+		panic(fmt.Sprintf("sdk.AddTool: tool %q output schema: %v", t.Name, err))
+	}
+	ts := t.Toolset
+	if ts == "" {
+		ts = p.toolset
+	}
+	status := t.SuccessStatus
+	if status == 0 {
+		status = 200
+	}
+	handler := t.Handler
+	entry := &tool{
+		info: ToolInfo{
+			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: ts,
+			InputSchema: in, OutputSchema: out,
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
+		},
+		validator: v,
+		status:    status,
+		call: func(ctx context.Context, args []byte) (any, error) {
+			var input In
+			if len(bytes.TrimSpace(args)) > 0 {
+				dec := json.NewDecoder(bytes.NewReader(args))
+				if err := dec.Decode(&input); err != nil {
+					return nil, errs.Invalid("", "type", "arguments do not match the tool's input: "+err.Error())
+				}
+			}
+			return handler(ctx, input)
+		},
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, dup := p.tools[t.Name]; dup {
+		panic(fmt.Sprintf("sdk.AddTool: tool %q declared twice", t.Name))
+	}
+	p.tools[t.Name] = entry
+	p.toolOrder = append(p.toolOrder, t.Name)
+}
+
+// Invoke runs a tool in-process exactly as a call from the host would:
+// validation, decoding, the handler, panic recovery and output encoding.
+// ctx may carry a Caller (WithCaller) and a progress sink (WithProgress).
+func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
+	p.mu.RLock()
+	t := p.tools[name]
+	p.mu.RUnlock()
+	if t == nil {
+		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
+		return Result{Err: e, Status: e.Status}
+	}
+	if e := t.validator.Validate(args); e != nil {
+		return Result{Err: e, Status: e.Status}
+	}
+	out, err := p.safeCall(ctx, t, args)
+	if err != nil {
+		e := errs.From(err)
+		if e.Code == errs.Internal {
+			p.logger.Error("tool failed", "tool", name, "error", err)
+		}
+		if ctx.Err() != nil && e.Code == errs.Internal {
+			e = errs.New(499, errs.Cancelled, "the call was cancelled: "+ctx.Err().Error())
+		}
+		if e.Status == 0 {
+			e.Status = 500
+		}
+		return Result{Err: e, Status: e.Status}
+	}
+	raw, err := MarshalJSON(out)
+	if err != nil {
+		e := errs.New(500, errs.ToolOutputMalformed, fmt.Sprintf("tool %s produced output that cannot be encoded: %v", name, err))
+		return Result{Err: e, Status: e.Status}
+	}
+	res := Result{Output: raw, Status: t.status}
+	if cp, ok := out.(ContentProvider); ok {
+		res.Content = cp.ExtraContent()
+	}
+	return res
+}
+
+func (p *Plugin) safeCall(ctx context.Context, t *tool, args []byte) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.logger.Error("tool panicked", "tool", t.info.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = errs.New(500, errs.Internal, fmt.Sprintf("tool %s failed unexpectedly; the plugin logged the details", t.info.Name))
+		}
+	}()
+	return t.call(ctx, args)
+}
+
+// MarshalJSON encodes v without HTML escaping and without a trailing
+// newline, the form every cairn tool output uses.
+func MarshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
