@@ -244,13 +244,7 @@ func (h *Host) supervisorEnv() supervisor.Env {
 
 func (h *Host) hooks() supervisor.Hooks {
 	return supervisor.Hooks{
-		Ready: func(p *supervisor.Plugin) {
-			h.mu.Lock()
-			live := h.live
-			h.mu.Unlock()
-			if !live {
-				return // the initial start registers everything at once
-			}
+		Restarted: func(p *supervisor.Plugin) {
 			if err := h.adopt(context.Background(), p); err != nil {
 				h.log.Error("plugin restarted with tools the host cannot take", "plugin", p.Name(), "error", err)
 				h.setProblem(p.Name(), err.Error())

@@ -32,6 +32,9 @@ func Serve(p *Plugin) {
 			"then run `cairn plugins` to check it loads.\n", os.Args[0], p.name)
 		os.Exit(1)
 	}
+	// A dead host closes our stderr; let writes fail instead of killing the
+	// process, so the parent watcher can run the stop hooks.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &server{p: p}

@@ -95,9 +95,9 @@ type Env struct {
 
 // Hooks let the host react to lifecycle changes.
 type Hooks struct {
-	// Ready runs after every successful start or restart, once the plugin
-	// is described.
-	Ready func(p *Plugin)
+	// Restarted runs after a crashed plugin is back and described. The
+	// first start is reported by Start's return instead.
+	Restarted func(p *Plugin)
 	// Down runs when a running plugin's process ends unexpectedly.
 	Down func(p *Plugin, err error)
 	// Failed runs when a plugin gives up restarting.
@@ -140,7 +140,7 @@ func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error
 		env.StartTimeout = 30 * time.Second
 	}
 	p := &Plugin{spec: spec, env: env, hooks: hooks, log: env.Logger.Named(spec.Name), state: StateStarting, ready: make(chan struct{})}
-	if err := p.launch(ctx); err != nil {
+	if err := p.launch(ctx, false); err != nil {
 		p.setFailed(err)
 		return p, err
 	}
@@ -200,7 +200,7 @@ func (p *Plugin) PID() int {
 	return p.runner.pid
 }
 
-func (p *Plugin) launch(ctx context.Context) error {
+func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	if p.spec.SHA256 != "" {
 		sum, err := fileSHA256(p.spec.Path)
 		if err != nil {
@@ -273,8 +273,8 @@ func (p *Plugin) launch(ctx context.Context) error {
 
 	p.subscribe(desc.Subscriptions)
 	go p.watch(r)
-	if p.hooks.Ready != nil {
-		p.hooks.Ready(p)
+	if restart && p.hooks.Restarted != nil {
+		p.hooks.Restarted(p)
 	}
 	p.log.Info("plugin ready", "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
 	return nil
@@ -333,7 +333,7 @@ func (p *Plugin) watch(r *procRunner) {
 		if stopping {
 			return
 		}
-		err := p.launch(context.Background())
+		err := p.launch(context.Background(), true)
 		if err == nil {
 			p.mu.Lock()
 			p.restarts++

@@ -3,6 +3,8 @@ package main
 
 import (
 	"os"
+	"os/signal"
+	"syscall"
 
 	// stdoutguard must initialise first: stdout carries MCP JSON-RPC (or,
 	// in plugin mode, the go-plugin handshake) and nothing else.
@@ -12,5 +14,9 @@ import (
 )
 
 func main() {
+	// An agent host may close our stderr before we finish shutting down; a
+	// write to a closed pipe must fail, not kill us before the TEST data
+	// dir is removed and the plugins are stopped.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(cli.Main(os.Args[1:]))
 }

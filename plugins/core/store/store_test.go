@@ -1,0 +1,246 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	bolt "go.etcd.io/bbolt"
+)
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data", "core.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, path
+}
+
+func wantInitFailed(t *testing.T, err error, contains string) {
+	t.Helper()
+	e, ok := err.(*errs.Error)
+	if !ok {
+		t.Fatalf("error %T %v, want *errs.Error", err, err)
+	}
+	if e.Code != errs.InitFailed {
+		t.Fatalf("code %s, want %s", e.Code, errs.InitFailed)
+	}
+	if !strings.Contains(e.Message, contains) {
+		t.Fatalf("message %q lacks %q", e.Message, contains)
+	}
+}
+
+func TestOpenCreatesLayoutAndVersion(t *testing.T) {
+	s, path := openTemp(t)
+	if s.Path() != path {
+		t.Fatalf("Path %q, want %q", s.Path(), path)
+	}
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 1 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 1", s.UserVersion(), CurrentVersion)
+	}
+	if s.DB().NoSync {
+		t.Fatal("NoSync must stay false: commits are durable")
+	}
+	err := s.View(func(tx *bolt.Tx) error {
+		for _, b := range []string{BucketMeta, BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
+			BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus, BucketTaskChildren} {
+			if tx.Bucket([]byte(b)) == nil {
+				t.Errorf("bucket %s missing", b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReopenKeepsVersionAndCounters(t *testing.T) {
+	s, path := openTemp(t)
+	var got []uint64
+	for i := 0; i < 3; i++ {
+		if err := s.Update(func(tx *bolt.Tx) error {
+			n, err := NextID(tx, CounterTask)
+			got = append(got, n)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A rolled-back transaction does not consume a number.
+	_ = s.Update(func(tx *bolt.Tx) error {
+		if _, err := NextID(tx, CounterTask); err != nil {
+			return err
+		}
+		return os.ErrInvalid
+	})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.UserVersion() != 1 {
+		t.Fatalf("UserVersion after reopen %d", s2.UserVersion())
+	}
+	err = s2.Update(func(tx *bolt.Tx) error {
+		n, err := NextID(tx, CounterTask)
+		got = append(got, n)
+		if err != nil {
+			return err
+		}
+		// Independent counters share the mechanism but not the numbers.
+		th, err := NextID(tx, CounterThought)
+		if err != nil || th != 1 {
+			t.Errorf("thought counter %d %v, want 1", th, err)
+		}
+		a, err := NextID(tx, CounterAudit)
+		if err != nil || a != 1 {
+			t.Errorf("audit counter %d %v, want 1", a, err)
+		}
+		p1, _ := NextProjectSeq(tx, "alpha")
+		p2, _ := NextProjectSeq(tx, "alpha")
+		q1, _ := NextProjectSeq(tx, "beta")
+		if p1 != 1 || p2 != 2 || q1 != 1 {
+			t.Errorf("project sequences %d %d %d, want 1 2 1", p1, p2, q1)
+		}
+		if PeekID(tx, CounterTask) != 4 {
+			t.Errorf("PeekID %d, want 4", PeekID(tx, CounterTask))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{1, 2, 3, 4}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("numbers %v, want %v", got, want)
+		}
+	}
+}
+
+func TestLockedStoreFailsFast(t *testing.T) {
+	_, path := openTemp(t)
+	start := time.Now()
+	s2, err := Open(path, Options{Timeout: 200 * time.Millisecond})
+	if err == nil {
+		s2.Close()
+		t.Fatal("second Open of a locked store succeeded")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("locked Open took %v", d)
+	}
+	wantInitFailed(t, err, "locked by another cairn process")
+	if !strings.Contains(err.Error(), "CAIRN_DATA_DIR") {
+		t.Fatalf("message should say what to do: %v", err)
+	}
+}
+
+func TestDefaultTimeoutIsAboutOneSecond(t *testing.T) {
+	_, path := openTemp(t)
+	start := time.Now()
+	_, err := Open(path, Options{})
+	d := time.Since(start)
+	if err == nil || d > 3*time.Second {
+		t.Fatalf("err %v after %v", err, d)
+	}
+	wantInitFailed(t, err, "locked")
+}
+
+func TestOpenFailures(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.db")
+	if err := os.WriteFile(junk, []byte(strings.Repeat("not a bolt file ", 512)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(junk, Options{})
+	wantInitFailed(t, err, "cannot open store")
+
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(filepath.Join(blocker, "sub", "core.db"), Options{})
+	wantInitFailed(t, err, "data directory")
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	s, path := openTemp(t)
+	if err := s.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(BucketMeta)).Put(keyUserVersion, U64(99))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, err := Open(path, Options{})
+	wantInitFailed(t, err, "newer than this cairn")
+}
+
+func TestMigrationsMoveVersionForward(t *testing.T) {
+	s, path := openTemp(t)
+	s.Close()
+
+	saved := migrations
+	defer func() { migrations = saved }()
+	ran := 0
+	migrations = append(append([]Migration{}, saved...), func(tx *bolt.Tx) error {
+		ran++
+		_, err := tx.CreateBucketIfNotExists([]byte("thoughts"))
+		return err
+	})
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.UserVersion() != 2 || ran != 1 {
+		t.Fatalf("version %d ran %d, want 2 and 1", s2.UserVersion(), ran)
+	}
+	s2.Close()
+	s3, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	if s3.UserVersion() != 2 || ran != 1 {
+		t.Fatalf("reopen: version %d ran %d, want 2 and 1 (a migration runs once)", s3.UserVersion(), ran)
+	}
+	var stored uint64
+	_ = s3.View(func(tx *bolt.Tx) error {
+		raw := tx.Bucket([]byte(BucketMeta)).Get(keyUserVersion)
+		for _, c := range raw {
+			stored = stored<<8 | uint64(c)
+		}
+		return nil
+	})
+	if stored != 2 {
+		t.Fatalf("stored user_version %d", stored)
+	}
+}
+
+func TestFailedMigrationLeavesVersion(t *testing.T) {
+	s, path := openTemp(t)
+	s.Close()
+	saved := migrations
+	defer func() { migrations = saved }()
+	migrations = append(append([]Migration{}, saved...), func(tx *bolt.Tx) error { return os.ErrPermission })
+	_, err := Open(path, Options{})
+	wantInitFailed(t, err, "migrate")
+	migrations = saved
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.UserVersion() != 1 {
+		t.Fatalf("version %d after failed migration, want 1", s2.UserVersion())
+	}
+}

@@ -1,0 +1,172 @@
+package tasks
+
+import (
+	"time"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	bolt "go.etcd.io/bbolt"
+)
+
+// CreateInput is the input of task_create. Pointer fields are optional:
+// nil means "absent", which differs from a zero value.
+type CreateInput struct {
+	Title         string   `json:"title"`
+	Description   *string  `json:"description,omitempty"`
+	Project       string   `json:"project"`
+	ParentID      *string  `json:"parent_id,omitempty"`
+	Priority      *string  `json:"priority,omitempty"`
+	Labels        []string `json:"labels,omitempty"`
+	Assignee      *string  `json:"assignee,omitempty"`
+	EstimateHours *float64 `json:"estimate_hours,omitempty"`
+}
+
+// CreateOutput is the output of task_create.
+type CreateOutput struct {
+	TaskID    string `json:"task_id"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"created_at"`
+	CreatedBy string `json:"created_by"`
+	Sequence  uint64 `json:"sequence"`
+}
+
+// validate checks everything that needs no store access, in field order, so
+// the first reported error is stable.
+func (in *CreateInput) validate() (parent uint64, err error) {
+	if err := checkTitle(in.Title); err != nil {
+		return 0, err
+	}
+	if in.Description != nil {
+		if err := checkDescription(*in.Description); err != nil {
+			return 0, err
+		}
+	}
+	if err := checkSlug("project", in.Project); err != nil {
+		return 0, err
+	}
+	if in.ParentID != nil {
+		if parent, err = checkTaskID("parent_id", *in.ParentID); err != nil {
+			return 0, err
+		}
+	}
+	if in.Priority != nil {
+		if err := checkPriority("priority", *in.Priority); err != nil {
+			return 0, err
+		}
+	}
+	if err := checkLabels(in.Labels); err != nil {
+		return 0, err
+	}
+	if in.Assignee != nil {
+		if err := checkUTF8("assignee", *in.Assignee); err != nil {
+			return 0, err
+		}
+	}
+	if in.EstimateHours != nil {
+		if err := checkRange("estimate_hours", *in.EstimateHours, 0, MaxEstimateHours); err != nil {
+			return 0, err
+		}
+	}
+	return parent, nil
+}
+
+// Create runs task_create: a new task in backlog, numbered from the store's
+// task counter and the project's sequence, in one transaction.
+func (s *Service) Create(actor string, in CreateInput) (CreateOutput, error) {
+	parent, err := in.validate()
+	if err != nil {
+		return CreateOutput{}, err
+	}
+	actor = actorOrUnknown(actor)
+	now := s.now()
+	var rec *record
+	err = s.st.Update(func(tx *bolt.Tx) error {
+		var err error
+		rec, err = s.createTx(tx, actor, &in, parent, now)
+		return err
+	})
+	if err != nil {
+		return CreateOutput{}, internal(err)
+	}
+	s.publish(EventCreated, map[string]any{
+		"task_id":    rec.id(),
+		"project":    rec.project,
+		"title":      rec.title,
+		"status":     statusName(rec.status),
+		"priority":   priorityName(rec.priority),
+		"created_by": rec.createdBy,
+	})
+	return CreateOutput{
+		TaskID:    rec.id(),
+		Status:    statusName(rec.status),
+		CreatedAt: formatMillis(rec.createdMs),
+		CreatedBy: rec.createdBy,
+		Sequence:  rec.seq,
+	}, nil
+}
+
+// createTx writes a validated new task inside tx.
+func (s *Service) createTx(tx *bolt.Tx, actor string, in *CreateInput, parent uint64, now time.Time) (*record, error) {
+	if !projectExists(tx, in.Project) {
+		return nil, projectNotFound(in.Project)
+	}
+	if parent != 0 {
+		p, ok, err := loadRecord(tx, parent)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, taskNotFound("parent_id", *in.ParentID)
+		}
+		if p.project != in.Project {
+			return nil, errs.Invalidf("parent_id", "same_project", "parent task %s belongs to project %q, not %q; a sub-task must be in its parent's project", p.id(), p.project, in.Project)
+		}
+	}
+	num, err := store.NextID(tx, store.CounterTask)
+	if err != nil {
+		return nil, err
+	}
+	seq, err := store.NextProjectSeq(tx, in.Project)
+	if err != nil {
+		return nil, err
+	}
+	ms := now.UnixMilli()
+	rec := &record{
+		num:       num,
+		project:   in.Project,
+		parent:    parent,
+		status:    statusCode(StatusBacklog),
+		priority:  priorityCode(PriorityNormal),
+		assignee:  DefaultAssignee,
+		labels:    append([]string{}, in.Labels...),
+		createdMs: ms,
+		updatedMs: ms,
+		createdBy: actor,
+		updatedBy: actor,
+		seq:       seq,
+		title:     in.Title,
+	}
+	if in.Description != nil {
+		rec.description = *in.Description
+	}
+	if in.Priority != nil {
+		rec.priority = priorityCode(*in.Priority)
+	}
+	if in.Assignee != nil && *in.Assignee != "" {
+		rec.assignee = *in.Assignee
+	}
+	if in.EstimateHours != nil {
+		rec.hasEstimate, rec.estimate = true, *in.EstimateHours
+	}
+	if err := putRecord(tx, rec, nil); err != nil {
+		return nil, err
+	}
+	if s.cfg.OnChange != nil {
+		data := rec.view().asMap()
+		data["sequence"] = rec.seq
+		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data}); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}

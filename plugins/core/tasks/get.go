@@ -1,0 +1,133 @@
+package tasks
+
+import (
+	bolt "go.etcd.io/bbolt"
+)
+
+// GetInput is the input of task_get.
+type GetInput struct {
+	TaskID              string `json:"task_id"`
+	IncludeThoughtTrail *bool  `json:"include_thought_trail,omitempty"`
+	IncludeDependents   *bool  `json:"include_dependents,omitempty"`
+}
+
+// Task is the output of task_get: every task field of part 2 except
+// sequence. estimate_hours, parent_id and blocked_reason appear only when
+// set; thought_trail and dependents only when requested (then always as a
+// list, possibly empty — hence omitzero, which keeps an empty non-nil slice).
+type Task struct {
+	TaskID        string   `json:"task_id"`
+	Title         string   `json:"title"`
+	Description   string   `json:"description"`
+	Project       string   `json:"project"`
+	ParentID      string   `json:"parent_id,omitempty"`
+	Status        string   `json:"status"`
+	Priority      string   `json:"priority"`
+	Progress      float64  `json:"progress"`
+	Assignee      string   `json:"assignee"`
+	Labels        []string `json:"labels"`
+	EstimateHours *float64 `json:"estimate_hours,omitempty"`
+	BlockedReason string   `json:"blocked_reason,omitempty"`
+	CreatedAt     string   `json:"created_at"`
+	UpdatedAt     string   `json:"updated_at"`
+	CreatedBy     string   `json:"created_by"`
+	UpdatedBy     string   `json:"updated_by"`
+	ThoughtTrail  []string `json:"thought_trail,omitzero"`
+	Dependents    []string `json:"dependents,omitzero"`
+}
+
+func (r *record) view() Task {
+	t := Task{
+		TaskID:        r.id(),
+		Title:         r.title,
+		Description:   r.description,
+		Project:       r.project,
+		Status:        statusName(r.status),
+		Priority:      priorityName(r.priority),
+		Progress:      r.progress,
+		Assignee:      r.assignee,
+		Labels:        append([]string{}, r.labels...),
+		BlockedReason: r.blockedReason,
+		CreatedAt:     formatMillis(r.createdMs),
+		UpdatedAt:     formatMillis(r.updatedMs),
+		CreatedBy:     r.createdBy,
+		UpdatedBy:     r.updatedBy,
+	}
+	if r.parent != 0 {
+		t.ParentID = FormatTaskID(r.parent)
+	}
+	if r.hasEstimate {
+		e := r.estimate
+		t.EstimateHours = &e
+	}
+	return t
+}
+
+// asMap renders the task fields as a JSON-able map for the OnChange hook,
+// with the same presence rules as the JSON of Task.
+func (t Task) asMap() map[string]any {
+	m := map[string]any{
+		"task_id":     t.TaskID,
+		"title":       t.Title,
+		"description": t.Description,
+		"project":     t.Project,
+		"status":      t.Status,
+		"priority":    t.Priority,
+		"progress":    t.Progress,
+		"assignee":    t.Assignee,
+		"labels":      t.Labels,
+		"created_at":  t.CreatedAt,
+		"updated_at":  t.UpdatedAt,
+		"created_by":  t.CreatedBy,
+		"updated_by":  t.UpdatedBy,
+	}
+	if t.ParentID != "" {
+		m["parent_id"] = t.ParentID
+	}
+	if t.EstimateHours != nil {
+		m["estimate_hours"] = *t.EstimateHours
+	}
+	if t.BlockedReason != "" {
+		m["blocked_reason"] = t.BlockedReason
+	}
+	return m
+}
+
+// Get runs task_get.
+func (s *Service) Get(in GetInput) (Task, error) {
+	num, err := checkTaskID("task_id", in.TaskID)
+	if err != nil {
+		return Task{}, err
+	}
+	var t Task
+	err = s.st.View(func(tx *bolt.Tx) error {
+		rec, ok, err := loadRecord(tx, num)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return taskNotFound("task_id", in.TaskID)
+		}
+		t = rec.view()
+		if in.IncludeDependents != nil && *in.IncludeDependents {
+			t.Dependents = childIDs(tx, num)
+		}
+		if in.IncludeThoughtTrail != nil && *in.IncludeThoughtTrail {
+			t.ThoughtTrail = []string{}
+			if s.cfg.ThoughtTrail != nil {
+				trail, err := s.cfg.ThoughtTrail(tx, t.TaskID)
+				if err != nil {
+					return err
+				}
+				if trail != nil {
+					t.ThoughtTrail = trail
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Task{}, internal(err)
+	}
+	return t, nil
+}

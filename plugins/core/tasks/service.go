@@ -1,0 +1,291 @@
+// Package tasks is the domain of the Area A task pipeline: projects, tasks,
+// the task state machine, task_list and task_next_actions. It knows nothing
+// of MCP or gRPC; the core plugin wires its inputs and outputs (whose JSON
+// tags are the specification's field names) to the task_* tools.
+//
+// Every error it returns is an *errs.Error carrying the specification's code
+// and status. Writes are one bbolt transaction each, and the OnChange hook
+// runs inside that transaction so the decision trail can append to its hash
+// chains atomically with the task change.
+package tasks
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Change kinds passed to Config.OnChange; they are also the event-chain
+// record kinds of D11.
+const (
+	ChangeCreated = "task_created"
+	ChangeUpdated = "task_updated"
+)
+
+// Event types passed to Config.Publish (D19).
+const (
+	EventCreated = "task.created"
+	EventUpdated = "task.updated"
+)
+
+// UnknownActor stands in for an empty actor (D4's last fallback).
+const UnknownActor = "unknown"
+
+// Change describes one committed-to-be task write for the OnChange hook.
+type Change struct {
+	// TaskID is the task's id ("T-12").
+	TaskID string
+	// Num is the task's number (12 for "T-12").
+	Num uint64
+	// Kind is ChangeCreated or ChangeUpdated.
+	Kind string
+	// Actor is who made the change (created_by / updated_by).
+	Actor string
+	// At is the change time in D5 form, equal to the task's updated_at.
+	At string
+	// Data is the change as JSON-able values: every field of a created task,
+	// or the changed fields (new values) plus previous_status when the
+	// status moved.
+	Data map[string]any
+}
+
+// Config wires a Service to its surroundings. Every field is optional.
+type Config struct {
+	// Clock returns the current time; tests inject a fixed clock.
+	Clock func() time.Time
+	// Publish is called after a write commits, with EventCreated or
+	// EventUpdated and a map of the event fields. It must not block long.
+	Publish func(eventType string, data any)
+	// OnChange runs inside the write transaction of Create and Update. An
+	// error aborts the whole write, so the task change and whatever the
+	// hook appends commit together or not at all.
+	OnChange func(tx *bolt.Tx, change Change) error
+	// ThoughtTrail returns the thought trail task_get shows with
+	// include_thought_trail. Nil means an empty trail.
+	ThoughtTrail func(tx *bolt.Tx, taskID string) ([]string, error)
+}
+
+// Service runs the task pipeline over a core store. It is safe for
+// concurrent use; bbolt serializes its writes.
+type Service struct {
+	st  *store.Store
+	cfg Config
+}
+
+// New returns a Service over st.
+func New(st *store.Store, cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	return &Service{st: st, cfg: cfg}
+}
+
+// Store returns the store the service writes to.
+func (s *Service) Store() *store.Store { return s.st }
+
+func (s *Service) now() time.Time { return s.cfg.Clock().UTC().Truncate(time.Millisecond) }
+
+func (s *Service) publish(eventType string, data map[string]any) {
+	if s.cfg.Publish != nil && data != nil {
+		s.cfg.Publish(eventType, data)
+	}
+}
+
+func actorOrUnknown(actor string) string {
+	if actor == "" {
+		return UnknownActor
+	}
+	return actor
+}
+
+// internal turns a non-typed failure (bbolt, a hook) into ERR_INTERNAL so
+// callers always get an *errs.Error.
+func internal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errs.From(err)
+}
+
+// Project is a registered project (D7).
+type Project struct {
+	Slug      string `json:"slug"`
+	CreatedAt string `json:"created_at"`
+}
+
+// AddProject registers slug. Registering an existing project is not an
+// error — CAIRN_PROJECT is registered at every start — and returns the
+// existing record.
+func (s *Service) AddProject(slug string) (Project, error) {
+	if err := checkSlug("project", slug); err != nil {
+		return Project{}, err
+	}
+	var p Project
+	err := s.st.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(store.BucketProjects))
+		if raw := b.Get([]byte(slug)); raw != nil {
+			return json.Unmarshal(raw, &p)
+		}
+		p = Project{Slug: slug, CreatedAt: FormatTime(s.now())}
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(slug), raw)
+	})
+	return p, internal(err)
+}
+
+// ListProjects returns every registered project ordered by slug.
+func (s *Service) ListProjects() ([]Project, error) {
+	out := []Project{}
+	err := s.st.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
+			var p Project
+			if err := json.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			out = append(out, p)
+			return nil
+		})
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Slug < out[j].Slug })
+	return out, internal(err)
+}
+
+// HasProject reports whether slug is registered.
+func (s *Service) HasProject(slug string) (bool, error) {
+	var ok bool
+	err := s.st.View(func(tx *bolt.Tx) error {
+		ok = projectExists(tx, slug)
+		return nil
+	})
+	return ok, internal(err)
+}
+
+func projectExists(tx *bolt.Tx, slug string) bool {
+	return slug != "" && tx.Bucket([]byte(store.BucketProjects)).Get([]byte(slug)) != nil
+}
+
+func projectNotFound(slug string) error {
+	return errs.NotFoundf(errs.ProjectNotFound, "project", "project %q is not registered; register it with `cairn project add %s` or set CAIRN_PROJECT", clip(slug), clip(slug))
+}
+
+func taskNotFound(field, id string) error {
+	return errs.NotFoundf(errs.TaskNotFound, field, "task %s does not exist; find task ids with task_list", clip(id))
+}
+
+// --- storage helpers -------------------------------------------------------
+
+func tasksBucket(tx *bolt.Tx) *bolt.Bucket { return tx.Bucket([]byte(store.BucketTasks)) }
+
+// loadRecord reads task num; found is false when it does not exist.
+func loadRecord(tx *bolt.Tx, num uint64) (*record, bool, error) {
+	v := tasksBucket(tx).Get(store.U64(num))
+	if v == nil {
+		return nil, false, nil
+	}
+	var raw rawRecord
+	if err := decodeRaw(num, v, &raw); err != nil {
+		return nil, false, err
+	}
+	return raw.materialize(), true, nil
+}
+
+func keyProject(project string, num uint64) []byte {
+	k := make([]byte, 0, len(project)+9)
+	k = append(k, project...)
+	k = append(k, 0)
+	return append(k, store.U64(num)...)
+}
+
+func prefixProjectStatus(project, status string) []byte {
+	k := make([]byte, 0, len(project)+len(status)+10)
+	k = append(k, project...)
+	k = append(k, 0)
+	k = append(k, status...)
+	return append(k, 0)
+}
+
+func keyProjectStatus(project, status string, num uint64) []byte {
+	return append(prefixProjectStatus(project, status), store.U64(num)...)
+}
+
+func prefixStatus(status string) []byte { return append([]byte(status), 0) }
+
+func keyStatus(status string, num uint64) []byte {
+	return append(prefixStatus(status), store.U64(num)...)
+}
+
+func keyChild(parent, child uint64) []byte {
+	return append(store.U64(parent), store.U64(child)...)
+}
+
+// putRecord writes rec and, when prev is nil (a new task) or its status
+// changed, the index entries that depend on the status.
+func putRecord(tx *bolt.Tx, rec *record, prev *record) error {
+	if err := tasksBucket(tx).Put(store.U64(rec.num), rec.encode()); err != nil {
+		return err
+	}
+	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
+	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
+	children := tx.Bucket([]byte(store.BucketTaskChildren))
+	st := statusName(rec.status)
+	if prev == nil {
+		if err := tx.Bucket([]byte(store.BucketTasksByProject)).Put(keyProject(rec.project, rec.num), nil); err != nil {
+			return err
+		}
+	} else {
+		if prev.status == rec.status {
+			return nil
+		}
+		old := statusName(prev.status)
+		if err := byPS.Delete(keyProjectStatus(rec.project, old, rec.num)); err != nil {
+			return err
+		}
+		if err := byS.Delete(keyStatus(old, rec.num)); err != nil {
+			return err
+		}
+	}
+	if err := byPS.Put(keyProjectStatus(rec.project, st, rec.num), nil); err != nil {
+		return err
+	}
+	if err := byS.Put(keyStatus(st, rec.num), nil); err != nil {
+		return err
+	}
+	if rec.parent != 0 {
+		return children.Put(keyChild(rec.parent, rec.num), []byte{rec.status})
+	}
+	return nil
+}
+
+// openChildren counts the sub-tasks of num that are neither done nor
+// cancelled, reading only the children index through c (a cursor on
+// BucketTaskChildren, reused across calls to avoid an allocation each).
+func openChildren(c *bolt.Cursor, num uint64) int {
+	var prefix [8]byte
+	binary.BigEndian.PutUint64(prefix[:], num)
+	n := 0
+	for k, v := c.Seek(prefix[:]); len(k) == 16 && [8]byte(k[:8]) == prefix; k, v = c.Next() {
+		if len(v) == 1 && v[0] != codeDone && v[0] != codeCancelled {
+			n++
+		}
+	}
+	return n
+}
+
+// childIDs lists the sub-task ids of num in number order.
+func childIDs(tx *bolt.Tx, num uint64) []string {
+	c := tx.Bucket([]byte(store.BucketTaskChildren)).Cursor()
+	prefix := store.U64(num)
+	out := []string{}
+	for k, _ := c.Seek(prefix); len(k) == 16 && string(k[:8]) == string(prefix); k, _ = c.Next() {
+		out = append(out, FormatTaskID(binary.BigEndian.Uint64(k[8:])))
+	}
+	return out
+}
