@@ -54,6 +54,7 @@ type PluginHealth struct {
 	Message  string `json:"message,omitempty"`
 	Restarts int    `json:"restarts"`
 	Tools    int    `json:"tools"`
+	PID      int    `json:"pid,omitempty"`
 }
 
 // EventsInfo reports the event bus.
@@ -159,7 +160,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 		go func(i int, p *supervisor.Plugin) {
 			defer wg.Done()
 			st := p.Status()
-			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, Status: "degraded", Message: st.LastError}
+			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, Status: "degraded", Message: st.LastError}
 			if st.State == supervisor.StateRunning {
 				if hr, err := p.Health(ctx); err != nil {
 					line.Message = "health check failed: " + err.Error()

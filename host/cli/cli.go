@@ -94,8 +94,19 @@ Add it to Claude Code with:
 	}
 	root.SetHelpTemplate(root.HelpTemplate() + "\n" + envTable())
 	root.AddCommand(newServe(), newVersion(), newTools(), newPlugins())
+	for _, f := range extraCommands {
+		root.AddCommand(f())
+	}
 	return root
 }
+
+// extraCommands are added by the area command files of this package
+// (project, init, audit, admin, ...) from their init functions, so each
+// area's commands live in their own file.
+var extraCommands []func() *cobra.Command
+
+// register adds a top-level command.
+func register(f func() *cobra.Command) { extraCommands = append(extraCommands, f) }
 
 func newLogger(s config.Settings) hclog.Logger {
 	level := hclog.LevelFromString(s.LogLevel)

@@ -233,9 +233,7 @@ func TestKilledPluginIsRestarted(t *testing.T) {
 	eventually(t, 5*time.Second, "tools/list_changed after restart", func() bool {
 		return s.notifications("notifications/tools/list_changed") > before
 	})
-	health := structured(t, s.call("server_health", map[string]any{}))
-	plugins := health["plugins"].([]any)
-	tk := plugins[0].(map[string]any)
+	tk := pluginHealth(t, s, "testkit")
 	if tk["restarts"].(float64) < 1 || tk["state"] != "running" {
 		t.Errorf("health after restart: %v", tk)
 	}
@@ -254,13 +252,13 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
     env: {TESTKIT_NAME: other}
 `, testkitBin, testkitBin), 0o644)
 	s := w.serve()
-	health := structured(t, s.call("server_health", map[string]any{}))
-	if len(health["plugins"].([]any)) != 2 {
-		t.Fatalf("want 2 plugins, health: %v", health)
-	}
 	var pids []int
-	for _, p := range []string{"testkit", "other"} {
-		pids = append(pids, int(structured(t, s.call(p+"_pid", map[string]any{}))["pid"].(float64)))
+	for _, p := range []string{"testkit", "other", "core"} {
+		pid, _ := pluginHealth(t, s, p)["pid"].(float64)
+		if pid == 0 {
+			t.Fatalf("no pid for plugin %s", p)
+		}
+		pids = append(pids, int(pid))
 	}
 	hostPID := s.cmd.Process.Pid
 	if err := syscall.Kill(hostPID, syscall.SIGKILL); err != nil {
@@ -275,6 +273,19 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
 	eventually(t, 5*time.Second, "no plugin process of this workspace", func() bool {
 		return len(processesUnder(w.root)) == 0
 	})
+}
+
+// pluginHealth returns one plugin's line of server_health.
+func pluginHealth(t *testing.T, s *session, name string) map[string]any {
+	t.Helper()
+	health := structured(t, s.call("server_health", map[string]any{}))
+	for _, p := range health["plugins"].([]any) {
+		if m := p.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	t.Fatalf("plugin %s not in health: %v", name, health["plugins"])
+	return nil
 }
 
 // processesUnder lists pids whose executable path or arguments mention dir.

@@ -11,6 +11,9 @@ import (
 	_ "github.com/cairn-mcp/cairn/sdk/stdoutguard"
 
 	"github.com/cairn-mcp/cairn/host/cli"
+
+	// The built-in areas register themselves.
+	_ "github.com/cairn-mcp/cairn/plugins/core"
 )
 
 func main() {

@@ -1,0 +1,58 @@
+# cairn — build, run, test, lint, bench, proto.
+GO       ?= go
+BIN      := bin
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+LDFLAGS  := -X github.com/cairn-mcp/cairn/host.Version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
+
+.PHONY: build run test test-short lint bench proto tools-doc clean
+
+## build: the cairn binary, the area plugins as standalone binaries, and the example plugin.
+build:
+	@mkdir -p $(BIN)
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/cairn ./host/cmd/cairn
+	@for d in $$(ls -d plugins/*/cmd/cairn-plugin-* examples/cairn-plugin-* 2>/dev/null); do \
+		echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; \
+		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$(basename $$d) ./$$d || exit 1; \
+	done
+
+## run: build everything and serve MCP over stdio on the default store (<root>/.cairn/data).
+run: build
+	$(BIN)/cairn serve
+
+## test: every unit, end-to-end and fuzz-seed test.
+test:
+	$(GO) test -count=1 -timeout 30m ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+## lint: gofmt, go vet, staticcheck.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+## bench: the figures docs/performance.md lists.
+bench:
+	$(GO) test -run '^$$' -bench 'ToolCall' -benchtime 5000x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 30x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./plugins/core/...
+
+## proto: regenerate the plugin protocol (needs protoc: apt-get install protobuf-compiler).
+proto:
+	$(GO) install $(PROTOC_GEN_GO)
+	$(GO) install $(PROTOC_GEN_GO_GRPC)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I sdk/protocol/pluginv1 \
+		--go_out=paths=source_relative:sdk/protocol/pluginv1 \
+		--go-grpc_out=paths=source_relative:sdk/protocol/pluginv1 \
+		sdk/protocol/pluginv1/plugin.proto
+
+## tools-doc: regenerate docs/tools.md from the registered schemas.
+tools-doc: build
+	$(BIN)/cairn tools --markdown --out docs/tools.md
+
+clean:
+	rm -rf $(BIN)

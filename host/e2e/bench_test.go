@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/host/internal/testkit"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// percentiles reports p50 and p99 of the samples in microseconds.
+func percentiles(b *testing.B, samples []time.Duration) {
+	if len(samples) == 0 {
+		return
+	}
+	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
+	at := func(q float64) float64 {
+		i := int(q * float64(len(samples)-1))
+		return float64(samples[i].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
+}
+
+// BenchmarkToolCallThroughHost measures one tools/call from an MCP client
+// over stdio, through the host's pipeline and gRPC, to a plugin process and
+// back.
+func BenchmarkToolCallThroughHost(b *testing.B) {
+	t := &testing.T{}
+	w := newWorkspace(t)
+	w.t = t
+	w.addPlugin("testkit", testkitBin)
+	s := w.serve("CAIRN_LOG_LEVEL=warn")
+	defer s.close()
+	args := map[string]any{"message": "benchmark"}
+	for i := 0; i < 200; i++ { // warm up connections and caches
+		s.call("testkit_echo", args)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res, err := s.callCtx(context.Background(), "testkit_echo", args)
+		samples = append(samples, time.Since(start))
+		if err != nil || res.IsError {
+			b.Fatalf("call failed: %v", err)
+		}
+	}
+	b.StopTimer()
+	percentiles(b, samples)
+}
+
+// BenchmarkToolCallInProcess runs the same handler through the SDK in the
+// same process: validation, decoding, handler and encoding, no transport.
+func BenchmarkToolCallInProcess(b *testing.B) {
+	p := testkit.New("testkit")
+	ctx := sdk.WithCaller(context.Background(), sdk.Caller{ID: "bench"})
+	args, _ := json.Marshal(map[string]any{"message": "benchmark"})
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		res := p.Invoke(ctx, "testkit_echo", args)
+		samples = append(samples, time.Since(start))
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+	b.StopTimer()
+	percentiles(b, samples)
+}
+
+// BenchmarkColdStart measures from exec of `cairn serve` to the answer of
+// the first tools/list, with the built-in area plugins.
+func BenchmarkColdStart(b *testing.B) {
+	samples := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		t := &testing.T{}
+		w := newWorkspace(t)
+		w.t = t
+		start := time.Now()
+		s := w.serve("CAIRN_LOG_LEVEL=warn")
+		s.tools()
+		samples = append(samples, time.Since(start))
+		b.StopTimer()
+		s.close()
+		b.StartTimer()
+	}
+	b.StopTimer()
+	var total time.Duration
+	for _, d := range samples {
+		total += d
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(len(samples)), "ms/start")
+	percentiles(b, samples)
+}

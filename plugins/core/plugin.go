@@ -1,0 +1,204 @@
+// Package core is the core area plugin (Area A): the task pipeline, the
+// projects it files tasks under, and the live skill registry. It wires the
+// domain packages (store, tasks, skills) to the SDK and nothing more.
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/plugins/core/skills"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Version of the core plugin.
+const Version = "0.1.0"
+
+// StoreFile is the core store's file name inside the data dir.
+const StoreFile = "core.db"
+
+// ProjectCreatedEvent is published by the admin area when a workspace
+// project is created; its data carries the project's "slug".
+const ProjectCreatedEvent = "project.created"
+
+func init() {
+	builtin.Register(builtin.Area{Name: "core", Order: 10, Description: "tasks, projects, skills, decision trail", New: New})
+}
+
+// bucketLastProject remembers, per caller, the project they used last (D7).
+var bucketLastProject = []byte("client_last_project")
+
+// Core holds the plugin's open resources.
+type Core struct {
+	p      *sdk.Plugin
+	mu     sync.RWMutex
+	store  *store.Store
+	tasks  *tasks.Service
+	skills *skills.Registry
+	active string // CAIRN_PROJECT
+}
+
+// New builds the core plugin.
+func New() *sdk.Plugin {
+	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"))
+	c := &Core{p: p}
+	p.OnConfigure(c.configure)
+	p.OnStop(c.stop)
+	p.SetHealth(c.health)
+	p.OnEvent(ProjectCreatedEvent, c.onProjectCreated)
+	c.registerTaskTools()
+	c.registerSkillTools()
+	return p
+}
+
+func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFile), store.Options{})
+	if err != nil {
+		return err
+	}
+	if err := st.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucketLastProject)
+		return err
+	}); err != nil {
+		_ = st.Close()
+		return errs.Newf(500, errs.InitFailed, "prepare core store: %v", err)
+	}
+	svc := tasks.New(st, tasks.Config{Publish: c.publish})
+	if slug := os.Getenv("CAIRN_PROJECT"); slug != "" {
+		if _, err := svc.AddProject(slug); err != nil {
+			_ = st.Close()
+			return err
+		}
+	}
+	reg, err := skills.Open(cfg.Root, func(msg string, kv ...any) { c.p.Logger().Warn(msg, kv...) })
+	if err != nil {
+		_ = st.Close()
+		return errs.Newf(500, errs.InitFailed, "skill registry: %v", err)
+	}
+	c.mu.Lock()
+	c.store, c.tasks, c.skills, c.active = st, svc, reg, os.Getenv("CAIRN_PROJECT")
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Core) stop(context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	if c.skills != nil {
+		first = c.skills.Close()
+		c.skills = nil
+	}
+	if c.store != nil {
+		if err := c.store.Close(); err != nil && first == nil {
+			first = err
+		}
+		c.store = nil
+	}
+	return first
+}
+
+// svc returns the task service or a typed error before configuration.
+func (c *Core) svc() (*tasks.Service, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.tasks == nil {
+		return nil, errs.New(503, errs.Unavailable, "the core store is not open")
+	}
+	return c.tasks, nil
+}
+
+func (c *Core) publish(eventType string, data any) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.p.Publish(ctx, eventType, data); err != nil {
+		c.p.Logger().Warn("event not published", "event", eventType, "error", err)
+	}
+}
+
+func (c *Core) onProjectCreated(_ context.Context, ev sdk.Event) error {
+	var data struct {
+		Slug string `json:"slug"`
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil || data.Slug == "" {
+		return fmt.Errorf("%s event without a slug", ProjectCreatedEvent)
+	}
+	svc, err := c.svc()
+	if err != nil {
+		return err
+	}
+	_, err = svc.AddProject(data.Slug)
+	return err
+}
+
+// health reports the store (D15's db block) and malformed skill files.
+func (c *Core) health(context.Context) sdk.Health {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	h := sdk.Health{Status: "ok", Details: map[string]any{}}
+	db := map[string]any{"open": false, "user_version": 0, "path": ""}
+	if c.store != nil {
+		db = map[string]any{"open": true, "user_version": c.store.UserVersion(), "path": c.store.Path()}
+	} else {
+		h.Status, h.Message = "degraded", "core store is not open"
+	}
+	h.Details["db"] = db
+	if c.skills != nil {
+		var problems []string
+		for _, pr := range c.skills.Problems() {
+			problems = append(problems, fmt.Sprintf("skill file %s skipped: %s", pr.Path, pr.Error))
+		}
+		if len(problems) > 0 {
+			h.Status, h.Message = "degraded", fmt.Sprintf("%d malformed skill file(s)", len(problems))
+			h.Details["problems"] = problems
+		}
+	}
+	return h
+}
+
+// rememberProject records the project a caller used, for task_next_actions
+// without a project (D7).
+func (c *Core) rememberProject(caller, project string) {
+	c.mu.RLock()
+	st := c.store
+	c.mu.RUnlock()
+	if st == nil || project == "" {
+		return
+	}
+	_ = st.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketLastProject)
+		if string(b.Get([]byte(caller))) == project {
+			return nil
+		}
+		return b.Put([]byte(caller), []byte(project))
+	})
+}
+
+func (c *Core) lastProject(caller string) string {
+	c.mu.RLock()
+	st := c.store
+	c.mu.RUnlock()
+	if st == nil {
+		return ""
+	}
+	var out string
+	_ = st.View(func(tx *bolt.Tx) error {
+		out = string(tx.Bucket(bucketLastProject).Get([]byte(caller)))
+		return nil
+	})
+	return out
+}
