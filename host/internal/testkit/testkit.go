@@ -101,12 +101,18 @@ func New(name string) *sdk.Plugin {
 	})
 	var mu sync.Mutex
 	var got []received
-	p.OnEvent("demo.*", func(_ context.Context, ev sdk.Event) error {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, received{Type: ev.Type, Source: ev.Source, Data: ev.Data})
-		return nil
-	})
+	patterns := []string{"demo.*"}
+	if extra := os.Getenv("TESTKIT_SUBSCRIBE"); extra != "" {
+		patterns = append(patterns, strings.Split(extra, ",")...)
+	}
+	for _, pat := range patterns {
+		p.OnEvent(pat, func(_ context.Context, ev sdk.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, received{Type: ev.Type, Source: ev.Source, Data: ev.Data})
+			return nil
+		})
+	}
 	sdk.AddTool(p, sdk.Tool[echoIn, echoOut]{
 		Name: name + "_echo", Description: "Echoes a message with the caller identity.", ReadOnly: true, Idempotent: true,
 		Handler: func(ctx context.Context, in echoIn) (echoOut, error) {
