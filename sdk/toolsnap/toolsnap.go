@@ -1,0 +1,72 @@
+// Package toolsnap checks a plugin's tool declarations against committed
+// snapshots, so a change to a tool's name, description, schemas or
+// annotations shows up in review. Set UPDATE_TOOLSNAPS=1 to rewrite them.
+package toolsnap
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// Check compares every tool of p with dir/<tool>.snap.
+func Check(t *testing.T, p *sdk.Plugin, dir string) {
+	t.Helper()
+	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
+	for _, tool := range p.Tools() {
+		snap := map[string]any{
+			"name":         tool.Name,
+			"title":        tool.Title,
+			"description":  tool.Description,
+			"toolset":      tool.Toolset,
+			"inputSchema":  json.RawMessage(tool.InputSchema),
+			"outputSchema": json.RawMessage(tool.OutputSchema),
+			"annotations": map[string]bool{
+				"readOnlyHint": tool.ReadOnly, "destructiveHint": tool.Destructive,
+				"idempotentHint": tool.Idempotent, "openWorldHint": tool.OpenWorld,
+			},
+		}
+		raw, err := json.MarshalIndent(snap, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Re-indent the embedded schemas canonically.
+		var canon bytes.Buffer
+		if err := json.Indent(&canon, raw, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		got := append(canon.Bytes(), '\n')
+		path := filepath.Join(dir, tool.Name+".snap")
+		if update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, got, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("no snapshot for tool %s (%v); run with UPDATE_TOOLSNAPS=1 and review the new file", tool.Name, err)
+			continue
+		}
+		if !bytes.Equal(normalize(t, want), normalize(t, got)) {
+			t.Errorf("tool %s differs from %s; if the change is intended, run with UPDATE_TOOLSNAPS=1 and commit the diff\ngot:\n%s", tool.Name, path, got)
+		}
+	}
+}
+
+func normalize(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("snapshot is not JSON: %v", err)
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
