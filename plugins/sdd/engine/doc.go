@@ -1,0 +1,18 @@
+// Package engine is the spec-driven-development (SDD) domain of cairn
+// (Area C): phase plans, timed execution leases, agent spawn rules and a
+// spawn queue, a skill registry with agent assignments, a key-value state
+// store, and evolution (detect, apply, roll back refinements).
+//
+// It is pure Go with no MCP or gRPC dependency: the sdd plugin binary wires
+// the Tool* methods (or HandleTool) to the ten sdd_ MCP tools and
+// ListResources/ReadResource to the sdd:// resources.
+//
+// All state lives in one JSON document, <DataDir>/state/sdd-state.json,
+// cached in memory and replaced atomically (temp file, fsync, rename,
+// directory fsync) on every write, so a SIGKILL at any moment leaves either
+// the old or the new document, never a torn one.
+//
+// Errors are *errs.Error: 400 ERR_INVALID_INPUT naming the field and the
+// constraint, 404 for unknown ids, 409 for state conflicts, 500 for I/O
+// failures.
+package engine

@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Constants of PRODUCT.md D17.
+const (
+	// LeaseDurationMS is the lifetime of an execution lease.
+	LeaseDurationMS = 3_600_000
+	// MaxRetainedLeases bounds the closed (returned or expired) leases kept
+	// in the state file; active leases are always kept.
+	MaxRetainedLeases = 100
+	// MaxSpawnQueueEntries bounds the spawn queue; pending items are always
+	// kept and closed items fill the remainder.
+	MaxSpawnQueueEntries = 400
+	// MaxSpawnHistoryEntries bounds the spawn history.
+	MaxSpawnHistoryEntries = 300
+	// ResourceContentLimit caps the characters returned by ReadResource.
+	ResourceContentLimit = 5000
+	// StaleProjectAfter is how long without a state write makes the project
+	// stale.
+	StaleProjectAfter = 24 * time.Hour
+	// DefaultHistoryLimit and MaxHistoryLimit bound ListSpawnHistory.
+	DefaultHistoryLimit = 50
+	// MaxHistoryLimit is the largest ListSpawnHistory limit.
+	MaxHistoryLimit = 200
+	// MaxEvolutionActions bounds the recorded evolution actions (the spec
+	// sets no limit; the file must not grow without bound).
+	MaxEvolutionActions = 200
+)
+
+// Event types published through Config.Publish (D19).
+const (
+	EventLeaseIssued    = "sdd.lease.issued"
+	EventLeaseReturned  = "sdd.lease.returned"
+	EventSpawnQueued    = "sdd.spawn.queued"
+	EventSpawnCompleted = "sdd.spawn.completed"
+	// EventStateRecovered reports that a corrupt state file was set aside.
+	EventStateRecovered = "sdd.state.recovered"
+)
+
+// stateFileName is the state document inside <DataDir>/state.
+const stateFileName = "sdd-state.json"
+
+// Config configures an Engine.
+type Config struct {
+	// Root is the workspace root (CAIRN_ROOT); command files, agent files
+	// and the planning root live under it.
+	Root string
+	// DataDir holds state/sdd-state.json; default <Root>/.cairn/data.
+	DataDir string
+	// Clock returns the current time; default time.Now. Tests inject it.
+	Clock func() time.Time
+	// Publish receives domain events; nil discards them. It is called
+	// without the engine lock held, so it may call back into the engine.
+	Publish func(eventType string, data any)
+}
+
+// Engine is the SDD domain. All methods are safe for concurrent use.
+type Engine struct {
+	cfg       Config
+	root      string
+	statePath string
+
+	mu       sync.Mutex
+	st       *state
+	loaded   bool
+	recovery *Recovery
+}
+
+// Recovery describes a corrupt state file that was set aside at load.
+type Recovery struct {
+	Error     string `json:"error"`
+	MovedTo   string `json:"movedTo"`
+	Recovered string `json:"recoveredAt"`
+}
+
+// New returns an engine for cfg. It does not touch the disk; call
+// Initialize (methods initialize lazily when it was not called).
+func New(cfg Config) (*Engine, error) {
+	if cfg.Root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, errs.Newf(500, errs.ConfigInvalid, "cannot determine the workspace root: %v", err)
+		}
+		cfg.Root = wd
+	}
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return nil, errs.Newf(500, errs.ConfigInvalid, "invalid workspace root %q: %v", cfg.Root, err)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(root, ".cairn", "data")
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, errs.Newf(500, errs.ConfigInvalid, "invalid data dir %q: %v", cfg.DataDir, err)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	cfg.Root, cfg.DataDir = root, dataDir
+	return &Engine{
+		cfg:       cfg,
+		root:      root,
+		statePath: filepath.Join(dataDir, "state", stateFileName),
+	}, nil
+}
+
+// StatePath is the absolute path of the state document.
+func (e *Engine) StatePath() string { return e.statePath }
+
+// PlanningRoot is the absolute path of <Root>/.planning.
+func (e *Engine) PlanningRoot() string { return filepath.Join(e.root, ".planning") }
+
+// Initialize loads the state from disk (replacing the cache) and rehydrates
+// only unexpired, unreturned leases as active. A missing file yields a fresh
+// state. A corrupt file is renamed to sdd-state.json.corrupt-<time>, a fresh
+// state is used, and the problem is reported by Health and GetStats (and
+// published as sdd.state.recovered) instead of being overwritten silently.
+// It returns true, mirroring the specification.
+func (e *Engine) Initialize() (bool, error) {
+	e.mu.Lock()
+	rec, err := e.loadLocked()
+	e.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	if rec != nil {
+		e.publish([]event{{EventStateRecovered, rec}})
+	}
+	return true, nil
+}
+
+func (e *Engine) loadLocked() (*Recovery, error) {
+	now := e.cfg.Clock()
+	data, err := os.ReadFile(e.statePath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		e.st = newState(now)
+		e.loaded = true
+		return nil, nil
+	case err != nil:
+		return nil, errs.Newf(500, errs.InitFailed, "cannot read SDD state %s: %v", e.statePath, err)
+	}
+	st, perr := decodeState(data)
+	if perr != nil {
+		moved := fmt.Sprintf("%s.corrupt-%s", e.statePath, now.UTC().Format("20060102T150405.000Z"))
+		if err := os.Rename(e.statePath, moved); err != nil {
+			return nil, errs.Newf(500, errs.InitFailed,
+				"SDD state %s is corrupt (%v) and could not be set aside: %v; move it away or repair it", e.statePath, perr, err)
+		}
+		e.recovery = &Recovery{
+			Error:     fmt.Sprintf("state file %s was corrupt: %v", e.statePath, perr),
+			MovedTo:   moved,
+			Recovered: iso(now),
+		}
+		e.st = newState(now)
+		e.loaded = true
+		return e.recovery, nil
+	}
+	st.normalize(now)
+	e.st = st
+	e.loaded = true
+	return nil, nil
+}
+
+// ensureLocked lazily initializes so a caller that forgot Initialize still
+// sees the persisted state rather than an empty one.
+func (e *Engine) ensureLocked() error {
+	if e.loaded {
+		return nil
+	}
+	_, err := e.loadLocked()
+	return err
+}
+
+// event is a domain event queued during a locked section and published
+// after the lock is released.
+type event struct {
+	typ  string
+	data any
+}
+
+func (e *Engine) publish(evs []event) {
+	if e.cfg.Publish == nil {
+		return
+	}
+	for _, ev := range evs {
+		e.cfg.Publish(ev.typ, ev.data)
+	}
+}
+
+// read runs fn under the lock on the cached state.
+func (e *Engine) read(fn func(s *state, now time.Time) error) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.ensureLocked(); err != nil {
+		return err
+	}
+	return fn(e.st, e.cfg.Clock())
+}
+
+// write runs fn on a copy of the state, prunes it, persists it atomically
+// and only then swaps it in, so a failed write leaves the cache unchanged
+// (no acknowledged-but-unpersisted change). Events emitted by fn are
+// published after a successful write, outside the lock.
+func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) error) error {
+	var evs []event
+	err := func() error {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if err := e.ensureLocked(); err != nil {
+			return err
+		}
+		now := e.cfg.Clock()
+		next, err := e.st.clone()
+		if err != nil {
+			return errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
+		}
+		emit := func(t string, d any) { evs = append(evs, event{t, d}) }
+		if err := fn(next, now, emit); err != nil {
+			evs = nil
+			return err
+		}
+		next.Project.LastWriteAt = iso(now)
+		prune(next, now)
+		data, err := json.MarshalIndent(next, "", "  ")
+		if err != nil {
+			evs = nil
+			return errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
+		}
+		if err := writeFileAtomic(e.statePath, append(data, '\n')); err != nil {
+			evs = nil
+			return errs.Newf(500, errs.Internal, "cannot persist SDD state to %s: %v", e.statePath, err)
+		}
+		e.st = next
+		return nil
+	}()
+	if err == nil {
+		e.publish(evs)
+	}
+	return err
+}
+
+// decodeState parses a state document, keeping numbers exact.
+func decodeState(data []byte) (*state, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var st state
+	if err := dec.Decode(&st); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("trailing data after the JSON document")
+	}
+	return &st, nil
+}
+
+func (s *state) clone() (*state, error) {
+	data, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return decodeState(data)
+}
+
+// iso formats t like JavaScript's toISOString (D5).
+func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// parseISO parses a time written by iso; the zero time on failure.
+func parseISO(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// Health is the engine's health report.
+type Health struct {
+	Status   string    `json:"status"`
+	Problems []string  `json:"problems"`
+	Recovery *Recovery `json:"recovery,omitempty"`
+}
+
+// Health reports ok, or degraded with the reasons (a recovered corrupt
+// state file, a stale project).
+func (e *Engine) Health() Health {
+	h := Health{Status: "ok", Problems: []string{}}
+	_ = e.read(func(s *state, now time.Time) error {
+		h = e.healthLocked(s, now)
+		return nil
+	})
+	return h
+}
+
+func (e *Engine) healthLocked(s *state, now time.Time) Health {
+	h := Health{Status: "ok", Problems: []string{}, Recovery: e.recovery}
+	if e.recovery != nil {
+		h.Status = "degraded"
+		h.Problems = append(h.Problems, e.recovery.Error+"; the corrupt copy is kept at "+e.recovery.MovedTo+" and a fresh state was started")
+	}
+	if projectStale(s, now) {
+		h.Status = "degraded"
+		h.Problems = append(h.Problems, "project is stale: no state write since "+s.Project.LastWriteAt+" (run sdd_evolve detect)")
+	}
+	return h
+}
+
+func projectStale(s *state, now time.Time) bool {
+	if s.Project.LastWriteAt == "" {
+		return false
+	}
+	t := parseISO(s.Project.LastWriteAt)
+	return !t.IsZero() && now.Sub(t) >= StaleProjectAfter
+}

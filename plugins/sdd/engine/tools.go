@@ -1,0 +1,642 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Tool names (D16: the sdd toolset).
+const (
+	ToolNameVitals   = "sdd_vitals"
+	ToolNamePlan     = "sdd_plan"
+	ToolNameDiscuss  = "sdd_discuss"
+	ToolNameState    = "sdd_state"
+	ToolNameValidate = "sdd_validate"
+	ToolNameLease    = "sdd_lease"
+	ToolNameDash     = "sdd_dash"
+	ToolNameEvolve   = "sdd_evolve"
+	ToolNameAgent    = "sdd_agent"
+	ToolNameSkill    = "sdd_skill"
+)
+
+// ToolNames lists the ten sdd_ tools in a stable order.
+var ToolNames = []string{
+	ToolNameVitals, ToolNamePlan, ToolNameDiscuss, ToolNameState, ToolNameValidate,
+	ToolNameLease, ToolNameDash, ToolNameEvolve, ToolNameAgent, ToolNameSkill,
+}
+
+// Phase is a phase name that accepts a JSON string or number (the
+// specification allows both); it is kept exactly as written.
+type Phase string
+
+// UnmarshalJSON accepts "3", 3 or "phase-a".
+func (p *Phase) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*p = Phase(s)
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err != nil {
+		return errs.Invalid("phase", "type", "phase must be a string or a number")
+	}
+	*p = Phase(n.String())
+	return nil
+}
+
+// VitalsInput is sdd_vitals's input.
+type VitalsInput struct {
+	Command string `json:"command,omitempty"`
+}
+
+// PlanInput is sdd_plan's input.
+type PlanInput struct {
+	Phase        Phase  `json:"phase"`
+	Context      string `json:"context,omitempty"`
+	AutoSpawn    bool   `json:"auto_spawn,omitempty"`
+	SkipResearch bool   `json:"skip_research,omitempty"`
+	SkipVerify   bool   `json:"skip_verify,omitempty"`
+	HasResearch  bool   `json:"has_research,omitempty"`
+}
+
+// DiscussInput is sdd_discuss's input.
+type DiscussInput struct {
+	Phase Phase  `json:"phase"`
+	Topic string `json:"topic,omitempty"`
+}
+
+// StateInput is sdd_state's input. Value is raw JSON; nil means absent.
+type StateInput struct {
+	Action  string          `json:"action"`
+	KeyPath string          `json:"keyPath,omitempty"`
+	Value   json.RawMessage `json:"value,omitempty"`
+}
+
+// ValidateInput is sdd_validate's input.
+type ValidateInput struct {
+	Content string `json:"content"`
+	Type    string `json:"type,omitempty"`
+}
+
+// LeaseInput is sdd_lease's input.
+type LeaseInput struct {
+	Action  string   `json:"action"`
+	TaskID  string   `json:"taskId,omitempty"`
+	Scope   []string `json:"scope,omitempty"`
+	LeaseID string   `json:"leaseId,omitempty"`
+	Result  string   `json:"result,omitempty"`
+}
+
+// DashInput is sdd_dash's input.
+type DashInput struct {
+	Format string `json:"format,omitempty"`
+}
+
+// EvolveInput is sdd_evolve's input.
+type EvolveInput struct {
+	Action      string `json:"action"`
+	Scope       string `json:"scope,omitempty"`
+	CandidateID string `json:"candidateId,omitempty"`
+	Force       bool   `json:"force,omitempty"`
+}
+
+// AgentInput is sdd_agent's input.
+type AgentInput struct {
+	Action           string          `json:"action"`
+	Intent           string          `json:"intent,omitempty"`
+	Options          *SpawnOptions   `json:"options,omitempty"`
+	Rule             *SpawnRuleInput `json:"rule,omitempty"`
+	Status           string          `json:"status,omitempty"`
+	SpawnID          string          `json:"spawnId,omitempty"`
+	CompletionStatus string          `json:"completionStatus,omitempty"`
+	Note             string          `json:"note,omitempty"`
+	Limit            int             `json:"limit,omitempty"`
+}
+
+// SkillInput is sdd_skill's input.
+type SkillInput struct {
+	Action      string        `json:"action"`
+	SkillID     string        `json:"skillId,omitempty"`
+	Title       *string       `json:"title,omitempty"`
+	Description *string       `json:"description,omitempty"`
+	Tags        []string      `json:"tags,omitempty"`
+	AgentID     string        `json:"agentId,omitempty"`
+	Intent      string        `json:"intent,omitempty"`
+	Options     *SpawnOptions `json:"options,omitempty"`
+}
+
+func required(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return errs.Invalidf(field, "required", "%s is required for this action", field)
+	}
+	return nil
+}
+
+func badAction(tool, action string, allowed ...string) error {
+	if action == "" {
+		return errs.Invalidf("action", "required", "%s needs an action: one of %s", tool, strings.Join(allowed, ", "))
+	}
+	return errs.Invalidf("action", "enum", "%s action must be one of %s, not %q", tool, strings.Join(allowed, ", "), action)
+}
+
+func opts(o *SpawnOptions) SpawnOptions {
+	if o == nil {
+		return SpawnOptions{}
+	}
+	return *o
+}
+
+// ToolVitals implements sdd_vitals: Markdown with health, phase, lease
+// count and the command's objective. Without a command it shows
+// plan-phase when no phase has been planned yet, else execute-phase.
+func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
+	cmd := in.Command
+	if cmd == "" {
+		cmd = "plan-phase"
+		if st, err := e.GetStats(); err == nil && st.CurrentPhase != "" {
+			cmd = "execute-phase"
+		}
+	}
+	v, err := e.GetCommandVitals(cmd)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# SDD Vitals: %s\n\n", v.Command)
+	phase := v.State.Phase
+	if phase == "" {
+		phase = "none"
+	}
+	fmt.Fprintf(&b, "- Health: %s\n- Status: %s\n- Phase: %s\n- Active leases: %d\n- Command source: %s", v.Health.Status, v.State.Status, phase, v.State.ActiveLeases, v.Source)
+	if v.Path != "" {
+		fmt.Fprintf(&b, " (%s)", v.Path)
+	}
+	b.WriteString("\n")
+	for _, p := range v.Health.Problems {
+		fmt.Fprintf(&b, "- Problem: %s\n", p)
+	}
+	if v.Synthetic {
+		b.WriteString("- Synthetic: yes (no command file found)\n")
+	}
+	for _, sec := range []struct{ title, body string }{
+		{"Objective", v.Sections.Objective}, {"Context", v.Sections.Context}, {"Process", v.Sections.Process},
+		{"Constraints", v.Sections.Constraints}, {"Tasks", v.Sections.Tasks}, {"Success Checks", v.Sections.SuccessChecks},
+	} {
+		if sec.body != "" {
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n", sec.title, sec.body)
+		}
+	}
+	return b.String(), nil
+}
+
+// ToolPlan implements sdd_plan: writes the plan and returns its Markdown;
+// with auto_spawn it also queues the plan_phase flow and appends a
+// spawn-flow summary.
+func (e *Engine) ToolPlan(in PlanInput) (string, error) {
+	if err := required("phase", string(in.Phase)); err != nil {
+		return "", err
+	}
+	res, err := e.GeneratePlan(string(in.Phase), in.Context)
+	if err != nil {
+		return "", err
+	}
+	out := res.Markdown + fmt.Sprintf("\n---\nPlan written to %s.\n", res.Path)
+	if !in.AutoSpawn {
+		return out, nil
+	}
+	q, err := e.QueueAgentSpawnPlan(IntentPlanPhase, SpawnOptions{
+		SkipResearch: in.SkipResearch, SkipVerify: in.SkipVerify, HasResearch: in.HasResearch,
+	}, SpawnSource{SourceTool: ToolNamePlan})
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString(out)
+	fmt.Fprintf(&b, "\n## Spawn Flow %s (%s)\n\n", q.FlowID, q.Plan.Intent)
+	for _, it := range q.QueueItems {
+		fmt.Fprintf(&b, "%d. %s: %s (%s, %s)\n", it.Order, it.SpawnID, it.Agent, it.Stage, it.Mode)
+	}
+	for _, n := range q.Plan.Notes {
+		fmt.Fprintf(&b, "\nNote: %s\n", n)
+	}
+	b.WriteString("\nRun each agent in order, then close its item with sdd_agent complete (spawnId, completionStatus).\n")
+	return b.String(), nil
+}
+
+// ToolDiscuss implements sdd_discuss.
+func (e *Engine) ToolDiscuss(in DiscussInput) (string, error) {
+	if err := required("phase", string(in.Phase)); err != nil {
+		return "", err
+	}
+	return e.GenerateDiscussion(string(in.Phase), in.Topic)
+}
+
+// ToolState implements sdd_state: get (keyPath) returns the value as JSON
+// or a plain-text "not set" line; set (keyPath, value); delete (keyPath);
+// list (optional keyPath) returns the stored tree as JSON.
+func (e *Engine) ToolState(in StateInput) (string, error) {
+	switch in.Action {
+	case "get":
+		if err := required("keyPath", in.KeyPath); err != nil {
+			return "", err
+		}
+		v, ok, err := e.GetStateValue(in.KeyPath)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return fmt.Sprintf("No value is stored at %s.", in.KeyPath), nil
+		}
+		return marshalIndent(v), nil
+	case "set":
+		if err := required("keyPath", in.KeyPath); err != nil {
+			return "", err
+		}
+		if len(in.Value) == 0 {
+			return "", errs.Invalid("value", "required", "value is required for set (any JSON value; use delete to remove a key)")
+		}
+		var v any
+		dec := json.NewDecoder(bytes.NewReader(in.Value))
+		dec.UseNumber()
+		if err := dec.Decode(&v); err != nil {
+			return "", errs.Invalidf("value", "type", "value must be JSON: %v", err)
+		}
+		if _, err := e.SetStateValue(in.KeyPath, v); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Stored %s = %s", in.KeyPath, compact(v)), nil
+	case "delete":
+		if err := required("keyPath", in.KeyPath); err != nil {
+			return "", err
+		}
+		ok, err := e.DeleteStateValue(in.KeyPath)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return fmt.Sprintf("Nothing was stored at %s.", in.KeyPath), nil
+		}
+		return fmt.Sprintf("Deleted %s.", in.KeyPath), nil
+	case "list":
+		if in.KeyPath != "" {
+			v, ok, err := e.GetStateValue(in.KeyPath)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				return fmt.Sprintf("No value is stored at %s.", in.KeyPath), nil
+			}
+			return marshalIndent(v), nil
+		}
+		all, err := e.StateValues()
+		if err != nil {
+			return "", err
+		}
+		return marshalIndent(all), nil
+	}
+	return "", badAction(ToolNameState, in.Action, "get", "set", "list", "delete")
+}
+
+func marshalIndent(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func compact(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if r := []rune(string(b)); len(r) > 200 {
+		return string(r[:197]) + "..."
+	}
+	return string(b)
+}
+
+// ToolValidate implements sdd_validate: DOCTRINE VALIDATED or the list of
+// violations.
+func (e *Engine) ToolValidate(in ValidateInput) (string, error) {
+	res, err := ValidateContent(in.Content, in.Type)
+	if err != nil {
+		return "", err
+	}
+	if res.Valid {
+		return "DOCTRINE VALIDATED", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "DOCTRINE VIOLATIONS (%s): %d missing required section(s)\n", res.Type, len(res.Missing))
+	for _, m := range res.Missing {
+		fmt.Fprintf(&b, "- Missing section %q: add a <%s> block or a \"## %s\" heading\n", m, sectionNorm(m), m)
+	}
+	return b.String(), nil
+}
+
+// ToolLease implements sdd_lease: issue (taskId, scope), return (leaseId,
+// result), list. Returning an unknown, returned or expired lease is 404.
+func (e *Engine) ToolLease(in LeaseInput) (string, error) {
+	switch in.Action {
+	case "issue":
+		if err := required("taskId", in.TaskID); err != nil {
+			return "", err
+		}
+		l, err := e.CreateLease(in.TaskID, in.Scope)
+		if err != nil {
+			return "", err
+		}
+		scope := "(none)"
+		if len(l.Scope) > 0 {
+			scope = strings.Join(l.Scope, ", ")
+		}
+		return fmt.Sprintf("# Lease issued\n\n- Lease: %s\n- Task: %s\n- Scope: %s\n- Issued: %s\n- Expires: %s\n\nReturn it with sdd_lease return when the work is done.\n",
+			l.LeaseID, l.TaskID, scope, l.IssuedAt, l.ExpiresAt), nil
+	case "return":
+		if err := required("leaseId", in.LeaseID); err != nil {
+			return "", err
+		}
+		ok, err := e.ReturnLease(in.LeaseID, in.Result)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", errs.NotFoundf(errs.NotFound, "leaseId", "no active lease %q: it is unknown, already returned or expired (sdd_lease list shows active leases)", in.LeaseID)
+		}
+		res := in.Result
+		if res == "" {
+			res = "completed"
+		}
+		return fmt.Sprintf("Lease %s returned: %s.", in.LeaseID, res), nil
+	case "list":
+		ls, err := e.ListActiveLeases()
+		if err != nil {
+			return "", err
+		}
+		if len(ls) == 0 {
+			return "No active leases.", nil
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Active leases (%d)\n\n| Lease | Task | Scope | Issued | Expires |\n|---|---|---|---|---|\n", len(ls))
+		for _, l := range ls {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", l.LeaseID, mdCell(l.TaskID), mdCell(strings.Join(l.Scope, ", ")), l.IssuedAt, l.ExpiresAt)
+		}
+		return b.String(), nil
+	}
+	return "", badAction(ToolNameLease, in.Action, "issue", "return", "list")
+}
+
+// ToolDash implements sdd_dash: Markdown text or a *Dashboard.
+func (e *Engine) ToolDash(in DashInput) (any, error) {
+	return e.GenerateDashboard(in.Format)
+}
+
+// ToolEvolve implements sdd_evolve: detect (scope), apply (candidateId,
+// force), rollback (candidateId), report (scope).
+func (e *Engine) ToolEvolve(in EvolveInput) (string, error) {
+	switch in.Action {
+	case "detect":
+		c, err := e.DetectEvolution(in.Scope)
+		if err != nil {
+			return "", err
+		}
+		scope := in.Scope
+		if scope == "" {
+			scope = ScopeAll
+		}
+		return fmt.Sprintf("# Evolution candidates (%s)\n\n", scope) + renderCandidates(c), nil
+	case "apply":
+		if err := required("candidateId", in.CandidateID); err != nil {
+			return "", err
+		}
+		r, err := e.ApplyEvolution(in.CandidateID, in.Force)
+		if err != nil {
+			return "", err
+		}
+		if !r.Success {
+			s := fmt.Sprintf("# Evolution not applied\n\n- Candidate: %s\n- Reason: %s\n", r.CandidateID, r.Message)
+			if r.Recommendation != "" {
+				s += "- Recommendation: " + r.Recommendation + "\n"
+			}
+			return s, nil
+		}
+		return fmt.Sprintf("# Evolution applied\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n\nUndo with sdd_evolve rollback candidateId %s.\n", r.CandidateID, r.ActionID, r.Message, r.CandidateID), nil
+	case "rollback":
+		if err := required("candidateId", in.CandidateID); err != nil {
+			return "", err
+		}
+		r, err := e.RollbackEvolution(in.CandidateID)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("# Evolution rolled back\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n", r.CandidateID, r.ActionID, r.Message), nil
+	case "report":
+		return e.EvolutionReport(in.Scope)
+	}
+	return "", badAction(ToolNameEvolve, in.Action, "detect", "apply", "rollback", "report")
+}
+
+// ToolAgent implements sdd_agent. complete on an unknown spawnId is 404
+// here (the domain function returns nil), so the agent learns its mistake.
+func (e *Engine) ToolAgent(in AgentInput) (any, error) {
+	switch in.Action {
+	case "rules":
+		rules, err := e.SpawnRules()
+		if err != nil {
+			return nil, err
+		}
+		if in.Intent != "" {
+			if err := checkName("intent", in.Intent); err != nil {
+				return nil, err
+			}
+			r, ok := rules[in.Intent]
+			if !ok {
+				return nil, errs.NotFoundf(errs.NotFound, "intent", "no spawn rule for intent %q; create one with set_rule", in.Intent)
+			}
+			return &RuleResult{Intent: in.Intent, Rule: r}, nil
+		}
+		return map[string]any{"rules": rules, "intents": sortedKeys(rules)}, nil
+	case "set_rule":
+		if err := required("intent", in.Intent); err != nil {
+			return nil, err
+		}
+		if in.Rule == nil {
+			return nil, errs.Invalid("rule", "required", "rule is required for set_rule: {before?, beforeParallel?, main?, after?, afterParallel?, notes?}")
+		}
+		return e.SetSpawnRule(in.Intent, *in.Rule)
+	case "plan":
+		if err := required("intent", in.Intent); err != nil {
+			return nil, err
+		}
+		return e.ResolveAgentSpawnPlan(in.Intent, opts(in.Options))
+	case "enqueue":
+		if err := required("intent", in.Intent); err != nil {
+			return nil, err
+		}
+		return e.QueueAgentSpawnPlan(in.Intent, opts(in.Options), SpawnSource{SourceTool: ToolNameAgent})
+	case "queue":
+		items, err := e.ListSpawnQueue(in.Status)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"items": items, "count": len(items)}, nil
+	case "complete":
+		if err := required("spawnId", in.SpawnID); err != nil {
+			return nil, err
+		}
+		if err := required("completionStatus", in.CompletionStatus); err != nil {
+			return nil, err
+		}
+		it, err := e.CompleteSpawnQueueItem(in.SpawnID, in.CompletionStatus, in.Note)
+		if err != nil {
+			return nil, err
+		}
+		if it == nil {
+			return nil, errs.NotFoundf(errs.NotFound, "spawnId", "no spawn queue item %q (sdd_agent queue lists them)", in.SpawnID)
+		}
+		return it, nil
+	case "history":
+		ev, err := e.ListSpawnHistory(in.Limit)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"events": ev, "count": len(ev)}, nil
+	}
+	return nil, badAction(ToolNameAgent, in.Action, "rules", "set_rule", "plan", "enqueue", "queue", "complete", "history")
+}
+
+// ToolSkill implements sdd_skill.
+func (e *Engine) ToolSkill(in SkillInput) (any, error) {
+	switch in.Action {
+	case "list":
+		return e.ListSkillMatrix(in.AgentID)
+	case "register":
+		if err := required("skillId", in.SkillID); err != nil {
+			return nil, err
+		}
+		return e.RegisterSkill(in.SkillID, SkillPayload{Title: in.Title, Description: in.Description, Tags: in.Tags})
+	case "bind", "unbind":
+		if err := required("agentId", in.AgentID); err != nil {
+			return nil, err
+		}
+		if err := required("skillId", in.SkillID); err != nil {
+			return nil, err
+		}
+		if in.Action == "bind" {
+			return e.BindSkillToAgent(in.AgentID, in.SkillID)
+		}
+		return e.UnbindSkillFromAgent(in.AgentID, in.SkillID)
+	case "recommend":
+		if err := required("intent", in.Intent); err != nil {
+			return nil, err
+		}
+		return e.RecommendSkillsForIntent(in.Intent, opts(in.Options))
+	}
+	return nil, badAction(ToolNameSkill, in.Action, "list", "register", "bind", "unbind", "recommend")
+}
+
+// HandleTool decodes raw JSON arguments strictly (unknown fields and wrong
+// types are 400 naming the field) and dispatches to the Tool* method. It
+// returns handled=false for a name that is not an sdd_ tool. The result is
+// a string (Markdown or JSON text) or a JSON-encodable object.
+func (e *Engine) HandleTool(name string, raw json.RawMessage) (result any, handled bool, err error) {
+	switch name {
+	case ToolNameVitals:
+		var in VitalsInput
+		return call(raw, &in, func() (any, error) { return e.ToolVitals(in) })
+	case ToolNamePlan:
+		var in PlanInput
+		return call(raw, &in, func() (any, error) { return e.ToolPlan(in) })
+	case ToolNameDiscuss:
+		var in DiscussInput
+		return call(raw, &in, func() (any, error) { return e.ToolDiscuss(in) })
+	case ToolNameState:
+		var in StateInput
+		return call(raw, &in, func() (any, error) { return e.ToolState(in) })
+	case ToolNameValidate:
+		var in ValidateInput
+		return call(raw, &in, func() (any, error) { return e.ToolValidate(in) })
+	case ToolNameLease:
+		var in LeaseInput
+		return call(raw, &in, func() (any, error) { return e.ToolLease(in) })
+	case ToolNameDash:
+		var in DashInput
+		return call(raw, &in, func() (any, error) { return e.ToolDash(in) })
+	case ToolNameEvolve:
+		var in EvolveInput
+		return call(raw, &in, func() (any, error) { return e.ToolEvolve(in) })
+	case ToolNameAgent:
+		var in AgentInput
+		return call(raw, &in, func() (any, error) { return e.ToolAgent(in) })
+	case ToolNameSkill:
+		var in SkillInput
+		return call(raw, &in, func() (any, error) { return e.ToolSkill(in) })
+	}
+	return nil, false, nil
+}
+
+func call(raw json.RawMessage, in any, fn func() (any, error)) (any, bool, error) {
+	if err := DecodeArgs(raw, in); err != nil {
+		return nil, true, err
+	}
+	r, err := fn()
+	return r, true, err
+}
+
+// DecodeArgs decodes tool arguments into in, refusing unknown fields and
+// trailing data, and converts decoding failures into 400 errors that name
+// the field.
+func DecodeArgs(raw json.RawMessage, in any) error {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(in)
+	if err == nil {
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			return errs.Invalid("arguments", "type", "arguments must be a single JSON object")
+		}
+		return nil
+	}
+	if ee, ok := errs.As(err); ok {
+		return ee
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "arguments"
+		}
+		return errs.Invalidf(field, "type", "%s must be a JSON %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
+	}
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		f = strings.Trim(f, `"`)
+		return errs.Invalidf(f, "additionalProperties", "unknown argument %q; check the tool's input schema for the exact name", f)
+	}
+	return errs.Invalidf("arguments", "type", "arguments must be a JSON object: %v", err)
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "slice", "array":
+		return "array"
+	case "struct", "map", "ptr":
+		return "object"
+	}
+	return "number"
+}
