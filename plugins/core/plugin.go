@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -45,6 +46,7 @@ type Core struct {
 	mu     sync.RWMutex
 	store  *store.Store
 	tasks  *tasks.Service
+	audit  *audit.Service
 	skills *skills.Registry
 	active string // CAIRN_PROJECT
 }
@@ -58,6 +60,7 @@ func New() *sdk.Plugin {
 	p.SetHealth(c.health)
 	p.OnEvent(ProjectCreatedEvent, c.onProjectCreated)
 	c.registerTaskTools()
+	c.registerAuditTools()
 	c.registerSkillTools()
 	return p
 }
@@ -77,7 +80,8 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 		_ = st.Close()
 		return errs.Newf(500, errs.InitFailed, "prepare core store: %v", err)
 	}
-	svc := tasks.New(st, tasks.Config{Publish: c.publish})
+	aud := audit.New(st, audit.Config{Publish: c.publish})
+	svc := tasks.New(st, tasks.Config{Publish: c.publish, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
 	if slug := os.Getenv("CAIRN_PROJECT"); slug != "" {
 		if _, err := svc.AddProject(slug); err != nil {
 			_ = st.Close()
@@ -90,7 +94,7 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 		return errs.Newf(500, errs.InitFailed, "skill registry: %v", err)
 	}
 	c.mu.Lock()
-	c.store, c.tasks, c.skills, c.active = st, svc, reg, os.Getenv("CAIRN_PROJECT")
+	c.store, c.tasks, c.audit, c.skills, c.active = st, svc, aud, reg, os.Getenv("CAIRN_PROJECT")
 	c.mu.Unlock()
 	return nil
 }
@@ -107,7 +111,7 @@ func (c *Core) stop(context.Context) error {
 		if err := c.store.Close(); err != nil && first == nil {
 			first = err
 		}
-		c.store = nil
+		c.store, c.tasks, c.audit = nil, nil, nil
 	}
 	return first
 }

@@ -86,3 +86,72 @@ var skillListSchema = json.RawMessage(`{
     "capability": {"type": "string", "maxLength": 100, "description": "One declared capability, matched exactly."}
   }
 }`)
+
+var thoughtRecordSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["task_id", "type", "content"],
+  "properties": {
+    "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$", "description": "The task the thought belongs to."},
+    "type": {"type": "string", "enum": ["reflection", "decision", "discovery", "risk", "blockers"]},
+    "content": {"type": "string", "minLength": 1, "maxLength": 5000, "description": "What you thought, decided or found, in your own words."},
+    "branch": {"type": "string", "maxLength": 255, "description": "Version-control branch the work is on."},
+    "commit_sha": {"type": "string", "maxLength": 128, "description": "Commit the thought refers to."},
+    "tests_run": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 1000}},
+    "blockers": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 1000}},
+    "metadata": {"type": "object", "description": "Any JSON object (at most 16 KiB); stored, not hashed."}
+  }
+}`)
+
+var thoughtListSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$", "description": "List this task's thoughts. Give task_id or session_id (or both: that task within the session)."},
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "List the thoughts of the audit session's tasks."},
+    "type": {"type": "string", "enum": ["reflection", "decision", "discovery", "risk", "blockers"]},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100, "description": "Return the latest N matching thoughts, oldest first."},
+    "verify_chain": {"type": "boolean", "default": false, "description": "Recompute the thought chain(s) and report chain_valid and invalid_links."}
+  }
+}`)
+
+var auditStartSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["task_id", "auditor_id"],
+  "properties": {
+    "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$"},
+    "auditor_id": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Who audits (agent or user id)."},
+    "reason": {"type": "string", "maxLength": 2000},
+    "scope": {"type": "string", "enum": ["shallow", "deep"], "default": "shallow", "description": "shallow: the task only; deep: the task and all its sub-tasks, recursively."}
+  }
+}`)
+
+var auditVerifySchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "Verify every chain of the session's tasks."},
+    "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$", "description": "Verify one task's thought and event chains. At least one of session_id and task_id is required."},
+    "full_trace": {"type": "boolean", "default": false, "description": "Add trace: every record with its stored and recomputed hash and verdict."}
+  }
+}`)
+
+var merkleFinalizeSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["session_id"],
+  "properties": {
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$"},
+    "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$", "description": "Seal only this task's records (it must be in the session's scope)."}
+  }
+}`)
+
+var merkleRootSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["session_id"],
+  "properties": {
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$"}
+  }
+}`)

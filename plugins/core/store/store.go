@@ -46,6 +46,21 @@ const (
 	// the child's status code, so open dependencies count without decoding
 	// the children.
 	BucketTaskChildren = "idx_task_children"
+
+	// BucketChainLinks holds the links of every hash chain (schema v2): task
+	// number (8 bytes), chain byte ('t' thought, 'e' event), position (8
+	// bytes) → the link as JSON.
+	BucketChainLinks = "chain_links"
+	// BucketChainHeads holds each chain's last link: task number, chain byte
+	// → position (8 bytes) and hash (32 raw bytes), so an append reads one
+	// key instead of seeking the chain's end.
+	BucketChainHeads = "chain_heads"
+	// BucketAuditSessions maps an audit session number to its JSON record.
+	BucketAuditSessions = "audit_sessions"
+	// BucketAuditFrozen maps a finalized session's number to its frozen
+	// record set: packed 17-byte references (task, chain, position) in leaf
+	// order.
+	BucketAuditFrozen = "audit_frozen"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
@@ -54,6 +69,9 @@ const (
 	CounterTask    = "T"
 	CounterThought = "Θ"
 	CounterAudit   = "A"
+	// CounterRecord numbers every chain record in the order it was recorded
+	// across all chains; Merkle leaves follow this order (D12).
+	CounterRecord = "R"
 )
 
 var keyUserVersion = []byte("user_version")
@@ -78,6 +96,7 @@ type Store struct {
 	db      *bolt.DB
 	path    string
 	version int
+	group   group
 }
 
 // Migration moves the layout one version forward inside the open
@@ -88,6 +107,7 @@ type Migration func(tx *bolt.Tx) error
 // migration never changes, since stores in the field already ran it.
 var migrations = []Migration{
 	migrateV1,
+	migrateV2,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -100,6 +120,16 @@ func migrateV1(tx *bolt.Tx) error {
 		BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus,
 		BucketTaskChildren,
 	} {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV2 adds the decision trail: hash chains and audit sessions.
+func migrateV2(tx *bolt.Tx) error {
+	for _, name := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen} {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,8 +43,8 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
 	}
-	if s.UserVersion() != CurrentVersion || CurrentVersion != 1 {
-		t.Fatalf("UserVersion %d, CurrentVersion %d, want 1", s.UserVersion(), CurrentVersion)
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 2 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 2", s.UserVersion(), CurrentVersion)
 	}
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
@@ -88,7 +90,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if s2.UserVersion() != 1 {
+	if s2.UserVersion() != CurrentVersion {
 		t.Fatalf("UserVersion after reopen %d", s2.UserVersion())
 	}
 	err = s2.Update(func(tx *bolt.Tx) error {
@@ -201,8 +203,9 @@ func TestMigrationsMoveVersionForward(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s2.UserVersion() != 2 || ran != 1 {
-		t.Fatalf("version %d ran %d, want 2 and 1", s2.UserVersion(), ran)
+	next := CurrentVersion + 1
+	if s2.UserVersion() != next || ran != 1 {
+		t.Fatalf("version %d ran %d, want %d and 1", s2.UserVersion(), ran, next)
 	}
 	s2.Close()
 	s3, err := Open(path, Options{})
@@ -210,8 +213,8 @@ func TestMigrationsMoveVersionForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s3.Close()
-	if s3.UserVersion() != 2 || ran != 1 {
-		t.Fatalf("reopen: version %d ran %d, want 2 and 1 (a migration runs once)", s3.UserVersion(), ran)
+	if s3.UserVersion() != next || ran != 1 {
+		t.Fatalf("reopen: version %d ran %d, want %d and 1 (a migration runs once)", s3.UserVersion(), ran, next)
 	}
 	var stored uint64
 	_ = s3.View(func(tx *bolt.Tx) error {
@@ -221,7 +224,7 @@ func TestMigrationsMoveVersionForward(t *testing.T) {
 		}
 		return nil
 	})
-	if stored != 2 {
+	if stored != uint64(next) {
 		t.Fatalf("stored user_version %d", stored)
 	}
 }
@@ -240,7 +243,106 @@ func TestFailedMigrationLeavesVersion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if s2.UserVersion() != 1 {
-		t.Fatalf("version %d after failed migration, want 1", s2.UserVersion())
+	if s2.UserVersion() != CurrentVersion {
+		t.Fatalf("version %d after failed migration, want %d", s2.UserVersion(), CurrentVersion)
 	}
+}
+
+// A store written by schema v1 gains the decision-trail buckets on open and
+// keeps its data.
+func TestV1StoreMigratesToV2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	saved := migrations
+	migrations = saved[:1]
+	s, err := Open(path, Options{})
+	migrations = saved
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.UserVersion() != 1 {
+		t.Fatalf("v1 store has version %d", s.UserVersion())
+	}
+	if err := s.Update(func(tx *bolt.Tx) error { _, err := NextID(tx, CounterTask); return err }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if s2.UserVersion() != 2 {
+		t.Fatalf("migrated version %d, want 2", s2.UserVersion())
+	}
+	_ = s2.View(func(tx *bolt.Tx) error {
+		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen} {
+			if tx.Bucket([]byte(b)) == nil {
+				t.Errorf("bucket %s missing after migration", b)
+			}
+		}
+		if PeekID(tx, CounterTask) != 1 {
+			t.Errorf("task counter lost in migration")
+		}
+		return nil
+	})
+}
+
+// Concurrent Commit calls all land, a failing call is answered with its own
+// error and leaves no write behind, and its neighbours still commit.
+func TestGroupCommit(t *testing.T) {
+	s, _ := openTemp(t)
+	const n = 64
+	var wg sync.WaitGroup
+	errsOut := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errsOut[i] = s.Commit(func(tx *bolt.Tx) error {
+				if i%8 == 7 {
+					return fmt.Errorf("refused %d", i)
+				}
+				if i == 13 {
+					panic("boom")
+				}
+				_, err := NextID(tx, CounterThought)
+				if err != nil {
+					return err
+				}
+				return tx.Bucket([]byte(BucketMeta)).Put([]byte(fmt.Sprintf("k%02d", i)), []byte{1})
+			})
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errsOut {
+		switch {
+		case i%8 == 7:
+			if err == nil || err.Error() != fmt.Sprintf("refused %d", i) {
+				t.Errorf("call %d: err %v, want its own refusal", i, err)
+			}
+		case i == 13:
+			if err == nil || !strings.Contains(err.Error(), "panicked") {
+				t.Errorf("call 13: err %v, want the panic as an error", err)
+			}
+		default:
+			if err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+			ok++
+		}
+	}
+	_ = s.View(func(tx *bolt.Tx) error {
+		if got := PeekID(tx, CounterThought); got != uint64(ok) {
+			t.Errorf("counter %d, want %d: a failed call's writes must not land", got, ok)
+		}
+		meta := tx.Bucket([]byte(BucketMeta))
+		for i := 0; i < n; i++ {
+			has := meta.Get([]byte(fmt.Sprintf("k%02d", i))) != nil
+			if want := i%8 != 7 && i != 13; has != want {
+				t.Errorf("key k%02d present=%v, want %v", i, has, want)
+			}
+		}
+		return nil
+	})
 }

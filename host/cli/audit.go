@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
+	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+)
+
+func init() { register(newAudit) }
+
+// AuditKeyName names the checkpoint signer key (PRODUCT.md D13); it is the
+// first part of every verifier key and checkpoint origin cairn writes.
+const AuditKeyName = "cairn"
+
+func newAudit() *cobra.Command {
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Export and verify portable proofs of audit sessions",
+		Long: `A finalized audit session (merkle_finalize) can leave cairn as a proof
+bundle: every record with its hash inputs, the Merkle leaves and root, an
+inclusion proof per record, and a checkpoint signed with this installation's
+ed25519 key (<data dir>/audit-signing.key). Anyone holding the bundle and the
+public key can check it offline with 'cairn audit verify'.`,
+	}
+	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
+
+	pubkey := &cobra.Command{
+		Use:   "pubkey",
+		Short: "Print the verifier key that checks this installation's proof bundles",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			_, vkey, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), vkey)
+			return nil
+		},
+	}
+
+	var out string
+	export := &cobra.Command{
+		Use:   "export <session-id>",
+		Short: "Write the signed proof bundle of a finalized audit session",
+		Long: `Write the proof bundle of a finalized audit session to --out (default
+<session-id>.proof.json; "-" for stdout). The stored trail is verified first:
+cairn refuses to sign records that do not verify or whose root differs from
+the frozen one. The core store must not be held by a running 'cairn serve'.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, done, err := openCoreStore(configFile)
+			if err != nil {
+				return err
+			}
+			defer done()
+			meta, records, root, err := audit.New(st, audit.Config{}).Export(args[0])
+			if err != nil {
+				return err
+			}
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			signer, _, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+			if err != nil {
+				return err
+			}
+			b, err := bundle.BuildBundle(meta, records, root, signer)
+			if err != nil {
+				return err
+			}
+			data, err := b.Marshal()
+			if err != nil {
+				return err
+			}
+			path := out
+			if path == "" {
+				path = args[0] + ".proof.json"
+			}
+			if path == "-" {
+				_, err = cmd.OutOrStdout().Write(data)
+				return err
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s: session %s, %d records, root %s\n", path, meta.SessionID, len(records), root)
+			return nil
+		},
+	}
+	export.Flags().StringVarP(&out, "out", "o", "", "output file (default <session-id>.proof.json, - for stdout)")
+
+	var key string
+	verify := &cobra.Command{
+		Use:   "verify <bundle-file>",
+		Short: "Check a proof bundle offline; exits non-zero naming what broke",
+		Long: `Check a proof bundle with nothing but the bundle and a verifier key: every
+record's hash, every chain link, the leaves, the root, each inclusion proof and
+the signed checkpoint. --key takes the verifier key ('cairn audit pubkey' on
+the installation that exported the bundle) or a file holding it; without it
+the key of this installation's data dir is used.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			vkey, err := verifierKeyFor(key, configFile)
+			if err != nil {
+				return err
+			}
+			b, err := bundle.Parse(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			if err := bundle.VerifyBundle(b, vkey); err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "OK: %s proves audit session %s: %d records, root %s, signed by %s\n",
+				args[0], b.Session.SessionID, len(b.Records), b.Root, strings.SplitN(vkey, "+", 2)[0])
+			return nil
+		},
+	}
+	verify.Flags().StringVar(&key, "key", "", "verifier key, or a file holding it (default: this installation's key)")
+	cmd.AddCommand(pubkey, export, verify)
+	return cmd
+}
+
+// verifierKeyFor resolves --key: a literal verifier key, a file holding one,
+// or (when empty) the key of the local data dir, which must already exist:
+// verifying must never mint a key.
+func verifierKeyFor(flag, configFile string) (string, error) {
+	if flag != "" {
+		// A verifier key's base64 part may hold '/', so tell the two apart
+		// by whether a file of that name exists.
+		if data, err := os.ReadFile(flag); err == nil {
+			return strings.TrimSpace(string(data)), nil
+		}
+		return flag, nil
+	}
+	s, cleanup, err := settings(configFile)
+	if err != nil {
+		return "", err
+	}
+	defer cleanup()
+	if _, err := os.Stat(filepath.Join(s.DataDir, bundle.KeyFile)); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no signing key in %s: pass --key with the exporter's verifier key ('cairn audit pubkey' where the bundle was made)", s.DataDir)
+	}
+	_, vkey, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+	return vkey, err
+}

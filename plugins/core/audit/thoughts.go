@@ -1,0 +1,442 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/plugins/core/trail"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Limits of thought records: the specification's (content) and ours for the
+// optional fields it leaves open, so one record cannot bloat the store.
+const (
+	MaxContentLen     = 5000
+	MaxBranchLen      = 255
+	MaxCommitLen      = 128
+	MaxListItems      = 100
+	MaxListItemLen    = 1000
+	MaxMetadataBytes  = 16 * 1024
+	DefaultListLimit  = 100
+	MaxListLimit      = 500
+	MaxAuditorLen     = 128
+	MaxReasonLen      = 2000
+	thoughtIDPrefix   = "Θ-"
+	sessionIDPrefix   = "A-"
+	defaultAuditScope = ScopeShallow
+)
+
+// Thought types of the specification.
+var ThoughtTypes = []string{"reflection", "decision", "discovery", "risk", "blockers"}
+
+// Event types published on the host bus (D19).
+const (
+	EventThoughtRecorded = "thought.recorded"
+	EventAuditStarted    = "audit.started"
+	EventAuditFinalized  = "audit.finalized"
+)
+
+// Config wires a Service to its surroundings; every field is optional.
+type Config struct {
+	// Clock returns the current time; tests inject a fixed clock.
+	Clock func() time.Time
+	// Publish is called after a write commits (D19 events).
+	Publish func(eventType string, data any)
+}
+
+// Service runs the decision trail over a core store. It is safe for
+// concurrent use.
+type Service struct {
+	st  *store.Store
+	cfg Config
+}
+
+// New returns a Service over st.
+func New(st *store.Store, cfg Config) *Service {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	return &Service{st: st, cfg: cfg}
+}
+
+func (s *Service) now() string { return tasks.FormatTime(s.cfg.Clock()) }
+
+func (s *Service) publish(eventType string, data map[string]any) {
+	if s.cfg.Publish != nil {
+		s.cfg.Publish(eventType, data)
+	}
+}
+
+// AppendTaskChange appends a task_created or task_updated record to the
+// task's event chain. It is the tasks.Config.OnChange hook, so it runs inside
+// the transaction that writes the task change (D11).
+func (s *Service) AppendTaskChange(tx *bolt.Tx, ch tasks.Change) error {
+	content, err := trail.Stringify(ch.Data)
+	if err != nil {
+		return err
+	}
+	body := linkBody{Type: ch.Kind, Content: content, RecordedAt: ch.At, RecordedBy: ch.Actor}
+	_, err = appendLink(tx, ch.Num, chainEvent, body, func(pos int) (string, error) {
+		return eventRecordID(ch.Num, pos), nil
+	})
+	return err
+}
+
+// ThoughtTrail returns the ids of a task's thought records in chain order;
+// it is the tasks.Config.ThoughtTrail hook behind task_get.
+func (s *Service) ThoughtTrail(tx *bolt.Tx, id string) ([]string, error) {
+	n, ok := tasks.ParseTaskID(id)
+	if !ok {
+		return nil, nil
+	}
+	out := []string{}
+	err := eachLink(tx, n, chainThought, true, func(l *link) error {
+		out = append(out, l.body.ID)
+		return nil
+	})
+	return out, err
+}
+
+// RecordInput is thought_record's input.
+type RecordInput struct {
+	TaskID    string          `json:"task_id"`
+	Type      string          `json:"type"`
+	Content   string          `json:"content"`
+	Branch    *string         `json:"branch,omitempty"`
+	CommitSHA *string         `json:"commit_sha,omitempty"`
+	TestsRun  []string        `json:"tests_run,omitempty"`
+	Blockers  []string        `json:"blockers,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+// RecordOutput is thought_record's output.
+type RecordOutput struct {
+	ThoughtID     string  `json:"thought_id"`
+	TaskID        string  `json:"task_id"`
+	Type          string  `json:"type"`
+	Hash          string  `json:"hash"`
+	PreviousHash  *string `json:"previous_hash" jsonschema:"oneof_type=string;null"`
+	RecordedAt    string  `json:"recorded_at"`
+	RecordedBy    string  `json:"recorded_by"`
+	ChainPosition int     `json:"chain_position"`
+}
+
+func (in *RecordInput) validate() (uint64, linkBody, error) {
+	var body linkBody
+	n, err := checkTaskID("task_id", in.TaskID)
+	if err != nil {
+		return 0, body, err
+	}
+	if !isOneOf(in.Type, ThoughtTypes) {
+		return 0, body, errs.Invalidf("type", "enum", "type %q is not a thought type; use one of %s", clip(in.Type), strings.Join(ThoughtTypes, ", "))
+	}
+	if err := checkText("content", in.Content, 1, MaxContentLen); err != nil {
+		return 0, body, err
+	}
+	body = linkBody{Type: in.Type, Content: in.Content}
+	if in.Branch != nil {
+		if err := checkText("branch", *in.Branch, 0, MaxBranchLen); err != nil {
+			return 0, body, err
+		}
+		body.Branch = *in.Branch
+	}
+	if in.CommitSHA != nil {
+		if err := checkText("commit_sha", *in.CommitSHA, 0, MaxCommitLen); err != nil {
+			return 0, body, err
+		}
+		body.CommitSHA = *in.CommitSHA
+	}
+	if body.TestsRun, err = checkList("tests_run", in.TestsRun); err != nil {
+		return 0, body, err
+	}
+	if body.Blockers, err = checkList("blockers", in.Blockers); err != nil {
+		return 0, body, err
+	}
+	if m := bytes.TrimSpace(in.Metadata); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
+		if m[0] != '{' {
+			return 0, body, errs.Invalid("metadata", "type", "metadata must be a JSON object")
+		}
+		if len(m) > MaxMetadataBytes {
+			return 0, body, errs.Invalidf("metadata", "maxLength", "metadata must be at most %d bytes of JSON, got %d; keep large data elsewhere and link to it", MaxMetadataBytes, len(m))
+		}
+		// Stringify refuses strings that are not UTF-8 (D11) and gives the
+		// compact form we store.
+		compact, err := trail.Stringify(json.RawMessage(m))
+		if err != nil {
+			return 0, body, err
+		}
+		body.Metadata = json.RawMessage(compact)
+	}
+	return n, body, nil
+}
+
+// Record appends a thought record to its task's thought chain (thought_record).
+// Concurrent calls share durable commits (Store.Commit) and each chain stays
+// linear: the head is read and written in the same transaction.
+func (s *Service) Record(actor string, in RecordInput) (RecordOutput, error) {
+	n, body, err := in.validate()
+	if err != nil {
+		return RecordOutput{}, err
+	}
+	body.RecordedBy = actorOrUnknown(actor)
+	body.RecordedAt = s.now()
+	var l link
+	err = s.st.Commit(func(tx *bolt.Tx) error {
+		if !taskExists(tx, n) {
+			return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
+		}
+		var err error
+		l, err = appendLink(tx, n, chainThought, body, func(int) (string, error) {
+			id, err := store.NextID(tx, store.CounterThought)
+			return thoughtIDPrefix + strconv.FormatUint(id, 10), err
+		})
+		return err
+	})
+	if err != nil {
+		return RecordOutput{}, errs.From(err)
+	}
+	out := RecordOutput{
+		ThoughtID: l.body.ID, TaskID: in.TaskID, Type: l.body.Type, Hash: l.hashHex(),
+		PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt, RecordedBy: l.body.RecordedBy,
+		ChainPosition: l.pos,
+	}
+	s.publish(EventThoughtRecorded, map[string]any{
+		"thought_id": out.ThoughtID, "task_id": out.TaskID, "type": out.Type, "hash": out.Hash,
+		"chain_position": out.ChainPosition, "recorded_by": out.RecordedBy, "recorded_at": out.RecordedAt,
+	})
+	return out, nil
+}
+
+// ListInput is thought_record_list's input.
+type ListInput struct {
+	TaskID      *string `json:"task_id,omitempty"`
+	SessionID   *string `json:"session_id,omitempty"`
+	Type        *string `json:"type,omitempty"`
+	Limit       *int    `json:"limit,omitempty"`
+	VerifyChain *bool   `json:"verify_chain,omitempty"`
+}
+
+// Thought is one thought record as thought_record_list shows it.
+type Thought struct {
+	ThoughtID     string          `json:"thought_id"`
+	TaskID        string          `json:"task_id"`
+	Type          string          `json:"type"`
+	Content       string          `json:"content"`
+	Hash          string          `json:"hash"`
+	PreviousHash  *string         `json:"previous_hash"`
+	RecordedAt    string          `json:"recorded_at"`
+	RecordedBy    string          `json:"recorded_by"`
+	ChainPosition int             `json:"chain_position"`
+	Branch        string          `json:"branch,omitempty"`
+	CommitSHA     string          `json:"commit_sha,omitempty"`
+	TestsRun      []string        `json:"tests_run,omitempty"`
+	Blockers      []string        `json:"blockers,omitempty"`
+	Metadata      json.RawMessage `json:"metadata,omitempty"`
+}
+
+// ListOutput is thought_record_list's output. Thoughts holds the latest
+// `limit` matching records, oldest first; TotalCount counts every match.
+type ListOutput struct {
+	TaskID       string    `json:"task_id,omitempty"`
+	SessionID    string    `json:"session_id,omitempty"`
+	ThoughtCount int       `json:"thought_count"`
+	TotalCount   int       `json:"total_count"`
+	Thoughts     []Thought `json:"thoughts"`
+	// ChainValid and InvalidLinks cover the whole thought chain(s), not only
+	// the returned page; InvalidLinks holds broken chain positions and
+	// InvalidRecords the ids of those records.
+	ChainValid     *bool    `json:"chain_valid,omitempty"`
+	InvalidLinks   []int    `json:"invalid_links,omitzero"`
+	InvalidRecords []string `json:"invalid_records,omitzero"`
+}
+
+// List returns thought records of a task or of an audit session's tasks
+// (thought_record_list).
+func (s *Service) List(in ListInput) (ListOutput, error) {
+	limit := DefaultListLimit
+	if in.Limit != nil {
+		if *in.Limit < 1 || *in.Limit > MaxListLimit {
+			return ListOutput{}, errs.Invalidf("limit", rangeKeyword(*in.Limit, 1), "limit must be between 1 and %d, got %d", MaxListLimit, *in.Limit)
+		}
+		limit = *in.Limit
+	}
+	if in.Type != nil && !isOneOf(*in.Type, ThoughtTypes) {
+		return ListOutput{}, errs.Invalidf("type", "enum", "type %q is not a thought type; use one of %s", clip(*in.Type), strings.Join(ThoughtTypes, ", "))
+	}
+	if in.TaskID == nil && in.SessionID == nil {
+		return ListOutput{}, errs.Invalid("task_id", "required", "give task_id (one task's thoughts) or session_id (the thoughts of an audit session's tasks)")
+	}
+	var out ListOutput
+	err := s.st.View(func(tx *bolt.Tx) error {
+		var scope []uint64
+		if in.SessionID != nil {
+			sess, err := loadSession(tx, "session_id", *in.SessionID, errs.SessionNotFound)
+			if err != nil {
+				return err
+			}
+			out.SessionID = sess.SessionID
+			scope = sess.scope(tx)
+		}
+		if in.TaskID != nil {
+			n, err := checkTaskID("task_id", *in.TaskID)
+			if err != nil {
+				return err
+			}
+			if !taskExists(tx, n) {
+				return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", *in.TaskID)
+			}
+			if scope != nil && !containsNum(scope, n) {
+				return errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope", *in.TaskID, out.SessionID)
+			}
+			scope = []uint64{n}
+			out.TaskID = *in.TaskID
+		}
+		var all []link
+		var chains [][]trail.Link
+		verify := in.VerifyChain != nil && *in.VerifyChain
+		for _, n := range scope {
+			var chain []trail.Link
+			err := eachLink(tx, n, chainThought, true, func(l *link) error {
+				if verify {
+					chain = append(chain, l.trailLink())
+				}
+				if in.Type == nil || l.body.Type == *in.Type {
+					all = append(all, *l)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			chains = append(chains, chain)
+		}
+		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
+		out.TotalCount = len(all)
+		if len(all) > limit {
+			all = all[len(all)-limit:]
+		}
+		out.Thoughts = make([]Thought, len(all))
+		for i := range all {
+			out.Thoughts[i] = all[i].thought()
+		}
+		out.ThoughtCount = len(out.Thoughts)
+		if verify {
+			r := trail.VerifyChains(chains)
+			out.ChainValid = &r.ChainValid
+			out.InvalidLinks, out.InvalidRecords = []int{}, []string{}
+			for _, b := range r.BrokenLinks {
+				out.InvalidLinks = append(out.InvalidLinks, b.Position)
+				out.InvalidRecords = append(out.InvalidRecords, b.RecordID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return ListOutput{}, errs.From(err)
+	}
+	return out, nil
+}
+
+func (l *link) thought() Thought {
+	return Thought{
+		ThoughtID: l.body.ID, TaskID: taskID(l.task), Type: l.body.Type, Content: l.body.Content,
+		Hash: l.hashHex(), PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt,
+		RecordedBy: l.body.RecordedBy, ChainPosition: l.pos, Branch: l.body.Branch,
+		CommitSHA: l.body.CommitSHA, TestsRun: l.body.TestsRun, Blockers: l.body.Blockers,
+		Metadata: l.body.Metadata,
+	}
+}
+
+// --- validation helpers ---
+
+func actorOrUnknown(a string) string {
+	if a == "" {
+		return tasks.UnknownActor
+	}
+	return a
+}
+
+func isOneOf(s string, set []string) bool {
+	for _, v := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func containsNum(set []uint64, n uint64) bool {
+	for _, v := range set {
+		if v == n {
+			return true
+		}
+	}
+	return false
+}
+
+func rangeKeyword(v, lo int) string {
+	if v < lo {
+		return "minimum"
+	}
+	return "maximum"
+}
+
+func checkTaskID(field, id string) (uint64, error) {
+	if id == "" {
+		return 0, errs.Invalidf(field, "required", "%s is required: a task id such as \"T-12\"", field)
+	}
+	n, ok := tasks.ParseTaskID(id)
+	if !ok {
+		return 0, errs.Invalidf(field, "pattern", "%s %q is not a task id; task ids look like \"T-12\"", field, clip(id))
+	}
+	return n, nil
+}
+
+// checkText enforces UTF-8 and a length range in Unicode code points, the
+// unit the task tools use too.
+func checkText(field, s string, minLen, maxLen int) error {
+	if !utf8.ValidString(s) {
+		return errs.Invalidf(field, "utf8", "%s is not valid UTF-8; send text as UTF-8", field)
+	}
+	n := utf8.RuneCountInString(s)
+	if n < minLen {
+		return errs.Invalidf(field, "minLength", "%s must not be empty", field)
+	}
+	if maxLen >= 0 && n > maxLen {
+		return errs.Invalidf(field, "maxLength", "%s must have at most %d characters, got %d; shorten it", field, maxLen, n)
+	}
+	return nil
+}
+
+func checkList(field string, items []string) ([]string, error) {
+	if len(items) > MaxListItems {
+		return nil, errs.Invalidf(field, "maxItems", "%s may hold at most %d items, got %d", field, MaxListItems, len(items))
+	}
+	for i, it := range items {
+		if err := checkText(field+"["+strconv.Itoa(i)+"]", it, 1, MaxListItemLen); err != nil {
+			return nil, err
+		}
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	return append([]string(nil), items...), nil
+}
+
+// clip shortens echoed input so a hostile value cannot bloat an error.
+func clip(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
+	}
+	return s
+}

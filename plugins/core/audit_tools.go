@@ -1,0 +1,94 @@
+package core
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// auditSvc returns the decision-trail service or a typed error before
+// configuration.
+func (c *Core) auditSvc() (*audit.Service, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.audit == nil {
+		return nil, errs.New(503, errs.Unavailable, "the core store is not open")
+	}
+	return c.audit, nil
+}
+
+// auditTool declares one decision-trail tool whose handler only needs the
+// service (and the caller), so the six declarations stay one line of logic
+// each.
+func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Service, caller string, in In) (Out, error)) {
+	t.Handler = func(ctx context.Context, in In) (Out, error) {
+		svc, err := c.auditSvc()
+		if err != nil {
+			var zero Out
+			return zero, err
+		}
+		return run(svc, sdk.CallerFrom(ctx).ID, in)
+	}
+	sdk.AddTool(c.p, t)
+}
+
+func (c *Core) registerAuditTools() {
+	auditTool(c, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
+		Name:          "thought_record",
+		Title:         "Record thought",
+		Description:   "Appends a reflection, decision, discovery, risk or blockers note to the task's hash chain. The record is hashed (SHA-256 over task_id, type, content, previous_hash, recorded_at, recorded_by) and linked to the previous one, so later tampering is detectable. Returns thought_id (Θ-<n>), hash, previous_hash and chain_position.",
+		InputSchema:   thoughtRecordSchema,
+		SuccessStatus: 201,
+	}, func(svc *audit.Service, caller string, in audit.RecordInput) (audit.RecordOutput, error) {
+		return svc.Record(caller, in)
+	})
+	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
+		Name:        "thought_record_list",
+		Title:       "List thoughts",
+		Description: "Lists a task's thought records (task_id) or those of an audit session's tasks (session_id): the latest `limit` (default 100, max 500), oldest first, optionally of one type. verify_chain recomputes the whole thought chain(s) and adds chain_valid and invalid_links (broken positions).",
+		InputSchema: thoughtListSchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.ListInput) (audit.ListOutput, error) {
+		return svc.List(in)
+	})
+	auditTool(c, sdk.Tool[audit.StartInput, audit.StartOutput]{
+		Name:          "audit_session_start",
+		Title:         "Start audit session",
+		Description:   "Opens an audit session over a task: scope shallow (the task) or deep (the task and all its sub-tasks). Use the session with audit_verify_chain, merkle_root and merkle_finalize.",
+		InputSchema:   auditStartSchema,
+		SuccessStatus: 201,
+	}, func(svc *audit.Service, _ string, in audit.StartInput) (audit.StartOutput, error) {
+		return svc.StartSession(in)
+	})
+	auditTool(c, sdk.Tool[audit.VerifyInput, audit.VerifyOutput]{
+		Name:        "audit_verify_chain",
+		Title:       "Verify chains",
+		Description: "Recomputes the thought and event chains of an audit session's tasks (session_id) or of one task (task_id): chain_valid, total_records, integrity_score (percent of links that verify) and broken_links with the position and the expected and actual hash. full_trace adds every record's hashes and verdict. Answers 200 whether or not the chain is intact.",
+		InputSchema: auditVerifySchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.VerifyInput) (audit.VerifyOutput, error) {
+		return svc.Verify(in)
+	})
+	auditTool(c, sdk.Tool[audit.FinalizeInput, audit.FinalizeOutput]{
+		Name:        "merkle_finalize",
+		Title:       "Finalize Merkle root",
+		Description: "Freezes the audit session's Merkle root over its records (both chains of every task in scope, in recorded order; task_id restricts to one task). Records added later never change the frozen root. A second call answers 409 ERR_ALREADY_FINALIZED. Operators export a signed, offline-verifiable proof with `cairn audit export <session>`.",
+		InputSchema: merkleFinalizeSchema,
+	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (audit.FinalizeOutput, error) {
+		return svc.Finalize(in)
+	})
+	auditTool(c, sdk.Tool[audit.RootInput, audit.RootOutput]{
+		Name:        "merkle_root",
+		Title:       "Merkle root",
+		Description: "Reports an audit session's Merkle root: the frozen root once finalized (is_finalized true), else the root over the records in scope now, with as_of, the time of the last change it reflects.",
+		InputSchema: merkleRootSchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.RootInput) (audit.RootOutput, error) {
+		return svc.Root(in)
+	})
+}

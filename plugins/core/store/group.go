@@ -1,0 +1,111 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Group commit: every durable bbolt commit costs an fsync, so concurrent
+// appends (eight agents recording thoughts at once) would queue for one fsync
+// each. Commit gathers the calls that arrive while a commit is in flight and
+// runs them together in the next transaction, one fsync for all. Unlike
+// bbolt's Batch it never waits for company: a lone caller commits at once.
+
+type groupCall struct {
+	fn   func(tx *bolt.Tx) error
+	done chan error
+}
+
+type group struct {
+	mu      sync.Mutex
+	pending []*groupCall
+	running bool
+}
+
+// Commit runs fn in a durable read-write transaction, possibly shared with
+// other Commit calls made at the same time. fn's error is returned to its
+// caller only; the calls sharing the transaction still commit.
+//
+// Contract: fn must decide to fail before it writes anything. A failing fn's
+// writes cannot be undone without undoing its neighbours' too, so Commit
+// rolls the whole transaction back and re-runs the others without it; a fn
+// that wrote before failing would have its writes discarded with the rest,
+// which is correct, but at the price of that re-run.
+func (s *Store) Commit(fn func(tx *bolt.Tx) error) error {
+	c := &groupCall{fn: fn, done: make(chan error, 1)}
+	g := &s.group
+	g.mu.Lock()
+	g.pending = append(g.pending, c)
+	if g.running {
+		g.mu.Unlock()
+		return <-c.done
+	}
+	g.running = true
+	g.mu.Unlock()
+	// This caller becomes the committer until the queue is empty; its own
+	// call is in the first batch, but it keeps committing for later arrivals
+	// so no call waits for a committer that has left.
+	for {
+		g.mu.Lock()
+		batch := g.pending
+		g.pending = nil
+		if len(batch) == 0 {
+			g.running = false
+			g.mu.Unlock()
+			break
+		}
+		g.mu.Unlock()
+		s.commitBatch(batch)
+	}
+	return <-c.done
+}
+
+// errRetry marks a transaction rolled back because one of its calls failed.
+var errRetry = errors.New("store: batch member failed")
+
+func (s *Store) commitBatch(batch []*groupCall) {
+	for len(batch) > 0 {
+		failed := -1
+		var failErr error
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for i, c := range batch {
+				if err := safeRun(c.fn, tx); err != nil {
+					failed, failErr = i, err
+					return errRetry
+				}
+			}
+			return nil
+		})
+		switch {
+		case failed >= 0:
+			// Answer the failing call and retry the rest without it. Its
+			// error is what it saw after the calls before it, all of which
+			// will commit, so the answer stays true.
+			batch[failed].done <- failErr
+			batch = append(batch[:failed:failed], batch[failed+1:]...)
+		default:
+			for _, c := range batch {
+				c.done <- err
+			}
+			return
+		}
+	}
+}
+
+// safeRun turns a panic in fn into an error so that one bad call cannot take
+// down the committer and leave its neighbours waiting forever.
+func safeRun(fn func(tx *bolt.Tx) error, tx *bolt.Tx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = panicError{r}
+		}
+	}()
+	return fn(tx)
+}
+
+type panicError struct{ v any }
+
+func (p panicError) Error() string { return fmt.Sprintf("store: commit function panicked: %v", p.v) }
