@@ -39,7 +39,8 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench 'ToolCall' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 30x -timeout 30m ./host/e2e/
-	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m ./plugins/core/...
+	$(GO) test -run '^$$' -bench 'Create|ThoughtRecord' -benchtime 2000x -timeout 30m ./plugins/core/...
+	$(GO) test -run '^$$' -bench '100k|1M|10k|BuildAndVerify|HashRecord' -benchtime 3x -timeout 60m ./plugins/core/...
 
 ## proto: regenerate the plugin protocol (needs protoc: apt-get install protobuf-compiler).
 proto:

@@ -23,7 +23,7 @@ import (
 // env is a core store with the task service wired to the decision trail the
 // way the core plugin wires it.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.Store
 	tasks  *tasks.Service
 	audit  *Service
@@ -32,7 +32,7 @@ type env struct {
 	clock  time.Time
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
 	if err != nil {

@@ -205,6 +205,16 @@ func eachLink(tx *bolt.Tx, task uint64, chain byte, withBody bool, fn func(l *li
 	return nil
 }
 
+// chainLen is the position of a chain's head: its length, read without a
+// scan so callers can size their slices.
+func chainLen(tx *bolt.Tx, task uint64, chain byte) int {
+	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
+	if len(h) != 40 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(h))
+}
+
 // getLink reads one link, or reports ok=false.
 func getLink(tx *bolt.Tx, task uint64, chain byte, pos int) (link, bool, error) {
 	k := linkKey(task, chain, pos)

@@ -229,7 +229,7 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 		chains := make([][]trail.Link, 0, 2*len(scope))
 		for _, n := range scope {
 			for _, c := range []byte{chainEvent, chainThought} {
-				var chain []trail.Link
+				chain := make([]trail.Link, 0, chainLen(tx, n, c))
 				if err := eachLink(tx, n, c, true, func(l *link) error {
 					chain = append(chain, l.trailLink())
 					return nil

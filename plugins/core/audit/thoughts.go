@@ -232,7 +232,7 @@ type Thought struct {
 	Type          string          `json:"type"`
 	Content       string          `json:"content"`
 	Hash          string          `json:"hash"`
-	PreviousHash  *string         `json:"previous_hash"`
+	PreviousHash  *string         `json:"previous_hash" jsonschema:"oneof_type=string;null"`
 	RecordedAt    string          `json:"recorded_at"`
 	RecordedBy    string          `json:"recorded_by"`
 	ChainPosition int             `json:"chain_position"`
