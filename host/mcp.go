@@ -78,6 +78,9 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				call.Caller.ClientVersion, _ = ci["version"].(string)
 			}
 		}
+		if id, ok := ctx.Value(sessionAgentKey{}).(string); ok && id != "" {
+			call.Caller.ID, call.Caller.Source = id, "env"
+		}
 		if id, ok := ctx.Value(apiKeyUserKey{}).(string); ok && id != "" {
 			call.Caller.ID, call.Caller.Source = id, "api_key"
 		}

@@ -172,12 +172,20 @@ func startHost(ctx context.Context, configFlag string, tweak func(*config.Settin
 
 func newServe() *cobra.Command {
 	var httpAddr, configFile string
+	var noDaemon bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio (default) or streamable HTTP",
 		Long: `Serve MCP. With no flags cairn speaks MCP JSON-RPC on stdin/stdout, as agent
 hosts such as Claude Code expect; logs go to stderr. With --http it serves
 streamable HTTP at http://ADDR/mcp to any number of concurrent sessions.
+
+Over stdio, cairn shares one daemon per data dir among every agent host on
+the machine: serve finds the running daemon (a Unix socket in the data dir)
+or starts one, and relays its session to it. The daemon owns the plugins and
+the stores and exits CAIRN_DAEMON_IDLE (default 5m) after its last session.
+--no-daemon (or CAIRN_DAEMON=off) serves in this process instead; TEST mode
+never uses the daemon. 'cairn status' and 'cairn stop' manage the daemon.
 
 SIGHUP re-reads the config file and restarts the plugins whose binary or
 settings changed. SIGINT and SIGTERM stop cleanly.`,
@@ -190,6 +198,16 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			if httpAddr == "" {
+				s, cleanup, err := settings(configFile)
+				if err != nil {
+					return err
+				}
+				cleanup()
+				if useDaemon(noDaemon, s) {
+					return relay(ctx, s, configFile, os.Stdin, stdoutguard.Stdout())
+				}
+			}
 			h, shutdown, err := startHost(ctx, configFile, nil)
 			if err != nil {
 				return err
@@ -211,6 +229,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().StringVar(&configFile, "config", "", "config file (default $CAIRN_CONFIG or <root>/.cairn/config.yaml)")
+	cmd.Flags().BoolVar(&noDaemon, "no-daemon", false, "serve stdio in this process instead of relaying to the shared daemon")
 	return cmd
 }
 

@@ -49,6 +49,8 @@ var Vars = []Var{
 	{"CAIRN_LOG_LEVEL", "info", "trace, debug, info, warn or error. Logs go to stderr only."},
 	{"CAIRN_LOG_FORMAT", "text", "text or json."},
 	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
+	{"CAIRN_DAEMON", "on", "off serves stdio in the cairn serve process instead of relaying to the shared daemon of the data dir."},
+	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session before it exits."},
 }
 
 // Settings is the resolved configuration of one host run.

@@ -28,12 +28,20 @@ func percentiles(b *testing.B, samples []time.Duration) {
 // BenchmarkToolCallThroughHost measures one tools/call from an MCP client
 // over stdio, through the host's pipeline and gRPC, to a plugin process and
 // back.
-func BenchmarkToolCallThroughHost(b *testing.B) {
+func BenchmarkToolCallThroughHost(b *testing.B) { benchToolCall(b, "CAIRN_DAEMON=off") }
+
+// BenchmarkToolCallThroughDaemon is the same call when `cairn serve` relays
+// its session to the shared daemon over a Unix socket: one more hop.
+func BenchmarkToolCallThroughDaemon(b *testing.B) {
+	benchToolCall(b, "CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=2s")
+}
+
+func benchToolCall(b *testing.B, env ...string) {
 	t := &testing.T{}
 	w := newWorkspace(t)
 	w.t = t
 	w.addPlugin("testkit", testkitBin)
-	s := w.serve("CAIRN_LOG_LEVEL=warn")
+	s := w.serve(append([]string{"CAIRN_LOG_LEVEL=warn"}, env...)...)
 	defer s.close()
 	args := map[string]any{"message": "benchmark"}
 	for i := 0; i < 200; i++ { // warm up connections and caches

@@ -71,6 +71,9 @@ func newWorkspace(t *testing.T) *workspace {
 	return &workspace{t: t, root: root, env: []string{
 		"CAIRN_ROOT=" + root,
 		"CAIRN_LOG_LEVEL=debug",
+		// Most tests look at one host process (its PID, its signals, its
+		// plugins); the shared daemon has tests of its own.
+		"CAIRN_DAEMON=off",
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}}

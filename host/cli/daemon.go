@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-mcp/cairn/host"
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+func init() { register(newDaemon); register(newStatus); register(newStop) }
+
+// daemonArg is the hidden command the relay starts the daemon with.
+const daemonArg = "__daemon"
+
+// DefaultDaemonIdle is how long a daemon with no session waits before it
+// exits; CAIRN_DAEMON_IDLE overrides it.
+const DefaultDaemonIdle = 5 * time.Minute
+
+// connectTimeout bounds finding or starting the daemon.
+const connectTimeout = 60 * time.Second
+
+// useDaemon reports whether a stdio `cairn serve` relays to the shared
+// daemon: yes unless turned off, or in TEST mode, whose store is private to
+// one process by definition.
+func useDaemon(noDaemon bool, s config.Settings) bool {
+	if noDaemon || s.Mode == config.ModeTest {
+		return false
+	}
+	switch strings.ToLower(os.Getenv("CAIRN_DAEMON")) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
+}
+
+// relay finds or starts the daemon of the configured data dir and relays
+// this process's stdio session to it.
+func relay(ctx context.Context, s config.Settings, configFile string, stdin io.Reader, stdout io.Writer) error {
+	p := daemon.PathsFor(s.DataDir)
+	hello := daemon.Hello{
+		Relay: 1, AgentID: os.Getenv("CAIRN_AGENT_ID"), ClientPID: os.Getpid(),
+		Mode: s.Mode, Toolsets: s.Toolsets.String(),
+	}
+	conn, r, w, err := daemon.Connect(ctx, p, hello, func() (func() (bool, error), error) {
+		return startDaemon(p, configFile)
+	}, connectTimeout)
+	if err != nil {
+		return errs.Newf(500, errs.InitFailed, "cannot reach the cairn daemon for %s: %v (run with --no-daemon to serve without one)", s.DataDir, err)
+	}
+	if w.Warning != "" {
+		fmt.Fprintf(os.Stderr, "cairn: %s\n", w.Warning)
+	}
+	// SIGHUP to this process reloads the daemon's configuration, as it
+	// would reload a server running in this process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if _, err := daemon.Control(p, "reload", 10*time.Second); err != nil {
+				fmt.Fprintf(os.Stderr, "cairn: reload: %v\n", err)
+			}
+		}
+	}()
+	if err := daemon.Relay(conn, r, stdin, stdout); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("relay to the cairn daemon (pid %d) ended: %w", w.DaemonPID, err)
+	}
+	return nil
+}
+
+// startDaemon launches `cairn __daemon` detached from this session: its own
+// session id (a terminal's hangup must not reach it), stdin and stdout on
+// /dev/null, stderr appended to daemon.log. CAIRN_AGENT_ID stays behind: the
+// identity is per session and travels in each relay's Hello.
+func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(p.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	args := []string{daemonArg}
+	if configFile != "" {
+		args = append(args, "--config", configFile)
+	}
+	cmd := exec.Command(exe, args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CAIRN_AGENT_ID=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the cairn daemon: %w", err)
+	}
+	var mu sync.Mutex
+	var done bool
+	var werr error
+	// Reap the daemon if it exits while we live, and tell Connect.
+	go func() {
+		err := cmd.Wait()
+		mu.Lock()
+		done, werr = true, err
+		mu.Unlock()
+	}()
+	return func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return done, werr
+	}, nil
+}
+
+// daemonHandler serves relayed sessions from one host.
+type daemonHandler struct {
+	h *host.Host
+	s config.Settings
+}
+
+func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello daemon.Hello) error {
+	return d.h.ServeConn(ctx, rw, host.ConnOptions{AgentID: hello.AgentID})
+}
+
+func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
+
+func (d daemonHandler) Check(hello daemon.Hello) string {
+	var diffs []string
+	if hello.Mode != "" && hello.Mode != d.s.Mode {
+		diffs = append(diffs, fmt.Sprintf("mode %s (you asked for %s)", d.s.Mode, hello.Mode))
+	}
+	if hello.Toolsets != "" && hello.Toolsets != d.s.Toolsets.String() {
+		diffs = append(diffs, fmt.Sprintf("toolsets %s (you asked for %s)", d.s.Toolsets, hello.Toolsets))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "the shared daemon for this data dir runs with " + strings.Join(diffs, " and ") + "; `cairn stop` it to apply yours, or use --no-daemon"
+}
+
+// DaemonStatus is what `cairn status` shows.
+type DaemonStatus struct {
+	PID      int                  `json:"pid"`
+	Version  string               `json:"version"`
+	DataDir  string               `json:"data_dir"`
+	Socket   string               `json:"socket"`
+	Mode     string               `json:"mode"`
+	Toolsets string               `json:"toolsets"`
+	Sessions []daemon.SessionInfo `json:"sessions"`
+	Health   host.HealthOutput    `json:"health"`
+}
+
+func (d daemonHandler) Status(sessions []daemon.SessionInfo) any {
+	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p := daemon.PathsFor(d.s.DataDir)
+	return DaemonStatus{
+		PID: os.Getpid(), Version: host.Version, DataDir: p.DataDir, Socket: p.Socket,
+		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Sessions: sessions, Health: d.h.Health(ctx),
+	}
+}
+
+func daemonIdle() (time.Duration, error) {
+	v := os.Getenv("CAIRN_DAEMON_IDLE")
+	if v == "" {
+		return DefaultDaemonIdle, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, errs.Newf(400, errs.ConfigInvalid, "CAIRN_DAEMON_IDLE %q is not a positive duration such as 30s or 5m", v)
+	}
+	return d, nil
+}
+
+func newDaemon() *cobra.Command {
+	var configFile string
+	cmd := &cobra.Command{
+		Use:    daemonArg,
+		Short:  "Run the shared daemon (started by `cairn serve`)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			idle, err := daemonIdle()
+			if err != nil {
+				return err
+			}
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			cleanup()
+			p := daemon.PathsFor(s.DataDir)
+			lock, err := daemon.Lock(p)
+			if errors.Is(err, daemon.ErrAlreadyRunning) {
+				fmt.Fprintln(os.Stderr, "cairn daemon: another daemon serves", s.DataDir)
+				return nil
+			}
+			if err != nil {
+				return errs.Newf(500, errs.InitFailed, "daemon lock %s: %v", p.Lock, err)
+			}
+			defer lock.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			h, shutdown, err := startHost(ctx, configFile, nil)
+			if err != nil {
+				return err
+			}
+			defer shutdown()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for range hup {
+					_ = h.Reload(context.Background())
+				}
+			}()
+			logger := newLogger(s).Named("daemon")
+			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
+			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings()}, daemon.Options{
+				Idle: idle, Version: host.Version,
+				Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+			})
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	return cmd
+}
+
+func newStatus() *cobra.Command {
+	var configFile string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the shared daemon of this data dir: sessions, plugins and stores",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			cleanup()
+			p := daemon.PathsFor(s.DataDir)
+			w, err := daemon.Control(p, "status", 10*time.Second)
+			if err != nil {
+				if errors.Is(err, daemon.ErrNotRunning) {
+					return fmt.Errorf("no cairn daemon is running for %s", p.DataDir)
+				}
+				return err
+			}
+			if asJSON {
+				_, err := cmd.OutOrStdout().Write(append(w.Status, '\n'))
+				return err
+			}
+			var st DaemonStatus
+			if err := json.Unmarshal(w.Status, &st); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "cairn daemon %s, pid %d, mode %s, toolsets %s\n", st.Version, st.PID, st.Mode, st.Toolsets)
+			fmt.Fprintf(out, "data dir %s\nsocket   %s\n", st.DataDir, st.Socket)
+			fmt.Fprintf(out, "store    %s (open %v, schema %d)\n\n", st.Health.DB.Path, st.Health.DB.Open, st.Health.DB.UserVersion)
+			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tAGENT\tCLIENT PID\tSINCE")
+			for _, se := range st.Sessions {
+				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", se.ID, se.AgentID, se.ClientPID, se.Since)
+			}
+			fmt.Fprintln(tw)
+			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tHEALTH\tTOOLS\tRESTARTS")
+			for _, pl := range st.Health.Plugins {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", pl.Name, pl.Version, pl.State, pl.Status, pl.Tools, pl.Restarts)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newStop() *cobra.Command {
+	var configFile string
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the shared daemon of this data dir cleanly",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			cleanup()
+			p := daemon.PathsFor(s.DataDir)
+			w, err := daemon.Control(p, "stop", 10*time.Second)
+			if err != nil {
+				if errors.Is(err, daemon.ErrNotRunning) {
+					fmt.Fprintf(cmd.OutOrStdout(), "no cairn daemon is running for %s\n", p.DataDir)
+					return nil
+				}
+				return err
+			}
+			// The daemon holds its lock until its plugins and stores are
+			// closed; taking the lock means it is gone.
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if lock, err := daemon.Lock(p); err == nil {
+					lock.Close()
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("the cairn daemon (pid %d) did not stop within 30s", w.DaemonPID)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "stopped the cairn daemon (pid %d)\n", w.DaemonPID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	return cmd
+}

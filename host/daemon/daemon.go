@@ -1,0 +1,439 @@
+// Package daemon lets many agent hosts share one cairn: the first `cairn
+// serve` on a data dir starts a daemon that owns the plugins and the stores,
+// and every `cairn serve` relays its stdio session to it over a Unix socket
+// in the data dir. The daemon serves any number of sessions and exits after
+// an idle period once the last one is gone.
+//
+// Start-up is race-free without a coordinator: the daemon holds an exclusive
+// flock on daemon.lock for its whole life (the kernel drops it when the
+// process dies, even by SIGKILL), and starters serialise on start.lock, so
+// two `cairn serve` at the same instant end with one daemon, and a socket
+// left by a crashed daemon is recognised as stale and replaced.
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Paths are the daemon's files for one data dir.
+type Paths struct {
+	DataDir   string
+	Socket    string
+	Lock      string
+	StartLock string
+	Info      string
+	Log       string
+}
+
+// maxSocketPath keeps the socket path within the kernel's sun_path limit
+// (108 bytes on Linux, 104 on macOS).
+const maxSocketPath = 100
+
+// PathsFor returns the daemon files of dataDir. The socket lives in the data
+// dir unless that path is too long for a Unix socket; then it moves to the
+// temporary directory under a name derived from the data dir.
+func PathsFor(dataDir string) Paths {
+	abs, err := filepath.Abs(dataDir)
+	if err == nil {
+		dataDir = abs
+	}
+	p := Paths{
+		DataDir:   dataDir,
+		Socket:    filepath.Join(dataDir, "daemon.sock"),
+		Lock:      filepath.Join(dataDir, "daemon.lock"),
+		StartLock: filepath.Join(dataDir, "daemon.start.lock"),
+		Info:      filepath.Join(dataDir, "daemon.json"),
+		Log:       filepath.Join(dataDir, "daemon.log"),
+	}
+	if len(p.Socket) > maxSocketPath {
+		sum := sha256.Sum256([]byte(dataDir))
+		p.Socket = filepath.Join(os.TempDir(), fmt.Sprintf("cairn-%d-%s.sock", os.Getuid(), hex.EncodeToString(sum[:8])))
+	}
+	return p
+}
+
+// Hello is the first line a client sends: a relayed MCP session or a control
+// request.
+type Hello struct {
+	Relay     int    `json:"cairn_relay,omitempty"`
+	Control   string `json:"cairn_control,omitempty"` // "status", "reload" or "stop"
+	AgentID   string `json:"agent_id,omitempty"`
+	ClientPID int    `json:"client_pid,omitempty"`
+	// Mode and Toolsets are the relay's own settings, so the daemon can warn
+	// when they differ from the ones it runs with.
+	Mode     string `json:"mode,omitempty"`
+	Toolsets string `json:"toolsets,omitempty"`
+}
+
+// Welcome is the daemon's answer to Hello.
+type Welcome struct {
+	OK        bool            `json:"ok"`
+	Error     string          `json:"error,omitempty"`
+	Warning   string          `json:"warning,omitempty"`
+	DaemonPID int             `json:"daemon_pid"`
+	Version   string          `json:"version,omitempty"`
+	Status    json.RawMessage `json:"status,omitempty"`
+}
+
+// Info is written to daemon.json while the daemon runs.
+type Info struct {
+	PID       int    `json:"pid"`
+	Socket    string `json:"socket"`
+	StartedAt string `json:"started_at"`
+	Version   string `json:"version"`
+}
+
+// flock takes an exclusive lock on path, blocking unless nonBlocking.
+func flock(path string, nonBlocking bool) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	how := syscall.LOCK_EX
+	if nonBlocking {
+		how |= syscall.LOCK_NB
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ErrNotRunning reports that no daemon answers for the data dir.
+var ErrNotRunning = errors.New("no cairn daemon is running for this data dir")
+
+// Dial connects to the running daemon and exchanges Hello and Welcome. The
+// returned reader holds whatever the daemon sent after its Welcome line.
+func Dial(p Paths, hello Hello, timeout time.Duration) (net.Conn, *bufio.Reader, Welcome, error) {
+	conn, err := net.DialTimeout("unix", p.Socket, timeout)
+	if err != nil {
+		return nil, nil, Welcome{}, ErrNotRunning
+	}
+	b, _ := json.Marshal(hello)
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := conn.Write(append(b, '\n')); err != nil {
+		conn.Close()
+		return nil, nil, Welcome{}, fmt.Errorf("daemon hello: %w", err)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		conn.Close()
+		return nil, nil, Welcome{}, fmt.Errorf("daemon did not answer: %w", err)
+	}
+	_ = conn.SetDeadline(time.Time{})
+	var w Welcome
+	if err := json.Unmarshal(line, &w); err != nil {
+		conn.Close()
+		return nil, nil, Welcome{}, fmt.Errorf("daemon answered %q: %w", line, err)
+	}
+	if !w.OK {
+		conn.Close()
+		return nil, nil, w, fmt.Errorf("daemon refused: %s", w.Error)
+	}
+	return conn, r, w, nil
+}
+
+// Starter launches a daemon process and returns a function reporting whether
+// it has exited (and with what error), so Connect stops waiting for a
+// daemon that died.
+type Starter func() (exited func() (bool, error), err error)
+
+// Connect dials the daemon of p, starting one with start when none answers.
+// Concurrent callers serialise on the start lock, so only one starts a
+// daemon; the others find it running.
+func Connect(ctx context.Context, p Paths, hello Hello, start Starter, timeout time.Duration) (net.Conn, *bufio.Reader, Welcome, error) {
+	if c, r, w, err := Dial(p, hello, timeout); err == nil || !errors.Is(err, ErrNotRunning) {
+		return c, r, w, err
+	}
+	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
+		return nil, nil, Welcome{}, err
+	}
+	lock, err := lockWithin(ctx, p.StartLock, timeout)
+	if err != nil {
+		return nil, nil, Welcome{}, fmt.Errorf("waiting for another cairn to start the daemon: %w", err)
+	}
+	defer lock.Close()
+	if c, r, w, err := Dial(p, hello, timeout); err == nil || !errors.Is(err, ErrNotRunning) {
+		return c, r, w, err
+	}
+	exited, err := start()
+	if err != nil {
+		return nil, nil, Welcome{}, err
+	}
+	deadline := time.Now().Add(timeout)
+	for delay := 5 * time.Millisecond; ; delay = min(2*delay, 100*time.Millisecond) {
+		c, r, w, err := Dial(p, hello, timeout)
+		if err == nil || !errors.Is(err, ErrNotRunning) {
+			return c, r, w, err
+		}
+		if done, werr := exited(); done {
+			return nil, nil, Welcome{}, fmt.Errorf("the cairn daemon exited during start-up (%v); its log is %s", werr, p.Log)
+		}
+		if time.Now().After(deadline) {
+			return nil, nil, Welcome{}, fmt.Errorf("the cairn daemon did not open %s within %s; its log is %s", p.Socket, timeout, p.Log)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, Welcome{}, ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+}
+
+// lockWithin takes the start lock, giving up after timeout.
+func lockWithin(ctx context.Context, path string, timeout time.Duration) (*os.File, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		f, err := flock(path, true)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is still locked after %s", path, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Relay copies in to conn and conn (through r) to out until either side
+// ends. When in ends, the write side of conn is closed so the daemon ends
+// the session; the relay returns once the daemon has closed it.
+func Relay(conn net.Conn, r *bufio.Reader, in io.Reader, out io.Writer) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(out, r)
+		done <- err
+	}()
+	go func() {
+		_, _ = io.Copy(conn, in)
+		if uc, ok := conn.(*net.UnixConn); ok {
+			_ = uc.CloseWrite()
+		}
+	}()
+	err := <-done
+	conn.Close()
+	return err
+}
+
+// Handler is what the daemon serves.
+type Handler interface {
+	// ServeSession serves one relayed MCP session over rw.
+	ServeSession(ctx context.Context, rw io.ReadWriter, hello Hello) error
+	// Check returns a warning when the relay's settings differ from the
+	// daemon's.
+	Check(hello Hello) string
+	// Status describes the daemon for `cairn status`.
+	Status(sessions []SessionInfo) any
+	// Reload re-reads the configuration (a relay forwards its SIGHUP).
+	Reload()
+}
+
+// SessionInfo describes one live relayed session.
+type SessionInfo struct {
+	ID        int    `json:"id"`
+	AgentID   string `json:"agent_id,omitempty"`
+	ClientPID int    `json:"client_pid,omitempty"`
+	Since     string `json:"since"`
+}
+
+// Options tune Run.
+type Options struct {
+	// Idle is how long the daemon waits with no session before it exits.
+	Idle    time.Duration
+	Version string
+	// Logf logs a line (to the daemon's stderr).
+	Logf func(format string, args ...any)
+}
+
+// ErrAlreadyRunning is returned by Run when another daemon holds the lock.
+var ErrAlreadyRunning = errors.New("a cairn daemon is already running for this data dir")
+
+// Lock takes the daemon lock of p without blocking. Holding it proves the
+// daemon alive; the kernel releases it when the process dies.
+func Lock(p Paths) (*os.File, error) {
+	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := flock(p.Lock, true)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, ErrAlreadyRunning
+	}
+	return f, err
+}
+
+// Run serves sessions on p's socket until ctx ends, a stop request arrives,
+// or no session has been open for opts.Idle. The caller holds the lock
+// (Lock) and has started everything h needs.
+func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	// Whatever is at the socket path belongs to a dead daemon: we hold the
+	// lock a live one would hold.
+	_ = os.Remove(p.Socket)
+	ln, err := net.Listen("unix", p.Socket)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", p.Socket, err)
+	}
+	_ = os.Chmod(p.Socket, 0o600)
+	defer os.Remove(p.Socket)
+	info, _ := json.Marshal(Info{PID: os.Getpid(), Socket: p.Socket, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: opts.Version})
+	_ = os.WriteFile(p.Info, info, 0o600)
+	defer os.Remove(p.Info)
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { <-ctx.Done(); ln.Close() }()
+
+	var (
+		mu       sync.Mutex
+		sessions = map[int]SessionInfo{}
+		nextID   int
+		idle     *time.Timer
+		wg       sync.WaitGroup
+	)
+	armIdle := func() { // with mu held
+		if idle != nil {
+			idle.Stop()
+		}
+		idle = time.AfterFunc(opts.Idle, func() {
+			mu.Lock()
+			n := len(sessions)
+			mu.Unlock()
+			if n == 0 {
+				opts.Logf("no session for %s: stopping", opts.Idle)
+				stop()
+			}
+		})
+	}
+	mu.Lock()
+	armIdle()
+	mu.Unlock()
+
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			opts.Logf("accept: %v", err)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer conn.Close()
+			// Ending the daemon ends its sessions: close the connection so
+			// a session blocked reading from its relay returns.
+			defer context.AfterFunc(ctx, func() { conn.Close() })()
+			r := bufio.NewReaderSize(conn, 64<<10)
+			_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			line, err := r.ReadBytes('\n')
+			_ = conn.SetReadDeadline(time.Time{})
+			var hello Hello
+			if err != nil || json.Unmarshal(line, &hello) != nil {
+				return
+			}
+			reply := func(w Welcome) bool {
+				w.DaemonPID, w.Version = os.Getpid(), opts.Version
+				b, _ := json.Marshal(w)
+				_, err := conn.Write(append(b, '\n'))
+				return err == nil
+			}
+			switch {
+			case hello.Control == "status":
+				mu.Lock()
+				list := make([]SessionInfo, 0, len(sessions))
+				for _, s := range sessions {
+					list = append(list, s)
+				}
+				mu.Unlock()
+				st, _ := json.Marshal(h.Status(list))
+				reply(Welcome{OK: true, Status: st})
+				return
+			case hello.Control == "reload":
+				reply(Welcome{OK: true})
+				opts.Logf("reload requested")
+				h.Reload()
+				return
+			case hello.Control == "stop":
+				reply(Welcome{OK: true})
+				opts.Logf("stop requested")
+				stop()
+				return
+			case hello.Relay != 1:
+				reply(Welcome{OK: false, Error: "unknown request; this daemon speaks relay protocol 1"})
+				return
+			}
+			if !reply(Welcome{OK: true, Warning: h.Check(hello)}) {
+				return
+			}
+			mu.Lock()
+			nextID++
+			id := nextID
+			sessions[id] = SessionInfo{ID: id, AgentID: hello.AgentID, ClientPID: hello.ClientPID, Since: time.Now().UTC().Format(time.RFC3339)}
+			if idle != nil {
+				idle.Stop()
+			}
+			mu.Unlock()
+			opts.Logf("session %d opened (client pid %d)", id, hello.ClientPID)
+			err = h.ServeSession(ctx, bufferedConn{Reader: r, Conn: conn}, hello)
+			mu.Lock()
+			delete(sessions, id)
+			if len(sessions) == 0 {
+				armIdle()
+			}
+			mu.Unlock()
+			opts.Logf("session %d closed (%v)", id, err)
+		}()
+	}
+	// Sessions end with ctx; wait for them so the host shuts down after its
+	// last call.
+	wg.Wait()
+	mu.Lock()
+	if idle != nil {
+		idle.Stop()
+	}
+	mu.Unlock()
+	return nil
+}
+
+// bufferedConn reads through the reader that consumed the Hello line.
+type bufferedConn struct {
+	*bufio.Reader
+	net.Conn
+}
+
+func (b bufferedConn) Read(p []byte) (int, error) { return b.Reader.Read(p) }
+
+// Control sends a control request (status, stop) to the running daemon.
+func Control(p Paths, what string, timeout time.Duration) (Welcome, error) {
+	conn, _, w, err := Dial(p, Hello{Control: what}, timeout)
+	if err != nil {
+		return w, err
+	}
+	conn.Close()
+	return w, nil
+}
