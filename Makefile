@@ -14,13 +14,15 @@ build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/cairn ./host/cmd/cairn
 	@for d in $$(ls -d plugins/*/cmd/cairn-plugin-* examples/cairn-plugin-* 2>/dev/null); do \
-		echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d"; \
+		echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d" >&2; \
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
 ## run: build everything and serve MCP over stdio on the default store (<root>/.cairn/data).
-run: build
-	$(BIN)/cairn serve
+## stdout carries MCP JSON-RPC only, so the build reports to stderr.
+run:
+	@$(MAKE) --no-print-directory build >&2
+	@exec $(BIN)/cairn serve
 
 ## test: every unit, end-to-end and fuzz-seed test.
 test:
