@@ -246,6 +246,16 @@ func newDaemon() *cobra.Command {
 	return cmd
 }
 
+// configuredPaths returns the daemon files of the configured data dir.
+func configuredPaths(configFile string) (daemon.Paths, error) {
+	s, cleanup, err := settings(configFile)
+	if err != nil {
+		return daemon.Paths{}, err
+	}
+	cleanup()
+	return daemon.PathsFor(s.DataDir), nil
+}
+
 func newStatus() *cobra.Command {
 	var configFile string
 	var asJSON bool
@@ -254,12 +264,10 @@ func newStatus() *cobra.Command {
 		Short: "Show the shared daemon of this data dir: sessions, plugins and stores",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, cleanup, err := settings(configFile)
+			p, err := configuredPaths(configFile)
 			if err != nil {
 				return err
 			}
-			cleanup()
-			p := daemon.PathsFor(s.DataDir)
 			w, err := daemon.Control(p, "status", 10*time.Second)
 			if err != nil {
 				if errors.Is(err, daemon.ErrNotRunning) {
@@ -304,12 +312,10 @@ func newStop() *cobra.Command {
 		Short: "Stop the shared daemon of this data dir cleanly",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, cleanup, err := settings(configFile)
+			p, err := configuredPaths(configFile)
 			if err != nil {
 				return err
 			}
-			cleanup()
-			p := daemon.PathsFor(s.DataDir)
 			w, err := daemon.Control(p, "stop", 10*time.Second)
 			if err != nil {
 				if errors.Is(err, daemon.ErrNotRunning) {

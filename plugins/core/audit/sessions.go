@@ -203,29 +203,11 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 	}
 	var out VerifyOutput
 	err := s.st.View(func(tx *bolt.Tx) error {
-		var scope []uint64
-		if in.SessionID != nil {
-			sess, err := loadSession(tx, "session_id", *in.SessionID, errs.NotFound)
-			if err != nil {
-				return err
-			}
-			out.SessionID = sess.SessionID
-			scope = sess.scope(tx)
+		scope, err := resolveScope(tx, in.SessionID, in.TaskID, errs.NotFound, errs.NotFound)
+		if err != nil {
+			return err
 		}
-		if in.TaskID != nil {
-			n, err := checkTaskID("task_id", *in.TaskID)
-			if err != nil {
-				return err
-			}
-			if !taskExists(tx, n) {
-				return errs.NotFoundf(errs.NotFound, "task_id", "task %s does not exist; check the id with task_list", *in.TaskID)
-			}
-			if scope != nil && !containsNum(scope, n) {
-				return errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope", *in.TaskID, out.SessionID)
-			}
-			scope = []uint64{n}
-			out.TaskID = *in.TaskID
-		}
+		out.SessionID, out.TaskID = deref(in.SessionID), deref(in.TaskID)
 		chains := make([][]trail.Link, 0, 2*len(scope))
 		for _, n := range scope {
 			for _, c := range []byte{chainEvent, chainThought} {
@@ -256,6 +238,41 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 	}
 	out.VerifiedAt = s.now()
 	return out, nil
+}
+
+// resolveScope returns the tasks a session_id and/or task_id designate:
+// the session's scope, one task, or one task that must lie in the session's
+// scope. The not-found codes differ per tool (the specification's part 7).
+func resolveScope(tx *bolt.Tx, sessionID, taskID *string, sessionNotFound, taskNotFound string) ([]uint64, error) {
+	var scope []uint64
+	if sessionID != nil {
+		sess, err := loadSession(tx, "session_id", *sessionID, sessionNotFound)
+		if err != nil {
+			return nil, err
+		}
+		scope = sess.scope(tx)
+	}
+	if taskID == nil {
+		return scope, nil
+	}
+	n, err := checkTaskID("task_id", *taskID)
+	if err != nil {
+		return nil, err
+	}
+	if !taskExists(tx, n) {
+		return nil, errs.NotFoundf(taskNotFound, "task_id", "task %s does not exist; check the id with task_list", *taskID)
+	}
+	if sessionID != nil && !containsNum(scope, n) {
+		return nil, errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope", *taskID, *sessionID)
+	}
+	return []uint64{n}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // leafRef locates one record of a session's leaf set.

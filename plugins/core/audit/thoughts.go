@@ -277,29 +277,11 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 	}
 	var out ListOutput
 	err := s.st.View(func(tx *bolt.Tx) error {
-		var scope []uint64
-		if in.SessionID != nil {
-			sess, err := loadSession(tx, "session_id", *in.SessionID, errs.SessionNotFound)
-			if err != nil {
-				return err
-			}
-			out.SessionID = sess.SessionID
-			scope = sess.scope(tx)
+		scope, err := resolveScope(tx, in.SessionID, in.TaskID, errs.SessionNotFound, errs.TaskNotFound)
+		if err != nil {
+			return err
 		}
-		if in.TaskID != nil {
-			n, err := checkTaskID("task_id", *in.TaskID)
-			if err != nil {
-				return err
-			}
-			if !taskExists(tx, n) {
-				return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", *in.TaskID)
-			}
-			if scope != nil && !containsNum(scope, n) {
-				return errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope", *in.TaskID, out.SessionID)
-			}
-			scope = []uint64{n}
-			out.TaskID = *in.TaskID
-		}
+		out.SessionID, out.TaskID = deref(in.SessionID), deref(in.TaskID)
 		var all []link
 		var chains [][]trail.Link
 		verify := in.VerifyChain != nil && *in.VerifyChain
