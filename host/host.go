@@ -62,6 +62,8 @@ type Host struct {
 	live      bool
 	resources map[string][]server.ServerResource
 	templates map[string][]server.ServerResourceTemplate
+	// auth, when set, guards the HTTP transport with API keys.
+	auth Authenticator
 }
 
 // New prepares a host; Start launches the plugins.

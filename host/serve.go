@@ -33,27 +33,38 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 }
 
 // CheckHTTPAddr refuses addresses that would expose the server beyond this
-// machine: without authentication only loopback binds are allowed.
-func CheckHTTPAddr(addr string) error {
+// machine without authentication: unauthenticated, only loopback binds are
+// allowed.
+func CheckHTTPAddr(addr string, authenticated bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return errs.Newf(400, errs.ConfigInvalid, "--http %q: %v (expected host:port, for example 127.0.0.1:8765)", addr, err)
 	}
-	if host == "localhost" {
+	if authenticated || host == "localhost" {
 		return nil
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return errs.Newf(400, errs.ConfigInvalid, "--http %q: only loopback addresses (127.0.0.1, ::1, localhost) may be bound without authentication", addr)
+		return errs.Newf(400, errs.ConfigInvalid, "--http %q: only loopback addresses (127.0.0.1, ::1, localhost) may be bound without authentication; drop --no-auth to require API keys", addr)
 	}
 	return nil
+}
+
+// SetAuthenticator makes ServeHTTP require an API key on every request.
+func (h *Host) SetAuthenticator(a Authenticator) {
+	h.mu.Lock()
+	h.auth = a
+	h.mu.Unlock()
 }
 
 // ServeHTTP serves MCP over streamable HTTP at /mcp on addr until ctx ends.
 // Every client gets its own session. ready, when non-nil, receives the bound
 // address once the listener is up.
 func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
-	if err := CheckHTTPAddr(addr); err != nil {
+	h.mu.Lock()
+	auth := h.auth
+	h.mu.Unlock()
+	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
@@ -62,7 +73,11 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	}
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"))
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHTTP)
+	if auth != nil {
+		mux.Handle("/mcp", requireAPIKey(auth, mcpHTTP))
+	} else {
+		mux.Handle("/mcp", mcpHTTP)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, Timestamp(time.Now()))
@@ -75,7 +90,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	h.log.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String()+"/mcp")
+	h.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -118,6 +118,22 @@ func newLogger(s config.Settings) hclog.Logger {
 	})
 }
 
+// httpAuthenticators builds the API-key check of `serve --http`; the admin
+// area's command file sets it. Without it, --http needs --no-auth.
+var httpAuthenticators func(s config.Settings) (host.Authenticator, error)
+
+func httpAuthenticator(configFile string) (host.Authenticator, error) {
+	if httpAuthenticators == nil {
+		return nil, errs.New(400, errs.ConfigInvalid, "--http requires API keys, but this cairn has no admin area to check them; pass --no-auth to serve a loopback address without keys")
+	}
+	s, cleanup, err := settings(configFile)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	return httpAuthenticators(s)
+}
+
 // settings resolves the configuration; TEST mode gets a temporary data dir
 // that cleanup removes.
 func settings(configFlag string) (config.Settings, func(), error) {
@@ -172,13 +188,16 @@ func startHost(ctx context.Context, configFlag string, tweak func(*config.Settin
 
 func newServe() *cobra.Command {
 	var httpAddr, configFile string
-	var noDaemon bool
+	var noDaemon, noAuth bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio (default) or streamable HTTP",
 		Long: `Serve MCP. With no flags cairn speaks MCP JSON-RPC on stdin/stdout, as agent
 hosts such as Claude Code expect; logs go to stderr. With --http it serves
-streamable HTTP at http://ADDR/mcp to any number of concurrent sessions.
+streamable HTTP at http://ADDR/mcp to any number of concurrent sessions; every
+request must carry an API key of the admin area (Authorization: Bearer
+cairn_…), whose user becomes the caller and whose rate limits apply.
+--no-auth drops the key requirement, for loopback addresses only.
 
 Over stdio, cairn shares one daemon per data dir among every agent host on
 the machine: serve finds the running daemon (a Unix socket in the data dir)
@@ -191,8 +210,16 @@ SIGHUP re-reads the config file and restarts the plugins whose binary or
 settings changed. SIGINT and SIGTERM stop cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var auth host.Authenticator
 			if httpAddr != "" {
-				if err := host.CheckHTTPAddr(httpAddr); err != nil {
+				if !noAuth {
+					a, err := httpAuthenticator(configFile)
+					if err != nil {
+						return err
+					}
+					auth = a
+				}
+				if err := host.CheckHTTPAddr(httpAddr, auth != nil); err != nil {
 					return err
 				}
 			}
@@ -222,6 +249,9 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 				}
 			}()
 			if httpAddr != "" {
+				if auth != nil {
+					h.SetAuthenticator(auth)
+				}
 				return h.ServeHTTP(ctx, httpAddr, nil)
 			}
 			return h.ServeStdio(ctx, os.Stdin, stdoutguard.Stdout())
@@ -230,6 +260,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().StringVar(&configFile, "config", "", "config file (default $CAIRN_CONFIG or <root>/.cairn/config.yaml)")
 	cmd.Flags().BoolVar(&noDaemon, "no-daemon", false, "serve stdio in this process instead of relaying to the shared daemon")
+	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http on a loopback address: serve without API keys")
 	return cmd
 }
 

@@ -482,7 +482,7 @@ func TestEventsCrossPlugins(t *testing.T) {
 func TestConcurrentHTTPSessions(t *testing.T) {
 	w := newWorkspace(t)
 	w.addPlugin("testkit", testkitBin)
-	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0")
+	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0", "--no-auth")
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,83 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Authenticator checks the API key of an HTTP caller (issue: shared cairn
+// over the network). The admin area's key store implements it.
+type Authenticator interface {
+	// Authenticate validates key and counts one request against its rate
+	// limits. A refused key is an *errs.Error: ERR_UNAUTHORIZED (401) for
+	// a malformed, unknown, revoked or expired key, ERR_RATE_LIMITED (429)
+	// with details.retry_after_ms when a limit is exhausted.
+	Authenticate(ctx context.Context, key string) (userID string, err error)
+}
+
+// requireAPIKey wraps next so that every request carries
+// "Authorization: Bearer <key>" that auth accepts; the key's user becomes
+// the caller identity of the calls the request makes (D4).
+func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+			writeHTTPError(w, errs.New(401, errs.Unauthorized, "this cairn requires an API key: send Authorization: Bearer cairn_… (create one with `cairn admin keys create`)"))
+			return
+		}
+		user, err := auth.Authenticate(r.Context(), key)
+		if err != nil {
+			e := errs.From(err)
+			switch e.Status {
+			case 401:
+				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
+			case 429:
+				secs := 1
+				if ms, ok := e.Details["retry_after_ms"].(int64); ok && ms > 0 {
+					secs = int(math.Ceil(float64(ms) / 1000))
+				}
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+			}
+			writeHTTPError(w, e)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), apiKeyUserKey{}, user)))
+	})
+}
+
+// writeHTTPError answers with the D3 error envelope as the HTTP body.
+func writeHTTPError(w http.ResponseWriter, e *errs.Error) {
+	status := e.Status
+	if status < 400 || status > 599 {
+		status = http.StatusInternalServerError
+	}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "details": details}})
+}
+
+// RetryAfter is a helper for Authenticator implementations: the
+// ERR_RATE_LIMITED error for a limit that resets at reset.
+func RetryAfter(reset time.Time, window string) *errs.Error {
+	ms := time.Until(reset).Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	e := errs.Newf(429, errs.RateLimited, "this API key's %s rate limit is exhausted; retry after %s", window, reset.UTC().Format(time.RFC3339))
+	e.Details["retry_after_ms"] = ms
+	e.Details["window"] = window
+	return e
+}
