@@ -40,6 +40,7 @@ type DuplicateError struct {
 	First, Again string
 }
 
+// Error names the tool and both plugins, and what to do.
 func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("duplicate tool name %q: provided by plugin %s and by plugin %s; remove or rename one of them", e.Tool, e.First, e.Again)
 }

@@ -35,7 +35,7 @@ const (
 	defaultAuditScope = ScopeShallow
 )
 
-// Thought types of the specification.
+// ThoughtTypes are the thought types of the specification.
 var ThoughtTypes = []string{"reflection", "decision", "discovery", "risk", "blockers"}
 
 // Event types published on the host bus (D19).
