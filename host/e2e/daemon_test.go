@@ -91,42 +91,61 @@ func daemonPID(t *testing.T, w *workspace) int {
 
 func runShared(t *testing.T, sessions int) {
 	w := newWorkspace(t)
-	// One session creates the tasks every agent shares.
-	first, err := relaySession(w, append(daemonEnv, "CAIRN_AGENT_ID=agent-0")...)
-	if err != nil {
+	// All sessions start at the same instant on a fresh data dir: the
+	// start-up race must end with one daemon serving everyone.
+	all := make([]*session, sessions)
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for i := range all {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, err := relaySession(w, append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=agent-%d", i))...)
+			if err != nil {
+				fail(err)
+				return
+			}
+			all[i] = s
+		}(i)
+	}
+	wg.Wait()
+	for _, s := range all {
+		if s != nil {
+			t.Cleanup(s.close)
+		}
+	}
+	for _, err := range errs {
 		t.Fatal(err)
 	}
-	t.Cleanup(first.close)
+	logText, _ := os.ReadFile(filepath.Join(w.dataDir(), "daemon.log"))
+	if n := strings.Count(string(logText), "daemon ready"); n != 1 || strings.Contains(string(logText), "another daemon") {
+		t.Fatalf("%d daemons started for %d simultaneous cairn serve, want 1:\n%s", n, sessions, logText)
+	}
+
+	// Two tasks every agent records on.
 	var shared []string
 	for i := 0; i < 2; i++ {
-		out, err := callOK(first, "task_create", map[string]any{"title": fmt.Sprintf("shared %d", i), "project": "web"})
+		out, err := callOK(all[0], "task_create", map[string]any{"title": fmt.Sprintf("shared %d", i), "project": "web"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		shared = append(shared, out["task_id"].(string))
 	}
-
-	var (
-		mu      sync.Mutex
-		ids     []string
-		thought = map[string]string{} // thought id → agent
-		errs    []error
-		wg      sync.WaitGroup
-		started = make(chan *session, sessions)
-	)
-	for i := 1; i <= sessions; i++ {
+	var ids []string
+	thought := map[string]string{} // thought id → agent
+	for i, s := range all {
 		wg.Add(1)
-		go func(i int) {
+		go func(i int, s *session) {
 			defer wg.Done()
 			agent := fmt.Sprintf("agent-%d", i)
-			s, err := relaySession(w, append(daemonEnv, "CAIRN_AGENT_ID="+agent)...)
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-				return
-			}
-			started <- s
 			for j := 0; j < 5; j++ {
 				out, err := callOK(s, "task_create", map[string]any{"title": fmt.Sprintf("%s task %d", agent, j), "project": "web"})
 				if err == nil {
@@ -138,31 +157,24 @@ func runShared(t *testing.T, sessions int) {
 				if err == nil && out["recorded_by"] != agent {
 					err = fmt.Errorf("thought recorded_by %v, want the session's own agent %s", out["recorded_by"], agent)
 				}
-				if err == nil {
-					mu.Lock()
-					thought[out["thought_id"].(string)] = agent
-					mu.Unlock()
-				}
 				if err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
+					fail(err)
 					return
 				}
+				mu.Lock()
+				thought[out["thought_id"].(string)] = agent
+				mu.Unlock()
 			}
-		}(i)
+		}(i, s)
 	}
 	wg.Wait()
-	close(started)
-	for s := range started {
-		t.Cleanup(s.close)
-	}
 	for _, err := range errs {
 		t.Error(err)
 	}
 	if t.Failed() {
 		return
 	}
+	first := all[0]
 	sort.Strings(ids)
 	for i := 1; i < len(ids); i++ {
 		if ids[i] == ids[i-1] {
@@ -194,15 +206,15 @@ func runShared(t *testing.T, sessions int) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status: %v\n%s", err, out)
 	}
-	if st.PID != daemonPID(t, w) || len(st.Sessions) != sessions+1 || len(st.Health.Plugins) == 0 {
+	if st.PID != daemonPID(t, w) || len(st.Sessions) != sessions || len(st.Health.Plugins) == 0 {
 		t.Fatalf("status %s (daemon.json pid %d)", out, daemonPID(t, w))
 	}
 	agents := map[any]bool{}
 	for _, se := range st.Sessions {
 		agents[se["agent_id"]] = true
 	}
-	if len(agents) != sessions+1 || !agents["agent-0"] || !agents[fmt.Sprintf("agent-%d", sessions)] {
-		t.Errorf("status lists agents %v, want agent-0 … agent-%d", agents, sessions)
+	if len(agents) != sessions || !agents["agent-0"] || !agents[fmt.Sprintf("agent-%d", sessions-1)] {
+		t.Errorf("status lists agents %v, want agent-0 … agent-%d", agents, sessions-1)
 	}
 }
 
