@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,8 +168,9 @@ func TestTamperedStoreIsDetected(t *testing.T) {
 	ok(t, s, "merkle_finalize", map[string]any{"session_id": sess})
 	s.close()
 
-	// Rewrite the content of thought position 2 in the store file: link
-	// key = task number, 't', position; value = 40-byte prefix + JSON.
+	// Rewrite the content of thought position 2 in the store file, as an
+	// attacker editing the file would: link key = task number, 't',
+	// position; the content "two" is stored as its raw bytes.
 	db, err := bolt.Open(filepath.Join(w.dataDir(), "core.db"), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -179,13 +182,10 @@ func TestTamperedStoreIsDetected(t *testing.T) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket([]byte("chain_links"))
 		v := append([]byte(nil), b.Get(key)...)
-		var body map[string]any
-		if err := json.Unmarshal(v[40:], &body); err != nil {
-			return err
+		if bytes.Count(v, []byte("two")) != 1 {
+			return fmt.Errorf("content not found once in the stored link %q", v)
 		}
-		body["content"] = "TWO (edited)"
-		nb, _ := json.Marshal(body)
-		return b.Put(key, append(v[:40:40], nb...))
+		return b.Put(key, bytes.Replace(v, []byte("two"), []byte("TWO"), 1))
 	})
 	db.Close()
 	if err != nil {

@@ -39,9 +39,9 @@ func chainName(c byte) string {
 	return trail.ChainEvent
 }
 
-// linkBody is the JSON part of a stored link. The task id and position are
-// the key; the record's sequence number and hash sit in a fixed binary
-// prefix so that collecting a session's Merkle leaves reads no JSON.
+// linkBody is the body of a stored link (codec.go). The task id and
+// position are the key; the record's sequence number and hash sit in a fixed
+// prefix so that collecting a session's Merkle leaves decodes no body.
 type linkBody struct {
 	ID           string          `json:"id"`
 	Type         string          `json:"type"`
@@ -83,15 +83,11 @@ func headKey(task uint64, chain byte) []byte {
 	return k
 }
 
-func encodeLink(l *link) ([]byte, error) {
-	body, err := json.Marshal(&l.body)
-	if err != nil {
-		return nil, err
-	}
-	v := make([]byte, linkPrefix, linkPrefix+len(body))
+func encodeLink(l *link) []byte {
+	v := make([]byte, linkPrefix, linkPrefix+64+len(l.body.Content)+len(l.body.Metadata))
 	binary.BigEndian.PutUint64(v, l.seq)
 	copy(v[8:], l.hash[:])
-	return append(v, body...), nil
+	return encodeBody(v, &l.body)
 }
 
 // decodeLink decodes the value stored under key k. A value that does not
@@ -107,7 +103,7 @@ func decodeLink(k, v []byte, withBody bool) (link, error) {
 	l.seq = binary.BigEndian.Uint64(v)
 	copy(l.hash[:], v[8:linkPrefix])
 	if withBody {
-		if err := json.Unmarshal(v[linkPrefix:], &l.body); err != nil {
+		if err := decodeBody(v[linkPrefix:], &l.body); err != nil {
 			return l, fmt.Errorf("corrupt chain link %s position %d: %v", taskID(l.task), l.pos, err)
 		}
 	}
@@ -176,11 +172,7 @@ func appendLink(tx *bolt.Tx, task uint64, chain byte, body linkBody, setID func(
 		return link{}, err
 	}
 	l.seq = seq
-	v, err := encodeLink(&l)
-	if err != nil {
-		return link{}, err
-	}
-	if err := links.Put(linkKey(task, chain, pos), v); err != nil {
+	if err := links.Put(linkKey(task, chain, pos), encodeLink(&l)); err != nil {
 		return link{}, err
 	}
 	head := make([]byte, 40)
