@@ -14,6 +14,7 @@ import (
 
 	// The built-in areas register themselves.
 	_ "github.com/cairn-mcp/cairn/plugins/core"
+	_ "github.com/cairn-mcp/cairn/plugins/sdd"
 )
 
 func main() {

@@ -3,9 +3,13 @@
 // spawn queue, a skill registry with agent assignments, a key-value state
 // store, and evolution (detect, apply, roll back refinements).
 //
-// It is pure Go with no MCP or gRPC dependency: the sdd plugin binary wires
-// the Tool* methods (or HandleTool) to the ten sdd_ MCP tools and
-// ListResources/ReadResource to the sdd:// resources.
+// It is pure Go with no MCP or gRPC dependency: the sdd plugin (package
+// plugins/sdd) wires the structured tool methods (VitalsTool, PlanTool,
+// StateTool, ValidateTool, LeaseTool, EvolveTool, ToolDiscuss, ToolDash,
+// ToolAgent, ToolSkill) to the ten sdd_ MCP tools, ListResources and
+// ReadResource to the sdd:// resources, and Config.Publish to the host's
+// event bus. The Tool* methods return the Markdown alone, as the
+// specification's handleTool does; HandleTool dispatches raw arguments.
 //
 // All state lives in one JSON document, <DataDir>/state/sdd-state.json,
 // cached in memory and replaced atomically (temp file, fsync, rename,

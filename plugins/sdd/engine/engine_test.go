@@ -438,9 +438,10 @@ func TestSkills(t *testing.T) {
 	_, _ = f.e.RegisterSkill("research", SkillPayload{})
 	_, _ = f.e.BindSkillToAgent("sdd-executor", "go-test")
 	_, _ = f.e.BindSkillToAgent("sdd-phase-researcher", "research")
-	a, _ := f.e.BindSkillToAgent("sdd-planner", "go-test")
-	a, _ = f.e.BindSkillToAgent("sdd-planner", "go-test")
-	if len(a.SkillIDs) != 1 {
+	if a, _ := f.e.BindSkillToAgent("sdd-planner", "go-test"); len(a.SkillIDs) != 1 {
+		t.Fatalf("bind = %+v", a)
+	}
+	if a, _ := f.e.BindSkillToAgent("sdd-planner", "go-test"); len(a.SkillIDs) != 1 {
 		t.Fatalf("bind not idempotent: %+v", a)
 	}
 	rec, err := f.e.RecommendSkillsForIntent(IntentPlanPhase, SpawnOptions{})

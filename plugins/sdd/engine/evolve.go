@@ -326,9 +326,16 @@ func (e *Engine) RollbackEvolution(candidateID string) (*RollbackResult, error) 
 // EvolutionReport renders the candidates in scope and the recorded actions
 // as Markdown.
 func (e *Engine) EvolutionReport(scope string) (string, error) {
+	text, _, err := e.evolutionReport(scope)
+	return text, err
+}
+
+// evolutionReport is EvolutionReport that also returns the candidates it
+// rendered.
+func (e *Engine) evolutionReport(scope string) (string, []EvolutionCandidate, error) {
 	cands, err := e.DetectEvolution(scope)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var b strings.Builder
 	b.WriteString("# Evolution Report\n\n")
@@ -353,7 +360,10 @@ func (e *Engine) EvolutionReport(scope string) (string, error) {
 		}
 		return nil
 	})
-	return b.String(), err
+	if err != nil {
+		return "", nil, err
+	}
+	return b.String(), cands, nil
 }
 
 func renderCandidates(cands []EvolutionCandidate) string {

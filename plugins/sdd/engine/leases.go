@@ -167,11 +167,18 @@ func (e *Engine) CreateLease(taskID string, scope []string) (*Lease, error) {
 // It is false for an unknown, already returned or expired lease: expired
 // leases are not active and are cleaned up by evolution.
 func (e *Engine) ReturnLease(leaseID, result string) (bool, error) {
+	l, err := e.returnLease(leaseID, result)
+	return l != nil && err == nil, err
+}
+
+// returnLease is ReturnLease returning the returned lease (nil when there
+// was no active lease with that id).
+func (e *Engine) returnLease(leaseID, result string) (*Lease, error) {
 	if err := checkText("leaseId", leaseID, true, maxShortText); err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := checkText("result", result, false, maxTextLen); err != nil {
-		return false, err
+		return nil, err
 	}
 	if result == "" {
 		result = "completed"
@@ -185,21 +192,26 @@ func (e *Engine) ReturnLease(leaseID, result string) (bool, error) {
 		}
 		return nil
 	}); err != nil || !ok {
-		return false, err
+		return nil, err
 	}
-	returned := false
+	var out *Lease
 	err := e.write(func(s *state, now time.Time, emit func(string, any)) error {
 		for i := range s.Leases {
 			l := &s.Leases[i]
 			if l.LeaseID == leaseID && l.activeAt(now) {
 				l.ReturnedAt, l.Result = iso(now), result
-				returned = true
-				emit(EventLeaseReturned, *l)
+				c := *l
+				c.Scope = append([]string{}, l.Scope...)
+				out = &c
+				emit(EventLeaseReturned, c)
 			}
 		}
 		return nil
 	})
-	return returned && err == nil, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ListActiveLeases lists the leases neither expired nor returned, oldest

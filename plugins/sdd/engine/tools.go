@@ -156,10 +156,16 @@ func opts(o *SpawnOptions) SpawnOptions {
 	return *o
 }
 
-// ToolVitals implements sdd_vitals: Markdown with health, phase, lease
-// count and the command's objective. Without a command it shows
-// plan-phase when no phase has been planned yet, else execute-phase.
-func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
+// VitalsResult is sdd_vitals's structured result: the Markdown and the
+// parsed command vitals it was rendered from.
+type VitalsResult struct {
+	Text   string         `json:"text"`
+	Vitals *CommandVitals `json:"vitals"`
+}
+
+// VitalsTool implements sdd_vitals. Without a command it shows plan-phase
+// when no phase has been planned yet, else execute-phase.
+func (e *Engine) VitalsTool(in VitalsInput) (*VitalsResult, error) {
 	cmd := in.Command
 	if cmd == "" {
 		cmd = "plan-phase"
@@ -169,7 +175,7 @@ func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
 	}
 	v, err := e.GetCommandVitals(cmd)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# SDD Vitals: %s\n\n", v.Command)
@@ -196,32 +202,53 @@ func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
 			fmt.Fprintf(&b, "\n## %s\n\n%s\n", sec.title, sec.body)
 		}
 	}
-	return b.String(), nil
+	return &VitalsResult{Text: b.String(), Vitals: v}, nil
 }
 
-// ToolPlan implements sdd_plan: writes the plan and returns its Markdown;
-// with auto_spawn it also queues the plan_phase flow and appends a
-// spawn-flow summary.
-func (e *Engine) ToolPlan(in PlanInput) (string, error) {
-	if err := required("phase", string(in.Phase)); err != nil {
-		return "", err
-	}
-	res, err := e.GeneratePlan(string(in.Phase), in.Context)
+// ToolVitals implements sdd_vitals as Markdown with health, phase, lease
+// count and the command's objective (see VitalsTool).
+func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
+	r, err := e.VitalsTool(in)
 	if err != nil {
 		return "", err
 	}
-	out := res.Markdown + fmt.Sprintf("\n---\nPlan written to %s.\n", res.Path)
+	return r.Text, nil
+}
+
+// PlanToolResult is sdd_plan's structured result: the Markdown (plan plus
+// the spawn-flow summary), the plan file and, with auto_spawn, the queued
+// flow.
+type PlanToolResult struct {
+	Text  string       `json:"text"`
+	Phase string       `json:"phase"`
+	Path  string       `json:"path"`
+	Flow  *QueueResult `json:"flow,omitempty"`
+}
+
+// PlanTool implements sdd_plan: writes the plan; with auto_spawn it also
+// queues the plan_phase flow and appends a spawn-flow summary.
+func (e *Engine) PlanTool(in PlanInput) (*PlanToolResult, error) {
+	if err := required("phase", string(in.Phase)); err != nil {
+		return nil, err
+	}
+	res, err := e.GeneratePlan(string(in.Phase), in.Context)
+	if err != nil {
+		return nil, err
+	}
+	out := &PlanToolResult{Phase: res.Phase, Path: res.Path}
+	text := res.Markdown + fmt.Sprintf("\n---\nPlan written to %s.\n", res.Path)
 	if !in.AutoSpawn {
+		out.Text = text
 		return out, nil
 	}
 	q, err := e.QueueAgentSpawnPlan(IntentPlanPhase, SpawnOptions{
 		SkipResearch: in.SkipResearch, SkipVerify: in.SkipVerify, HasResearch: in.HasResearch,
 	}, SpawnSource{SourceTool: ToolNamePlan})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	var b strings.Builder
-	b.WriteString(out)
+	b.WriteString(text)
 	fmt.Fprintf(&b, "\n## Spawn Flow %s (%s)\n\n", q.FlowID, q.Plan.Intent)
 	for _, it := range q.QueueItems {
 		fmt.Fprintf(&b, "%d. %s: %s (%s, %s)\n", it.Order, it.SpawnID, it.Agent, it.Stage, it.Mode)
@@ -230,7 +257,17 @@ func (e *Engine) ToolPlan(in PlanInput) (string, error) {
 		fmt.Fprintf(&b, "\nNote: %s\n", n)
 	}
 	b.WriteString("\nRun each agent in order, then close its item with sdd_agent complete (spawnId, completionStatus).\n")
-	return b.String(), nil
+	out.Text, out.Flow = b.String(), q
+	return out, nil
+}
+
+// ToolPlan implements sdd_plan as Markdown (see PlanTool).
+func (e *Engine) ToolPlan(in PlanInput) (string, error) {
+	r, err := e.PlanTool(in)
+	if err != nil {
+		return "", err
+	}
+	return r.Text, nil
 }
 
 // ToolDiscuss implements sdd_discuss.
@@ -241,70 +278,103 @@ func (e *Engine) ToolDiscuss(in DiscussInput) (string, error) {
 	return e.GenerateDiscussion(string(in.Phase), in.Topic)
 }
 
-// ToolState implements sdd_state: get (keyPath) returns the value as JSON
+// StateResult is sdd_state's structured result. Found says whether a value
+// was stored at keyPath (get, list with keyPath, delete: before deleting);
+// Value is the stored JSON (get, list, set).
+type StateResult struct {
+	Text    string          `json:"text"`
+	Action  string          `json:"action"`
+	KeyPath string          `json:"keyPath,omitempty"`
+	Found   bool            `json:"found"`
+	Value   json.RawMessage `json:"value,omitempty"`
+}
+
+// StateTool implements sdd_state: get (keyPath) returns the value as JSON
 // or a plain-text "not set" line; set (keyPath, value); delete (keyPath);
 // list (optional keyPath) returns the stored tree as JSON.
-func (e *Engine) ToolState(in StateInput) (string, error) {
+func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
+	out := &StateResult{Action: in.Action, KeyPath: in.KeyPath}
 	switch in.Action {
-	case "get":
-		if err := required("keyPath", in.KeyPath); err != nil {
-			return "", err
+	case "get", "list":
+		if in.Action == "get" {
+			if err := required("keyPath", in.KeyPath); err != nil {
+				return nil, err
+			}
 		}
-		v, ok, err := e.GetStateValue(in.KeyPath)
-		if err != nil {
-			return "", err
+		var v any
+		if in.KeyPath == "" {
+			all, err := e.StateValues()
+			if err != nil {
+				return nil, err
+			}
+			v, out.Found = all, true
+		} else {
+			var err error
+			if v, out.Found, err = e.GetStateValue(in.KeyPath); err != nil {
+				return nil, err
+			}
 		}
-		if !ok {
-			return fmt.Sprintf("No value is stored at %s.", in.KeyPath), nil
+		if !out.Found {
+			out.Text = fmt.Sprintf("No value is stored at %s.", in.KeyPath)
+			return out, nil
 		}
-		return marshalIndent(v), nil
+		out.Text = marshalIndent(v)
+		out.Value = rawJSON(v)
+		return out, nil
 	case "set":
 		if err := required("keyPath", in.KeyPath); err != nil {
-			return "", err
+			return nil, err
 		}
 		if len(in.Value) == 0 {
-			return "", errs.Invalid("value", "required", "value is required for set (any JSON value; use delete to remove a key)")
+			return nil, errs.Invalid("value", "required", "value is required for set (any JSON value; use delete to remove a key)")
 		}
 		var v any
 		dec := json.NewDecoder(bytes.NewReader(in.Value))
 		dec.UseNumber()
 		if err := dec.Decode(&v); err != nil {
-			return "", errs.Invalidf("value", "type", "value must be JSON: %v", err)
+			return nil, errs.Invalidf("value", "type", "value must be JSON: %v", err)
 		}
 		if _, err := e.SetStateValue(in.KeyPath, v); err != nil {
-			return "", err
+			return nil, err
 		}
-		return fmt.Sprintf("Stored %s = %s", in.KeyPath, compact(v)), nil
+		out.Text = fmt.Sprintf("Stored %s = %s", in.KeyPath, compact(v))
+		out.Found, out.Value = true, rawJSON(v)
+		return out, nil
 	case "delete":
 		if err := required("keyPath", in.KeyPath); err != nil {
-			return "", err
+			return nil, err
 		}
 		ok, err := e.DeleteStateValue(in.KeyPath)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
+		out.Found = ok
 		if !ok {
-			return fmt.Sprintf("Nothing was stored at %s.", in.KeyPath), nil
+			out.Text = fmt.Sprintf("Nothing was stored at %s.", in.KeyPath)
+		} else {
+			out.Text = fmt.Sprintf("Deleted %s.", in.KeyPath)
 		}
-		return fmt.Sprintf("Deleted %s.", in.KeyPath), nil
-	case "list":
-		if in.KeyPath != "" {
-			v, ok, err := e.GetStateValue(in.KeyPath)
-			if err != nil {
-				return "", err
-			}
-			if !ok {
-				return fmt.Sprintf("No value is stored at %s.", in.KeyPath), nil
-			}
-			return marshalIndent(v), nil
-		}
-		all, err := e.StateValues()
-		if err != nil {
-			return "", err
-		}
-		return marshalIndent(all), nil
+		return out, nil
 	}
-	return "", badAction(ToolNameState, in.Action, "get", "set", "list", "delete")
+	return nil, badAction(ToolNameState, in.Action, "get", "set", "list", "delete")
+}
+
+// ToolState implements sdd_state as text (see StateTool).
+func (e *Engine) ToolState(in StateInput) (string, error) {
+	r, err := e.StateTool(in)
+	if err != nil {
+		return "", err
+	}
+	return r.Text, nil
+}
+
+// rawJSON encodes a stored value (already in generic JSON form).
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
 }
 
 func marshalIndent(v any) string {
@@ -326,74 +396,112 @@ func compact(v any) string {
 	return string(b)
 }
 
-// ToolValidate implements sdd_validate: DOCTRINE VALIDATED or the list of
+// ValidateToolResult is sdd_validate's structured result: the verdict text
+// and the ValidationResult it came from.
+type ValidateToolResult struct {
+	Text string `json:"text"`
+	ValidationResult
+}
+
+// ValidateTool implements sdd_validate: DOCTRINE VALIDATED or the list of
 // violations.
-func (e *Engine) ToolValidate(in ValidateInput) (string, error) {
+func (e *Engine) ValidateTool(in ValidateInput) (*ValidateToolResult, error) {
 	res, err := ValidateContent(in.Content, in.Type)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if res.Valid {
-		return "DOCTRINE VALIDATED", nil
+		return &ValidateToolResult{Text: "DOCTRINE VALIDATED", ValidationResult: *res}, nil
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "DOCTRINE VIOLATIONS (%s): %d missing required section(s)\n", res.Type, len(res.Missing))
 	for _, m := range res.Missing {
 		fmt.Fprintf(&b, "- Missing section %q: add a <%s> block or a \"## %s\" heading\n", m, sectionNorm(m), m)
 	}
-	return b.String(), nil
+	return &ValidateToolResult{Text: b.String(), ValidationResult: *res}, nil
 }
 
-// ToolLease implements sdd_lease: issue (taskId, scope), return (leaseId,
+// ToolValidate implements sdd_validate as text (see ValidateTool).
+func (e *Engine) ToolValidate(in ValidateInput) (string, error) {
+	r, err := e.ValidateTool(in)
+	if err != nil {
+		return "", err
+	}
+	return r.Text, nil
+}
+
+// LeaseResult is sdd_lease's structured result: Lease is the issued or
+// returned lease; Leases the active leases (list).
+type LeaseResult struct {
+	Text   string   `json:"text"`
+	Action string   `json:"action"`
+	Lease  *Lease   `json:"lease,omitempty"`
+	Leases *[]Lease `json:"leases,omitempty"`
+}
+
+// LeaseTool implements sdd_lease: issue (taskId, scope), return (leaseId,
 // result), list. Returning an unknown, returned or expired lease is 404.
-func (e *Engine) ToolLease(in LeaseInput) (string, error) {
+func (e *Engine) LeaseTool(in LeaseInput) (*LeaseResult, error) {
+	out := &LeaseResult{Action: in.Action}
 	switch in.Action {
 	case "issue":
 		if err := required("taskId", in.TaskID); err != nil {
-			return "", err
+			return nil, err
 		}
 		l, err := e.CreateLease(in.TaskID, in.Scope)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		scope := "(none)"
 		if len(l.Scope) > 0 {
 			scope = strings.Join(l.Scope, ", ")
 		}
-		return fmt.Sprintf("# Lease issued\n\n- Lease: %s\n- Task: %s\n- Scope: %s\n- Issued: %s\n- Expires: %s\n\nReturn it with sdd_lease return when the work is done.\n",
-			l.LeaseID, l.TaskID, scope, l.IssuedAt, l.ExpiresAt), nil
+		out.Lease = l
+		out.Text = fmt.Sprintf("# Lease issued\n\n- Lease: %s\n- Task: %s\n- Scope: %s\n- Issued: %s\n- Expires: %s\n\nReturn it with sdd_lease return when the work is done.\n",
+			l.LeaseID, l.TaskID, scope, l.IssuedAt, l.ExpiresAt)
+		return out, nil
 	case "return":
 		if err := required("leaseId", in.LeaseID); err != nil {
-			return "", err
+			return nil, err
 		}
-		ok, err := e.ReturnLease(in.LeaseID, in.Result)
+		l, err := e.returnLease(in.LeaseID, in.Result)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		if !ok {
-			return "", errs.NotFoundf(errs.NotFound, "leaseId", "no active lease %q: it is unknown, already returned or expired (sdd_lease list shows active leases)", in.LeaseID)
+		if l == nil {
+			return nil, errs.NotFoundf(errs.NotFound, "leaseId", "no active lease %q: it is unknown, already returned or expired (sdd_lease list shows active leases)", in.LeaseID)
 		}
-		res := in.Result
-		if res == "" {
-			res = "completed"
-		}
-		return fmt.Sprintf("Lease %s returned: %s.", in.LeaseID, res), nil
+		out.Lease = l
+		out.Text = fmt.Sprintf("Lease %s returned: %s.", l.LeaseID, l.Result)
+		return out, nil
 	case "list":
 		ls, err := e.ListActiveLeases()
 		if err != nil {
-			return "", err
+			return nil, err
 		}
+		out.Leases = &ls
 		if len(ls) == 0 {
-			return "No active leases.", nil
+			out.Text = "No active leases."
+			return out, nil
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Active leases (%d)\n\n| Lease | Task | Scope | Issued | Expires |\n|---|---|---|---|---|\n", len(ls))
 		for _, l := range ls {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", l.LeaseID, mdCell(l.TaskID), mdCell(strings.Join(l.Scope, ", ")), l.IssuedAt, l.ExpiresAt)
 		}
-		return b.String(), nil
+		out.Text = b.String()
+		return out, nil
 	}
-	return "", badAction(ToolNameLease, in.Action, "issue", "return", "list")
+	return nil, badAction(ToolNameLease, in.Action, "issue", "return", "list")
+}
+
+// ToolLease implements sdd_lease as Markdown (see LeaseTool).
+func (e *Engine) ToolLease(in LeaseInput) (string, error) {
+	r, err := e.LeaseTool(in)
+	if err != nil {
+		return "", err
+	}
+	return r.Text, nil
 }
 
 // ToolDash implements sdd_dash: Markdown text or a *Dashboard.
@@ -401,49 +509,80 @@ func (e *Engine) ToolDash(in DashInput) (any, error) {
 	return e.GenerateDashboard(in.Format)
 }
 
-// ToolEvolve implements sdd_evolve: detect (scope), apply (candidateId,
+// EvolveResult is sdd_evolve's structured result: Candidates for detect
+// and report, Apply for apply, Rollback for rollback.
+type EvolveResult struct {
+	Text       string                `json:"text"`
+	Action     string                `json:"action"`
+	Candidates *[]EvolutionCandidate `json:"candidates,omitempty"`
+	Apply      *ApplyResult          `json:"apply,omitempty"`
+	Rollback   *RollbackResult       `json:"rollback,omitempty"`
+}
+
+// EvolveTool implements sdd_evolve: detect (scope), apply (candidateId,
 // force), rollback (candidateId), report (scope).
-func (e *Engine) ToolEvolve(in EvolveInput) (string, error) {
+func (e *Engine) EvolveTool(in EvolveInput) (*EvolveResult, error) {
+	out := &EvolveResult{Action: in.Action}
 	switch in.Action {
 	case "detect":
 		c, err := e.DetectEvolution(in.Scope)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		scope := in.Scope
 		if scope == "" {
 			scope = ScopeAll
 		}
-		return fmt.Sprintf("# Evolution candidates (%s)\n\n", scope) + renderCandidates(c), nil
+		out.Text = fmt.Sprintf("# Evolution candidates (%s)\n\n", scope) + renderCandidates(c)
+		out.Candidates = &c
+		return out, nil
 	case "apply":
 		if err := required("candidateId", in.CandidateID); err != nil {
-			return "", err
+			return nil, err
 		}
 		r, err := e.ApplyEvolution(in.CandidateID, in.Force)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
+		out.Apply = r
 		if !r.Success {
-			s := fmt.Sprintf("# Evolution not applied\n\n- Candidate: %s\n- Reason: %s\n", r.CandidateID, r.Message)
+			out.Text = fmt.Sprintf("# Evolution not applied\n\n- Candidate: %s\n- Reason: %s\n", r.CandidateID, r.Message)
 			if r.Recommendation != "" {
-				s += "- Recommendation: " + r.Recommendation + "\n"
+				out.Text += "- Recommendation: " + r.Recommendation + "\n"
 			}
-			return s, nil
+			return out, nil
 		}
-		return fmt.Sprintf("# Evolution applied\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n\nUndo with sdd_evolve rollback candidateId %s.\n", r.CandidateID, r.ActionID, r.Message, r.CandidateID), nil
+		out.Text = fmt.Sprintf("# Evolution applied\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n\nUndo with sdd_evolve rollback candidateId %s.\n", r.CandidateID, r.ActionID, r.Message, r.CandidateID)
+		return out, nil
 	case "rollback":
 		if err := required("candidateId", in.CandidateID); err != nil {
-			return "", err
+			return nil, err
 		}
 		r, err := e.RollbackEvolution(in.CandidateID)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return fmt.Sprintf("# Evolution rolled back\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n", r.CandidateID, r.ActionID, r.Message), nil
+		out.Rollback = r
+		out.Text = fmt.Sprintf("# Evolution rolled back\n\n- Candidate: %s\n- Action: %s\n- Result: %s\n", r.CandidateID, r.ActionID, r.Message)
+		return out, nil
 	case "report":
-		return e.EvolutionReport(in.Scope)
+		text, c, err := e.evolutionReport(in.Scope)
+		if err != nil {
+			return nil, err
+		}
+		out.Text, out.Candidates = text, &c
+		return out, nil
 	}
-	return "", badAction(ToolNameEvolve, in.Action, "detect", "apply", "rollback", "report")
+	return nil, badAction(ToolNameEvolve, in.Action, "detect", "apply", "rollback", "report")
+}
+
+// ToolEvolve implements sdd_evolve as Markdown (see EvolveTool).
+func (e *Engine) ToolEvolve(in EvolveInput) (string, error) {
+	r, err := e.EvolveTool(in)
+	if err != nil {
+		return "", err
+	}
+	return r.Text, nil
 }
 
 // ToolAgent implements sdd_agent. complete on an unknown spawnId is 404

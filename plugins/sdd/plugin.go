@@ -1,0 +1,118 @@
+// Package sdd is the spec-driven development area plugin (Area C): the ten
+// sdd_ tools, the sdd:// resources and the sdd.* events. It wires the domain
+// package (plugins/sdd/engine) to the SDK and nothing more.
+//
+// Files (PRODUCT.md D2): state in <datadir>/state/sdd-state.json, command
+// files in <root>/.agents/commands/<id>.md and agent files in
+// <root>/.agents/agents/<id>.md (bundled defaults when absent), plans in
+// <root>/.planning/PLAN-phase-<N>.md.
+package sdd
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Version of the sdd plugin.
+const Version = "0.1.0"
+
+// Toolset is the toolset of every sdd tool (PRODUCT.md D16).
+const Toolset = "sdd"
+
+// ResourcePrefix is the scheme of the sdd resources.
+const ResourcePrefix = "sdd://"
+
+func init() {
+	builtin.Register(builtin.Area{Name: "sdd", Order: 20, Description: "spec-driven development: plans, leases, spawn rules, state, evolution", New: New})
+}
+
+// SDD holds the plugin and its engine, which exists once the host has
+// configured the plugin.
+type SDD struct {
+	p   *sdk.Plugin
+	mu  sync.RWMutex
+	eng *engine.Engine
+}
+
+// New builds the sdd plugin.
+func New() *sdk.Plugin {
+	p := sdk.New("sdd", Version,
+		sdk.WithDescription("Spec-driven development: phase plans, leases, spawn rules and queue, state, evolution"),
+		sdk.WithToolset(Toolset))
+	s := &SDD{p: p}
+	p.OnConfigure(s.configure)
+	p.SetHealth(s.health)
+	s.registerTools()
+	s.registerResources()
+	return p
+}
+
+// configure opens the engine and loads the state before any tool call, as
+// the specification's initialize requires.
+func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
+	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish})
+	if err != nil {
+		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)
+	}
+	if _, err := eng.Initialize(); err != nil {
+		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)
+	}
+	if h := eng.Health(); h.Recovery != nil {
+		s.p.Logger().Warn("sdd state file was corrupt and has been set aside", "moved_to", h.Recovery.MovedTo, "error", h.Recovery.Error)
+	}
+	s.mu.Lock()
+	s.eng = eng
+	s.mu.Unlock()
+	s.p.Logger().Debug("sdd engine ready", "state", eng.StatePath(), "planning_root", eng.PlanningRoot())
+	return nil
+}
+
+// engine returns the engine or a typed error before configuration.
+func (s *SDD) engine() (*engine.Engine, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.eng == nil {
+		return nil, errs.New(503, errs.Unavailable, "the sdd engine is not configured yet; retry in a moment")
+	}
+	return s.eng, nil
+}
+
+// publish forwards engine events to the host bus. A lost event is logged,
+// never turned into a failed tool call: the state change is already durable.
+func (s *SDD) publish(eventType string, data any) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.p.Publish(ctx, eventType, data); err != nil {
+		s.p.Logger().Warn("event not published", "event", eventType, "error", err)
+	}
+}
+
+// health is degraded only when a corrupt state file had to be set aside; a
+// stale project is reported by sdd_vitals, sdd_dash and sdd_evolve instead,
+// because an idle workflow is not a fault of the server.
+func (s *SDD) health(context.Context) sdk.Health {
+	eng, err := s.engine()
+	if err != nil {
+		return sdk.Health{Status: "degraded", Message: errs.From(err).Message}
+	}
+	h := eng.Health()
+	details := map[string]any{"sdd": map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot()}}
+	if h.Recovery == nil {
+		return sdk.Health{Status: "ok", Details: details}
+	}
+	var problems []string
+	for _, p := range h.Problems {
+		if strings.Contains(p, h.Recovery.MovedTo) {
+			problems = append(problems, p)
+		}
+	}
+	details["problems"] = problems
+	return sdk.Health{Status: "degraded", Message: strings.Join(problems, "; "), Details: details}
+}
