@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/cli"
 
 	// The built-in areas register themselves.
+	_ "github.com/cairn-mcp/cairn/plugins/admin"
 	_ "github.com/cairn-mcp/cairn/plugins/core"
 	_ "github.com/cairn-mcp/cairn/plugins/sdd"
 )

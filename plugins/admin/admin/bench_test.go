@@ -1,0 +1,63 @@
+package admin
+
+import (
+	"testing"
+	"time"
+)
+
+// Each operation opens the store file, runs one transaction and closes it
+// (see package store); these measure that cost end to end.
+
+func BenchmarkValidateAPIKey(b *testing.B) {
+	a, _, _ := newAdmin(b)
+	a.now = time.Now
+	for i := 0; i < 100; i++ {
+		if _, err := a.CreateAPIKey(CreateAPIKeyOptions{Name: "filler", UserID: "u"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u"})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		v, err := a.ValidateAPIKey(k.PlaintextKey)
+		if err != nil || !v.Valid {
+			b.Fatal(v, err)
+		}
+	}
+}
+
+func BenchmarkValidateAPIKeyMalformed(b *testing.B) {
+	a, _, _ := newAdmin(b)
+	for i := 0; i < b.N; i++ {
+		if v, _ := a.ValidateAPIKey("cairn_not-a-key"); v.Reason != ReasonMalformed {
+			b.Fatal(v)
+		}
+	}
+}
+
+// BenchmarkCheckRateLimit is a durable write (fsync) per call.
+func BenchmarkCheckRateLimit(b *testing.B) {
+	a, _, _ := newAdmin(b)
+	a.now = time.Now
+	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u", RateLimit: &RateLimit{PerMinute: 100_000_000, PerHour: 100_000_000, PerDay: 100_000_000}})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if r, err := a.CheckRateLimit(k.ID); err != nil || !r.Allowed {
+			b.Fatal(r, err)
+		}
+	}
+}
+
+func BenchmarkCheckRateLimitParallel(b *testing.B) {
+	a, _, _ := newAdmin(b)
+	a.now = time.Now
+	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u", RateLimit: &RateLimit{PerMinute: 100_000_000, PerHour: 100_000_000, PerDay: 100_000_000}})
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := a.CheckRateLimit(k.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

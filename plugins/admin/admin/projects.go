@@ -1,0 +1,313 @@
+package admin
+
+import (
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Project statuses.
+const (
+	ProjectActive   = "active"
+	ProjectArchived = "archived"
+)
+
+// Project events. EventProjectCreated is the event the core area listens
+// to (core.ProjectCreatedEvent) to register the slug for tasks.
+const (
+	EventProjectCreated  = "project.created"
+	EventProjectUpdated  = "project.updated"
+	EventProjectArchived = "project.archived"
+	EventProjectDeleted  = "project.deleted"
+)
+
+// SlugPattern is the project slug rule shared with the core area (D7).
+var SlugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// Project is a workspace project. Its slug is globally unique, because the
+// core area files tasks under bare slugs.
+type Project struct {
+	ID          string         `json:"id"`
+	WorkspaceID string         `json:"workspace_id"`
+	Slug        string         `json:"slug"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Status      string         `json:"status"`
+	Metadata    map[string]any `json:"metadata"`
+	CreatedAt   string         `json:"created_at"`
+	UpdatedAt   string         `json:"updated_at"`
+	CreatedBy   string         `json:"created_by"`
+}
+
+// CreateProjectOptions are createProject's fields. Slug defaults to one
+// derived from Name.
+type CreateProjectOptions struct {
+	Name        string         `json:"name"`
+	Slug        string         `json:"slug,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+	CreatedBy   string         `json:"created_by,omitempty"`
+}
+
+// Slugify derives a slug from a name: lowercase ASCII letters and digits,
+// other runs become "-", at most 63 characters.
+func Slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		default:
+			if !dash && b.Len() > 0 {
+				b.WriteByte('-')
+				dash = true
+			}
+		}
+		if b.Len() >= 63 {
+			break
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// CheckSlug validates a project slug.
+func CheckSlug(field, slug string) error {
+	if !SlugPattern.MatchString(slug) {
+		return errs.Invalidf(field, "pattern", "%s must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit (pattern %s; got %q)", field, SlugPattern, slug)
+	}
+	return nil
+}
+
+// CreateProject creates a project in an active workspace (max_projects is
+// enforced) and announces it as project.created {"slug": ...} so the core
+// area registers the slug for tasks.
+func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Project, error) {
+	if err := checkLen("name", o.Name, 1, 255); err != nil {
+		return nil, err
+	}
+	slug := o.Slug
+	if slug == "" {
+		slug = Slugify(o.Name)
+		if slug == "" {
+			return nil, errs.Invalid("slug", "required", "the name has no letters or digits to derive a slug from; pass slug")
+		}
+	}
+	if err := CheckSlug("slug", slug); err != nil {
+		return nil, err
+	}
+	if err := checkLen("description", o.Description, 0, 4000); err != nil {
+		return nil, err
+	}
+	if err := checkMetadata("metadata", o.Metadata); err != nil {
+		return nil, err
+	}
+	var out *Project
+	err := a.st.Update(func(tx *bolt.Tx) error {
+		ws, err := liveWorkspace(tx, workspaceID)
+		if err != nil {
+			return err
+		}
+		if ws.Status != WorkspaceActive {
+			return errs.Conflictf(errs.Conflict, "workspace %s is %s; reactivate it before adding projects", workspaceID, ws.Status)
+		}
+		slugs := tx.Bucket([]byte(store.BucketProjectSlug))
+		if id := slugs.Get([]byte(slug)); id != nil {
+			return errs.Conflictf(errs.Conflict, "project slug %q is taken by project %s; choose another slug", slug, id).With("field", "slug")
+		}
+		n := 0
+		if err := tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
+			var p Project
+			if err := json.Unmarshal(v, &p); err != nil {
+				return err
+			}
+			if p.WorkspaceID == workspaceID && p.Status == ProjectActive {
+				n++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if n >= ws.ResourceLimits.MaxProjects {
+			return errs.Conflictf(errs.LimitExceeded, "workspace %s has reached its max_projects limit (%d); archive a project or raise resource_limits.max_projects", workspaceID, ws.ResourceLimits.MaxProjects)
+		}
+		ts := FormatTime(a.now())
+		p := &Project{ID: newID("prj"), WorkspaceID: workspaceID, Slug: slug, Name: o.Name, Description: o.Description,
+			Status: ProjectActive, Metadata: orEmpty(o.Metadata), CreatedAt: ts, UpdatedAt: ts, CreatedBy: o.CreatedBy}
+		if err := store.Put(tx, store.BucketProjects, []byte(p.ID), p); err != nil {
+			return err
+		}
+		if err := slugs.Put([]byte(slug), []byte(p.ID)); err != nil {
+			return err
+		}
+		out = p
+		return a.event(tx, EventProjectCreated, map[string]any{"slug": slug, "project_id": p.ID, "workspace_id": workspaceID, "name": p.Name})
+	})
+	return out, internal(err)
+}
+
+func getProject(tx *bolt.Tx, id string) (*Project, error) {
+	var p Project
+	found, err := store.Get(tx, store.BucketProjects, []byte(id), &p)
+	if err != nil || !found {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// GetProject returns a project by id or slug, or nil.
+func (a *Admin) GetProject(projectID string) (*Project, error) {
+	var out *Project
+	err := a.st.View(func(tx *bolt.Tx) error {
+		id := projectID
+		if !strings.HasPrefix(id, "prj_") {
+			if v := tx.Bucket([]byte(store.BucketProjectSlug)).Get([]byte(id)); v != nil {
+				id = string(v)
+			}
+		}
+		p, err := getProject(tx, id)
+		out = p
+		return err
+	})
+	return out, internal(err)
+}
+
+// ListProjectsOptions filter listProjects.
+type ListProjectsOptions struct {
+	Status string `json:"status,omitempty"`
+	Page
+}
+
+// ListProjects lists a workspace's projects, oldest first; nil for an
+// unknown workspace.
+func (a *Admin) ListProjects(workspaceID string, o ListProjectsOptions) ([]*Project, error) {
+	p, err := o.Page.check()
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != "" && o.Status != ProjectActive && o.Status != ProjectArchived {
+		return nil, errs.Invalidf("status", "enum", "status must be active or archived (got %q)", o.Status)
+	}
+	var out []*Project
+	err = a.st.View(func(tx *bolt.Tx) error {
+		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
+			return err
+		}
+		out = []*Project{}
+		return tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
+			var pr Project
+			if err := json.Unmarshal(v, &pr); err != nil {
+				return err
+			}
+			if pr.WorkspaceID == workspaceID && (o.Status == "" || pr.Status == o.Status) {
+				out = append(out, &pr)
+			}
+			return nil
+		})
+	})
+	if out == nil {
+		return nil, internal(err)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].ID < out[j].ID
+	})
+	return paginate(out, p), nil
+}
+
+// ProjectUpdates are updateProject's fields (the slug never changes: tasks
+// are filed under it).
+type ProjectUpdates struct {
+	Name        *string        `json:"name,omitempty"`
+	Description *string        `json:"description,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// UpdateProject changes a project; nil for an unknown one.
+func (a *Admin) UpdateProject(projectID string, u ProjectUpdates) (*Project, error) {
+	if u.Name != nil {
+		if err := checkLen("name", *u.Name, 1, 255); err != nil {
+			return nil, err
+		}
+	}
+	if u.Description != nil {
+		if err := checkLen("description", *u.Description, 0, 4000); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkMetadata("metadata", u.Metadata); err != nil {
+		return nil, err
+	}
+	return a.changeProject(projectID, EventProjectUpdated, func(p *Project) error {
+		if u.Name != nil {
+			p.Name = *u.Name
+		}
+		if u.Description != nil {
+			p.Description = *u.Description
+		}
+		if u.Metadata != nil {
+			p.Metadata = u.Metadata
+		}
+		return nil
+	})
+}
+
+// ArchiveProject archives a project; nil for an unknown one. The slug
+// stays reserved, and the core area keeps the project's tasks.
+func (a *Admin) ArchiveProject(projectID string) (*Project, error) {
+	return a.changeProject(projectID, EventProjectArchived, func(p *Project) error {
+		p.Status = ProjectArchived
+		return nil
+	})
+}
+
+func (a *Admin) changeProject(id, event string, f func(p *Project) error) (*Project, error) {
+	var out *Project
+	err := a.st.Update(func(tx *bolt.Tx) error {
+		p, err := getProject(tx, id)
+		if err != nil || p == nil {
+			return err
+		}
+		if err := f(p); err != nil {
+			return err
+		}
+		p.UpdatedAt = FormatTime(a.now())
+		if err := store.Put(tx, store.BucketProjects, []byte(id), p); err != nil {
+			return err
+		}
+		out = p
+		return a.event(tx, event, map[string]any{"slug": p.Slug, "project_id": p.ID, "workspace_id": p.WorkspaceID, "status": p.Status})
+	})
+	return out, internal(err)
+}
+
+// DeleteProject removes a project record and frees its slug in this
+// store. The core area keeps the slug's tasks; success is false for an
+// unknown id.
+func (a *Admin) DeleteProject(projectID string) (DeleteResult, error) {
+	res := DeleteResult{ID: projectID}
+	err := a.st.Update(func(tx *bolt.Tx) error {
+		p, err := getProject(tx, projectID)
+		if err != nil || p == nil {
+			return err
+		}
+		if err := tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(projectID)); err != nil {
+			return err
+		}
+		if err := tx.Bucket([]byte(store.BucketProjectSlug)).Delete([]byte(p.Slug)); err != nil {
+			return err
+		}
+		res.Success = true
+		return a.event(tx, EventProjectDeleted, map[string]any{"slug": p.Slug, "project_id": p.ID, "workspace_id": p.WorkspaceID})
+	})
+	return res, internal(err)
+}

@@ -1,0 +1,282 @@
+package admin
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// usageRecord is a key's counters: totals and the three fixed windows,
+// each aligned to the UTC clock (the minute, the hour, the day).
+type usageRecord struct {
+	Total       int64  `json:"total"`
+	LastUsedAt  string `json:"last_used_at,omitempty"`
+	MinuteStart int64  `json:"minute_start"`
+	MinuteCount int    `json:"minute_count"`
+	HourStart   int64  `json:"hour_start"`
+	HourCount   int    `json:"hour_count"`
+	DayStart    int64  `json:"day_start"`
+	DayCount    int    `json:"day_count"`
+}
+
+// Remaining is the allowance left in each window.
+type Remaining struct {
+	PerMinute int `json:"perMinute"`
+	PerHour   int `json:"perHour"`
+	PerDay    int `json:"perDay"`
+}
+
+// ResetAt is when each window starts afresh.
+type ResetAt struct {
+	PerMinute string `json:"perMinute"`
+	PerHour   string `json:"perHour"`
+	PerDay    string `json:"perDay"`
+}
+
+// RateLimitResult is checkRateLimit's result.
+type RateLimitResult struct {
+	Allowed   bool      `json:"allowed"`
+	Remaining Remaining `json:"remaining"`
+	ResetAt   ResetAt   `json:"resetAt"`
+	// LimitedBy names the exhausted windows ("minute", "hour", "day") when
+	// the request was refused.
+	LimitedBy []string `json:"limitedBy,omitempty"`
+	// RetryAt is when every exhausted window has reset.
+	RetryAt string `json:"retryAt,omitempty"`
+}
+
+func windowStarts(now time.Time) (minute, hour, day time.Time) {
+	now = now.UTC()
+	return now.Truncate(time.Minute), now.Truncate(time.Hour), time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// CheckRateLimit checks the key's three windows and, only when all three
+// have room, counts the request in all of them — one transaction, so the
+// check and the count are atomic across goroutines and processes and a
+// refused request counts nowhere. Unknown keys are a 404.
+func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
+	var res RateLimitResult
+	err := a.st.Update(func(tx *bolt.Tx) error {
+		var sk storedKey
+		found, err := store.Get(tx, store.BucketKeys, []byte(apiKeyID), &sk)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", apiKeyID)
+		}
+		var u usageRecord
+		if _, err := store.Get(tx, store.BucketKeyUsage, []byte(apiKeyID), &u); err != nil {
+			return err
+		}
+		now := a.now()
+		m, h, d := windowStarts(now)
+		if u.MinuteStart != m.UnixMilli() {
+			u.MinuteStart, u.MinuteCount = m.UnixMilli(), 0
+		}
+		if u.HourStart != h.UnixMilli() {
+			u.HourStart, u.HourCount = h.UnixMilli(), 0
+		}
+		if u.DayStart != d.UnixMilli() {
+			u.DayStart, u.DayCount = d.UnixMilli(), 0
+		}
+		lim := sk.RateLimit
+		resets := [3]time.Time{m.Add(time.Minute), h.Add(time.Hour), d.AddDate(0, 0, 1)}
+		res.ResetAt = ResetAt{FormatTime(resets[0]), FormatTime(resets[1]), FormatTime(resets[2])}
+		var retry time.Time
+		for i, w := range []struct {
+			name         string
+			count, limit int
+		}{{"minute", u.MinuteCount, lim.PerMinute}, {"hour", u.HourCount, lim.PerHour}, {"day", u.DayCount, lim.PerDay}} {
+			if w.count+1 > w.limit {
+				res.LimitedBy = append(res.LimitedBy, w.name)
+				if resets[i].After(retry) {
+					retry = resets[i]
+				}
+			}
+		}
+		if len(res.LimitedBy) > 0 {
+			res.Remaining = Remaining{max(lim.PerMinute-u.MinuteCount, 0), max(lim.PerHour-u.HourCount, 0), max(lim.PerDay-u.DayCount, 0)}
+			res.RetryAt = FormatTime(retry)
+			return nil
+		}
+		u.MinuteCount++
+		u.HourCount++
+		u.DayCount++
+		u.Total++
+		u.LastUsedAt = FormatTime(now)
+		res.Allowed = true
+		res.Remaining = Remaining{lim.PerMinute - u.MinuteCount, lim.PerHour - u.HourCount, lim.PerDay - u.DayCount}
+		if err := store.Put(tx, store.BucketKeyUsage, []byte(apiKeyID), u); err != nil {
+			return err
+		}
+		return bumpDaily(tx, apiKeyID, d.Format("2006-01-02"))
+	})
+	return res, internal(err)
+}
+
+func bumpDaily(tx *bolt.Tx, id, day string) error {
+	b := tx.Bucket([]byte(store.BucketKeyDaily))
+	k := store.Key([]byte(id), []byte(day))
+	var n uint64
+	if v := b.Get(k); len(v) == 8 {
+		n = binary.BigEndian.Uint64(v)
+	}
+	return b.Put(k, store.U64(n+1))
+}
+
+// DailyUsage is one day's request count.
+type DailyUsage struct {
+	Date     string `json:"date"`
+	Requests int64  `json:"requests"`
+}
+
+// WindowUsage is the count in the current window and when it resets.
+type WindowUsage struct {
+	Used    int    `json:"used"`
+	Limit   int    `json:"limit"`
+	ResetAt string `json:"reset_at"`
+}
+
+// UsageReport is getApiKeyUsage's result.
+type UsageReport struct {
+	KeyID         string       `json:"key_id"`
+	TotalRequests int64        `json:"total_requests"`
+	LastUsedAt    string       `json:"last_used_at,omitempty"`
+	Minute        WindowUsage  `json:"minute"`
+	Hour          WindowUsage  `json:"hour"`
+	Day           WindowUsage  `json:"day"`
+	Daily         []DailyUsage `json:"daily"`
+}
+
+// UsageOptions bound getApiKeyUsage's daily records (YYYY-MM-DD,
+// inclusive; default the last 30 days).
+type UsageOptions struct {
+	Since string `json:"since,omitempty"`
+	Until string `json:"until,omitempty"`
+}
+
+// GetAPIKeyUsage reports a key's counters and its per-day request counts;
+// nil for an unknown key.
+func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) {
+	now := a.now().UTC()
+	since, until := o.Since, o.Until
+	if since == "" {
+		since = now.AddDate(0, 0, -29).Format("2006-01-02")
+	}
+	if until == "" {
+		until = now.Format("2006-01-02")
+	}
+	for f, v := range map[string]string{"since": since, "until": until} {
+		if _, err := time.Parse("2006-01-02", v); err != nil {
+			return nil, errs.Invalidf(f, "format", "%s must be a date YYYY-MM-DD (got %q)", f, v)
+		}
+	}
+	var out *UsageReport
+	err := a.st.View(func(tx *bolt.Tx) error {
+		var sk storedKey
+		found, err := store.Get(tx, store.BucketKeys, []byte(id), &sk)
+		if err != nil || !found {
+			return err
+		}
+		var u usageRecord
+		if _, err := store.Get(tx, store.BucketKeyUsage, []byte(id), &u); err != nil {
+			return err
+		}
+		m, h, d := windowStarts(now)
+		r := &UsageReport{KeyID: id, TotalRequests: u.Total, LastUsedAt: u.LastUsedAt, Daily: []DailyUsage{},
+			Minute: WindowUsage{Limit: sk.RateLimit.PerMinute, ResetAt: FormatTime(m.Add(time.Minute))},
+			Hour:   WindowUsage{Limit: sk.RateLimit.PerHour, ResetAt: FormatTime(h.Add(time.Hour))},
+			Day:    WindowUsage{Limit: sk.RateLimit.PerDay, ResetAt: FormatTime(d.AddDate(0, 0, 1))},
+		}
+		if u.MinuteStart == m.UnixMilli() {
+			r.Minute.Used = u.MinuteCount
+		}
+		if u.HourStart == h.UnixMilli() {
+			r.Hour.Used = u.HourCount
+		}
+		if u.DayStart == d.UnixMilli() {
+			r.Day.Used = u.DayCount
+		}
+		prefix := store.Key([]byte(id), nil)
+		c := tx.Bucket([]byte(store.BucketKeyDaily)).Cursor()
+		for k, v := c.Seek(store.Key([]byte(id), []byte(since))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			day := string(k[len(prefix):])
+			if day > until {
+				break
+			}
+			r.Daily = append(r.Daily, DailyUsage{Date: day, Requests: int64(binary.BigEndian.Uint64(v))})
+		}
+		out = r
+		return nil
+	})
+	return out, internal(err)
+}
+
+// AuditEntry is one action on a key.
+type AuditEntry struct {
+	ID      string         `json:"id"`
+	KeyID   string         `json:"key_id"`
+	Action  string         `json:"action"`
+	Actor   string         `json:"actor,omitempty"`
+	At      string         `json:"at"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func (a *Admin) audit(tx *bolt.Tx, keyID, action, actor string, details map[string]any) error {
+	seq, err := store.NextSeq(tx, "audit")
+	if err != nil {
+		return err
+	}
+	e := AuditEntry{ID: "aud_" + itoa(seq), KeyID: keyID, Action: action, Actor: actor, At: FormatTime(a.now()), Details: details}
+	return store.Put(tx, store.BucketKeyAudit, store.Key([]byte(keyID), store.U64(seq)), e)
+}
+
+func itoa(n uint64) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			return string(b[i:])
+		}
+	}
+}
+
+// GetAPIKeyAuditLog returns every audit entry of a key, oldest first,
+// paged; nil for an unknown key.
+func (a *Admin) GetAPIKeyAuditLog(id string, p Page) ([]AuditEntry, error) {
+	p, err := p.check()
+	if err != nil {
+		return nil, err
+	}
+	var out []AuditEntry
+	err = a.st.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte(store.BucketKeys)).Get([]byte(id)) == nil {
+			return nil
+		}
+		out = []AuditEntry{}
+		prefix := store.Key([]byte(id), nil)
+		c := tx.Bucket([]byte(store.BucketKeyAudit)).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var e AuditEntry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return err
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if out == nil {
+		return nil, internal(err)
+	}
+	return paginate(out, p), internal(err)
+}

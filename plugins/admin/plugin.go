@@ -1,0 +1,159 @@
+// Package admin is the admin area plugin (Area B): it exposes the
+// administration library (package admin/admin) and the webhook manager
+// (package admin/webhooks) as the "admin" toolset, delivers every host bus
+// event to the webhooks subscribed to it (D19), and publishes the area's own
+// events — project.created among them, which the core area turns into a
+// task project — on the bus.
+package admin
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
+	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
+	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Version of the admin plugin.
+const Version = "0.1.0"
+
+// outboxDelay holds back the first drain of events queued while no server
+// ran, so the host has subscribed every area (the core area among them)
+// before they are published.
+const outboxDelay = 2 * time.Second
+
+func init() {
+	builtin.Register(builtin.Area{Name: "admin", Order: 30, Description: "API keys, workspaces, members, invitations, projects, signed webhooks", New: New})
+}
+
+// Area holds the plugin's resources.
+type Area struct {
+	p      *sdk.Plugin
+	mu     sync.RWMutex
+	st     *store.Store
+	lib    *admin.Admin
+	hooks  *webhooks.Manager
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	pump   chan struct{}
+}
+
+// New builds the admin plugin.
+func New() *sdk.Plugin {
+	p := sdk.New("admin", Version, sdk.WithDescription("API keys, workspaces, members, invitations, projects and signed webhooks"))
+	a := &Area{p: p, pump: make(chan struct{}, 1)}
+	p.OnConfigure(a.configure)
+	p.OnStop(a.stop)
+	p.SetHealth(a.health)
+	p.OnEvent("*", a.onEvent)
+	a.keyTools()
+	a.workspaceTools()
+	a.webhookTools()
+	return p
+}
+
+func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, store.FileName), store.Options{})
+	if err != nil {
+		return err
+	}
+	lib, err := admin.New(st, admin.Options{KeyPrefix: cfg.Settings["key_prefix"]})
+	if err != nil {
+		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
+	}
+	hooks := webhooks.New(st, webhooks.Options{Development: webhooks.IsDevelopment(), Logger: a.p.Logger().Named("webhooks")})
+	ctx, cancel := context.WithCancel(context.Background())
+	a.mu.Lock()
+	a.st, a.lib, a.hooks, a.cancel = st, lib, hooks, cancel
+	a.mu.Unlock()
+	a.wg.Add(2)
+	go func() { defer a.wg.Done(); hooks.Run(ctx) }()
+	go func() { defer a.wg.Done(); a.runOutbox(ctx) }()
+	return nil
+}
+
+func (a *Area) stop(context.Context) error {
+	a.mu.Lock()
+	cancel := a.cancel
+	a.cancel = nil
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		a.wg.Wait()
+	}
+	return nil
+}
+
+// parts returns the open library and manager, or a typed error before
+// configuration.
+func (a *Area) parts() (*admin.Admin, *webhooks.Manager, error) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.lib == nil {
+		return nil, nil, errs.New(503, errs.Unavailable, "the admin store is not open")
+	}
+	return a.lib, a.hooks, nil
+}
+
+// runOutbox publishes the area's events on the host bus: right after an
+// operation of this process (kicked), and every second for events the CLI
+// queued while this process ran.
+func (a *Area) runOutbox(ctx context.Context) {
+	t := time.NewTimer(outboxDelay)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			t.Reset(time.Second)
+		case <-a.pump:
+		}
+		a.mu.RLock()
+		st := a.st
+		a.mu.RUnlock()
+		if _, err := st.DrainOutbox(func(ev store.Event) error {
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			return a.p.Publish(pctx, ev.Type, ev.Data)
+		}); err != nil && ctx.Err() == nil {
+			a.p.Logger().Warn("admin events not yet published", "error", err)
+		}
+	}
+}
+
+// published wakes the outbox pump after an operation that emitted events.
+func (a *Area) published() {
+	select {
+	case a.pump <- struct{}{}:
+	default:
+	}
+}
+
+// onEvent queues a bus event for the webhooks subscribed to its type.
+func (a *Area) onEvent(_ context.Context, ev sdk.Event) error {
+	_, hooks, err := a.parts()
+	if err != nil {
+		return err
+	}
+	return hooks.EnqueueEvent(store.Event{ID: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+}
+
+func (a *Area) health(context.Context) sdk.Health {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.st == nil {
+		return sdk.Health{Status: "degraded", Message: "admin store is not open", Details: map[string]any{"admin_db": map[string]any{"open": false}}}
+	}
+	return sdk.Health{Status: "ok", Details: map[string]any{"admin_db": map[string]any{"open": true, "path": a.st.Path(), "schema_version": store.SchemaVersion}}}
+}

@@ -1,0 +1,250 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+func notFound(field, what, id string) error {
+	return errs.NotFoundf(errs.NotFound, field, "%s %s does not exist", what, id)
+}
+
+func caller(ctx context.Context) string { return sdk.CallerFrom(ctx).ID }
+
+// KeyIDInput names one API key.
+type KeyIDInput struct {
+	KeyID string `json:"key_id" jsonschema:"minLength=1,maxLength=64,description=API key id (key_…)"`
+}
+
+// KeyCreateInput is admin_key_create's input.
+type KeyCreateInput struct {
+	Name        string           `json:"name" jsonschema:"minLength=1,maxLength=255,description=What the key is for"`
+	UserID      string           `json:"user_id,omitempty" jsonschema:"maxLength=255,description=User the key acts as (default: you)"`
+	OrgID       string           `json:"org_id,omitempty" jsonschema:"maxLength=255"`
+	WorkspaceID string           `json:"workspace_id,omitempty" jsonschema:"maxLength=64,description=Scope the key to a workspace"`
+	Permissions []string         `json:"permissions,omitempty" jsonschema:"maxItems=64"`
+	Scopes      []string         `json:"scopes,omitempty" jsonschema:"maxItems=64,description=Default read and write"`
+	RateLimit   *admin.RateLimit `json:"rate_limit,omitempty" jsonschema:"description=Requests per minute/hour/day (default 100/1000/10000)"`
+	ExpiresAt   string           `json:"expires_at,omitempty" jsonschema:"description=ISO-8601 expiry in the future"`
+	Metadata    map[string]any   `json:"metadata,omitempty"`
+}
+
+// KeyListInput is admin_key_list's input.
+type KeyListInput struct {
+	OrgID       string `json:"org_id,omitempty"`
+	WorkspaceID string `json:"workspace_id,omitempty"`
+	UserID      string `json:"user_id,omitempty"`
+	Status      string `json:"status,omitempty" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// KeyList is admin_key_list's output.
+type KeyList struct {
+	Keys  []*admin.APIKey `json:"keys"`
+	Count int             `json:"count"`
+}
+
+// KeyUpdateInput is admin_key_update's input.
+type KeyUpdateInput struct {
+	KeyID       string           `json:"key_id" jsonschema:"minLength=1,maxLength=64"`
+	Name        *string          `json:"name,omitempty" jsonschema:"minLength=1,maxLength=255"`
+	Permissions []string         `json:"permissions,omitempty" jsonschema:"maxItems=64"`
+	Scopes      []string         `json:"scopes,omitempty" jsonschema:"maxItems=64"`
+	RateLimit   *admin.RateLimit `json:"rate_limit,omitempty"`
+	Status      *string          `json:"status,omitempty" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Metadata    map[string]any   `json:"metadata,omitempty"`
+}
+
+// KeyRotateInput is admin_key_rotate's input.
+type KeyRotateInput struct {
+	KeyID         string `json:"key_id" jsonschema:"minLength=1,maxLength=64"`
+	GracePeriodMs int64  `json:"grace_period_ms,omitempty" jsonschema:"minimum=0,maximum=604800000,description=Keep the old key valid this long (default 0: it stops at once)"`
+}
+
+// KeyValidateInput is admin_key_validate's input.
+type KeyValidateInput struct {
+	Key string `json:"key" jsonschema:"minLength=1,maxLength=200,description=Plaintext key to check"`
+}
+
+// KeyUsageInput is admin_key_usage's input.
+type KeyUsageInput struct {
+	KeyID string `json:"key_id" jsonschema:"minLength=1,maxLength=64"`
+	Since string `json:"since,omitempty" jsonschema:"pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}$,description=First day (YYYY-MM-DD; default 29 days ago)"`
+	Until string `json:"until,omitempty" jsonschema:"pattern=^[0-9]{4}-[0-9]{2}-[0-9]{2}$,description=Last day (YYYY-MM-DD; default today)"`
+}
+
+// KeyAuditInput is admin_key_audit_log's input.
+type KeyAuditInput struct {
+	KeyID  string `json:"key_id" jsonschema:"minLength=1,maxLength=64"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// AuditLog is admin_key_audit_log's output.
+type AuditLog struct {
+	Entries []admin.AuditEntry `json:"entries"`
+	Count   int                `json:"count"`
+}
+
+func (a *Area) keyTools() {
+	sdk.AddTool(a.p, sdk.Tool[KeyCreateInput, *admin.APIKey]{
+		Name:          "admin_key_create",
+		Title:         "Create API key",
+		Description:   "Issues an API key (cairn_ + 64 hex). The plaintext is in plaintext_key of this result only: store it now, it cannot be shown again. Default scopes read and write; default rate limit 100/min, 1000/h, 10000/day.",
+		SuccessStatus: 201,
+		Handler: func(ctx context.Context, in KeyCreateInput) (*admin.APIKey, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			user := in.UserID
+			if user == "" {
+				user = caller(ctx)
+			}
+			o := admin.CreateAPIKeyOptions{Name: in.Name, OrgID: in.OrgID, UserID: user, Permissions: in.Permissions, Scopes: in.Scopes,
+				RateLimit: in.RateLimit, CreatedBy: caller(ctx), Metadata: in.Metadata}
+			if in.WorkspaceID != "" {
+				o.WorkspaceID = &in.WorkspaceID
+			}
+			if in.ExpiresAt != "" {
+				o.ExpiresAt = &in.ExpiresAt
+			}
+			k, err := lib.CreateAPIKey(o)
+			a.published()
+			return k, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
+		Name: "admin_key_get", Title: "Get API key", ReadOnly: true, Idempotent: true,
+		Description: "Returns an API key's settings, status (active, revoked, expired) and usage counters. Never the key or its hash.",
+		Handler: func(_ context.Context, in KeyIDInput) (*admin.APIKey, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			k, err := lib.GetAPIKeyByID(in.KeyID)
+			if err == nil && k == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			return k, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyListInput, KeyList]{
+		Name: "admin_key_list", Title: "List API keys", ReadOnly: true, Idempotent: true,
+		Description: "Lists API keys, newest first, filtered by org_id, workspace_id, user_id or status; paged with limit (≤ 500) and offset.",
+		Handler: func(_ context.Context, in KeyListInput) (KeyList, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return KeyList{}, err
+			}
+			keys, err := lib.ListAPIKeys(admin.ListAPIKeysOptions{OrgID: in.OrgID, WorkspaceID: in.WorkspaceID, UserID: in.UserID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			if keys == nil {
+				keys = []*admin.APIKey{}
+			}
+			return KeyList{Keys: keys, Count: len(keys)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyUpdateInput, *admin.APIKey]{
+		Name: "admin_key_update", Title: "Update API key",
+		Description: "Changes an API key's name, permissions, scopes, rate_limit, status or metadata. Setting status revoked stops the key at once.",
+		Handler: func(ctx context.Context, in KeyUpdateInput) (*admin.APIKey, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			k, err := lib.UpdateAPIKey(in.KeyID, admin.APIKeyUpdates{Name: in.Name, Permissions: in.Permissions, Scopes: in.Scopes, RateLimit: in.RateLimit, Status: in.Status, Metadata: in.Metadata, UpdatedBy: caller(ctx)})
+			if err == nil && k == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			return k, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
+		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true,
+		Description: "Revokes an API key at once: every later request with it is refused. Logged in the key's audit log. Revoking twice changes nothing.",
+		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			k, err := lib.RevokeAPIKey(in.KeyID, caller(ctx))
+			if err == nil && k == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			a.published()
+			return k, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyRotateInput, *admin.RotateResult]{
+		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true,
+		Description: "Replaces an active key: new_key (plaintext in new_key.plaintext_key, shown only now) copies its settings with rotated_from pointing at the old key, which is revoked — at once, or after grace_period_ms.",
+		Handler: func(ctx context.Context, in KeyRotateInput) (*admin.RotateResult, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			r, err := lib.RotateAPIKey(in.KeyID, admin.RotateOptions{RotatedBy: caller(ctx), GracePeriodMs: in.GracePeriodMs})
+			if err == nil && r == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			a.published()
+			return r, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyValidateInput, admin.ValidationResult]{
+		Name: "admin_key_validate", Title: "Validate API key", ReadOnly: true, Idempotent: true,
+		Description: "Checks a plaintext API key without counting a request: valid with the key's settings, or invalid with reason malformed, unknown, revoked or expired.",
+		Handler: func(_ context.Context, in KeyValidateInput) (admin.ValidationResult, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return admin.ValidationResult{}, err
+			}
+			return lib.ValidateAPIKey(in.Key)
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, admin.RateLimitResult]{
+		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits",
+		Description: "Checks the key's minute, hour and day windows and counts one request in all three only if all have room (atomic). Returns allowed, remaining and resetAt per window.",
+		Handler: func(_ context.Context, in KeyIDInput) (admin.RateLimitResult, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return admin.RateLimitResult{}, err
+			}
+			return lib.CheckRateLimit(in.KeyID)
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyUsageInput, *admin.UsageReport]{
+		Name: "admin_key_usage", Title: "API key usage", ReadOnly: true, Idempotent: true,
+		Description: "Returns a key's total requests, its current minute/hour/day windows and its requests per day between since and until.",
+		Handler: func(_ context.Context, in KeyUsageInput) (*admin.UsageReport, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return nil, err
+			}
+			u, err := lib.GetAPIKeyUsage(in.KeyID, admin.UsageOptions{Since: in.Since, Until: in.Until})
+			if err == nil && u == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			return u, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[KeyAuditInput, AuditLog]{
+		Name: "admin_key_audit_log", Title: "API key audit log", ReadOnly: true, Idempotent: true,
+		Description: "Returns what happened to a key (created, updated, rotated, revoked), who did it and when, oldest first.",
+		Handler: func(_ context.Context, in KeyAuditInput) (AuditLog, error) {
+			lib, _, err := a.parts()
+			if err != nil {
+				return AuditLog{}, err
+			}
+			es, err := lib.GetAPIKeyAuditLog(in.KeyID, admin.Page{Limit: in.Limit, Offset: in.Offset})
+			if err == nil && es == nil {
+				err = notFound("key_id", "API key", in.KeyID)
+			}
+			return AuditLog{Entries: es, Count: len(es)}, err
+		},
+	})
+}

@@ -1,0 +1,271 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// WebhookIDInput names one webhook.
+type WebhookIDInput struct {
+	WebhookID string `json:"webhook_id" jsonschema:"minLength=1,maxLength=64,description=Webhook id (wh_…)"`
+}
+
+// WebhookRegisterInput is admin_webhook_register's input.
+type WebhookRegisterInput struct {
+	URL         string                  `json:"url" jsonschema:"minLength=1,maxLength=2048,description=http(s) endpoint; private and loopback hosts need CAIRN_ENV=development"`
+	Description string                  `json:"description,omitempty" jsonschema:"maxLength=1000"`
+	EventTypes  []string                `json:"event_types,omitempty" jsonschema:"maxItems=100,description=Event types or patterns (* or category.*); empty means every event"`
+	Secret      string                  `json:"secret,omitempty" jsonschema:"minLength=16,maxLength=256,description=Signing secret (default: generated)"`
+	Config      *webhooks.ConfigOptions `json:"config,omitempty" jsonschema:"description=maxRetries (0-10; default 5) / timeout ms (100-60000; default 10000) / rateLimitPerSecond / rateLimitPerMinute"`
+	Metadata    map[string]any          `json:"metadata,omitempty"`
+}
+
+// WebhookListInput is admin_webhook_list's input.
+type WebhookListInput struct {
+	Status    string `json:"status,omitempty" jsonschema:"enum=active,enum=paused,enum=disabled,enum=error"`
+	EventType string `json:"event_type,omitempty" jsonschema:"maxLength=128,description=Only webhooks subscribed to this type"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset    int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// WebhookList is admin_webhook_list's output.
+type WebhookList struct {
+	Webhooks []*webhooks.Webhook `json:"webhooks"`
+	Count    int                 `json:"count"`
+}
+
+// WebhookUpdateInput is admin_webhook_update's input.
+type WebhookUpdateInput struct {
+	WebhookID   string                  `json:"webhook_id" jsonschema:"minLength=1,maxLength=64"`
+	URL         *string                 `json:"url,omitempty" jsonschema:"minLength=1,maxLength=2048"`
+	Description *string                 `json:"description,omitempty" jsonschema:"maxLength=1000"`
+	EventTypes  []string                `json:"event_types,omitempty" jsonschema:"maxItems=100"`
+	Config      *webhooks.ConfigOptions `json:"config,omitempty"`
+	Metadata    map[string]any          `json:"metadata,omitempty"`
+	Status      *string                 `json:"status,omitempty" jsonschema:"enum=active,enum=paused,enum=disabled,enum=error"`
+}
+
+// Success is the output of pause, resume and unregister.
+type Success struct {
+	Success bool `json:"success"`
+}
+
+// RotateSecretInput is admin_webhook_rotate_secret's input.
+type RotateSecretInput struct {
+	WebhookID string `json:"webhook_id" jsonschema:"minLength=1,maxLength=64"`
+	Secret    string `json:"secret,omitempty" jsonschema:"minLength=16,maxLength=256,description=New secret (default: generated)"`
+}
+
+// RotatedSecret is admin_webhook_rotate_secret's output.
+type RotatedSecret struct {
+	WebhookID string `json:"webhook_id"`
+	Secret    string `json:"secret"`
+}
+
+// DeliveriesInput is admin_webhook_deliveries' input.
+type DeliveriesInput struct {
+	WebhookID string `json:"webhook_id" jsonschema:"minLength=1,maxLength=64"`
+	Status    string `json:"status,omitempty" jsonschema:"enum=pending,enum=delivered,enum=failed,enum=cancelled"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset    int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// DeliveryList is admin_webhook_deliveries' output.
+type DeliveryList struct {
+	Deliveries []webhooks.Delivery `json:"deliveries"`
+	Count      int                 `json:"count"`
+}
+
+// NoInput is the input of tools without arguments.
+type NoInput struct{}
+
+// WebhookStats is admin_webhook_stats' output.
+type WebhookStats struct {
+	Webhooks   *webhooks.ManagerStats  `json:"webhooks"`
+	Deliveries *webhooks.DeliveryStats `json:"deliveries"`
+}
+
+// TriggerInput is admin_event_trigger's input.
+type TriggerInput struct {
+	EventType string         `json:"event_type" jsonschema:"minLength=3,maxLength=128,description=A valid event type (see admin_event_types)"`
+	Payload   map[string]any `json:"payload,omitempty" jsonschema:"description=The event's data object"`
+}
+
+// EventTypes is admin_event_types' output.
+type EventTypes struct {
+	EventTypes []string `json:"event_types"`
+	Categories []string `json:"categories"`
+}
+
+func (a *Area) webhookTools() {
+	mgr := func() (*webhooks.Manager, error) {
+		_, m, err := a.parts()
+		return m, err
+	}
+	sdk.AddTool(a.p, sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
+		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true,
+		Description: "Registers an http(s) endpoint for events (exact types, category.* or *; empty = all). Returns the signing secret once. Deliveries are POSTed as JSON signed with X-Cairn-Signature-256 (sha256=<hex HMAC>) and Standard Webhooks headers, retried with backoff.",
+		Handler: func(ctx context.Context, in WebhookRegisterInput) (*webhooks.RegisterResult, error) {
+			m, err := mgr()
+			if err != nil {
+				return nil, err
+			}
+			r, err := m.Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata})
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
+		Name: "admin_webhook_get", Title: "Get webhook", ReadOnly: true, Idempotent: true,
+		Description: "Returns a webhook's url, event types, status, config and delivery stats (never its secret).",
+		Handler: func(_ context.Context, in WebhookIDInput) (*webhooks.Webhook, error) {
+			m, err := mgr()
+			if err != nil {
+				return nil, err
+			}
+			w, err := m.GetWebhook(in.WebhookID)
+			if err == nil && w == nil {
+				err = notFound("webhook_id", "webhook", in.WebhookID)
+			}
+			return w, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WebhookListInput, WebhookList]{
+		Name: "admin_webhook_list", Title: "List webhooks", ReadOnly: true, Idempotent: true,
+		Description: "Lists webhooks, oldest first; filter by status or by an event type they receive; paged.",
+		Handler: func(_ context.Context, in WebhookListInput) (WebhookList, error) {
+			m, err := mgr()
+			if err != nil {
+				return WebhookList{}, err
+			}
+			ws, err := m.ListWebhooks(webhooks.ListFilters{Status: in.Status, EventType: in.EventType, Limit: in.Limit, Offset: in.Offset})
+			if ws == nil {
+				ws = []*webhooks.Webhook{}
+			}
+			return WebhookList{Webhooks: ws, Count: len(ws)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
+		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true,
+		Description: "Changes a webhook's url (validated again), description, event types, config, metadata or status.",
+		Handler: func(ctx context.Context, in WebhookUpdateInput) (*webhooks.Webhook, error) {
+			m, err := mgr()
+			if err != nil {
+				return nil, err
+			}
+			w, err := m.UpdateWebhook(ctx, in.WebhookID, webhooks.Updates{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Config: in.Config, Metadata: in.Metadata, Status: in.Status})
+			if err == nil && w == nil {
+				err = notFound("webhook_id", "webhook", in.WebhookID)
+			}
+			return w, err
+		},
+	})
+	for _, op := range []struct {
+		name, title, desc string
+		f                 func(m *webhooks.Manager, id string) (bool, error)
+		destructive       bool
+	}{
+		{"admin_webhook_pause", "Pause webhook", "Stops deliveries to a webhook; queued deliveries wait until it is resumed.", (*webhooks.Manager).Pause, false},
+		{"admin_webhook_resume", "Resume webhook", "Makes a paused (or error) webhook active again; queued deliveries continue.", (*webhooks.Manager).Resume, false},
+		{"admin_webhook_unregister", "Unregister webhook", "Deletes a webhook and cancels its queued deliveries; its delivery history stays.", (*webhooks.Manager).Unregister, true},
+	} {
+		sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, Success]{
+			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive,
+			Handler: func(_ context.Context, in WebhookIDInput) (Success, error) {
+				m, err := mgr()
+				if err != nil {
+					return Success{}, err
+				}
+				ok, err := op.f(m, in.WebhookID)
+				if err == nil && !ok {
+					err = notFound("webhook_id", "webhook", in.WebhookID)
+				}
+				return Success{Success: ok}, err
+			},
+		})
+	}
+	sdk.AddTool(a.p, sdk.Tool[RotateSecretInput, RotatedSecret]{
+		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret",
+		Description: "Gives a webhook a new signing secret (returned once). For 24 hours deliveries also carry a Standard Webhooks signature with the old secret so receivers can switch over.",
+		Handler: func(_ context.Context, in RotateSecretInput) (RotatedSecret, error) {
+			m, err := mgr()
+			if err != nil {
+				return RotatedSecret{}, err
+			}
+			s, err := m.RotateSecret(in.WebhookID, in.Secret)
+			if err == nil && s == "" {
+				err = notFound("webhook_id", "webhook", in.WebhookID)
+			}
+			return RotatedSecret{WebhookID: in.WebhookID, Secret: s}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.TestResult]{
+		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true,
+		Description: "Sends one signed webhook.test ping to the webhook now (no retries) and reports the status code and time taken.",
+		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.TestResult, error) {
+			m, err := mgr()
+			if err != nil {
+				return nil, err
+			}
+			r, err := m.TestWebhook(ctx, in.WebhookID)
+			if err == nil && r == nil {
+				err = notFound("webhook_id", "webhook", in.WebhookID)
+			}
+			return r, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[DeliveriesInput, DeliveryList]{
+		Name: "admin_webhook_deliveries", Title: "Webhook delivery history", ReadOnly: true, Idempotent: true,
+		Description: "Lists a webhook's deliveries, newest first: event, status (pending, delivered, failed, cancelled), attempts, status code, duration, next retry.",
+		Handler: func(_ context.Context, in DeliveriesInput) (DeliveryList, error) {
+			m, err := mgr()
+			if err != nil {
+				return DeliveryList{}, err
+			}
+			ds, err := m.GetDeliveryHistory(in.WebhookID, webhooks.HistoryOptions{Status: in.Status, Limit: in.Limit, Offset: in.Offset})
+			return DeliveryList{Deliveries: ds, Count: len(ds)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[NoInput, WebhookStats]{
+		Name: "admin_webhook_stats", Title: "Webhook statistics", ReadOnly: true, Idempotent: true,
+		Description: "Counts webhooks by status and summarizes deliveries: totals, success rate (%), average response time (ms), failures per webhook, pending retries.",
+		Handler: func(context.Context, NoInput) (WebhookStats, error) {
+			m, err := mgr()
+			if err != nil {
+				return WebhookStats{}, err
+			}
+			ws, err := m.GetStats()
+			if err != nil {
+				return WebhookStats{}, err
+			}
+			ds, err := m.GetDeliveryStats()
+			return WebhookStats{Webhooks: ws, Deliveries: ds}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
+		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true,
+		Description: "Fires an event at every active webhook subscribed to its type and waits for the first attempts: triggered, delivered, failed, pending (retrying).",
+		Handler: func(ctx context.Context, in TriggerInput) (*webhooks.TriggerResult, error) {
+			m, err := mgr()
+			if err != nil {
+				return nil, err
+			}
+			var payload any = in.Payload
+			if in.Payload == nil {
+				payload = map[string]any{}
+			}
+			return m.TriggerEvent(ctx, in.EventType, payload)
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[NoInput, EventTypes]{
+		Name: "admin_event_types", Title: "Webhook event types", ReadOnly: true, Idempotent: true,
+		Description: "Lists the event types webhooks can subscribe to and their categories (usable as category.*).",
+		Handler: func(context.Context, NoInput) (EventTypes, error) {
+			return EventTypes{EventTypes: webhooks.EventTypes(), Categories: webhooks.Categories()}, nil
+		},
+	})
+}

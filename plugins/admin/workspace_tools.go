@@ -1,0 +1,492 @@
+package admin
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// WorkspaceIDInput names one workspace.
+type WorkspaceIDInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64,description=Workspace id (ws_…)"`
+}
+
+// WorkspaceCreateInput is admin_workspace_create's input.
+type WorkspaceCreateInput struct {
+	Name           string                `json:"name" jsonschema:"minLength=1,maxLength=255"`
+	Description    string                `json:"description,omitempty" jsonschema:"maxLength=4000"`
+	OwnerID        string                `json:"owner_id,omitempty" jsonschema:"maxLength=255,description=First owner (default: you)"`
+	OrgID          string                `json:"org_id,omitempty" jsonschema:"maxLength=255"`
+	Settings       map[string]any        `json:"settings,omitempty"`
+	ResourceLimits *admin.LimitOverrides `json:"resource_limits,omitempty" jsonschema:"description=Overrides of max_projects 100 / max_members 50 / storage_gb 100 / api_calls_per_day 10000 / max_conversations 1000"`
+	Metadata       map[string]any        `json:"metadata,omitempty"`
+}
+
+// WorkspaceListInput is admin_workspace_list's input.
+type WorkspaceListInput struct {
+	OrgID   string `json:"org_id,omitempty"`
+	OwnerID string `json:"owner_id,omitempty"`
+	Status  string `json:"status,omitempty" jsonschema:"enum=active,enum=suspended,enum=archived"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset  int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// WorkspaceList is admin_workspace_list's output.
+type WorkspaceList struct {
+	Workspaces []*admin.Workspace `json:"workspaces"`
+	Count      int                `json:"count"`
+}
+
+// WorkspaceUpdateInput is admin_workspace_update's input.
+type WorkspaceUpdateInput struct {
+	WorkspaceID    string                `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Name           *string               `json:"name,omitempty" jsonschema:"minLength=1,maxLength=255"`
+	Description    *string               `json:"description,omitempty" jsonschema:"maxLength=4000"`
+	Settings       map[string]any        `json:"settings,omitempty"`
+	Metadata       map[string]any        `json:"metadata,omitempty"`
+	Status         *string               `json:"status,omitempty" jsonschema:"enum=active,enum=suspended,enum=archived"`
+	ResourceLimits *admin.LimitOverrides `json:"resource_limits,omitempty"`
+}
+
+// MemberInput names one member.
+type MemberInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	UserID      string `json:"user_id" jsonschema:"minLength=1,maxLength=255"`
+}
+
+// MemberAddInput is admin_member_add's input.
+type MemberAddInput struct {
+	WorkspaceID string         `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	UserID      string         `json:"user_id" jsonschema:"minLength=1,maxLength=255"`
+	Role        string         `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// MemberRoleInput is admin_member_update_role's input.
+type MemberRoleInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	UserID      string `json:"user_id" jsonschema:"minLength=1,maxLength=255"`
+	Role        string `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+}
+
+// MemberListInput is admin_member_list's input.
+type MemberListInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Role        string `json:"role,omitempty" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// MemberList is admin_member_list's output.
+type MemberList struct {
+	Members []admin.Member `json:"members"`
+	Count   int            `json:"count"`
+}
+
+// Removed is the output of removals.
+type Removed struct {
+	Removed bool `json:"removed"`
+}
+
+// InviteInput is admin_invitation_create's input.
+type InviteInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Email       string `json:"email" jsonschema:"minLength=3,maxLength=254"`
+	Role        string `json:"role" jsonschema:"enum=owner,enum=admin,enum=member,enum=viewer"`
+	Message     string `json:"message,omitempty" jsonschema:"maxLength=2000"`
+}
+
+// AcceptInput is admin_invitation_accept's input.
+type AcceptInput struct {
+	Token  string `json:"token" jsonschema:"minLength=1,maxLength=256"`
+	UserID string `json:"user_id,omitempty" jsonschema:"maxLength=255,description=Member id to join as (default: the invitation's e-mail)"`
+}
+
+// InvitationIDInput names one invitation.
+type InvitationIDInput struct {
+	InvitationID string `json:"invitation_id" jsonschema:"minLength=1,maxLength=64"`
+}
+
+// Revoked is admin_invitation_revoke's output.
+type Revoked struct {
+	Revoked bool `json:"revoked"`
+}
+
+// InvitationListInput is admin_invitation_list's input.
+type InvitationListInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Status      string `json:"status,omitempty" jsonschema:"enum=pending,enum=accepted,enum=revoked,enum=expired"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// InvitationList is admin_invitation_list's output.
+type InvitationList struct {
+	Invitations []admin.Invitation `json:"invitations"`
+	Count       int                `json:"count"`
+}
+
+// ProjectCreateInput is admin_project_create's input.
+type ProjectCreateInput struct {
+	WorkspaceID string         `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Name        string         `json:"name" jsonschema:"minLength=1,maxLength=255"`
+	Slug        string         `json:"slug,omitempty" jsonschema:"minLength=1,maxLength=63,description=Task project slug matching ^[a-z0-9][a-z0-9-]*$ (default: derived from name)"`
+	Description string         `json:"description,omitempty" jsonschema:"maxLength=4000"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// ProjectIDInput names one project.
+type ProjectIDInput struct {
+	ProjectID string `json:"project_id" jsonschema:"minLength=1,maxLength=64,description=Project id (prj_…) or slug"`
+}
+
+// ProjectUpdateInput is admin_project_update's input.
+type ProjectUpdateInput struct {
+	ProjectID   string         `json:"project_id" jsonschema:"minLength=1,maxLength=64"`
+	Name        *string        `json:"name,omitempty" jsonschema:"minLength=1,maxLength=255"`
+	Description *string        `json:"description,omitempty" jsonschema:"maxLength=4000"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// ProjectListInput is admin_project_list's input.
+type ProjectListInput struct {
+	WorkspaceID string `json:"workspace_id" jsonschema:"minLength=1,maxLength=64"`
+	Status      string `json:"status,omitempty" jsonschema:"enum=active,enum=archived"`
+	Limit       int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+}
+
+// ProjectList is admin_project_list's output.
+type ProjectList struct {
+	Projects []*admin.Project `json:"projects"`
+	Count    int              `json:"count"`
+}
+
+func (a *Area) workspaceTools() {
+	lib := func() (*admin.Admin, error) {
+		l, _, err := a.parts()
+		return l, err
+	}
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceCreateInput, *admin.Workspace]{
+		Name: "admin_workspace_create", Title: "Create workspace", SuccessStatus: 201,
+		Description: "Creates an active workspace with default resource limits (overridable); owner_id (default: you) becomes its first owner.",
+		Handler: func(ctx context.Context, in WorkspaceCreateInput) (*admin.Workspace, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			owner := in.OwnerID
+			if owner == "" {
+				owner = caller(ctx)
+			}
+			o := admin.CreateWorkspaceOptions{Name: in.Name, Description: in.Description, OwnerID: owner, Settings: in.Settings, ResourceLimits: in.ResourceLimits, Metadata: in.Metadata, CreatedBy: caller(ctx)}
+			if in.OrgID != "" {
+				o.OrgID = &in.OrgID
+			}
+			ws, err := l.CreateWorkspace(o)
+			a.published()
+			return ws, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.Workspace]{
+		Name: "admin_workspace_get", Title: "Get workspace", ReadOnly: true, Idempotent: true,
+		Description: "Returns a workspace with its status and resource limits.",
+		Handler: func(_ context.Context, in WorkspaceIDInput) (*admin.Workspace, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			ws, err := l.GetWorkspace(in.WorkspaceID)
+			if err == nil && ws == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			return ws, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceListInput, WorkspaceList]{
+		Name: "admin_workspace_list", Title: "List workspaces", ReadOnly: true, Idempotent: true,
+		Description: "Lists workspaces, oldest first, filtered by org_id, owner_id or status; paged.",
+		Handler: func(_ context.Context, in WorkspaceListInput) (WorkspaceList, error) {
+			l, err := lib()
+			if err != nil {
+				return WorkspaceList{}, err
+			}
+			ws, err := l.ListWorkspaces(admin.ListWorkspacesOptions{OrgID: in.OrgID, OwnerID: in.OwnerID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			if ws == nil {
+				ws = []*admin.Workspace{}
+			}
+			return WorkspaceList{Workspaces: ws, Count: len(ws)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceUpdateInput, *admin.Workspace]{
+		Name: "admin_workspace_update", Title: "Update workspace",
+		Description: "Changes a workspace's name, description, settings, metadata, status (active, suspended, archived) or resource limits.",
+		Handler: func(_ context.Context, in WorkspaceUpdateInput) (*admin.Workspace, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			ws, err := l.UpdateWorkspace(in.WorkspaceID, admin.WorkspaceUpdates{Name: in.Name, Description: in.Description, Settings: in.Settings, Metadata: in.Metadata, Status: in.Status, ResourceLimits: in.ResourceLimits})
+			if err == nil && ws == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			a.published()
+			return ws, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, admin.DeleteResult]{
+		Name: "admin_workspace_delete", Title: "Delete (archive) workspace", Destructive: true, Idempotent: true,
+		Description: "Archives a workspace and its resources: projects archived, pending invitations and workspace-scoped API keys revoked.",
+		Handler: func(ctx context.Context, in WorkspaceIDInput) (admin.DeleteResult, error) {
+			l, err := lib()
+			if err != nil {
+				return admin.DeleteResult{}, err
+			}
+			r, err := l.DeleteWorkspace(in.WorkspaceID, caller(ctx))
+			if err == nil && !r.Success {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			a.published()
+			return r, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.WorkspaceStats]{
+		Name: "admin_workspace_stats", Title: "Workspace statistics", ReadOnly: true, Idempotent: true,
+		Description: "Counts a workspace's active projects and members, today's API calls with its keys, and the bytes its records use.",
+		Handler: func(_ context.Context, in WorkspaceIDInput) (*admin.WorkspaceStats, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			s, err := l.GetWorkspaceStats(in.WorkspaceID)
+			if err == nil && s == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			return s, err
+		},
+	})
+
+	sdk.AddTool(a.p, sdk.Tool[MemberAddInput, *admin.Member]{
+		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201,
+		Description: "Adds a user to a workspace with role owner, admin, member or viewer. You must be an owner or admin of the workspace; only an owner can add an owner.",
+		Handler: func(ctx context.Context, in MemberAddInput) (*admin.Member, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			m, err := l.AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: caller(ctx), Metadata: in.Metadata})
+			a.published()
+			return m, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[MemberInput, *admin.Member]{
+		Name: "admin_member_get", Title: "Get member", ReadOnly: true, Idempotent: true,
+		Description: "Returns a workspace member's role, join time and inviter.",
+		Handler: func(_ context.Context, in MemberInput) (*admin.Member, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			m, err := l.GetMember(in.WorkspaceID, in.UserID)
+			if err == nil && m == nil {
+				err = notFound("user_id", "member", in.UserID)
+			}
+			return m, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[MemberListInput, MemberList]{
+		Name: "admin_member_list", Title: "List members", ReadOnly: true, Idempotent: true,
+		Description: "Lists a workspace's members, owners first; filter by role; paged.",
+		Handler: func(_ context.Context, in MemberListInput) (MemberList, error) {
+			l, err := lib()
+			if err != nil {
+				return MemberList{}, err
+			}
+			ms, err := l.ListMembers(in.WorkspaceID, admin.ListMembersOptions{Role: in.Role, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			if err == nil && ms == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			return MemberList{Members: ms, Count: len(ms)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[MemberRoleInput, *admin.Member]{
+		Name: "admin_member_update_role", Title: "Change member role",
+		Description: "Changes a member's role. You must be an owner or admin; only an owner grants or changes the owner role; the last owner cannot be demoted.",
+		Handler: func(ctx context.Context, in MemberRoleInput) (*admin.Member, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			m, err := l.UpdateMemberRole(in.WorkspaceID, in.UserID, in.Role, caller(ctx))
+			a.published()
+			return m, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[MemberInput, Removed]{
+		Name: "admin_member_remove", Title: "Remove member", Destructive: true, Idempotent: true,
+		Description: "Removes a member (owners and admins remove others; anyone may leave). The last owner cannot be removed.",
+		Handler: func(ctx context.Context, in MemberInput) (Removed, error) {
+			l, err := lib()
+			if err != nil {
+				return Removed{}, err
+			}
+			ok, err := l.RemoveMember(in.WorkspaceID, in.UserID, caller(ctx))
+			a.published()
+			return Removed{Removed: ok}, err
+		},
+	})
+
+	sdk.AddTool(a.p, sdk.Tool[InviteInput, *admin.Invitation]{
+		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201,
+		Description: "Creates an invitation to a workspace. The token (256 random bits) is in this result only; it works once and expires after 7 days. No e-mail is sent: hand the token over yourself.",
+		Handler: func(ctx context.Context, in InviteInput) (*admin.Invitation, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			return l.InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: caller(ctx), Message: in.Message})
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[AcceptInput, admin.AcceptResult]{
+		Name: "admin_invitation_accept", Title: "Accept invitation",
+		Description: "Redeems an invitation token, adding the member with the invited role. Fails with reason invalid, already_used, revoked, expired or workspace_archived.",
+		Handler: func(_ context.Context, in AcceptInput) (admin.AcceptResult, error) {
+			l, err := lib()
+			if err != nil {
+				return admin.AcceptResult{}, err
+			}
+			r, err := l.AcceptInvitation(in.Token, in.UserID)
+			a.published()
+			return r, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[InvitationIDInput, Revoked]{
+		Name: "admin_invitation_revoke", Title: "Revoke invitation", Destructive: true, Idempotent: true,
+		Description: "Revokes a pending invitation so its token no longer works; revoked is false when it was not pending.",
+		Handler: func(_ context.Context, in InvitationIDInput) (Revoked, error) {
+			l, err := lib()
+			if err != nil {
+				return Revoked{}, err
+			}
+			ok, err := l.RevokeInvitation(in.InvitationID)
+			return Revoked{Revoked: ok}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[InvitationListInput, InvitationList]{
+		Name: "admin_invitation_list", Title: "List invitations", ReadOnly: true, Idempotent: true,
+		Description: "Lists a workspace's invitations, newest first (never their tokens); filter by status.",
+		Handler: func(_ context.Context, in InvitationListInput) (InvitationList, error) {
+			l, err := lib()
+			if err != nil {
+				return InvitationList{}, err
+			}
+			is, err := l.ListInvitations(in.WorkspaceID, admin.ListInvitationsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			if err == nil && is == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			return InvitationList{Invitations: is, Count: len(is)}, err
+		},
+	})
+
+	sdk.AddTool(a.p, sdk.Tool[ProjectCreateInput, *admin.Project]{
+		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201,
+		Description: "Creates a project in a workspace. Its slug (given, or derived from the name) is registered with the task pipeline, so task_create accepts it moments later.",
+		Handler: func(ctx context.Context, in ProjectCreateInput) (*admin.Project, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			p, err := l.CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: caller(ctx)})
+			a.published()
+			return p, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
+		Name: "admin_project_get", Title: "Get project", ReadOnly: true, Idempotent: true,
+		Description: "Returns a workspace project by id or slug.",
+		Handler: func(_ context.Context, in ProjectIDInput) (*admin.Project, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			p, err := l.GetProject(in.ProjectID)
+			if err == nil && p == nil {
+				err = notFound("project_id", "project", in.ProjectID)
+			}
+			return p, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[ProjectListInput, ProjectList]{
+		Name: "admin_project_list", Title: "List projects", ReadOnly: true, Idempotent: true,
+		Description: "Lists a workspace's projects, oldest first; filter by status (active, archived).",
+		Handler: func(_ context.Context, in ProjectListInput) (ProjectList, error) {
+			l, err := lib()
+			if err != nil {
+				return ProjectList{}, err
+			}
+			ps, err := l.ListProjects(in.WorkspaceID, admin.ListProjectsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			if err == nil && ps == nil {
+				err = notFound("workspace_id", "workspace", in.WorkspaceID)
+			}
+			return ProjectList{Projects: ps, Count: len(ps)}, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[ProjectUpdateInput, *admin.Project]{
+		Name: "admin_project_update", Title: "Update project",
+		Description: "Changes a project's name, description or metadata (the slug never changes).",
+		Handler: func(_ context.Context, in ProjectUpdateInput) (*admin.Project, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			id := a.projectID(l, in.ProjectID)
+			p, err := l.UpdateProject(id, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
+			if err == nil && p == nil {
+				err = notFound("project_id", "project", in.ProjectID)
+			}
+			a.published()
+			return p, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
+		Name: "admin_project_archive", Title: "Archive project", Idempotent: true,
+		Description: "Archives a project; its tasks stay in the task pipeline and its slug stays reserved.",
+		Handler: func(_ context.Context, in ProjectIDInput) (*admin.Project, error) {
+			l, err := lib()
+			if err != nil {
+				return nil, err
+			}
+			p, err := l.ArchiveProject(a.projectID(l, in.ProjectID))
+			if err == nil && p == nil {
+				err = notFound("project_id", "project", in.ProjectID)
+			}
+			a.published()
+			return p, err
+		},
+	})
+	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, admin.DeleteResult]{
+		Name: "admin_project_delete", Title: "Delete project", Destructive: true,
+		Description: "Deletes a workspace project record and frees its slug here; tasks filed under the slug stay in the task pipeline.",
+		Handler: func(_ context.Context, in ProjectIDInput) (admin.DeleteResult, error) {
+			l, err := lib()
+			if err != nil {
+				return admin.DeleteResult{}, err
+			}
+			r, err := l.DeleteProject(a.projectID(l, in.ProjectID))
+			if err == nil && !r.Success {
+				err = notFound("project_id", "project", in.ProjectID)
+			}
+			a.published()
+			return r, err
+		},
+	})
+}
+
+// projectID resolves a slug to a project id; ids pass through.
+func (a *Area) projectID(l *admin.Admin, idOrSlug string) string {
+	if p, err := l.GetProject(idOrSlug); err == nil && p != nil {
+		return p.ID
+	}
+	return idOrSlug
+}
