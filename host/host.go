@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/config"
@@ -64,6 +65,9 @@ type Host struct {
 	templates map[string][]server.ServerResourceTemplate
 	// auth, when set, guards the HTTP transport with API keys.
 	auth Authenticator
+	// resKeys fingerprints each plugin's listed resources, so a refresh
+	// that finds nothing new changes nothing (and notifies nobody).
+	resKeys map[string]string
 }
 
 // New prepares a host; Start launches the plugins.
@@ -84,6 +88,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
+		resKeys: map[string]string{},
 	}
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
@@ -93,7 +98,13 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		pipeline.Audit(h.log.Named("audit")),
 		h.metrics.Stage(),
 	)
+	// Plugins add resources while they run (an sdd skill registered by a
+	// tool call): ask them again whenever a client lists resources.
+	hooks := &server.Hooks{}
+	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { h.refreshResources(ctx) })
+	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { h.refreshResources(ctx) })
 	h.mcp = server.NewMCPServer("cairn", opts.Version,
+		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithRecovery(),

@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -246,11 +247,38 @@ func (h *Host) adoptResources(ctx context.Context, p interface {
 		}
 		templates = append(templates, server.ServerResourceTemplate{Template: tpl, Handler: read})
 	}
+	key := resourceKey(resp)
 	h.mu.Lock()
+	if old, ok := h.resKeys[p.Name()]; ok && old == key {
+		h.mu.Unlock()
+		return
+	}
+	h.resKeys[p.Name()] = key
 	h.resources[p.Name()] = resources
 	h.templates[p.Name()] = templates
 	h.mu.Unlock()
 	h.syncResources()
+}
+
+// resourceKey fingerprints a plugin's resource listing.
+func resourceKey(resp *pb.ListResourcesResponse) string {
+	var b strings.Builder
+	for _, r := range resp.Resources {
+		fmt.Fprintf(&b, "r\x00%s\x00%s\x00%s\x00%s\n", r.Uri, r.Name, r.Description, r.MimeType)
+	}
+	for _, t := range resp.Templates {
+		fmt.Fprintf(&b, "t\x00%s\x00%s\x00%s\x00%s\n", t.UriTemplate, t.Name, t.Description, t.MimeType)
+	}
+	return b.String()
+}
+
+// refreshResources asks every running plugin for its resources again.
+func (h *Host) refreshResources(ctx context.Context) {
+	for _, p := range h.Plugins() {
+		if p.Status().State == supervisor.StateRunning {
+			h.adoptResources(ctx, p)
+		}
+	}
 }
 
 func newTemplate(t *pb.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
@@ -266,6 +294,7 @@ func newTemplate(t *pb.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
 func (h *Host) dropResources(plugin string) {
 	h.mu.Lock()
 	_, had := h.resources[plugin]
+	delete(h.resKeys, plugin)
 	delete(h.resources, plugin)
 	delete(h.templates, plugin)
 	h.mu.Unlock()

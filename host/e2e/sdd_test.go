@@ -614,9 +614,23 @@ func TestSddResources(t *testing.T) {
 		t.Errorf("huge command read as %d characters, want the 5000 cap", n)
 	}
 
-	// A skill registered after the listing is readable through its template.
+	// A skill registered after start is readable through its template and
+	// shows in the next resources/list (the host asks the plugin again).
 	c := &sddClient{t: t, w: w, s: s, tools: s.tools()}
 	c.ok("sdd_skill", map[string]any{"action": "register", "skillId": "late-skill", "description": "registered after start"})
+	lctx, lcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer lcancel()
+	relisted, err := s.c.ListResources(lctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := false
+	for _, r := range relisted.Resources {
+		listed = listed || r.URI == "sdd://skills/late-skill"
+	}
+	if !listed {
+		t.Errorf("sdd://skills/late-skill missing from resources/list after registration")
+	}
 	sk, err := readText(t, s, "sdd://skills/late-skill")
 	if err != nil || !strings.Contains(sk.Text, "registered after start") || sk.MIMEType != "application/json" {
 		t.Errorf("late skill: %+v %v", sk, err)
