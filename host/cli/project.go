@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/plugins/core"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -46,6 +49,26 @@ func newProject() *cobra.Command {
 		Short: "Register projects (slugs match ^[a-z0-9][a-z0-9-]{0,62}$)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, slug := range args {
+				if !tasks.ValidProjectSlug(slug) {
+					return errs.Invalidf("slug", "pattern", "project slug %q must match %s", slug, tasks.ProjectSlugPattern)
+				}
+			}
+			// A running daemon holds the core store: announce the projects
+			// on its bus, as the admin area does, and the core area
+			// registers them.
+			if p, err := configuredPaths(configFile); err == nil {
+				if w, err := daemon.Control(p, "status", 5*time.Second); err == nil {
+					for _, slug := range args {
+						data, _ := json.Marshal(map[string]string{"slug": slug})
+						if _, err := daemon.Send(p, daemon.Hello{Control: "publish", Event: core.ProjectCreatedEvent, Data: data}, 10*time.Second); err != nil {
+							return err
+						}
+						fmt.Fprintf(cmd.OutOrStdout(), "project %s registered through the running daemon (pid %d)\n", slug, w.DaemonPID)
+					}
+					return nil
+				}
+			}
 			st, done, err := openCoreStore(configFile)
 			if err != nil {
 				return err

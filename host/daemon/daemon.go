@@ -69,13 +69,18 @@ func PathsFor(dataDir string) Paths {
 // request.
 type Hello struct {
 	Relay     int    `json:"cairn_relay,omitempty"`
-	Control   string `json:"cairn_control,omitempty"` // "status", "reload" or "stop"
+	Control   string `json:"cairn_control,omitempty"` // "status", "reload", "publish" or "stop"
 	AgentID   string `json:"agent_id,omitempty"`
 	ClientPID int    `json:"client_pid,omitempty"`
 	// Mode and Toolsets are the relay's own settings, so the daemon can warn
 	// when they differ from the ones it runs with.
 	Mode     string `json:"mode,omitempty"`
 	Toolsets string `json:"toolsets,omitempty"`
+	// Event and Data are a "publish" request: an event for the daemon's
+	// bus, from an operator command that cannot open a store the daemon
+	// holds.
+	Event string          `json:"event,omitempty"`
+	Data  json.RawMessage `json:"data,omitempty"`
 }
 
 // Welcome is the daemon's answer to Hello.
@@ -248,6 +253,8 @@ type Handler interface {
 	Status(sessions []SessionInfo) any
 	// Reload re-reads the configuration (a relay forwards its SIGHUP).
 	Reload()
+	// Publish puts an operator's event on the daemon's bus.
+	Publish(eventType string, data json.RawMessage) error
 }
 
 // SessionInfo describes one live relayed session.
@@ -378,6 +385,13 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				opts.Logf("reload requested")
 				h.Reload()
 				return
+			case hello.Control == "publish":
+				if err := h.Publish(hello.Event, hello.Data); err != nil {
+					reply(Welcome{OK: false, Error: err.Error()})
+					return
+				}
+				reply(Welcome{OK: true})
+				return
 			case hello.Control == "stop":
 				reply(Welcome{OK: true})
 				opts.Logf("stop requested")
@@ -428,9 +442,15 @@ type bufferedConn struct {
 
 func (b bufferedConn) Read(p []byte) (int, error) { return b.Reader.Read(p) }
 
-// Control sends a control request (status, stop) to the running daemon.
+// Control sends a control request (status, reload, stop) to the running
+// daemon.
 func Control(p Paths, what string, timeout time.Duration) (Welcome, error) {
-	conn, _, w, err := Dial(p, Hello{Control: what}, timeout)
+	return Send(p, Hello{Control: what}, timeout)
+}
+
+// Send sends one control Hello to the running daemon and returns its answer.
+func Send(p Paths, hello Hello, timeout time.Duration) (Welcome, error) {
+	conn, _, w, err := Dial(p, hello, timeout)
 	if err != nil {
 		return w, err
 	}

@@ -321,3 +321,25 @@ func TestDaemonStopAndIdleExit(t *testing.T) {
 		t.Fatalf("socket left after a clean exit: %v", err)
 	}
 }
+
+// While a daemon holds the core store, `cairn project add` registers the
+// project through the daemon's bus instead of failing on the locked store.
+func TestProjectAddThroughDaemon(t *testing.T) {
+	w := newWorkspace(t)
+	s, err := relaySession(w, daemonEnv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	code, out, stderr := runCairn(t, w, "", daemonEnv, "project", "add", "mobile")
+	if code != 0 || !strings.Contains(out, "through the running daemon") {
+		t.Fatalf("project add with a daemon running: %d %s %s", code, out, stderr)
+	}
+	eventually(t, 10*time.Second, "project mobile to be usable", func() bool {
+		_, err := callOK(s, "task_create", map[string]any{"title": "first mobile task", "project": "mobile"})
+		return err == nil
+	})
+	if code, _, stderr := runCairn(t, w, "", daemonEnv, "project", "add", "Not-A-Slug"); code == 0 || !strings.Contains(stderr, "ERR_INVALID_INPUT") {
+		t.Fatalf("bad slug: %d %s", code, stderr)
+	}
+}
