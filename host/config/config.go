@@ -51,6 +51,13 @@ var Vars = []Var{
 	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
 	{"CAIRN_DAEMON", "on", "off serves stdio in the cairn serve process instead of relaying to the shared daemon of the data dir."},
 	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session before it exits."},
+	{"ANTHROPIC_API_KEY", "", "Key for the hosted model behind the vision and computer toolsets (never logged)."},
+	{"ANTHROPIC_BASE_URL", "the vendor's API", "Base URL of the Messages API."},
+	{"CAIRN_VISION_MODEL", "claude-sonnet-4-5", "Model for image analysis and computer use."},
+	{"CAIRN_VISION_TIMEOUT", "60s", "Timeout of one request to the hosted model."},
+	{"CAIRN_VISION_MAX_RETRIES", "2", "Retries of a failed request to the hosted model (408, 409, 429, 5xx)."},
+	{"CAIRN_COMPUTER_TOOL", "computer_20241022,computer-use-2024-10-22", "Computer-use tool version and beta header, as one pair, for the hosted-model loop."},
+	{"DISPLAY", "", "X11 display the computer toolset drives."},
 }
 
 // Settings is the resolved configuration of one host run.

@@ -16,6 +16,7 @@ import (
 	_ "github.com/cairn-mcp/cairn/plugins/admin"
 	_ "github.com/cairn-mcp/cairn/plugins/core"
 	_ "github.com/cairn-mcp/cairn/plugins/sdd"
+	_ "github.com/cairn-mcp/cairn/plugins/vision"
 )
 
 func main() {

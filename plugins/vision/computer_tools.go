@@ -1,0 +1,354 @@
+package vision
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/plugins/vision/computer"
+	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// SessionStartInput is computer_session_start's input; limits above the
+// fixed ceilings are refused.
+type SessionStartInput struct {
+	DisplayWidth       int    `json:"displayWidth,omitempty" jsonschema:"minimum=1,maximum=4096,description=Coordinate space width (default: the display's; screenshots and coordinates are scaled when it differs)"`
+	DisplayHeight      int    `json:"displayHeight,omitempty" jsonschema:"minimum=1,maximum=4096"`
+	MaxActions         int    `json:"maxActions,omitempty" jsonschema:"minimum=1,maximum=1000,default=100"`
+	MaxDurationMs      int    `json:"maxDurationMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=300000,description=Active time (pauses excluded)"`
+	MaxScreenshots     int    `json:"maxScreenshots,omitempty" jsonschema:"minimum=1,maximum=200,default=50"`
+	CaptureScreenshots *bool  `json:"captureScreenshots,omitempty" jsonschema:"description=Screenshot at start and end (default true)"`
+	AutoPauseOnError   bool   `json:"autoPauseOnError,omitempty" jsonschema:"description=Pause the session when an action fails (default false)"`
+	Description        string `json:"description,omitempty" jsonschema:"maxLength=1000"`
+}
+
+func (in SessionStartInput) config() computer.SessionConfig {
+	return computer.SessionConfig{
+		DisplayWidth: in.DisplayWidth, DisplayHeight: in.DisplayHeight, MaxActions: in.MaxActions,
+		MaxDurationMs: in.MaxDurationMs, MaxScreenshots: in.MaxScreenshots,
+		CaptureScreenshots: in.CaptureScreenshots, AutoPauseOnError: in.AutoPauseOnError, Description: in.Description,
+	}
+}
+
+// SessionIDInput names a session.
+type SessionIDInput struct {
+	SessionID string `json:"sessionId" jsonschema:"minLength=1,maxLength=64"`
+}
+
+// ActionInput is computer_action's input.
+type ActionInput struct {
+	SessionID string         `json:"sessionId" jsonschema:"minLength=1,maxLength=64"`
+	Action    string         `json:"action" jsonschema:"enum=screenshot,enum=mouse_move,enum=left_click,enum=right_click,enum=double_click,enum=middle_click,enum=left_click_drag,enum=type,enum=key,enum=scroll"`
+	Params    map[string]any `json:"params,omitempty" jsonschema:"description=mouse_move/left_click_drag: x y; clicks: optional x y; type: text (≤10000 chars); key: key in xdotool names (Return ctrl+c super F1; spaces separate chords); scroll: direction (up down left right) and optional amount (1-50) x y"`
+}
+
+// SequenceInput is computer_sequence's input.
+type SequenceInput struct {
+	SessionID           string                  `json:"sessionId" jsonschema:"minLength=1,maxLength=64"`
+	Actions             []computer.SequenceStep `json:"actions" jsonschema:"minItems=1,maxItems=1000"`
+	ContinueOnError     bool                    `json:"continueOnError,omitempty" jsonschema:"description=Keep going after a failed action (default false); a limit always stops"`
+	DelayBetweenActions *int                    `json:"delayBetweenActions,omitempty" jsonschema:"minimum=0,maximum=60000,default=100,description=Milliseconds between actions"`
+}
+
+// AgentRunInput is computer_agent_run's input.
+type AgentRunInput struct {
+	Task      string `json:"task" jsonschema:"minLength=1,maxLength=20000,description=What the hosted model should do on the screen"`
+	SessionID string `json:"sessionId,omitempty" jsonschema:"maxLength=64,description=An ACTIVE session to drive; without it a new session is started with the limits below and ended afterwards"`
+	MaxTurns  int    `json:"maxTurns,omitempty" jsonschema:"minimum=1,maximum=500,default=50,description=Model calls at most"`
+	SessionStartInput
+}
+
+// shotContent moves screenshot bytes out of the JSON into image content.
+func shotContent(shots ...*computer.Shot) []sdk.Content {
+	var out []sdk.Content
+	for _, s := range shots {
+		if s != nil && len(s.Data) > 0 {
+			out = append(out, sdk.Content{Type: "image", Data: s.Data, MIMEType: s.MimeType})
+			s.Data = nil
+		}
+	}
+	return out
+}
+
+// StartOutput is computer_session_start's output; the initial screenshot
+// comes as image content.
+type StartOutput struct {
+	computer.StartResult
+	images []sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o StartOutput) ExtraContent() []sdk.Content { return o.images }
+
+// ActionOutput is computer_action's output; a screenshot comes as image
+// content, not in the JSON.
+type ActionOutput struct {
+	computer.ActionResult
+	images []sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o ActionOutput) ExtraContent() []sdk.Content { return o.images }
+
+// SequenceOutput is computer_sequence's output; screenshots come as image
+// content in order.
+type SequenceOutput struct {
+	computer.SequenceResult
+	images []sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o SequenceOutput) ExtraContent() []sdk.Content { return o.images }
+
+// EndOutput is computer_session_end's output.
+type EndOutput struct {
+	computer.EndResult
+	images []sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o EndOutput) ExtraContent() []sdk.Content { return o.images }
+
+// AgentOutput is computer_agent_run's output.
+type AgentOutput struct {
+	computer.AgentResult
+	SessionEnded bool `json:"sessionEnded"`
+	images       []sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o AgentOutput) ExtraContent() []sdk.Content { return o.images }
+
+// HistoryOutput is computer_action_history's output.
+type HistoryOutput struct {
+	SessionID string                  `json:"sessionId"`
+	Actions   []computer.ActionRecord `json:"actions"`
+	Count     int                     `json:"count"`
+}
+
+// BetaStatusOutput is computer_beta_status' output.
+type BetaStatusOutput struct {
+	Tool        computer.ToolVersion      `json:"tool"`
+	Definitions []computer.ToolDefinition `json:"definitions"`
+	Available   bool                      `json:"available"`
+	APIKeySet   bool                      `json:"apiKeySet"`
+	Display     string                    `json:"display"`
+}
+
+func (v *Plugin) registerComputerTools() {
+	sdk.AddTool(v.p, sdk.Tool[SessionStartInput, StartOutput]{
+		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
+		Description: "Starts a computer-use session on the X11 display (DISPLAY) with hard limits: maxActions (default 100, ceiling 1000), maxDurationMs (300000, ceiling 3600000), maxScreenshots (50, ceiling 200). " +
+			"Returns the sessionId and, when captureScreenshots, the initial screenshot as image content.",
+		Handler: func(ctx context.Context, in SessionStartInput) (StartOutput, error) {
+			m, err := v.mgr()
+			if err != nil {
+				return StartOutput{}, err
+			}
+			_, res, err := m.StartSession(ctx, in.config())
+			if err != nil {
+				return StartOutput{}, err
+			}
+			return StartOutput{StartResult: *res, images: shotContent(res.Screenshot)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[ActionInput, ActionOutput]{
+		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
+		Description: "Executes one action in an ACTIVE session: screenshot (image content), mouse_move, left_click, right_click, double_click, middle_click, left_click_drag, type, key, scroll. " +
+			"Parameters are validated and the session's limits checked first; an action past a limit is refused with ERR_LIMIT_EXCEEDED.",
+		Handler: func(ctx context.Context, in ActionInput) (ActionOutput, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return ActionOutput{}, err
+			}
+			params := in.Params
+			if params == nil {
+				params = map[string]any{}
+			}
+			res, err := s.ExecuteAction(ctx, in.Action, params)
+			if err != nil {
+				return ActionOutput{}, err
+			}
+			return ActionOutput{ActionResult: *res, images: shotContent(res.Screenshot)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SequenceInput, SequenceOutput]{
+		Name: "computer_sequence", Title: "Execute action sequence", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
+		Description: "Executes actions in order with delayBetweenActions ms between them (default 100, ceiling 60000). A failure stops the sequence unless continueOnError; a limit always stops it. Screenshots come as image content in order.",
+		Handler: func(ctx context.Context, in SequenceInput) (SequenceOutput, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return SequenceOutput{}, err
+			}
+			for i := range in.Actions {
+				if in.Actions[i].Params == nil {
+					in.Actions[i].Params = map[string]any{}
+				}
+			}
+			res, err := s.ExecuteSequence(ctx, in.Actions, computer.SequenceOptions{ContinueOnError: in.ContinueOnError, DelayBetweenActions: in.DelayBetweenActions})
+			if err != nil {
+				return SequenceOutput{}, err
+			}
+			var shots []*computer.Shot
+			for i, r := range res.Results {
+				if r.Result != nil {
+					shots = append(shots, r.Result.Screenshot)
+				}
+				sdk.ReportProgress(ctx, float64(i+1), float64(res.TotalActions), "")
+			}
+			return SequenceOutput{SequenceResult: *res, images: shotContent(shots...)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+		Name: "computer_session_pause", Title: "Pause computer session", Toolset: ToolsetComputer,
+		Description: "Pauses an ACTIVE session: actions are refused and paused time does not count against maxDurationMs until it is resumed.",
+		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return computer.Summary{}, err
+			}
+			if err := s.Pause(); err != nil {
+				return computer.Summary{}, err
+			}
+			return s.GetSummary(), nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+		Name: "computer_session_resume", Title: "Resume computer session", Toolset: ToolsetComputer,
+		Description: "Resumes a PAUSED session.",
+		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return computer.Summary{}, err
+			}
+			if err := s.Resume(); err != nil {
+				return computer.Summary{}, err
+			}
+			return s.GetSummary(), nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, EndOutput]{
+		Name: "computer_session_end", Title: "End computer session", Toolset: ToolsetComputer,
+		Description: "Ends a session (final screenshot as image content when captureScreenshots) and returns its duration and summary. An ended session accepts no actions.",
+		Handler: func(ctx context.Context, in SessionIDInput) (EndOutput, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return EndOutput{}, err
+			}
+			res, err := s.End(ctx)
+			if err != nil {
+				return EndOutput{}, err
+			}
+			return EndOutput{EndResult: *res, images: shotContent(res.Screenshot)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+		Name: "computer_session_summary", Title: "Computer session summary", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
+		Description: "Returns a session's state, active duration, action, screenshot and error counts, errors, cursor and remaining limits (checkLimits). Does not end the session.",
+		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return computer.Summary{}, err
+			}
+			return s.GetSummary(), nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, HistoryOutput]{
+		Name: "computer_action_history", Title: "Computer action history", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
+		Description: "Returns every executed action of a session in order: type, parameters, result, success, timestamp, number.",
+		Handler: func(_ context.Context, in SessionIDInput) (HistoryOutput, error) {
+			s, err := v.session(in.SessionID)
+			if err != nil {
+				return HistoryOutput{}, err
+			}
+			h := s.GetActionHistory()
+			return HistoryOutput{SessionID: s.ID(), Actions: h, Count: len(h)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[struct{}, BetaStatusOutput]{
+		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
+		Description: "Reports the computer tool version and beta header in use, the tool definitions sent to the hosted model for the display, and whether the hosted beta API answers.",
+		Handler: func(ctx context.Context, _ struct{}) (BetaStatusOutput, error) {
+			v.mu.RLock()
+			beta, display := v.beta, v.display
+			v.mu.RUnlock()
+			if beta == nil {
+				return BetaStatusOutput{}, notReady()
+			}
+			out := BetaStatusOutput{Tool: beta.Tool(), APIKeySet: beta.Configured(), Display: display}
+			w, h := computer.DefaultDisplayWidth, computer.DefaultDisplayHeight
+			if m, err := v.mgr(); err == nil {
+				if d, err := m.Driver(); err == nil {
+					w, h = d.Size()
+				}
+			}
+			out.Definitions = computer.GetBetaToolDefinitions(beta.Tool(), w, h, nil)
+			out.Available = beta.IsBetaAPIAvailable(ctx)
+			return out, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[AgentRunInput, AgentOutput]{
+		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
+		Description: "Runs the hosted model's computer-use loop (tool computer_20241022, beta computer-use-2024-10-22) on a session: the model sees screenshots and requests actions, each executed under the session's limits, until it stops, a limit is reached, or maxTurns. " +
+			"Needs ANTHROPIC_API_KEY and DISPLAY. Reports progress per turn; the screen as the run left it comes as image content.",
+		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
+			v.mu.RLock()
+			beta := v.beta
+			v.mu.RUnlock()
+			if beta == nil {
+				return AgentOutput{}, notReady()
+			}
+			if !beta.Configured() {
+				return AgentOutput{}, vision.NotConfiguredError()
+			}
+			m, err := v.mgr()
+			if err != nil {
+				return AgentOutput{}, err
+			}
+			var s *computer.Session
+			owned := false
+			if in.SessionID != "" {
+				if s, err = m.Get(in.SessionID); err != nil {
+					return AgentOutput{}, err
+				}
+			} else {
+				cfg := in.config()
+				if cfg.CaptureScreenshots == nil {
+					f := false // the model takes its own screenshots
+					cfg.CaptureScreenshots = &f
+				}
+				if s, _, err = m.StartSession(ctx, cfg); err != nil {
+					return AgentOutput{}, err
+				}
+				owned = true
+			}
+			res, err := beta.RunAgent(ctx, s, computer.AgentOptions{
+				Task: in.Task, MaxTurns: in.MaxTurns,
+				Progress: func(turn int, msg string) { sdk.ReportProgress(ctx, float64(turn), 0, msg) },
+			})
+			out := AgentOutput{}
+			if owned {
+				if end, e2 := s.End(context.WithoutCancel(ctx)); e2 == nil {
+					out.SessionEnded = true
+					if res != nil {
+						res.Summary = end.Summary
+					}
+				}
+			}
+			if err != nil {
+				return AgentOutput{}, err
+			}
+			out.AgentResult = *res
+			// Show the agent host how the run left the screen (not counted
+			// against the session's limits: the run is over).
+			if d, derr := m.Driver(); derr == nil {
+				if img, cerr := d.Capture(); cerr == nil {
+					cfg := s.Config()
+					if data, eerr := computer.EncodeScreenshot(img, cfg.DisplayWidth, cfg.DisplayHeight); eerr == nil {
+						out.images = []sdk.Content{{Type: "image", Data: data, MIMEType: "image/png"}}
+					}
+				}
+			}
+			return out, nil
+		},
+	})
+}

@@ -1,0 +1,307 @@
+package vision
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// LoadImageInput is vision_load_image's input.
+type LoadImageInput struct {
+	Path string `json:"path,omitempty" jsonschema:"maxLength=4096,description=Image file inside the workspace root (relative to it or absolute); give path or data"`
+	Data string `json:"data,omitempty" jsonschema:"maxLength=28000000,description=Base64 image bytes or a data: URL; give path or data"`
+	Name string `json:"name,omitempty" jsonschema:"maxLength=256,description=Display name (default: the path or the id)"`
+}
+
+// ImageOutput is a loaded image.
+type ImageOutput struct {
+	vision.Image
+	// AlreadyLoaded is true when the same bytes were loaded before; the
+	// id and its analysis cache are reused.
+	AlreadyLoaded bool `json:"alreadyLoaded"`
+}
+
+// ImageListOutput lists loaded images.
+type ImageListOutput struct {
+	Images []*vision.Image `json:"images"`
+	Count  int             `json:"count"`
+}
+
+// CacheOption is shared by the analysis inputs.
+type CacheOption struct {
+	UseCache *bool `json:"useCache,omitempty" jsonschema:"description=Answer from the analysis cache when the same analysis was made (default true)"`
+}
+
+func (c CacheOption) noCache() bool { return c.UseCache != nil && !*c.UseCache }
+
+// AnalyzeInput is vision_analyze's input.
+type AnalyzeInput struct {
+	ImageID      string `json:"imageId" jsonschema:"minLength=1,maxLength=64,description=Id from vision_load_image"`
+	AnalysisType string `json:"analysisType" jsonschema:"enum=general,enum=ocr,enum=chart,enum=objects,enum=face,enum=scene,enum=color,enum=qa,description=general: description/composition/text; ocr: text with locations; chart: data; objects; face (objective only); scene; color; qa: answer question"`
+	Question     string `json:"question,omitempty" jsonschema:"maxLength=2000,description=Required for qa"`
+	CacheOption
+}
+
+// BatchInput is vision_batch_analyze's input.
+type BatchInput struct {
+	ImageIDs     []string `json:"imageIds" jsonschema:"minItems=1,maxItems=50"`
+	AnalysisType string   `json:"analysisType" jsonschema:"enum=general,enum=ocr,enum=chart,enum=objects,enum=face,enum=scene,enum=color,enum=qa"`
+	Question     string   `json:"question,omitempty" jsonschema:"maxLength=2000,description=Required for qa"`
+	Concurrency  int      `json:"concurrency,omitempty" jsonschema:"minimum=1,maximum=3,default=3,description=Model calls in flight"`
+	CacheOption
+}
+
+// CompareInput is vision_compare's input.
+type CompareInput struct {
+	ImageID1 string `json:"imageId1" jsonschema:"minLength=1,maxLength=64"`
+	ImageID2 string `json:"imageId2" jsonschema:"minLength=1,maxLength=64"`
+	Detailed bool   `json:"detailed,omitempty" jsonschema:"description=A detailed comparison (default false)"`
+	CacheOption
+}
+
+// CompareAdvancedInput is vision_compare_advanced's input.
+type CompareAdvancedInput struct {
+	ImageID1 string `json:"imageId1" jsonschema:"minLength=1,maxLength=64"`
+	ImageID2 string `json:"imageId2" jsonschema:"minLength=1,maxLength=64"`
+	CacheOption
+}
+
+// DetectInput is vision_detect_objects' input.
+type DetectInput struct {
+	ImageID             string   `json:"imageId" jsonschema:"minLength=1,maxLength=64"`
+	ConfidenceThreshold *float64 `json:"confidenceThreshold,omitempty" jsonschema:"minimum=0,maximum=1,default=0.5"`
+	MaxObjects          int      `json:"maxObjects,omitempty" jsonschema:"minimum=1,maximum=200,default=50"`
+	Categories          []string `json:"categories,omitempty" jsonschema:"maxItems=9,description=Only these categories: person vehicle animal furniture electronics nature food building clothing"`
+	CacheOption
+}
+
+// FaceInput is vision_analyze_faces' input.
+type FaceInput struct {
+	ImageID           string `json:"imageId" jsonschema:"minLength=1,maxLength=64"`
+	IncludeEmotions   *bool  `json:"includeEmotions,omitempty" jsonschema:"description=Default true"`
+	IncludeAttributes *bool  `json:"includeAttributes,omitempty" jsonschema:"description=Age range, gender presentation, features (default true)"`
+	IncludeLandmarks  bool   `json:"includeLandmarks,omitempty" jsonschema:"description=Estimated eye/nose/mouth positions from each face box (default false)"`
+	CacheOption
+}
+
+// SceneInput is vision_classify_scene's input.
+type SceneInput struct {
+	ImageID           string `json:"imageId" jsonschema:"minLength=1,maxLength=64"`
+	IncludeAttributes *bool  `json:"includeAttributes,omitempty" jsonschema:"description=Default true"`
+	IncludeActivities bool   `json:"includeActivities,omitempty" jsonschema:"description=Default false"`
+	CacheOption
+}
+
+// ImageInput names one image.
+type ImageInput struct {
+	ImageID string `json:"imageId" jsonschema:"minLength=1,maxLength=64"`
+	CacheOption
+}
+
+func (v *Plugin) registerVisionTools() {
+	sdk.AddTool(v.p, sdk.Tool[LoadImageInput, ImageOutput]{
+		Name:  "vision_load_image",
+		Title: "Load image",
+		Description: "Loads a PNG, JPEG, GIF or WebP image by path (inside the workspace root) or as base64, checks it and scales it to the model's limits (long edge 1568 px, 1.15 megapixels). " +
+			"Returns the imageId the other vision tools take. Images stay in memory until the plugin restarts. Needs no API key.",
+		ReadOnly: true, Idempotent: true, SuccessStatus: 201,
+		Handler: func(_ context.Context, in LoadImageInput) (ImageOutput, error) {
+			e, err := v.eng(false)
+			if err != nil {
+				return ImageOutput{}, err
+			}
+			var im *vision.Image
+			var again bool
+			switch {
+			case in.Path != "" && in.Data != "":
+				return ImageOutput{}, errs.Invalid("data", "oneOf", "give path or data, not both")
+			case in.Path != "":
+				im, again, err = e.LoadImageFromPath(in.Path, in.Name)
+			case in.Data != "":
+				im, again, err = e.LoadImageFromBase64(in.Data, in.Name)
+			default:
+				return ImageOutput{}, errs.Invalid("path", "required", "give path (a file inside the workspace root) or data (base64)")
+			}
+			if err != nil {
+				return ImageOutput{}, err
+			}
+			return ImageOutput{Image: *im, AlreadyLoaded: again}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[struct{}, ImageListOutput]{
+		Name: "vision_list_images", Title: "List images",
+		Description: "Lists the loaded images, most recently used first.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, struct{}) (ImageListOutput, error) {
+			e, err := v.eng(false)
+			if err != nil {
+				return ImageListOutput{}, err
+			}
+			l := e.ListImages()
+			return ImageListOutput{Images: l, Count: len(l)}, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[AnalyzeInput, vision.AnalysisResult]{
+		Name: "vision_analyze", Title: "Analyse image", OpenWorld: true, ReadOnly: true,
+		Description: "Asks the hosted model for one analysis of a loaded image: general, ocr, chart, objects, face (objective, no identification), scene, color, or qa (with question). " +
+			"The result is the model's JSON (or {text, parsed:false}); cached is true when answered from the analysis cache.",
+		Handler: func(ctx context.Context, in AnalyzeInput) (vision.AnalysisResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.AnalysisResult{}, err
+			}
+			r, err := e.AnalyzeImage(ctx, in.ImageID, vision.AnalysisType(in.AnalysisType), vision.AnalyzeOptions{NoCache: in.noCache(), Question: in.Question})
+			if err != nil {
+				return vision.AnalysisResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[BatchInput, vision.BatchResult]{
+		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
+		Description: "Runs one analysis over up to 50 loaded images, at most 3 model calls at a time, reporting progress after each image. One failing image does not stop the others; results keep the input order.",
+		Handler: func(ctx context.Context, in BatchInput) (vision.BatchResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.BatchResult{}, err
+			}
+			r, err := e.BatchAnalyzeImages(ctx, in.ImageIDs, vision.AnalysisType(in.AnalysisType), vision.BatchOptions{
+				Concurrency: in.Concurrency, NoCache: in.noCache(), Question: in.Question,
+				Progress: func(done, total int, id string, err error) {
+					msg := fmt.Sprintf("analysed %s (%d of %d)", id, done, total)
+					if err != nil {
+						msg = fmt.Sprintf("failed %s (%d of %d): %s", id, done, total, errs.From(err).Code)
+					}
+					sdk.ReportProgress(ctx, float64(done), float64(total), msg)
+				},
+			})
+			if err != nil {
+				return vision.BatchResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[CompareInput, vision.Comparison]{
+		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
+		Description: "Compares two loaded images: similarities, differences and a description (detailed for more).",
+		Handler: func(ctx context.Context, in CompareInput) (vision.Comparison, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.Comparison{}, err
+			}
+			r, err := e.CompareImages(ctx, in.ImageID1, in.ImageID2, vision.CompareOptions{Options: vision.Options{NoCache: in.noCache()}, Detailed: in.Detailed})
+			if err != nil {
+				return vision.Comparison{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison]{
+		Name: "vision_compare_advanced", Title: "Compare two images in detail", OpenWorld: true, ReadOnly: true,
+		Description: "Scores two images' similarity (model score 0-1 and a locally measured pixelSimilarity) and highlights differences with normalised bounding boxes.",
+		Handler: func(ctx context.Context, in CompareAdvancedInput) (vision.AdvancedComparison, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.AdvancedComparison{}, err
+			}
+			r, err := e.CompareImagesAdvanced(ctx, in.ImageID1, in.ImageID2, vision.Options{NoCache: in.noCache()})
+			if err != nil {
+				return vision.AdvancedComparison{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[DetectInput, vision.DetectionResult]{
+		Name: "vision_detect_objects", Title: "Detect objects", OpenWorld: true, ReadOnly: true,
+		Description: "Lists objects with category, count, confidence and a bounding box normalised to 0-1, derived from the model's location hints (coarse by design). Filters by confidenceThreshold (0.5), maxObjects (50) and categories.",
+		Handler: func(ctx context.Context, in DetectInput) (vision.DetectionResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.DetectionResult{}, err
+			}
+			r, err := e.DetectObjectsWithBoundingBoxes(ctx, in.ImageID, vision.DetectOptions{Options: vision.Options{NoCache: in.noCache()}, ConfidenceThreshold: in.ConfidenceThreshold, MaxObjects: in.MaxObjects, Categories: in.Categories})
+			if err != nil {
+				return vision.DetectionResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[FaceInput, vision.FaceResult]{
+		Name: "vision_analyze_faces", Title: "Describe faces", OpenWorld: true, ReadOnly: true,
+		Description: "Describes visible faces objectively (apparent age range, gender presentation, emotions, orientation, features, box); never identifies anyone. Landmarks are estimated from each box.",
+		Handler: func(ctx context.Context, in FaceInput) (vision.FaceResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.FaceResult{}, err
+			}
+			r, err := e.AnalyzeFaces(ctx, in.ImageID, vision.FaceOptions{Options: vision.Options{NoCache: in.noCache()}, IncludeEmotions: in.IncludeEmotions, IncludeAttributes: in.IncludeAttributes, IncludeLandmarks: in.IncludeLandmarks})
+			if err != nil {
+				return vision.FaceResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[SceneInput, vision.SceneResult]{
+		Name: "vision_classify_scene", Title: "Classify scene", OpenWorld: true, ReadOnly: true,
+		Description: "Classifies the scene: primary and secondary categories, indoor, time of day, weather, location, mood, optionally attributes and activities.",
+		Handler: func(ctx context.Context, in SceneInput) (vision.SceneResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.SceneResult{}, err
+			}
+			r, err := e.ClassifySceneAdvanced(ctx, in.ImageID, vision.SceneOptions{Options: vision.Options{NoCache: in.noCache()}, IncludeAttributes: in.IncludeAttributes, IncludeActivities: in.IncludeActivities})
+			if err != nil {
+				return vision.SceneResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.TextResult]{
+		Name: "vision_extract_text", Title: "Extract text (OCR)", OpenWorld: true, ReadOnly: true,
+		Description: "Reads the text of an image in reading order, with blocks carrying a location hint, a normalised box, a style and a confidence.",
+		Handler: func(ctx context.Context, in ImageInput) (vision.TextResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.TextResult{}, err
+			}
+			r, err := e.ExtractTextFromImage(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			if err != nil {
+				return vision.TextResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ChartResult]{
+		Name: "vision_analyze_chart", Title: "Read chart data", OpenWorld: true, ReadOnly: true,
+		Description: "Reads a chart: its type, title, axes, data points as JSON and trends.",
+		Handler: func(ctx context.Context, in ImageInput) (vision.ChartResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.ChartResult{}, err
+			}
+			r, err := e.AnalyzeChartData(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			if err != nil {
+				return vision.ChartResult{}, err
+			}
+			return *r, nil
+		},
+	})
+	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ColorResult]{
+		Name: "vision_analyze_colors", Title: "Analyse colours", OpenWorld: true, ReadOnly: true,
+		Description: "The model's reading of dominant colours, palette, temperature, contrast and harmony, beside dominant colours, brightness and contrast measured from the pixels.",
+		Handler: func(ctx context.Context, in ImageInput) (vision.ColorResult, error) {
+			e, err := v.eng(true)
+			if err != nil {
+				return vision.ColorResult{}, err
+			}
+			r, err := e.AnalyzeImageColors(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			if err != nil {
+				return vision.ColorResult{}, err
+			}
+			return *r, nil
+		},
+	})
+}
