@@ -414,6 +414,17 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 		case <-time.After(2 * time.Second):
 		case <-ctx.Done():
 		}
+		// The watcher marks the plugin restarting just after the exit;
+		// until it has, await would hand back the dead connection.
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; {
+			p.mu.Lock()
+			stale := p.runner == runner && p.state == StateRunning
+			p.mu.Unlock()
+			if !stale {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
 	}
 	p.log.Info("plugin went away during a retry-safe call; retrying after restart", "tool", req.Tool)
 	res, _, err = p.callOnce(ctx, req, onProgress)
