@@ -157,6 +157,19 @@ func settings(configFlag string) (config.Settings, func(), error) {
 	return s, cleanup, nil
 }
 
+// reloadOnHUP re-reads the config whenever the process gets SIGHUP, until
+// the returned function is called.
+func reloadOnHUP(h *host.Host) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			_ = h.Reload(context.Background())
+		}
+	}()
+	return func() { signal.Stop(hup); close(hup) }
+}
+
 // startHost resolves settings and starts a host with its plugins.
 func startHost(ctx context.Context, configFlag string, tweak func(*config.Settings)) (*host.Host, func(), error) {
 	s, cleanup, err := settings(configFlag)
@@ -240,14 +253,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 				return err
 			}
 			defer shutdown()
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for range hup {
-					_ = h.Reload(context.Background())
-				}
-			}()
+			defer reloadOnHUP(h)()
 			if httpAddr != "" {
 				if auth != nil {
 					h.SetAuthenticator(auth)

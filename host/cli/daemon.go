@@ -240,14 +240,7 @@ func newDaemon() *cobra.Command {
 				return err
 			}
 			defer shutdown()
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for range hup {
-					_ = h.Reload(context.Background())
-				}
-			}()
+			defer reloadOnHUP(h)()
 			logger := newLogger(s).Named("daemon")
 			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
 			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings()}, daemon.Options{
