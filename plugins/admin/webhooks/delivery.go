@@ -77,9 +77,10 @@ func body(ev store.Event) []byte {
 
 func dueKey(due int64, id string) []byte { return store.Key(store.U64(uint64(due)), []byte(id)) }
 
-func historyKey(d *Delivery) []byte {
-	t, _ := time.Parse(time.RFC3339Nano, d.CreatedAt)
-	return store.Key([]byte(d.WebhookID), store.U64(uint64(t.UnixNano())), []byte(d.ID))
+// historyKey orders a webhook's history by a store-wide sequence number
+// rather than by time: deliveries within one millisecond keep their order.
+func historyKey(webhookID string, seq uint64, id string) []byte {
+	return store.Key([]byte(webhookID), store.U64(seq), []byte(id))
 }
 
 func indexDue(tx *bolt.Tx, d *Delivery, due time.Time) error {
@@ -108,6 +109,53 @@ func getDelivery(tx *bolt.Tx, id string) (*Delivery, error) {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// maxHistoryPerWebhook bounds the deliveries kept per webhook, so the admin
+// store does not grow without bound; a var so tests can lower it.
+var maxHistoryPerWebhook = 1000
+
+// addHistory indexes a new delivery d in its webhook's history (once; the
+// key is not derivable from d) and drops the oldest
+// finished deliveries beyond maxHistoryPerWebhook. Pending deliveries are
+// never dropped: they are still owed to the receiver.
+func addHistory(tx *bolt.Tx, d *Delivery) error {
+	idx := tx.Bucket([]byte(store.BucketDeliveryByHook))
+	seq, err := store.NextSeq(tx, "delivery_history")
+	if err != nil {
+		return err
+	}
+	if err := idx.Put(historyKey(d.WebhookID, seq, d.ID), nil); err != nil {
+		return err
+	}
+	prefix := store.Key([]byte(d.WebhookID), nil)
+	var keys [][]byte
+	c := idx.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+	}
+	excess := len(keys) - maxHistoryPerWebhook
+	for _, k := range keys {
+		if excess <= 0 {
+			break
+		}
+		id := k[len(prefix)+9:]
+		old, err := getDelivery(tx, string(id))
+		if err != nil {
+			return err
+		}
+		if old != nil && old.Status == DeliveryPending {
+			continue
+		}
+		if err := tx.Bucket([]byte(store.BucketDeliveries)).Delete(id); err != nil {
+			return err
+		}
+		if err := idx.Delete(k); err != nil {
+			return err
+		}
+		excess--
+	}
+	return nil
 }
 
 // forHistory visits a webhook's deliveries, writing back changed ones.
@@ -183,7 +231,7 @@ func (m *Manager) enqueueTx(tx *bolt.Tx, ev store.Event, claim bool) ([]job, int
 		if err := putDelivery(tx, d); err != nil {
 			return nil, 0, err
 		}
-		if err := tx.Bucket([]byte(store.BucketDeliveryByHook)).Put(historyKey(d), nil); err != nil {
+		if err := addHistory(tx, d); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -567,7 +615,7 @@ func (m *Manager) record(d *Delivery, stats bool) error {
 		if err := putDelivery(tx, d); err != nil {
 			return err
 		}
-		if err := tx.Bucket([]byte(store.BucketDeliveryByHook)).Put(historyKey(d), nil); err != nil {
+		if err := addHistory(tx, d); err != nil {
 			return err
 		}
 		if !stats {

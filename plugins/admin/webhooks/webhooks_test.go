@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
@@ -491,4 +494,41 @@ func FuzzParseWebhookURL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The history keeps the newest finished deliveries up to the bound, and
+// drops the deliveries themselves, not only their index entries.
+func TestDeliveryHistoryIsBounded(t *testing.T) {
+	saved := maxHistoryPerWebhook
+	maxHistoryPerWebhook = 5
+	defer func() { maxHistoryPerWebhook = saved }()
+	st := openStore(t, t.TempDir())
+	m := devManager(t, st)
+	r := newReceiver(t, 0)
+	id := register(t, m, r)
+	w, _ := m.GetWebhook(id)
+	for i := 0; i < 12; i++ {
+		ev := store.Event{ID: fmt.Sprintf("evt_%02d", i), Type: "task.created", Time: "2026-11-22T00:00:00.000Z"}
+		if res, err := m.Deliver(context.Background(), w, ev); err != nil || !res.Success {
+			t.Fatalf("deliver %d: %+v %v", i, res, err)
+		}
+	}
+	hist, err := m.GetDeliveryHistory(id, HistoryOptions{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 5 || hist[0].EventID != "evt_11" || hist[4].EventID != "evt_07" {
+		var got []string
+		for _, d := range hist {
+			got = append(got, d.EventID)
+		}
+		t.Fatalf("history %v, want the newest five, evt_11 … evt_07", got)
+	}
+	n := 0
+	_ = st.View(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(store.BucketDeliveries)).ForEach(func(_, _ []byte) error { n++; return nil })
+	})
+	if n != 5 {
+		t.Fatalf("%d deliveries stored, want 5", n)
+	}
 }
