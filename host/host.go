@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
+	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/schema"
@@ -265,6 +266,7 @@ func (h *Host) hooks() supervisor.Hooks {
 			}
 			h.clearProblem(p.Name())
 			h.syncTools()
+			h.publishReady()
 		},
 		Down: func(p *supervisor.Plugin, err error) {
 			h.setProblem(p.Name(), "restarting after a crash")
@@ -281,6 +283,11 @@ func (h *Host) hooks() supervisor.Hooks {
 			}
 		},
 	}
+}
+
+// publishReady tells every plugin that all are subscribed (sdk.EventHostReady).
+func (h *Host) publishReady() {
+	h.bus.Publish(events.Event{Type: sdk.EventHostReady, Source: "host", Data: json.RawMessage(`{}`)})
 }
 
 func (h *Host) setProblem(name, msg string) {
@@ -333,6 +340,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.live = true
 	h.mu.Unlock()
 	h.syncTools()
+	h.publishReady()
 	h.log.Info("cairn ready", "tools", len(h.VisibleTools()), "plugins", len(specs), "mode", h.cfg.Mode, "toolsets", h.cfg.Toolsets.String())
 	return nil
 }

@@ -37,6 +37,12 @@ type Health struct {
 	Details map[string]any
 }
 
+// EventHostReady is published by the host once every plugin has started and
+// subscribed, and again after a plugin restart. A plugin that holds events
+// from before the host was ready (queued while no server ran, say) publishes
+// them when it receives this, so no subscriber misses them.
+const EventHostReady = "host.ready"
+
 // Event is a message on the host's event bus (PRODUCT.md D19).
 type Event struct {
 	ID     string

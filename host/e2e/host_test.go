@@ -640,3 +640,34 @@ func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 		t.Errorf("the plugin's stray stdout was not diverted to the log:\n%s", stderr.String())
 	}
 }
+
+// The host announces host.ready once every plugin is subscribed, and again
+// after a plugin restart, so plugins can publish what they held back.
+func TestHostReadyEvent(t *testing.T) {
+	w := newWorkspace(t)
+	w.writeFile(".cairn/config.yaml", fmt.Sprintf("plugins:\n  watcher:\n    path: %s\n    env: {TESTKIT_NAME: watcher, TESTKIT_SUBSCRIBE: \"host.*\"}\n", testkitBin), 0o644)
+	s := w.serve()
+	ready := func() int {
+		n := 0
+		for _, e := range structured(t, s.call("watcher_events", map[string]any{}))["events"].([]any) {
+			if m := e.(map[string]any); m["type"] == "host.ready" && m["source"] == "host" {
+				n++
+			}
+		}
+		return n
+	}
+	eventually(t, 5*time.Second, "host.ready after start", func() bool { return ready() == 1 })
+	pid := int(structured(t, s.call("watcher_pid", map[string]any{}))["pid"].(float64))
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The restarted watcher starts with an empty log and hears the host
+	// announce readiness again.
+	eventually(t, 20*time.Second, "host.ready after the restart", func() bool {
+		res := s.call("watcher_pid", map[string]any{})
+		if res.IsError || int(structured(t, res)["pid"].(float64)) == pid {
+			return false
+		}
+		return ready() == 1
+	})
+}

@@ -24,10 +24,10 @@ import (
 // Version of the admin plugin.
 const Version = "0.1.0"
 
-// outboxDelay holds back the first drain of events queued while no server
-// ran, so the host has subscribed every area (the core area among them)
-// before they are published.
-const outboxDelay = 2 * time.Second
+// outboxFallback is when the first drain of events queued while no server
+// ran happens if the host never says it is ready (sdk.EventHostReady), for
+// example under a host older than that event.
+const outboxFallback = 10 * time.Second
 
 func init() {
 	builtin.Register(builtin.Area{Name: "admin", Order: 30, Description: "API keys, workspaces, members, invitations, projects, signed webhooks", New: New})
@@ -109,7 +109,7 @@ func (a *Area) parts() (*admin.Admin, *webhooks.Manager, error) {
 // operation of this process (kicked), and every second for events the CLI
 // queued while this process ran.
 func (a *Area) runOutbox(ctx context.Context) {
-	t := time.NewTimer(outboxDelay)
+	t := time.NewTimer(outboxFallback)
 	defer t.Stop()
 	for {
 		select {
@@ -142,6 +142,11 @@ func (a *Area) published() {
 
 // onEvent queues a bus event for the webhooks subscribed to its type.
 func (a *Area) onEvent(_ context.Context, ev sdk.Event) error {
+	if ev.Type == sdk.EventHostReady {
+		// Every area is subscribed now: publish what the CLI queued.
+		a.published()
+		return nil
+	}
 	_, hooks, err := a.parts()
 	if err != nil {
 		return err
