@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,10 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The shared daemon: many `cairn serve` processes on one data dir relay to
@@ -25,39 +20,6 @@ import (
 // daemonEnv turns the shared daemon on for a workspace (the harness turns it
 // off for the other tests) with a short idle period.
 var daemonEnv = []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=3s", "CAIRN_PROJECT=web"}
-
-// relaySession starts one `cairn serve` and initializes an MCP client on it.
-// Unlike workspace.serve it returns errors, so many can start from
-// goroutines at the same instant.
-func relaySession(w *workspace, extraEnv ...string) (*session, error) {
-	s := &session{t: w.t, stderr: &syncBuffer{}}
-	env := append(append([]string{}, w.env...), extraEnv...)
-	c, err := client.NewStdioMCPClientWithOptions(cairnBin, env, []string{"serve"},
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Env, cmd.Dir = env, w.root
-			s.cmd = cmd
-			return cmd, nil
-		}),
-		transport.WithCommandStderrWriter(s.stderr),
-	)
-	if err != nil {
-		return nil, err
-	}
-	s.c = c
-	if err := c.Start(context.Background()); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	req := mcp.InitializeRequest{}
-	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2e-relay", Version: "1.0"}
-	if _, err := c.Initialize(ctx, req); err != nil {
-		return nil, fmt.Errorf("initialize: %v\nstderr:\n%s", err, s.stderr.String())
-	}
-	return s, nil
-}
 
 // callOK calls a tool and returns its structured result or an error.
 func callOK(s *session, tool string, args map[string]any) (map[string]any, error) {
@@ -108,7 +70,7 @@ func runShared(t *testing.T, sessions int) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			s, err := relaySession(w, append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=agent-%d", i))...)
+			s, err := startSession(w, append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=agent-%d", i))...)
 			if err != nil {
 				fail(err)
 				return
@@ -226,7 +188,7 @@ func TestDaemonSharedByEightServes(t *testing.T) { runShared(t, 8) }
 // acknowledged write is there.
 func TestDaemonKilledLosesNoAcknowledgedWrite(t *testing.T) {
 	w := newWorkspace(t)
-	s, err := relaySession(w, daemonEnv...)
+	s, err := startSession(w, daemonEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +224,7 @@ func TestDaemonKilledLosesNoAcknowledgedWrite(t *testing.T) {
 		t.Fatalf("expected the dead daemon's socket to remain (stale): %v", err)
 	}
 
-	s2, err := relaySession(w, daemonEnv...)
+	s2, err := startSession(w, daemonEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +256,7 @@ func TestDaemonKilledLosesNoAcknowledgedWrite(t *testing.T) {
 // exits on its own after its last session.
 func TestDaemonStopAndIdleExit(t *testing.T) {
 	w := newWorkspace(t)
-	s, err := relaySession(w, daemonEnv...)
+	s, err := startSession(w, daemonEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +272,7 @@ func TestDaemonStopAndIdleExit(t *testing.T) {
 		t.Fatalf("status after stop: %d %s", code, stderr)
 	}
 
-	s, err = relaySession(w, daemonEnv...)
+	s, err = startSession(w, daemonEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +288,7 @@ func TestDaemonStopAndIdleExit(t *testing.T) {
 // project through the daemon's bus instead of failing on the locked store.
 func TestProjectAddThroughDaemon(t *testing.T) {
 	w := newWorkspace(t)
-	s, err := relaySession(w, daemonEnv...)
+	s, err := startSession(w, daemonEnv...)
 	if err != nil {
 		t.Fatal(err)
 	}

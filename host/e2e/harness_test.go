@@ -132,6 +132,18 @@ type session struct {
 
 func (w *workspace) serve(extraEnv ...string) *session {
 	w.t.Helper()
+	s, err := startSession(w, extraEnv...)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(s.close)
+	return s
+}
+
+// startSession starts one `cairn serve` and initializes an MCP client on
+// it. It returns errors instead of failing the test, so many sessions can
+// start from goroutines at the same instant; the caller closes it.
+func startSession(w *workspace, extraEnv ...string) (*session, error) {
 	s := &session{t: w.t, stderr: &syncBuffer{}}
 	env := append(append([]string{}, w.env...), extraEnv...)
 	c, err := client.NewStdioMCPClientWithOptions(cairnBin, env, []string{"serve"},
@@ -145,29 +157,28 @@ func (w *workspace) serve(extraEnv ...string) *session {
 		transport.WithCommandStderrWriter(s.stderr),
 	)
 	if err != nil {
-		w.t.Fatalf("start cairn: %v", err)
+		return nil, fmt.Errorf("start cairn: %v", err)
 	}
 	s.c = c
 	// NewStdioMCPClientWithOptions starts the transport but not the client,
 	// and only Start routes notifications to OnNotification handlers.
 	if err := c.Start(context.Background()); err != nil {
-		w.t.Fatalf("start client: %v", err)
+		return nil, fmt.Errorf("start client: %v", err)
 	}
 	c.OnNotification(func(n mcp.JSONRPCNotification) {
 		s.mu.Lock()
 		s.notes = append(s.notes, n)
 		s.mu.Unlock()
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	req := mcp.InitializeRequest{}
 	req.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	req.Params.ClientInfo = mcp.Implementation{Name: "e2e-client", Version: "1.0"}
 	if _, err := c.Initialize(ctx, req); err != nil {
-		w.t.Fatalf("initialize: %v\nstderr:\n%s", err, s.stderr.String())
+		return nil, fmt.Errorf("initialize: %v\nstderr:\n%s", err, s.stderr.String())
 	}
-	w.t.Cleanup(s.close)
-	return s
+	return s, nil
 }
 
 func (s *session) close() {

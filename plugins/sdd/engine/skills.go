@@ -98,34 +98,34 @@ func (e *Engine) RegisterSkill(skillID string, in SkillPayload) (*Skill, error) 
 // BindSkillToAgent assigns a registered skill to an agent (idempotent).
 // An unregistered skill is 404 ERR_SKILL_NOT_FOUND.
 func (e *Engine) BindSkillToAgent(agentID, skillID string) (*AgentSkills, error) {
-	if err := checkName("agentId", agentID); err != nil {
-		return nil, err
-	}
-	if err := checkName("skillId", skillID); err != nil {
-		return nil, err
-	}
-	var out AgentSkills
-	err := e.write(func(s *state, _ time.Time, _ func(string, any)) error {
+	return e.editAgentSkills(agentID, skillID, func(s *state, ids []string) ([]string, error) {
 		if _, ok := s.Skills[skillID]; !ok {
-			return errs.NotFoundf(errs.SkillNotFound, "skillId", "skill %q is not registered; register it with sdd_skill register first", skillID)
+			return nil, errs.NotFoundf(errs.SkillNotFound, "skillId", "skill %q is not registered; register it with sdd_skill register first", skillID)
 		}
-		ids := s.AgentSkills[agentID]
 		if !slices.Contains(ids, skillID) {
 			ids = append(ids, skillID)
 		}
-		s.AgentSkills[agentID] = ids
-		out = AgentSkills{AgentID: agentID, SkillIDs: append([]string{}, ids...)}
-		return nil
+		return ids, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &out, nil
 }
 
 // UnbindSkillFromAgent removes an assignment; unbinding something not
 // bound is not an error and returns the agent's current skills.
 func (e *Engine) UnbindSkillFromAgent(agentID, skillID string) (*AgentSkills, error) {
+	return e.editAgentSkills(agentID, skillID, func(_ *state, ids []string) ([]string, error) {
+		kept := []string{}
+		for _, id := range ids {
+			if id != skillID {
+				kept = append(kept, id)
+			}
+		}
+		return kept, nil
+	})
+}
+
+// editAgentSkills validates the ids, replaces the agent's skill list with
+// what edit returns (an empty list removes the agent) and persists.
+func (e *Engine) editAgentSkills(agentID, skillID string, edit func(s *state, ids []string) ([]string, error)) (*AgentSkills, error) {
 	if err := checkName("agentId", agentID); err != nil {
 		return nil, err
 	}
@@ -134,18 +134,16 @@ func (e *Engine) UnbindSkillFromAgent(agentID, skillID string) (*AgentSkills, er
 	}
 	var out AgentSkills
 	err := e.write(func(s *state, _ time.Time, _ func(string, any)) error {
-		kept := []string{}
-		for _, id := range s.AgentSkills[agentID] {
-			if id != skillID {
-				kept = append(kept, id)
-			}
+		ids, err := edit(s, s.AgentSkills[agentID])
+		if err != nil {
+			return err
 		}
-		if len(kept) == 0 {
+		if len(ids) == 0 {
 			delete(s.AgentSkills, agentID)
 		} else {
-			s.AgentSkills[agentID] = kept
+			s.AgentSkills[agentID] = ids
 		}
-		out = AgentSkills{AgentID: agentID, SkillIDs: kept}
+		out = AgentSkills{AgentID: agentID, SkillIDs: append([]string{}, ids...)}
 		return nil
 	})
 	if err != nil {
