@@ -271,13 +271,11 @@ func TestLockedStoreFailsFastWithInitFailed(t *testing.T) {
 	w := newWorkspace(t)
 	s := w.serve()
 	_ = s
-	start := time.Now()
+	// runCairn fails the test if the second server hangs instead of
+	// refusing.
 	code, _, errOut := runCairn(t, w, "", nil, "serve")
 	if code != 2 || !strings.Contains(errOut, "ERR_INIT_FAILED") || !strings.Contains(errOut, "locked") {
 		t.Errorf("second server on one store: exit %d\n%s", code, errOut)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %s to refuse; it must not hang", d)
 	}
 }
 
