@@ -16,6 +16,26 @@ type Caller struct {
 	// ClientName and ClientVersion come from the client's initialize.
 	ClientName    string
 	ClientVersion string
+	// Scopes are an API-key caller's scopes ("read", "write", "admin").
+	// Empty for the local operator, who holds every right (PRODUCT.md D22).
+	Scopes []string
+}
+
+// Operator reports whether the caller is the local operator (stdio or the
+// CLI), who holds every right.
+func (c Caller) Operator() bool { return c.Source != "api_key" }
+
+// HasScope reports whether the caller holds scope: the operator holds all.
+func (c Caller) HasScope(scope string) bool {
+	if c.Operator() {
+		return true
+	}
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
 }
 
 type ctxKey int
@@ -24,6 +44,7 @@ const (
 	callerKey ctxKey = iota
 	progressKey
 	requestIDKey
+	idempotencyKey
 )
 
 // CallerFrom returns the caller of the tool call running in ctx.
@@ -61,6 +82,30 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 // WithProgress returns a context whose ReportProgress calls go to f.
 func WithProgress(ctx context.Context, f ProgressFunc) context.Context {
 	return context.WithValue(ctx, progressKey, f)
+}
+
+// Idempotency is the idempotency of the call running in ctx.
+type Idempotency struct {
+	// Key identifies the call across replays (the relay's session id plus
+	// the JSON-RPC id); empty when the transport gave none.
+	Key string
+	// Replay is true when the call may already have run once.
+	Replay bool
+}
+
+// IdempotencyOf returns the idempotency key of the call running in ctx. A
+// tool declared with HonoursIdempotency records Key in the same transaction
+// as its write and, when a call arrives with a key it has recorded, returns
+// the recorded outcome instead of writing again.
+func IdempotencyOf(ctx context.Context) Idempotency {
+	v, _ := ctx.Value(idempotencyKey).(Idempotency)
+	return v
+}
+
+// WithIdempotency returns a context carrying an idempotency key (the SDK
+// sets it from the host's request; tests set it directly).
+func WithIdempotency(ctx context.Context, v Idempotency) context.Context {
+	return context.WithValue(ctx, idempotencyKey, v)
 }
 
 func withRequestID(ctx context.Context, id string) context.Context {

@@ -235,6 +235,8 @@ type ToolInfo struct {
 	Destructive  bool
 	Idempotent   bool
 	OpenWorld    bool
+	// HonoursIdempotency: see Tool.HonoursIdempotency.
+	HonoursIdempotency bool
 }
 
 // Tools lists the declared tools in declaration order.

@@ -136,6 +136,7 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 				ReadOnly: &t.ReadOnly, Destructive: &t.Destructive,
 				Idempotent: &t.Idempotent, OpenWorld: &t.OpenWorld, Title: t.Title,
 			},
+			HonoursIdempotency: t.HonoursIdempotency,
 		})
 	}
 	return resp, nil
@@ -144,9 +145,12 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
 	ctx := stream.Context()
 	if c := req.Caller; c != nil {
-		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion})
+		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes})
 	}
 	ctx = withRequestID(ctx, req.RequestId)
+	if req.IdempotencyKey != "" {
+		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Replay: req.Replay})
+	}
 	var sendMu sync.Mutex
 	if req.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {

@@ -32,6 +32,13 @@ type Tool[In, Out any] struct {
 	Idempotent  bool
 	OpenWorld   bool
 
+	// HonoursIdempotency declares that the handler records the call's
+	// idempotency key (IdempotencyOf) with its write and answers a repeated
+	// key with the first outcome. The host replays an interrupted call only
+	// to tools that declare it (or are read-only); others answer a replay
+	// with 503 ERR_UNAVAILABLE, retryable.
+	HonoursIdempotency bool
+
 	// SuccessStatus is reported as _meta.status on success; 200 when zero
 	// (use 201 for tools that create something).
 	SuccessStatus int
@@ -121,6 +128,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: ts,
 			InputSchema: in, OutputSchema: out,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
+			HonoursIdempotency: t.HonoursIdempotency,
 		},
 		validator: v,
 		status:    status,

@@ -303,10 +303,14 @@ type Tool struct {
 	InputSchema []byte `protobuf:"bytes,5,opt,name=input_schema,json=inputSchema,proto3" json:"input_schema,omitempty"`
 	// JSON Schema of the success output object (the host adds the error
 	// envelope).
-	OutputSchema  []byte       `protobuf:"bytes,6,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
-	Annotations   *Annotations `protobuf:"bytes,7,opt,name=annotations,proto3" json:"annotations,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OutputSchema []byte       `protobuf:"bytes,6,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"`
+	Annotations  *Annotations `protobuf:"bytes,7,opt,name=annotations,proto3" json:"annotations,omitempty"`
+	// The tool records a call's idempotency key with the write it makes and
+	// answers a replay of that key with the first outcome (CallToolRequest.
+	// idempotency_key). The host refuses to replay calls to tools that do not.
+	HonoursIdempotency bool `protobuf:"varint,8,opt,name=honours_idempotency,json=honoursIdempotency,proto3" json:"honours_idempotency,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -386,6 +390,13 @@ func (x *Tool) GetAnnotations() *Annotations {
 		return x.Annotations
 	}
 	return nil
+}
+
+func (x *Tool) GetHonoursIdempotency() bool {
+	if x != nil {
+		return x.HonoursIdempotency
+	}
+	return false
 }
 
 type Annotations struct {
@@ -474,6 +485,9 @@ type Caller struct {
 	SessionId     string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	ClientName    string `protobuf:"bytes,4,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
 	ClientVersion string `protobuf:"bytes,5,opt,name=client_version,json=clientVersion,proto3" json:"client_version,omitempty"`
+	// Scopes of an API-key caller ("read", "write", "admin"). Empty for the
+	// local operator (stdio), who holds every right (PRODUCT.md D22).
+	Scopes        []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -543,6 +557,13 @@ func (x *Caller) GetClientVersion() string {
 	return ""
 }
 
+func (x *Caller) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 type CallToolRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
@@ -552,6 +573,13 @@ type CallToolRequest struct {
 	RequestId string  `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	// True when the MCP client asked for progress notifications.
 	WantsProgress bool `protobuf:"varint,5,opt,name=wants_progress,json=wantsProgress,proto3" json:"wants_progress,omitempty"`
+	// Idempotency key of the call: the relay's session id plus the JSON-RPC
+	// id. Empty when the transport gives none. A tool that honours it records
+	// it in the same transaction as its write.
+	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// True when the call is a replay of one that may already have run (its
+	// relay lost the daemon while the call was in flight).
+	Replay        bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -617,6 +645,20 @@ func (x *CallToolRequest) GetRequestId() string {
 func (x *CallToolRequest) GetWantsProgress() bool {
 	if x != nil {
 		return x.WantsProgress
+	}
+	return false
+}
+
+func (x *CallToolRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetReplay() bool {
+	if x != nil {
+		return x.Replay
 	}
 	return false
 }
@@ -1907,7 +1949,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x15.cairn.plugin.v1.ToolR\x05tools\x12$\n" +
 	"\rsubscriptions\x18\x06 \x03(\tR\rsubscriptions\x12\x1f\n" +
 	"\vsdk_version\x18\a \x01(\tR\n" +
-	"sdkVersion\"\xf4\x01\n" +
+	"sdkVersion\"\xa5\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -1915,7 +1957,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\atoolset\x18\x04 \x01(\tR\atoolset\x12!\n" +
 	"\finput_schema\x18\x05 \x01(\fR\vinputSchema\x12#\n" +
 	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\x12>\n" +
-	"\vannotations\x18\a \x01(\v2\x1c.cairn.plugin.v1.AnnotationsR\vannotations\"\xf1\x01\n" +
+	"\vannotations\x18\a \x01(\v2\x1c.cairn.plugin.v1.AnnotationsR\vannotations\x12/\n" +
+	"\x13honours_idempotency\x18\b \x01(\bR\x12honoursIdempotency\"\xf1\x01\n" +
 	"\vAnnotations\x12 \n" +
 	"\tread_only\x18\x01 \x01(\bH\x00R\breadOnly\x88\x01\x01\x12%\n" +
 	"\vdestructive\x18\x02 \x01(\bH\x01R\vdestructive\x88\x01\x01\x12#\n" +
@@ -1929,7 +1972,7 @@ const file_plugin_proto_rawDesc = "" +
 	"_read_onlyB\x0e\n" +
 	"\f_destructiveB\r\n" +
 	"\v_idempotentB\r\n" +
-	"\v_open_world\"\x97\x01\n" +
+	"\v_open_world\"\xaf\x01\n" +
 	"\x06Caller\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1d\n" +
@@ -1937,14 +1980,17 @@ const file_plugin_proto_rawDesc = "" +
 	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x1f\n" +
 	"\vclient_name\x18\x04 \x01(\tR\n" +
 	"clientName\x12%\n" +
-	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\"\xba\x01\n" +
+	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
+	"\x06scopes\x18\x06 \x03(\tR\x06scopes\"\xfb\x01\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
 	"\x06caller\x18\x03 \x01(\v2\x17.cairn.plugin.v1.CallerR\x06caller\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
-	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\"\x88\x01\n" +
+	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\x12'\n" +
+	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12\x16\n" +
+	"\x06replay\x18\a \x01(\bR\x06replay\"\x88\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06resultB\a\n" +
