@@ -19,6 +19,10 @@ type Caller struct {
 	// Scopes are an API-key caller's scopes ("read", "write", "admin").
 	// Empty for the local operator, who holds every right (PRODUCT.md D22).
 	Scopes []string
+	// Project is the session's active project (CAIRN_PROJECT, else the
+	// slug of its workspace root's directory name; PRODUCT.md D21, D24).
+	// The host registers it when the session starts; empty when unknown.
+	Project string
 }
 
 // Operator reports whether the caller is the local operator (stdio or the

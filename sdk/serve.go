@@ -145,7 +145,7 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
 	ctx := stream.Context()
 	if c := req.Caller; c != nil {
-		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes})
+		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
 	}
 	ctx = withRequestID(ctx, req.RequestId)
 	if req.IdempotencyKey != "" {

@@ -487,7 +487,11 @@ type Caller struct {
 	ClientVersion string `protobuf:"bytes,5,opt,name=client_version,json=clientVersion,proto3" json:"client_version,omitempty"`
 	// Scopes of an API-key caller ("read", "write", "admin"). Empty for the
 	// local operator (stdio), who holds every right (PRODUCT.md D22).
-	Scopes        []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The session's active project (PRODUCT.md D21, D24): its CAIRN_PROJECT,
+	// else the slug of its workspace root's directory name. Empty when the
+	// transport knows none.
+	Project       string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -562,6 +566,13 @@ func (x *Caller) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *Caller) GetProject() string {
+	if x != nil {
+		return x.Project
+	}
+	return ""
 }
 
 type CallToolRequest struct {
@@ -1972,7 +1983,7 @@ const file_plugin_proto_rawDesc = "" +
 	"_read_onlyB\x0e\n" +
 	"\f_destructiveB\r\n" +
 	"\v_idempotentB\r\n" +
-	"\v_open_world\"\xaf\x01\n" +
+	"\v_open_world\"\xc9\x01\n" +
 	"\x06Caller\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12\x1d\n" +
@@ -1981,7 +1992,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\vclient_name\x18\x04 \x01(\tR\n" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
-	"\x06scopes\x18\x06 \x03(\tR\x06scopes\"\xfb\x01\n" +
+	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\xfb\x01\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
