@@ -157,6 +157,22 @@ func (d daemonHandler) Publish(eventType string, data json.RawMessage) error {
 	return nil
 }
 
+// controlVerbs are the daemon's extra control requests, registered by the
+// command files that need them (for example the dashboard's "ui").
+var controlVerbs = map[string]func(d daemonHandler, data json.RawMessage) (json.RawMessage, error){}
+
+// daemonStartHooks run once the daemon's host is up; each returns a function
+// run at shutdown. Features living in the daemon (the dashboard) start here.
+var daemonStartHooks []func(ctx context.Context, h *host.Host, p daemon.Paths) (stop func())
+
+func (d daemonHandler) Control(verb string, data json.RawMessage) (json.RawMessage, error) {
+	f, ok := controlVerbs[verb]
+	if !ok {
+		return nil, fmt.Errorf("unknown control request %q", verb)
+	}
+	return f(d, data)
+}
+
 func (d daemonHandler) Check(hello daemon.Hello) string {
 	var diffs []string
 	if hello.Mode != "" && hello.Mode != d.s.Mode {
@@ -241,6 +257,9 @@ func newDaemon() *cobra.Command {
 			}
 			defer shutdown()
 			defer reloadOnHUP(h)()
+			for _, start := range daemonStartHooks {
+				defer start(ctx, h, p)()
+			}
 			logger := newLogger(s).Named("daemon")
 			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
 			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings()}, daemon.Options{

@@ -255,6 +255,9 @@ type Handler interface {
 	Reload()
 	// Publish puts an operator's event on the daemon's bus.
 	Publish(eventType string, data json.RawMessage) error
+	// Control answers any other control request (Hello.Control) with a
+	// JSON result, or an error the requester prints.
+	Control(verb string, data json.RawMessage) (json.RawMessage, error)
 }
 
 // SessionInfo describes one live relayed session.
@@ -396,6 +399,14 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				reply(Welcome{OK: true})
 				opts.Logf("stop requested")
 				stop()
+				return
+			case hello.Control != "":
+				res, err := h.Control(hello.Control, hello.Data)
+				if err != nil {
+					reply(Welcome{OK: false, Error: err.Error()})
+					return
+				}
+				reply(Welcome{OK: true, Status: res})
 				return
 			case hello.Relay != 1:
 				reply(Welcome{OK: false, Error: "unknown request; this daemon speaks relay protocol 1"})

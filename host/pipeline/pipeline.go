@@ -111,13 +111,13 @@ func Recover(log hclog.Logger) Stage {
 
 // Identify fills the caller identity (D4). An identity the transport
 // established wins: a relayed session's own CAIRN_AGENT_ID, or over HTTP the
-// API key's user. Then agentID (the host's CAIRN_AGENT_ID), then the
+// API key's user, or a person acting from the dashboard. Then agentID (the host's CAIRN_AGENT_ID), then the
 // client's name, then "unknown".
 func Identify(agentID string) Stage {
 	return Stage{Name: "identify", Wrap: func(next Handler) Handler {
 		return func(ctx context.Context, c *Call) *Outcome {
 			switch {
-			case c.Caller.ID != "" && (c.Caller.Source == "env" || c.Caller.Source == "api_key"):
+			case c.Caller.ID != "" && c.Caller.Source != "" && c.Caller.Source != "client" && c.Caller.Source != "unknown":
 			case agentID != "":
 				c.Caller.ID, c.Caller.Source = agentID, "env"
 			case c.Caller.ClientName != "":
