@@ -19,7 +19,15 @@ type Authenticator interface {
 	// limits. A refused key is an *errs.Error: ERR_UNAUTHORIZED (401) for
 	// a malformed, unknown, revoked or expired key, ERR_RATE_LIMITED (429)
 	// with details.retry_after_ms when a limit is exhausted.
-	Authenticate(ctx context.Context, key string) (userID string, err error)
+	Authenticate(ctx context.Context, key string) (Principal, error)
+}
+
+// Principal is an authenticated HTTP caller (PRODUCT.md D22).
+type Principal struct {
+	UserID string
+	KeyID  string
+	// Scopes are the key's scopes: read, write, admin.
+	Scopes []string
 }
 
 // requireAPIKey wraps next so that every request carries
@@ -34,7 +42,7 @@ func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 			writeHTTPError(w, errs.New(401, errs.Unauthorized, "this cairn requires an API key: send Authorization: Bearer cairn_… (create one with `cairn admin keys create`)"))
 			return
 		}
-		user, err := auth.Authenticate(r.Context(), key)
+		principal, err := auth.Authenticate(r.Context(), key)
 		if err != nil {
 			e := errs.From(err)
 			switch e.Status {
@@ -50,7 +58,7 @@ func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 			writeHTTPError(w, e)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), apiKeyUserKey{}, user)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), apiKeyPrincipalKey{}, principal)))
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -17,15 +18,22 @@ import (
 // connSeq numbers connection sessions for their ids.
 var connSeq atomic.Uint64
 
-// connSession is one MCP session over a byte stream (a relay's Unix socket
-// connection). mcp-go's stdio server keeps a single package-level session,
-// so a daemon serving many relays needs a session of its own per stream.
+// connSession is one MCP session over a byte stream: a relay's Unix socket
+// connection, or this process's stdio. mcp-go's stdio server keeps a single
+// package-level session and reads lines without bound, so cairn runs its own
+// loop with a session per stream and a limit on every message.
 type connSession struct {
 	id            string
 	notifications chan mcp.JSONRPCNotification
 	initialized   atomic.Bool
 	clientInfo    atomic.Value // mcp.Implementation
 	clientCaps    atomic.Value // mcp.ClientCapabilities
+	logLevel      atomic.Value // mcp.LoggingLevel; unset until logging/setLevel
+	settings      *SessionSettings
+	// relayLog, when set, sends a line to the relay's stderr.
+	relayLog func(text string)
+	mu       sync.Mutex
+	closed   bool
 }
 
 func (s *connSession) SessionID() string { return s.id }
@@ -46,96 +54,157 @@ func (s *connSession) GetClientCapabilities() mcp.ClientCapabilities {
 }
 func (s *connSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.clientCaps.Store(c) }
 
-// sessionAgentKey carries a relayed session's CAIRN_AGENT_ID (D4 stays per
-// session when many agent hosts share one daemon).
-type sessionAgentKey struct{}
+// SetLogLevel and GetLogLevel implement MCP logging per session.
+func (s *connSession) SetLogLevel(l mcp.LoggingLevel) { s.logLevel.Store(l) }
+func (s *connSession) GetLogLevel() mcp.LoggingLevel {
+	v, _ := s.logLevel.Load().(mcp.LoggingLevel)
+	return v
+}
+
+// Default per-session limits (D21); CAIRN_MAX_MESSAGE and
+// CAIRN_MAX_CONCURRENT_CALLS override them.
+const (
+	DefaultMaxMessage         = 8 << 20
+	DefaultMaxConcurrentCalls = 16
+)
 
 // ConnOptions tune ServeConn.
 type ConnOptions struct {
-	// AgentID is the session's CAIRN_AGENT_ID; it wins over the client's
-	// name for this session only.
-	AgentID string
+	// Session holds the session's own settings; nil takes the host's.
+	Session *SessionSettings
+	// Replayed lists JSON-RPC ids (as JSON text) that a relay sends again
+	// after it lost the daemon: those calls may already have run.
+	Replayed map[string]bool
+	// Relayed sessions get log lines about the workspace on their relay's
+	// stderr (a {"cairn_log": …} line the relay diverts).
+	Relayed bool
+	// MaxMessage bounds one JSON-RPC message (default DefaultMaxMessage).
+	MaxMessage int
+	// MaxConcurrentCalls bounds the tool calls one session runs at once;
+	// more wait in order (default DefaultMaxConcurrentCalls).
+	MaxConcurrentCalls int
 }
 
-// maxLine bounds one JSON-RPC message from a client.
-const maxLine = 64 << 20
+// RelayLogLine is the daemon-to-relay line carrying text for the relay's
+// stderr; it is never a JSON-RPC message, so the relay can divert it.
+type RelayLogLine struct {
+	Text string `json:"cairn_log"`
+}
 
 // ServeConn serves one MCP session of newline-delimited JSON-RPC over rw
 // until the peer closes it or ctx ends. Requests run concurrently, so a slow
-// tool call does not hold up a cancellation or a ping.
-func (h *Host) ServeConn(ctx context.Context, rw io.ReadWriter, opts ConnOptions) error {
+// tool call does not hold up a cancellation or a ping; tool calls beyond the
+// session's bound wait in order.
+func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts ConnOptions) error {
+	if opts.MaxMessage <= 0 {
+		opts.MaxMessage = h.limits.maxMessage
+	}
+	if opts.MaxConcurrentCalls <= 0 {
+		opts.MaxConcurrentCalls = h.limits.maxCalls
+	}
+	settings := opts.Session
+	if settings == nil {
+		settings = h.defaultSession
+	}
 	sess := &connSession{
 		id:            "conn-" + strconv.FormatUint(connSeq.Add(1), 10),
-		notifications: make(chan mcp.JSONRPCNotification, 128),
+		notifications: make(chan mcp.JSONRPCNotification, 256),
+		settings:      settings,
 	}
 	if err := h.mcp.RegisterSession(ctx, sess); err != nil {
 		return err
 	}
 	defer h.mcp.UnregisterSession(context.Background(), sess.id)
-	ctx = h.mcp.WithContext(ctx, sess)
-	if opts.AgentID != "" {
-		ctx = context.WithValue(ctx, sessionAgentKey{}, opts.AgentID)
-	}
+	ctx = WithSession(h.mcp.WithContext(ctx, sess), settings)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	var wmu sync.Mutex
-	write := func(v any) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			h.log.Warn("cannot encode a message for a relayed session", "session", sess.id, "error", err)
-			return
-		}
-		wmu.Lock()
-		defer wmu.Unlock()
-		if _, err := rw.Write(append(b, '\n')); err != nil {
-			cancel()
-		}
-	}
+	// One writer goroutine writes everything, and before each response it
+	// writes every notification already queued: a notification sent while
+	// a request ran (its progress) always precedes that request's result.
+	out := make(chan any, 64)
+	writerDone := make(chan struct{})
 	go func() {
+		defer close(writerDone)
+		failed := false
+		write := func(v any) {
+			if failed {
+				return
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				h.log.Warn("cannot encode a message for a session", "session", sess.id, "error", err)
+				return
+			}
+			if _, err := w.Write(append(b, '\n')); err != nil {
+				failed = true
+				cancel()
+			}
+		}
+		drain := func() {
+			for {
+				select {
+				case n := <-sess.notifications:
+					write(n)
+				default:
+					return
+				}
+			}
+		}
 		for {
 			select {
 			case n := <-sess.notifications:
 				write(n)
-			case <-ctx.Done():
-				return
+			case v, ok := <-out:
+				drain()
+				if !ok {
+					return
+				}
+				write(v)
 			}
 		}
 	}()
-
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	r := bufio.NewReaderSize(rw, 64<<10)
-	for {
-		line, err := readLine(r)
-		if len(bytes.TrimSpace(line)) > 0 {
-			var probe struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
+	respond := func(v any) { out <- v }
+	if opts.Relayed {
+		sess.relayLog = func(text string) {
+			sess.mu.Lock()
+			defer sess.mu.Unlock()
+			if sess.closed {
+				return
 			}
-			if json.Unmarshal(line, &probe) != nil {
-				write(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
-			} else if probe.Method == "" {
-				// A response to a server request; cairn sends none.
-			} else if len(probe.ID) == 0 {
-				// Notifications (initialized, cancelled) are handled in
-				// order, on the read loop.
-				if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
-					write(resp)
-				}
-			} else {
-				msg := append([]byte(nil), line...)
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if resp := h.mcp.HandleMessage(ctx, msg); resp != nil {
-						write(resp)
-					}
-				}()
+			select {
+			case out <- RelayLogLine{Text: text}:
+			default: // a session too busy to take a log line loses it
 			}
 		}
+	}
+	h.announceProject(settings)
+	h.logs.add(sess)
+	defer func() {
+		h.logs.remove(sess)
+		sess.mu.Lock()
+		sess.closed = true
+		sess.mu.Unlock()
+		close(out)
+		<-writerDone
+	}()
+
+	calls := make(chan struct{}, opts.MaxConcurrentCalls)
+	var wg sync.WaitGroup
+	// Requests in flight when the client stops sending still get their
+	// answers: wait for them before the writer closes.
+	defer wg.Wait()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, tooLong, err := readLimited(br, opts.MaxMessage)
+		switch {
+		case tooLong:
+			respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST,
+				fmt.Sprintf("message larger than this session's limit of %d bytes (CAIRN_MAX_MESSAGE); it was discarded unread", opts.MaxMessage), nil)})
+		case len(bytes.TrimSpace(line)) > 0:
+			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond)
+		}
 		if err != nil {
-			cancel()
 			if errors.Is(err, io.EOF) || ctx.Err() != nil {
 				return nil
 			}
@@ -144,18 +213,66 @@ func (h *Host) ServeConn(ctx context.Context, rw io.ReadWriter, opts ConnOptions
 	}
 }
 
-// readLine reads one newline-terminated message of at most maxLine bytes.
-func readLine(r *bufio.Reader) ([]byte, error) {
+// handleLine dispatches one JSON-RPC message of a session.
+func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond func(any)) {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &probe) != nil {
+		respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
+		return
+	}
+	switch {
+	case probe.Method == "":
+		// A response to a server request; cairn sends none that wait.
+		return
+	case len(probe.ID) == 0:
+		// Notifications (initialized, cancelled) are handled in order, on
+		// the read loop.
+		if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
+			respond(resp)
+		}
+		return
+	}
+	id := string(probe.ID)
+	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id]})
+	msg := append([]byte(nil), line...)
+	limited := probe.Method == string(mcp.MethodToolsCall)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if limited {
+			select {
+			case calls <- struct{}{}:
+				defer func() { <-calls }()
+			case <-ctx.Done():
+				return
+			}
+		}
+		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
+			respond(resp)
+		}
+	}()
+}
+
+// readLimited reads one newline-terminated message of at most limit bytes.
+// A longer message is consumed to its newline without being kept, and
+// reported as tooLong: memory never grows past the limit.
+func readLimited(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
 	var buf []byte
 	for {
 		part, err := r.ReadSlice('\n')
-		buf = append(buf, part...)
-		if err == bufio.ErrBufferFull {
-			if len(buf) > maxLine {
-				return nil, errors.New("message longer than 64 MB")
+		if !tooLong {
+			if len(buf)+len(part) > limit+1 { // +1: the newline itself
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, part...)
 			}
+		}
+		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return buf, err
+		return buf, tooLong, err
 	}
 }

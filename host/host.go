@@ -69,6 +69,12 @@ type Host struct {
 	// resKeys fingerprints each plugin's listed resources, so a refresh
 	// that finds nothing new changes nothing (and notifies nobody).
 	resKeys map[string]string
+	// defaultSession holds the settings of sessions whose transport brings
+	// none of its own (stdio without a daemon, HTTP).
+	defaultSession *SessionSettings
+	// logs fans log lines out to the sessions that asked for them.
+	logs   *sessionLogs
+	limits limits
 }
 
 // New prepares a host; Start launches the plugins.
@@ -89,12 +95,21 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
-		resKeys: map[string]string{},
+		resKeys: map[string]string{}, defaultSession: DefaultSession(cfg),
 	}
+	h.logs = newSessionLogs(h)
+	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
+		il.RegisterSink(h.logs)
+	}
+	lim, err := loadLimits(getenv)
+	if err != nil {
+		return nil, err
+	}
+	h.limits = lim
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
 		pipeline.Identify(cfg.AgentID),
-		pipeline.Filter(h.visible),
+		pipeline.Filter(h.refuse),
 		pipeline.Validate(),
 		pipeline.Audit(h.log.Named("audit")),
 		h.metrics.Stage(),
@@ -104,12 +119,19 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { h.refreshResources(ctx) })
 	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { h.refreshResources(ctx) })
+	// Each session lists only its own toolsets' and mode's tools (D21).
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if res != nil {
+			res.Tools = h.filterListed(ctx, res.Tools)
+		}
+	})
 	h.mcp = server.NewMCPServer("cairn", opts.Version,
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, true),
 		server.WithRecovery(),
-		server.WithInstructions("cairn gives you a task pipeline, a tamper-evident decision trail and a spec-driven workflow. Start with task_next_actions or skill_list; record decisions with thought_record."),
+		server.WithLogging(),
+		server.WithInstructions(instructions),
 	)
 	if err := h.registerSystemTools(); err != nil {
 		return nil, err
@@ -129,22 +151,51 @@ func (h *Host) Stages() []string { return h.pipe.Stages() }
 // MCPServer returns the MCP server (for transports and tests).
 func (h *Host) MCPServer() *server.MCPServer { return h.mcp }
 
-// visible decides whether a tool is exposed under the mode and toolsets.
-func (h *Host) visible(t *registry.Tool) bool {
-	if t.Owner == registry.HostOwner {
-		return true
+// instructions is what the server tells every client at initialize.
+const instructions = "cairn gives you a task pipeline, a tamper-evident decision trail and a spec-driven workflow. " +
+	"Your session has an active project from the start (CAIRN_PROJECT, else your workspace directory's name), so task_create and task_next_actions work without naming one. " +
+	"Start with task_next_actions or skill_list; record decisions with thought_record."
+
+// refuse is the pipeline's filter: nil when the calling session may call
+// the tool, else the typed refusal.
+func (h *Host) refuse(ctx context.Context, t *registry.Tool) *errs.Error {
+	s := h.sessionOf(ctx)
+	if visibleTo(s, t) {
+		return nil
 	}
-	if h.cfg.Mode == config.ModeReadOnly && !t.ReadOnly {
-		return false
-	}
-	return h.cfg.Toolsets.Allows(t.Toolset)
+	return refusal(s, t)
 }
 
-// VisibleTools lists the tools a session sees, sorted by name.
+// filterListed keeps the tools the calling session sees.
+func (h *Host) filterListed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
+	s := h.sessionOf(ctx)
+	out := tools[:0]
+	for _, mt := range tools {
+		if t, ok := h.reg.Get(mt.Name); ok && visibleTo(s, t) {
+			out = append(out, mt)
+		}
+	}
+	return out
+}
+
+// VisibleTools lists the tools a session with the host's own settings
+// sees, sorted by name.
 func (h *Host) VisibleTools() []*registry.Tool {
 	var out []*registry.Tool
 	for _, t := range h.reg.List() {
-		if h.visible(t) {
+		if visibleTo(h.defaultSession, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// servable lists every tool some session may call: all but the internal
+// ones. MCP serves these; each session's list and calls are filtered.
+func (h *Host) servable() []*registry.Tool {
+	var out []*registry.Tool
+	for _, t := range h.reg.List() {
+		if t.Toolset != InternalToolset {
 			out = append(out, t)
 		}
 	}
@@ -372,10 +423,15 @@ func (h *Host) startAll(ctx context.Context, specs []supervisor.Spec) map[string
 	return out
 }
 
-// checkToolsets refuses CAIRN_TOOLSETS entries that no loaded plugin
-// provides, so a typo does not silently hide every tool.
+// checkToolsets refuses the host's CAIRN_TOOLSETS entries that no loaded
+// plugin provides, so a typo does not silently hide every tool.
 func (h *Host) checkToolsets() error {
-	if h.cfg.Mode == config.ModeMinimal || !h.cfg.Toolsets.Explicit {
+	return h.CheckToolsets(h.cfg.Mode, h.cfg.Toolsets)
+}
+
+// CheckToolsets refuses toolsets entries that no loaded plugin provides.
+func (h *Host) CheckToolsets(mode string, ts config.Toolsets) error {
+	if mode == config.ModeMinimal || !ts.Explicit {
 		return nil
 	}
 	provided := map[string]bool{}
@@ -383,7 +439,7 @@ func (h *Host) checkToolsets() error {
 		provided[t.Toolset] = true
 	}
 	var unknown []string
-	for ts := range h.cfg.Toolsets.Enabled {
+	for ts := range ts.Enabled {
 		if !provided[ts] {
 			unknown = append(unknown, ts)
 		}
@@ -394,7 +450,7 @@ func (h *Host) checkToolsets() error {
 	sort.Strings(unknown)
 	var have []string
 	for ts := range provided {
-		if ts != "system" {
+		if ts != "system" && ts != InternalToolset {
 			have = append(have, ts)
 		}
 	}
@@ -435,7 +491,7 @@ func convertTool(t *pb.Tool) (*registry.Tool, error) {
 	}
 	rt := &registry.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: in, OutputSchema: out, Validator: v,
+		InputSchema: in, OutputSchema: out, Validator: v, HonoursIdempotency: t.HonoursIdempotency,
 	}
 	if a := t.Annotations; a != nil {
 		rt.ReadOnly = a.GetReadOnly()

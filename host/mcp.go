@@ -21,7 +21,7 @@ import (
 // syncTools publishes the visible tools to the MCP server. SetTools sends
 // notifications/tools/list_changed to every session.
 func (h *Host) syncTools() {
-	visible := h.VisibleTools()
+	visible := h.servable()
 	tools := make([]server.ServerTool, 0, len(visible))
 	for _, t := range visible {
 		tools = append(tools, server.ServerTool{Tool: mcpTool(t), Handler: h.toolHandler(t.Name)})
@@ -79,11 +79,16 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				call.Caller.ClientVersion, _ = ci["version"].(string)
 			}
 		}
-		if id, ok := ctx.Value(sessionAgentKey{}).(string); ok && id != "" {
-			call.Caller.ID, call.Caller.Source = id, "env"
+		sess := h.sessionOf(ctx)
+		if sess.AgentID != "" {
+			call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
 		}
-		if id, ok := ctx.Value(apiKeyUserKey{}).(string); ok && id != "" {
-			call.Caller.ID, call.Caller.Source = id, "api_key"
+		call.Caller.Project = sess.Project
+		if p, ok := ctx.Value(apiKeyPrincipalKey{}).(Principal); ok && p.UserID != "" {
+			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
+		}
+		if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok && sess.Key != "" {
+			call.IdempotencyKey, call.Replay = sess.Key+":"+m.id, m.replay
 		}
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
@@ -104,8 +109,17 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 	}
 }
 
-// apiKeyUserKey carries an authenticated HTTP caller's user id.
-type apiKeyUserKey struct{}
+// apiKeyPrincipalKey carries an authenticated HTTP caller.
+type apiKeyPrincipalKey struct{}
+
+// callMetaKey carries the JSON-RPC id of the request being handled and
+// whether it is a replay after the daemon was lost.
+type callMetaKey struct{}
+
+type callMeta struct {
+	id     string
+	replay bool
+}
 
 // toResult renders an outcome as PRODUCT.md D3 fixes it.
 func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
@@ -166,10 +180,19 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	if p == nil {
 		return pipeline.Fail(errs.Newf(503, errs.PluginUnavailable, "plugin %s is not running", c.Tool.Owner))
 	}
+	if c.Replay && !c.Tool.ReadOnly && !c.Tool.HonoursIdempotency {
+		// The call may have run before the daemon died; running it again
+		// could apply it twice, and the tool cannot tell.
+		e := errs.Newf(503, errs.Unavailable, "the cairn daemon restarted while %s was running; it may or may not have taken effect, and the tool cannot tell a replay apart: check its effect before calling it again", c.Name)
+		e.Details["retryable"] = true
+		return pipeline.Fail(e)
+	}
 	req := &pb.CallToolRequest{
 		Tool: c.Name, Arguments: c.Args, RequestId: c.RequestID, WantsProgress: c.Progress != nil,
 		Caller: &pb.Caller{Id: c.Caller.ID, Source: c.Caller.Source, SessionId: c.Caller.SessionID,
-			ClientName: c.Caller.ClientName, ClientVersion: c.Caller.ClientVersion},
+			ClientName: c.Caller.ClientName, ClientVersion: c.Caller.ClientVersion,
+			Scopes: c.Caller.Scopes, Project: c.Caller.Project},
+		IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
 	}
 	var onProgress func(*pb.Progress)
 	if c.Progress != nil {

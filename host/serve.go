@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,12 +22,15 @@ import (
 var Version = "0.1.0-dev"
 
 // ServeStdio serves one MCP session over in and out until the client closes
-// in or ctx ends.
+// in or ctx ends, with the host's own session settings and the per-session
+// limits of every transport.
 func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	s := server.NewStdioServer(h.mcp)
-	s.SetErrorLogger(log.New(h.log.Named("stdio").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0))
-	err := s.Listen(ctx, in, out)
-	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF)) {
+	if c, ok := in.(io.Closer); ok {
+		// A read blocked on stdin does not see ctx: closing it ends the read.
+		defer context.AfterFunc(ctx, func() { _ = c.Close() })()
+	}
+	err := h.ServeConn(ctx, in, out, ConnOptions{})
+	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)) {
 		return nil
 	}
 	return err

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
@@ -134,17 +135,24 @@ func (h *Host) callSystemTool(ctx context.Context, c *pipeline.Call) *pipeline.O
 }
 
 // Health gathers the health report, asking every running plugin in
-// parallel.
+// parallel. Mode, toolsets and the tool count are the calling session's.
 func (h *Host) Health(ctx context.Context) HealthOutput {
-	out := HealthOutput{
-		Status: "ok", Mode: h.cfg.Mode, UptimeMs: time.Since(h.started).Milliseconds(),
-		Middleware: MiddlewareInfo{Stages: h.pipe.Stages()},
-		Tools:      ToolsInfo{Registered: len(h.VisibleTools())},
-		Version:    h.opts.Version, Timestamp: Timestamp(time.Now()),
-		Plugins: []PluginHealth{}, Problems: []string{},
+	sess := h.sessionOf(ctx)
+	visible := 0
+	for _, t := range h.reg.List() {
+		if visibleTo(sess, t) {
+			visible++
+		}
 	}
-	for _, ts := range []string{"core", "sdd", "vision", "computer", "admin"} {
-		if h.cfg.Toolsets.Allows(ts) {
+	out := HealthOutput{
+		Status: "ok", Mode: sess.Mode, UptimeMs: time.Since(h.started).Milliseconds(),
+		Middleware: MiddlewareInfo{Stages: h.pipe.Stages()},
+		Tools:      ToolsInfo{Registered: visible},
+		Version:    h.opts.Version, Timestamp: Timestamp(time.Now()),
+		Plugins: []PluginHealth{}, Problems: []string{}, Toolsets: []string{},
+	}
+	for _, ts := range config.BuiltinToolsets {
+		if sess.Toolsets.Allows(ts) {
 			out.Toolsets = append(out.Toolsets, ts)
 		}
 	}

@@ -35,23 +35,23 @@ func init() {
 // which it opens per request, so the admin plugin and the CLI keep working.
 type keyAuthenticator struct{ lib *admin.Admin }
 
-func (k keyAuthenticator) Authenticate(_ context.Context, key string) (string, error) {
+func (k keyAuthenticator) Authenticate(_ context.Context, key string) (host.Principal, error) {
 	v, err := k.lib.ValidateAPIKey(key)
 	if err != nil {
-		return "", err
+		return host.Principal{}, err
 	}
 	if !v.Valid {
-		return "", errs.Newf(401, errs.Unauthorized, "the API key is %s; create a new one with `cairn admin keys create`", v.Reason).With("reason", v.Reason)
+		return host.Principal{}, errs.Newf(401, errs.Unauthorized, "the API key is %s; create a new one with `cairn admin keys create`", v.Reason).With("reason", v.Reason)
 	}
 	rl, err := k.lib.CheckRateLimit(v.APIKey.ID)
 	if err != nil {
-		return "", err
+		return host.Principal{}, err
 	}
 	if !rl.Allowed {
 		reset, _ := admin.ParseTime(rl.RetryAt)
-		return "", host.RetryAfter(reset, strings.Join(rl.LimitedBy, "+"))
+		return host.Principal{}, host.RetryAfter(reset, strings.Join(rl.LimitedBy, "+"))
 	}
-	return v.APIKey.UserID, nil
+	return host.Principal{UserID: v.APIKey.UserID, KeyID: v.APIKey.ID, Scopes: v.APIKey.Scopes}, nil
 }
 
 // adminEnv is what every admin subcommand works with.

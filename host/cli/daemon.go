@@ -39,10 +39,10 @@ const DefaultDaemonIdle = 5 * time.Minute
 const connectTimeout = 60 * time.Second
 
 // useDaemon reports whether a stdio `cairn serve` relays to the shared
-// daemon: yes unless turned off, or in TEST mode, whose store is private to
-// one process by definition.
+// daemon: yes unless turned off, in TEST mode, whose store is private to
+// one process by definition, or in MINIMAL mode, which runs no plugin.
 func useDaemon(noDaemon bool, s config.Settings) bool {
-	if noDaemon || s.Mode == config.ModeTest {
+	if noDaemon || s.Mode == config.ModeTest || s.Mode == config.ModeMinimal {
 		return false
 	}
 	switch strings.ToLower(os.Getenv("CAIRN_DAEMON")) {
@@ -53,21 +53,18 @@ func useDaemon(noDaemon bool, s config.Settings) bool {
 }
 
 // relay finds or starts the daemon of the configured data dir and relays
-// this process's stdio session to it.
+// this process's stdio session to it, carrying the session's own settings
+// (D21). When the daemon dies the relay starts a fresh one and resumes the
+// session; it gives up only after repeated failed starts.
 func relay(ctx context.Context, s config.Settings, configFile string, stdin io.Reader, stdout io.Writer) error {
 	p := daemon.PathsFor(s.DataDir)
+	toolsets := ""
+	if s.Toolsets.Explicit {
+		toolsets = s.Toolsets.String()
+	}
 	hello := daemon.Hello{
-		Relay: 1, AgentID: os.Getenv("CAIRN_AGENT_ID"), ClientPID: os.Getpid(),
-		Mode: s.Mode, Toolsets: s.Toolsets.String(),
-	}
-	conn, r, w, err := daemon.Connect(ctx, p, hello, func() (func() (bool, error), error) {
-		return startDaemon(p, configFile)
-	}, connectTimeout)
-	if err != nil {
-		return errs.Newf(500, errs.InitFailed, "cannot reach the cairn daemon for %s: %v (run with --no-daemon to serve without one)", s.DataDir, err)
-	}
-	if w.Warning != "" {
-		fmt.Fprintf(os.Stderr, "cairn: %s\n", w.Warning)
+		AgentID: s.AgentID, ClientPID: os.Getpid(), Mode: s.Mode, Toolsets: toolsets,
+		ToolsetsSet: s.Toolsets.Explicit, Project: s.Project, Root: s.Root,
 	}
 	// SIGHUP to this process reloads the daemon's configuration, as it
 	// would reload a server running in this process.
@@ -81,16 +78,44 @@ func relay(ctx context.Context, s config.Settings, configFile string, stdin io.R
 			}
 		}
 	}()
-	if err := daemon.Relay(conn, r, stdin, stdout); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("relay to the cairn daemon (pid %d) ended: %w", w.DaemonPID, err)
+	maxMessage, err := relayMaxMessage()
+	if err != nil {
+		return err
+	}
+	err = daemon.RunRelay(ctx, daemon.RelayConfig{
+		Paths: p, Hello: hello, Timeout: connectTimeout, Stderr: os.Stderr, MaxMessage: maxMessage,
+		Start: func() (func() (bool, error), error) { return startDaemon(p, configFile) },
+	}, stdin, stdout)
+	if errors.Is(err, daemon.ErrRefused) {
+		msg := strings.TrimPrefix(err.Error(), daemon.ErrRefused.Error()+": ")
+		if code, text, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(code, "ERR_") {
+			return errs.New(400, code, text)
+		}
+		return errs.New(400, errs.ConfigInvalid, msg)
+	}
+	if err != nil {
+		return errs.Newf(500, errs.InitFailed, "%v (run with --no-daemon to serve without the shared daemon)", err)
 	}
 	return nil
 }
 
+// relayMaxMessage is the relay's bound on one client message.
+func relayMaxMessage() (int, error) {
+	v := os.Getenv("CAIRN_MAX_MESSAGE")
+	if v == "" {
+		return host.DefaultMaxMessage, nil
+	}
+	return host.ParseMessageLimit(v)
+}
+
+// sessionEnv are the settings that belong to a session, not to the daemon
+// (D21): a daemon started by one session must not take them for everyone.
+var sessionEnv = []string{"CAIRN_AGENT_ID=", "CAIRN_PROJECT=", "CAIRN_TOOLSETS=", "CAIRN_MODE="}
+
 // startDaemon launches `cairn __daemon` detached from this session: its own
 // session id (a terminal's hangup must not reach it), stdin and stdout on
-// /dev/null, stderr appended to daemon.log. CAIRN_AGENT_ID stays behind: the
-// identity is per session and travels in each relay's Hello.
+// /dev/null, stderr appended to daemon.log. The session's own settings stay
+// behind (sessionEnv): they travel in each relay's Hello.
 func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -107,7 +132,11 @@ func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error
 	}
 	cmd := exec.Command(exe, args...)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "CAIRN_AGENT_ID=") {
+		own := false
+		for _, prefix := range sessionEnv {
+			own = own || strings.HasPrefix(kv, prefix)
+		}
+		if !own {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
@@ -140,7 +169,40 @@ type daemonHandler struct {
 }
 
 func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello daemon.Hello) error {
-	return d.h.ServeConn(ctx, rw, host.ConnOptions{AgentID: hello.AgentID})
+	sess, err := d.session(hello)
+	if err != nil {
+		return err
+	}
+	replayed := make(map[string]bool, len(hello.Replay))
+	for _, id := range hello.Replay {
+		replayed[id] = true
+	}
+	return d.h.ServeConn(ctx, rw, rw, host.ConnOptions{Session: sess, Replayed: replayed, Relayed: true})
+}
+
+// session builds a relayed session's own settings from its hello.
+func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error) {
+	mode := hello.Mode
+	if mode == "" {
+		mode = config.ModeFull
+	}
+	ts, err := config.ParseToolsets(hello.Toolsets)
+	if hello.Toolsets == "" {
+		ts, err = config.ParseToolsets(config.DefaultToolsets)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ts.Explicit = hello.ToolsetsSet
+	project := hello.Project
+	if project == "" {
+		root := hello.Root
+		if root == "" {
+			root = d.s.Root
+		}
+		project = host.ProjectSlug(root)
+	}
+	return &host.SessionSettings{AgentID: hello.AgentID, Project: project, Toolsets: ts, Mode: mode, Key: hello.SessionKey}, nil
 }
 
 func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
@@ -173,18 +235,20 @@ func (d daemonHandler) Control(verb string, data json.RawMessage) (json.RawMessa
 	return f(d, data)
 }
 
-func (d daemonHandler) Check(hello daemon.Hello) string {
-	var diffs []string
-	if hello.Mode != "" && hello.Mode != d.s.Mode {
-		diffs = append(diffs, fmt.Sprintf("mode %s (you asked for %s)", d.s.Mode, hello.Mode))
+// Check refuses a session whose settings cannot be served, with the same
+// text a server of its own would print, and tells it what is wrong in the
+// workspace (malformed skills, plugins that failed).
+func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
+	sess, err := d.session(hello)
+	if err != nil {
+		return nil, err
 	}
-	if hello.Toolsets != "" && hello.Toolsets != d.s.Toolsets.String() {
-		diffs = append(diffs, fmt.Sprintf("toolsets %s (you asked for %s)", d.s.Toolsets, hello.Toolsets))
+	if err := d.h.CheckToolsets(sess.Mode, sess.Toolsets); err != nil {
+		return nil, err
 	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	return "the shared daemon for this data dir runs with " + strings.Join(diffs, " and ") + "; `cairn stop` it to apply yours, or use --no-daemon"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return d.h.Health(ctx).Problems, nil
 }
 
 // DaemonStatus is what `cairn status` shows.
@@ -257,6 +321,7 @@ func newDaemon() *cobra.Command {
 			}
 			defer shutdown()
 			defer reloadOnHUP(h)()
+			defer h.WatchConfig(ctx)()
 			for _, start := range daemonStartHooks {
 				defer start(ctx, h, p)()
 			}

@@ -14,6 +14,7 @@ package daemon
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +24,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -36,6 +39,9 @@ type Paths struct {
 	StartLock string
 	Info      string
 	Log       string
+	// Stopped records the pid of a daemon that stopped on purpose, so its
+	// relays wait for their client instead of starting a new one at once.
+	Stopped string
 }
 
 // maxSocketPath keeps the socket path within the kernel's sun_path limit
@@ -57,6 +63,7 @@ func PathsFor(dataDir string) Paths {
 		StartLock: filepath.Join(dataDir, "daemon.start.lock"),
 		Info:      filepath.Join(dataDir, "daemon.json"),
 		Log:       filepath.Join(dataDir, "daemon.log"),
+		Stopped:   filepath.Join(dataDir, "daemon.stopped"),
 	}
 	if len(p.Socket) > maxSocketPath {
 		sum := sha256.Sum256([]byte(dataDir))
@@ -76,6 +83,19 @@ type Hello struct {
 	// when they differ from the ones it runs with.
 	Mode     string `json:"mode,omitempty"`
 	Toolsets string `json:"toolsets,omitempty"`
+	// SessionKey identifies a relayed session across daemon restarts; with a
+	// JSON-RPC id it forms each call's idempotency key.
+	SessionKey string `json:"session_key,omitempty"`
+	// Project, Root and ToolsetsSet are the rest of the session's own
+	// settings (D21): CAIRN_PROJECT, the workspace root, and whether
+	// CAIRN_TOOLSETS was set explicitly.
+	Project     string `json:"project,omitempty"`
+	Root        string `json:"root,omitempty"`
+	ToolsetsSet bool   `json:"toolsets_set,omitempty"`
+	// Resume marks a session the relay re-opens after losing its daemon;
+	// Replay lists the JSON-RPC ids (as JSON text) it sends again.
+	Resume bool     `json:"resume,omitempty"`
+	Replay []string `json:"replay,omitempty"`
 	// Event and Data are a "publish" request: an event for the daemon's
 	// bus, from an operator command that cannot open a store the daemon
 	// holds.
@@ -85,9 +105,11 @@ type Hello struct {
 
 // Welcome is the daemon's answer to Hello.
 type Welcome struct {
-	OK        bool            `json:"ok"`
-	Error     string          `json:"error,omitempty"`
-	Warning   string          `json:"warning,omitempty"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// Warnings are what the daemon knows about the session's start that
+	// its user should see: malformed skills, failed plugins, ...
+	Warnings  []string        `json:"warnings,omitempty"`
 	DaemonPID int             `json:"daemon_pid"`
 	Version   string          `json:"version,omitempty"`
 	Status    json.RawMessage `json:"status,omitempty"`
@@ -222,33 +244,13 @@ func lockWithin(ctx context.Context, path string, timeout time.Duration) (*os.Fi
 	}
 }
 
-// Relay copies in to conn and conn (through r) to out until either side
-// ends. When in ends, the write side of conn is closed so the daemon ends
-// the session; the relay returns once the daemon has closed it.
-func Relay(conn net.Conn, r *bufio.Reader, in io.Reader, out io.Writer) error {
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(out, r)
-		done <- err
-	}()
-	go func() {
-		_, _ = io.Copy(conn, in)
-		if uc, ok := conn.(*net.UnixConn); ok {
-			_ = uc.CloseWrite()
-		}
-	}()
-	err := <-done
-	conn.Close()
-	return err
-}
-
 // Handler is what the daemon serves.
 type Handler interface {
 	// ServeSession serves one relayed MCP session over rw.
 	ServeSession(ctx context.Context, rw io.ReadWriter, hello Hello) error
-	// Check returns a warning when the relay's settings differ from the
-	// daemon's.
-	Check(hello Hello) string
+	// Check validates a relayed session's settings: an error refuses the
+	// session with its real cause; warnings go to the relay's stderr.
+	Check(hello Hello) (warnings []string, err error)
 	// Status describes the daemon for `cairn status`.
 	Status(sessions []SessionInfo) any
 	// Reload re-reads the configuration (a relay forwards its SIGHUP).
@@ -334,6 +336,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 			mu.Unlock()
 			if n == 0 {
 				opts.Logf("no session for %s: stopping", opts.Idle)
+				markStopped(p)
 				stop()
 			}
 		})
@@ -398,6 +401,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 			case hello.Control == "stop":
 				reply(Welcome{OK: true})
 				opts.Logf("stop requested")
+				markStopped(p)
 				stop()
 				return
 			case hello.Control != "":
@@ -412,7 +416,12 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				reply(Welcome{OK: false, Error: "unknown request; this daemon speaks relay protocol 1"})
 				return
 			}
-			if !reply(Welcome{OK: true, Warning: h.Check(hello)}) {
+			warnings, cerr := h.Check(hello)
+			if cerr != nil {
+				reply(Welcome{OK: false, Error: cerr.Error()})
+				return
+			}
+			if !reply(Welcome{OK: true, Warnings: warnings}) {
 				return
 			}
 			mu.Lock()
@@ -423,7 +432,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				idle.Stop()
 			}
 			mu.Unlock()
-			opts.Logf("session %d opened (client pid %d)", id, hello.ClientPID)
+			opts.Logf("session %d opened (client pid %d, resumed %v, replaying %d)", id, hello.ClientPID, hello.Resume, len(hello.Replay))
 			err = h.ServeSession(ctx, bufferedConn{Reader: r, Conn: conn}, hello)
 			mu.Lock()
 			delete(sessions, id)
@@ -452,6 +461,29 @@ type bufferedConn struct {
 }
 
 func (b bufferedConn) Read(p []byte) (int, error) { return b.Reader.Read(p) }
+
+// markStopped records that this daemon stops on purpose.
+func markStopped(p Paths) {
+	_ = os.WriteFile(p.Stopped, []byte(strconv.Itoa(os.Getpid())), 0o600)
+}
+
+// StoppedOnPurpose reports whether the daemon with pid stopped on purpose
+// (cairn stop, or idle) rather than died.
+func StoppedOnPurpose(p Paths, pid int) bool {
+	b, err := os.ReadFile(p.Stopped)
+	if err != nil || pid == 0 {
+		return false
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && n == pid
+}
+
+// newSessionKey returns a random id for a relayed session.
+func newSessionKey() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
 
 // Control sends a control request (status, reload, stop) to the running
 // daemon.

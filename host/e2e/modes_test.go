@@ -27,8 +27,14 @@ func TestReadOnlyModeListsAndAllowsOnlyReadOnlyTools(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.callCtx(ctx, "testkit_sleep", map[string]any{"ms": 1}); err == nil {
-		t.Errorf("READONLY mode allowed calling testkit_sleep")
+	res, err := s.callCtx(ctx, "testkit_sleep", map[string]any{"ms": 1})
+	if err != nil {
+		t.Fatalf("a write tool in READONLY mode: %v, want a typed 403 result", err)
+	}
+	if e, _ := structured(t, res)["error"].(map[string]any); !res.IsError || e["code"] != "ERR_FORBIDDEN" || metaStatus(res) != 403 {
+		t.Errorf("READONLY mode answered testkit_sleep with %v (status %v), want 403 ERR_FORBIDDEN", structured(t, res), metaStatus(res))
+	} else if d, _ := e["details"].(map[string]any); d["required"] != "mode FULL" {
+		t.Errorf("details.required = %v, want the mode", d["required"])
 	}
 	if h := structured(t, s.call("server_health", map[string]any{})); h["mode"] != "READONLY" {
 		t.Errorf("mode = %v", h["mode"])

@@ -25,6 +25,10 @@ type Caller struct {
 	SessionID     string
 	ClientName    string
 	ClientVersion string
+	// Scopes of an API-key caller; empty for the local operator.
+	Scopes []string
+	// Project is the calling session's active project.
+	Project string
 }
 
 // Content is an extra content block of a result.
@@ -40,6 +44,10 @@ type Call struct {
 	Args      json.RawMessage
 	Caller    Caller
 	RequestID string
+	// IdempotencyKey identifies the call across a daemon restart; Replay
+	// marks a call that may already have run.
+	IdempotencyKey string
+	Replay         bool
 	// Progress, when non-nil, forwards progress to the client.
 	Progress func(progress, total float64, message string)
 }
@@ -130,13 +138,17 @@ func Identify(agentID string) Stage {
 	}}
 }
 
-// Filter refuses tools hidden by the mode or the toolsets. Hidden tools are
-// not listed either; this stage guards every other path to them.
-func Filter(visible func(*registry.Tool) bool) Stage {
+// Filter refuses tools the calling session's mode or toolsets hide: refuse
+// returns the typed refusal (403 naming the mode or toolset), or nil. Hidden
+// tools are not listed either; this stage guards every other path to them.
+func Filter(refuse func(context.Context, *registry.Tool) *errs.Error) Stage {
 	return Stage{Name: "filter", Wrap: func(next Handler) Handler {
 		return func(ctx context.Context, c *Call) *Outcome {
-			if c.Tool == nil || !visible(c.Tool) {
-				return Fail(errs.Newf(404, errs.NotFound, "tool %q is not available in this server's mode and toolsets", c.Name))
+			if c.Tool == nil {
+				return Fail(errs.Newf(404, errs.NotFound, "no tool named %q", c.Name))
+			}
+			if e := refuse(ctx, c.Tool); e != nil {
+				return Fail(e)
 			}
 			return next(ctx, c)
 		}

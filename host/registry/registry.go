@@ -32,6 +32,9 @@ type Tool struct {
 	Idempotent   bool
 	OpenWorld    bool
 	Validator    *schema.Validator
+	// HonoursIdempotency: the plugin records a call's idempotency key with
+	// its write, so an interrupted call may be replayed.
+	HonoursIdempotency bool
 }
 
 // DuplicateError reports a tool name claimed by two owners.

@@ -1,0 +1,498 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// RelayConfig tunes RunRelay.
+type RelayConfig struct {
+	Paths Paths
+	// Hello is the session's hello; RunRelay sets Relay, SessionKey (when
+	// empty), Resume and Replay itself.
+	Hello Hello
+	// Start launches a daemon when none answers.
+	Start Starter
+	// Timeout bounds finding or starting the daemon once.
+	Timeout time.Duration
+	// Stderr receives the daemon's warnings and log lines for this session.
+	Stderr io.Writer
+	// MaxMessage bounds one message from the client (checked while
+	// reading; a longer one is answered with a JSON-RPC error).
+	MaxMessage int
+	// Attempts is how many consecutive failed starts end the relay
+	// (default 5).
+	Attempts int
+}
+
+// ErrRefused wraps the daemon's refusal of a session's settings.
+var ErrRefused = errors.New("the cairn daemon refused this session")
+
+// RunRelay relays an MCP session between in/out and the daemon of
+// cfg.Paths, and keeps it alive across the daemon's death: it starts a
+// fresh daemon, resumes the session with the client's original initialize,
+// and sends again every request still waiting for its answer, marked as a
+// replay so the daemon applies each write at most once (PRODUCT.md D21).
+func RunRelay(ctx context.Context, cfg RelayConfig, in io.Reader, out io.Writer) error {
+	if cfg.Attempts <= 0 {
+		cfg.Attempts = 5
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = 8 << 20
+	}
+	cfg.Hello.Relay = 1
+	if cfg.Hello.SessionKey == "" {
+		cfg.Hello.SessionKey = newSessionKey()
+	}
+	r := &relay{cfg: cfg, out: out, inflight: map[string][]byte{}, internal: map[string]chan struct{}{}}
+	if err := r.connect(ctx, false); err != nil {
+		return err
+	}
+	return r.run(ctx, in)
+}
+
+type relay struct {
+	cfg RelayConfig
+	out io.Writer
+	omu sync.Mutex // serialises writes to out
+
+	mu       sync.Mutex // guards everything below
+	conn     net.Conn
+	gen      int
+	inflight map[string][]byte // JSON-RPC id → request line, until answered
+	order    []string          // ids in the order they were sent
+	// The session's state, replayed on a fresh daemon before anything else.
+	initialize  []byte
+	initialized []byte
+	setLevel    []byte
+	subscribes  [][]byte
+	// internal ids of requests the relay sends itself while resuming; their
+	// answers are swallowed and signalled.
+	internal map[string]chan struct{}
+	seq      int
+	// stopped: the daemon stopped on purpose (cairn stop, idle); the relay
+	// reconnects only when the client next sends something.
+	stopped   bool
+	daemonPID int
+	eof       bool
+	lost      chan struct{} // closed when the current connection is lost
+}
+
+// connect dials (or starts) the daemon and, when resuming, restores the
+// session on it. It holds r.mu for the whole exchange so the client's
+// messages wait until the session is whole again.
+func (r *relay) connect(ctx context.Context, resume bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lastErr error
+	for attempt := 0; attempt < r.cfg.Attempts; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(100<<attempt) * time.Millisecond):
+			}
+		}
+		hello := r.cfg.Hello
+		hello.Resume = resume
+		if resume {
+			hello.Replay = append([]string(nil), r.order...)
+		}
+		conn, br, w, err := Connect(ctx, r.cfg.Paths, hello, r.cfg.Start, r.cfg.Timeout)
+		if err != nil {
+			if !w.OK && w.Error != "" {
+				return fmt.Errorf("%w: %s", ErrRefused, w.Error)
+			}
+			lastErr = err
+			fmt.Fprintf(r.cfg.Stderr, "cairn: cannot reach the daemon (attempt %d of %d): %v\n", attempt+1, r.cfg.Attempts, err)
+			continue
+		}
+		for _, warn := range w.Warnings {
+			fmt.Fprintf(r.cfg.Stderr, "cairn: %s\n", warn)
+		}
+		if resume {
+			fmt.Fprintf(r.cfg.Stderr, "cairn: the daemon was lost; session resumed on daemon pid %d, replaying %d request(s)\n", w.DaemonPID, len(r.order))
+		}
+		r.gen++
+		r.conn, r.stopped, r.daemonPID = conn, false, w.DaemonPID
+		r.lost = make(chan struct{})
+		go r.readDaemon(br, r.gen)
+		if resume {
+			if err := r.restoreLocked(ctx); err != nil {
+				lastErr = err
+				conn.Close()
+				continue
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("gave up after %d attempts to reach the cairn daemon of %s: %v (its log is %s)", r.cfg.Attempts, r.cfg.Paths.DataDir, lastErr, r.cfg.Paths.Log)
+}
+
+// restoreLocked replays the session's initialize (waiting for its answer),
+// its notifications and settings, then every unanswered request.
+func (r *relay) restoreLocked(ctx context.Context) error {
+	send := func(line []byte) error {
+		_, err := r.conn.Write(line)
+		return err
+	}
+	if r.initialize != nil {
+		line, done, err := r.internalLocked(r.initialize)
+		if err != nil {
+			return err
+		}
+		if err := send(line); err != nil {
+			return err
+		}
+		lost := r.lost
+		r.mu.Unlock()
+		var werr error
+		select {
+		case <-done:
+		case <-lost:
+			werr = errors.New("the daemon closed the session while it was being resumed")
+		case <-ctx.Done():
+			werr = ctx.Err()
+		case <-time.After(r.cfg.Timeout):
+			werr = errors.New("the daemon did not answer the resumed initialize")
+		}
+		r.mu.Lock()
+		if werr != nil {
+			return werr
+		}
+	}
+	if r.initialized != nil {
+		if err := send(r.initialized); err != nil {
+			return err
+		}
+	}
+	state := append([][]byte(nil), r.subscribes...)
+	if r.setLevel != nil {
+		state = append([][]byte{r.setLevel}, state...)
+	}
+	for _, l := range state {
+		line, _, err := r.internalLocked(l)
+		if err != nil {
+			return err
+		}
+		if err := send(line); err != nil {
+			return err
+		}
+	}
+	for _, id := range r.order {
+		if err := send(r.inflight[id]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// internalLocked rewrites a request's id to one of the relay's own, whose
+// answer is swallowed.
+func (r *relay) internalLocked(line []byte) ([]byte, chan struct{}, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, nil, err
+	}
+	r.seq++
+	id := fmt.Sprintf(`"cairn-relay-%d"`, r.seq)
+	m["id"] = json.RawMessage(id)
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	r.internal[id] = done
+	return append(b, '\n'), done, nil
+}
+
+// readDaemon copies the daemon's messages to the client, diverting log
+// lines to stderr and swallowing answers to the relay's own requests.
+func (r *relay) readDaemon(br *bufio.Reader, gen int) {
+	for {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			// A partial line is a message the daemon died writing: it is
+			// not delivered; its request is still in flight and replays.
+			r.mu.Lock()
+			if r.gen == gen {
+				r.conn.Close()
+				r.conn = nil
+				close(r.lost)
+			}
+			r.mu.Unlock()
+			return
+		}
+		var probe struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Log    *string         `json:"cairn_log"`
+		}
+		if json.Unmarshal(line, &probe) != nil {
+			continue
+		}
+		switch {
+		case probe.Log != nil:
+			fmt.Fprintln(r.cfg.Stderr, *probe.Log)
+			continue
+		case len(probe.ID) > 0 && probe.Method == "":
+			id := string(probe.ID)
+			r.mu.Lock()
+			done, internal := r.internal[id]
+			if internal {
+				delete(r.internal, id)
+				close(done)
+			} else {
+				r.forgetLocked(id)
+			}
+			r.mu.Unlock()
+			if internal {
+				continue
+			}
+		}
+		r.write(line)
+	}
+}
+
+func (r *relay) forgetLocked(id string) {
+	if _, ok := r.inflight[id]; !ok {
+		return
+	}
+	delete(r.inflight, id)
+	for i, o := range r.order {
+		if o == id {
+			r.order = append(r.order[:i], r.order[i+1:]...)
+			break
+		}
+	}
+}
+
+func (r *relay) write(line []byte) {
+	r.omu.Lock()
+	defer r.omu.Unlock()
+	_, _ = r.out.Write(line)
+}
+
+// run reads the client's messages and sends them to the daemon until the
+// client ends the session and every request is answered.
+func (r *relay) run(ctx context.Context, in io.Reader) error {
+	readErr := make(chan error, 1)
+	lines := make(chan []byte)
+	go func() {
+		br := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, tooLong, err := readBounded(br, r.cfg.MaxMessage)
+			if tooLong {
+				r.write(tooLongError(r.cfg.MaxMessage))
+			} else if len(bytes.TrimSpace(line)) > 0 {
+				if line[len(line)-1] != '\n' {
+					line = append(line, '\n')
+				}
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	for {
+		r.mu.Lock()
+		lost, stopped, eof := r.lost, r.stopped, r.eof
+		pending := len(r.order)
+		r.mu.Unlock()
+		if eof && (pending == 0 || stopped) {
+			r.closeWrite()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			r.closeConn()
+			return nil
+		case line := <-lines:
+			if err := r.send(ctx, line); err != nil {
+				r.failPending(err)
+				return err
+			}
+		case <-readErr:
+			r.mu.Lock()
+			r.eof = true
+			if r.conn != nil {
+				if uc, ok := r.conn.(*net.UnixConn); ok {
+					_ = uc.CloseWrite()
+				}
+			}
+			r.mu.Unlock()
+			readErr = nil // a nil channel is never selected again
+		case <-lost:
+			r.mu.Lock()
+			if r.conn != nil { // send has already resumed the session
+				r.mu.Unlock()
+				continue
+			}
+			stopped := r.stopped || StoppedOnPurpose(r.cfg.Paths, r.daemonPID)
+			r.stopped = stopped
+			pending := len(r.order)
+			r.mu.Unlock()
+			if r.isEOF() && pending == 0 {
+				return nil
+			}
+			if stopped && pending == 0 {
+				// Reconnect when the client next speaks.
+				r.mu.Lock()
+				r.lost = nil
+				r.mu.Unlock()
+				continue
+			}
+			if err := r.connect(ctx, true); err != nil {
+				r.failPending(err)
+				return err
+			}
+			if r.isEOF() {
+				r.closeWrite()
+			}
+		}
+	}
+}
+
+func (r *relay) isEOF() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.eof
+}
+
+func (r *relay) closeWrite() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != nil {
+		if uc, ok := r.conn.(*net.UnixConn); ok {
+			_ = uc.CloseWrite()
+		}
+	}
+}
+
+func (r *relay) closeConn() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.conn != nil {
+		r.conn.Close()
+	}
+}
+
+// send records a client message and writes it to the daemon, resuming the
+// session first when the daemon is gone.
+func (r *relay) send(ctx context.Context, line []byte) error {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	_ = json.Unmarshal(line, &probe)
+	for {
+		r.mu.Lock()
+		conn := r.conn
+		if conn == nil {
+			r.mu.Unlock()
+			if err := r.connect(ctx, true); err != nil {
+				return err
+			}
+			continue
+		}
+		r.track(probe.ID, probe.Method, line)
+		_, err := conn.Write(line)
+		r.mu.Unlock()
+		if err == nil {
+			return nil
+		}
+		// The daemon is gone: the reader sees it too; the request is
+		// tracked and is replayed by the resume.
+		r.mu.Lock()
+		if r.conn == conn {
+			r.conn.Close()
+			r.conn = nil
+			r.gen++
+			close(r.lost)
+		}
+		r.mu.Unlock()
+		return r.connect(ctx, true)
+	}
+}
+
+// track remembers what a resume must replay (r.mu held).
+func (r *relay) track(id json.RawMessage, method string, line []byte) {
+	switch method {
+	case "initialize":
+		r.initialize = line
+	case "notifications/initialized":
+		r.initialized = line
+	case "logging/setLevel":
+		r.setLevel = line
+	case "resources/subscribe", "resources/unsubscribe":
+		r.subscribes = append(r.subscribes, line)
+	}
+	if len(id) > 0 && method != "" {
+		key := string(id)
+		if _, dup := r.inflight[key]; !dup {
+			r.order = append(r.order, key)
+		}
+		r.inflight[key] = line
+	}
+}
+
+// failPending answers every request still in flight with an error, so the
+// client is never left waiting when the relay gives up.
+func (r *relay) failPending(cause error) {
+	r.mu.Lock()
+	ids := append([]string(nil), r.order...)
+	r.mu.Unlock()
+	fmt.Fprintf(r.cfg.Stderr, "cairn: %v\n", cause)
+	for _, id := range ids {
+		msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{
+			"code": -32603, "message": "the cairn daemon is unavailable: " + cause.Error(),
+		}}
+		b, _ := json.Marshal(msg)
+		r.write(append(b, '\n'))
+	}
+}
+
+// readBounded reads one line of at most limit bytes; a longer one is
+// consumed without being kept and reported as tooLong.
+func readBounded(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(part) > limit+1 {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, part...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return buf, tooLong, err
+	}
+}
+
+func tooLongError(limit int) []byte {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code":    -32600,
+		"message": fmt.Sprintf("message larger than this session's limit of %d bytes (CAIRN_MAX_MESSAGE); it was discarded unread", limit),
+	}})
+	return append(b, '\n')
+}

@@ -1,0 +1,127 @@
+package host
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// sessionLogs sends the server's warnings to the sessions it serves: every
+// session is on this server's workspace, so what goes wrong with a plugin, a
+// skill file or a store concerns each of them (D21). Relayed sessions get
+// the line on their relay's stderr; a session that asked with
+// logging/setLevel gets it as notifications/message.
+type sessionLogs struct {
+	h        *Host
+	mu       sync.RWMutex
+	sessions map[*connSession]bool
+}
+
+func newSessionLogs(h *Host) *sessionLogs {
+	return &sessionLogs{h: h, sessions: map[*connSession]bool{}}
+}
+
+func (l *sessionLogs) add(s *connSession) {
+	l.mu.Lock()
+	l.sessions[s] = true
+	l.mu.Unlock()
+}
+
+func (l *sessionLogs) remove(s *connSession) {
+	l.mu.Lock()
+	delete(l.sessions, s)
+	l.mu.Unlock()
+}
+
+// Accept implements hclog.SinkAdapter: the host's logger (and through it
+// every plugin's) reports each line here.
+func (l *sessionLogs) Accept(name string, level hclog.Level, msg string, args ...interface{}) {
+	if level < hclog.Warn {
+		return
+	}
+	l.mu.RLock()
+	list := make([]*connSession, 0, len(l.sessions))
+	for s := range l.sessions {
+		list = append(list, s)
+	}
+	l.mu.RUnlock()
+	if len(list) == 0 {
+		return
+	}
+	text := formatLogLine(name, level, msg, args)
+	mlevel := mcpLevel(level)
+	for _, s := range list {
+		if s.relayLog != nil {
+			s.relayLog("cairn: " + text)
+		}
+		if want := s.GetLogLevel(); want != "" && levelRank(mlevel) >= levelRank(want) {
+			n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+				Method: string(mcp.MethodNotificationMessage),
+				Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mlevel, "logger": name, "data": text}},
+			}}
+			select {
+			case s.notifications <- n:
+			default:
+			}
+		}
+	}
+}
+
+// formatLogLine renders a log line as one readable line.
+func formatLogLine(name string, level hclog.Level, msg string, args []interface{}) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%s] %s: %s", strings.ToUpper(level.String()), name, msg)
+	kv := map[string]string{}
+	var keys []string
+	for i := 0; i+1 < len(args); i += 2 {
+		k := fmt.Sprint(args[i])
+		if _, dup := kv[k]; !dup {
+			keys = append(keys, k)
+		}
+		kv[k] = fmt.Sprint(args[i+1])
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%q", k, kv[k])
+	}
+	return b.String()
+}
+
+func mcpLevel(l hclog.Level) mcp.LoggingLevel {
+	switch {
+	case l >= hclog.Error:
+		return mcp.LoggingLevelError
+	case l >= hclog.Warn:
+		return mcp.LoggingLevelWarning
+	case l >= hclog.Info:
+		return mcp.LoggingLevelInfo
+	default:
+		return mcp.LoggingLevelDebug
+	}
+}
+
+// levelRank orders the MCP (syslog) levels.
+func levelRank(l mcp.LoggingLevel) int {
+	switch l {
+	case mcp.LoggingLevelDebug:
+		return 0
+	case mcp.LoggingLevelInfo:
+		return 1
+	case mcp.LoggingLevelNotice:
+		return 2
+	case mcp.LoggingLevelWarning:
+		return 3
+	case mcp.LoggingLevelError:
+		return 4
+	case mcp.LoggingLevelCritical:
+		return 5
+	case mcp.LoggingLevelAlert:
+		return 6
+	default:
+		return 7
+	}
+}

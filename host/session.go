@@ -1,0 +1,129 @@
+package host
+
+import (
+	"encoding/json"
+
+	"context"
+	"github.com/cairn-mcp/cairn/host/events"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// SessionSettings are what PRODUCT.md D21 makes each session's own in a
+// shared server: identity, active project, toolsets and mode.
+type SessionSettings struct {
+	// AgentID is the session's CAIRN_AGENT_ID (empty: the client's name).
+	AgentID string
+	// Project is the session's active project: its CAIRN_PROJECT, else the
+	// slug of its workspace root's directory name (D24).
+	Project string
+	// Toolsets and Mode decide which tools the session lists and calls.
+	Toolsets config.Toolsets
+	Mode     string
+	// Key identifies the session across daemon restarts (the relay's id);
+	// with a JSON-RPC id it forms a call's idempotency key.
+	Key string
+}
+
+type sessionSettingsKey struct{}
+
+// WithSession returns a context carrying a session's settings.
+func WithSession(ctx context.Context, s *SessionSettings) context.Context {
+	return context.WithValue(ctx, sessionSettingsKey{}, s)
+}
+
+// sessionOf returns the settings of the session running in ctx, or the
+// host's own settings for a transport that carries none (HTTP).
+func (h *Host) sessionOf(ctx context.Context) *SessionSettings {
+	if s, ok := ctx.Value(sessionSettingsKey{}).(*SessionSettings); ok && s != nil {
+		return s
+	}
+	return h.defaultSession
+}
+
+// DefaultSession returns the settings a session gets from the host's own
+// configuration (stdio without a daemon, HTTP).
+func DefaultSession(cfg config.Settings) *SessionSettings {
+	project := cfg.Project
+	if project == "" {
+		project = ProjectSlug(cfg.Root)
+	}
+	return &SessionSettings{AgentID: cfg.AgentID, Project: project, Toolsets: cfg.Toolsets, Mode: cfg.Mode}
+}
+
+// visibleTo decides whether a tool is exposed to a session.
+func visibleTo(s *SessionSettings, t *registry.Tool) bool {
+	if t.Owner == registry.HostOwner {
+		return true
+	}
+	if t.Toolset == InternalToolset || s.Mode == config.ModeMinimal {
+		return false
+	}
+	if s.Mode == config.ModeReadOnly && !t.ReadOnly {
+		return false
+	}
+	return s.Toolsets.Allows(t.Toolset)
+}
+
+// InternalToolset holds tools only the host calls (the admin area's
+// authenticator); no session lists or calls them.
+const InternalToolset = "internal"
+
+// refusal explains why a session may not call a tool it does not see: a
+// typed 403 naming the mode or toolset (D22), never "tool not found".
+func refusal(s *SessionSettings, t *registry.Tool) *errs.Error {
+	switch {
+	case t.Toolset == InternalToolset:
+		return errs.NotFoundf(errs.NotFound, "name", "no tool named %q", t.Name)
+	case s.Mode == config.ModeMinimal:
+		e := errs.Newf(403, errs.Forbidden, "tool %s is not available in MINIMAL mode, which serves only the host's system tools; start the session with CAIRN_MODE=FULL", t.Name)
+		e.Details["required"] = "mode FULL"
+		return e
+	case s.Mode == config.ModeReadOnly && !t.ReadOnly:
+		e := errs.Newf(403, errs.Forbidden, "tool %s writes, and this session runs in READONLY mode; start the session with CAIRN_MODE=FULL to write", t.Name)
+		e.Details["required"] = "mode FULL"
+		return e
+	default:
+		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this session does not enable (CAIRN_TOOLSETS=%s); add %s to CAIRN_TOOLSETS", t.Name, t.Toolset, s.Toolsets, t.Toolset)
+		e.Details["required"] = "toolset " + t.Toolset
+		return e
+	}
+}
+
+var slugRun = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// ProjectSlug turns a workspace root into the default project slug (D24):
+// its directory name lowercased, characters outside [a-z0-9-] replaced by
+// "-", trimmed to ^[a-z0-9][a-z0-9-]{0,62}$. A name with nothing usable
+// gives "workspace".
+func ProjectSlug(root string) string {
+	name := strings.ToLower(filepath.Base(filepath.Clean(root)))
+	name = slugRun.ReplaceAllString(name, "-")
+	name = strings.TrimLeft(name, "-")
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	name = strings.TrimRight(name, "-")
+	if name == "" || name == "." || name == "/" {
+		return "workspace"
+	}
+	return name
+}
+
+// announceProject registers a session's active project with the areas
+// (D21, D24): the core area takes project.created as `cairn project add`.
+func (h *Host) announceProject(s *SessionSettings) {
+	if s == nil || s.Project == "" || s.Mode == config.ModeMinimal {
+		return
+	}
+	data, _ := json.Marshal(map[string]string{"slug": s.Project})
+	h.bus.Publish(events.Event{Type: ProjectCreatedEvent, Source: "host", Data: data})
+}
+
+// ProjectCreatedEvent announces a project slug to the core area.
+const ProjectCreatedEvent = "project.created"
