@@ -113,7 +113,8 @@ func newLogger(s config.Settings) hclog.Logger {
 	if s.LogLevel == "off" {
 		level = hclog.Off
 	}
-	return hclog.New(&hclog.LoggerOptions{
+	// An intercept logger, so the host can send warnings to its sessions.
+	return hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "cairn", Output: os.Stderr, Level: level, JSONFormat: s.LogFormat == "json",
 	})
 }

@@ -1,0 +1,441 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Sessions in the shared daemon are each their own (PRODUCT.md D21).
+
+// sharedEnv turns the daemon on without the fixed project of daemonEnv.
+var sharedEnv = []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=3s"}
+
+func errorCode(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if !res.IsError {
+		return ""
+	}
+	e, _ := structured(t, res)["error"].(map[string]any)
+	code, _ := e["code"].(string)
+	return code
+}
+
+func TestSessionsHaveTheirOwnSettings(t *testing.T) {
+	w := newWorkspace(t)
+	full := w.serve(append(sharedEnv, "CAIRN_PROJECT=alpha", "CAIRN_AGENT_ID=agent-a")...)
+	ro := w.serve(append(sharedEnv, "CAIRN_PROJECT=beta", "CAIRN_TOOLSETS=core", "CAIRN_MODE=READONLY", "CAIRN_AGENT_ID=agent-b")...)
+	writer := w.serve(append(sharedEnv, "CAIRN_PROJECT=beta", "CAIRN_AGENT_ID=agent-c")...)
+	if a, b := daemonPID(t, w), full.cmd.Process.Pid; a == 0 || a == b {
+		t.Fatalf("no shared daemon (daemon %d, relay %d)", a, b)
+	}
+
+	fullTools, roTools := full.tools(), ro.tools()
+	if _, ok := fullTools["sdd_state"]; !ok {
+		t.Errorf("the FULL core,sdd session does not list sdd_state")
+	}
+	if _, ok := roTools["sdd_state"]; ok {
+		t.Errorf("the core-only session lists sdd_state")
+	}
+	if _, ok := roTools["task_create"]; ok {
+		t.Errorf("the READONLY session lists task_create")
+	}
+	if _, ok := roTools["task_list"]; !ok {
+		t.Errorf("the READONLY session does not list task_list")
+	}
+
+	// Each session's project is registered and active for it alone.
+	if res := full.call("task_create", map[string]any{"title": "in alpha", "project": "alpha"}); res.IsError {
+		t.Fatalf("task_create in alpha: %v", structured(t, res))
+	}
+	if res := writer.call("task_create", map[string]any{"title": "in beta", "project": "beta"}); res.IsError {
+		t.Fatalf("task_create in beta, the session's CAIRN_PROJECT: %v", structured(t, res))
+	}
+	for s, want := range map[*session]string{full: "in alpha", writer: "in beta"} {
+		out := structured(t, s.call("task_next_actions", map[string]any{}))
+		b, _ := json.Marshal(out)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("task_next_actions {} answered %s, want the session's own project (%q)", b, want)
+		}
+	}
+
+	// READONLY cannot write, FULL can; the refusal names the mode.
+	res := ro.call("task_create", map[string]any{"title": "nope", "project": "beta"})
+	if errorCode(t, res) != "ERR_FORBIDDEN" || metaStatus(res) != 403 {
+		t.Errorf("READONLY task_create = %v (status %v), want 403 ERR_FORBIDDEN", structured(t, res), metaStatus(res))
+	}
+	// A tool outside the session's toolsets: refused naming the toolset.
+	res = ro.call("sdd_vitals", map[string]any{})
+	if errorCode(t, res) != "ERR_FORBIDDEN" || !strings.Contains(fmt.Sprint(structured(t, res)), "toolset sdd") {
+		t.Errorf("sdd_vitals from a core-only session = %v, want 403 naming toolset sdd", structured(t, res))
+	}
+	for s, want := range map[*session][2]string{full: {"FULL", "sdd"}, ro: {"READONLY", "core"}} {
+		h := structured(t, s.call("server_health", map[string]any{}))
+		ts, _ := json.Marshal(h["toolsets"])
+		if h["mode"] != want[0] || !strings.Contains(string(ts), want[1]) {
+			t.Errorf("server_health mode %v toolsets %s, want the session's own %v", h["mode"], ts, want)
+		}
+	}
+	ts, _ := json.Marshal(structured(t, ro.call("server_health", map[string]any{}))["toolsets"])
+	if strings.Contains(string(ts), "sdd") {
+		t.Errorf("the core-only session's health lists toolsets %s", ts)
+	}
+}
+
+// D24: without CAIRN_PROJECT the session's project is its workspace
+// directory's slug, registered at start, so the first call can create a task.
+func TestSessionDefaultProjectIsTheWorkspaceName(t *testing.T) {
+	w := newWorkspace(t)
+	slugged := filepath.Join(w.root, "My Repo.git")
+	if err := os.MkdirAll(filepath.Join(slugged, ".cairn"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w.root = slugged
+	w.env[0] = "CAIRN_ROOT=" + slugged
+	s := w.serve(sharedEnv...)
+	res := s.call("task_create", map[string]any{"title": "first call", "project": "my-repo-git"})
+	if res.IsError {
+		t.Fatalf("task_create in the default project on the first call: %v", structured(t, res))
+	}
+	out, _ := json.Marshal(structured(t, s.call("task_next_actions", map[string]any{})))
+	if !strings.Contains(string(out), "first call") {
+		t.Errorf("task_next_actions {} = %s, want the default project's task", out)
+	}
+}
+
+// rawRelay is `cairn serve` driven with raw JSON-RPC lines.
+type rawRelay struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *syncBuffer
+	mu     sync.Mutex
+	lines  chan map[string]any
+}
+
+func startRaw(t *testing.T, w *workspace, env ...string) *rawRelay {
+	t.Helper()
+	cmd := exec.Command(cairnBin, "serve")
+	cmd.Env = append(append([]string{}, w.env...), env...)
+	cmd.Dir = w.root
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rawRelay{t: t, cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), stderr: &syncBuffer{}, lines: make(chan map[string]any, 1024)}
+	cmd.Stderr = r.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(r.lines)
+		for {
+			line, err := r.out.ReadBytes('\n')
+			if len(line) > 0 {
+				var m map[string]any
+				if json.Unmarshal(line, &m) == nil {
+					r.lines <- m
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		if t.Failed() {
+			t.Logf("relay stderr:\n%s", r.stderr.String())
+		}
+	})
+	return r
+}
+
+func (r *rawRelay) send(v any) {
+	r.t.Helper()
+	b, _ := json.Marshal(v)
+	if _, err := r.in.Write(append(b, '\n')); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// next returns the next message satisfying f.
+func (r *rawRelay) next(d time.Duration, what string, f func(map[string]any) bool) map[string]any {
+	r.t.Helper()
+	deadline := time.After(d)
+	for {
+		select {
+		case m, ok := <-r.lines:
+			if !ok {
+				r.t.Fatalf("relay closed its stdout waiting for %s\nstderr:\n%s", what, r.stderr.String())
+			}
+			if f(m) {
+				return m
+			}
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s\nstderr:\n%s", what, r.stderr.String())
+		}
+	}
+}
+
+func idIs(id float64) func(map[string]any) bool {
+	return func(m map[string]any) bool { v, ok := m["id"].(float64); return ok && v == id }
+}
+
+func (r *rawRelay) initialize() {
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	r.next(60*time.Second, "initialize", idIs(0))
+	r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+}
+
+func TestSessionStartErrorsReachTheRelay(t *testing.T) {
+	w := newWorkspace(t)
+	code, _, stderr := runCairn(t, w, "", append(sharedEnv, "CAIRN_TOOLSETS=core,cor"), "serve")
+	if code != 2 || !strings.Contains(stderr, "CAIRN_TOOLSETS names cor") {
+		t.Errorf("bad CAIRN_TOOLSETS through the daemon: exit %d, stderr %q; want exit 2 and the real cause", code, stderr)
+	}
+	// --no-daemon prints the same cause.
+	_, _, direct := runCairn(t, newWorkspace(t), "", []string{"CAIRN_TOOLSETS=core,cor"}, "serve", "--no-daemon")
+	if !strings.Contains(direct, "CAIRN_TOOLSETS names cor") {
+		t.Errorf("--no-daemon stderr %q", direct)
+	}
+
+	// A malformed skill is named on the relay's stderr at start, and a
+	// session that set a log level is told of one added later.
+	w.writeFile(".agents/skills/cairn-broken/SKILL.md", "---\nversion: [unclosed\n---\nbody\n", 0o644)
+	r := startRaw(t, w, sharedEnv...)
+	r.initialize()
+	eventually(t, 10*time.Second, "the malformed skill on the relay's stderr", func() bool {
+		return strings.Contains(r.stderr.String(), "cairn-broken")
+	})
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": map[string]any{"level": "warning"}})
+	r.next(10*time.Second, "setLevel answer", idIs(1))
+	w.writeFile(".agents/skills/cairn-worse/SKILL.md", "---\nversion: [unclosed\n---\nbody\n", 0o644)
+	m := r.next(10*time.Second, "a notifications/message about cairn-worse", func(m map[string]any) bool {
+		b, _ := json.Marshal(m)
+		return m["method"] == "notifications/message" && strings.Contains(string(b), "cairn-worse")
+	})
+	if p, _ := m["params"].(map[string]any); p["level"] != "warning" {
+		t.Errorf("log notification %v, want level warning", m)
+	}
+}
+
+func rss(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			n, _ := strconv.Atoi(f[1])
+			return n * 1024
+		}
+	}
+	return 0
+}
+
+func TestSessionLimitsAnswerWithErrors(t *testing.T) {
+	w := newWorkspace(t)
+	w.addPlugin("testkit", testkitBin)
+	r := startRaw(t, w, sharedEnv...)
+	r.initialize()
+	other := startRaw(t, w, sharedEnv...)
+	other.initialize()
+
+	// 20 MiB in one message, then a 13 M-item array (50 MB): each gets a
+	// JSON-RPC error naming the limit and the session goes on.
+	big := bytes.Repeat([]byte("a"), 20<<20)
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{"x": string(big)}}})
+	e := r.next(60*time.Second, "an error for the 20 MiB message", func(m map[string]any) bool { return m["error"] != nil })
+	if msg := fmt.Sprint(e["error"]); !strings.Contains(msg, "CAIRN_MAX_MESSAGE") {
+		t.Errorf("error %v does not name the limit", msg)
+	}
+	var arr bytes.Buffer
+	arr.WriteString(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"server_ping","arguments":{"x":[`)
+	for i := 0; i < 13_000_000; i++ {
+		if i > 0 {
+			arr.WriteByte(',')
+		}
+		arr.WriteByte('0')
+	}
+	arr.WriteString("]}}}\n")
+	if _, err := r.in.Write(arr.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	r.next(60*time.Second, "an error for the 13 M-item array", func(m map[string]any) bool { return m["error"] != nil })
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{}}})
+	if m := r.next(30*time.Second, "a ping after the refusals", idIs(4)); m["result"] == nil {
+		t.Fatalf("ping after the refusals: %v", m)
+	}
+	if pid := daemonPID(t, w); rss(pid) > 200<<20 {
+		t.Errorf("daemon RSS %d MB after the oversized messages, want under 200 MB", rss(pid)>>20)
+	}
+
+	// 100 slow calls from one session do not hold up another's ping: the
+	// ping's answer arrives before the slow calls are done.
+	for i := 0; i < 100; i++ {
+		r.send(map[string]any{"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": map[string]any{"name": "testkit_sleep", "arguments": map[string]any{"ms": 300}}})
+	}
+	time.Sleep(50 * time.Millisecond)
+	other.send(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{}}})
+	other.next(30*time.Second, "the other session's ping", idIs(9))
+	answered := 0
+	for {
+		select {
+		case m := <-r.lines:
+			if _, ok := m["id"].(float64); ok {
+				answered++
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if answered >= 100 {
+		t.Errorf("all 100 slow calls were answered before the other session's ping")
+	}
+	for answered < 100 {
+		r.next(60*time.Second, "the slow calls", func(m map[string]any) bool { _, ok := m["id"].(float64); return ok })
+		answered++
+	}
+}
+
+// SIGKILL the daemon three times while four clients write: every session
+// stays open, every call is answered, no acknowledged write is lost and
+// none is applied twice, and every chain verifies.
+func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
+	w := newWorkspace(t)
+	env := append(sharedEnv, "CAIRN_PROJECT=web")
+	seed := w.serve(env...)
+	shared := structured(t, seed.call("task_create", map[string]any{"title": "shared", "project": "web"}))["task_id"].(string)
+
+	const clients = 4
+	var (
+		mu       sync.Mutex
+		created  = map[string]bool{}
+		thoughts = map[string]bool{}
+		keys     = map[string]string{}
+		updates  int
+		failures []string
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		s := w.serve(append(env, fmt.Sprintf("CAIRN_AGENT_ID=writer-%d", c))...)
+		wg.Add(1)
+		go func(c int, s *session) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var err error
+				var out map[string]any
+				switch i % 4 {
+				case 0:
+					out, err = callOK(s, "task_create", map[string]any{"title": fmt.Sprintf("c%d-%d", c, i), "project": "web"})
+					if err == nil {
+						mu.Lock()
+						created[out["task_id"].(string)] = true
+						mu.Unlock()
+					}
+				case 1:
+					_, err = callOK(s, "task_update", map[string]any{"task_id": shared, "progress": float64((c*1000 + i) % 100)})
+					if err == nil {
+						mu.Lock()
+						updates++
+						mu.Unlock()
+					}
+				case 2:
+					out, err = callOK(s, "thought_record", map[string]any{"task_id": shared, "type": "decision", "content": fmt.Sprintf("c%d-%d", c, i)})
+					if err == nil {
+						mu.Lock()
+						thoughts[out["thought_id"].(string)] = true
+						mu.Unlock()
+					}
+				case 3:
+					key := fmt.Sprintf("c%d.k%d", c, i)
+					_, err = callOK(s, "sdd_state", map[string]any{"action": "set", "key": key, "value": i})
+					if err == nil {
+						mu.Lock()
+						keys[key] = strconv.Itoa(i)
+						mu.Unlock()
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+				}
+			}
+		}(c, s)
+	}
+	for k := 0; k < 3; k++ {
+		time.Sleep(700 * time.Millisecond)
+		pid := daemonPID(t, w)
+		if pid == 0 {
+			t.Fatal("no daemon to kill")
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "a fresh daemon", func() bool { np := daemonPID(t, w); return np != 0 && np != pid })
+	}
+	time.Sleep(700 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	for _, f := range failures {
+		t.Errorf("a call failed across the daemon kills: %s", f)
+	}
+
+	check := w.serve(env...)
+	list := structured(t, check.call("task_list", map[string]any{"project": "web", "limit": 100}))
+	total, _ := list["total_count"].(float64)
+	if int(total) != len(created)+1 {
+		t.Errorf("%v tasks in web, want %d acknowledged creates + the shared one (none lost, none twice)", total, len(created)+1)
+	}
+	tl := structured(t, check.call("thought_record_list", map[string]any{"task_id": shared, "limit": 1000, "verify_chain": true}))
+	if n, _ := tl["total_count"].(float64); int(n) != len(thoughts) {
+		t.Errorf("%v thoughts on the shared task, want the %d acknowledged", n, len(thoughts))
+	}
+	v := structured(t, check.call("audit_verify_chain", map[string]any{"task_id": shared}))
+	if v["chain_valid"] != true {
+		t.Errorf("chain after the kills: %v", v)
+	}
+	for key, want := range keys {
+		got := structured(t, check.call("sdd_state", map[string]any{"action": "get", "key": key}))
+		if b, _ := json.Marshal(got); !strings.Contains(string(b), want) {
+			t.Errorf("sdd_state %s = %s, want %s", key, b, want)
+		}
+	}
+	t.Logf("acknowledged: %d creates, %d updates, %d thoughts, %d state sets across 3 daemon kills", len(created), updates, len(thoughts), len(keys))
+
+}
