@@ -1,0 +1,74 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/schema"
+)
+
+func echo(_ context.Context, c *Call) *Outcome {
+	b, _ := json.Marshal(map[string]any{"caller": c.Caller.ID, "source": c.Caller.Source, "args": c.Args})
+	return &Outcome{Output: b, Status: 200}
+}
+
+func TestIdentify(t *testing.T) {
+	cases := []struct {
+		name          string
+		agentID       string
+		in            Caller
+		wantID, wantS string
+	}{
+		{"session agent wins", "host-agent", Caller{ID: "a1", Source: "env", ClientName: "claude"}, "a1", "env"},
+		{"api key wins", "host-agent", Caller{ID: "alice", Source: "api_key"}, "alice", "api_key"},
+		{"person wins", "", Caller{ID: "dana", Source: "person"}, "dana", "person"},
+		{"host agent", "host-agent", Caller{ClientName: "claude"}, "host-agent", "env"},
+		{"client name", "", Caller{ClientName: "claude"}, "claude", "client"},
+		{"unknown", "", Caller{}, "unknown", "unknown"},
+	}
+	for _, c := range cases {
+		var got Caller
+		p := New(func(_ context.Context, call *Call) *Outcome { got = call.Caller; return &Outcome{Status: 200} }, Identify(c.agentID))
+		p.Run(context.Background(), &Call{Caller: c.in})
+		if got.ID != c.wantID || got.Source != c.wantS {
+			t.Errorf("%s: %s/%s, want %s/%s", c.name, got.ID, got.Source, c.wantID, c.wantS)
+		}
+	}
+}
+
+func TestFilterValidateRecover(t *testing.T) {
+	in := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	tool := &registry.Tool{Name: "t", Validator: schema.MustCompile(in)}
+	refuse := func(_ context.Context, tl *registry.Tool) *errs.Error {
+		if tl.Name == "hidden" {
+			return errs.New(403, errs.Forbidden, "no")
+		}
+		return nil
+	}
+	boom := func(context.Context, *Call) *Outcome { panic("boom") }
+	p := New(echo, Recover(hclog.NewNullLogger()), Filter(refuse), Validate())
+	if out := p.Run(context.Background(), &Call{Name: "t", Tool: tool, Args: json.RawMessage(`{"n":1}`)}); out.Err != nil {
+		t.Fatalf("valid call: %v", out.Err)
+	}
+	if out := p.Run(context.Background(), &Call{Name: "t", Tool: tool, Args: json.RawMessage(`{"n":"x"}`)}); out.Err == nil || out.Status != 400 {
+		t.Errorf("invalid args: %+v", out)
+	}
+	if out := p.Run(context.Background(), &Call{Name: "hidden", Tool: &registry.Tool{Name: "hidden"}}); out.Status != 403 {
+		t.Errorf("hidden tool: %+v", out)
+	}
+	if out := p.Run(context.Background(), &Call{Name: "nope"}); out.Status != 404 {
+		t.Errorf("unknown tool: %+v", out)
+	}
+	pb := New(boom, Recover(hclog.NewNullLogger()))
+	if out := pb.Run(context.Background(), &Call{Name: "t", Tool: tool}); out.Status != 500 || out.Err.Code != errs.Internal {
+		t.Errorf("panic: %+v", out)
+	}
+	if got := p.Stages(); len(got) != 4 || got[0] != "recover" || got[3] != "dispatch" {
+		t.Errorf("stages %v", got)
+	}
+}
