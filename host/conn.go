@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // connSeq numbers connection sessions for their ids.
@@ -251,9 +254,23 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 			}
 		}
 		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
-			respond(resp)
+			respond(invalidParams(probe.Method, resp))
 		}
 	}()
+}
+
+// invalidParams gives a resource read refused for its arguments (a plugin's
+// 400, say an invalid sdd:// id) the JSON-RPC invalid-params code: mcp-go
+// reports every failed read as an internal error.
+func invalidParams(method string, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
+	e, ok := resp.(mcp.JSONRPCError)
+	if !ok || method != string(mcp.MethodResourcesRead) || e.Error.Code != mcp.INTERNAL_ERROR {
+		return resp
+	}
+	if strings.HasPrefix(e.Error.Message, errs.InvalidInput+":") {
+		e.Error.Code = mcp.INVALID_PARAMS
+	}
+	return e
 }
 
 // readLimited reads one newline-terminated message of at most limit bytes.
