@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,5 +104,33 @@ func BenchmarkColdStart(b *testing.B) {
 		total += d
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(len(samples)), "ms/start")
+	percentiles(b, samples)
+}
+
+// BenchmarkRelayResume measures, per iteration, the time from SIGKILL of
+// the shared daemon to the first answered call on the same session: the
+// relay notices, starts a fresh daemon, resumes the session and replays.
+func BenchmarkRelayResume(b *testing.B) {
+	t := &testing.T{}
+	w := newWorkspace(t)
+	w.t = t
+	s := w.serve("CAIRN_LOG_LEVEL=warn", "CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=5s")
+	defer s.close()
+	s.call("server_ping", map[string]any{})
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pid := daemonPID(t, w)
+		start := time.Now()
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		res, err := s.callCtx(context.Background(), "task_list", map[string]any{})
+		samples = append(samples, time.Since(start))
+		if err != nil || res.IsError {
+			b.Fatalf("call after the kill: %v %v", err, res)
+		}
+	}
+	b.StopTimer()
 	percentiles(b, samples)
 }
