@@ -109,6 +109,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
 		pipeline.Identify(cfg.AgentID),
+		pipeline.Authorize(),
 		pipeline.Filter(h.refuse),
 		pipeline.Validate(),
 		pipeline.Audit(h.log.Named("audit")),

@@ -72,3 +72,40 @@ func TestFilterValidateRecover(t *testing.T) {
 		t.Errorf("stages %v", got)
 	}
 }
+
+func TestAuthorizeScopes(t *testing.T) {
+	read := &registry.Tool{Name: "task_list", Owner: "core", Toolset: "core", ReadOnly: true}
+	write := &registry.Tool{Name: "task_create", Owner: "core", Toolset: "core"}
+	adminRead := &registry.Tool{Name: "admin_key_list", Owner: "admin", Toolset: "admin", ReadOnly: true}
+	adminWrite := &registry.Tool{Name: "admin_key_create", Owner: "admin", Toolset: "admin"}
+	host := &registry.Tool{Name: "server_ping", Owner: registry.HostOwner, ReadOnly: true}
+	p := New(echo, Authorize())
+	for _, c := range []struct {
+		scopes []string
+		tool   *registry.Tool
+		source string
+		want   string // "" allowed, else the required scope
+	}{
+		{[]string{"read"}, read, "api_key", ""},
+		{[]string{"read"}, write, "api_key", "write"},
+		{[]string{"read"}, adminRead, "api_key", "admin"},
+		{[]string{"read"}, adminWrite, "api_key", "admin"},
+		{[]string{"write"}, write, "api_key", ""},
+		{[]string{"write"}, read, "api_key", "read"},
+		{[]string{"write"}, adminWrite, "api_key", "admin"},
+		{[]string{"admin"}, adminWrite, "api_key", ""},
+		{[]string{"admin"}, adminRead, "api_key", ""},
+		{[]string{"admin"}, write, "api_key", "write"},
+		{nil, host, "api_key", ""},
+		{nil, adminWrite, "env", ""},
+		{nil, write, "client", ""},
+	} {
+		out := p.Run(context.Background(), &Call{Name: c.tool.Name, Tool: c.tool, Caller: Caller{ID: "u", Source: c.source, Scopes: c.scopes}})
+		switch {
+		case c.want == "" && out.Err != nil:
+			t.Errorf("%v %s via %s refused: %v", c.scopes, c.tool.Name, c.source, out.Err)
+		case c.want != "" && (out.Err == nil || out.Status != 403 || out.Err.Details["required"] != c.want):
+			t.Errorf("%v %s: %+v, want 403 requiring %s", c.scopes, c.tool.Name, out, c.want)
+		}
+	}
+}
