@@ -47,7 +47,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
-		Description: "Lists a task's thought records (task_id) or those of an audit session's tasks (session_id): the latest `limit` (default 100, max 500), oldest first, optionally of one type. verify_chain recomputes the whole thought chain(s) and adds chain_valid and invalid_links (broken positions).",
+		Description: "Lists a task's thought records (task_id) or those of an audit session's tasks (session_id): the latest `limit` (default 100, max 500), oldest first, optionally of one type. verify_chain checks the whole thought chain(s) as audit_verify_chain does and adds chain_valid and invalid_links (broken positions).",
 		InputSchema: thoughtListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -66,7 +66,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.VerifyInput, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
-		Description: "Recomputes the thought and event chains of an audit session's tasks (session_id) or of one task (task_id): chain_valid, total_records, integrity_score (percent of links that verify) and broken_links with the position and the expected and actual hash. full_trace adds every record's hashes and verdict. Answers 200 whether or not the chain is intact.",
+		Description: "Recomputes the thought and event chains of an audit session's tasks (session_id) or of one task (task_id) and checks them against each chain's stored head and every finalized Merkle root that sealed their records, so deleted last records and chains rewritten with fresh hashes are caught too: chain_valid, total_records, missing_records, integrity_score (percent of links that verify) and broken_links with the chain position, a reason (hash_mismatch, previous_hash_mismatch, missing_record, head_mismatch, root_mismatch) and the expected and actual hash. full_trace adds every record's hashes and verdict. Answers 200 whether or not the chain is intact.",
 		InputSchema: auditVerifySchema,
 		ReadOnly:    true,
 		Idempotent:  true,

@@ -128,7 +128,7 @@ func (l *link) hashHex() string { return hex.EncodeToString(l.hash[:]) }
 
 // trailLink is the link as trail.VerifyChains sees it.
 func (l *link) trailLink() trail.Link {
-	return trail.Link{Chain: chainName(l.chain), RecordID: l.body.ID, Hash: l.hashHex(), Fields: l.fields()}
+	return trail.Link{Chain: chainName(l.chain), RecordID: l.body.ID, Hash: l.hashHex(), Fields: l.fields(), Position: l.pos}
 }
 
 // eventRecordID names an event-chain record: D6 gives event records no id
@@ -198,14 +198,17 @@ func eachLink(tx *bolt.Tx, task uint64, chain byte, withBody bool, fn func(l *li
 }
 
 // chainLen is the position of a chain's head: its length, read without a
-// scan so callers can size their slices.
+// scan so callers can size their slices. It is only a size hint, bounded so
+// that a forged head cannot make a caller allocate without limit.
 func chainLen(tx *bolt.Tx, task uint64, chain byte) int {
 	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
 	if len(h) != 40 {
 		return 0
 	}
-	return int(binary.BigEndian.Uint64(h))
+	return int(min(binary.BigEndian.Uint64(h), maxLenHint))
 }
+
+const maxLenHint = 1 << 16
 
 // getLink reads one link, or reports ok=false.
 func getLink(tx *bolt.Tx, task uint64, chain byte, pos int) (link, bool, error) {

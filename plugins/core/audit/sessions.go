@@ -48,6 +48,9 @@ type frozen struct {
 	TaskIDs     []string `json:"task_ids"`
 	// RestrictedTo is merkle_finalize's task_id, when one was given.
 	RestrictedTo string `json:"restricted_to,omitempty"`
+	// LeafHashes: the frozen record set keeps each sealed leaf next to its
+	// reference (vouch.go); false for sessions finalized before it did.
+	LeafHashes bool `json:"leaf_hashes,omitempty"`
 }
 
 func parseSessionID(id string) (uint64, bool) {
@@ -181,13 +184,18 @@ type VerifyInput struct {
 
 // VerifyOutput is audit_verify_chain's output. BrokenLinks name the chain,
 // task and record besides the specification's position, expected and actual
-// hash; Trace (full_trace) has one entry per record.
+// hash, and the head_mismatch and root_mismatch disagreements; Trace
+// (full_trace) has one entry per record found. TotalRecords counts the links
+// the chains should have: the records found plus MissingRecords, positions
+// that a later record, the chain's head or a finalized root vouches for but
+// that hold no record.
 type VerifyOutput struct {
 	SessionID      string             `json:"session_id,omitempty"`
 	TaskID         string             `json:"task_id,omitempty"`
 	ChainValid     bool               `json:"chain_valid"`
 	TotalRecords   int                `json:"total_records"`
 	VerifiedCount  int                `json:"verified_records"`
+	MissingRecords int                `json:"missing_records"`
 	IntegrityScore int                `json:"integrity_score"`
 	BrokenLinks    []trail.BrokenLink `json:"broken_links"`
 	VerifiedAt     string             `json:"verified_at"`
@@ -196,7 +204,9 @@ type VerifyOutput struct {
 
 // Verify recomputes both chains of every task in scope (audit_verify_chain):
 // the session's tasks, or one task, or a task within a session when both ids
-// are given.
+// are given. Each chain is checked against its links, the head the store
+// wrote with its last append, and the leaves of every finalized session that
+// sealed its records (vouch.go).
 func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 	if in.SessionID == nil && in.TaskID == nil {
 		return VerifyOutput{}, errs.Invalid("session_id", "required", "give session_id (verify an audit session's tasks) or task_id (verify one task's chains)")
@@ -208,25 +218,15 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 			return err
 		}
 		out.SessionID, out.TaskID = deref(in.SessionID), deref(in.TaskID)
-		chains := make([][]trail.Link, 0, 2*len(scope))
-		for _, n := range scope {
-			for _, c := range []byte{chainEvent, chainThought} {
-				chain := make([]trail.Link, 0, chainLen(tx, n, c))
-				if err := eachLink(tx, n, c, true, func(l *link) error {
-					chain = append(chain, l.trailLink())
-					return nil
-				}); err != nil {
-					return err
-				}
-				chains = append(chains, chain)
-			}
-		}
 		var opts []trail.VerifyOption
 		if in.FullTrace != nil && *in.FullTrace {
 			opts = append(opts, trail.WithTrace())
 		}
-		r := trail.VerifyChains(chains, opts...)
-		out.ChainValid, out.TotalRecords, out.VerifiedCount = r.ChainValid, r.Total, r.Verified
+		r, err := verifyScope(tx, scope, []byte{chainEvent, chainThought}, opts...)
+		if err != nil {
+			return err
+		}
+		out.ChainValid, out.TotalRecords, out.VerifiedCount, out.MissingRecords = r.ChainValid, r.Total, r.Verified, r.Missing
 		out.IntegrityScore, out.BrokenLinks, out.Trace = r.IntegrityScore, r.BrokenLinks, r.Trace
 		if opts != nil && out.Trace == nil {
 			out.Trace = []trail.TraceEntry{}
@@ -370,7 +370,7 @@ func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
 		root := rootOf(refs)
 		f := &frozen{
 			Root: hex.EncodeToString(root), LeafCount: uint64(len(refs)), TreeDepth: tree.TreeDepth(uint64(len(refs))),
-			FinalizedAt: now, TaskIDs: make([]string, len(scope)),
+			FinalizedAt: now, TaskIDs: make([]string, len(scope)), LeafHashes: true,
 		}
 		for i, n := range scope {
 			f.TaskIDs[i] = taskID(n)
@@ -378,11 +378,7 @@ func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
 		if in.TaskID != nil {
 			f.RestrictedTo = *in.TaskID
 		}
-		packed := make([]byte, 0, len(refs)*refSize)
-		for _, r := range refs {
-			packed = r.pack(packed)
-		}
-		if err := tx.Bucket([]byte(store.BucketAuditFrozen)).Put(store.U64(sess.num), packed); err != nil {
+		if err := tx.Bucket([]byte(store.BucketAuditFrozen)).Put(store.U64(sess.num), packSealed(refs)); err != nil {
 			return err
 		}
 		sess.Frozen = f
@@ -482,15 +478,13 @@ func (s *Service) Export(sessionID string) (bundle.Session, []bundle.Record, str
 			Reason: sess.Reason, Scope: sess.Scope, StartedAt: sess.StartedAt, FinalizedAt: f.FinalizedAt,
 		}
 		root = f.Root
-		packed := tx.Bucket([]byte(store.BucketAuditFrozen)).Get(store.U64(sess.num))
-		if len(packed)%refSize != 0 || uint64(len(packed)/refSize) != f.LeafCount {
-			return corrupt(fmt.Errorf("frozen record set of %s is damaged", sess.SessionID))
+		refs, err := frozenRefs(tx, sess)
+		if err != nil {
+			return corrupt(err)
 		}
-		records = make([]bundle.Record, 0, f.LeafCount)
-		for off := 0; off < len(packed); off += refSize {
-			task := binary.BigEndian.Uint64(packed[off:])
-			chain := packed[off+8]
-			pos := int(binary.BigEndian.Uint64(packed[off+9:]))
+		records = make([]bundle.Record, 0, len(refs))
+		for _, r := range refs {
+			task, chain, pos := r.task, r.chain, r.pos
 			l, ok, err := getLink(tx, task, chain, pos)
 			if err != nil {
 				return err

@@ -252,8 +252,10 @@ type ListOutput struct {
 	TotalCount   int       `json:"total_count"`
 	Thoughts     []Thought `json:"thoughts"`
 	// ChainValid and InvalidLinks cover the whole thought chain(s), not only
-	// the returned page; InvalidLinks holds broken chain positions and
-	// InvalidRecords the ids of those records.
+	// the returned page, checked as audit_verify_chain checks them (links,
+	// head, finalized roots); InvalidLinks holds the distinct chain positions
+	// of its broken_links entries and InvalidRecords the ids of the records
+	// among them that exist.
 	ChainValid     *bool    `json:"chain_valid,omitempty"`
 	InvalidLinks   []int    `json:"invalid_links,omitzero"`
 	InvalidRecords []string `json:"invalid_records,omitzero"`
@@ -283,14 +285,8 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 		}
 		out.SessionID, out.TaskID = deref(in.SessionID), deref(in.TaskID)
 		var all []link
-		var chains [][]trail.Link
-		verify := in.VerifyChain != nil && *in.VerifyChain
 		for _, n := range scope {
-			var chain []trail.Link
 			err := eachLink(tx, n, chainThought, true, func(l *link) error {
-				if verify {
-					chain = append(chain, l.trailLink())
-				}
 				if in.Type == nil || l.body.Type == *in.Type {
 					all = append(all, *l)
 				}
@@ -299,7 +295,6 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 			if err != nil {
 				return err
 			}
-			chains = append(chains, chain)
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
 		out.TotalCount = len(all)
@@ -311,13 +306,23 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 			out.Thoughts[i] = all[i].thought()
 		}
 		out.ThoughtCount = len(out.Thoughts)
-		if verify {
-			r := trail.VerifyChains(chains)
+		if in.VerifyChain != nil && *in.VerifyChain {
+			r, err := verifyScope(tx, scope, []byte{chainThought})
+			if err != nil {
+				return err
+			}
 			out.ChainValid = &r.ChainValid
 			out.InvalidLinks, out.InvalidRecords = []int{}, []string{}
+			seenPos, seenID := map[int]bool{}, map[string]bool{}
 			for _, b := range r.BrokenLinks {
-				out.InvalidLinks = append(out.InvalidLinks, b.Position)
-				out.InvalidRecords = append(out.InvalidRecords, b.RecordID)
+				if b.Position > 0 && !seenPos[b.Position] {
+					seenPos[b.Position] = true
+					out.InvalidLinks = append(out.InvalidLinks, b.Position)
+				}
+				if b.RecordID != "" && !seenID[b.RecordID] {
+					seenID[b.RecordID] = true
+					out.InvalidRecords = append(out.InvalidRecords, b.RecordID)
+				}
 			}
 		}
 		return nil

@@ -13,6 +13,9 @@ type Link struct {
 	Hash string
 	// Fields are the stored hash inputs.
 	Fields Fields
+	// Position is the stored chain position (1 first); 0 means "the one
+	// after the previous link", for chains known to have no gaps.
+	Position int
 }
 
 // Verdicts of a trace entry.
@@ -26,20 +29,40 @@ const (
 	ReasonHash         = "hash_mismatch"          // stored hash differs from the recomputed one
 	ReasonPreviousHash = "previous_hash_mismatch" // stored previous_hash differs from the prior link's hash
 	ReasonUnhashable   = "unhashable"             // a field is not valid UTF-8
+	ReasonMissing      = "missing_record"         // positions absent before a stored record
+	ReasonHead         = "head_mismatch"          // the chain's stored head disagrees with its records
+	ReasonRoot         = "root_mismatch"          // a record is not (or no longer) what a finalized root sealed
 )
 
-// BrokenLink names one broken link. When the record's own hash is wrong,
-// ExpectedHash is the recomputed hash and ActualHash the stored one; when only
-// the back-link is wrong, ExpectedHash is the prior link's stored hash and
-// ActualHash the stored previous_hash ("" for null).
+// BrokenLink names one broken link or one disagreement with what vouches
+// for the chain. Position is always a chain position (1 first), never an
+// index into what was found. By Reason:
+//
+//   - hash_mismatch: ExpectedHash is the recomputed hash, ActualHash the
+//     stored one;
+//   - previous_hash_mismatch alone: ExpectedHash is the prior stored link's
+//     hash, ActualHash the stored previous_hash ("" for null);
+//   - missing_record: Missing positions from Position hold no record although
+//     a later one does;
+//   - head_mismatch: the stored head says the chain ends at ExpectedLength
+//     with ExpectedHash; the records end at ActualLength with ActualHash
+//     (Position is the head's length);
+//   - root_mismatch: finalized session SessionID sealed the record at Position
+//     with ExpectedHash; ActualHash is what is stored ("" when the record is
+//     gone). Position 0: the session's root as a whole disagrees (Detail).
 type BrokenLink struct {
-	Position     int    `json:"position"`
-	ExpectedHash string `json:"expected_hash"`
-	ActualHash   string `json:"actual_hash"`
-	Chain        string `json:"chain,omitempty"`
-	RecordID     string `json:"record_id,omitempty"`
-	TaskID       string `json:"task_id,omitempty"`
-	Reason       string `json:"reason"`
+	Position       int    `json:"position"`
+	ExpectedHash   string `json:"expected_hash"`
+	ActualHash     string `json:"actual_hash"`
+	Chain          string `json:"chain,omitempty"`
+	RecordID       string `json:"record_id,omitempty"`
+	TaskID         string `json:"task_id,omitempty"`
+	Reason         string `json:"reason"`
+	Missing        int    `json:"missing,omitempty"`
+	ExpectedLength *int   `json:"expected_length,omitempty"`
+	ActualLength   *int   `json:"actual_length,omitempty"`
+	SessionID      string `json:"session_id,omitempty"`
+	Detail         string `json:"detail,omitempty"`
 }
 
 // TraceEntry is one record of a full trace.
@@ -53,10 +76,14 @@ type TraceEntry struct {
 	Verdict        string `json:"verdict"`
 }
 
-// Report is the outcome of verifying one or more chains.
+// Report is the outcome of verifying one or more chains. Total counts the
+// links the chains should have: the records found plus Missing, the
+// positions that a later record, the head or a finalized root vouches for but
+// that hold no record.
 type Report struct {
 	Total          int          `json:"total_records"`
 	Verified       int          `json:"verified"`
+	Missing        int          `json:"missing"`
 	ChainValid     bool         `json:"chain_valid"`
 	IntegrityScore int          `json:"integrity_score"`
 	BrokenLinks    []BrokenLink `json:"broken_links"`
@@ -81,58 +108,14 @@ func VerifyChain(links []Link, opts ...VerifyOption) Report {
 
 // VerifyChains verifies several chains (for example both chains of every task
 // of an audit session) into one report; positions restart at 1 per chain and
-// each broken link names its chain, task and record.
+// each broken link names its chain, task and record. It checks the links
+// only; VerifyStored adds the head and the finalized roots.
 func VerifyChains(chains [][]Link, opts ...VerifyOption) Report {
-	var cfg verifyConfig
-	for _, o := range opts {
-		o(&cfg)
+	in := make([]Chain, len(chains))
+	for i, links := range chains {
+		in[i] = Chain{Links: links}
 	}
-	r := Report{BrokenLinks: []BrokenLink{}}
-	var h hasher
-	for _, links := range chains {
-		if cfg.trace && r.Trace == nil {
-			r.Trace = make([]TraceEntry, 0, len(links))
-		}
-		prev := ""
-		for i := range links {
-			l := &links[i]
-			pos := i + 1
-			r.Total++
-			recomputed, err := h.hash(&l.Fields)
-			var b BrokenLink
-			switch {
-			case err != nil:
-				b = BrokenLink{ExpectedHash: "", ActualHash: l.Hash, Reason: ReasonUnhashable}
-			case recomputed != l.Hash:
-				b = BrokenLink{ExpectedHash: recomputed, ActualHash: l.Hash, Reason: ReasonHash}
-				if l.Fields.PreviousHash != prev {
-					b.Reason += "," + ReasonPreviousHash
-				}
-			case l.Fields.PreviousHash != prev:
-				b = BrokenLink{ExpectedHash: prev, ActualHash: l.Fields.PreviousHash, Reason: ReasonPreviousHash}
-			}
-			verdict := VerdictOK
-			if b.Reason != "" {
-				b.Position, b.Chain, b.RecordID, b.TaskID = pos, l.Chain, l.RecordID, l.Fields.TaskID
-				r.BrokenLinks = append(r.BrokenLinks, b)
-				verdict = VerdictBroken
-			} else {
-				r.Verified++
-			}
-			if cfg.trace {
-				r.Trace = append(r.Trace, TraceEntry{
-					Chain: l.Chain, TaskID: l.Fields.TaskID, Position: pos, RecordID: l.RecordID,
-					StoredHash: l.Hash, RecomputedHash: recomputed, Verdict: verdict,
-				})
-			}
-			// The next link must point at what is stored, not at what we
-			// recomputed: tampering one record then breaks exactly one link.
-			prev = l.Hash
-		}
-	}
-	r.IntegrityScore = IntegrityScore(r.Verified, r.Total)
-	r.ChainValid = r.Verified == r.Total
-	return r
+	return VerifyStored(in, opts...)
 }
 
 // IntegrityScore is round(100 × verified / total), 100 for an empty chain.
