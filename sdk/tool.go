@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
 	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
@@ -137,6 +138,11 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			if len(bytes.TrimSpace(args)) > 0 {
 				dec := json.NewDecoder(bytes.NewReader(args))
 				if err := dec.Decode(&input); err != nil {
+					if e, ok := errs.As(err); ok {
+						// A typed refusal from the input's own decoding
+						// (UnmarshalJSON) names its field: keep it.
+						return nil, e
+					}
 					return nil, errs.Invalid("", "type", "arguments do not match the tool's input: "+err.Error())
 				}
 			}
@@ -161,6 +167,11 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 	p.mu.RUnlock()
 	if t == nil {
 		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
+		return Result{Err: e, Status: e.Status}
+	}
+	// Raw checks first: decoding for validation would already have
+	// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
+	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
 		return Result{Err: e, Status: e.Status}
 	}
 	if e := t.validator.Validate(args); e != nil {

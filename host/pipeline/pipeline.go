@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
 // Caller is the acting identity of a call (PRODUCT.md D4).
@@ -161,6 +162,11 @@ func Validate() Stage {
 		return func(ctx context.Context, c *Call) *Outcome {
 			if len(c.Args) == 0 || string(c.Args) == "null" {
 				c.Args = json.RawMessage(`{}`)
+			}
+			// Before any decoding: decoding replaces invalid UTF-8 and
+			// lone surrogates (D11 refuses them) and walks any depth.
+			if e := rawjson.Check(c.Args, rawjson.DefaultMaxDepth); e != nil {
+				return Fail(e)
 			}
 			if c.Tool.Validator != nil {
 				if e := c.Tool.Validator.Validate(c.Args); e != nil {

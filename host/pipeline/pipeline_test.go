@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -107,5 +108,26 @@ func TestAuthorizeScopes(t *testing.T) {
 		case c.want != "" && (out.Err == nil || out.Status != 403 || out.Err.Details["required"] != c.want):
 			t.Errorf("%v %s: %+v, want 403 requiring %s", c.scopes, c.tool.Name, out, c.want)
 		}
+	}
+}
+
+// D11: invalid UTF-8 and lone surrogates are refused before any decoding
+// could replace them, naming the field.
+func TestValidateRefusesInvalidUTF8BeforeDecoding(t *testing.T) {
+	tool := &registry.Tool{Name: "task_create", Validator: schema.MustCompile(json.RawMessage(`{"type":"object"}`))}
+	p := New(echo, Validate())
+	for raw, field := range map[string]string{
+		"{\"title\":\"a\xffb\"}":                   "title",
+		`{"title":"ok","labels":["x","\ud800"]}`: "labels[1]",
+		`{"meta":{"deep":"\udc00z"}}`:            "meta.deep",
+	} {
+		out := p.Run(context.Background(), &Call{Name: "task_create", Tool: tool, Args: json.RawMessage(raw)})
+		if out.Err == nil || out.Status != 400 || out.Err.Details["field"] != field || out.Err.Details["constraint"] != "utf8" {
+			t.Errorf("%q: %+v, want 400 utf8 on %s", raw, out.Err, field)
+		}
+	}
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	if out := p.Run(context.Background(), &Call{Name: "task_create", Tool: tool, Args: json.RawMessage(`{"v":` + deep + `}`)}); out.Err == nil || out.Err.Details["constraint"] != "max_depth" {
+		t.Errorf("deep value: %+v", out.Err)
 	}
 }
