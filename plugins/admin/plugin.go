@@ -2,8 +2,11 @@
 // administration library (package admin/admin) and the webhook manager
 // (package admin/webhooks) as the "admin" toolset, delivers every host bus
 // event to the webhooks subscribed to it (D19), and publishes the area's own
-// events — project.created among them, which the core area turns into a
-// task project — on the bus.
+// events — project.created, archived, unarchived and deleted among them,
+// which the core area applies to its task projects — on the bus. Inside the
+// toolset it enforces workspace roles and key ownership (PRODUCT.md D22,
+// authz.go), and it offers the host its API-key authenticator in the
+// reserved "internal" toolset (authenticate.go).
 package admin
 
 import (
@@ -56,6 +59,7 @@ func New() *sdk.Plugin {
 	a.keyTools()
 	a.workspaceTools()
 	a.webhookTools()
+	a.internalTools()
 	return p
 }
 
@@ -67,11 +71,16 @@ func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
 	if err != nil {
 		return err
 	}
-	lib, err := admin.New(st, admin.Options{KeyPrefix: cfg.Settings["key_prefix"]})
+	opts, hopts, err := settings(cfg.Settings)
 	if err != nil {
 		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
 	}
-	hooks := webhooks.New(st, webhooks.Options{Development: webhooks.IsDevelopment(), Logger: a.p.Logger().Named("webhooks")})
+	lib, err := admin.New(st, opts)
+	if err != nil {
+		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
+	}
+	hopts.Development, hopts.Logger = webhooks.IsDevelopment(), a.p.Logger().Named("webhooks")
+	hooks := webhooks.New(st, hopts)
 	ctx, cancel := context.WithCancel(context.Background())
 	a.mu.Lock()
 	a.st, a.lib, a.hooks, a.cancel = st, lib, hooks, cancel
@@ -92,6 +101,30 @@ func (a *Area) stop(context.Context) error {
 		a.wg.Wait()
 	}
 	return nil
+}
+
+// settings reads the plugin's settings: key_prefix; usage_threshold (the
+// share of a rate-limit window at which usage.threshold_exceeded warns: 0.8,
+// 80 or 80%); webhook_hold_retention (how long a paused webhook's held
+// deliveries wait, a Go duration such as 168h).
+func settings(s map[string]string) (admin.Options, webhooks.Options, error) {
+	o := admin.Options{KeyPrefix: s["key_prefix"]}
+	var h webhooks.Options
+	if v := s["usage_threshold"]; v != "" {
+		t, err := admin.ParseUsageThreshold(v)
+		if err != nil {
+			return o, h, err
+		}
+		o.UsageThreshold = t
+	}
+	if v := s["webhook_hold_retention"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Minute {
+			return o, h, errs.Invalidf("webhook_hold_retention", "format", "webhook_hold_retention must be a duration of at least 1m such as 168h (got %q)", v)
+		}
+		h.HeldRetention = d
+	}
+	return o, h, nil
 }
 
 // parts returns the open library and manager, or a typed error before

@@ -14,6 +14,54 @@ func notFound(field, what, id string) error {
 
 func caller(ctx context.Context) string { return sdk.CallerFrom(ctx).ID }
 
+// managedKey loads a key the caller may manage: 404 when unknown, 403 when
+// it is not the caller's to manage (admin.CanManageKey).
+func managedKey(ctx context.Context, lib *admin.Admin, id string) (*admin.APIKey, error) {
+	k, err := lib.GetAPIKeyByID(id)
+	if err != nil {
+		return nil, err
+	}
+	if k == nil {
+		return nil, notFound("key_id", "API key", id)
+	}
+	if err := lib.CanManageKey(k, actor(ctx)); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// checkKeyOwner decides who a new key may be for: yourself; another user
+// only with the admin scope, inside a workspace where you are an admin and
+// they are a member. A workspace-scoped key for yourself needs membership.
+func checkKeyOwner(lib *admin.Admin, by admin.Actor, user, workspaceID string) error {
+	if by.Operator {
+		return nil
+	}
+	if user == by.ID {
+		if workspaceID == "" {
+			return nil
+		}
+		return lib.RequireRole(workspaceID, by, admin.RoleViewer)
+	}
+	if !by.HasScope("admin") {
+		return admin.Forbidden("admin", "a key for another user (%s) needs the admin scope; your key can create keys only for %s", user, by.ID).With("field", "user_id")
+	}
+	if workspaceID == "" {
+		return admin.Forbidden("operator", "a key for another user (%s) must be scoped to a workspace where you are an admin (pass workspace_id); unscoped keys for others only the local operator creates", user).With("field", "user_id")
+	}
+	if err := lib.RequireRole(workspaceID, by, admin.RoleAdmin); err != nil {
+		return err
+	}
+	role, err := lib.RoleOf(workspaceID, user)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return admin.Forbidden(admin.RoleViewer, "%s is not a member of workspace %s; add them first, then create their key", user, workspaceID).With("field", "user_id")
+	}
+	return nil
+}
+
 // KeyIDInput names one API key.
 type KeyIDInput struct {
 	KeyID string `json:"key_id" jsonschema:"minLength=1,maxLength=64,description=API key id (key_…)"`
@@ -37,7 +85,7 @@ type KeyListInput struct {
 	OrgID       string `json:"org_id,omitempty"`
 	WorkspaceID string `json:"workspace_id,omitempty"`
 	UserID      string `json:"user_id,omitempty"`
-	Status      string `json:"status,omitempty" jsonschema:"enum=active,enum=revoked,enum=expired"`
+	Status      string `json:"status,omitempty" jsonschema:"enum=active,enum=rotating,enum=revoked,enum=expired"`
 	Limit       int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
 	Offset      int    `json:"offset,omitempty" jsonschema:"minimum=0"`
 }
@@ -94,19 +142,33 @@ func (a *Area) keyTools() {
 	sdk.AddTool(a.p, sdk.Tool[KeyCreateInput, *admin.APIKey]{
 		Name:          "admin_key_create",
 		Title:         "Create API key",
-		Description:   "Issues an API key (cairn_ + 64 hex). The plaintext is in plaintext_key of this result only: store it now, it cannot be shown again. Default scopes read and write; default rate limit 100/min, 1000/h, 10000/day.",
+		Description:   "Issues an API key (cairn_ + 64 hex). The plaintext is in plaintext_key of this result only: store it now, it cannot be shown again. Default scopes read and write (never more than your own key holds); default rate limit 100/min, 1000/h, 10000/day. A key for another user needs the admin scope and a workspace_id where you are an admin and they are a member.",
 		SuccessStatus: 201,
 		Handler: func(ctx context.Context, in KeyCreateInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
 			}
+			by := actor(ctx)
 			user := in.UserID
 			if user == "" {
-				user = caller(ctx)
+				user = by.ID
 			}
-			o := admin.CreateAPIKeyOptions{Name: in.Name, OrgID: in.OrgID, UserID: user, Permissions: in.Permissions, Scopes: in.Scopes,
-				RateLimit: in.RateLimit, CreatedBy: caller(ctx), Metadata: in.Metadata}
+			if err := checkKeyOwner(lib, by, user, in.WorkspaceID); err != nil {
+				return nil, err
+			}
+			scopes := in.Scopes
+			if len(scopes) == 0 && !by.Operator {
+				if scopes = admin.CeilingScopes(by); len(scopes) == 0 {
+					// The library would default to read and write.
+					return nil, admin.Forbidden("read", "your key holds neither read nor write, so a key it creates would have no scope; name the scopes").With("field", "scopes")
+				}
+			}
+			if err := admin.ScopeCeiling("scopes", scopes, by); err != nil {
+				return nil, err
+			}
+			o := admin.CreateAPIKeyOptions{Name: in.Name, OrgID: in.OrgID, UserID: user, Permissions: in.Permissions, Scopes: scopes,
+				RateLimit: in.RateLimit, CreatedBy: by.ID, Metadata: in.Metadata}
 			if in.WorkspaceID != "" {
 				o.WorkspaceID = &in.WorkspaceID
 			}
@@ -120,28 +182,36 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_get", Title: "Get API key", ReadOnly: true, Idempotent: true,
-		Description: "Returns an API key's settings, status (active, revoked, expired) and usage counters. Never the key or its hash.",
-		Handler: func(_ context.Context, in KeyIDInput) (*admin.APIKey, error) {
+		Description: "Returns an API key's settings, status (active, rotating until grace_ends_at, revoked, expired) and usage counters. Never the key or its hash. Your own keys, or keys of workspaces you administer.",
+		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
 			}
-			k, err := lib.GetAPIKeyByID(in.KeyID)
-			if err == nil && k == nil {
-				err = notFound("key_id", "API key", in.KeyID)
-			}
-			return k, err
+			return managedKey(ctx, lib, in.KeyID)
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyListInput, KeyList]{
 		Name: "admin_key_list", Title: "List API keys", ReadOnly: true, Idempotent: true,
-		Description: "Lists API keys, newest first, filtered by org_id, workspace_id, user_id or status; paged with limit (≤ 500) and offset.",
-		Handler: func(_ context.Context, in KeyListInput) (KeyList, error) {
+		Description: "Lists the API keys you may manage (your own, and with the admin scope those of workspaces you administer), newest first, filtered by org_id, workspace_id, user_id or status; paged with limit (≤ 500) and offset.",
+		Handler: func(ctx context.Context, in KeyListInput) (KeyList, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return KeyList{}, err
 			}
-			keys, err := lib.ListAPIKeys(admin.ListAPIKeysOptions{OrgID: in.OrgID, WorkspaceID: in.WorkspaceID, UserID: in.UserID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			o := admin.ListAPIKeysOptions{OrgID: in.OrgID, WorkspaceID: in.WorkspaceID, UserID: in.UserID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}}
+			if by := actor(ctx); !by.Operator {
+				adminOf := map[string]bool{}
+				if by.HasScope("admin") {
+					if adminOf, err = lib.MemberWorkspaces(by.ID, admin.RoleAdmin); err != nil {
+						return KeyList{}, err
+					}
+				}
+				o.Visible = func(k *admin.APIKey) bool {
+					return k.UserID == by.ID || (k.WorkspaceID != nil && adminOf[*k.WorkspaceID])
+				}
+			}
+			keys, err := lib.ListAPIKeys(o)
 			if keys == nil {
 				keys = []*admin.APIKey{}
 			}
@@ -150,13 +220,20 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUpdateInput, *admin.APIKey]{
 		Name: "admin_key_update", Title: "Update API key",
-		Description: "Changes an API key's name, permissions, scopes, rate_limit, status or metadata. Setting status revoked stops the key at once.",
+		Description: "Changes an API key's name, permissions, scopes (never beyond your own key's), rate_limit, status or metadata. Setting status revoked stops the key at once. Logged with you as the actor.",
 		Handler: func(ctx context.Context, in KeyUpdateInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
 			}
-			k, err := lib.UpdateAPIKey(in.KeyID, admin.APIKeyUpdates{Name: in.Name, Permissions: in.Permissions, Scopes: in.Scopes, RateLimit: in.RateLimit, Status: in.Status, Metadata: in.Metadata, UpdatedBy: caller(ctx)})
+			by := actor(ctx)
+			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
+				return nil, err
+			}
+			if err := admin.ScopeCeiling("scopes", in.Scopes, by); err != nil {
+				return nil, err
+			}
+			k, err := lib.UpdateAPIKey(in.KeyID, admin.APIKeyUpdates{Name: in.Name, Permissions: in.Permissions, Scopes: in.Scopes, RateLimit: in.RateLimit, Status: in.Status, Metadata: in.Metadata, UpdatedBy: by.ID})
 			if err == nil && k == nil {
 				err = notFound("key_id", "API key", in.KeyID)
 			}
@@ -165,10 +242,13 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true,
-		Description: "Revokes an API key at once: every later request with it is refused. Logged in the key's audit log. Revoking twice changes nothing.",
+		Description: "Revokes an API key at once (a rotating key too): every later request with it is refused. Logged in the key's audit log. Revoking twice changes nothing.",
 		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
+				return nil, err
+			}
+			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
 				return nil, err
 			}
 			k, err := lib.RevokeAPIKey(in.KeyID, caller(ctx))
@@ -181,13 +261,21 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyRotateInput, *admin.RotateResult]{
 		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true,
-		Description: "Replaces an active key: new_key (plaintext in new_key.plaintext_key, shown only now) copies its settings with rotated_from pointing at the old key, which is revoked — at once, or after grace_period_ms.",
+		Description: "Replaces an active key: new_key (plaintext in new_key.plaintext_key, shown only now) copies its settings with rotated_from pointing at the old key. The old key is revoked at once, or with grace_period_ms it is status rotating and keeps validating until its grace_ends_at. You must hold every scope the key has.",
 		Handler: func(ctx context.Context, in KeyRotateInput) (*admin.RotateResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
 			}
-			r, err := lib.RotateAPIKey(in.KeyID, admin.RotateOptions{RotatedBy: caller(ctx), GracePeriodMs: in.GracePeriodMs})
+			by := actor(ctx)
+			old, err := managedKey(ctx, lib, in.KeyID)
+			if err != nil {
+				return nil, err
+			}
+			if err := admin.ScopeCeiling("key_id", old.Scopes, by); err != nil {
+				return nil, err
+			}
+			r, err := lib.RotateAPIKey(in.KeyID, admin.RotateOptions{RotatedBy: by.ID, GracePeriodMs: in.GracePeriodMs})
 			if err == nil && r == nil {
 				err = notFound("key_id", "API key", in.KeyID)
 			}
@@ -197,7 +285,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyValidateInput, admin.ValidationResult]{
 		Name: "admin_key_validate", Title: "Validate API key", ReadOnly: true, Idempotent: true,
-		Description: "Checks a plaintext API key without counting a request: valid with the key's settings, or invalid with reason malformed, unknown, revoked or expired.",
+		Description: "Checks a plaintext API key without counting a request: valid with the key's settings (in_grace_period for a rotating key), or invalid with reason malformed, unknown, revoked or expired.",
 		Handler: func(_ context.Context, in KeyValidateInput) (admin.ValidationResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -208,21 +296,29 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, admin.RateLimitResult]{
 		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits",
-		Description: "Checks the key's minute, hour and day windows and counts one request in all three only if all have room (atomic). Returns allowed, remaining and resetAt per window.",
-		Handler: func(_ context.Context, in KeyIDInput) (admin.RateLimitResult, error) {
+		Description: "Checks the key's minute, hour and day windows and counts one request in all three only if all have room (atomic). Returns allowed, remaining and resetAt per window. Emits usage.threshold_exceeded when a window crosses its warning share or its limit (once per window).",
+		Handler: func(ctx context.Context, in KeyIDInput) (admin.RateLimitResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return admin.RateLimitResult{}, err
 			}
-			return lib.CheckRateLimit(in.KeyID)
+			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
+				return admin.RateLimitResult{}, err
+			}
+			r, err := lib.CheckRateLimit(in.KeyID)
+			a.published()
+			return r, err
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUsageInput, *admin.UsageReport]{
 		Name: "admin_key_usage", Title: "API key usage", ReadOnly: true, Idempotent: true,
 		Description: "Returns a key's total requests, its current minute/hour/day windows and its requests per day between since and until.",
-		Handler: func(_ context.Context, in KeyUsageInput) (*admin.UsageReport, error) {
+		Handler: func(ctx context.Context, in KeyUsageInput) (*admin.UsageReport, error) {
 			lib, _, err := a.parts()
 			if err != nil {
+				return nil, err
+			}
+			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
 				return nil, err
 			}
 			u, err := lib.GetAPIKeyUsage(in.KeyID, admin.UsageOptions{Since: in.Since, Until: in.Until})
@@ -234,10 +330,13 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyAuditInput, AuditLog]{
 		Name: "admin_key_audit_log", Title: "API key audit log", ReadOnly: true, Idempotent: true,
-		Description: "Returns what happened to a key (created, updated, rotated, revoked), who did it and when, oldest first.",
-		Handler: func(_ context.Context, in KeyAuditInput) (AuditLog, error) {
+		Description: "Returns what happened to a key (created, updated, rotated, revoked), who did it (actor) and when, oldest first.",
+		Handler: func(ctx context.Context, in KeyAuditInput) (AuditLog, error) {
 			lib, _, err := a.parts()
 			if err != nil {
+				return AuditLog{}, err
+			}
+			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
 				return AuditLog{}, err
 			}
 			es, err := lib.GetAPIKeyAuditLog(in.KeyID, admin.Page{Limit: in.Limit, Offset: in.Offset})

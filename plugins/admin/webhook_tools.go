@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 
+	"github.com/cairn-mcp/cairn/plugins/admin/admin"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -20,6 +21,7 @@ type WebhookRegisterInput struct {
 	Secret      string                  `json:"secret,omitempty" jsonschema:"minLength=16,maxLength=256,description=Signing secret (default: generated)"`
 	Config      *webhooks.ConfigOptions `json:"config,omitempty" jsonschema:"description=maxRetries (0-10; default 5) / timeout ms (100-60000; default 10000) / rateLimitPerSecond / rateLimitPerMinute"`
 	Metadata    map[string]any          `json:"metadata,omitempty"`
+	WorkspaceID string                  `json:"workspace_id,omitempty" jsonschema:"maxLength=64,description=Receive only this workspace's events (you need its admin role). Omitted: every event; only the local operator registers such a webhook."`
 }
 
 // WebhookListInput is admin_webhook_list's input.
@@ -67,7 +69,7 @@ type RotatedSecret struct {
 // DeliveriesInput is admin_webhook_deliveries' input.
 type DeliveriesInput struct {
 	WebhookID string `json:"webhook_id" jsonschema:"minLength=1,maxLength=64"`
-	Status    string `json:"status,omitempty" jsonschema:"enum=pending,enum=delivered,enum=failed,enum=cancelled"`
+	Status    string `json:"status,omitempty" jsonschema:"enum=pending,enum=held,enum=delivered,enum=failed,enum=cancelled,enum=expired"`
 	Limit     int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
 	Offset    int    `json:"offset,omitempty" jsonschema:"minimum=0"`
 }
@@ -89,8 +91,9 @@ type WebhookStats struct {
 
 // TriggerInput is admin_event_trigger's input.
 type TriggerInput struct {
-	EventType string         `json:"event_type" jsonschema:"minLength=3,maxLength=128,description=A valid event type (see admin_event_types)"`
-	Payload   map[string]any `json:"payload,omitempty" jsonschema:"description=The event's data object"`
+	EventType   string         `json:"event_type" jsonschema:"minLength=3,maxLength=128,description=A valid event type (see admin_event_types)"`
+	Payload     map[string]any `json:"payload,omitempty" jsonschema:"description=The event's data object"`
+	WorkspaceID string         `json:"workspace_id,omitempty" jsonschema:"maxLength=64,description=Fire only at this workspace's webhooks (you need its admin role). Omitted: every subscribed webhook; only the local operator may."`
 }
 
 // EventTypes is admin_event_types' output.
@@ -100,30 +103,47 @@ type EventTypes struct {
 }
 
 func (a *Area) webhookTools() {
-	mgr := func() (*webhooks.Manager, error) {
-		_, m, err := a.parts()
-		return m, err
+	// hook loads a webhook (404 when unknown) the caller may see or manage.
+	hook := func(ctx context.Context, id string, check func(*admin.Admin, *webhooks.Webhook, admin.Actor) error) (*webhooks.Manager, error) {
+		l, m, err := a.parts()
+		if err != nil {
+			return nil, err
+		}
+		w, err := m.GetWebhook(id)
+		if err != nil {
+			return nil, err
+		}
+		if w == nil {
+			return nil, notFound("webhook_id", "webhook", id)
+		}
+		return m, check(l, w, actor(ctx))
 	}
 	sdk.AddTool(a.p, sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
 		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true,
-		Description: "Registers an http(s) endpoint for events (exact types, category.* or *; empty = all). Returns the signing secret once. Deliveries are POSTed as JSON signed with X-Cairn-Signature-256 (sha256=<hex HMAC>) and Standard Webhooks headers, retried with backoff.",
+		Description: "Registers an http(s) endpoint for events (exact types, category.* or *; empty = all) of one workspace (workspace_id, admin role) or, for the local operator, of every workspace. Returns the signing secret once. Deliveries are POSTed as JSON signed with X-Cairn-Signature-256 (sha256=<hex HMAC>) and Standard Webhooks headers, retried with backoff.",
 		Handler: func(ctx context.Context, in WebhookRegisterInput) (*webhooks.RegisterResult, error) {
-			m, err := mgr()
+			l, m, err := a.parts()
 			if err != nil {
 				return nil, err
 			}
-			r, err := m.Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata})
-			if err != nil {
+			by := actor(ctx)
+			if in.WorkspaceID == "" {
+				if err := requireOperator(by, "workspace_id", "a webhook without workspace_id (it receives every workspace's events)"); err != nil {
+					return nil, err
+				}
+			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
+				return nil, err // unknown workspace
+			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
 				return nil, err
 			}
-			return r, nil
+			return m.Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata, WorkspaceID: in.WorkspaceID, CreatedBy: by.ID})
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
 		Name: "admin_webhook_get", Title: "Get webhook", ReadOnly: true, Idempotent: true,
-		Description: "Returns a webhook's url, event types, status, config and delivery stats (never its secret).",
-		Handler: func(_ context.Context, in WebhookIDInput) (*webhooks.Webhook, error) {
-			m, err := mgr()
+		Description: "Returns a webhook's url, workspace, event types, status, config and delivery stats (never its secret).",
+		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.Webhook, error) {
+			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -136,13 +156,21 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookListInput, WebhookList]{
 		Name: "admin_webhook_list", Title: "List webhooks", ReadOnly: true, Idempotent: true,
-		Description: "Lists webhooks, oldest first; filter by status or by an event type they receive; paged.",
-		Handler: func(_ context.Context, in WebhookListInput) (WebhookList, error) {
-			m, err := mgr()
+		Description: "Lists the webhooks of your workspaces, oldest first; filter by status or by an event type they receive; paged.",
+		Handler: func(ctx context.Context, in WebhookListInput) (WebhookList, error) {
+			l, m, err := a.parts()
 			if err != nil {
 				return WebhookList{}, err
 			}
-			ws, err := m.ListWebhooks(webhooks.ListFilters{Status: in.Status, EventType: in.EventType, Limit: in.Limit, Offset: in.Offset})
+			f := webhooks.ListFilters{Status: in.Status, EventType: in.EventType, Limit: in.Limit, Offset: in.Offset}
+			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			if err != nil {
+				return WebhookList{}, err
+			}
+			if seen != nil {
+				f.Visible = func(w *webhooks.Webhook) bool { return w.WorkspaceID != nil && seen[*w.WorkspaceID] }
+			}
+			ws, err := m.ListWebhooks(f)
 			if ws == nil {
 				ws = []*webhooks.Webhook{}
 			}
@@ -151,9 +179,9 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
 		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true,
-		Description: "Changes a webhook's url (validated again), description, event types, config, metadata or status.",
+		Description: "Changes a webhook's url (validated again), description, event types, config, metadata or status (admin role in its workspace). Becoming active releases the deliveries held while it was paused.",
 		Handler: func(ctx context.Context, in WebhookUpdateInput) (*webhooks.Webhook, error) {
-			m, err := mgr()
+			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -169,14 +197,14 @@ func (a *Area) webhookTools() {
 		f                 func(m *webhooks.Manager, id string) (bool, error)
 		destructive       bool
 	}{
-		{"admin_webhook_pause", "Pause webhook", "Stops deliveries to a webhook; queued deliveries wait until it is resumed.", (*webhooks.Manager).Pause, false},
-		{"admin_webhook_resume", "Resume webhook", "Makes a paused (or error) webhook active again; queued deliveries continue.", (*webhooks.Manager).Resume, false},
-		{"admin_webhook_unregister", "Unregister webhook", "Deletes a webhook and cancels its queued deliveries; its delivery history stays.", (*webhooks.Manager).Unregister, true},
+		{"admin_webhook_pause", "Pause webhook", "Stops deliveries to a webhook. Events for it are held (persisted, in order, across restarts) until it is resumed; one held longer than the retention (default 7 days) expires, recorded in the delivery history with its reason.", (*webhooks.Manager).Pause, false},
+		{"admin_webhook_resume", "Resume webhook", "Makes a paused (or error) webhook active again and delivers its held events in the order they happened.", (*webhooks.Manager).Resume, false},
+		{"admin_webhook_unregister", "Unregister webhook", "Deletes a webhook and cancels its queued and held deliveries; its delivery history stays.", (*webhooks.Manager).Unregister, true},
 	} {
 		sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, Success]{
 			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive,
-			Handler: func(_ context.Context, in WebhookIDInput) (Success, error) {
-				m, err := mgr()
+			Handler: func(ctx context.Context, in WebhookIDInput) (Success, error) {
+				m, err := hook(ctx, in.WebhookID, canManageWebhook)
 				if err != nil {
 					return Success{}, err
 				}
@@ -191,8 +219,8 @@ func (a *Area) webhookTools() {
 	sdk.AddTool(a.p, sdk.Tool[RotateSecretInput, RotatedSecret]{
 		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret",
 		Description: "Gives a webhook a new signing secret (returned once). For 24 hours deliveries also carry a Standard Webhooks signature with the old secret so receivers can switch over.",
-		Handler: func(_ context.Context, in RotateSecretInput) (RotatedSecret, error) {
-			m, err := mgr()
+		Handler: func(ctx context.Context, in RotateSecretInput) (RotatedSecret, error) {
+			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return RotatedSecret{}, err
 			}
@@ -207,7 +235,7 @@ func (a *Area) webhookTools() {
 		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true,
 		Description: "Sends one signed webhook.test ping to the webhook now (no retries) and reports the status code and time taken.",
 		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.TestResult, error) {
-			m, err := mgr()
+			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -220,9 +248,9 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[DeliveriesInput, DeliveryList]{
 		Name: "admin_webhook_deliveries", Title: "Webhook delivery history", ReadOnly: true, Idempotent: true,
-		Description: "Lists a webhook's deliveries, newest first: event, status (pending, delivered, failed, cancelled), attempts, status code, duration, next retry.",
-		Handler: func(_ context.Context, in DeliveriesInput) (DeliveryList, error) {
-			m, err := mgr()
+		Description: "Lists a webhook's deliveries, newest first: event, status (pending, held, delivered, failed, cancelled, expired — with its reason), attempts, status code, duration, next retry.",
+		Handler: func(ctx context.Context, in DeliveriesInput) (DeliveryList, error) {
+			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
 				return DeliveryList{}, err
 			}
@@ -232,33 +260,60 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[NoInput, WebhookStats]{
 		Name: "admin_webhook_stats", Title: "Webhook statistics", ReadOnly: true, Idempotent: true,
-		Description: "Counts webhooks by status and summarizes deliveries: totals, success rate (%), average response time (ms), failures per webhook, pending retries.",
-		Handler: func(context.Context, NoInput) (WebhookStats, error) {
-			m, err := mgr()
+		Description: "Counts the webhooks you can see by status and summarizes their deliveries: totals, success rate (%), average response time (ms), failures per webhook, pending, held and expired deliveries.",
+		Handler: func(ctx context.Context, _ NoInput) (WebhookStats, error) {
+			l, m, err := a.parts()
 			if err != nil {
 				return WebhookStats{}, err
 			}
-			ws, err := m.GetStats()
+			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
 			if err != nil {
 				return WebhookStats{}, err
 			}
-			ds, err := m.GetDeliveryStats()
+			var keep func(*webhooks.Webhook) bool
+			var keepID func(string) bool
+			if seen != nil {
+				ids := map[string]bool{}
+				keep = func(w *webhooks.Webhook) bool {
+					ok := w.WorkspaceID != nil && seen[*w.WorkspaceID]
+					if ok {
+						ids[w.ID] = true
+					}
+					return ok
+				}
+				keepID = func(id string) bool { return ids[id] }
+			}
+			ws, err := m.GetStatsWhere(keep)
+			if err != nil {
+				return WebhookStats{}, err
+			}
+			ds, err := m.GetDeliveryStatsWhere(keepID)
 			return WebhookStats{Webhooks: ws, Deliveries: ds}, err
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
 		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true,
-		Description: "Fires an event at every active webhook subscribed to its type and waits for the first attempts: triggered, delivered, failed, pending (retrying).",
+		Description: "Fires an event at the subscribed webhooks (of workspace_id, admin role; every webhook only for the local operator) and waits for the first attempts: triggered, delivered, failed, pending (retrying), held (paused webhooks).",
 		Handler: func(ctx context.Context, in TriggerInput) (*webhooks.TriggerResult, error) {
-			m, err := mgr()
+			l, m, err := a.parts()
 			if err != nil {
+				return nil, err
+			}
+			by := actor(ctx)
+			if in.WorkspaceID == "" {
+				if err := requireOperator(by, "workspace_id", "an event for every workspace's webhooks"); err != nil {
+					return nil, err
+				}
+			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
+				return nil, err
+			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
 				return nil, err
 			}
 			var payload any = in.Payload
 			if in.Payload == nil {
 				payload = map[string]any{}
 			}
-			return m.TriggerEvent(ctx, in.EventType, payload)
+			return m.TriggerEventFor(ctx, in.WorkspaceID, in.EventType, payload)
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[NoInput, EventTypes]{

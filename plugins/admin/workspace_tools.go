@@ -170,17 +170,23 @@ func (a *Area) workspaceTools() {
 	}
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceCreateInput, *admin.Workspace]{
 		Name: "admin_workspace_create", Title: "Create workspace", SuccessStatus: 201,
-		Description: "Creates an active workspace with default resource limits (overridable); owner_id (default: you) becomes its first owner.",
+		Description: "Creates an active workspace with default resource limits (overridable); you become its first owner (owner_id for someone else is the local operator's).",
 		Handler: func(ctx context.Context, in WorkspaceCreateInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
+			by := actor(ctx)
 			owner := in.OwnerID
 			if owner == "" {
-				owner = caller(ctx)
+				owner = by.ID
 			}
-			o := admin.CreateWorkspaceOptions{Name: in.Name, Description: in.Description, OwnerID: owner, Settings: in.Settings, ResourceLimits: in.ResourceLimits, Metadata: in.Metadata, CreatedBy: caller(ctx)}
+			if owner != by.ID {
+				if err := requireOperator(by, "owner_id", "creating a workspace owned by someone else"); err != nil {
+					return nil, err
+				}
+			}
+			o := admin.CreateWorkspaceOptions{Name: in.Name, Description: in.Description, OwnerID: owner, Settings: in.Settings, ResourceLimits: in.ResourceLimits, Metadata: in.Metadata, CreatedBy: by.ID}
 			if in.OrgID != "" {
 				o.OrgID = &in.OrgID
 			}
@@ -191,10 +197,13 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.Workspace]{
 		Name: "admin_workspace_get", Title: "Get workspace", ReadOnly: true, Idempotent: true,
-		Description: "Returns a workspace with its status and resource limits.",
-		Handler: func(_ context.Context, in WorkspaceIDInput) (*admin.Workspace, error) {
+		Description: "Returns a workspace with its status and resource limits (members of any role).",
+		Handler: func(ctx context.Context, in WorkspaceIDInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
+				return nil, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
 				return nil, err
 			}
 			ws, err := l.GetWorkspace(in.WorkspaceID)
@@ -206,13 +215,21 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceListInput, WorkspaceList]{
 		Name: "admin_workspace_list", Title: "List workspaces", ReadOnly: true, Idempotent: true,
-		Description: "Lists workspaces, oldest first, filtered by org_id, owner_id or status; paged.",
-		Handler: func(_ context.Context, in WorkspaceListInput) (WorkspaceList, error) {
+		Description: "Lists the workspaces you belong to, oldest first, filtered by org_id, owner_id or status; paged.",
+		Handler: func(ctx context.Context, in WorkspaceListInput) (WorkspaceList, error) {
 			l, err := lib()
 			if err != nil {
 				return WorkspaceList{}, err
 			}
-			ws, err := l.ListWorkspaces(admin.ListWorkspacesOptions{OrgID: in.OrgID, OwnerID: in.OwnerID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			o := admin.ListWorkspacesOptions{OrgID: in.OrgID, OwnerID: in.OwnerID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}}
+			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			if err != nil {
+				return WorkspaceList{}, err
+			}
+			if seen != nil {
+				o.Visible = func(ws *admin.Workspace) bool { return seen[ws.ID] }
+			}
+			ws, err := l.ListWorkspaces(o)
 			if ws == nil {
 				ws = []*admin.Workspace{}
 			}
@@ -221,10 +238,13 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceUpdateInput, *admin.Workspace]{
 		Name: "admin_workspace_update", Title: "Update workspace",
-		Description: "Changes a workspace's name, description, settings, metadata, status (active, suspended, archived) or resource limits.",
-		Handler: func(_ context.Context, in WorkspaceUpdateInput) (*admin.Workspace, error) {
+		Description: "Changes a workspace's name, description, settings, metadata, status (active, suspended, archived) or resource limits. Needs the admin role.",
+		Handler: func(ctx context.Context, in WorkspaceUpdateInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
+				return nil, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
 				return nil, err
 			}
 			ws, err := l.UpdateWorkspace(in.WorkspaceID, admin.WorkspaceUpdates{Name: in.Name, Description: in.Description, Settings: in.Settings, Metadata: in.Metadata, Status: in.Status, ResourceLimits: in.ResourceLimits})
@@ -237,10 +257,13 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, admin.DeleteResult]{
 		Name: "admin_workspace_delete", Title: "Delete (archive) workspace", Destructive: true, Idempotent: true,
-		Description: "Archives a workspace and its resources: projects archived, pending invitations and workspace-scoped API keys revoked.",
+		Description: "Archives a workspace and its resources: projects archived (project.archived each), pending invitations and workspace-scoped API keys revoked. Needs the owner role.",
 		Handler: func(ctx context.Context, in WorkspaceIDInput) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {
+				return admin.DeleteResult{}, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleOwner); err != nil {
 				return admin.DeleteResult{}, err
 			}
 			r, err := l.DeleteWorkspace(in.WorkspaceID, caller(ctx))
@@ -254,9 +277,12 @@ func (a *Area) workspaceTools() {
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.WorkspaceStats]{
 		Name: "admin_workspace_stats", Title: "Workspace statistics", ReadOnly: true, Idempotent: true,
 		Description: "Counts a workspace's active projects and members, today's API calls with its keys, and the bytes its records use.",
-		Handler: func(_ context.Context, in WorkspaceIDInput) (*admin.WorkspaceStats, error) {
+		Handler: func(ctx context.Context, in WorkspaceIDInput) (*admin.WorkspaceStats, error) {
 			l, err := lib()
 			if err != nil {
+				return nil, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
 				return nil, err
 			}
 			s, err := l.GetWorkspaceStats(in.WorkspaceID)
@@ -275,7 +301,11 @@ func (a *Area) workspaceTools() {
 			if err != nil {
 				return nil, err
 			}
-			m, err := l.AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: caller(ctx), Metadata: in.Metadata})
+			by := actor(ctx)
+			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
+				return nil, err
+			}
+			m, err := l.AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
 			a.published()
 			return m, err
 		},
@@ -283,9 +313,12 @@ func (a *Area) workspaceTools() {
 	sdk.AddTool(a.p, sdk.Tool[MemberInput, *admin.Member]{
 		Name: "admin_member_get", Title: "Get member", ReadOnly: true, Idempotent: true,
 		Description: "Returns a workspace member's role, join time and inviter.",
-		Handler: func(_ context.Context, in MemberInput) (*admin.Member, error) {
+		Handler: func(ctx context.Context, in MemberInput) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
+				return nil, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
 				return nil, err
 			}
 			m, err := l.GetMember(in.WorkspaceID, in.UserID)
@@ -298,9 +331,12 @@ func (a *Area) workspaceTools() {
 	sdk.AddTool(a.p, sdk.Tool[MemberListInput, MemberList]{
 		Name: "admin_member_list", Title: "List members", ReadOnly: true, Idempotent: true,
 		Description: "Lists a workspace's members, owners first; filter by role; paged.",
-		Handler: func(_ context.Context, in MemberListInput) (MemberList, error) {
+		Handler: func(ctx context.Context, in MemberListInput) (MemberList, error) {
 			l, err := lib()
 			if err != nil {
+				return MemberList{}, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
 				return MemberList{}, err
 			}
 			ms, err := l.ListMembers(in.WorkspaceID, admin.ListMembersOptions{Role: in.Role, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
@@ -312,13 +348,21 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberRoleInput, *admin.Member]{
 		Name: "admin_member_update_role", Title: "Change member role",
-		Description: "Changes a member's role. You must be an owner or admin; only an owner grants or changes the owner role; the last owner cannot be demoted.",
+		Description: "Changes a member's role. You must be an owner or admin; only an owner grants or changes the owner role (which is how ownership is transferred); the last owner cannot be demoted.",
 		Handler: func(ctx context.Context, in MemberRoleInput) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
-			m, err := l.UpdateMemberRole(in.WorkspaceID, in.UserID, in.Role, caller(ctx))
+			by := actor(ctx)
+			need := grantRole(in.Role)
+			if cur, err := l.GetMember(in.WorkspaceID, in.UserID); err == nil && cur != nil && cur.Role == admin.RoleOwner {
+				need = admin.RoleOwner // changing an owner
+			}
+			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
+				return nil, err
+			}
+			m, err := l.UpdateMemberRoleAs(in.WorkspaceID, in.UserID, in.Role, by)
 			a.published()
 			return m, err
 		},
@@ -331,7 +375,15 @@ func (a *Area) workspaceTools() {
 			if err != nil {
 				return Removed{}, err
 			}
-			ok, err := l.RemoveMember(in.WorkspaceID, in.UserID, caller(ctx))
+			by := actor(ctx)
+			need := admin.RoleAdmin
+			if in.UserID == by.ID {
+				need = admin.RoleViewer // leaving
+			}
+			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
+				return Removed{}, err
+			}
+			ok, err := l.RemoveMemberAs(in.WorkspaceID, in.UserID, by)
 			a.published()
 			return Removed{Removed: ok}, err
 		},
@@ -339,34 +391,56 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[InviteInput, *admin.Invitation]{
 		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201,
-		Description: "Creates an invitation to a workspace. The token (256 random bits) is in this result only; it works once and expires after 7 days. No e-mail is sent: hand the token over yourself.",
+		Description: "Creates an invitation to a workspace (admin role; only an owner invites an owner). The token (256 random bits) is in this result only; it works once and expires after 7 days. No e-mail is sent: hand the token over yourself.",
 		Handler: func(ctx context.Context, in InviteInput) (*admin.Invitation, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
-			return l.InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: caller(ctx), Message: in.Message})
+			by := actor(ctx)
+			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
+				return nil, err
+			}
+			return l.InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: by.ID, Message: in.Message, Operator: by.Operator})
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[AcceptInput, admin.AcceptResult]{
 		Name: "admin_invitation_accept", Title: "Accept invitation",
-		Description: "Redeems an invitation token, adding the member with the invited role. Fails with reason invalid, already_used, revoked, expired or workspace_archived.",
-		Handler: func(_ context.Context, in AcceptInput) (admin.AcceptResult, error) {
+		Description: "Redeems an invitation token, adding you as a member with the invited role (the local operator may name user_id; default the invitation's e-mail). Fails with reason invalid, already_used, revoked, expired or workspace_archived.",
+		Handler: func(ctx context.Context, in AcceptInput) (admin.AcceptResult, error) {
 			l, err := lib()
 			if err != nil {
 				return admin.AcceptResult{}, err
 			}
-			r, err := l.AcceptInvitation(in.Token, in.UserID)
+			by := actor(ctx)
+			user := in.UserID
+			if !by.Operator {
+				if user != "" && user != by.ID {
+					return admin.AcceptResult{}, admin.Forbidden("operator", "you can accept an invitation only as yourself (%s), not as %s", by.ID, user).With("field", "user_id")
+				}
+				user = by.ID
+			}
+			r, err := l.AcceptInvitation(in.Token, user)
 			a.published()
 			return r, err
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationIDInput, Revoked]{
 		Name: "admin_invitation_revoke", Title: "Revoke invitation", Destructive: true, Idempotent: true,
-		Description: "Revokes a pending invitation so its token no longer works; revoked is false when it was not pending.",
-		Handler: func(_ context.Context, in InvitationIDInput) (Revoked, error) {
+		Description: "Revokes a pending invitation so its token no longer works (admin role); revoked is false when it was not pending.",
+		Handler: func(ctx context.Context, in InvitationIDInput) (Revoked, error) {
 			l, err := lib()
 			if err != nil {
+				return Revoked{}, err
+			}
+			inv, err := l.GetInvitation(in.InvitationID)
+			if err != nil {
+				return Revoked{}, err
+			}
+			if inv == nil {
+				return Revoked{}, notFound("invitation_id", "invitation", in.InvitationID)
+			}
+			if err := l.RequireRole(inv.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
 				return Revoked{}, err
 			}
 			ok, err := l.RevokeInvitation(in.InvitationID)
@@ -375,10 +449,13 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationListInput, InvitationList]{
 		Name: "admin_invitation_list", Title: "List invitations", ReadOnly: true, Idempotent: true,
-		Description: "Lists a workspace's invitations, newest first (never their tokens); filter by status.",
-		Handler: func(_ context.Context, in InvitationListInput) (InvitationList, error) {
+		Description: "Lists a workspace's invitations, newest first (never their tokens); filter by status. Needs the admin role: invitations are managed by admins.",
+		Handler: func(ctx context.Context, in InvitationListInput) (InvitationList, error) {
 			l, err := lib()
 			if err != nil {
+				return InvitationList{}, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
 				return InvitationList{}, err
 			}
 			is, err := l.ListInvitations(in.WorkspaceID, admin.ListInvitationsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
@@ -391,13 +468,17 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[ProjectCreateInput, *admin.Project]{
 		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201,
-		Description: "Creates a project in a workspace. Its slug (given, or derived from the name) is registered with the task pipeline, so task_create accepts it moments later.",
+		Description: "Creates a project in a workspace (admin role). Its slug (given, or derived from the name) is registered with the task pipeline, so task_create accepts it moments later.",
 		Handler: func(ctx context.Context, in ProjectCreateInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
-			p, err := l.CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: caller(ctx)})
+			by := actor(ctx)
+			if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+				return nil, err
+			}
+			p, err := l.CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: by.ID})
 			a.published()
 			return p, err
 		},
@@ -405,24 +486,23 @@ func (a *Area) workspaceTools() {
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
 		Name: "admin_project_get", Title: "Get project", ReadOnly: true, Idempotent: true,
 		Description: "Returns a workspace project by id or slug.",
-		Handler: func(_ context.Context, in ProjectIDInput) (*admin.Project, error) {
+		Handler: func(ctx context.Context, in ProjectIDInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
-			p, err := l.GetProject(in.ProjectID)
-			if err == nil && p == nil {
-				err = notFound("project_id", "project", in.ProjectID)
-			}
-			return p, err
+			return projectFor(ctx, l, in.ProjectID, admin.RoleViewer)
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectListInput, ProjectList]{
 		Name: "admin_project_list", Title: "List projects", ReadOnly: true, Idempotent: true,
 		Description: "Lists a workspace's projects, oldest first; filter by status (active, archived).",
-		Handler: func(_ context.Context, in ProjectListInput) (ProjectList, error) {
+		Handler: func(ctx context.Context, in ProjectListInput) (ProjectList, error) {
 			l, err := lib()
 			if err != nil {
+				return ProjectList{}, err
+			}
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
 				return ProjectList{}, err
 			}
 			ps, err := l.ListProjects(in.WorkspaceID, admin.ListProjectsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
@@ -434,14 +514,17 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectUpdateInput, *admin.Project]{
 		Name: "admin_project_update", Title: "Update project",
-		Description: "Changes a project's name, description or metadata (the slug never changes).",
-		Handler: func(_ context.Context, in ProjectUpdateInput) (*admin.Project, error) {
+		Description: "Changes a project's name, description or metadata (the slug never changes). Needs the admin role.",
+		Handler: func(ctx context.Context, in ProjectUpdateInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
-			id := a.projectID(l, in.ProjectID)
-			p, err := l.UpdateProject(id, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
+			cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+			if err != nil {
+				return nil, err
+			}
+			p, err := l.UpdateProject(cur.ID, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
 			if err == nil && p == nil {
 				err = notFound("project_id", "project", in.ProjectID)
 			}
@@ -449,31 +532,46 @@ func (a *Area) workspaceTools() {
 			return p, err
 		},
 	})
-	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
-		Name: "admin_project_archive", Title: "Archive project", Idempotent: true,
-		Description: "Archives a project; its tasks stay in the task pipeline and its slug stays reserved.",
-		Handler: func(_ context.Context, in ProjectIDInput) (*admin.Project, error) {
-			l, err := lib()
-			if err != nil {
-				return nil, err
-			}
-			p, err := l.ArchiveProject(a.projectID(l, in.ProjectID))
-			if err == nil && p == nil {
-				err = notFound("project_id", "project", in.ProjectID)
-			}
-			a.published()
-			return p, err
-		},
-	})
+	for _, op := range []struct {
+		name, title, desc string
+		f                 func(l *admin.Admin, id string) (*admin.Project, error)
+	}{
+		{"admin_project_archive", "Archive project", "Archives a project (admin role) and announces project.archived: its tasks stay readable in the task pipeline, new tasks under its slug are refused, and the slug stays reserved.", (*admin.Admin).ArchiveProject},
+		{"admin_project_unarchive", "Unarchive project", "Makes an archived project active again (admin role) and announces project.unarchived: the task pipeline takes new tasks under its slug again.", (*admin.Admin).UnarchiveProject},
+	} {
+		sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
+			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true,
+			Handler: func(ctx context.Context, in ProjectIDInput) (*admin.Project, error) {
+				l, err := lib()
+				if err != nil {
+					return nil, err
+				}
+				cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+				if err != nil {
+					return nil, err
+				}
+				p, err := op.f(l, cur.ID)
+				if err == nil && p == nil {
+					err = notFound("project_id", "project", in.ProjectID)
+				}
+				a.published()
+				return p, err
+			},
+		})
+	}
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, admin.DeleteResult]{
 		Name: "admin_project_delete", Title: "Delete project", Destructive: true,
-		Description: "Deletes a workspace project record and frees its slug here; tasks filed under the slug stay in the task pipeline.",
-		Handler: func(_ context.Context, in ProjectIDInput) (admin.DeleteResult, error) {
+		Description: "Deletes a workspace project (admin role), frees its slug here and announces project.deleted: the task pipeline forgets the slug (it becomes unknown to task tools).",
+		Handler: func(ctx context.Context, in ProjectIDInput) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {
 				return admin.DeleteResult{}, err
 			}
-			r, err := l.DeleteProject(a.projectID(l, in.ProjectID))
+			cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+			if err != nil {
+				return admin.DeleteResult{}, err
+			}
+			r, err := l.DeleteProject(cur.ID)
 			if err == nil && !r.Success {
 				err = notFound("project_id", "project", in.ProjectID)
 			}
@@ -483,10 +581,27 @@ func (a *Area) workspaceTools() {
 	})
 }
 
-// projectID resolves a slug to a project id; ids pass through.
-func (a *Area) projectID(l *admin.Admin, idOrSlug string) string {
-	if p, err := l.GetProject(idOrSlug); err == nil && p != nil {
-		return p.ID
+// grantRole is the role needed to give someone role: owner to make an
+// owner (this is how ownership is transferred), admin otherwise.
+func grantRole(role string) string {
+	if role == admin.RoleOwner {
+		return admin.RoleOwner
 	}
-	return idOrSlug
+	return admin.RoleAdmin
+}
+
+// projectFor resolves a project id or slug (404 when unknown) and checks
+// the caller's role in its workspace.
+func projectFor(ctx context.Context, l *admin.Admin, idOrSlug, role string) (*admin.Project, error) {
+	p, err := l.GetProject(idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, notFound("project_id", "project", idOrSlug)
+	}
+	if err := l.RequireRole(p.WorkspaceID, actor(ctx), role); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

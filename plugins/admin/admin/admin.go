@@ -45,13 +45,17 @@ type Options struct {
 	KeyPrefix string
 	// Now is the clock; tests inject one.
 	Now func() time.Time
+	// UsageThreshold is the share of a rate-limit window at which
+	// usage.threshold_exceeded warns (0 means DefaultUsageThreshold).
+	UsageThreshold float64
 }
 
 // Admin is the administration library bound to one store.
 type Admin struct {
-	st     *store.Store
-	prefix string
-	now    func() time.Time
+	st        *store.Store
+	prefix    string
+	now       func() time.Time
+	threshold float64
 }
 
 // New binds the library to an open store.
@@ -65,7 +69,13 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now}, nil
+	if opts.UsageThreshold == 0 {
+		opts.UsageThreshold = DefaultUsageThreshold
+	}
+	if opts.UsageThreshold < 0 || opts.UsageThreshold > 1 {
+		return nil, errs.Invalidf("usage_threshold", "range", "usage threshold must be a share in (0, 1] (got %v)", opts.UsageThreshold)
+	}
+	return &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now, threshold: opts.UsageThreshold}, nil
 }
 
 // Open opens the admin store in dataDir and binds the library to it.

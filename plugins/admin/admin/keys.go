@@ -15,11 +15,14 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// API key statuses (specification part 3).
+// API key statuses (specification part 3). KeyRotating is cairn's: a key
+// replaced by RotateAPIKey with a grace period, still valid until its
+// grace_ends_at and revoked from then on.
 const (
-	KeyActive  = "active"
-	KeyRevoked = "revoked"
-	KeyExpired = "expired"
+	KeyActive   = "active"
+	KeyRotating = "rotating"
+	KeyRevoked  = "revoked"
+	KeyExpired  = "expired"
 )
 
 // Validation failure reasons of ValidateAPIKey.
@@ -57,35 +60,39 @@ var DefaultRateLimit = RateLimit{PerMinute: 100, PerHour: 1000, PerDay: 10000}
 
 // Usage is a key's usage counters.
 type Usage struct {
-	TotalRequests int64  `json:"total_requests"`
-	LastUsedAt    string `json:"last_used_at,omitempty"`
+	TotalRequests int64   `json:"total_requests"`
+	LastUsedAt    *string `json:"last_used_at" jsonschema:"oneof_type=string;null"`
 }
 
 // APIKey is an API key. The plaintext is never stored; PlaintextKey is set
 // only on the values CreateAPIKey and RotateAPIKey return, and KeyHash
 // never appears in its JSON unless ToJSON(true) asks for it.
 type APIKey struct {
-	ID           string         `json:"id"`
-	Name         string         `json:"name"`
-	KeyHash      string         `json:"-"`
-	KeyPreview   string         `json:"key_preview"`
-	OrgID        string         `json:"org_id"`
-	WorkspaceID  *string        `json:"workspace_id,omitempty"`
-	UserID       string         `json:"user_id"`
-	Permissions  []string       `json:"permissions"`
-	Scopes       []string       `json:"scopes"`
-	RateLimit    RateLimit      `json:"rate_limit"`
-	Usage        Usage          `json:"usage"`
-	Status       string         `json:"status"`
-	ExpiresAt    *string        `json:"expires_at,omitempty"`
-	LastUsedAt   *string        `json:"last_used_at,omitempty"`
-	CreatedAt    string         `json:"created_at"`
-	UpdatedAt    string         `json:"updated_at"`
-	CreatedBy    string         `json:"created_by"`
-	RotatedFrom  *string        `json:"rotated_from,omitempty"`
-	RevokedAt    *string        `json:"revoked_at,omitempty"`
-	RevokedBy    *string        `json:"revoked_by,omitempty"`
-	GraceUntil   *string        `json:"grace_until,omitempty"`
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	KeyHash     string    `json:"-"`
+	KeyPreview  string    `json:"key_preview"`
+	OrgID       string    `json:"org_id"`
+	WorkspaceID *string   `json:"workspace_id" jsonschema:"oneof_type=string;null"`
+	UserID      string    `json:"user_id"`
+	Permissions []string  `json:"permissions"`
+	Scopes      []string  `json:"scopes"`
+	RateLimit   RateLimit `json:"rate_limit"`
+	Usage       Usage     `json:"usage"`
+	// Status is active, rotating (replaced, valid until GraceEndsAt),
+	// revoked or expired.
+	Status      string  `json:"status"`
+	ExpiresAt   *string `json:"expires_at" jsonschema:"oneof_type=string;null"`
+	LastUsedAt  *string `json:"last_used_at" jsonschema:"oneof_type=string;null"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   string  `json:"updated_at"`
+	CreatedBy   string  `json:"created_by"`
+	RotatedFrom *string `json:"rotated_from" jsonschema:"oneof_type=string;null"`
+	RevokedAt   *string `json:"revoked_at" jsonschema:"oneof_type=string;null"`
+	RevokedBy   *string `json:"revoked_by" jsonschema:"oneof_type=string;null"`
+	// GraceEndsAt is when a rotated key stops validating; null unless the
+	// rotation granted a grace period.
+	GraceEndsAt  *string        `json:"grace_ends_at" jsonschema:"oneof_type=string;null"`
 	Metadata     map[string]any `json:"metadata"`
 	PlaintextKey string         `json:"plaintext_key,omitempty"`
 }
@@ -94,6 +101,9 @@ type APIKey struct {
 type storedKey struct {
 	APIKey
 	KeyHash string `json:"key_hash"`
+	// LegacyGraceUntil is how stores written before the rotating status
+	// recorded a grace period (status revoked plus grace_until).
+	LegacyGraceUntil *string `json:"grace_until,omitempty"`
 }
 
 // ToJSON encodes the key; the hash is included only when includeSensitive
@@ -275,15 +285,34 @@ func (a *Admin) loadKey(tx *bolt.Tx, id string) (*APIKey, error) {
 	if _, err := store.Get(tx, store.BucketKeyUsage, []byte(id), &u); err != nil {
 		return nil, err
 	}
-	k.Usage = Usage{TotalRequests: u.Total, LastUsedAt: u.LastUsedAt}
+	k.Usage = Usage{TotalRequests: u.Total}
 	if u.LastUsedAt != "" {
 		s := u.LastUsedAt
-		k.LastUsedAt = &s
+		k.LastUsedAt, k.Usage.LastUsedAt = &s, &s
 	}
-	if k.Status == KeyActive && a.expired(&k) {
+	if sk.LegacyGraceUntil != nil && k.GraceEndsAt == nil && k.Status == KeyRevoked {
+		k.Status, k.GraceEndsAt, k.RevokedAt = KeyRotating, sk.LegacyGraceUntil, nil
+	}
+	if k.Status == KeyRotating && !a.inGrace(&k) {
+		// The grace period is over: the key reads as revoked from its end.
+		k.Status = KeyRevoked
+		if k.RevokedAt == nil {
+			k.RevokedAt = k.GraceEndsAt
+		}
+	}
+	if (k.Status == KeyActive || k.Status == KeyRotating) && a.expired(&k) {
 		k.Status = KeyExpired
 	}
 	return &k, nil
+}
+
+// inGrace reports whether a rotated key's grace period is still running.
+func (a *Admin) inGrace(k *APIKey) bool {
+	if k.GraceEndsAt == nil {
+		return false
+	}
+	t, err := ParseTime(*k.GraceEndsAt)
+	return err == nil && a.now().Before(t)
 }
 
 func (a *Admin) expired(k *APIKey) bool {
@@ -305,8 +334,9 @@ func (a *Admin) GetAPIKeyByID(id string) (*APIKey, error) {
 	return out, internal(err)
 }
 
-// GetAPIKeyByHash returns the active key with this SHA-256 hash (lowercase
-// hex), or nil: the lookup used for authentication.
+// GetAPIKeyByHash returns the valid key (active, or rotating inside its
+// grace period) with this SHA-256 hash (lowercase hex), or nil: the lookup
+// used for authentication.
 func (a *Admin) GetAPIKeyByHash(keyHash string) (*APIKey, error) {
 	var out *APIKey
 	err := a.st.View(func(tx *bolt.Tx) error {
@@ -315,7 +345,7 @@ func (a *Admin) GetAPIKeyByHash(keyHash string) (*APIKey, error) {
 			return nil
 		}
 		k, err := a.loadKey(tx, string(id))
-		if err == nil && k != nil && k.Status == KeyActive {
+		if err == nil && k != nil && (k.Status == KeyActive || k.Status == KeyRotating) {
 			out = k
 		}
 		return err
@@ -330,7 +360,7 @@ type ValidationResult struct {
 	APIKey *APIKey `json:"api_key,omitempty"`
 	Reason string  `json:"reason,omitempty"`
 	// InGracePeriod is true for a rotated key still inside the grace
-	// period its rotation granted.
+	// period its rotation granted (status rotating).
 	InGracePeriod bool `json:"in_grace_period,omitempty"`
 }
 
@@ -360,15 +390,11 @@ func (a *Admin) ValidateAPIKey(plaintext string) (ValidationResult, error) {
 		switch k.Status {
 		case KeyActive:
 			res = ValidationResult{Valid: true, APIKey: k}
+		case KeyRotating:
+			res = ValidationResult{Valid: true, APIKey: k, InGracePeriod: true}
 		case KeyExpired:
 			res.Reason = ReasonExpired
 		default:
-			if k.GraceUntil != nil && !a.expired(k) {
-				if t, err := ParseTime(*k.GraceUntil); err == nil && a.now().Before(t) {
-					res = ValidationResult{Valid: true, APIKey: k, InGracePeriod: true}
-					return nil
-				}
-			}
 			res.Reason = ReasonRevoked
 		}
 		return nil
@@ -382,6 +408,9 @@ type ListAPIKeysOptions struct {
 	WorkspaceID string `json:"workspace_id,omitempty"`
 	UserID      string `json:"user_id,omitempty"`
 	Status      string `json:"status,omitempty"`
+	// Visible, when set, keeps only the keys it accepts (before paging):
+	// how a caller sees only the keys it may manage.
+	Visible func(k *APIKey) bool `json:"-"`
 	Page
 }
 
@@ -391,8 +420,8 @@ func (a *Admin) ListAPIKeys(o ListAPIKeysOptions) ([]*APIKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Status != "" && o.Status != KeyActive && o.Status != KeyRevoked && o.Status != KeyExpired {
-		return nil, errs.Invalidf("status", "enum", "status must be one of active, revoked, expired (got %q)", o.Status)
+	if o.Status != "" && o.Status != KeyActive && o.Status != KeyRotating && o.Status != KeyRevoked && o.Status != KeyExpired {
+		return nil, errs.Invalidf("status", "enum", "status must be one of active, rotating, revoked, expired (got %q)", o.Status)
 	}
 	var all []*APIKey
 	err = a.st.View(func(tx *bolt.Tx) error {
@@ -403,7 +432,8 @@ func (a *Admin) ListAPIKeys(o ListAPIKeysOptions) ([]*APIKey, error) {
 			}
 			if (o.OrgID != "" && key.OrgID != o.OrgID) || (o.UserID != "" && key.UserID != o.UserID) ||
 				(o.Status != "" && key.Status != o.Status) ||
-				(o.WorkspaceID != "" && (key.WorkspaceID == nil || *key.WorkspaceID != o.WorkspaceID)) {
+				(o.WorkspaceID != "" && (key.WorkspaceID == nil || *key.WorkspaceID != o.WorkspaceID)) ||
+				(o.Visible != nil && !o.Visible(key)) {
 				return nil
 			}
 			all = append(all, key)
@@ -486,6 +516,7 @@ func (a *Admin) UpdateAPIKey(id string, u APIKeyUpdates) (*APIKey, error) {
 		}
 		if u.Status != nil {
 			k.Status, changed["status"] = *u.Status, *u.Status
+			k.GraceEndsAt = nil
 			if *u.Status == KeyRevoked && k.RevokedAt == nil {
 				ts := FormatTime(a.now())
 				k.RevokedAt = &ts
@@ -514,11 +545,11 @@ func (a *Admin) RevokeAPIKey(id, revokedBy string) (*APIKey, error) {
 			return err
 		}
 		out = k
-		if k.Status == KeyRevoked && k.GraceUntil == nil {
+		if k.Status == KeyRevoked {
 			return nil
 		}
 		ts := FormatTime(a.now())
-		k.Status, k.RevokedAt, k.UpdatedAt, k.GraceUntil = KeyRevoked, &ts, ts, nil
+		k.Status, k.RevokedAt, k.UpdatedAt, k.GraceEndsAt = KeyRevoked, &ts, ts, nil
 		if revokedBy != "" {
 			k.RevokedBy = &revokedBy
 		}
@@ -572,13 +603,16 @@ func (a *Admin) RotateAPIKey(id string, o RotateOptions) (*RotateResult, error) 
 		nk := a.mint(now, old.Name, old.OrgID, old.WorkspaceID, old.UserID, old.Permissions, old.Scopes, old.RateLimit, old.ExpiresAt, by, old.Metadata)
 		nk.RotatedFrom = &old.ID
 		ts := FormatTime(now)
-		old.Status, old.RevokedAt, old.UpdatedAt = KeyRevoked, &ts, ts
+		old.UpdatedAt = ts
 		if o.RotatedBy != "" {
 			old.RevokedBy = &o.RotatedBy
 		}
 		if o.GracePeriodMs > 0 {
+			// Rotating until the grace period ends, revoked from then on.
 			g := FormatTime(now.Add(time.Duration(o.GracePeriodMs) * time.Millisecond))
-			old.GraceUntil = &g
+			old.Status, old.GraceEndsAt = KeyRotating, &g
+		} else {
+			old.Status, old.RevokedAt = KeyRevoked, &ts
 		}
 		if err := a.putKey(tx, old, false); err != nil {
 			return err

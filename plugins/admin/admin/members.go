@@ -90,6 +90,17 @@ func members(tx *bolt.Tx, ws string) ([]Member, error) {
 	return out, nil
 }
 
+func eachMember(tx *bolt.Tx, f func(m Member)) error {
+	return tx.Bucket([]byte(store.BucketMembers)).ForEach(func(_, v []byte) error {
+		var m Member
+		if err := json.Unmarshal(v, &m); err != nil {
+			return err
+		}
+		f(m)
+		return nil
+	})
+}
+
 func countRole(ms []Member, role string) int {
 	n := 0
 	for _, m := range ms {
@@ -104,11 +115,13 @@ func countRole(ms []Member, role string) int {
 // admins manage members; only an owner grants (or takes away) the owner
 // role; an admin cannot touch an owner. A workspace without any owner can
 // be claimed by anyone (bootstrap after every owner left is impossible by
-// the last-owner rule, so this only covers hand-made stores).
-func authorize(ms []Member, actor, targetRole, newRole string) error {
-	if countRole(ms, RoleOwner) == 0 {
+// the last-owner rule, so this only covers hand-made stores). The local
+// operator holds every right (D22).
+func authorize(ms []Member, by Actor, targetRole, newRole string) error {
+	if by.Operator || countRole(ms, RoleOwner) == 0 {
 		return nil
 	}
+	actor := by.ID
 	if actor == "" {
 		return errs.Invalid("actor", "required", "say who is acting (a member with the owner or admin role)")
 	}
@@ -119,10 +132,10 @@ func authorize(ms []Member, actor, targetRole, newRole string) error {
 		}
 	}
 	if role != RoleOwner && role != RoleAdmin {
-		return errs.Newf(403, errs.Forbidden, "%s is not an owner or admin of this workspace and cannot manage its members", actor).With("field", "actor")
+		return Forbidden(RoleAdmin, "%s is not an owner or admin of this workspace and cannot manage its members", actor).With("field", "actor")
 	}
 	if (newRole == RoleOwner || targetRole == RoleOwner) && role != RoleOwner {
-		return errs.Newf(403, errs.Forbidden, "only an owner can grant the owner role or change an owner; %s is %s", actor, role).With("field", "actor")
+		return Forbidden(RoleOwner, "only an owner can grant the owner role or change an owner; %s is %s", actor, role).With("field", "actor")
 	}
 	return nil
 }
@@ -133,6 +146,8 @@ type AddMemberOptions struct {
 	Role      string         `json:"role"`
 	InvitedBy string         `json:"invited_by"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
+	// Operator marks the inviter as the local operator, who needs no role.
+	Operator bool `json:"-"`
 }
 
 // AddMember adds a user to a workspace. The inviter must be an owner or
@@ -157,7 +172,7 @@ func (a *Admin) AddMember(workspaceID string, o AddMemberOptions) (*Member, erro
 		if err != nil {
 			return err
 		}
-		if err := authorize(ms, o.InvitedBy, "", o.Role); err != nil {
+		if err := authorize(ms, Actor{ID: o.InvitedBy, Operator: o.Operator}, "", o.Role); err != nil {
 			return errorWithField(err, "invited_by")
 		}
 		m, err := a.addMemberTx(tx, ws, ms, o.UserID, o.Role, o.InvitedBy, o.Metadata)
@@ -194,6 +209,12 @@ func (a *Admin) addMemberTx(tx *bolt.Tx, ws *Workspace, ms []Member, user, role,
 // actor must be an owner or admin, or the member leaving. The last owner
 // cannot be removed.
 func (a *Admin) RemoveMember(workspaceID, userID, actor string) (bool, error) {
+	return a.RemoveMemberAs(workspaceID, userID, Actor{ID: actor})
+}
+
+// RemoveMemberAs is RemoveMember with the actor's rights spelled out.
+func (a *Admin) RemoveMemberAs(workspaceID, userID string, by Actor) (bool, error) {
+	actor := by.ID
 	removed := false
 	err := a.st.Update(func(tx *bolt.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
@@ -216,7 +237,7 @@ func (a *Admin) RemoveMember(workspaceID, userID, actor string) (bool, error) {
 			return errs.Conflictf(errs.Conflict, "%s is the last owner of workspace %s and cannot be removed; make another member an owner first", userID, workspaceID).With("field", "user_id")
 		}
 		if actor != userID {
-			if err := authorize(ms, actor, target.Role, ""); err != nil {
+			if err := authorize(ms, by, target.Role, ""); err != nil {
 				return err
 			}
 		}
@@ -295,6 +316,13 @@ func (a *Admin) ListMembers(workspaceID string, o ListMembersOptions) ([]Member,
 // admin; only an owner grants or changes the owner role; the last owner
 // cannot be demoted. 404 when the user is not a member.
 func (a *Admin) UpdateMemberRole(workspaceID, userID, role, actor string) (*Member, error) {
+	return a.UpdateMemberRoleAs(workspaceID, userID, role, Actor{ID: actor})
+}
+
+// UpdateMemberRoleAs is UpdateMemberRole with the actor's rights spelled
+// out.
+func (a *Admin) UpdateMemberRoleAs(workspaceID, userID, role string, by Actor) (*Member, error) {
+	actor := by.ID
 	if err := CheckRole("role", role); err != nil {
 		return nil, err
 	}
@@ -323,7 +351,7 @@ func (a *Admin) UpdateMemberRole(workspaceID, userID, role, actor string) (*Memb
 		if target.Role == RoleOwner && countRole(ms, RoleOwner) == 1 {
 			return errs.Conflictf(errs.Conflict, "%s is the last owner of workspace %s and cannot be demoted; make another member an owner first", userID, workspaceID).With("field", "role")
 		}
-		if err := authorize(ms, actor, target.Role, role); err != nil {
+		if err := authorize(ms, by, target.Role, role); err != nil {
 			return err
 		}
 		old := target.Role
@@ -340,18 +368,18 @@ func (a *Admin) UpdateMemberRole(workspaceID, userID, role, actor string) (*Memb
 // Invitation is an InvitationRecord. Token is the plaintext, present only
 // on the value InviteMember returns; the store keeps its SHA-256.
 type Invitation struct {
-	ID          string `json:"id"`
-	WorkspaceID string `json:"workspace_id"`
-	Email       string `json:"email"`
-	Role        string `json:"role"`
-	InvitedBy   string `json:"invited_by"`
-	Message     string `json:"message,omitempty"`
-	Status      string `json:"status"`
-	CreatedAt   string `json:"created_at"`
-	ExpiresAt   string `json:"expires_at"`
-	AcceptedAt  string `json:"accepted_at,omitempty"`
-	AcceptedBy  string `json:"accepted_by,omitempty"`
-	Token       string `json:"token,omitempty"`
+	ID          string  `json:"id"`
+	WorkspaceID string  `json:"workspace_id"`
+	Email       string  `json:"email"`
+	Role        string  `json:"role"`
+	InvitedBy   string  `json:"invited_by"`
+	Message     string  `json:"message"`
+	Status      string  `json:"status"`
+	CreatedAt   string  `json:"created_at"`
+	ExpiresAt   string  `json:"expires_at"`
+	AcceptedAt  *string `json:"accepted_at" jsonschema:"oneof_type=string;null"`
+	AcceptedBy  *string `json:"accepted_by" jsonschema:"oneof_type=string;null"`
+	Token       string  `json:"token,omitempty"`
 }
 
 type storedInvitation struct {
@@ -365,6 +393,8 @@ type InviteMemberOptions struct {
 	Role      string `json:"role"`
 	InvitedBy string `json:"invited_by"`
 	Message   string `json:"message,omitempty"`
+	// Operator marks the inviter as the local operator, who needs no role.
+	Operator bool `json:"-"`
 }
 
 func hashToken(t string) string {
@@ -397,7 +427,7 @@ func (a *Admin) InviteMember(workspaceID string, o InviteMemberOptions) (*Invita
 		if err != nil {
 			return err
 		}
-		if err := authorize(ms, o.InvitedBy, "", o.Role); err != nil {
+		if err := authorize(ms, Actor{ID: o.InvitedBy, Operator: o.Operator}, "", o.Role); err != nil {
 			return errorWithField(err, "invited_by")
 		}
 		token := "inv_" + base64.RawURLEncoding.EncodeToString(randomBytes(32))
@@ -491,7 +521,8 @@ func (a *Admin) AcceptInvitation(token, userID string) (AcceptResult, error) {
 		if err != nil {
 			return err
 		}
-		si.Status, si.AcceptedAt, si.AcceptedBy = InviteAccepted, FormatTime(a.now()), user
+		at := FormatTime(a.now())
+		si.Status, si.AcceptedAt, si.AcceptedBy = InviteAccepted, &at, &user
 		if err := store.Put(tx, store.BucketInvitations, id, si); err != nil {
 			return err
 		}
@@ -499,6 +530,21 @@ func (a *Admin) AcceptInvitation(token, userID string) (AcceptResult, error) {
 		return nil
 	})
 	return res, internal(err)
+}
+
+// GetInvitation returns an invitation (never its token) or nil.
+func (a *Admin) GetInvitation(invitationID string) (*Invitation, error) {
+	var out *Invitation
+	err := a.st.View(func(tx *bolt.Tx) error {
+		var si storedInvitation
+		found, err := store.Get(tx, store.BucketInvitations, []byte(invitationID), &si)
+		if found && err == nil {
+			inv := si.Invitation
+			out = &inv
+		}
+		return err
+	})
+	return out, internal(err)
 }
 
 // RevokeInvitation revokes a pending invitation; false when it is unknown

@@ -18,13 +18,16 @@ const (
 	ProjectArchived = "archived"
 )
 
-// Project events. EventProjectCreated is the event the core area listens
-// to (core.ProjectCreatedEvent) to register the slug for tasks.
+// Project events. The core area listens to created (core.ProjectCreatedEvent,
+// registering the slug for tasks), archived and unarchived (refusing or
+// accepting new tasks under the slug) and deleted (forgetting the slug).
+// Every one carries {"slug", "project_id", "workspace_id", "status"}.
 const (
-	EventProjectCreated  = "project.created"
-	EventProjectUpdated  = "project.updated"
-	EventProjectArchived = "project.archived"
-	EventProjectDeleted  = "project.deleted"
+	EventProjectCreated    = "project.created"
+	EventProjectUpdated    = "project.updated"
+	EventProjectArchived   = "project.archived"
+	EventProjectUnarchived = "project.unarchived"
+	EventProjectDeleted    = "project.deleted"
 )
 
 // SlugPattern is the project slug rule shared with the core area (D7).
@@ -122,17 +125,8 @@ func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Proj
 		if id := slugs.Get([]byte(slug)); id != nil {
 			return errs.Conflictf(errs.Conflict, "project slug %q is taken by project %s; choose another slug", slug, id).With("field", "slug")
 		}
-		n := 0
-		if err := tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
-			var p Project
-			if err := json.Unmarshal(v, &p); err != nil {
-				return err
-			}
-			if p.WorkspaceID == workspaceID && p.Status == ProjectActive {
-				n++
-			}
-			return nil
-		}); err != nil {
+		n, err := activeProjects(tx, workspaceID)
+		if err != nil {
 			return err
 		}
 		if n >= ws.ResourceLimits.MaxProjects {
@@ -148,7 +142,7 @@ func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Proj
 			return err
 		}
 		out = p
-		return a.event(tx, EventProjectCreated, map[string]any{"slug": slug, "project_id": p.ID, "workspace_id": workspaceID, "name": p.Name})
+		return a.event(tx, EventProjectCreated, map[string]any{"slug": slug, "project_id": p.ID, "workspace_id": workspaceID, "name": p.Name, "status": p.Status})
 	})
 	return out, internal(err)
 }
@@ -247,7 +241,7 @@ func (a *Admin) UpdateProject(projectID string, u ProjectUpdates) (*Project, err
 	if err := checkMetadata("metadata", u.Metadata); err != nil {
 		return nil, err
 	}
-	return a.changeProject(projectID, EventProjectUpdated, func(p *Project) error {
+	return a.changeProject(projectID, EventProjectUpdated, func(_ *bolt.Tx, p *Project) (bool, error) {
 		if u.Name != nil {
 			p.Name = *u.Name
 		}
@@ -257,35 +251,93 @@ func (a *Admin) UpdateProject(projectID string, u ProjectUpdates) (*Project, err
 		if u.Metadata != nil {
 			p.Metadata = u.Metadata
 		}
-		return nil
+		return true, nil
 	})
 }
 
 // ArchiveProject archives a project; nil for an unknown one. The slug
-// stays reserved, and the core area keeps the project's tasks.
+// stays reserved, and the core area keeps the project's tasks but takes no
+// new ones. Archiving an archived project changes nothing.
 func (a *Admin) ArchiveProject(projectID string) (*Project, error) {
-	return a.changeProject(projectID, EventProjectArchived, func(p *Project) error {
+	return a.changeProject(projectID, EventProjectArchived, func(_ *bolt.Tx, p *Project) (bool, error) {
+		if p.Status == ProjectArchived {
+			return false, nil
+		}
 		p.Status = ProjectArchived
-		return nil
+		return true, nil
 	})
 }
 
-func (a *Admin) changeProject(id, event string, f func(p *Project) error) (*Project, error) {
+// UnarchiveProject makes an archived project active again (its workspace
+// must be active and below max_projects); nil for an unknown one.
+// Unarchiving an active project changes nothing.
+func (a *Admin) UnarchiveProject(projectID string) (*Project, error) {
+	return a.changeProject(projectID, EventProjectUnarchived, func(tx *bolt.Tx, p *Project) (bool, error) {
+		if p.Status == ProjectActive {
+			return false, nil
+		}
+		ws, err := liveWorkspace(tx, p.WorkspaceID)
+		if err != nil {
+			return false, err
+		}
+		if ws.Status != WorkspaceActive {
+			return false, errs.Conflictf(errs.Conflict, "workspace %s is %s; reactivate it before unarchiving its projects", ws.ID, ws.Status)
+		}
+		n, err := activeProjects(tx, ws.ID)
+		if err != nil {
+			return false, err
+		}
+		if n >= ws.ResourceLimits.MaxProjects {
+			return false, errs.Conflictf(errs.LimitExceeded, "workspace %s has reached its max_projects limit (%d); archive a project or raise resource_limits.max_projects", ws.ID, ws.ResourceLimits.MaxProjects)
+		}
+		p.Status = ProjectActive
+		return true, nil
+	})
+}
+
+func activeProjects(tx *bolt.Tx, workspaceID string) (int, error) {
+	n := 0
+	err := tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
+		var p Project
+		if err := json.Unmarshal(v, &p); err != nil {
+			return err
+		}
+		if p.WorkspaceID == workspaceID && p.Status == ProjectActive {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// projectEvent is the data of every project.* event.
+func projectEvent(p *Project) map[string]any {
+	return map[string]any{"slug": p.Slug, "project_id": p.ID, "workspace_id": p.WorkspaceID, "status": p.Status}
+}
+
+// changeProject applies f to a project and, when f reports a change,
+// stores it and emits event.
+func (a *Admin) changeProject(id, event string, f func(tx *bolt.Tx, p *Project) (bool, error)) (*Project, error) {
 	var out *Project
 	err := a.st.Update(func(tx *bolt.Tx) error {
 		p, err := getProject(tx, id)
 		if err != nil || p == nil {
 			return err
 		}
-		if err := f(p); err != nil {
+		changed, err := f(tx, p)
+		if err != nil {
 			return err
+		}
+		if !changed {
+			out = p
+			return nil
 		}
 		p.UpdatedAt = FormatTime(a.now())
 		if err := store.Put(tx, store.BucketProjects, []byte(id), p); err != nil {
 			return err
 		}
 		out = p
-		return a.event(tx, event, map[string]any{"slug": p.Slug, "project_id": p.ID, "workspace_id": p.WorkspaceID, "status": p.Status})
+		return a.event(tx, event, projectEvent(p))
 	})
 	return out, internal(err)
 }
@@ -307,7 +359,9 @@ func (a *Admin) DeleteProject(projectID string) (DeleteResult, error) {
 			return err
 		}
 		res.Success = true
-		return a.event(tx, EventProjectDeleted, map[string]any{"slug": p.Slug, "project_id": p.ID, "workspace_id": p.WorkspaceID})
+		ev := projectEvent(p)
+		ev["status"] = "deleted"
+		return a.event(tx, EventProjectDeleted, ev)
 	})
 	return res, internal(err)
 }

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,6 +26,42 @@ type usageRecord struct {
 	HourCount   int    `json:"hour_count"`
 	DayStart    int64  `json:"day_start"`
 	DayCount    int    `json:"day_count"`
+	// Flags remember, per window, which usage.threshold_exceeded events
+	// the current window has already had (flagWarned, flagLimit), so each
+	// is emitted once per window.
+	MinuteFlags uint8 `json:"minute_flags,omitempty"`
+	HourFlags   uint8 `json:"hour_flags,omitempty"`
+	DayFlags    uint8 `json:"day_flags,omitempty"`
+}
+
+const (
+	flagWarned uint8 = 1 << iota
+	flagLimit
+)
+
+// EventUsageThreshold is emitted when a key's use of a rate-limit window
+// crosses the configured share (Options.UsageThreshold) and again when it
+// reaches the limit: at most once per window and level.
+const EventUsageThreshold = "usage.threshold_exceeded"
+
+// DefaultUsageThreshold is the share of a window that triggers the warning
+// level of usage.threshold_exceeded.
+const DefaultUsageThreshold = 0.8
+
+// ParseUsageThreshold reads a threshold setting: a share ("0.8") or a
+// percentage ("80" or "80%"), in (0, 1] once converted.
+func ParseUsageThreshold(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	t = strings.TrimSuffix(t, "%")
+	v, err := strconv.ParseFloat(t, 64)
+	if err == nil && (pct || v > 1) {
+		v /= 100
+	}
+	if err != nil || math.IsNaN(v) || v <= 0 || v > 1 {
+		return 0, errs.Invalidf("usage_threshold", "range", "usage_threshold must be a share in (0, 1] or a percentage in (0, 100] such as 80%% (got %q)", s)
+	}
+	return v, nil
 }
 
 // Remaining is the allowance left in each window.
@@ -78,13 +117,13 @@ func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
 		now := a.now()
 		m, h, d := windowStarts(now)
 		if u.MinuteStart != m.UnixMilli() {
-			u.MinuteStart, u.MinuteCount = m.UnixMilli(), 0
+			u.MinuteStart, u.MinuteCount, u.MinuteFlags = m.UnixMilli(), 0, 0
 		}
 		if u.HourStart != h.UnixMilli() {
-			u.HourStart, u.HourCount = h.UnixMilli(), 0
+			u.HourStart, u.HourCount, u.HourFlags = h.UnixMilli(), 0, 0
 		}
 		if u.DayStart != d.UnixMilli() {
-			u.DayStart, u.DayCount = d.UnixMilli(), 0
+			u.DayStart, u.DayCount, u.DayFlags = d.UnixMilli(), 0, 0
 		}
 		lim := sk.RateLimit
 		resets := [3]time.Time{m.Add(time.Minute), h.Add(time.Hour), d.AddDate(0, 0, 1)}
@@ -104,7 +143,13 @@ func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
 		if len(res.LimitedBy) > 0 {
 			res.Remaining = Remaining{max(lim.PerMinute-u.MinuteCount, 0), max(lim.PerHour-u.HourCount, 0), max(lim.PerDay-u.DayCount, 0)}
 			res.RetryAt = FormatTime(retry)
-			return nil
+			// A refused request still reports a limit not yet announced
+			// (the limit was lowered after the window filled).
+			changed, err := a.thresholds(tx, &sk.APIKey, &u, resets)
+			if err != nil || !changed {
+				return err
+			}
+			return store.Put(tx, store.BucketKeyUsage, []byte(apiKeyID), u)
 		}
 		u.MinuteCount++
 		u.HourCount++
@@ -113,12 +158,52 @@ func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
 		u.LastUsedAt = FormatTime(now)
 		res.Allowed = true
 		res.Remaining = Remaining{lim.PerMinute - u.MinuteCount, lim.PerHour - u.HourCount, lim.PerDay - u.DayCount}
+		if _, err := a.thresholds(tx, &sk.APIKey, &u, resets); err != nil {
+			return err
+		}
 		if err := store.Put(tx, store.BucketKeyUsage, []byte(apiKeyID), u); err != nil {
 			return err
 		}
 		return bumpDaily(tx, apiKeyID, d.Format("2006-01-02"))
 	})
 	return res, internal(err)
+}
+
+// thresholds emits usage.threshold_exceeded for every window of u whose
+// count has reached the warning share or the limit and has not announced
+// that level in this window yet, and marks it announced. It reports whether
+// any flag changed.
+func (a *Admin) thresholds(tx *bolt.Tx, k *APIKey, u *usageRecord, resets [3]time.Time) (bool, error) {
+	changed := false
+	for i, w := range []struct {
+		name  string
+		used  int
+		limit int
+		flags *uint8
+	}{{"minute", u.MinuteCount, k.RateLimit.PerMinute, &u.MinuteFlags}, {"hour", u.HourCount, k.RateLimit.PerHour, &u.HourFlags}, {"day", u.DayCount, k.RateLimit.PerDay, &u.DayFlags}} {
+		if w.limit <= 0 {
+			continue
+		}
+		for _, lv := range []struct {
+			flag  uint8
+			level string
+			share float64
+		}{{flagWarned, "warning", a.threshold}, {flagLimit, "limit", 1}} {
+			need := int(math.Ceil(lv.share*float64(w.limit) - 1e-9)) // 0.7×10 is 7.000000000000001 in floating point
+			if w.used < need || *w.flags&lv.flag != 0 {
+				continue
+			}
+			*w.flags |= lv.flag
+			changed = true
+			if err := a.event(tx, EventUsageThreshold, map[string]any{
+				"key_id": k.ID, "user_id": k.UserID, "workspace_id": k.WorkspaceID, "window": w.name, "level": lv.level,
+				"threshold": lv.share, "used": w.used, "limit": w.limit, "reset_at": FormatTime(resets[i]),
+			}); err != nil {
+				return changed, err
+			}
+		}
+	}
+	return changed, nil
 }
 
 func bumpDaily(tx *bolt.Tx, id, day string) error {
@@ -148,7 +233,7 @@ type WindowUsage struct {
 type UsageReport struct {
 	KeyID         string       `json:"key_id"`
 	TotalRequests int64        `json:"total_requests"`
-	LastUsedAt    string       `json:"last_used_at,omitempty"`
+	LastUsedAt    *string      `json:"last_used_at" jsonschema:"oneof_type=string;null"`
 	Minute        WindowUsage  `json:"minute"`
 	Hour          WindowUsage  `json:"hour"`
 	Day           WindowUsage  `json:"day"`
@@ -190,10 +275,14 @@ func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) 
 			return err
 		}
 		m, h, d := windowStarts(now)
-		r := &UsageReport{KeyID: id, TotalRequests: u.Total, LastUsedAt: u.LastUsedAt, Daily: []DailyUsage{},
+		r := &UsageReport{KeyID: id, TotalRequests: u.Total, Daily: []DailyUsage{},
 			Minute: WindowUsage{Limit: sk.RateLimit.PerMinute, ResetAt: FormatTime(m.Add(time.Minute))},
 			Hour:   WindowUsage{Limit: sk.RateLimit.PerHour, ResetAt: FormatTime(h.Add(time.Hour))},
 			Day:    WindowUsage{Limit: sk.RateLimit.PerDay, ResetAt: FormatTime(d.AddDate(0, 0, 1))},
+		}
+		if u.LastUsedAt != "" {
+			last := u.LastUsedAt
+			r.LastUsedAt = &last
 		}
 		if u.MinuteStart == m.UnixMilli() {
 			r.Minute.Used = u.MinuteCount
@@ -219,22 +308,29 @@ func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) 
 	return out, internal(err)
 }
 
-// AuditEntry is one action on a key.
+// AuditEntry is one action on a key. Actor is who did it ("unknown" when
+// the caller named no one); Details is always an object.
 type AuditEntry struct {
 	ID      string         `json:"id"`
 	KeyID   string         `json:"key_id"`
 	Action  string         `json:"action"`
-	Actor   string         `json:"actor,omitempty"`
+	Actor   string         `json:"actor"`
 	At      string         `json:"at"`
-	Details map[string]any `json:"details,omitempty"`
+	Details map[string]any `json:"details"`
 }
+
+// UnknownActor is recorded when an operation names no actor.
+const UnknownActor = "unknown"
 
 func (a *Admin) audit(tx *bolt.Tx, keyID, action, actor string, details map[string]any) error {
 	seq, err := store.NextSeq(tx, "audit")
 	if err != nil {
 		return err
 	}
-	e := AuditEntry{ID: "aud_" + itoa(seq), KeyID: keyID, Action: action, Actor: actor, At: FormatTime(a.now()), Details: details}
+	if actor == "" {
+		actor = UnknownActor
+	}
+	e := AuditEntry{ID: "aud_" + itoa(seq), KeyID: keyID, Action: action, Actor: actor, At: FormatTime(a.now()), Details: orEmpty(details)}
 	return store.Put(tx, store.BucketKeyAudit, store.Key([]byte(keyID), store.U64(seq)), e)
 }
 
@@ -271,6 +367,11 @@ func (a *Admin) GetAPIKeyAuditLog(id string, p Page) ([]AuditEntry, error) {
 			if err := json.Unmarshal(v, &e); err != nil {
 				return err
 			}
+			// Entries written before actors were required read the same.
+			if e.Actor == "" {
+				e.Actor = UnknownActor
+			}
+			e.Details = orEmpty(e.Details)
 			out = append(out, e)
 		}
 		return nil

@@ -76,7 +76,7 @@ type Workspace struct {
 	Name           string         `json:"name"`
 	Description    string         `json:"description"`
 	OwnerID        string         `json:"owner_id"`
-	OrgID          *string        `json:"org_id,omitempty"`
+	OrgID          *string        `json:"org_id" jsonschema:"oneof_type=string;null"`
 	Settings       map[string]any `json:"settings"`
 	Metadata       map[string]any `json:"metadata"`
 	Status         string         `json:"status"`
@@ -199,6 +199,9 @@ type ListWorkspacesOptions struct {
 	OrgID   string `json:"org_id,omitempty"`
 	OwnerID string `json:"owner_id,omitempty"`
 	Status  string `json:"status,omitempty"`
+	// Visible, when set, keeps only the workspaces it accepts (before
+	// paging): how a caller sees only the workspaces it belongs to.
+	Visible func(ws *Workspace) bool `json:"-"`
 	Page
 }
 
@@ -228,7 +231,8 @@ func (a *Admin) ListWorkspaces(o ListWorkspacesOptions) ([]*Workspace, error) {
 			if err := json.Unmarshal(v, &ws); err != nil {
 				return err
 			}
-			if (o.OrgID != "" && (ws.OrgID == nil || *ws.OrgID != o.OrgID)) || (o.OwnerID != "" && ws.OwnerID != o.OwnerID) || (o.Status != "" && ws.Status != o.Status) {
+			if (o.OrgID != "" && (ws.OrgID == nil || *ws.OrgID != o.OrgID)) || (o.OwnerID != "" && ws.OwnerID != o.OwnerID) || (o.Status != "" && ws.Status != o.Status) ||
+				(o.Visible != nil && !o.Visible(&ws)) {
 				return nil
 			}
 			all = append(all, &ws)
@@ -355,7 +359,8 @@ func (a *Admin) DeleteWorkspace(id, deletedBy string) (DeleteResult, error) {
 			}
 			p.Status, p.UpdatedAt = ProjectArchived, ts
 			res.ArchivedProjects++
-			return true, nil
+			// The core area stops taking tasks under the slug.
+			return true, a.event(tx, EventProjectArchived, projectEvent(p))
 		}); err != nil {
 			return err
 		}

@@ -45,6 +45,8 @@ type Delivery struct {
 	UpdatedAt     string          `json:"updatedAt"`
 	NextAttemptAt string          `json:"nextAttemptAt,omitempty"`
 	LastError     string          `json:"lastError,omitempty"`
+	// Reason says why a delivery was never attempted (expired, cancelled).
+	Reason string `json:"reason,omitempty"`
 	// due and claim are the schedule's bookkeeping.
 	Due   int64  `json:"due,omitempty"`
 	Claim string `json:"claim,omitempty"`
@@ -117,8 +119,8 @@ var maxHistoryPerWebhook = 1000
 
 // addHistory indexes a new delivery d in its webhook's history (once; the
 // key is not derivable from d) and drops the oldest
-// finished deliveries beyond maxHistoryPerWebhook. Pending deliveries are
-// never dropped: they are still owed to the receiver.
+// finished deliveries beyond maxHistoryPerWebhook. Pending and held
+// deliveries are never dropped: they are still owed to the receiver.
 func addHistory(tx *bolt.Tx, d *Delivery) error {
 	idx := tx.Bucket([]byte(store.BucketDeliveryByHook))
 	seq, err := store.NextSeq(tx, "delivery_history")
@@ -144,7 +146,7 @@ func addHistory(tx *bolt.Tx, d *Delivery) error {
 		if err != nil {
 			return err
 		}
-		if old != nil && old.Status == DeliveryPending {
+		if old != nil && unfinished(old.Status) {
 			continue
 		}
 		if err := tx.Bucket([]byte(store.BucketDeliveries)).Delete(id); err != nil {
@@ -194,51 +196,80 @@ func (m *Manager) claimFor(tx *bolt.Tx, d *Delivery, w *Webhook, now time.Time) 
 	return indexDue(tx, d, now.Add(time.Duration(w.Config.Timeout)*time.Millisecond+30*time.Second))
 }
 
-// enqueueTx queues ev for every active webhook subscribed to its type.
-// With claim the new deliveries are claimed for an immediate attempt.
-func (m *Manager) enqueueTx(tx *bolt.Tx, ev store.Event, claim bool) ([]job, int, error) {
+// receives reports whether w takes ev: subscribed, active or paused (a
+// paused webhook's deliveries are held), and in scope — only when
+// workspace (EventWorkspace of ev, computed once) matches a scoped webhook.
+func receives(w *Webhook, ev store.Event, workspace func() string) bool {
+	if (w.Status != StatusActive && w.Status != StatusPaused) || !w.IsSubscribedTo(ev.Type) {
+		return false
+	}
+	return w.WorkspaceID == nil || *w.WorkspaceID == workspace()
+}
+
+// subscribers lists the webhooks that take ev; only, when set, replaces the
+// workspace scope check (a trigger aimed at one workspace's webhooks).
+func subscribers(tx *bolt.Tx, ev store.Event, only func(w *Webhook) bool) ([]*Webhook, error) {
 	var hooks []*Webhook
-	if err := tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
+	evWS, known := "", false
+	workspace := func() string {
+		if !known {
+			evWS, known = EventWorkspace(tx, ev), true
+		}
+		return evWS
+	}
+	err := tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
 		w, err := FromJSON(v)
 		if err != nil {
 			return err
 		}
-		if w.Status == StatusActive && w.IsSubscribedTo(ev.Type) {
+		if only != nil {
+			if (w.Status == StatusActive || w.Status == StatusPaused) && w.IsSubscribedTo(ev.Type) && only(w) {
+				hooks = append(hooks, w)
+			}
+		} else if receives(w, ev, workspace) {
 			hooks = append(hooks, w)
 		}
 		return nil
-	}); err != nil {
-		return nil, 0, err
-	}
-	if len(hooks) == 0 {
-		return nil, 0, nil
+	})
+	return hooks, err
+}
+
+// enqueueTx queues ev for every webhook that takes it: scheduled for an
+// active webhook, held for a paused one. With claim the new deliveries of
+// active webhooks are claimed for an immediate attempt.
+func (m *Manager) enqueueTx(tx *bolt.Tx, ev store.Event, claim bool, only func(w *Webhook) bool) (jobs []job, queued, held int, err error) {
+	hooks, err := subscribers(tx, ev, only)
+	if err != nil || len(hooks) == 0 {
+		return nil, 0, 0, err
 	}
 	now := m.now()
 	payload := body(ev)
-	var jobs []job
 	for _, w := range hooks {
 		ts := formatTime(now)
 		d := &Delivery{ID: newDeliveryID(), WebhookID: w.ID, EventID: ev.ID, EventType: ev.Type, Payload: payload,
 			Status: DeliveryPending, CreatedAt: ts, UpdatedAt: ts}
-		if claim && m.limits.allow(w, now) {
+		if w.Status != StatusActive {
+			d.Status = DeliveryHeld
+			held++
+		} else if claim && m.limits.allow(w, now) {
 			if err := m.claimFor(tx, d, w, now); err != nil {
-				return nil, 0, err
+				return nil, 0, 0, err
 			}
 			jobs = append(jobs, job{d: d, w: w})
 		} else if err := indexDue(tx, d, now); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if err := putDelivery(tx, d); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 		if err := addHistory(tx, d); err != nil {
-			return nil, 0, err
+			return nil, 0, 0, err
 		}
 	}
 	if !claim {
 		m.Kick()
 	}
-	return jobs, len(hooks), nil
+	return jobs, len(hooks), held, nil
 }
 
 // EnqueueEvent queues an event from the host bus for every subscribed
@@ -247,17 +278,14 @@ func (m *Manager) EnqueueEvent(ev store.Event) error {
 	// Most events have no subscriber; a read avoids a durable commit.
 	any := false
 	if err := m.st.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
-			if w, err := FromJSON(v); err == nil && w.Status == StatusActive && w.IsSubscribedTo(ev.Type) {
-				any = true
-			}
-			return nil
-		})
+		hooks, err := subscribers(tx, ev, nil)
+		any = len(hooks) > 0
+		return err
 	}); err != nil || !any {
 		return internal(err)
 	}
 	return internal(m.st.Update(func(tx *bolt.Tx) error {
-		_, _, err := m.enqueueTx(tx, ev, false)
+		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
 		return err
 	}))
 }
@@ -378,9 +406,13 @@ func (m *Manager) finish(j job, o outcome) (pending bool, err error) {
 	return pending, internal(err)
 }
 
-// claimDue claims up to limit due deliveries of active webhooks.
+// claimDue claims up to limit due deliveries of active webhooks, at most
+// one per webhook, so each webhook gets its deliveries one after another in
+// schedule order. A due delivery of a webhook that is no longer active is
+// held until the webhook is resumed.
 func (m *Manager) claimDue(limit int) ([]job, error) {
 	var jobs []job
+	taken := map[string]bool{}
 	err := m.st.Update(func(tx *bolt.Tx) error {
 		now := m.now()
 		c := tx.Bucket([]byte(store.BucketDeliveryDue)).Cursor()
@@ -423,9 +455,19 @@ func (m *Manager) claimDue(limit int) ([]job, error) {
 				}
 				continue
 			}
-			if w.Status != StatusActive || !m.limits.allow(w, now) {
+			if w.Status != StatusActive {
+				if err := hold(tx, d, now); err != nil {
+					return err
+				}
+				if err := putDelivery(tx, d); err != nil {
+					return err
+				}
 				continue
 			}
+			if taken[w.ID] || !m.limits.allow(w, now) {
+				continue
+			}
+			taken[w.ID] = true
 			if err := m.claimFor(tx, d, w, now); err != nil {
 				return err
 			}
@@ -510,6 +552,7 @@ func (m *Manager) Run(ctx context.Context) {
 		if _, err := m.ProcessDue(ctx); err != nil && ctx.Err() == nil {
 			m.log.Warn("webhook delivery loop", "error", err)
 		}
+		m.sweep()
 		wait := m.poll
 		if next := m.nextDue(); !next.IsZero() {
 			if d := time.Until(next); d < wait {
@@ -534,11 +577,20 @@ type TriggerResult struct {
 	Delivered int `json:"delivered"`
 	Failed    int `json:"failed"`
 	Pending   int `json:"pending"`
+	// Held counts the paused webhooks that hold the event until resumed.
+	Held int `json:"held"`
 }
 
-// TriggerEvent fires an event at every subscribed active webhook and waits
-// for the first attempts; failures are retried by the persisted schedule.
+// TriggerEvent fires an event at every subscribed active webhook (and holds
+// it for paused ones) and waits for the first attempts; failures are
+// retried by the persisted schedule.
 func (m *Manager) TriggerEvent(ctx context.Context, eventType string, payload any) (*TriggerResult, error) {
+	return m.TriggerEventFor(ctx, "", eventType, payload)
+}
+
+// TriggerEventFor is TriggerEvent aimed at one workspace's webhooks when
+// workspaceID is not empty.
+func (m *Manager) TriggerEventFor(ctx context.Context, workspaceID, eventType string, payload any) (*TriggerResult, error) {
 	if !IsValidEventType(eventType) {
 		return nil, errs.Invalidf("eventType", "enum", "%q is not an event type (see the event type list)", eventType)
 	}
@@ -550,19 +602,23 @@ func (m *Manager) TriggerEvent(ctx context.Context, eventType string, payload an
 		data = []byte(`{}`)
 	}
 	ev := store.Event{ID: "evt_" + newDeliveryID()[4:], Type: eventType, Source: "admin", Time: formatTime(m.now()), Data: data}
+	var only func(w *Webhook) bool
+	if workspaceID != "" {
+		only = func(w *Webhook) bool { return w.WorkspaceID != nil && *w.WorkspaceID == workspaceID }
+	}
 	var jobs []job
-	queued := 0
+	queued, held := 0, 0
 	err = m.st.Update(func(tx *bolt.Tx) error {
-		js, n, err := m.enqueueTx(tx, ev, true)
-		jobs, queued = js, n
+		var err error
+		jobs, queued, held, err = m.enqueueTx(tx, ev, true, only)
 		return err
 	})
 	if err != nil {
 		return nil, internal(err)
 	}
-	res := &TriggerResult{Triggered: queued}
+	res := &TriggerResult{Triggered: queued, Held: held}
 	res.Delivered, res.Failed, res.Pending = m.runJobs(ctx, jobs)
-	res.Pending += res.Triggered - len(jobs)
+	res.Pending += res.Triggered - res.Held - len(jobs)
 	if res.Pending > 0 {
 		m.Kick()
 	}
@@ -675,9 +731,9 @@ type HistoryOptions struct {
 // 50, at most 500).
 func (m *Manager) GetDeliveryHistory(webhookID string, o HistoryOptions) ([]Delivery, error) {
 	switch o.Status {
-	case "", DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryCancelled:
+	case "", DeliveryPending, DeliveryHeld, DeliveryDelivered, DeliveryFailed, DeliveryCancelled, DeliveryExpired:
 	default:
-		return nil, errs.Invalidf("status", "enum", "status must be one of pending, delivered, failed, cancelled (got %q)", o.Status)
+		return nil, errs.Invalidf("status", "enum", "status must be one of pending, held, delivered, failed, cancelled, expired (got %q)", o.Status)
 	}
 	if o.Limit < 0 || o.Limit > 500 || o.Offset < 0 {
 		return nil, errs.Invalid("limit", "maximum", "limit must be between 1 and 500 and offset at least 0")
@@ -725,13 +781,19 @@ type DeliveryStats struct {
 	Delivered           int            `json:"delivered"`
 	Failed              int            `json:"failed"`
 	Pending             int            `json:"pending"`
+	Held                int            `json:"held"`
+	Expired             int            `json:"expired"`
 	SuccessRate         float64        `json:"successRate"`
 	AverageResponseTime float64        `json:"averageResponseTime"`
 	FailuresByWebhook   map[string]int `json:"failuresByWebhook"`
 }
 
 // GetDeliveryStats summarizes every recorded delivery.
-func (m *Manager) GetDeliveryStats() (*DeliveryStats, error) {
+func (m *Manager) GetDeliveryStats() (*DeliveryStats, error) { return m.GetDeliveryStatsWhere(nil) }
+
+// GetDeliveryStatsWhere summarizes the deliveries of the webhooks keep
+// accepts by id (all when nil).
+func (m *Manager) GetDeliveryStatsWhere(keep func(webhookID string) bool) (*DeliveryStats, error) {
 	s := &DeliveryStats{FailuresByWebhook: map[string]int{}}
 	var sum int64
 	var timed int
@@ -741,6 +803,9 @@ func (m *Manager) GetDeliveryStats() (*DeliveryStats, error) {
 			if err := json.Unmarshal(v, &d); err != nil {
 				return err
 			}
+			if keep != nil && !keep(d.WebhookID) {
+				return nil
+			}
 			switch d.Status {
 			case DeliveryDelivered:
 				s.Delivered++
@@ -749,6 +814,12 @@ func (m *Manager) GetDeliveryStats() (*DeliveryStats, error) {
 				s.FailuresByWebhook[d.WebhookID]++
 			case DeliveryPending:
 				s.Pending++
+				return nil
+			case DeliveryHeld:
+				s.Held++
+				return nil
+			case DeliveryExpired:
+				s.Expired++
 				return nil
 			default:
 				return nil

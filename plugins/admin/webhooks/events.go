@@ -29,7 +29,7 @@ var busCategories = map[string][]string{
 	"thought":  {"thought.recorded"},
 	"audit":    {"audit.started", "audit.finalized"},
 	"sdd":      {"sdd.lease.issued", "sdd.lease.returned", "sdd.spawn.queued", "sdd.spawn.completed", "sdd.state.recovered"},
-	"project":  {"project.created", "project.updated", "project.archived", "project.deleted"},
+	"project":  {"project.created", "project.updated", "project.archived", "project.unarchived", "project.deleted"},
 	"vision":   nil,
 	"computer": nil,
 }

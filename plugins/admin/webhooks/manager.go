@@ -8,6 +8,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -80,6 +81,10 @@ type Options struct {
 	SecretGrace time.Duration
 	// UserAgent is sent with deliveries.
 	UserAgent string
+	// HeldRetention is how long a delivery held for a paused webhook waits
+	// for resume before it expires (recorded as expired, with the reason);
+	// default DefaultHeldRetention.
+	HeldRetention time.Duration
 }
 
 // Manager is the webhook registry and delivery manager of one store.
@@ -97,6 +102,9 @@ type Manager struct {
 	ua       string
 	kick     chan struct{}
 	limits   *limiter
+	retain   time.Duration
+	// lastSweep is when Run last expired old held deliveries (unix nanos).
+	lastSweep atomic.Int64
 }
 
 // New binds a manager to the store and registers its fan-out, so every
@@ -142,13 +150,16 @@ func New(st *store.Store, o Options) *Manager {
 	if o.UserAgent == "" {
 		o.UserAgent = "cairn-webhooks/1"
 	}
+	if o.HeldRetention <= 0 {
+		o.HeldRetention = DefaultHeldRetention
+	}
 	m := &Manager{
 		st: st, validate: NewURLValidator(o.Development, o.Resolver), client: o.Client, backoff: o.Backoff,
 		sleep: o.Sleep, now: o.Now, log: o.Logger, poll: o.PollInterval, workers: o.Workers, grace: o.SecretGrace,
-		ua: o.UserAgent, kick: make(chan struct{}, 1), limits: &limiter{m: map[string]*window{}},
+		ua: o.UserAgent, kick: make(chan struct{}, 1), limits: &limiter{m: map[string]*window{}}, retain: o.HeldRetention,
 	}
 	st.OnEmit(func(tx *bolt.Tx, ev store.Event) error {
-		_, _, err := m.enqueueTx(tx, ev, false)
+		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
 		return err
 	})
 	return m
@@ -193,6 +204,11 @@ type RegisterOptions struct {
 	Secret      string         `json:"secret,omitempty"`
 	Config      *ConfigOptions `json:"config,omitempty"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
+	// WorkspaceID scopes the webhook to one workspace's events; empty
+	// receives every event.
+	WorkspaceID string `json:"workspaceId,omitempty"`
+	// CreatedBy is who registers it.
+	CreatedBy string `json:"createdBy,omitempty"`
 }
 
 // Registered is the part of a new webhook register returns, with its
@@ -243,7 +259,11 @@ func (m *Manager) Register(ctx context.Context, o RegisterOptions) (*RegisterRes
 	w := &Webhook{
 		ID: GenerateWebhookID(), URL: o.URL, Description: o.Description, EventTypes: dedupe(o.EventTypes),
 		Secret: secret, HasSecret: true, Status: StatusActive, Config: cfg, Metadata: o.Metadata,
-		CreatedAt: ts, UpdatedAt: ts,
+		CreatedAt: ts, UpdatedAt: ts, CreatedBy: o.CreatedBy,
+	}
+	if o.WorkspaceID != "" {
+		ws := o.WorkspaceID
+		w.WorkspaceID = &ws
 	}
 	if w.Metadata == nil {
 		w.Metadata = map[string]any{}
@@ -295,6 +315,9 @@ type ListFilters struct {
 	EventType string `json:"eventType,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	Offset    int    `json:"offset,omitempty"`
+	// Visible, when set, keeps only the webhooks it accepts (applied
+	// before paging).
+	Visible func(w *Webhook) bool `json:"-"`
 }
 
 // ListWebhooks lists webhooks, oldest first; EventType keeps the ones
@@ -318,7 +341,7 @@ func (m *Manager) ListWebhooks(f ListFilters) ([]*Webhook, error) {
 			if err != nil {
 				return err
 			}
-			if (f.Status == "" || w.Status == f.Status) && (f.EventType == "" || w.IsSubscribedTo(f.EventType)) {
+			if (f.Status == "" || w.Status == f.Status) && (f.EventType == "" || w.IsSubscribedTo(f.EventType)) && (f.Visible == nil || f.Visible(w)) {
 				out = append(out, w)
 			}
 			return nil
@@ -395,6 +418,8 @@ func (m *Manager) UpdateWebhook(ctx context.Context, id string, u Updates) (*Web
 	})
 }
 
+// change applies f to a webhook. A webhook that becomes active releases
+// the deliveries held while it was not, in the order they were queued.
 func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) {
 	var out *Webhook
 	err := m.st.Update(func(tx *bolt.Tx) error {
@@ -407,7 +432,13 @@ func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) 
 		}
 		w.UpdatedAt = formatTime(m.now())
 		out = w
-		return putWebhook(tx, w)
+		if err := putWebhook(tx, w); err != nil {
+			return err
+		}
+		if w.Status == StatusActive {
+			return m.releaseHeld(tx, w.ID)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, internal(err)
@@ -418,14 +449,15 @@ func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) 
 	return out, nil
 }
 
-// Pause stops deliveries to a webhook (queued ones wait); false if unknown.
+// Pause stops deliveries to a webhook; false if unknown. Events for it are
+// held (persisted, in order) until Resume, for at most HeldRetention.
 func (m *Manager) Pause(id string) (bool, error) {
 	w, err := m.change(id, func(w *Webhook) error { return w.SetStatus(StatusPaused) })
 	return w != nil, err
 }
 
-// Resume makes a webhook active again (clearing an error run); false if
-// unknown.
+// Resume makes a webhook active again (clearing an error run) and releases
+// its held deliveries in order; false if unknown.
 func (m *Manager) Resume(id string) (bool, error) {
 	w, err := m.change(id, func(w *Webhook) error { return w.SetStatus(StatusActive) })
 	return w != nil, err
@@ -472,7 +504,7 @@ func (m *Manager) Unregister(id string) (bool, error) {
 			return err
 		}
 		return forHistory(tx, id, func(d *Delivery) (bool, error) {
-			if d.Status != DeliveryPending {
+			if d.Status != DeliveryPending && d.Status != DeliveryHeld {
 				return false, nil
 			}
 			if err := unindexDue(tx, d); err != nil {
@@ -495,13 +527,19 @@ type ManagerStats struct {
 }
 
 // GetStats summarizes the registry.
-func (m *Manager) GetStats() (*ManagerStats, error) {
+func (m *Manager) GetStats() (*ManagerStats, error) { return m.GetStatsWhere(nil) }
+
+// GetStatsWhere summarizes the webhooks keep accepts (all when nil).
+func (m *Manager) GetStatsWhere(keep func(w *Webhook) bool) (*ManagerStats, error) {
 	s := &ManagerStats{ByStatus: map[string]int{StatusActive: 0, StatusPaused: 0, StatusDisabled: 0, StatusError: 0}}
 	err := m.st.View(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
 			w, err := FromJSON(v)
 			if err != nil {
 				return err
+			}
+			if keep != nil && !keep(w) {
+				return nil
 			}
 			s.Total++
 			s.ByStatus[w.Status]++

@@ -96,6 +96,12 @@ type Webhook struct {
 	CreatedAt   string         `json:"createdAt"`
 	UpdatedAt   string         `json:"updatedAt"`
 	Stats       Stats          `json:"stats"`
+	// WorkspaceID scopes the webhook to one workspace: it receives only
+	// events that belong to it (see EventWorkspace). null: every event
+	// (only the local operator registers such webhooks).
+	WorkspaceID *string `json:"workspaceId" jsonschema:"oneof_type=string;null"`
+	// CreatedBy is who registered it.
+	CreatedBy string `json:"createdBy"`
 	// PreviousSecret still signs deliveries (as a second Standard Webhooks
 	// signature) until PreviousSecretUntil, so receivers can roll over.
 	PreviousSecret      string `json:"-"`

@@ -394,8 +394,9 @@ func TestWebhookLifecycle(t *testing.T) {
 	if ok, _ := m.Pause(id); !ok {
 		t.Fatal("pause")
 	}
-	if res, _ := m.TriggerEvent(context.Background(), "workspace.created", nil); res.Triggered != 0 {
-		t.Fatalf("paused webhook triggered: %+v", res)
+	// A paused webhook holds the event instead of receiving it.
+	if res, _ := m.TriggerEvent(context.Background(), "workspace.created", nil); res.Triggered != 1 || res.Held != 1 || res.Delivered != 0 || res.Pending != 0 {
+		t.Fatalf("paused webhook: %+v", res)
 	}
 	_, _ = m.Resume(id)
 	old := w.Secret

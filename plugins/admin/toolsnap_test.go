@@ -1,0 +1,11 @@
+package admin
+
+import (
+	"testing"
+
+	"github.com/cairn-mcp/cairn/sdk/toolsnap"
+)
+
+func TestToolSnapshots(t *testing.T) {
+	toolsnap.Check(t, New(), "testdata/toolsnaps")
+}
