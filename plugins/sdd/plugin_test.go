@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -54,8 +53,8 @@ func TestToolsDeclared(t *testing.T) {
 			t.Errorf("%s toolset %q", ti.Name, ti.Toolset)
 		}
 	}
-	if strings.Join(names, ",") != strings.Join(engine.ToolNames, ",") {
-		t.Fatalf("tools = %v, want %v", names, engine.ToolNames)
+	if strings.Join(names, ",") != strings.Join(ToolNames, ",") {
+		t.Fatalf("tools = %v, want %v", names, ToolNames)
 	}
 	// Only tools that never write may be listed in READONLY mode.
 	for name, want := range map[string]bool{
@@ -149,6 +148,11 @@ func TestArgumentErrors(t *testing.T) {
 		{"sdd_agent", `{"action":"complete","spawnId":"S-1"}`, 400, "completionStatus", "required", ""},
 		{"sdd_agent", `{"action":"complete","spawnId":"S-1","completionStatus":"pending"}`, 400, "completionStatus", "enum", ""},
 		{"sdd_agent", `{"action":"complete","spawnId":"S-999","completionStatus":"completed"}`, 404, "spawnId", "exists", errs.NotFound},
+		// Issue 13: an unknown spawn id of any form is 404, not a 400 from
+		// a pattern in the schema.
+		{"sdd_agent", `{"action":"complete","spawnId":"sp_nope","completionStatus":"completed"}`, 404, "spawnId", "exists", errs.NotFound},
+		{"sdd_agent", `{"action":"complete","spawnId":"S-0","completionStatus":"failed"}`, 404, "spawnId", "exists", errs.NotFound},
+		{"sdd_agent", `{"action":"complete","spawnId":"","completionStatus":"failed"}`, 400, "spawnId", "minLength", ""},
 		{"sdd_agent", `{"action":"history","limit":201}`, 400, "limit", "maximum", ""},
 		{"sdd_agent", `{"action":"history","limit":0}`, 400, "limit", "minimum", ""},
 		{"sdd_skill", `{}`, 400, "action", "required", ""},
@@ -278,6 +282,80 @@ func TestResourcesInProcess(t *testing.T) {
 	}
 }
 
+// TestResourceIDErrors: an invalid sdd:// id (bad kind, bad characters,
+// traversal, encoding) is a typed 400 ERR_INVALID_INPUT naming uri, which
+// the host answers as invalid params; a well-formed unknown id is 404.
+func TestResourceIDErrors(t *testing.T) {
+	p, _ := configured(t)
+	cases := []struct {
+		uri        string
+		status     int
+		constraint string
+	}{
+		{"sdd://secrets/x", 400, "enum"},
+		{"sdd://commands", 400, "enum"},
+		{"sdd://commands/", 400, "required"},
+		{"sdd://commands/a b", 400, "pattern"},
+		{"sdd://commands/.hidden", 400, "pattern"},
+		{"sdd://commands/a/b", 400, "pattern"},
+		{"sdd://agents/../../etc/passwd", 400, "pattern"},
+		{"sdd://agents/..", 400, "pattern"},
+		{"sdd://agents/%2e%2e", 400, "pattern"},
+		{"sdd://skills/" + strings.Repeat("a", 65), 400, "pattern"},
+		{"sdd://commands/no-such-command", 404, ""},
+		{"sdd://agents/no-such-agent", 404, ""},
+		{"sdd://skills/no-such-skill", 404, ""},
+		{"sdd://spawn-rules/no_such_intent", 404, ""},
+	}
+	for _, c := range cases {
+		_, err := p.ReadResource(context.Background(), c.uri)
+		e, ok := errs.As(err)
+		if !ok || e.Status != c.status || e.Details["field"] != "uri" {
+			t.Errorf("%s: got %v, want %d naming uri", c.uri, err, c.status)
+			continue
+		}
+		if c.status == 400 && (e.Code != errs.InvalidInput || e.Details["constraint"] != c.constraint) {
+			t.Errorf("%s: %s %v, want ERR_INVALID_INPUT %s", c.uri, e.Code, e.Details["constraint"], c.constraint)
+		}
+		if c.status == 404 && e.Code != errs.ResourceNotFound {
+			t.Errorf("%s: %s", c.uri, e.Code)
+		}
+	}
+}
+
+// TestIdempotencyThroughTheSDK: the writing tools declare that they honour
+// the key, and a call repeated with the same key (as the relay replays it)
+// gets the first answer byte for byte and writes once.
+func TestIdempotencyThroughTheSDK(t *testing.T) {
+	p, _ := configured(t)
+	honours := map[string]bool{ToolPlan: true, ToolState: true, ToolLease: true, ToolAgent: true, ToolSkill: true}
+	for _, ti := range p.Tools() {
+		if ti.HonoursIdempotency != honours[ti.Name] {
+			t.Errorf("%s HonoursIdempotency = %v", ti.Name, ti.HonoursIdempotency)
+		}
+	}
+	ctx := sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: false})
+	first := p.Invoke(ctx, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	replay := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: true}), ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	if first.Err != nil || replay.Err != nil || string(first.Output) != string(replay.Output) {
+		t.Fatalf("first %s %v\nreplay %s %v", first.Output, first.Err, replay.Output, replay.Err)
+	}
+	list := mustOK(t, p, ToolLease, `{"action":"list"}`)
+	if n := len(list["leases"].([]any)); n != 1 {
+		t.Fatalf("%d leases after a replayed issue", n)
+	}
+	other := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:8"}), ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	if other.Err != nil || string(other.Output) == string(first.Output) {
+		t.Fatalf("another key must be another call: %s %v", other.Output, other.Err)
+	}
+	set := `{"action":"set","keyPath":"n","value":[1,{"a":null}]}`
+	a := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9"}), ToolState, []byte(set))
+	b := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9", Replay: true}), ToolState, []byte(set))
+	if a.Err != nil || string(a.Output) != string(b.Output) {
+		t.Fatalf("%s / %s", a.Output, b.Output)
+	}
+}
+
 func TestHealthReportsRecoveredState(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
@@ -321,7 +399,7 @@ func FuzzToolInputs(f *testing.F) {
 	}
 	p, _ := configured(f)
 	f.Fuzz(func(t *testing.T, tool int, args string) {
-		name := engine.ToolNames[uint(tool)%uint(len(engine.ToolNames))]
+		name := ToolNames[uint(tool)%uint(len(ToolNames))]
 		r := p.Invoke(context.Background(), name, []byte(args))
 		if r.Err == nil {
 			if !json.Valid(r.Output) {

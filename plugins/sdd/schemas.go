@@ -179,7 +179,7 @@ var stateInputSchema = json.RawMessage(`{
   "properties": {
     "action": {"type": "string", "enum": ["get", "set", "list", "delete"], "description": "get, set and delete need keyPath; set needs value; list takes an optional keyPath."},
     "keyPath": {"type": "string", "maxLength": 512, "pattern": "^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$", "description": "Dot-separated segments of letters, digits, '_' or '-' (at most 32); __proto__, prototype and constructor are refused. The top-level key currentPhase also sets the project's current phase."},
-    "value": {"description": "Any JSON value (at most 256 KiB encoded); required for set."}
+    "value": {"description": "Any JSON value, required for set: at most 64 levels of nesting and 256 KiB of compact JSON."}
   }
 }`)
 
@@ -188,7 +188,7 @@ var stateOutputSchema = json.RawMessage(`{
   "additionalProperties": false,
   "required": ["text", "action", "found"],
   "properties": {
-    "text": {"type": "string", "description": "get/list: the value as indented JSON, or a 'No value is stored' line; set/delete: a confirmation line."},
+    "text": {"type": "string", "description": "get/list: the value as JSON (indented when small), or a 'No value is stored' line; set/delete: a confirmation line."},
     "action": {"type": "string"},
     "keyPath": {"type": "string"},
     "found": {"type": "boolean", "description": "get/list: a value exists at keyPath; set: true; delete: something was deleted."},
@@ -356,7 +356,7 @@ var agentInputSchema = json.RawMessage(`{
       }
     },
     "status": {"type": "string", "enum": ["pending", "completed", "failed", "skipped"], "description": "queue: only items with this status."},
-    "spawnId": {"type": "string", "pattern": "^S-[1-9][0-9]*$"},
+    "spawnId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "complete: the queue item, e.g. S-3 (sdd_agent queue lists them); an unknown id is 404."},
     "completionStatus": {"type": "string", "enum": ["completed", "failed", "skipped"]},
     "note": {"type": "string", "maxLength": 20000, "description": "complete: what happened."},
     "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "history: the last N events."}

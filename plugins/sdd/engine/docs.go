@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -151,14 +149,21 @@ func (e *Engine) GeneratePlan(phase, context string) (*PlanResult, error) {
 	if err := checkText("context", context, false, maxTextLen); err != nil {
 		return nil, err
 	}
-	res, _, err := e.writePlan(phase, context, true)
+	res, _, err := e.writePlan(phase, context, true, callKey{}, nil)
 	return res, err
 }
 
 // writePlan renders and writes a plan; with overwrite false an existing
 // file is left alone (errs 409). It returns the previous content, if any,
-// so evolution can roll back.
-func (e *Engine) writePlan(phase, context string, overwrite bool) (*PlanResult, *string, error) {
+// so evolution can roll back. With a key, the state write that records the
+// phase also records outcome(result) under k.
+func (e *Engine) writePlan(phase, context string, overwrite bool, k callKey, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+	return e.writePlanRecorded(phase, context, overwrite, k, nil, outcome)
+}
+
+// writePlanRecorded is writePlan that stores an outcome already recorded
+// under k (a concurrent call with the same key won) in *recorded.
+func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k callKey, recorded *json.RawMessage, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
 	var md string
 	if err := e.read(func(s *state, now time.Time) error {
 		md = renderPlan(s, now, phase, context)
@@ -166,39 +171,56 @@ func (e *Engine) writePlan(phase, context string, overwrite bool) (*PlanResult, 
 	}); err != nil {
 		return nil, nil, err
 	}
-	dir, _, err := e.ensurePlanningRoot()
+	r, err := openRoot(e.root)
 	if err != nil {
 		return nil, nil, err
 	}
-	target := filepath.Join(dir, planFileName(phase))
+	defer r.Close()
+	if _, err := ensurePlanningRoot(r, "phase"); err != nil {
+		return nil, nil, err
+	}
+	rel := planningRel + "/" + planFileName(phase)
 	var prev *string
-	if fi, err := os.Lstat(target); err == nil {
+	if fi, err := r.Lstat(rel); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, nil, errs.Invalidf("phase", "path", "%s exists and is not a regular file; remove it", planFileName(phase))
+			return nil, nil, errs.Invalidf("phase", "regularFile", "%s exists and is %s; remove it", rel, fileKind(fi.Mode())).With("path", rel)
 		}
 		if !overwrite {
 			return nil, nil, errs.Conflictf(errs.Conflict, "%s already exists", planFileName(phase)).With("field", "phase")
 		}
-		b, err := os.ReadFile(target)
+		// The old plan is kept for evolution's rollback; it is read under
+		// the same rules as any workspace file.
+		b, err := readRegular(r, rel, maxContentBytes)
 		if err != nil {
-			return nil, nil, errs.Newf(500, errs.Internal, "cannot read %s: %v", target, err)
+			if isRefusal(err) {
+				return nil, nil, fsRefusal("phase", rel, err)
+			}
+			return nil, nil, errs.Newf(500, errs.Internal, "cannot read %s: %v", rel, err)
 		}
 		p := string(b)
 		prev = &p
+	} else if err := classify(err); errors.Is(err, errEscapes) {
+		return nil, nil, fsRefusal("phase", rel, err)
 	}
-	if err := writeFileAtomic(target, []byte(md)); err != nil {
-		return nil, nil, errs.Newf(500, errs.Internal, "cannot write %s: %v", target, err)
+	if err := writeAtomic(r, rel, []byte(md)); err != nil {
+		if err := classify(err); errors.Is(err, errEscapes) {
+			return nil, nil, fsRefusal("phase", rel, err)
+		}
+		return nil, nil, errs.Newf(500, errs.Internal, "cannot write %s: %v", rel, err)
 	}
-	rel := filepath.ToSlash(filepath.Join(".planning", planFileName(phase)))
-	err = e.write(func(s *state, now time.Time, _ func(string, any)) error {
+	res := &PlanResult{Phase: phase, Path: rel, Markdown: md}
+	err = e.commit(k, recorded, func(s *state, now time.Time, _ func(string, any)) (any, error) {
 		s.Project.CurrentPhase = phase
 		s.Project.Phases[phase] = PhaseRecord{Phase: phase, PlanFile: rel, PlannedAt: iso(now)}
-		return nil
+		if outcome == nil {
+			return nil, nil
+		}
+		return outcome(res), nil
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	return &PlanResult{Phase: phase, Path: rel, Markdown: md}, prev, nil
+	return res, prev, nil
 }
 
 func renderPlan(s *state, now time.Time, phase, context string) string {

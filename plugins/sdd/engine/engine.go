@@ -53,6 +53,14 @@ const (
 // stateFileName is the state document inside <DataDir>/state.
 const stateFileName = "sdd-state.json"
 
+// stateRel is the state document relative to the data dir.
+const stateRel = "state/" + stateFileName
+
+// maxStateReadBytes bounds the state file read at start; a larger file
+// (say, an indented one from an older build) is set aside like a corrupt
+// one instead of being loaded whole.
+const maxStateReadBytes = 4 * MaxStateBytes
+
 // Config configures an Engine.
 type Config struct {
 	// Root is the workspace root (CAIRN_ROOT); command files, agent files
@@ -71,6 +79,7 @@ type Config struct {
 type Engine struct {
 	cfg       Config
 	root      string
+	dataDir   string
 	statePath string
 
 	mu       sync.Mutex
@@ -114,6 +123,7 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{
 		cfg:       cfg,
 		root:      root,
+		dataDir:   dataDir,
 		statePath: filepath.Join(dataDir, "state", stateFileName),
 	}, nil
 }
@@ -145,35 +155,51 @@ func (e *Engine) Initialize() (bool, error) {
 
 func (e *Engine) loadLocked() (*Recovery, error) {
 	now := e.cfg.Clock()
-	data, err := os.ReadFile(e.statePath)
+	r, err := os.OpenRoot(e.dataDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		e.st, e.loaded = newState(now), true
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errs.Newf(500, errs.InitFailed, "cannot open the data dir %s: %v", e.dataDir, err)
+	}
+	defer r.Close()
+	data, err := readRegular(r, stateRel, maxStateReadBytes)
+	var bad error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		e.st = newState(now)
-		e.loaded = true
+		e.st, e.loaded = newState(now), true
 		return nil, nil
+	case errors.Is(err, errEscapes):
+		return nil, errs.Newf(500, errs.InitFailed, "SDD state %s resolves outside the data dir %s; remove the symlink", e.statePath, e.dataDir)
+	case isRefusal(err):
+		bad = err
 	case err != nil:
 		return nil, errs.Newf(500, errs.InitFailed, "cannot read SDD state %s: %v", e.statePath, err)
-	}
-	st, perr := decodeState(data)
-	if perr != nil {
-		moved := fmt.Sprintf("%s.corrupt-%s", e.statePath, now.UTC().Format("20060102T150405.000Z"))
-		if err := os.Rename(e.statePath, moved); err != nil {
-			return nil, errs.Newf(500, errs.InitFailed,
-				"SDD state %s is corrupt (%v) and could not be set aside: %v; move it away or repair it", e.statePath, perr, err)
+	default:
+		st, perr := decodeState(data)
+		if perr == nil {
+			st.normalize(now)
+			e.st, e.loaded = st, true
+			return nil, nil
 		}
-		e.recovery = &Recovery{
-			Error:     fmt.Sprintf("state file %s was corrupt: %v", e.statePath, perr),
-			MovedTo:   moved,
-			Recovered: iso(now),
-		}
-		e.st = newState(now)
-		e.loaded = true
-		return e.recovery, nil
+		bad = perr
 	}
-	st.normalize(now)
-	e.st = st
-	e.loaded = true
-	return nil, nil
+	// A corrupt or refused file is set aside, never overwritten: the
+	// operator can still inspect or repair it.
+	stamp := now.UTC().Format("20060102T150405.000Z")
+	if err := r.Rename(stateRel, stateRel+".corrupt-"+stamp); err != nil {
+		return nil, errs.Newf(500, errs.InitFailed,
+			"SDD state %s is corrupt (%v) and could not be set aside: %v; move it away or repair it", e.statePath, bad, err)
+	}
+	moved := e.statePath + ".corrupt-" + stamp
+	e.recovery = &Recovery{
+		Error:     fmt.Sprintf("state file %s was corrupt: %v", e.statePath, bad),
+		MovedTo:   moved,
+		Recovered: iso(now),
+	}
+	e.st, e.loaded = newState(now), true
+	return e.recovery, nil
 }
 
 // ensureLocked lazily initializes so a caller that forgot Initialize still
@@ -212,16 +238,33 @@ func (e *Engine) read(fn func(s *state, now time.Time) error) error {
 	return fn(e.st, e.cfg.Clock())
 }
 
-// write runs fn on a copy of the state, prunes it, persists it atomically
+// write runs fn as one atomic write without an idempotency key.
+func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) error) error {
+	return e.commit(callKey{}, nil, func(s *state, now time.Time, emit func(string, any)) (any, error) {
+		return nil, fn(s, now, emit)
+	})
+}
+
+// commit runs fn on a copy of the state, prunes it, persists it atomically
 // and only then swaps it in, so a failed write leaves the cache unchanged
 // (no acknowledged-but-unpersisted change). Events emitted by fn are
 // published after a successful write, outside the lock.
-func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) error) error {
+//
+// With a key (k), the lookup, fn and the record of fn's result happen
+// under one lock and land in one file replace: when k is already recorded
+// its result is stored in *recorded and fn does not run.
+func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) error {
 	var evs []event
 	err := func() error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if err := e.ensureLocked(); err != nil {
+			return err
+		}
+		if raw, ok, err := lookupCall(e.st, k); err != nil || ok {
+			if ok && recorded != nil {
+				*recorded = raw
+			}
 			return err
 		}
 		now := e.cfg.Clock()
@@ -230,18 +273,37 @@ func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) 
 			return errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
 		}
 		emit := func(t string, d any) { evs = append(evs, event{t, d}) }
-		if err := fn(next, now, emit); err != nil {
+		result, err := fn(next, now, emit)
+		if errors.Is(err, errUnchanged) {
+			evs = nil
+			return nil
+		}
+		if err != nil {
 			evs = nil
 			return err
 		}
+		if k.key != "" {
+			if err := recordCall(next, k, result, now); err != nil {
+				evs = nil
+				return errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
+			}
+		}
 		next.Project.LastWriteAt = iso(now)
 		prune(next, now)
-		data, err := json.MarshalIndent(next, "", "  ")
+		// Compact on purpose: the written size is the measured size, so
+		// nesting cannot be amplified by indentation.
+		data, err := json.Marshal(next)
 		if err != nil {
 			evs = nil
 			return errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
 		}
-		if err := writeFileAtomic(e.statePath, append(data, '\n')); err != nil {
+		if len(data) > stateLimit {
+			evs = nil
+			return errs.Invalidf("state", "maxBytes",
+				"this write would grow the SDD state to %d bytes, over its limit of %d; delete values you no longer need (sdd_state delete) or return leases",
+				len(data), stateLimit).With("limit", stateLimit)
+		}
+		if err := e.persist(append(data, '\n')); err != nil {
 			evs = nil
 			return errs.Newf(500, errs.Internal, "cannot persist SDD state to %s: %v", e.statePath, err)
 		}
@@ -252,6 +314,19 @@ func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) 
 		e.publish(evs)
 	}
 	return err
+}
+
+// persist replaces the state file atomically inside the data dir.
+func (e *Engine) persist(data []byte) error {
+	if err := os.MkdirAll(e.dataDir, 0o755); err != nil {
+		return err
+	}
+	r, err := os.OpenRoot(e.dataDir)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return writeAtomic(r, stateRel, data)
 }
 
 // decodeState parses a state document, keeping numbers exact.

@@ -150,7 +150,7 @@ func TestStateValues(t *testing.T) {
 	if ok, _ := f.e.DeleteStateValue("a.b.c.n"); ok {
 		t.Fatal("delete missing returned true")
 	}
-	_, err = f.e.SetStateValue("big", strings.Repeat("x", maxValueBytes+1))
+	_, err = f.e.SetStateValue("big", strings.Repeat("x", MaxValueBytes+1))
 	wantErr(t, err, 400, errs.InvalidInput, "value")
 	if _, err := f.e.SetStateValue("currentPhase", 4); err != nil {
 		t.Fatal(err)
@@ -176,88 +176,100 @@ func TestToolActionErrors(t *testing.T) {
 		code   string
 		field  string
 	}{
-		{"plan no phase", func() error { _, err := e.ToolPlan(PlanInput{}); return err }, 400, errs.InvalidInput, "phase"},
-		{"plan ../x", func() error { _, err := e.ToolPlan(PlanInput{Phase: "../x"}); return err }, 400, errs.InvalidInput, "phase"},
-		{"plan /abs", func() error { _, err := e.ToolPlan(PlanInput{Phase: "/abs"}); return err }, 400, errs.InvalidInput, "phase"},
-		{"plan a/b", func() error { _, err := e.ToolPlan(PlanInput{Phase: "a/b"}); return err }, 400, errs.InvalidInput, "phase"},
-		{"plan ..", func() error { _, err := e.ToolPlan(PlanInput{Phase: ".."}); return err }, 400, errs.InvalidInput, "phase"},
-		{"plan a..b", func() error { _, err := e.ToolPlan(PlanInput{Phase: "a..b"}); return err }, 400, errs.InvalidInput, "phase"},
-		{"discuss no phase", func() error { _, err := e.ToolDiscuss(DiscussInput{}); return err }, 400, errs.InvalidInput, "phase"},
-		{"discuss bad phase", func() error { _, err := e.ToolDiscuss(DiscussInput{Phase: "x\\y"}); return err }, 400, errs.InvalidInput, "phase"},
-		{"vitals bad command", func() error { _, err := e.ToolVitals(VitalsInput{Command: "../etc/passwd"}); return err }, 400, errs.InvalidInput, "command"},
-		{"vitals dot command", func() error { _, err := e.ToolVitals(VitalsInput{Command: ".hidden"}); return err }, 400, errs.InvalidInput, "command"},
-		{"state no action", func() error { _, err := e.ToolState(StateInput{}); return err }, 400, errs.InvalidInput, "action"},
-		{"state bad action", func() error { _, err := e.ToolState(StateInput{Action: "nuke"}); return err }, 400, errs.InvalidInput, "action"},
-		{"state get no key", func() error { _, err := e.ToolState(StateInput{Action: "get"}); return err }, 400, errs.InvalidInput, "keyPath"},
-		{"state set no key", func() error { _, err := e.ToolState(StateInput{Action: "set", Value: []byte("1")}); return err }, 400, errs.InvalidInput, "keyPath"},
-		{"state set no value", func() error { _, err := e.ToolState(StateInput{Action: "set", KeyPath: "a"}); return err }, 400, errs.InvalidInput, "value"},
+		{"plan no phase", func() error { _, err := e.PlanTool(Call{}, PlanInput{}); return err }, 400, errs.InvalidInput, "phase"},
+		{"plan ../x", func() error { _, err := e.PlanTool(Call{}, PlanInput{Phase: "../x"}); return err }, 400, errs.InvalidInput, "phase"},
+		{"plan /abs", func() error { _, err := e.PlanTool(Call{}, PlanInput{Phase: "/abs"}); return err }, 400, errs.InvalidInput, "phase"},
+		{"plan a/b", func() error { _, err := e.PlanTool(Call{}, PlanInput{Phase: "a/b"}); return err }, 400, errs.InvalidInput, "phase"},
+		{"plan ..", func() error { _, err := e.PlanTool(Call{}, PlanInput{Phase: ".."}); return err }, 400, errs.InvalidInput, "phase"},
+		{"plan a..b", func() error { _, err := e.PlanTool(Call{}, PlanInput{Phase: "a..b"}); return err }, 400, errs.InvalidInput, "phase"},
+		{"discuss no phase", func() error { _, err := e.DiscussTool(DiscussInput{}); return err }, 400, errs.InvalidInput, "phase"},
+		{"discuss bad phase", func() error { _, err := e.DiscussTool(DiscussInput{Phase: "x\\y"}); return err }, 400, errs.InvalidInput, "phase"},
+		{"vitals bad command", func() error { _, err := e.VitalsTool(VitalsInput{Command: "../etc/passwd"}); return err }, 400, errs.InvalidInput, "command"},
+		{"vitals dot command", func() error { _, err := e.VitalsTool(VitalsInput{Command: ".hidden"}); return err }, 400, errs.InvalidInput, "command"},
+		{"state no action", func() error { _, err := e.StateTool(Call{}, StateInput{}); return err }, 400, errs.InvalidInput, "action"},
+		{"state bad action", func() error { _, err := e.StateTool(Call{}, StateInput{Action: "nuke"}); return err }, 400, errs.InvalidInput, "action"},
+		{"state get no key", func() error { _, err := e.StateTool(Call{}, StateInput{Action: "get"}); return err }, 400, errs.InvalidInput, "keyPath"},
+		{"state set no key", func() error { _, err := e.StateTool(Call{}, StateInput{Action: "set", Value: []byte("1")}); return err }, 400, errs.InvalidInput, "keyPath"},
+		{"state set no value", func() error { _, err := e.StateTool(Call{}, StateInput{Action: "set", KeyPath: "a"}); return err }, 400, errs.InvalidInput, "value"},
 		{"state set bad value", func() error {
-			_, err := e.ToolState(StateInput{Action: "set", KeyPath: "a", Value: []byte("{")})
+			_, err := e.StateTool(Call{}, StateInput{Action: "set", KeyPath: "a", Value: []byte("{")})
 			return err
 		}, 400, errs.InvalidInput, "value"},
-		{"state delete no key", func() error { _, err := e.ToolState(StateInput{Action: "delete"}); return err }, 400, errs.InvalidInput, "keyPath"},
-		{"state list bad key", func() error { _, err := e.ToolState(StateInput{Action: "list", KeyPath: "__proto__"}); return err }, 400, errs.InvalidInput, "keyPath"},
-		{"validate no content", func() error { _, err := e.ToolValidate(ValidateInput{}); return err }, 400, errs.InvalidInput, "content"},
-		{"validate bad type", func() error { _, err := e.ToolValidate(ValidateInput{Content: "x", Type: "novel"}); return err }, 400, errs.InvalidInput, "type"},
-		{"lease no action", func() error { _, err := e.ToolLease(LeaseInput{}); return err }, 400, errs.InvalidInput, "action"},
-		{"lease issue no task", func() error { _, err := e.ToolLease(LeaseInput{Action: "issue"}); return err }, 400, errs.InvalidInput, "taskId"},
+		{"state delete no key", func() error { _, err := e.StateTool(Call{}, StateInput{Action: "delete"}); return err }, 400, errs.InvalidInput, "keyPath"},
+		{"state list bad key", func() error {
+			_, err := e.StateTool(Call{}, StateInput{Action: "list", KeyPath: "__proto__"})
+			return err
+		}, 400, errs.InvalidInput, "keyPath"},
+		{"validate no content", func() error { _, err := e.ValidateTool(ValidateInput{}); return err }, 400, errs.InvalidInput, "content"},
+		{"validate bad type", func() error { _, err := e.ValidateTool(ValidateInput{Content: "x", Type: "novel"}); return err }, 400, errs.InvalidInput, "type"},
+		{"lease no action", func() error { _, err := e.LeaseTool(Call{}, LeaseInput{}); return err }, 400, errs.InvalidInput, "action"},
+		{"lease issue no task", func() error { _, err := e.LeaseTool(Call{}, LeaseInput{Action: "issue"}); return err }, 400, errs.InvalidInput, "taskId"},
 		{"lease issue bad scope", func() error {
-			_, err := e.ToolLease(LeaseInput{Action: "issue", TaskID: "T-1", Scope: []string{""}})
+			_, err := e.LeaseTool(Call{}, LeaseInput{Action: "issue", TaskID: "T-1", Scope: []string{""}})
 			return err
 		}, 400, errs.InvalidInput, "scope[0]"},
-		{"lease return no id", func() error { _, err := e.ToolLease(LeaseInput{Action: "return"}); return err }, 400, errs.InvalidInput, "leaseId"},
-		{"lease return unknown", func() error { _, err := e.ToolLease(LeaseInput{Action: "return", LeaseID: "L-99"}); return err }, 404, errs.NotFound, "leaseId"},
-		{"dash bad format", func() error { _, err := e.ToolDash(DashInput{Format: "xml"}); return err }, 400, errs.InvalidInput, "format"},
-		{"evolve no action", func() error { _, err := e.ToolEvolve(EvolveInput{}); return err }, 400, errs.InvalidInput, "action"},
-		{"evolve bad scope", func() error { _, err := e.ToolEvolve(EvolveInput{Action: "detect", Scope: "x"}); return err }, 400, errs.InvalidInput, "scope"},
-		{"evolve apply no id", func() error { _, err := e.ToolEvolve(EvolveInput{Action: "apply"}); return err }, 400, errs.InvalidInput, "candidateId"},
-		{"evolve apply unknown", func() error { _, err := e.ToolEvolve(EvolveInput{Action: "apply", CandidateID: "nope"}); return err }, 404, errs.NotFound, "candidateId"},
-		{"evolve rollback no id", func() error { _, err := e.ToolEvolve(EvolveInput{Action: "rollback"}); return err }, 400, errs.InvalidInput, "candidateId"},
-		{"evolve rollback unknown", func() error { _, err := e.ToolEvolve(EvolveInput{Action: "rollback", CandidateID: "nope"}); return err }, 404, errs.NotFound, "candidateId"},
-		{"agent no action", func() error { _, err := e.ToolAgent(AgentInput{}); return err }, 400, errs.InvalidInput, "action"},
-		{"agent bad action", func() error { _, err := e.ToolAgent(AgentInput{Action: "spawn"}); return err }, 400, errs.InvalidInput, "action"},
-		{"agent rules unknown", func() error { _, err := e.ToolAgent(AgentInput{Action: "rules", Intent: "zzz"}); return err }, 404, errs.NotFound, "intent"},
-		{"agent set_rule no intent", func() error { _, err := e.ToolAgent(AgentInput{Action: "set_rule"}); return err }, 400, errs.InvalidInput, "intent"},
-		{"agent set_rule no rule", func() error { _, err := e.ToolAgent(AgentInput{Action: "set_rule", Intent: "x"}); return err }, 400, errs.InvalidInput, "rule"},
+		{"lease return no id", func() error { _, err := e.LeaseTool(Call{}, LeaseInput{Action: "return"}); return err }, 400, errs.InvalidInput, "leaseId"},
+		{"lease return unknown", func() error { _, err := e.LeaseTool(Call{}, LeaseInput{Action: "return", LeaseID: "L-99"}); return err }, 404, errs.NotFound, "leaseId"},
+		{"dash bad format", func() error { _, err := e.DashTool(DashInput{Format: "xml"}); return err }, 400, errs.InvalidInput, "format"},
+		{"evolve no action", func() error { _, err := e.EvolveTool(EvolveInput{}); return err }, 400, errs.InvalidInput, "action"},
+		{"evolve bad scope", func() error { _, err := e.EvolveTool(EvolveInput{Action: "detect", Scope: "x"}); return err }, 400, errs.InvalidInput, "scope"},
+		{"evolve apply no id", func() error { _, err := e.EvolveTool(EvolveInput{Action: "apply"}); return err }, 400, errs.InvalidInput, "candidateId"},
+		{"evolve apply unknown", func() error { _, err := e.EvolveTool(EvolveInput{Action: "apply", CandidateID: "nope"}); return err }, 404, errs.NotFound, "candidateId"},
+		{"evolve rollback no id", func() error { _, err := e.EvolveTool(EvolveInput{Action: "rollback"}); return err }, 400, errs.InvalidInput, "candidateId"},
+		{"evolve rollback unknown", func() error { _, err := e.EvolveTool(EvolveInput{Action: "rollback", CandidateID: "nope"}); return err }, 404, errs.NotFound, "candidateId"},
+		{"agent no action", func() error { _, err := e.AgentTool(Call{}, AgentInput{}); return err }, 400, errs.InvalidInput, "action"},
+		{"agent bad action", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "spawn"}); return err }, 400, errs.InvalidInput, "action"},
+		{"agent rules unknown", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "rules", Intent: "zzz"}); return err }, 404, errs.NotFound, "intent"},
+		{"agent set_rule no intent", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "set_rule"}); return err }, 400, errs.InvalidInput, "intent"},
+		{"agent set_rule no rule", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "set_rule", Intent: "x"}); return err }, 400, errs.InvalidInput, "rule"},
 		{"agent set_rule empty", func() error {
-			_, err := e.ToolAgent(AgentInput{Action: "set_rule", Intent: "x", Rule: &SpawnRuleInput{}})
+			_, err := e.AgentTool(Call{}, AgentInput{Action: "set_rule", Intent: "x", Rule: &SpawnRuleInput{}})
 			return err
 		}, 400, errs.InvalidInput, "rule"},
 		{"agent set_rule bad agent", func() error {
-			_, err := e.ToolAgent(AgentInput{Action: "set_rule", Intent: "x", Rule: &SpawnRuleInput{Main: []string{"../a"}}})
+			_, err := e.AgentTool(Call{}, AgentInput{Action: "set_rule", Intent: "x", Rule: &SpawnRuleInput{Main: []string{"../a"}}})
 			return err
 		}, 400, errs.InvalidInput, "rule.main[0]"},
-		{"agent plan no intent", func() error { _, err := e.ToolAgent(AgentInput{Action: "plan"}); return err }, 400, errs.InvalidInput, "intent"},
-		{"agent plan unknown intent", func() error { _, err := e.ToolAgent(AgentInput{Action: "plan", Intent: "nope"}); return err }, 404, errs.NotFound, "intent"},
-		{"agent enqueue no intent", func() error { _, err := e.ToolAgent(AgentInput{Action: "enqueue"}); return err }, 400, errs.InvalidInput, "intent"},
-		{"agent enqueue unknown", func() error { _, err := e.ToolAgent(AgentInput{Action: "enqueue", Intent: "nope"}); return err }, 404, errs.NotFound, "intent"},
-		{"agent queue bad status", func() error { _, err := e.ToolAgent(AgentInput{Action: "queue", Status: "done"}); return err }, 400, errs.InvalidInput, "status"},
-		{"agent complete no id", func() error { _, err := e.ToolAgent(AgentInput{Action: "complete"}); return err }, 400, errs.InvalidInput, "spawnId"},
-		{"agent complete no status", func() error { _, err := e.ToolAgent(AgentInput{Action: "complete", SpawnID: "S-1"}); return err }, 400, errs.InvalidInput, "completionStatus"},
+		{"agent plan no intent", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "plan"}); return err }, 400, errs.InvalidInput, "intent"},
+		{"agent plan unknown intent", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "plan", Intent: "nope"}); return err }, 404, errs.NotFound, "intent"},
+		{"agent enqueue no intent", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "enqueue"}); return err }, 400, errs.InvalidInput, "intent"},
+		{"agent enqueue unknown", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "enqueue", Intent: "nope"}); return err }, 404, errs.NotFound, "intent"},
+		{"agent queue bad status", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "queue", Status: "done"}); return err }, 400, errs.InvalidInput, "status"},
+		{"agent complete no id", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "complete"}); return err }, 400, errs.InvalidInput, "spawnId"},
+		{"agent complete no status", func() error {
+			_, err := e.AgentTool(Call{}, AgentInput{Action: "complete", SpawnID: "S-1"})
+			return err
+		}, 400, errs.InvalidInput, "completionStatus"},
 		{"agent complete bad status", func() error {
-			_, err := e.ToolAgent(AgentInput{Action: "complete", SpawnID: "S-1", CompletionStatus: "pending"})
+			_, err := e.AgentTool(Call{}, AgentInput{Action: "complete", SpawnID: "S-1", CompletionStatus: "pending"})
 			return err
 		}, 400, errs.InvalidInput, "completionStatus"},
 		{"agent complete unknown", func() error {
-			_, err := e.ToolAgent(AgentInput{Action: "complete", SpawnID: "S-1", CompletionStatus: "completed"})
+			_, err := e.AgentTool(Call{}, AgentInput{Action: "complete", SpawnID: "S-1", CompletionStatus: "completed"})
 			return err
 		}, 404, errs.NotFound, "spawnId"},
-		{"agent history limit high", func() error { _, err := e.ToolAgent(AgentInput{Action: "history", Limit: 201}); return err }, 400, errs.InvalidInput, "limit"},
-		{"agent history limit neg", func() error { _, err := e.ToolAgent(AgentInput{Action: "history", Limit: -1}); return err }, 400, errs.InvalidInput, "limit"},
-		{"skill no action", func() error { _, err := e.ToolSkill(SkillInput{}); return err }, 400, errs.InvalidInput, "action"},
-		{"skill bad action", func() error { _, err := e.ToolSkill(SkillInput{Action: "get"}); return err }, 400, errs.InvalidInput, "action"},
-		{"skill register no id", func() error { _, err := e.ToolSkill(SkillInput{Action: "register"}); return err }, 400, errs.InvalidInput, "skillId"},
-		{"skill register bad id", func() error { _, err := e.ToolSkill(SkillInput{Action: "register", SkillID: "a/b"}); return err }, 400, errs.InvalidInput, "skillId"},
-		{"skill bind no agent", func() error { _, err := e.ToolSkill(SkillInput{Action: "bind", SkillID: "s"}); return err }, 400, errs.InvalidInput, "agentId"},
-		{"skill bind no skill", func() error { _, err := e.ToolSkill(SkillInput{Action: "bind", AgentID: "a"}); return err }, 400, errs.InvalidInput, "skillId"},
+		{"agent history limit high", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "history", Limit: 201}); return err }, 400, errs.InvalidInput, "limit"},
+		{"agent history limit neg", func() error { _, err := e.AgentTool(Call{}, AgentInput{Action: "history", Limit: -1}); return err }, 400, errs.InvalidInput, "limit"},
+		{"skill no action", func() error { _, err := e.SkillTool(Call{}, SkillInput{}); return err }, 400, errs.InvalidInput, "action"},
+		{"skill bad action", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "get"}); return err }, 400, errs.InvalidInput, "action"},
+		{"skill register no id", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "register"}); return err }, 400, errs.InvalidInput, "skillId"},
+		{"skill register bad id", func() error {
+			_, err := e.SkillTool(Call{}, SkillInput{Action: "register", SkillID: "a/b"})
+			return err
+		}, 400, errs.InvalidInput, "skillId"},
+		{"skill bind no agent", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "bind", SkillID: "s"}); return err }, 400, errs.InvalidInput, "agentId"},
+		{"skill bind no skill", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "bind", AgentID: "a"}); return err }, 400, errs.InvalidInput, "skillId"},
 		{"skill bind unregistered", func() error {
-			_, err := e.ToolSkill(SkillInput{Action: "bind", AgentID: "a", SkillID: "s"})
+			_, err := e.SkillTool(Call{}, SkillInput{Action: "bind", AgentID: "a", SkillID: "s"})
 			return err
 		}, 404, errs.SkillNotFound, "skillId"},
-		{"skill unbind no agent", func() error { _, err := e.ToolSkill(SkillInput{Action: "unbind", SkillID: "s"}); return err }, 400, errs.InvalidInput, "agentId"},
-		{"skill recommend no intent", func() error { _, err := e.ToolSkill(SkillInput{Action: "recommend"}); return err }, 400, errs.InvalidInput, "intent"},
-		{"skill recommend unknown", func() error { _, err := e.ToolSkill(SkillInput{Action: "recommend", Intent: "nope"}); return err }, 404, errs.NotFound, "intent"},
-		{"skill list bad agent", func() error { _, err := e.ToolSkill(SkillInput{Action: "list", AgentID: "../x"}); return err }, 400, errs.InvalidInput, "agentId"},
+		{"skill unbind no agent", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "unbind", SkillID: "s"}); return err }, 400, errs.InvalidInput, "agentId"},
+		{"skill recommend no intent", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "recommend"}); return err }, 400, errs.InvalidInput, "intent"},
+		{"skill recommend unknown", func() error {
+			_, err := e.SkillTool(Call{}, SkillInput{Action: "recommend", Intent: "nope"})
+			return err
+		}, 404, errs.NotFound, "intent"},
+		{"skill list bad agent", func() error { _, err := e.SkillTool(Call{}, SkillInput{Action: "list", AgentID: "../x"}); return err }, 400, errs.InvalidInput, "agentId"},
 		{"binding bad name", func() error { _, err := e.SyncProjectBinding("../p", BindingInput{}); return err }, 400, errs.InvalidInput, "projectName"},
 		{"resource bad scheme", func() error { _, err := e.ReadResource("file:///etc/passwd"); return err }, 400, errs.InvalidInput, "uri"},
 		{"resource bad category", func() error { _, err := e.ReadResource("sdd://secrets/x"); return err }, 400, errs.InvalidInput, "uri"},
@@ -274,25 +286,15 @@ func TestToolActionErrors(t *testing.T) {
 	}
 }
 
-func TestHandleToolDecoding(t *testing.T) {
+// TestToolMethods drives the structured tool methods: the plan Markdown,
+// exact numbers through the state, and the doctrine text.
+func TestToolMethods(t *testing.T) {
 	f := newFixture(t)
-	_, handled, _ := f.e.HandleTool("task_create", nil)
-	if handled {
-		t.Fatal("non-sdd tool handled")
-	}
-	_, _, err := f.e.HandleTool(ToolNameState, []byte(`{"action":"get","key_path":"a"}`))
-	wantErr(t, err, 400, errs.InvalidInput, "key_path")
-	_, _, err = f.e.HandleTool(ToolNameLease, []byte(`{"action":"issue","taskId":5}`))
-	wantErr(t, err, 400, errs.InvalidInput, "taskId")
-	_, _, err = f.e.HandleTool(ToolNameLease, []byte(`[1]`))
-	wantErr(t, err, 400, errs.InvalidInput, "")
-	_, _, err = f.e.HandleTool(ToolNameLease, []byte(`{"action":"list"} {}`))
-	wantErr(t, err, 400, errs.InvalidInput, "arguments")
-	out, _, err := f.e.HandleTool(ToolNamePlan, []byte(`{"phase":3,"context":"Ship the thing\n- do a\n- do b\nsuccess: it ships"}`))
+	plan, err := f.e.PlanTool(Call{Tool: "sdd_plan"}, PlanInput{Phase: "3", Context: "Ship the thing\n- do a\n- do b\nsuccess: it ships"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := out.(string)
+	md := plan.Text
 	for _, want := range []string{"# Phase 3 Plan", "<objective>\nShip the thing", "1. [ ] do a", "- it ships", "<success_criteria>"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("plan lacks %q:\n%s", want, md)
@@ -305,22 +307,17 @@ func TestHandleToolDecoding(t *testing.T) {
 	if !res.Valid {
 		t.Fatalf("generated plan invalid: %v", res.Missing)
 	}
-	out, _, err = f.e.HandleTool(ToolNameState, []byte(`{"action":"set","keyPath":"x.y","value":{"n":12345678901234567890}}`))
-	if err != nil || !strings.Contains(out.(string), "12345678901234567890") {
-		t.Fatalf("%v %v", out, err)
+	st, err := f.e.StateTool(Call{}, StateInput{Action: "set", KeyPath: "x.y", Value: []byte(`{"n":12345678901234567890}`)})
+	if err != nil || !strings.Contains(st.Text, "12345678901234567890") {
+		t.Fatalf("%v %v", st, err)
 	}
-	out, _, _ = f.e.HandleTool(ToolNameState, []byte(`{"action":"get","keyPath":"x.y.n"}`))
-	if out.(string) != "12345678901234567890" {
-		t.Fatalf("number not exact: %v", out)
+	st, _ = f.e.StateTool(Call{}, StateInput{Action: "get", KeyPath: "x.y.n"})
+	if st.Text != "12345678901234567890" || string(st.Value) != "12345678901234567890" {
+		t.Fatalf("number not exact: %+v", st)
 	}
-	out, _, _ = f.e.HandleTool(ToolNameValidate, []byte(`{"content":"## Objective\n"}`))
-	if !strings.Contains(out.(string), "DOCTRINE VIOLATIONS") || !strings.Contains(out.(string), "success_criteria") {
-		t.Fatal(out)
-	}
-	for _, name := range ToolNames {
-		if _, handled, _ := f.e.HandleTool(name, []byte(`{}`)); !handled {
-			t.Errorf("%s not handled", name)
-		}
+	v, _ := f.e.ValidateTool(ValidateInput{Content: "## Objective\n"})
+	if !strings.Contains(v.Text, "DOCTRINE VIOLATIONS") || !strings.Contains(v.Text, "success_criteria") {
+		t.Fatal(v.Text)
 	}
 }
 
@@ -352,8 +349,8 @@ func TestValidateContent(t *testing.T) {
 		}
 	}
 	f := newFixture(t)
-	out, err := f.e.ToolValidate(ValidateInput{Content: cases[0].content})
-	if err != nil || out != "DOCTRINE VALIDATED" {
+	out, err := f.e.ValidateTool(ValidateInput{Content: cases[0].content})
+	if err != nil || out.Text != "DOCTRINE VALIDATED" {
 		t.Fatal(out, err)
 	}
 }
@@ -523,9 +520,9 @@ func TestVitals(t *testing.T) {
 	if v.Source != "workspace" || v.Sections.Objective != "Do X." || !strings.Contains(v.Sections.Process, "more") || v.Sections.SuccessChecks != "- ok" {
 		t.Fatalf("%+v", v.Sections)
 	}
-	md, err := f.e.ToolVitals(VitalsInput{})
-	if err != nil || !strings.Contains(md, "Health: ok") || !strings.Contains(md, "Phase: none") || !strings.Contains(md, "Do X.") {
-		t.Fatal(md, err)
+	vr, err := f.e.VitalsTool(VitalsInput{})
+	if err != nil || !strings.Contains(vr.Text, "Health: ok") || !strings.Contains(vr.Text, "Phase: none") || !strings.Contains(vr.Text, "Do X.") {
+		t.Fatal(vr, err)
 	}
 	// A command file symlinked outside the root is refused.
 	outside := filepath.Join(t.TempDir(), "secret.md")

@@ -115,11 +115,17 @@ func (e *Engine) detectLocked(s *state, now time.Time, scope string) []Evolution
 		if cp := s.Project.CurrentPhase; cp != "" && !slices.Contains(phases, cp) {
 			phases = append(phases, cp)
 		}
+		r, err := os.OpenRoot(e.root)
+		if err != nil {
+			phases = nil
+		} else {
+			defer r.Close()
+		}
 		for _, p := range phases {
 			if checkName("phase", p) != nil {
 				continue
 			}
-			if _, err := os.Lstat(filepath.Join(e.PlanningRoot(), planFileName(p))); errors.Is(err, fs.ErrNotExist) {
+			if _, err := r.Lstat(planningRel + "/" + planFileName(p)); errors.Is(err, fs.ErrNotExist) {
 				out = append(out, EvolutionCandidate{
 					ID: "missing-plan-" + p, Scope: ScopeDoctrine, Confidence: 0.9,
 					Description: fmt.Sprintf("Phase %s is recorded in the state but .planning/%s does not exist.", p, planFileName(p)),
@@ -187,11 +193,8 @@ func (e *Engine) ApplyEvolution(candidateID string, force bool) (*ApplyResult, e
 	switch act.Kind {
 	case ActionWritePlan:
 		ctx := fmt.Sprintf("Recreate the plan of phase %s\nThe phase was recorded in the state without a plan file; review and complete this plan.", act.Phase)
-		created := false
-		if _, err := os.Lstat(e.PlanningRoot()); errors.Is(err, fs.ErrNotExist) {
-			created = true
-		}
-		res, prev, err := e.writePlan(act.Phase, ctx, force)
+		created := !e.workspaceHas(planningRel)
+		res, prev, err := e.writePlan(act.Phase, ctx, force, callKey{}, nil)
 		if err != nil {
 			return &ApplyResult{Success: false, CandidateID: candidateID, Message: "could not write the plan: " + errs.From(err).Message,
 				Recommendation: "pass force: true to overwrite an existing plan file"}, nil
@@ -202,11 +205,18 @@ func (e *Engine) ApplyEvolution(candidateID string, force bool) (*ApplyResult, e
 		}
 		msg = "wrote " + res.Path
 	case ActionRefreshProject:
+		r, err := openRoot(e.root)
+		if err != nil {
+			return nil, err
+		}
+		defer r.Close()
 		for _, d := range act.Directories {
-			p := filepath.Join(e.root, d)
-			if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-				if err := os.MkdirAll(p, 0o755); err != nil {
-					return nil, errs.Newf(500, errs.Internal, "cannot create %s: %v", p, err)
+			if _, err := r.Lstat(d); errors.Is(err, fs.ErrNotExist) {
+				if err := r.MkdirAll(d, 0o755); err != nil {
+					if err := classify(err); errors.Is(err, errEscapes) {
+						return nil, fsRefusal("candidateId", d, err)
+					}
+					return nil, errs.Newf(500, errs.Internal, "cannot create %s: %v", d, err)
 				}
 				rb.CreatedDirs = append(rb.CreatedDirs, d)
 			}
@@ -270,29 +280,46 @@ func (e *Engine) RollbackEvolution(candidateID string) (*RollbackResult, error) 
 		rb = &Rollback{}
 	}
 	var notes []string
-	if rb.CreatedFile != "" {
-		p := filepath.Join(e.root, filepath.FromSlash(rb.CreatedFile))
-		if !within(e.root, p) {
-			return nil, errs.Newf(500, errs.Internal, "rollback path %s escapes the workspace root", rb.CreatedFile)
+	r, err := openRoot(e.root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if f := rb.CreatedFile; f != "" {
+		// Through os.Root: a .planning replaced by a symlink to elsewhere
+		// since the apply makes this a refusal, never a write or a
+		// removal outside the root.
+		if !filepath.IsLocal(filepath.FromSlash(f)) {
+			return nil, errs.Invalidf("candidateId", "path", "rollback path %s is not inside the workspace root", f)
 		}
 		if rb.PreviousContent != nil {
-			if err := writeFileAtomic(p, []byte(*rb.PreviousContent)); err != nil {
-				return nil, errs.Newf(500, errs.Internal, "cannot restore %s: %v", p, err)
+			if err := writeAtomic(r, f, []byte(*rb.PreviousContent)); err != nil {
+				if err := classify(err); errors.Is(err, errEscapes) {
+					return nil, fsRefusal("candidateId", f, err)
+				}
+				return nil, errs.Newf(500, errs.Internal, "cannot restore %s: %v", f, err)
 			}
-			notes = append(notes, "restored "+rb.CreatedFile)
-		} else if err := os.Remove(p); err == nil {
-			notes = append(notes, "removed "+rb.CreatedFile)
+			notes = append(notes, "restored "+f)
+		} else if err := classify(r.Remove(f)); err == nil {
+			notes = append(notes, "removed "+f)
+		} else if errors.Is(err, errEscapes) {
+			return nil, fsRefusal("candidateId", f, err)
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, errs.Newf(500, errs.Internal, "cannot remove %s: %v", p, err)
+			return nil, errs.Newf(500, errs.Internal, "cannot remove %s: %v", f, err)
 		}
 	}
 	for i := len(rb.CreatedDirs) - 1; i >= 0; i-- {
-		p := filepath.Join(e.root, filepath.FromSlash(rb.CreatedDirs[i]))
-		if within(e.root, p) && os.Remove(p) == nil { // fails harmlessly when not empty
-			notes = append(notes, "removed directory "+rb.CreatedDirs[i])
+		d := rb.CreatedDirs[i]
+		if !filepath.IsLocal(filepath.FromSlash(d)) {
+			continue
+		}
+		// Only a real directory, and only when empty (Remove fails
+		// harmlessly otherwise); a symlink put in its place stays.
+		if fi, err := r.Lstat(d); err == nil && fi.IsDir() && r.Remove(d) == nil {
+			notes = append(notes, "removed directory "+d)
 		}
 	}
-	err := e.write(func(s *state, now time.Time, _ func(string, any)) error {
+	err = e.write(func(s *state, now time.Time, _ func(string, any)) error {
 		for i := range s.Leases {
 			l := &s.Leases[i]
 			if slices.Contains(rb.ReturnedLeases, l.LeaseID) {

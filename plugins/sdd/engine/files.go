@@ -3,11 +3,8 @@ package engine
 import (
 	"embed"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -29,9 +26,6 @@ const (
 // maxDocBytes bounds a command or agent file read from the workspace.
 const maxDocBytes = 1 << 20
 
-// errEscapes marks a path that resolves outside the workspace root.
-var errEscapes = errors.New("path resolves outside the workspace root")
-
 // doc is a command or agent file and where it came from.
 type doc struct {
 	ID      string
@@ -42,15 +36,23 @@ type doc struct {
 
 // loadDoc returns the workspace file <Root>/.agents/<kind>/<id>.md, else
 // the bundled default; fs.ErrNotExist when neither exists. id must already
-// be validated with checkName; field names the input in errors.
+// be validated with checkName; field names the input in errors. A
+// workspace file that resolves outside the root, is not a regular file or
+// has more than one hard link is refused (400), never replaced by the
+// bundled default, so the agent learns why its file is not used.
 func (e *Engine) loadDoc(kind, id, field string) (*doc, error) {
-	rel := filepath.Join(".agents", kind, id+".md")
-	data, err := e.readInsideRoot(filepath.Join(e.root, rel))
+	rel := ".agents/" + kind + "/" + id + ".md"
+	r, err := openRoot(e.root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, err := readRegular(r, rel, maxDocBytes)
 	switch {
 	case err == nil:
-		return &doc{ID: id, Content: string(data), Source: "workspace", Path: filepath.ToSlash(rel)}, nil
-	case errors.Is(err, errEscapes):
-		return nil, errs.Invalidf(field, "path", "%s refuses to follow %s: it resolves outside the workspace root", kind, rel)
+		return &doc{ID: id, Content: string(data), Source: "workspace", Path: rel}, nil
+	case isRefusal(err):
+		return nil, fsRefusal(field, rel, err)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, errs.Newf(500, errs.Internal, "cannot read %s: %v", rel, err)
 	}
@@ -62,6 +64,8 @@ func (e *Engine) loadDoc(kind, id, field string) (*doc, error) {
 }
 
 // docIDs lists the ids of bundled and workspace files of a kind, sorted.
+// Workspace entries that cannot be regular files (directories, FIFOs,
+// sockets) are not listed; symlinks are, and are checked when read.
 func (e *Engine) docIDs(kind string) []string {
 	set := map[string]bool{}
 	if ents, err := bundled.ReadDir("defaults/" + kind); err == nil {
@@ -69,90 +73,66 @@ func (e *Engine) docIDs(kind string) []string {
 			set[strings.TrimSuffix(en.Name(), ".md")] = true
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(e.root, ".agents", kind)); err == nil {
-		for _, en := range ents {
-			id, ok := strings.CutSuffix(en.Name(), ".md")
-			if ok && !en.IsDir() && checkName("id", id) == nil {
-				set[id] = true
-			}
+	for _, en := range e.workspaceEntries(".agents/" + kind) {
+		id, ok := strings.CutSuffix(en.Name(), ".md")
+		t := en.Type()
+		if ok && (t.IsRegular() || t&fs.ModeSymlink != 0) && checkName("id", id) == nil {
+			set[id] = true
 		}
 	}
 	return sortedKeys(set)
 }
 
-// agentIDs are the agents a spawn plan can use.
-func (e *Engine) agentIDs() []string { return e.docIDs(kindAgents) }
-
-// readInsideRoot reads a regular file after resolving symlinks, refusing
-// any file that resolves outside the workspace root (errEscapes).
-func (e *Engine) readInsideRoot(p string) ([]byte, error) {
-	real, err := filepath.EvalSymlinks(p)
+// workspaceEntries lists a directory under the root; nothing when it is
+// missing or resolves outside the root.
+func (e *Engine) workspaceEntries(rel string) []fs.DirEntry {
+	r, err := os.OpenRoot(e.root)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	if !within(e.realRoot(), real) {
-		return nil, errEscapes
-	}
-	f, err := os.Open(real)
+	defer r.Close()
+	d, err := r.Open(rel)
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file: %w", p, fs.ErrNotExist)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxDocBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxDocBytes {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, maxDocBytes)
-	}
-	return data, nil
+	defer d.Close()
+	ents, _ := d.ReadDir(-1)
+	return ents
 }
 
-func (e *Engine) realRoot() string {
-	if r, err := filepath.EvalSymlinks(e.root); err == nil {
-		return r
-	}
-	return e.root
-}
-
-// within reports whether p is root or below it.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
+// workspaceHas reports whether rel exists under the root (without
+// following a final symlink).
+func (e *Engine) workspaceHas(rel string) bool {
+	r, err := os.OpenRoot(e.root)
 	if err != nil {
 		return false
 	}
-	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+	defer r.Close()
+	_, err = r.Lstat(rel)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// ensurePlanningRoot creates <Root>/.planning and checks it does not
-// resolve outside the root (a symlinked .planning could otherwise make
-// plan writes escape). It returns the resolved directory and whether it was
-// created now.
-func (e *Engine) ensurePlanningRoot() (string, bool, error) {
-	dir := e.PlanningRoot()
+// agentIDs are the agents a spawn plan can use.
+func (e *Engine) agentIDs() []string { return e.docIDs(kindAgents) }
+
+// planningRel is the planning root relative to the workspace root.
+const planningRel = ".planning"
+
+// ensurePlanningRoot creates <Root>/.planning inside r (a .planning
+// symlink that leads outside the root is refused: 400 naming field). It
+// reports whether the directory was created now.
+func ensurePlanningRoot(r *os.Root, field string) (bool, error) {
 	created := false
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return "", false, errs.Newf(500, errs.Internal, "cannot create the planning root %s: %v", dir, err)
-		}
+	if _, err := r.Lstat(planningRel); errors.Is(err, fs.ErrNotExist) {
 		created = true
 	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", false, errs.Newf(500, errs.Internal, "cannot resolve the planning root %s: %v", dir, err)
+	if err := r.MkdirAll(planningRel, 0o755); err != nil {
+		if err := classify(err); errors.Is(err, errEscapes) {
+			return false, fsRefusal(field, planningRel, err)
+		}
+		return false, errs.Newf(500, errs.Internal, "cannot create the planning root %s: %v", planningRel, err)
 	}
-	if !within(e.realRoot(), real) {
-		return "", false, errs.Newf(400, errs.InvalidInput, "the planning root %s resolves outside the workspace root; remove the symlink", dir).
-			With("field", "phase").With("constraint", "path")
-	}
-	return real, created, nil
+	return created, nil
 }
 
 // sectionNorm normalizes a section name for comparison: lower case, runs

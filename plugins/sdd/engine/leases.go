@@ -138,15 +138,19 @@ func (l Lease) activeAt(now time.Time) bool {
 
 // CreateLease issues a lease on taskId for LeaseDurationMS and persists it.
 func (e *Engine) CreateLease(taskID string, scope []string) (*Lease, error) {
+	return e.createLease(Call{}, taskID, scope)
+}
+
+func (e *Engine) createLease(c Call, taskID string, scope []string) (*Lease, error) {
 	if err := checkText("taskId", taskID, true, maxShortText); err != nil {
 		return nil, err
 	}
 	if err := checkList("scope", scope); err != nil {
 		return nil, err
 	}
-	var out Lease
-	err := e.write(func(s *state, now time.Time, emit func(string, any)) error {
-		out = Lease{
+	k := keyFor(c, "lease.issue", map[string]any{"taskId": taskID, "scope": scope})
+	out, _, err := writeKeyed(e, k, func(s *state, now time.Time, emit func(string, any)) (Lease, error) {
+		out := Lease{
 			LeaseID:   fmt.Sprintf("L-%d", s.next("lease")),
 			TaskID:    taskID,
 			Scope:     append([]string{}, scope...),
@@ -155,7 +159,7 @@ func (e *Engine) CreateLease(taskID string, scope []string) (*Lease, error) {
 		}
 		s.Leases = append(s.Leases, out)
 		emit(EventLeaseIssued, out)
-		return nil
+		return out, nil
 	})
 	if err != nil {
 		return nil, err
@@ -167,13 +171,13 @@ func (e *Engine) CreateLease(taskID string, scope []string) (*Lease, error) {
 // It is false for an unknown, already returned or expired lease: expired
 // leases are not active and are cleaned up by evolution.
 func (e *Engine) ReturnLease(leaseID, result string) (bool, error) {
-	l, err := e.returnLease(leaseID, result)
+	l, err := e.returnLease(Call{}, leaseID, result)
 	return l != nil && err == nil, err
 }
 
 // returnLease is ReturnLease returning the returned lease (nil when there
 // was no active lease with that id).
-func (e *Engine) returnLease(leaseID, result string) (*Lease, error) {
+func (e *Engine) returnLease(c Call, leaseID, result string) (*Lease, error) {
 	if err := checkText("leaseId", leaseID, true, maxShortText); err != nil {
 		return nil, err
 	}
@@ -183,30 +187,19 @@ func (e *Engine) returnLease(leaseID, result string) (*Lease, error) {
 	if result == "" {
 		result = "completed"
 	}
-	var ok bool
-	if err := e.read(func(s *state, now time.Time) error {
-		for _, l := range s.Leases {
-			if l.LeaseID == leaseID && l.activeAt(now) {
-				ok = true
-			}
-		}
-		return nil
-	}); err != nil || !ok {
-		return nil, err
-	}
-	var out *Lease
-	err := e.write(func(s *state, now time.Time, emit func(string, any)) error {
+	k := keyFor(c, "lease.return", map[string]any{"leaseId": leaseID, "result": result})
+	out, _, err := writeKeyed(e, k, func(s *state, now time.Time, emit func(string, any)) (*Lease, error) {
 		for i := range s.Leases {
 			l := &s.Leases[i]
 			if l.LeaseID == leaseID && l.activeAt(now) {
 				l.ReturnedAt, l.Result = iso(now), result
 				c := *l
 				c.Scope = append([]string{}, l.Scope...)
-				out = &c
 				emit(EventLeaseReturned, c)
+				return &c, nil
 			}
 		}
-		return nil
+		return nil, errUnchanged
 	})
 	if err != nil {
 		return nil, err

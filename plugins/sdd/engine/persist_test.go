@@ -261,8 +261,8 @@ func TestEvolutionRoundTrip(t *testing.T) {
 	if _, err := fx.e.RollbackEvolution("stale-project"); err != nil {
 		t.Fatal(err)
 	}
-	report, err := fx.e.ToolEvolve(EvolveInput{Action: "report"})
-	if err != nil || !strings.Contains(report, "Actions rolled back: 3") {
+	report, err := fx.e.EvolveTool(EvolveInput{Action: "report"})
+	if err != nil || !strings.Contains(report.Text, "Actions rolled back: 3") {
 		t.Fatal(report, err)
 	}
 }

@@ -53,6 +53,10 @@ type SkillRecommendation struct {
 
 // RegisterSkill creates or updates a registry entry.
 func (e *Engine) RegisterSkill(skillID string, in SkillPayload) (*Skill, error) {
+	return e.registerSkill(Call{}, skillID, in)
+}
+
+func (e *Engine) registerSkill(c Call, skillID string, in SkillPayload) (*Skill, error) {
 	if err := checkName("skillId", skillID); err != nil {
 		return nil, err
 	}
@@ -69,8 +73,8 @@ func (e *Engine) RegisterSkill(skillID string, in SkillPayload) (*Skill, error) 
 	if err := checkList("tags", in.Tags); err != nil {
 		return nil, err
 	}
-	var out Skill
-	err := e.write(func(s *state, now time.Time, _ func(string, any)) error {
+	k := keyFor(c, "skill.register", map[string]any{"skillId": skillID, "payload": in})
+	out, _, err := writeKeyed(e, k, func(s *state, now time.Time, _ func(string, any)) (Skill, error) {
 		sk, ok := s.Skills[skillID]
 		if !ok {
 			sk = Skill{SkillID: skillID, Title: skillID, Tags: []string{}, CreatedAt: iso(now)}
@@ -86,8 +90,7 @@ func (e *Engine) RegisterSkill(skillID string, in SkillPayload) (*Skill, error) 
 		}
 		sk.UpdatedAt = iso(now)
 		s.Skills[skillID] = sk
-		out = sk
-		return nil
+		return sk, nil
 	})
 	if err != nil {
 		return nil, err
@@ -98,7 +101,11 @@ func (e *Engine) RegisterSkill(skillID string, in SkillPayload) (*Skill, error) 
 // BindSkillToAgent assigns a registered skill to an agent (idempotent).
 // An unregistered skill is 404 ERR_SKILL_NOT_FOUND.
 func (e *Engine) BindSkillToAgent(agentID, skillID string) (*AgentSkills, error) {
-	return e.editAgentSkills(agentID, skillID, func(s *state, ids []string) ([]string, error) {
+	return e.bindSkill(Call{}, agentID, skillID)
+}
+
+func (e *Engine) bindSkill(c Call, agentID, skillID string) (*AgentSkills, error) {
+	return e.editAgentSkills(keyFor(c, "skill.bind", []string{agentID, skillID}), agentID, skillID, func(s *state, ids []string) ([]string, error) {
 		if _, ok := s.Skills[skillID]; !ok {
 			return nil, errs.NotFoundf(errs.SkillNotFound, "skillId", "skill %q is not registered; register it with sdd_skill register first", skillID)
 		}
@@ -112,7 +119,11 @@ func (e *Engine) BindSkillToAgent(agentID, skillID string) (*AgentSkills, error)
 // UnbindSkillFromAgent removes an assignment; unbinding something not
 // bound is not an error and returns the agent's current skills.
 func (e *Engine) UnbindSkillFromAgent(agentID, skillID string) (*AgentSkills, error) {
-	return e.editAgentSkills(agentID, skillID, func(_ *state, ids []string) ([]string, error) {
+	return e.unbindSkill(Call{}, agentID, skillID)
+}
+
+func (e *Engine) unbindSkill(c Call, agentID, skillID string) (*AgentSkills, error) {
+	return e.editAgentSkills(keyFor(c, "skill.unbind", []string{agentID, skillID}), agentID, skillID, func(_ *state, ids []string) ([]string, error) {
 		kept := []string{}
 		for _, id := range ids {
 			if id != skillID {
@@ -125,26 +136,24 @@ func (e *Engine) UnbindSkillFromAgent(agentID, skillID string) (*AgentSkills, er
 
 // editAgentSkills validates the ids, replaces the agent's skill list with
 // what edit returns (an empty list removes the agent) and persists.
-func (e *Engine) editAgentSkills(agentID, skillID string, edit func(s *state, ids []string) ([]string, error)) (*AgentSkills, error) {
+func (e *Engine) editAgentSkills(k callKey, agentID, skillID string, edit func(s *state, ids []string) ([]string, error)) (*AgentSkills, error) {
 	if err := checkName("agentId", agentID); err != nil {
 		return nil, err
 	}
 	if err := checkName("skillId", skillID); err != nil {
 		return nil, err
 	}
-	var out AgentSkills
-	err := e.write(func(s *state, _ time.Time, _ func(string, any)) error {
+	out, _, err := writeKeyed(e, k, func(s *state, _ time.Time, _ func(string, any)) (AgentSkills, error) {
 		ids, err := edit(s, s.AgentSkills[agentID])
 		if err != nil {
-			return err
+			return AgentSkills{}, err
 		}
 		if len(ids) == 0 {
 			delete(s.AgentSkills, agentID)
 		} else {
 			s.AgentSkills[agentID] = ids
 		}
-		out = AgentSkills{AgentID: agentID, SkillIDs: append([]string{}, ids...)}
-		return nil
+		return AgentSkills{AgentID: agentID, SkillIDs: append([]string{}, ids...)}, nil
 	})
 	if err != nil {
 		return nil, err

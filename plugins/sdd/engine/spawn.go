@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -165,6 +166,10 @@ func copyRule(r SpawnRule) SpawnRule {
 // SetSpawnRule creates or replaces the rule of an intent (an unknown intent
 // is created) and records a rule_set history event.
 func (e *Engine) SetSpawnRule(intent string, in SpawnRuleInput) (*RuleResult, error) {
+	return e.setSpawnRule(Call{}, intent, in)
+}
+
+func (e *Engine) setSpawnRule(c Call, intent string, in SpawnRuleInput) (*RuleResult, error) {
 	if err := checkName("intent", intent); err != nil {
 		return nil, err
 	}
@@ -190,16 +195,16 @@ func (e *Engine) SetSpawnRule(intent string, in SpawnRuleInput) (*RuleResult, er
 	if err := checkText("rule.notes", in.Notes, false, maxTextLen); err != nil {
 		return nil, err
 	}
-	c := func(v []string) []string { return append([]string{}, v...) }
-	rule := SpawnRule{c(in.Before), c(in.BeforeParallel), c(in.Main), c(in.After), c(in.AfterParallel), in.Notes}
-	err := e.write(func(s *state, now time.Time, _ func(string, any)) error {
+	rule := copyRule(SpawnRule(in))
+	k := keyFor(c, "agent.set_rule", map[string]any{"intent": intent, "rule": rule})
+	_, _, err := writeKeyed(e, k, func(s *state, now time.Time, _ func(string, any)) (bool, error) {
 		_, existed := s.Agents.SpawnRules[intent]
 		s.Agents.SpawnRules[intent] = rule
 		s.Agents.SpawnHistory = append(s.Agents.SpawnHistory, SpawnHistoryEvent{
 			Kind: HistoryRuleSet, Intent: intent, At: iso(now),
 			Details: map[string]any{"rule": copyRule(rule), "replaced": existed},
 		})
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return nil, err
@@ -290,6 +295,30 @@ func Flatten(p SpawnPlan) []PlanStep {
 // QueueAgentSpawnPlan resolves and flattens the plan of intent, appends one
 // pending queue item per step, records a queued history event and persists.
 func (e *Engine) QueueAgentSpawnPlan(intent string, opts SpawnOptions, src SpawnSource) (*QueueResult, error) {
+	return e.queueAgentSpawnPlan(Call{Tool: src.SourceTool}, intent, opts)
+}
+
+// queueAgentSpawnPlan is QueueAgentSpawnPlan under c: c.Tool is the
+// source tool, c.Key the idempotency key.
+func (e *Engine) queueAgentSpawnPlan(c Call, intent string, opts SpawnOptions) (*QueueResult, error) {
+	src := SpawnSource{SourceTool: c.Tool}
+	k := keyFor(c, "agent.enqueue", map[string]any{"intent": intent, "options": opts, "source": src})
+	var recorded json.RawMessage
+	q, err := e.queueFlow(k, &recorded, src, intent, opts, nil)
+	if err != nil || recorded == nil {
+		return q, err
+	}
+	var out QueueResult
+	if err := json.Unmarshal(recorded, &out); err != nil {
+		return nil, errs.Newf(500, errs.Internal, "cannot decode a recorded outcome: %v", err)
+	}
+	return &out, nil
+}
+
+// queueFlow queues the plan of intent in one write; with a key it records
+// outcome(result) (the result itself when outcome is nil) under k, or
+// stores an already recorded outcome in *recorded without writing.
+func (e *Engine) queueFlow(k callKey, recorded *json.RawMessage, src SpawnSource, intent string, opts SpawnOptions, outcome func(QueueResult) any) (*QueueResult, error) {
 	if err := checkName("intent", intent); err != nil {
 		return nil, err
 	}
@@ -297,10 +326,10 @@ func (e *Engine) QueueAgentSpawnPlan(intent string, opts SpawnOptions, src Spawn
 		return nil, err
 	}
 	var out QueueResult
-	err := e.write(func(s *state, now time.Time, emit func(string, any)) error {
+	err := e.commit(k, recorded, func(s *state, now time.Time, emit func(string, any)) (any, error) {
 		plan, err := e.resolveLocked(s, intent, opts)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		flow := fmt.Sprintf("F-%d", s.next("flow"))
 		items := make([]SpawnQueueItem, 0, len(plan.Steps))
@@ -322,7 +351,10 @@ func (e *Engine) QueueAgentSpawnPlan(intent string, opts SpawnOptions, src Spawn
 		})
 		out = QueueResult{FlowID: flow, Plan: *plan, QueueItems: items}
 		emit(EventSpawnQueued, out)
-		return nil
+		if outcome != nil {
+			return outcome(out), nil
+		}
+		return out, nil
 	})
 	if err != nil {
 		return nil, err
@@ -364,6 +396,10 @@ func validSpawnStatus(s string, allowPending bool) bool {
 // closed is a 409 conflict, because silently rewriting a recorded outcome
 // would falsify the history.
 func (e *Engine) CompleteSpawnQueueItem(spawnID, status, note string) (*SpawnQueueItem, error) {
+	return e.completeSpawnQueueItem(Call{}, spawnID, status, note)
+}
+
+func (e *Engine) completeSpawnQueueItem(c Call, spawnID, status, note string) (*SpawnQueueItem, error) {
 	if err := checkText("spawnId", spawnID, true, maxShortText); err != nil {
 		return nil, err
 	}
@@ -373,39 +409,27 @@ func (e *Engine) CompleteSpawnQueueItem(spawnID, status, note string) (*SpawnQue
 	if err := checkText("note", note, false, maxTextLen); err != nil {
 		return nil, err
 	}
-	var out *SpawnQueueItem
-	found := false
-	if err := e.read(func(s *state, _ time.Time) error {
-		for _, q := range s.Agents.SpawnQueue {
-			if q.SpawnID == spawnID {
-				found = true
-			}
-		}
-		return nil
-	}); err != nil || !found {
-		return nil, err
-	}
-	err := e.write(func(s *state, now time.Time, emit func(string, any)) error {
+	k := keyFor(c, "agent.complete", map[string]any{"spawnId": spawnID, "status": status, "note": note})
+	out, _, err := writeKeyed(e, k, func(s *state, now time.Time, emit func(string, any)) (*SpawnQueueItem, error) {
 		for i := range s.Agents.SpawnQueue {
 			q := &s.Agents.SpawnQueue[i]
 			if q.SpawnID != spawnID {
 				continue
 			}
 			if q.Status != SpawnPending {
-				return errs.Conflictf(errs.Conflict, "spawn %s is already %s; only pending items can be completed", spawnID, q.Status).
+				return nil, errs.Conflictf(errs.Conflict, "spawn %s is already %s; only pending items can be completed", spawnID, q.Status).
 					With("field", "spawnId").With("constraint", "pending")
 			}
 			q.Status, q.Note, q.CompletedAt = status, note, iso(now)
 			c := *q
-			out = &c
 			s.Agents.SpawnHistory = append(s.Agents.SpawnHistory, SpawnHistoryEvent{
 				Kind: HistoryCompleted, Intent: q.Intent, FlowID: q.FlowID, At: iso(now),
 				Details: map[string]any{"spawnId": q.SpawnID, "agent": q.Agent, "status": status, "note": note},
 			})
 			emit(EventSpawnCompleted, c)
-			return nil
+			return &c, nil
 		}
-		return nil
+		return nil, errUnchanged
 	})
 	if err != nil {
 		return nil, err

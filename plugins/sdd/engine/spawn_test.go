@@ -145,12 +145,15 @@ func TestQueueAndComplete(t *testing.T) {
 	if got := strings.Join(fx.evs.types(), ","); got != "sdd.spawn.queued,sdd.spawn.completed" {
 		t.Fatal(got)
 	}
-	md, err := fx.e.ToolPlan(PlanInput{Phase: "1", AutoSpawn: true, HasResearch: true})
-	if err != nil || !strings.Contains(md, "## Spawn Flow F-2 (plan_phase)") || !strings.Contains(md, "1. S-3: sdd-planner (main, sequential)") ||
-		strings.Contains(md, "researcher") {
-		t.Fatal(md, err)
+	pr, err := fx.e.PlanTool(Call{Tool: "sdd_plan"}, PlanInput{Phase: "1", AutoSpawn: true, HasResearch: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	res, err := fx.e.ToolAgent(AgentInput{Action: "history", Limit: 200})
+	if md := pr.Text; !strings.Contains(md, "## Spawn Flow F-2 (plan_phase)") || !strings.Contains(md, "1. S-3: sdd-planner (main, sequential)") ||
+		strings.Contains(md, "researcher") || pr.Flow.QueueItems[0].SourceTool != "sdd_plan" {
+		t.Fatal(md)
+	}
+	res, err := fx.e.AgentTool(Call{}, AgentInput{Action: "history", Limit: 200})
 	if err != nil || res.(map[string]any)["count"].(int) != 3 {
 		t.Fatal(res, err)
 	}

@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 )
 
@@ -23,6 +19,9 @@ type state struct {
 	Values      map[string]any      `json:"values"`
 	Evolution   []EvolutionAction   `json:"evolutionActions"`
 	Counters    map[string]int64    `json:"counters"`
+	// Calls records the outcome of recent writes made under an
+	// idempotency key, in the same atomic write as the change itself.
+	Calls []callRecord `json:"idempotency"`
 }
 
 // ProjectData is the project section of the state.
@@ -104,6 +103,9 @@ func (s *state) normalize(now time.Time) {
 	if s.Counters == nil {
 		s.Counters = map[string]int64{}
 	}
+	if s.Calls == nil {
+		s.Calls = []callRecord{}
+	}
 }
 
 // next returns the next number of a named counter (never reused).
@@ -162,62 +164,4 @@ func prune(s *state, now time.Time) {
 	if n := len(s.Evolution); n > MaxEvolutionActions {
 		s.Evolution = append([]EvolutionAction(nil), s.Evolution[n-MaxEvolutionActions:]...)
 	}
-}
-
-// testHookBeforeSync lets tests fail a write after the temp file holds
-// data, to prove the target survives and the temp file is removed.
-var testHookBeforeSync func(f *os.File) error
-
-// writeFileAtomic replaces path with data: a temp file in the same
-// directory is written, fsynced and renamed over the target, then the
-// directory is fsynced so the rename itself is durable. On any failure the
-// temp file is removed and the error returned; the target is untouched.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if testHookBeforeSync != nil {
-		if err = testHookBeforeSync(f); err != nil {
-			return err
-		}
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory; filesystems that cannot (EINVAL, ENOTSUP)
-// are tolerated because the rename has already happened.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
 }

@@ -3,33 +3,11 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
-
-// Tool names (D16: the sdd toolset).
-const (
-	ToolNameVitals   = "sdd_vitals"
-	ToolNamePlan     = "sdd_plan"
-	ToolNameDiscuss  = "sdd_discuss"
-	ToolNameState    = "sdd_state"
-	ToolNameValidate = "sdd_validate"
-	ToolNameLease    = "sdd_lease"
-	ToolNameDash     = "sdd_dash"
-	ToolNameEvolve   = "sdd_evolve"
-	ToolNameAgent    = "sdd_agent"
-	ToolNameSkill    = "sdd_skill"
-)
-
-// ToolNames lists the ten sdd_ tools in a stable order.
-var ToolNames = []string{
-	ToolNameVitals, ToolNamePlan, ToolNameDiscuss, ToolNameState, ToolNameValidate,
-	ToolNameLease, ToolNameDash, ToolNameEvolve, ToolNameAgent, ToolNameSkill,
-}
 
 // Phase is a phase name that accepts a JSON string or number (the
 // specification allows both); it is kept exactly as written.
@@ -142,11 +120,11 @@ func required(field, v string) error {
 	return nil
 }
 
-func badAction(tool, action string, allowed ...string) error {
+func badAction(action string, allowed ...string) error {
 	if action == "" {
-		return errs.Invalidf("action", "required", "%s needs an action: one of %s", tool, strings.Join(allowed, ", "))
+		return errs.Invalidf("action", "required", "an action is required: one of %s", strings.Join(allowed, ", "))
 	}
-	return errs.Invalidf("action", "enum", "%s action must be one of %s, not %q", tool, strings.Join(allowed, ", "), action)
+	return errs.Invalidf("action", "enum", "action must be one of %s, not %q", strings.Join(allowed, ", "), action)
 }
 
 func opts(o *SpawnOptions) SpawnOptions {
@@ -205,16 +183,6 @@ func (e *Engine) VitalsTool(in VitalsInput) (*VitalsResult, error) {
 	return &VitalsResult{Text: b.String(), Vitals: v}, nil
 }
 
-// ToolVitals implements sdd_vitals as Markdown with health, phase, lease
-// count and the command's objective (see VitalsTool).
-func (e *Engine) ToolVitals(in VitalsInput) (string, error) {
-	r, err := e.VitalsTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
-}
-
 // PlanToolResult is sdd_plan's structured result: the Markdown (plan plus
 // the spawn-flow summary), the plan file and, with auto_spawn, the queued
 // flow.
@@ -226,26 +194,72 @@ type PlanToolResult struct {
 }
 
 // PlanTool implements sdd_plan: writes the plan; with auto_spawn it also
-// queues the plan_phase flow and appends a spawn-flow summary.
-func (e *Engine) PlanTool(in PlanInput) (*PlanToolResult, error) {
+// queues the plan_phase flow (source c.Tool) and appends a spawn-flow
+// summary. It honours c.Key: the last state write of the call (the phase
+// record, or the queued flow) records the answer, and a recorded key gets
+// it back without writing the plan again.
+func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 	if err := required("phase", string(in.Phase)); err != nil {
 		return nil, err
 	}
-	res, err := e.GeneratePlan(string(in.Phase), in.Context)
+	phase := string(in.Phase)
+	if err := CheckPhase(phase); err != nil {
+		return nil, err
+	}
+	if err := checkText("context", in.Context, false, maxTextLen); err != nil {
+		return nil, err
+	}
+	k := keyFor(c, "plan", in)
+	replayed := func(raw json.RawMessage) (*PlanToolResult, error) {
+		var out PlanToolResult
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return nil, errs.Newf(500, errs.Internal, "cannot decode a recorded outcome: %v", err)
+		}
+		return &out, nil
+	}
+	raw, ok, err := e.recordedCall(k)
 	if err != nil {
 		return nil, err
 	}
+	if ok {
+		return replayed(raw)
+	}
+	// A concurrent call with the same key may record first; its answer
+	// then comes back in raw.
+	raw = nil
+	if !in.AutoSpawn {
+		res, _, err := e.writePlanRecorded(phase, in.Context, true, k, &raw, func(res *PlanResult) any { return planOutput(res, nil) })
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			return replayed(raw)
+		}
+		return planOutput(res, nil), nil
+	}
+	res, _, err := e.writePlan(phase, in.Context, true, callKey{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	opts := SpawnOptions{SkipResearch: in.SkipResearch, SkipVerify: in.SkipVerify, HasResearch: in.HasResearch}
+	q, err := e.queueFlow(k, &raw, SpawnSource{SourceTool: c.Tool}, IntentPlanPhase, opts, func(q QueueResult) any { return planOutput(res, &q) })
+	if err != nil {
+		return nil, err
+	}
+	if raw != nil {
+		return replayed(raw)
+	}
+	return planOutput(res, q), nil
+}
+
+// planOutput renders sdd_plan's answer from the written plan and the
+// queued flow (nil without auto_spawn).
+func planOutput(res *PlanResult, q *QueueResult) *PlanToolResult {
 	out := &PlanToolResult{Phase: res.Phase, Path: res.Path}
 	text := res.Markdown + fmt.Sprintf("\n---\nPlan written to %s.\n", res.Path)
-	if !in.AutoSpawn {
+	if q == nil {
 		out.Text = text
-		return out, nil
-	}
-	q, err := e.QueueAgentSpawnPlan(IntentPlanPhase, SpawnOptions{
-		SkipResearch: in.SkipResearch, SkipVerify: in.SkipVerify, HasResearch: in.HasResearch,
-	}, SpawnSource{SourceTool: ToolNamePlan})
-	if err != nil {
-		return nil, err
+		return out
 	}
 	var b strings.Builder
 	b.WriteString(text)
@@ -258,20 +272,11 @@ func (e *Engine) PlanTool(in PlanInput) (*PlanToolResult, error) {
 	}
 	b.WriteString("\nRun each agent in order, then close its item with sdd_agent complete (spawnId, completionStatus).\n")
 	out.Text, out.Flow = b.String(), q
-	return out, nil
+	return out
 }
 
-// ToolPlan implements sdd_plan as Markdown (see PlanTool).
-func (e *Engine) ToolPlan(in PlanInput) (string, error) {
-	r, err := e.PlanTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
-}
-
-// ToolDiscuss implements sdd_discuss.
-func (e *Engine) ToolDiscuss(in DiscussInput) (string, error) {
+// DiscussTool implements sdd_discuss.
+func (e *Engine) DiscussTool(in DiscussInput) (string, error) {
 	if err := required("phase", string(in.Phase)); err != nil {
 		return "", err
 	}
@@ -291,8 +296,9 @@ type StateResult struct {
 
 // StateTool implements sdd_state: get (keyPath) returns the value as JSON
 // or a plain-text "not set" line; set (keyPath, value); delete (keyPath);
-// list (optional keyPath) returns the stored tree as JSON.
-func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
+// list (optional keyPath) returns the stored tree as JSON. set and delete
+// honour c.Key.
+func (e *Engine) StateTool(c Call, in StateInput) (*StateResult, error) {
 	out := &StateResult{Action: in.Action, KeyPath: in.KeyPath}
 	switch in.Action {
 	case "get", "list":
@@ -318,8 +324,8 @@ func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
 			out.Text = fmt.Sprintf("No value is stored at %s.", in.KeyPath)
 			return out, nil
 		}
-		out.Text = marshalIndent(v)
 		out.Value = rawJSON(v)
+		out.Text = readableJSON(out.Value)
 		return out, nil
 	case "set":
 		if err := required("keyPath", in.KeyPath); err != nil {
@@ -328,13 +334,16 @@ func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
 		if len(in.Value) == 0 {
 			return nil, errs.Invalid("value", "required", "value is required for set (any JSON value; use delete to remove a key)")
 		}
-		var v any
-		dec := json.NewDecoder(bytes.NewReader(in.Value))
-		dec.UseNumber()
-		if err := dec.Decode(&v); err != nil {
-			return nil, errs.Invalidf("value", "type", "value must be JSON: %v", err)
+		// The depth is checked on the raw text before anything decodes it.
+		if depth, err := jsonDepth(in.Value, MaxValueDepth); err != nil {
+			return nil, errs.Invalidf("value", "maxDepth", "value nests more than %d levels deep (at least %d); store a flatter value", MaxValueDepth, depth).
+				With("limit", MaxValueDepth)
 		}
-		if _, err := e.SetStateValue(in.KeyPath, v); err != nil {
+		v, err := decodeGeneric(in.Value)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := e.setStateValue(c, in.KeyPath, v); err != nil {
 			return nil, err
 		}
 		out.Text = fmt.Sprintf("Stored %s = %s", in.KeyPath, compact(v))
@@ -344,7 +353,7 @@ func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
 		if err := required("keyPath", in.KeyPath); err != nil {
 			return nil, err
 		}
-		ok, err := e.DeleteStateValue(in.KeyPath)
+		ok, err := e.deleteStateValue(c, in.KeyPath)
 		if err != nil {
 			return nil, err
 		}
@@ -356,16 +365,7 @@ func (e *Engine) StateTool(in StateInput) (*StateResult, error) {
 		}
 		return out, nil
 	}
-	return nil, badAction(ToolNameState, in.Action, "get", "set", "list", "delete")
-}
-
-// ToolState implements sdd_state as text (see StateTool).
-func (e *Engine) ToolState(in StateInput) (string, error) {
-	r, err := e.StateTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
+	return nil, badAction(in.Action, "get", "set", "list", "delete")
 }
 
 // rawJSON encodes a stored value (already in generic JSON form).
@@ -377,12 +377,20 @@ func rawJSON(v any) json.RawMessage {
 	return b
 }
 
-func marshalIndent(v any) string {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Sprint(v)
+// maxIndentedText is the largest text shown indented; indentation costs up
+// to two bytes per level per line, so larger values are shown compact.
+const maxIndentedText = 64 << 10
+
+// readableJSON indents small JSON for reading and leaves large JSON
+// compact, so the text never grows far beyond the value.
+func readableJSON(raw json.RawMessage) string {
+	if len(raw) <= maxIndentedText/4 {
+		var b bytes.Buffer
+		if json.Indent(&b, raw, "", "  ") == nil && b.Len() <= maxIndentedText {
+			return b.String()
+		}
 	}
-	return string(b)
+	return string(raw)
 }
 
 func compact(v any) string {
@@ -421,15 +429,6 @@ func (e *Engine) ValidateTool(in ValidateInput) (*ValidateToolResult, error) {
 	return &ValidateToolResult{Text: b.String(), ValidationResult: *res}, nil
 }
 
-// ToolValidate implements sdd_validate as text (see ValidateTool).
-func (e *Engine) ToolValidate(in ValidateInput) (string, error) {
-	r, err := e.ValidateTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
-}
-
 // LeaseResult is sdd_lease's structured result: Lease is the issued or
 // returned lease; Leases the active leases (list).
 type LeaseResult struct {
@@ -441,14 +440,15 @@ type LeaseResult struct {
 
 // LeaseTool implements sdd_lease: issue (taskId, scope), return (leaseId,
 // result), list. Returning an unknown, returned or expired lease is 404.
-func (e *Engine) LeaseTool(in LeaseInput) (*LeaseResult, error) {
+// issue and return honour c.Key.
+func (e *Engine) LeaseTool(c Call, in LeaseInput) (*LeaseResult, error) {
 	out := &LeaseResult{Action: in.Action}
 	switch in.Action {
 	case "issue":
 		if err := required("taskId", in.TaskID); err != nil {
 			return nil, err
 		}
-		l, err := e.CreateLease(in.TaskID, in.Scope)
+		l, err := e.createLease(c, in.TaskID, in.Scope)
 		if err != nil {
 			return nil, err
 		}
@@ -464,7 +464,7 @@ func (e *Engine) LeaseTool(in LeaseInput) (*LeaseResult, error) {
 		if err := required("leaseId", in.LeaseID); err != nil {
 			return nil, err
 		}
-		l, err := e.returnLease(in.LeaseID, in.Result)
+		l, err := e.returnLease(c, in.LeaseID, in.Result)
 		if err != nil {
 			return nil, err
 		}
@@ -492,20 +492,11 @@ func (e *Engine) LeaseTool(in LeaseInput) (*LeaseResult, error) {
 		out.Text = b.String()
 		return out, nil
 	}
-	return nil, badAction(ToolNameLease, in.Action, "issue", "return", "list")
+	return nil, badAction(in.Action, "issue", "return", "list")
 }
 
-// ToolLease implements sdd_lease as Markdown (see LeaseTool).
-func (e *Engine) ToolLease(in LeaseInput) (string, error) {
-	r, err := e.LeaseTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
-}
-
-// ToolDash implements sdd_dash: Markdown text or a *Dashboard.
-func (e *Engine) ToolDash(in DashInput) (any, error) {
+// DashTool implements sdd_dash: Markdown text or a *Dashboard.
+func (e *Engine) DashTool(in DashInput) (any, error) {
 	return e.GenerateDashboard(in.Format)
 }
 
@@ -573,21 +564,13 @@ func (e *Engine) EvolveTool(in EvolveInput) (*EvolveResult, error) {
 		out.Text, out.Candidates = text, &c
 		return out, nil
 	}
-	return nil, badAction(ToolNameEvolve, in.Action, "detect", "apply", "rollback", "report")
+	return nil, badAction(in.Action, "detect", "apply", "rollback", "report")
 }
 
-// ToolEvolve implements sdd_evolve as Markdown (see EvolveTool).
-func (e *Engine) ToolEvolve(in EvolveInput) (string, error) {
-	r, err := e.EvolveTool(in)
-	if err != nil {
-		return "", err
-	}
-	return r.Text, nil
-}
-
-// ToolAgent implements sdd_agent. complete on an unknown spawnId is 404
+// AgentTool implements sdd_agent. complete on an unknown spawnId is 404
 // here (the domain function returns nil), so the agent learns its mistake.
-func (e *Engine) ToolAgent(in AgentInput) (any, error) {
+// set_rule, enqueue (source c.Tool) and complete honour c.Key.
+func (e *Engine) AgentTool(c Call, in AgentInput) (any, error) {
 	switch in.Action {
 	case "rules":
 		rules, err := e.SpawnRules()
@@ -612,7 +595,7 @@ func (e *Engine) ToolAgent(in AgentInput) (any, error) {
 		if in.Rule == nil {
 			return nil, errs.Invalid("rule", "required", "rule is required for set_rule: {before?, beforeParallel?, main?, after?, afterParallel?, notes?}")
 		}
-		return e.SetSpawnRule(in.Intent, *in.Rule)
+		return e.setSpawnRule(c, in.Intent, *in.Rule)
 	case "plan":
 		if err := required("intent", in.Intent); err != nil {
 			return nil, err
@@ -622,7 +605,7 @@ func (e *Engine) ToolAgent(in AgentInput) (any, error) {
 		if err := required("intent", in.Intent); err != nil {
 			return nil, err
 		}
-		return e.QueueAgentSpawnPlan(in.Intent, opts(in.Options), SpawnSource{SourceTool: ToolNameAgent})
+		return e.queueAgentSpawnPlan(c, in.Intent, opts(in.Options))
 	case "queue":
 		items, err := e.ListSpawnQueue(in.Status)
 		if err != nil {
@@ -636,7 +619,7 @@ func (e *Engine) ToolAgent(in AgentInput) (any, error) {
 		if err := required("completionStatus", in.CompletionStatus); err != nil {
 			return nil, err
 		}
-		it, err := e.CompleteSpawnQueueItem(in.SpawnID, in.CompletionStatus, in.Note)
+		it, err := e.completeSpawnQueueItem(c, in.SpawnID, in.CompletionStatus, in.Note)
 		if err != nil {
 			return nil, err
 		}
@@ -651,11 +634,11 @@ func (e *Engine) ToolAgent(in AgentInput) (any, error) {
 		}
 		return map[string]any{"events": ev, "count": len(ev)}, nil
 	}
-	return nil, badAction(ToolNameAgent, in.Action, "rules", "set_rule", "plan", "enqueue", "queue", "complete", "history")
+	return nil, badAction(in.Action, "rules", "set_rule", "plan", "enqueue", "queue", "complete", "history")
 }
 
-// ToolSkill implements sdd_skill.
-func (e *Engine) ToolSkill(in SkillInput) (any, error) {
+// SkillTool implements sdd_skill; register, bind and unbind honour c.Key.
+func (e *Engine) SkillTool(c Call, in SkillInput) (any, error) {
 	switch in.Action {
 	case "list":
 		return e.ListSkillMatrix(in.AgentID)
@@ -663,7 +646,7 @@ func (e *Engine) ToolSkill(in SkillInput) (any, error) {
 		if err := required("skillId", in.SkillID); err != nil {
 			return nil, err
 		}
-		return e.RegisterSkill(in.SkillID, SkillPayload{Title: in.Title, Description: in.Description, Tags: in.Tags})
+		return e.registerSkill(c, in.SkillID, SkillPayload{Title: in.Title, Description: in.Description, Tags: in.Tags})
 	case "bind", "unbind":
 		if err := required("agentId", in.AgentID); err != nil {
 			return nil, err
@@ -672,110 +655,14 @@ func (e *Engine) ToolSkill(in SkillInput) (any, error) {
 			return nil, err
 		}
 		if in.Action == "bind" {
-			return e.BindSkillToAgent(in.AgentID, in.SkillID)
+			return e.bindSkill(c, in.AgentID, in.SkillID)
 		}
-		return e.UnbindSkillFromAgent(in.AgentID, in.SkillID)
+		return e.unbindSkill(c, in.AgentID, in.SkillID)
 	case "recommend":
 		if err := required("intent", in.Intent); err != nil {
 			return nil, err
 		}
 		return e.RecommendSkillsForIntent(in.Intent, opts(in.Options))
 	}
-	return nil, badAction(ToolNameSkill, in.Action, "list", "register", "bind", "unbind", "recommend")
-}
-
-// HandleTool decodes raw JSON arguments strictly (unknown fields and wrong
-// types are 400 naming the field) and dispatches to the Tool* method. It
-// returns handled=false for a name that is not an sdd_ tool. The result is
-// a string (Markdown or JSON text) or a JSON-encodable object.
-func (e *Engine) HandleTool(name string, raw json.RawMessage) (result any, handled bool, err error) {
-	switch name {
-	case ToolNameVitals:
-		var in VitalsInput
-		return call(raw, &in, func() (any, error) { return e.ToolVitals(in) })
-	case ToolNamePlan:
-		var in PlanInput
-		return call(raw, &in, func() (any, error) { return e.ToolPlan(in) })
-	case ToolNameDiscuss:
-		var in DiscussInput
-		return call(raw, &in, func() (any, error) { return e.ToolDiscuss(in) })
-	case ToolNameState:
-		var in StateInput
-		return call(raw, &in, func() (any, error) { return e.ToolState(in) })
-	case ToolNameValidate:
-		var in ValidateInput
-		return call(raw, &in, func() (any, error) { return e.ToolValidate(in) })
-	case ToolNameLease:
-		var in LeaseInput
-		return call(raw, &in, func() (any, error) { return e.ToolLease(in) })
-	case ToolNameDash:
-		var in DashInput
-		return call(raw, &in, func() (any, error) { return e.ToolDash(in) })
-	case ToolNameEvolve:
-		var in EvolveInput
-		return call(raw, &in, func() (any, error) { return e.ToolEvolve(in) })
-	case ToolNameAgent:
-		var in AgentInput
-		return call(raw, &in, func() (any, error) { return e.ToolAgent(in) })
-	case ToolNameSkill:
-		var in SkillInput
-		return call(raw, &in, func() (any, error) { return e.ToolSkill(in) })
-	}
-	return nil, false, nil
-}
-
-func call(raw json.RawMessage, in any, fn func() (any, error)) (any, bool, error) {
-	if err := DecodeArgs(raw, in); err != nil {
-		return nil, true, err
-	}
-	r, err := fn()
-	return r, true, err
-}
-
-// DecodeArgs decodes tool arguments into in, refusing unknown fields and
-// trailing data, and converts decoding failures into 400 errors that name
-// the field.
-func DecodeArgs(raw json.RawMessage, in any) error {
-	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		raw = []byte("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(in)
-	if err == nil {
-		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
-			return errs.Invalid("arguments", "type", "arguments must be a single JSON object")
-		}
-		return nil
-	}
-	if ee, ok := errs.As(err); ok {
-		return ee
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			field = "arguments"
-		}
-		return errs.Invalidf(field, "type", "%s must be a JSON %s, not %s", field, jsonKind(te.Type.Kind().String()), te.Value)
-	}
-	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return errs.Invalidf(f, "additionalProperties", "unknown argument %q; check the tool's input schema for the exact name", f)
-	}
-	return errs.Invalidf("arguments", "type", "arguments must be a JSON object: %v", err)
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "slice", "array":
-		return "array"
-	case "struct", "map", "ptr":
-		return "object"
-	}
-	return "number"
+	return nil, badAction(in.Action, "list", "register", "bind", "unbind", "recommend")
 }

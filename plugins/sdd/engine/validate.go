@@ -29,7 +29,6 @@ var reservedSegments = map[string]bool{"__proto__": true, "prototype": true, "co
 const (
 	maxKeyPathLen   = 512
 	maxKeySegments  = 32
-	maxValueBytes   = 256 << 10
 	maxContentBytes = 1 << 20
 	maxTextLen      = 20000
 	maxShortText    = 256

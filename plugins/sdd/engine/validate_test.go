@@ -40,9 +40,9 @@ func TestValidateMissingEachSection(t *testing.T) {
 				if res.Valid || strings.Join(res.Missing, "|") != skip {
 					t.Errorf("%s/%s without %q: valid=%v missing=%v", typ, formName, skip, res.Valid, res.Missing)
 				}
-				out, err := (&Engine{}).ToolValidate(ValidateInput{Content: doc, Type: typ})
-				if err != nil || !strings.HasPrefix(out, "DOCTRINE VIOLATIONS") || !strings.Contains(out, skip) {
-					t.Errorf("%s/%s without %q: text %q %v", typ, formName, skip, out, err)
+				r, err := (&Engine{}).ValidateTool(ValidateInput{Content: doc, Type: typ})
+				if err != nil || !strings.HasPrefix(r.Text, "DOCTRINE VIOLATIONS") || !strings.Contains(r.Text, skip) {
+					t.Errorf("%s/%s without %q: text %v %v", typ, formName, skip, r, err)
 				}
 			}
 		}

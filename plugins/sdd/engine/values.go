@@ -41,8 +41,14 @@ func (e *Engine) StateValues() (map[string]any, error) {
 // creating intermediate objects, and persists. A non-object value in the
 // way of an intermediate segment is a 409 conflict rather than being
 // silently replaced. Setting the single-segment key currentPhase (or phase)
-// to a safe phase name also makes it the project's current phase.
+// to a safe phase name also makes it the project's current phase. The
+// value must nest at most MaxValueDepth levels and encode to at most
+// MaxValueBytes bytes (400 naming value).
 func (e *Engine) SetStateValue(keyPath string, value any) (bool, error) {
+	return e.setStateValue(Call{}, keyPath, value)
+}
+
+func (e *Engine) setStateValue(c Call, keyPath string, value any) (bool, error) {
 	segs, err := ParseKeyPath(keyPath)
 	if err != nil {
 		return false, err
@@ -51,7 +57,8 @@ func (e *Engine) SetStateValue(keyPath string, value any) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = e.write(func(s *state, _ time.Time, _ func(string, any)) error {
+	k := keyFor(c, "state.set", map[string]any{"keyPath": keyPath, "value": norm})
+	_, _, err = writeKeyed(e, k, func(s *state, _ time.Time, _ func(string, any)) (bool, error) {
 		cur := s.Values
 		for i, seg := range segs[:len(segs)-1] {
 			nxt, ok := cur[seg]
@@ -63,7 +70,7 @@ func (e *Engine) SetStateValue(keyPath string, value any) (bool, error) {
 			}
 			m, ok := nxt.(map[string]any)
 			if !ok {
-				return errs.Conflictf(errs.Conflict,
+				return false, errs.Conflictf(errs.Conflict,
 					"cannot set %s: %s holds a non-object value; delete it first or choose another key",
 					keyPath, strings.Join(segs[:i+1], ".")).With("field", "keyPath").With("constraint", "object")
 			}
@@ -78,41 +85,39 @@ func (e *Engine) SetStateValue(keyPath string, value any) (bool, error) {
 				}
 			}
 		}
-		return nil
+		return true, nil
 	})
+	if ee, ok := errs.As(err); ok && ee.Details["field"] == "state" {
+		// The state grew past its bound because of this value.
+		ee.Details["field"] = "value"
+	}
 	return err == nil, err
 }
 
 // DeleteStateValue removes the value at keyPath; false when nothing was
 // stored there.
 func (e *Engine) DeleteStateValue(keyPath string) (bool, error) {
+	return e.deleteStateValue(Call{}, keyPath)
+}
+
+func (e *Engine) deleteStateValue(c Call, keyPath string) (bool, error) {
 	segs, err := ParseKeyPath(keyPath)
 	if err != nil {
 		return false, err
 	}
-	var found bool
-	err = e.read(func(s *state, _ time.Time) error {
-		_, found = lookup(s.Values, segs)
-		return nil
-	})
-	if err != nil || !found {
-		return false, err
-	}
-	err = e.write(func(s *state, _ time.Time, _ func(string, any)) error {
+	found, _, err := writeKeyed(e, keyFor(c, "state.delete", keyPath), func(s *state, _ time.Time, _ func(string, any)) (bool, error) {
+		if _, ok := lookup(s.Values, segs); !ok {
+			return false, errUnchanged
+		}
 		parent := s.Values
 		if len(segs) > 1 {
-			p, ok := lookup(s.Values, segs[:len(segs)-1])
-			if !ok {
-				return nil
-			}
-			if parent, ok = p.(map[string]any); !ok {
-				return nil
-			}
+			p, _ := lookup(s.Values, segs[:len(segs)-1])
+			parent = p.(map[string]any) // the lookup above walked through it
 		}
 		delete(parent, segs[len(segs)-1])
-		return nil
+		return true, nil
 	})
-	return err == nil, err
+	return found, err
 }
 
 func lookup(root map[string]any, segs []string) (any, bool) {
@@ -130,15 +135,27 @@ func lookup(root map[string]any, segs []string) (any, bool) {
 }
 
 // normalizeValue turns any JSON-encodable value into its generic JSON form
-// (maps, slices, json.Number, strings, bools, nil) and bounds its size.
+// (maps, slices, json.Number, strings, bools, nil) and bounds it: at most
+// MaxValueDepth levels of nesting and MaxValueBytes bytes, both measured on
+// the compact encoding the state file stores.
 func normalizeValue(v any) (any, error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return nil, errs.Invalidf("value", "type", "value must be JSON-encodable: %v", err)
 	}
-	if len(data) > maxValueBytes {
-		return nil, errs.Invalidf("value", "maxLength", "value must encode to at most %d bytes of JSON", maxValueBytes)
+	if depth, err := jsonDepth(data, MaxValueDepth); err != nil {
+		return nil, errs.Invalidf("value", "maxDepth", "value nests more than %d levels deep (at least %d); store a flatter value", MaxValueDepth, depth).
+			With("limit", MaxValueDepth)
 	}
+	if len(data) > MaxValueBytes {
+		return nil, errs.Invalidf("value", "maxBytes", "value encodes to %d bytes of compact JSON; at most %d are allowed", len(data), MaxValueBytes).
+			With("limit", MaxValueBytes)
+	}
+	return decodeGeneric(data)
+}
+
+// decodeGeneric decodes JSON into its generic form, keeping numbers exact.
+func decodeGeneric(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var out any
@@ -148,8 +165,13 @@ func normalizeValue(v any) (any, error) {
 	return out, nil
 }
 
+// deepCopy copies a stored value (already bounded when it was stored).
 func deepCopy(v any) any {
-	out, err := normalizeValue(v)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	out, err := decodeGeneric(data)
 	if err != nil {
 		return v
 	}

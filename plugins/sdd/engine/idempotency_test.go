@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// TestIdempotentReplays: for every writing action that honours the key,
+// the same key twice writes once (the state file keeps every byte, no
+// second event), and the replay returns the first outcome, even where
+// running the call again would now answer differently.
+func TestIdempotentReplays(t *testing.T) {
+	fx := newFixture(t)
+	q, err := fx.e.QueueAgentSpawnPlan(IntentDebugIssue, SpawnOptions{}, SpawnSource{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.e.SetStateValue("gone", 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.e.RegisterSkill("go", SkillPayload{}); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := fx.e.CreateLease("T-0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		call func(c Call) (any, error)
+	}{
+		{"plan", func(c Call) (any, error) { return fx.e.PlanTool(c, PlanInput{Phase: "4", Context: "x"}) }},
+		{"plan auto_spawn", func(c Call) (any, error) {
+			return fx.e.PlanTool(c, PlanInput{Phase: "5", AutoSpawn: true, SkipResearch: true})
+		}},
+		{"state set", func(c Call) (any, error) {
+			return fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "a.b", Value: []byte(`{"n":1}`)})
+		}},
+		{"state delete", func(c Call) (any, error) { return fx.e.StateTool(c, StateInput{Action: "delete", KeyPath: "gone"}) }},
+		{"lease issue", func(c Call) (any, error) { return fx.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T-1"}) }},
+		{"lease return", func(c Call) (any, error) {
+			return fx.e.LeaseTool(c, LeaseInput{Action: "return", LeaseID: lease.LeaseID})
+		}},
+		{"agent set_rule", func(c Call) (any, error) {
+			return fx.e.AgentTool(c, AgentInput{Action: "set_rule", Intent: "review", Rule: &SpawnRuleInput{Main: []string{"sdd-verifier"}}})
+		}},
+		{"agent enqueue", func(c Call) (any, error) {
+			return fx.e.AgentTool(c, AgentInput{Action: "enqueue", Intent: IntentPlanPhase})
+		}},
+		{"agent complete", func(c Call) (any, error) {
+			return fx.e.AgentTool(c, AgentInput{Action: "complete", SpawnID: q.QueueItems[0].SpawnID, CompletionStatus: "completed"})
+		}},
+		{"skill register", func(c Call) (any, error) { return fx.e.SkillTool(c, SkillInput{Action: "register", SkillID: "rust"}) }},
+		{"skill bind", func(c Call) (any, error) {
+			return fx.e.SkillTool(c, SkillInput{Action: "bind", AgentID: "sdd-planner", SkillID: "go"})
+		}},
+		{"skill unbind", func(c Call) (any, error) {
+			return fx.e.SkillTool(c, SkillInput{Action: "unbind", AgentID: "sdd-planner", SkillID: "go"})
+		}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Call{Key: fmt.Sprintf("session-1:%d", i), Tool: "t"}
+			first, err := tc.call(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := stateFile(t, fx)
+			plans, _ := os.ReadDir(filepath.Join(fx.root, ".planning"))
+			var planBytes [][]byte
+			for _, p := range plans {
+				b, _ := os.ReadFile(filepath.Join(fx.root, ".planning", p.Name()))
+				planBytes = append(planBytes, b)
+			}
+			events := len(fx.evs.types())
+			fx.clock.Advance(time.Second)
+			again, err := tc.call(c)
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			a, _ := json.Marshal(first)
+			b, _ := json.Marshal(again)
+			if !bytes.Equal(a, b) {
+				t.Fatalf("replay answered differently:\nfirst  %s\nreplay %s", a, b)
+			}
+			if !bytes.Equal(file, stateFile(t, fx)) {
+				t.Fatal("the replay wrote the state file")
+			}
+			for i, p := range plans {
+				if b, _ := os.ReadFile(filepath.Join(fx.root, ".planning", p.Name())); !bytes.Equal(b, planBytes[i]) {
+					t.Fatalf("the replay rewrote %s", p.Name())
+				}
+			}
+			if n := len(fx.evs.types()); n != events {
+				t.Fatalf("the replay published %d more events", n-events)
+			}
+		})
+	}
+	// Without a key every call is its own write.
+	a, _ := fx.e.LeaseTool(Call{}, LeaseInput{Action: "issue", TaskID: "T-9"})
+	b, _ := fx.e.LeaseTool(Call{}, LeaseInput{Action: "issue", TaskID: "T-9"})
+	if a.Lease.LeaseID == b.Lease.LeaseID {
+		t.Fatal("two unkeyed issues gave one lease")
+	}
+}
+
+// TestIdempotencyKeyReusedForAnotherCall: a key is bound to its call; the
+// same key with other arguments is a 409, and nothing is written.
+func TestIdempotencyKeyReusedForAnotherCall(t *testing.T) {
+	fx := newFixture(t)
+	c := Call{Key: "k"}
+	if _, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "a", Value: []byte(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	before := stateFile(t, fx)
+	_, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "a", Value: []byte(`2`)})
+	wantErr(t, err, 409, errs.Conflict, "idempotencyKey")
+	_, err = fx.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T"})
+	wantErr(t, err, 409, errs.Conflict, "idempotencyKey")
+	if !bytes.Equal(before, stateFile(t, fx)) {
+		t.Fatal("a refused call wrote")
+	}
+}
+
+// TestIdempotencyFailedCallNotRecorded: a call that failed wrote nothing
+// and recorded nothing, so its replay runs again.
+func TestIdempotencyFailedCallNotRecorded(t *testing.T) {
+	fx := newFixture(t)
+	if _, err := fx.e.SetStateValue("s", "str"); err != nil {
+		t.Fatal(err)
+	}
+	c := Call{Key: "k"}
+	_, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "s.x", Value: []byte(`1`)})
+	wantErr(t, err, 409, errs.Conflict, "keyPath")
+	if _, err := fx.e.DeleteStateValue("s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "s.x", Value: []byte(`1`)}); err != nil {
+		t.Fatalf("the replay of a failed call must run: %v", err)
+	}
+}
+
+// TestIdempotencyRecordsBounded: the records keep the newest
+// MaxIdempotencyRecords keys within their byte budget; a dropped key runs
+// again.
+func TestIdempotencyRecordsBounded(t *testing.T) {
+	now := newFixture(t).clock.Now()
+	s := newState(now)
+	for i := range MaxIdempotencyRecords + 10 {
+		if err := recordCall(s, keyFor(Call{Key: fmt.Sprint(i)}, "op", i), i, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.Calls) != MaxIdempotencyRecords {
+		t.Fatalf("%d records", len(s.Calls))
+	}
+	if _, ok, _ := lookupCall(s, keyFor(Call{Key: "0"}, "op", 0)); ok {
+		t.Fatal("the oldest key was kept")
+	}
+	if r, ok, _ := lookupCall(s, keyFor(Call{Key: fmt.Sprint(MaxIdempotencyRecords + 9)}, "op", MaxIdempotencyRecords+9)); !ok || string(r) != fmt.Sprint(MaxIdempotencyRecords+9) {
+		t.Fatal("the newest key was lost")
+	}
+	big := strings.Repeat("x", maxIdempotencyBytes/3)
+	for i := range 5 {
+		if err := recordCall(s, keyFor(Call{Key: fmt.Sprint("big", i)}, "op", i), big, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := 0
+	for _, r := range s.Calls {
+		total += len(r.Result)
+	}
+	if total > maxIdempotencyBytes || len(s.Calls) < 2 {
+		t.Fatalf("%d records hold %d bytes", len(s.Calls), total)
+	}
+}
+
+// TestIdempotencySurvivesRestart: the record is in the state file, so a
+// replay after the plugin restarts still returns the first outcome.
+func TestIdempotencySurvivesRestart(t *testing.T) {
+	fx := newFixture(t)
+	c := Call{Key: "relay-7:42"}
+	first, err := fx.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx2 := openFixture(t, fx.root, fx.clock)
+	again, err := fx2.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T-1"})
+	if err != nil || again.Lease.LeaseID != first.Lease.LeaseID || again.Text != first.Text {
+		t.Fatalf("%+v %v", again, err)
+	}
+	if ls, _ := fx2.e.ListActiveLeases(); len(ls) != 1 {
+		t.Fatalf("%d leases", len(ls))
+	}
+}

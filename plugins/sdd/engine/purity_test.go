@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestEngineIsPlainGo: the domain package imports nothing of MCP, gRPC or
+// the SDK beyond its typed errors, so it stays usable and testable alone.
+func TestEngineIsPlainGo(t *testing.T) {
+	ents, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, en := range ents {
+		name := en.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == "github.com/cairn-mcp/cairn/sdk/errs" {
+				continue
+			}
+			if strings.Contains(p, "mcp") || strings.Contains(p, "grpc") || strings.HasPrefix(p, "google.golang.org/") ||
+				strings.HasPrefix(p, "github.com/hashicorp/") {
+				t.Errorf("%s imports %s", name, p)
+			}
+		}
+	}
+}
