@@ -50,8 +50,16 @@ func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
 			case 429:
 				secs := 1
-				if ms, ok := e.Details["retry_after_ms"].(int64); ok && ms > 0 {
-					secs = int(math.Ceil(float64(ms) / 1000))
+				// In-process the detail is an int64; from a plugin, a number.
+				var ms float64
+				switch v := e.Details["retry_after_ms"].(type) {
+				case int64:
+					ms = float64(v)
+				case float64:
+					ms = v
+				}
+				if ms > 0 {
+					secs = int(math.Ceil(ms / 1000))
 				}
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
 			}

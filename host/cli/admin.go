@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/plugins/admin/admin"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
@@ -20,39 +18,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-func init() {
-	register(newAdmin)
-	httpAuthenticators = func(s config.Settings) (host.Authenticator, error) {
-		lib, _, err := admin.Open(s.DataDir, admin.Options{})
-		if err != nil {
-			return nil, err
-		}
-		return keyAuthenticator{lib: lib}, nil
-	}
-}
-
-// keyAuthenticator checks HTTP callers' API keys against the admin store,
-// which it opens per request, so the admin plugin and the CLI keep working.
-type keyAuthenticator struct{ lib *admin.Admin }
-
-func (k keyAuthenticator) Authenticate(_ context.Context, key string) (host.Principal, error) {
-	v, err := k.lib.ValidateAPIKey(key)
-	if err != nil {
-		return host.Principal{}, err
-	}
-	if !v.Valid {
-		return host.Principal{}, errs.Newf(401, errs.Unauthorized, "the API key is %s; create a new one with `cairn admin keys create`", v.Reason).With("reason", v.Reason)
-	}
-	rl, err := k.lib.CheckRateLimit(v.APIKey.ID)
-	if err != nil {
-		return host.Principal{}, err
-	}
-	if !rl.Allowed {
-		reset, _ := admin.ParseTime(rl.RetryAt)
-		return host.Principal{}, host.RetryAfter(reset, strings.Join(rl.LimitedBy, "+"))
-	}
-	return host.Principal{UserID: v.APIKey.UserID, KeyID: v.APIKey.ID, Scopes: v.APIKey.Scopes}, nil
-}
+func init() { register(newAdmin) }
 
 // adminEnv is what every admin subcommand works with.
 type adminEnv struct {

@@ -119,22 +119,6 @@ func newLogger(s config.Settings) hclog.Logger {
 	})
 }
 
-// httpAuthenticators builds the API-key check of `serve --http`; the admin
-// area's command file sets it. Without it, --http needs --no-auth.
-var httpAuthenticators func(s config.Settings) (host.Authenticator, error)
-
-func httpAuthenticator(configFile string) (host.Authenticator, error) {
-	if httpAuthenticators == nil {
-		return nil, errs.New(400, errs.ConfigInvalid, "--http requires API keys, but this cairn has no admin area to check them; pass --no-auth to serve a loopback address without keys")
-	}
-	s, cleanup, err := settings(configFile)
-	if err != nil {
-		return nil, err
-	}
-	defer cleanup()
-	return httpAuthenticators(s)
-}
-
 // settings resolves the configuration; TEST mode gets a temporary data dir
 // that cleanup removes.
 func settings(configFlag string) (config.Settings, func(), error) {
@@ -224,16 +208,8 @@ SIGHUP re-reads the config file and restarts the plugins whose binary or
 settings changed. SIGINT and SIGTERM stop cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var auth host.Authenticator
 			if httpAddr != "" {
-				if !noAuth {
-					a, err := httpAuthenticator(configFile)
-					if err != nil {
-						return err
-					}
-					auth = a
-				}
-				if err := host.CheckHTTPAddr(httpAddr, auth != nil); err != nil {
+				if err := host.CheckHTTPAddr(httpAddr, !noAuth); err != nil {
 					return err
 				}
 			}
@@ -256,7 +232,14 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 			defer shutdown()
 			defer reloadOnHUP(h)()
 			if httpAddr != "" {
-				if auth != nil {
+				if !noAuth {
+					// Keys are checked by the area that owns them, through
+					// the plugin protocol: swap the admin area and
+					// authentication follows it.
+					auth, err := h.PluginAuthenticator()
+					if err != nil {
+						return err
+					}
 					h.SetAuthenticator(auth)
 				}
 				return h.ServeHTTP(ctx, httpAddr, nil)

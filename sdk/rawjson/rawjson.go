@@ -107,7 +107,11 @@ type fail struct {
 func (s *scanner) run() *errs.Error {
 	if f := s.parse(); f != nil {
 		field := s.path(f.inKey)
-		return errs.Invalid(field, f.constraint, message(field, f))
+		e := errs.Invalid(field, f.constraint, message(field, f))
+		if f.constraint == ConstraintMaxDepth {
+			e.Details["limit"] = s.max
+		}
+		return e
 	}
 	return nil
 }
