@@ -117,7 +117,7 @@ func TestValidateRefusesInvalidUTF8BeforeDecoding(t *testing.T) {
 	tool := &registry.Tool{Name: "task_create", Validator: schema.MustCompile(json.RawMessage(`{"type":"object"}`))}
 	p := New(echo, Validate())
 	for raw, field := range map[string]string{
-		"{\"title\":\"a\xffb\"}":                   "title",
+		"{\"title\":\"a\xffb\"}":                 "title",
 		`{"title":"ok","labels":["x","\ud800"]}`: "labels[1]",
 		`{"meta":{"deep":"\udc00z"}}`:            "meta.deep",
 	} {
