@@ -31,15 +31,17 @@ test:
 test-short:
 	$(GO) test -short -count=1 ./...
 
-## lint: gofmt, go vet, staticcheck.
+## lint: gofmt, go vet, staticcheck, and a tidy go.mod.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
 ## bench: the figures docs/performance.md lists.
 bench:
 	$(GO) test -run '^$$' -bench 'ToolCall' -benchtime 5000x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ColdStart' -benchtime 30x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'Create|ThoughtRecord' -benchtime 2000x -timeout 30m ./plugins/core/...
 	$(GO) test -run '^$$' -bench '100k|1M|10k|BuildAndVerify|HashRecord' -benchtime 3x -timeout 60m ./plugins/core/...
