@@ -164,7 +164,7 @@ func TestVisionAndComputerEndToEnd(t *testing.T) {
 	validateAgainst(t, w, tools["computer_agent_run"], rg)
 	calls := api.MessageRequests()
 	last := calls[len(calls)-1]
-	if !strings.Contains(last.Header.Get("Anthropic-Beta"), "computer-use-2024-10-22") || last.Body["tools"].([]any)[0].(map[string]any)["type"] != "computer_20241022" {
+	if !strings.Contains(last.Header.Get("Anthropic-Beta"), "computer-use-2025-11-24") || last.Body["tools"].([]any)[0].(map[string]any)["type"] != "computer_20251124" {
 		t.Fatalf("beta request %v %v", last.Header, last.Body["tools"])
 	}
 }

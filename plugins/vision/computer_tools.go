@@ -3,6 +3,8 @@ package vision
 import (
 	"context"
 
+	"github.com/cairn-mcp/cairn/sdk/errs"
+
 	"github.com/cairn-mcp/cairn/plugins/vision/computer"
 	"github.com/cairn-mcp/cairn/plugins/vision/vision"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -37,8 +39,8 @@ type SessionIDInput struct {
 // ActionInput is computer_action's input.
 type ActionInput struct {
 	SessionID string         `json:"sessionId" jsonschema:"minLength=1,maxLength=64"`
-	Action    string         `json:"action" jsonschema:"enum=screenshot,enum=mouse_move,enum=left_click,enum=right_click,enum=double_click,enum=middle_click,enum=left_click_drag,enum=type,enum=key,enum=scroll"`
-	Params    map[string]any `json:"params,omitempty" jsonschema:"description=mouse_move/left_click_drag: x y; clicks: optional x y; type: text (≤10000 chars); key: key in xdotool names (Return ctrl+c super F1; spaces separate chords); scroll: direction (up down left right) and optional amount (1-50) x y"`
+	Action    string         `json:"action" jsonschema:"enum=screenshot,enum=mouse_move,enum=left_click,enum=right_click,enum=double_click,enum=middle_click,enum=triple_click,enum=left_click_drag,enum=left_mouse_down,enum=left_mouse_up,enum=type,enum=key,enum=hold_key,enum=scroll,enum=wait,enum=zoom"`
+	Params    map[string]any `json:"params,omitempty" jsonschema:"description=Omit for screenshot. mouse_move: x y; clicks (left/right/middle/double/triple): optional x y and modifiers (a chord held during the click such as shift or ctrl+shift); left_click_drag: x y and optional startX startY modifiers; left_mouse_down/up: optional x y; type: text (≤10000 chars); key: key in xdotool names (Return ctrl+c super F1; spaces separate chords); hold_key: key and durationMs (0-60000); wait: durationMs (0-60000); scroll: direction (up down left right) and optional amount (1-50) x y modifiers; zoom: region [x1 y1 x2 y2] (returned enlarged as image content)"`
 }
 
 // SequenceInput is computer_sequence's input.
@@ -73,6 +75,7 @@ func shotContent(shots ...*computer.Shot) []sdk.Content {
 // comes as image content.
 type StartOutput struct {
 	computer.StartResult
+	betaNote
 	images []sdk.Content
 }
 
@@ -125,9 +128,18 @@ type HistoryOutput struct {
 	Count     int                     `json:"count"`
 }
 
+// betaNote adds the hosted model's availability to the start
+// result when an API key is configured.
+type betaNote struct {
+	BetaUnavailableReason string `json:"betaUnavailableReason,omitempty"`
+}
+
 // BetaStatusOutput is computer_beta_status' output.
 type BetaStatusOutput struct {
 	Tool        computer.ToolVersion      `json:"tool"`
+	Model       string                    `json:"model"`
+	Versions    []computer.ToolVersion    `json:"versions"`
+	Reason      string                    `json:"reason,omitempty"`
 	Definitions []computer.ToolDefinition `json:"definitions"`
 	Available   bool                      `json:"available"`
 	APIKeySet   bool                      `json:"apiKeySet"`
@@ -138,7 +150,8 @@ func (v *Plugin) registerComputerTools() {
 	sdk.AddTool(v.p, sdk.Tool[SessionStartInput, StartOutput]{
 		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
 		Description: "Starts a computer-use session on the X11 display (DISPLAY) with hard limits: maxActions (default 100, ceiling 1000), maxDurationMs (300000, ceiling 3600000), maxScreenshots (50, ceiling 200). " +
-			"Returns the sessionId and, when captureScreenshots, the initial screenshot as image content.",
+			"Coordinates are the screen's own pixels unless displayWidth/displayHeight ask for a scaled space. " +
+			"Returns the sessionId and, when captureScreenshots, the initial screenshot as image content; with ANTHROPIC_API_KEY set it also reports whether the hosted computer-use API answers (betaAvailable).",
 		Handler: func(ctx context.Context, in SessionStartInput) (StartOutput, error) {
 			m, err := v.mgr()
 			if err != nil {
@@ -148,12 +161,27 @@ func (v *Plugin) registerComputerTools() {
 			if err != nil {
 				return StartOutput{}, err
 			}
-			return StartOutput{StartResult: *res, images: shotContent(res.Screenshot)}, nil
+			out := StartOutput{StartResult: *res, images: shotContent(res.Screenshot)}
+			// Direct control needs no hosted model; when one is configured,
+			// say whether it answers so a later computer_agent_run does not
+			// surprise.
+			v.mu.RLock()
+			beta := v.beta
+			v.mu.RUnlock()
+			if beta != nil && beta.Configured() {
+				berr := beta.CheckAvailable(ctx)
+				ok := berr == nil
+				out.BetaAvailable = &ok
+				if berr != nil {
+					out.BetaUnavailableReason = errs.From(berr).Message
+				}
+			}
+			return out, nil
 		},
 	})
 	sdk.AddTool(v.p, sdk.Tool[ActionInput, ActionOutput]{
 		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
-		Description: "Executes one action in an ACTIVE session: screenshot (image content), mouse_move, left_click, right_click, double_click, middle_click, left_click_drag, type, key, scroll. " +
+		Description: "Executes one action in an ACTIVE session: screenshot and zoom (image content), mouse_move, left_click, right_click, middle_click, double_click, triple_click, left_click_drag, left_mouse_down, left_mouse_up, type, key, hold_key, wait, scroll. " +
 			"Parameters are validated and the session's limits checked first; an action past a limit is refused with ERR_LIMIT_EXCEEDED.",
 		Handler: func(ctx context.Context, in ActionInput) (ActionOutput, error) {
 			s, err := v.session(in.SessionID)
@@ -266,7 +294,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[struct{}, BetaStatusOutput]{
 		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
-		Description: "Reports the computer tool version and beta header in use, the tool definitions sent to the hosted model for the display, and whether the hosted beta API answers.",
+		Description: "Reports the computer tool version in use (CAIRN_COMPUTER_TOOL: computer_20251124 by default, computer_20250124, computer_20241022) with its beta header and actions, the model, the tool definitions sent to the hosted model for the display, and whether the hosted beta API answers (with the reason when not).",
 		Handler: func(ctx context.Context, _ struct{}) (BetaStatusOutput, error) {
 			v.mu.RLock()
 			beta, display := v.beta, v.display
@@ -274,22 +302,22 @@ func (v *Plugin) registerComputerTools() {
 			if beta == nil {
 				return BetaStatusOutput{}, notReady()
 			}
-			out := BetaStatusOutput{Tool: beta.Tool(), APIKeySet: beta.Configured(), Display: display}
-			w, h := computer.DefaultDisplayWidth, computer.DefaultDisplayHeight
-			if m, err := v.mgr(); err == nil {
-				if d, err := m.Driver(); err == nil {
-					w, h = d.Size()
-				}
-			}
+			out := BetaStatusOutput{Tool: beta.Tool(), Model: beta.Model(), Versions: computer.ToolVersions(), APIKeySet: beta.Configured(), Display: display}
+			w, h := v.agentDisplaySize(0, 0)
 			out.Definitions = computer.GetBetaToolDefinitions(beta.Tool(), w, h, nil)
-			out.Available = beta.IsBetaAPIAvailable(ctx)
+			if err := beta.CheckAvailable(ctx); err != nil {
+				out.Reason = errs.From(err).Message
+			} else {
+				out.Available = true
+			}
 			return out, nil
 		},
 	})
 	sdk.AddTool(v.p, sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
-		Description: "Runs the hosted model's computer-use loop (tool computer_20241022, beta computer-use-2024-10-22) on a session: the model sees screenshots and requests actions, each executed under the session's limits, until it stops, a limit is reached, or maxTurns. " +
-			"Needs ANTHROPIC_API_KEY and DISPLAY. Reports progress per turn; the screen as the run left it comes as image content.",
+		Description: "Runs the hosted model's computer-use loop (the CAIRN_COMPUTER_TOOL version, computer_20251124 by default, with its beta header) on a session: the model sees screenshots and requests actions, each executed under the session's limits, until it stops, a limit is reached, or maxTurns. " +
+			"An action the tool version does not define is refused to the model as an error result. Needs ANTHROPIC_API_KEY and DISPLAY; the hosted model's availability is checked before the run. " +
+			"Without displayWidth/displayHeight a new session uses the screen's size scaled down to the model's image limits (1568 px long edge, 1.15 megapixels). Reports progress per turn; the screen as the run left it comes as image content.",
 		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
 			v.mu.RLock()
 			beta := v.beta
@@ -310,13 +338,19 @@ func (v *Plugin) registerComputerTools() {
 				if s, err = m.Get(in.SessionID); err != nil {
 					return AgentOutput{}, err
 				}
+				if err := beta.CheckAvailable(ctx); err != nil {
+					return AgentOutput{}, err
+				}
 			} else {
 				cfg := in.config()
 				if cfg.CaptureScreenshots == nil {
 					f := false // the model takes its own screenshots
 					cfg.CaptureScreenshots = &f
 				}
-				if s, _, err = m.StartSession(ctx, cfg); err != nil {
+				if cfg.DisplayWidth == 0 && cfg.DisplayHeight == 0 {
+					cfg.DisplayWidth, cfg.DisplayHeight = v.agentDisplaySize(0, 0)
+				}
+				if s, _, err = m.StartSession(ctx, cfg, computer.WithBetaCheck(beta.CheckAvailable)); err != nil {
 					return AgentOutput{}, err
 				}
 				owned = true
@@ -351,4 +385,21 @@ func (v *Plugin) registerComputerTools() {
 			return out, nil
 		},
 	})
+}
+
+// agentDisplaySize is the coordinate space the hosted model is given: the
+// screen's size scaled down, aspect kept, to the model's image limits
+// (screenshots above them are downscaled by the API, which would make the
+// model's coordinates miss). Without a display it is the seed's
+// 1920×1080, scaled the same way.
+func (v *Plugin) agentDisplaySize(w, h int) (int, int) {
+	if w == 0 || h == 0 {
+		w, h = computer.DefaultDisplayWidth, computer.DefaultDisplayHeight
+		if m, err := v.mgr(); err == nil {
+			if d, err := m.Driver(); err == nil {
+				w, h = d.Size()
+			}
+		}
+	}
+	return vision.FitWithin(w, h, vision.DefaultLimits.MaxLongEdge, vision.DefaultLimits.MaxPixels)
 }

@@ -35,8 +35,9 @@ const (
 	ToolsetComputer = "computer"
 )
 
-// EnvComputerTool optionally overrides the computer tool version as
-// "<tool type>,<beta header>", e.g. "computer_20250124,computer-use-2025-01-24".
+// EnvComputerTool optionally picks the computer tool version by its tool
+// type ("computer_20250124"), its beta header, or the older
+// "<tool type>,<beta header>" pair; the default is computer_20251124.
 const EnvComputerTool = "CAIRN_COMPUTER_TOOL"
 
 func init() {
@@ -89,14 +90,13 @@ func (v *Plugin) configure(_ context.Context, cfg sdk.Config) error {
 		}, cfg.Root)
 	}
 	vc.Logger = v.p.Logger().Named("vision")
-	tool := computer.ToolVersion20241022
+	tool := computer.DefaultToolVersion
 	if s := strings.TrimSpace(v.getenv(EnvComputerTool)); s != "" {
-		parts := strings.Split(s, ",")
-		if len(parts) == 2 && strings.TrimSpace(parts[0]) != "" && strings.TrimSpace(parts[1]) != "" {
-			tool = computer.ToolVersion{ToolType: strings.TrimSpace(parts[0]), Beta: strings.TrimSpace(parts[1])}
-		} else {
-			problems = append(problems, EnvComputerTool+" must be \"<tool type>,<beta header>\" such as computer_20241022,computer-use-2024-10-22; using the default")
+		t, err := computer.ParseToolVersion(s)
+		if err != nil {
+			problems = append(problems, EnvComputerTool+": "+errs.From(err).Message)
 		}
+		tool = t
 	}
 	display := strings.TrimSpace(v.getenv("DISPLAY"))
 	computer.SetXLogger(v.p.Logger().Named("x11").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}))

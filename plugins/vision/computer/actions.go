@@ -2,7 +2,6 @@ package computer
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -14,8 +13,10 @@ import (
 // ActionType names a screen action.
 type ActionType string
 
-// The action types of the specification, plus middle_click and
-// left_click_drag which the hosted model's computer tool can request.
+// The action types of the specification, plus the ones the hosted model's
+// computer tool versions add (PRODUCT.md D29): middle_click,
+// left_click_drag, triple_click, left_mouse_down, left_mouse_up, hold_key,
+// wait and zoom.
 const (
 	Screenshot    ActionType = "screenshot"
 	MouseMove     ActionType = "mouse_move"
@@ -23,14 +24,20 @@ const (
 	RightClick    ActionType = "right_click"
 	DoubleClick   ActionType = "double_click"
 	MiddleClick   ActionType = "middle_click"
+	TripleClick   ActionType = "triple_click"
 	LeftClickDrag ActionType = "left_click_drag"
+	LeftMouseDown ActionType = "left_mouse_down"
+	LeftMouseUp   ActionType = "left_mouse_up"
 	Type          ActionType = "type"
 	Key           ActionType = "key"
+	HoldKey       ActionType = "hold_key"
 	Scroll        ActionType = "scroll"
+	Wait          ActionType = "wait"
+	Zoom          ActionType = "zoom"
 )
 
 // ActionTypes lists every action type executeAction accepts.
-var ActionTypes = []ActionType{Screenshot, MouseMove, LeftClick, RightClick, DoubleClick, MiddleClick, LeftClickDrag, Type, Key, Scroll}
+var ActionTypes = []ActionType{Screenshot, MouseMove, LeftClick, RightClick, DoubleClick, MiddleClick, TripleClick, LeftClickDrag, LeftMouseDown, LeftMouseUp, Type, Key, HoldKey, Scroll, Wait, Zoom}
 
 // Scroll amount bounds (clicks of the wheel).
 const (
@@ -43,26 +50,42 @@ const (
 type ActionParams struct {
 	X         *int   `json:"x,omitempty"`
 	Y         *int   `json:"y,omitempty"`
+	StartX    *int   `json:"startX,omitempty"`
+	StartY    *int   `json:"startY,omitempty"`
 	Text      string `json:"text,omitempty"`
 	Key       string `json:"key,omitempty"`
+	Modifiers string `json:"modifiers,omitempty"`
 	Direction string `json:"direction,omitempty"`
 	Amount    int    `json:"amount,omitempty"`
+	// DurationMs is how long wait waits and hold_key holds.
+	DurationMs *int `json:"durationMs,omitempty"`
+	// Region is zoom's [x1, y1, x2, y2] in the session's coordinates.
+	Region []int `json:"region,omitempty"`
 
 	chords []KeyChord
+	mods   KeyChord
 }
+
+var clickParams = struct{ required, optional []string }{optional: []string{"x", "y", "modifiers"}}
 
 // allowed lists each type's parameters and which are required.
 var allowed = map[ActionType]struct{ required, optional []string }{
 	Screenshot:    {},
 	MouseMove:     {required: []string{"x", "y"}},
-	LeftClick:     {optional: []string{"x", "y"}},
-	RightClick:    {optional: []string{"x", "y"}},
-	DoubleClick:   {optional: []string{"x", "y"}},
-	MiddleClick:   {optional: []string{"x", "y"}},
-	LeftClickDrag: {required: []string{"x", "y"}},
+	LeftClick:     clickParams,
+	RightClick:    clickParams,
+	DoubleClick:   clickParams,
+	MiddleClick:   clickParams,
+	TripleClick:   clickParams,
+	LeftClickDrag: {required: []string{"x", "y"}, optional: []string{"startX", "startY", "modifiers"}},
+	LeftMouseDown: {optional: []string{"x", "y"}},
+	LeftMouseUp:   {optional: []string{"x", "y"}},
 	Type:          {required: []string{"text"}},
 	Key:           {required: []string{"key"}},
-	Scroll:        {required: []string{"direction"}, optional: []string{"amount", "x", "y"}},
+	HoldKey:       {required: []string{"key", "durationMs"}},
+	Scroll:        {required: []string{"direction"}, optional: []string{"amount", "x", "y", "modifiers"}},
+	Wait:          {required: []string{"durationMs"}},
+	Zoom:          {required: []string{"region"}},
 }
 
 // ParseActionType checks an action type name.
@@ -131,6 +154,67 @@ func ParseActionParams(actionType string, raw map[string]any, w, h int) (ActionT
 		}
 		p.X, p.Y = &x, &y
 	}
+	_, hasSX := raw["startX"]
+	_, hasSY := raw["startY"]
+	if hasSX != hasSY {
+		missing := "startY"
+		if !hasSX {
+			missing = "startX"
+		}
+		return t, p, errs.Invalidf("params."+missing, "dependentRequired", "give startX and startY together (or neither to start at the cursor)")
+	}
+	if hasSX {
+		x, err := coordinate(raw["startX"], "startX", w)
+		if err != nil {
+			return t, p, err
+		}
+		y, err := coordinate(raw["startY"], "startY", h)
+		if err != nil {
+			return t, p, err
+		}
+		p.StartX, p.StartY = &x, &y
+	}
+	if v, ok := raw["modifiers"]; ok {
+		s, isStr := v.(string)
+		if !isStr {
+			return t, p, errs.Invalid("params.modifiers", "type", "modifiers must be a string such as shift or ctrl+shift")
+		}
+		chords, err := ParseKeySpec(s)
+		if err != nil {
+			return t, p, errs.From(err).With("field", "params.modifiers")
+		}
+		if len(chords) != 1 {
+			return t, p, errs.Invalid("params.modifiers", "format", "modifiers are one chord held during the action, such as shift or ctrl+shift")
+		}
+		p.Modifiers, p.mods = s, chords[0]
+	}
+	if v, ok := raw["durationMs"]; ok {
+		n, err := integer(v, "durationMs")
+		if err != nil {
+			return t, p, err
+		}
+		if n < 0 || n > MaxWaitTimeMs {
+			return t, p, errs.Invalidf("params.durationMs", "maximum", "durationMs must be 0 to %d (the fixed ceiling maxWaitTime)", MaxWaitTimeMs).With("ceiling", MaxWaitTimeMs)
+		}
+		p.DurationMs = &n
+	}
+	if v, ok := raw["region"]; ok {
+		r, err := region(v)
+		if err != nil {
+			return t, p, errs.Invalidf("params.region", "format", "region: %v", err)
+		}
+		for i, c := range r {
+			limit, name := w, "x"
+			if i%2 == 1 {
+				limit, name = h, "y"
+			}
+			// The far corner may sit on the display's edge.
+			if c < 0 || c > limit {
+				return t, p, errs.Invalidf("params.region", "maximum", "region %s %d is outside the %d-pixel display (0 to %d)", name, c, limit, limit)
+			}
+		}
+		p.Region = r
+	}
 	switch t {
 	case Type:
 		s, ok := raw["text"].(string)
@@ -150,7 +234,7 @@ func ParseActionParams(actionType string, raw map[string]any, w, h int) (ActionT
 			}
 		}
 		p.Text = s
-	case Key:
+	case Key, HoldKey:
 		s, ok := raw["key"].(string)
 		if !ok {
 			return t, p, errs.Invalid("params.key", "type", "key must be a string such as Return or ctrl+c")
@@ -159,6 +243,9 @@ func ParseActionParams(actionType string, raw map[string]any, w, h int) (ActionT
 		if err != nil {
 			e := errs.From(err)
 			return t, p, e.With("field", "params.key")
+		}
+		if t == HoldKey && len(chords) != 1 {
+			return t, p, errs.Invalid("params.key", "format", "hold_key holds one key or chord, such as shift or ctrl+alt")
 		}
 		p.Key, p.chords = s, chords
 	case Scroll:
@@ -234,173 +321,4 @@ func coordinate(v any, field string, limit int) (int, error) {
 		return 0, errs.Invalidf("params."+field, "maximum", "%s %d is outside the %d-pixel display (0 to %d)", field, n, limit, limit-1)
 	}
 	return n, nil
-}
-
-// ToolVersion pairs the hosted model's computer tool type with the beta
-// header that enables it; newer versions change both together.
-type ToolVersion struct {
-	ToolType string `json:"toolType"`
-	Beta     string `json:"beta"`
-}
-
-// ToolVersion20241022 is the version the specification names (PRODUCT.md
-// D20 corrects the tool type to the API's spelling).
-var ToolVersion20241022 = ToolVersion{ToolType: "computer_20241022", Beta: "computer-use-2024-10-22"}
-
-// ToolDefinition is one tool definition sent to the hosted API.
-type ToolDefinition struct {
-	Type            string `json:"type"`
-	Name            string `json:"name"`
-	DisplayWidthPx  int    `json:"display_width_px"`
-	DisplayHeightPx int    `json:"display_height_px"`
-	DisplayNumber   *int   `json:"display_number,omitempty"`
-}
-
-// GetBetaToolDefinitions returns the tool definitions sent to the hosted
-// API for a display of w×h.
-func GetBetaToolDefinitions(v ToolVersion, w, h int, displayNumber *int) []ToolDefinition {
-	return []ToolDefinition{{Type: v.ToolType, Name: "computer", DisplayWidthPx: w, DisplayHeightPx: h, DisplayNumber: displayNumber}}
-}
-
-// BetaActions are the actions of the hosted computer tool and the
-// parameters each takes (required first).
-var betaActions = map[string]struct{ required, optional []string }{
-	"key":             {required: []string{"text"}},
-	"type":            {required: []string{"text"}},
-	"mouse_move":      {required: []string{"coordinate"}},
-	"left_click":      {optional: []string{"coordinate"}},
-	"right_click":     {optional: []string{"coordinate"}},
-	"middle_click":    {optional: []string{"coordinate"}},
-	"double_click":    {optional: []string{"coordinate"}},
-	"left_click_drag": {required: []string{"coordinate"}},
-	"screenshot":      {},
-	"cursor_position": {},
-	"scroll":          {required: []string{"scroll_direction"}, optional: []string{"coordinate", "scroll_amount"}},
-}
-
-// CursorPosition is the beta action that only reads the cursor.
-const CursorPosition = "cursor_position"
-
-// ValidationResult is validateBetaActionParams' result.
-type ValidationResult struct {
-	Valid  bool     `json:"valid"`
-	Errors []string `json:"errors"`
-}
-
-// ValidateBetaActionParams checks a computer-tool request of the hosted
-// model (its action and the other input fields). An "action" key in params
-// is ignored.
-func ValidateBetaActionParams(action string, params map[string]any) ValidationResult {
-	res := ValidationResult{Valid: true, Errors: []string{}}
-	fail := func(format string, a ...any) {
-		res.Valid = false
-		res.Errors = append(res.Errors, fmt.Sprintf(format, a...))
-	}
-	spec, ok := betaActions[action]
-	if !ok {
-		fail("unknown action %q", action)
-		return res
-	}
-	known := map[string]bool{"action": true}
-	for _, k := range spec.required {
-		known[k] = true
-		if _, ok := params[k]; !ok {
-			fail("action %s needs %s", action, k)
-		}
-	}
-	for _, k := range spec.optional {
-		known[k] = true
-	}
-	keys := make([]string, 0, len(params))
-	for k := range params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if !known[k] {
-			fail("action %s takes no %s", action, k)
-		}
-	}
-	if v, ok := params["coordinate"]; ok {
-		if _, _, err := pair(v); err != nil {
-			fail("coordinate: %v", err)
-		}
-	}
-	if v, ok := params["text"]; ok {
-		s, isStr := v.(string)
-		switch {
-		case !isStr:
-			fail("text must be a string")
-		case (action == "key" || action == "type") && s == "":
-			fail("text must not be empty")
-		case utf8.RuneCountInString(s) > MaxTextLength:
-			fail("text is longer than maxTextLength %d", MaxTextLength)
-		}
-	}
-	if v, ok := params["scroll_direction"]; ok {
-		if d, _ := v.(string); d != "up" && d != "down" && d != "left" && d != "right" {
-			fail("scroll_direction must be up, down, left or right")
-		}
-	}
-	if v, ok := params["scroll_amount"]; ok {
-		if n, err := integer(v, "scroll_amount"); err != nil || n < 1 || n > MaxScrollAmount {
-			fail("scroll_amount must be an integer 1 to %d", MaxScrollAmount)
-		}
-	}
-	return res
-}
-
-func pair(v any) (int, int, error) {
-	a, ok := v.([]any)
-	if !ok {
-		if ints, ok := v.([]int); ok {
-			a = []any{}
-			for _, i := range ints {
-				a = append(a, i)
-			}
-		} else {
-			return 0, 0, fmt.Errorf("want [x, y]")
-		}
-	}
-	if len(a) != 2 {
-		return 0, 0, fmt.Errorf("want [x, y], got %d numbers", len(a))
-	}
-	x, err := integer(a[0], "x")
-	if err != nil {
-		return 0, 0, fmt.Errorf("x must be an integer")
-	}
-	y, err := integer(a[1], "y")
-	if err != nil {
-		return 0, 0, fmt.Errorf("y must be an integer")
-	}
-	return x, y, nil
-}
-
-// ConvertBetaToInternal converts a validated computer-tool request into an
-// internal action type and parameters (for ParseActionParams). A
-// cursor_position request converts to ("cursor_position", nil): it reads
-// state and executes nothing.
-func ConvertBetaToInternal(action string, params map[string]any) (string, map[string]any, error) {
-	if v := ValidateBetaActionParams(action, params); !v.Valid {
-		return "", nil, errs.Invalid("input", "computerTool", "invalid computer tool request: "+strings.Join(v.Errors, "; "))
-	}
-	out := map[string]any{}
-	if c, ok := params["coordinate"]; ok {
-		x, y, _ := pair(c)
-		out["x"], out["y"] = x, y
-	}
-	switch action {
-	case CursorPosition:
-		return CursorPosition, nil, nil
-	case "key":
-		out["key"] = params["text"]
-	case "type":
-		out["text"] = params["text"]
-	case "scroll":
-		out["direction"] = params["scroll_direction"]
-		if a, ok := params["scroll_amount"]; ok {
-			out["amount"] = a
-		}
-	}
-	return action, out, nil
 }

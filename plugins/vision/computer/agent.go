@@ -32,10 +32,10 @@ type BetaClient struct {
 
 // NewBetaClient builds a client from an explicit configuration (the same
 // one the vision engine uses) and a tool version; a zero ToolVersion means
-// ToolVersion20241022.
+// DefaultToolVersion.
 func NewBetaClient(cfg vision.Config, tool ToolVersion) *BetaClient {
 	if tool.ToolType == "" {
-		tool = ToolVersion20241022
+		tool = DefaultToolVersion
 	}
 	if cfg.Model == "" {
 		cfg.Model = vision.DefaultModel
@@ -49,24 +49,62 @@ func (b *BetaClient) Tool() ToolVersion { return b.tool }
 // Configured reports whether an API key is set.
 func (b *BetaClient) Configured() bool { return b.cfg.Configured() }
 
-// IsBetaAPIAvailable asks the API for the configured model with the beta
-// header; it is false without a key, when the call fails, or when the
-// model is unknown.
-func (b *BetaClient) IsBetaAPIAvailable(ctx context.Context) bool {
+// Model is the hosted model the client drives.
+func (b *BetaClient) Model() string { return b.cfg.Model }
+
+// CheckAvailable asks the API's models endpoint for the configured model
+// with the tool version's beta header: a cheap call that needs no tokens.
+// Without an API key it refuses with ERR_NOT_CONFIGURED naming
+// ANTHROPIC_API_KEY; when the API refuses the model or the beta it
+// returns the API's reason (ERR_UPSTREAM_FAILED).
+func (b *BetaClient) CheckAvailable(ctx context.Context) error {
 	if !b.cfg.Configured() {
-		return false
+		return errs.Newf(503, errs.NotConfigured,
+			"computer use with a hosted model needs its API key: set %s in the environment cairn runs in (and optionally %s, %s, CAIRN_COMPUTER_TOOL), then restart cairn",
+			vision.EnvAPIKey, vision.EnvBaseURL, vision.EnvModel).With("variable", vision.EnvAPIKey)
 	}
 	_, err := b.client.Beta.Models.Get(ctx, b.cfg.Model, anthropic.BetaModelGetParams{Betas: []anthropic.AnthropicBeta{anthropic.AnthropicBeta(b.tool.Beta)}})
-	return err == nil
+	if err != nil {
+		if ctx.Err() != nil {
+			return errs.New(499, errs.Cancelled, "the availability check was cancelled")
+		}
+		return vision.UpstreamError(err, fmt.Sprintf("computer-use availability check (model %s, beta %s)", b.cfg.Model, b.tool.Beta)).With("variable", vision.EnvModel)
+	}
+	return nil
 }
 
-// ToolParams converts tool definitions to the SDK's union, keeping the
-// configured type string verbatim so a newer tool version needs no new
-// SDK type.
+// IsBetaAPIAvailable reports CheckAvailable as a boolean (the
+// specification's isBetaAPIAvailable).
+func (b *BetaClient) IsBetaAPIAvailable(ctx context.Context) bool {
+	return b.CheckAvailable(ctx) == nil
+}
+
+// ToolParams converts tool definitions to the SDK's typed computer-tool
+// params of their version.
 func ToolParams(defs []ToolDefinition) []anthropic.BetaToolUnionParam {
 	out := make([]anthropic.BetaToolUnionParam, len(defs))
 	for i, d := range defs {
-		out[i] = param.Override[anthropic.BetaToolUnionParam](d)
+		w, h := int64(d.DisplayWidthPx), int64(d.DisplayHeightPx)
+		var num param.Opt[int64]
+		if d.DisplayNumber != nil {
+			num = param.NewOpt(int64(*d.DisplayNumber))
+		}
+		switch d.Type {
+		case ToolVersion20241022.ToolType:
+			out[i] = anthropic.BetaToolUnionParam{OfComputerUseTool20241022: &anthropic.BetaToolComputerUse20241022Param{DisplayWidthPx: w, DisplayHeightPx: h, DisplayNumber: num}}
+		case ToolVersion20250124.ToolType:
+			out[i] = anthropic.BetaToolUnionParam{OfComputerUseTool20250124: &anthropic.BetaToolComputerUse20250124Param{DisplayWidthPx: w, DisplayHeightPx: h, DisplayNumber: num}}
+		case ToolVersion20251124.ToolType:
+			p := &anthropic.BetaToolComputerUse20251124Param{DisplayWidthPx: w, DisplayHeightPx: h, DisplayNumber: num}
+			if d.EnableZoom != nil {
+				p.EnableZoom = param.NewOpt(*d.EnableZoom)
+			}
+			out[i] = anthropic.BetaToolUnionParam{OfComputerUseTool20251124: p}
+		default:
+			// Unknown versions never get here (ParseToolVersion refuses
+			// them); send the definition as it is rather than nothing.
+			out[i] = param.Override[anthropic.BetaToolUnionParam](d)
+		}
 	}
 	return out
 }
@@ -256,7 +294,12 @@ func (b *BetaClient) runTool(ctx context.Context, s *Session, blk anthropic.Beta
 			rest[k] = v
 		}
 	}
-	internal, p, err := ConvertBetaToInternal(action, rest)
+	if !b.tool.Allows(action) {
+		// The model asked for an action its tool version lacks: say so in
+		// words it can act on (the API's own tool_result error form).
+		return fail(b.tool.refusal(action)), false, ""
+	}
+	internal, p, err := ConvertBetaToInternal(b.tool, action, rest)
 	if err != nil {
 		return fail(errs.From(err).Message), false, ""
 	}
@@ -275,7 +318,9 @@ func (b *BetaClient) runTool(ctx context.Context, s *Session, blk anthropic.Beta
 		return fail(te.Message), false, lim
 	}
 	if out.Screenshot != nil {
-		res.LastScreenshot = &Shot{Success: true, MimeType: out.Screenshot.MimeType, Width: out.Screenshot.Width, Height: out.Screenshot.Height, Bytes: out.Screenshot.Bytes}
+		if internal != string(Zoom) {
+			res.LastScreenshot = &Shot{Success: true, MimeType: out.Screenshot.MimeType, Width: out.Screenshot.Width, Height: out.Screenshot.Height, Bytes: out.Screenshot.Bytes}
+		}
 		tr := anthropic.BetaToolResultBlockParam{ToolUseID: blk.ID}
 		tr.Content = []anthropic.BetaToolResultBlockParamContentUnion{{OfImage: &anthropic.BetaImageBlockParam{
 			Source: anthropic.BetaImageBlockParamSourceUnion{OfBase64: &anthropic.BetaBase64ImageSourceParam{
@@ -284,6 +329,6 @@ func (b *BetaClient) runTool(ctx context.Context, s *Session, blk anthropic.Beta
 		}}}
 		return anthropic.BetaContentBlockParamUnion{OfToolResult: &tr}, true, ""
 	}
-	r := anthropic.NewBetaToolResultTextBlockParam(blk.ID, fmt.Sprintf("done: %s; cursor at %d,%d", internal, out.Cursor.X, out.Cursor.Y), false)
+	r := anthropic.NewBetaToolResultTextBlockParam(blk.ID, fmt.Sprintf("done: %s; cursor at %d,%d", s.lastResult(), out.Cursor.X, out.Cursor.Y), false)
 	return anthropic.BetaContentBlockParamUnion{OfToolResult: &r}, true, ""
 }

@@ -27,7 +27,7 @@ func TestAgentLoopDrivesTheScreen(t *testing.T) {
 	if !bc.IsBetaAPIAvailable(context.Background()) {
 		t.Fatal("the fake API should be available")
 	}
-	s, err := NewSession(SessionConfig{}, d, WithBetaCheck(bc.IsBetaAPIAvailable))
+	s, err := NewSession(SessionConfig{}, d, WithBetaCheck(bc.CheckAvailable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +65,12 @@ func TestAgentLoopDrivesTheScreen(t *testing.T) {
 		t.Fatalf("%d model calls", len(reqs))
 	}
 	for _, r := range reqs {
-		if r.Header.Get("X-Api-Key") != testKey || !strings.Contains(r.Header.Get("Anthropic-Beta"), "computer-use-2024-10-22") {
+		if r.Header.Get("X-Api-Key") != testKey || !strings.Contains(r.Header.Get("Anthropic-Beta"), "computer-use-2025-11-24") {
 			t.Fatalf("headers %v", r.Header)
 		}
 		tools := r.Body["tools"].([]any)
 		def := tools[0].(map[string]any)
-		if len(tools) != 1 || def["type"] != "computer_20241022" || def["name"] != "computer" || def["display_width_px"] != float64(screenW) || def["display_height_px"] != float64(screenH) {
+		if len(tools) != 1 || def["type"] != "computer_20251124" || def["enable_zoom"] != true || def["name"] != "computer" || def["display_width_px"] != float64(screenW) || def["display_height_px"] != float64(screenH) {
 			t.Fatalf("tool definition %v", tools)
 		}
 	}

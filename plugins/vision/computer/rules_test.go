@@ -157,7 +157,7 @@ func TestBetaValidationAndConversion(t *testing.T) {
 		{"mouse_move", map[string]any{"coordinate": []any{1.0}}, false},
 		{"mouse_move", map[string]any{"coordinate": []any{1.5, 2.0}}, false},
 		{"left_click", map[string]any{}, true},
-		{"left_click", map[string]any{"text": "x"}, false},
+		{"left_click", map[string]any{"text": ""}, false},
 		{"type", map[string]any{"text": "hi"}, true},
 		{"type", map[string]any{"text": ""}, false},
 		{"type", map[string]any{"text": 3.0}, false},
@@ -168,34 +168,38 @@ func TestBetaValidationAndConversion(t *testing.T) {
 		{"zoom", map[string]any{}, false},
 	}
 	for _, c := range cases {
-		if v := ValidateBetaActionParams(c.action, c.params); v.Valid != c.valid || (v.Valid == (len(v.Errors) > 0)) {
+		if v := ValidateBetaActionParams(ToolVersion20250124, c.action, c.params); v.Valid != c.valid || (v.Valid == (len(v.Errors) > 0)) {
 			t.Errorf("%s %v: %+v", c.action, c.params, v)
 		}
 	}
-	typ, p, err := ConvertBetaToInternal("mouse_move", map[string]any{"coordinate": []any{10.0, 20.0}})
+	typ, p, err := ConvertBetaToInternal(ToolVersion20250124, "mouse_move", map[string]any{"coordinate": []any{10.0, 20.0}})
 	if err != nil || typ != "mouse_move" || p["x"] != 10 || p["y"] != 20 {
 		t.Fatalf("mouse_move: %v %v %v", typ, p, err)
 	}
 	if _, _, err := ParseActionParams(typ, p, 100, 100); err != nil {
 		t.Fatalf("converted params do not validate: %v", err)
 	}
-	typ, p, _ = ConvertBetaToInternal("key", map[string]any{"text": "ctrl+a"})
+	typ, p, _ = ConvertBetaToInternal(ToolVersion20250124, "key", map[string]any{"text": "ctrl+a"})
 	if typ != "key" || p["key"] != "ctrl+a" {
 		t.Fatalf("key: %v %v", typ, p)
 	}
-	typ, p, _ = ConvertBetaToInternal("scroll", map[string]any{"scroll_direction": "up", "scroll_amount": 4.0})
+	typ, p, _ = ConvertBetaToInternal(ToolVersion20250124, "scroll", map[string]any{"scroll_direction": "up", "scroll_amount": 4.0})
 	if typ != "scroll" || p["direction"] != "up" || p["amount"] != 4.0 {
 		t.Fatalf("scroll: %v %v", typ, p)
 	}
-	if typ, _, _ := ConvertBetaToInternal("cursor_position", nil); typ != CursorPosition {
+	if typ, _, _ := ConvertBetaToInternal(ToolVersion20250124, "cursor_position", nil); typ != CursorPosition {
 		t.Fatal(typ)
 	}
-	if _, _, err := ConvertBetaToInternal("zoom", nil); code(err) != errs.InvalidInput {
+	if _, _, err := ConvertBetaToInternal(ToolVersion20250124, "zoom", nil); code(err) != errs.InvalidInput {
 		t.Fatal(err)
 	}
 	defs := GetBetaToolDefinitions(ToolVersion20241022, 1024, 768, nil)
 	b, _ := json.Marshal(defs)
 	if string(b) != `[{"type":"computer_20241022","name":"computer","display_width_px":1024,"display_height_px":768}]` {
+		t.Fatalf("definitions %s", b)
+	}
+	b, _ = json.Marshal(GetBetaToolDefinitions(ToolVersion20251124, 1280, 800, nil))
+	if string(b) != `[{"type":"computer_20251124","name":"computer","display_width_px":1280,"display_height_px":800,"enable_zoom":true}]` {
 		t.Fatalf("definitions %s", b)
 	}
 }
@@ -204,6 +208,9 @@ func TestBetaValidationAndConversion(t *testing.T) {
 type fakeDriver struct {
 	fail error
 	x, y int
+	// held, when set, is told each time a chord is pressed by Hold.
+	held     chan KeyChord
+	released []KeyChord
 }
 
 func (f *fakeDriver) Size() (int, int) { return 100, 100 }
@@ -220,6 +227,16 @@ func (f *fakeDriver) Keys([]KeyChord) error     { return f.fail }
 func (f *fakeDriver) TypeText(string) error     { return f.fail }
 func (f *fakeDriver) Cursor() (int, int, error) { return f.x, f.y, nil }
 func (f *fakeDriver) Close() error              { return nil }
+func (f *fakeDriver) Button(Button, bool) error { return f.fail }
+func (f *fakeDriver) Hold(c KeyChord, press bool) error {
+	if press && f.held != nil {
+		f.held <- c
+	}
+	if !press {
+		f.released = append(f.released, c)
+	}
+	return f.fail
+}
 
 func TestSessionStates(t *testing.T) {
 	ctx := context.Background()
@@ -320,6 +337,11 @@ func FuzzParseActionParams(f *testing.F) {
 	f.Add("key", `{"key":"ctrl+shift+Return F1"}`)
 	f.Add("scroll", `{"direction":"up","amount":3}`)
 	f.Add("left_click", `{}`)
+	f.Add("triple_click", `{"x":1,"y":2,"modifiers":"shift"}`)
+	f.Add("left_click_drag", `{"x":1,"y":2,"startX":3,"startY":4}`)
+	f.Add("hold_key", `{"key":"ctrl","durationMs":10}`)
+	f.Add("wait", `{"durationMs":0}`)
+	f.Add("zoom", `{"region":[0,0,10,10]}`)
 	f.Fuzz(func(t *testing.T, action, raw string) {
 		var params map[string]any
 		if json.Unmarshal([]byte(raw), &params) != nil {
@@ -341,9 +363,87 @@ func FuzzParseActionParams(f *testing.F) {
 		if typ == Key && len(p.chords) == 0 {
 			t.Fatal("key without chords")
 		}
-		v := ValidateBetaActionParams(action, params)
+		if (typ == HoldKey && len(p.chords) != 1) || ((typ == HoldKey || typ == Wait) && (p.DurationMs == nil || *p.DurationMs < 0 || *p.DurationMs > MaxWaitTimeMs)) {
+			t.Fatalf("bad hold/wait accepted: %+v", p)
+		}
+		if typ == Zoom && (len(p.Region) != 4 || p.Region[2] <= p.Region[0] || p.Region[3] <= p.Region[1] || p.Region[2] > 1280 || p.Region[3] > 800) {
+			t.Fatalf("bad region accepted: %v", p.Region)
+		}
+		if p.Modifiers != "" && len(p.mods) == 0 {
+			t.Fatal("modifiers without keys")
+		}
+		v := ValidateBetaActionParams(DefaultToolVersion, action, params)
 		if v.Valid == (len(v.Errors) > 0) {
 			t.Fatalf("inconsistent beta validation %+v", v)
 		}
 	})
+}
+
+// FuzzBetaRequest: any request the model may send is either refused with a
+// reason or converts into internal parameters that validate; no version
+// accepts an action it does not define.
+func FuzzBetaRequest(f *testing.F) {
+	f.Add(2, `{"action":"zoom","region":[0,0,10,10]}`)
+	f.Add(1, `{"action":"hold_key","text":"shift","duration":0.5}`)
+	f.Add(1, `{"action":"left_click_drag","start_coordinate":[1,2],"coordinate":[3,4],"text":"ctrl"}`)
+	f.Add(0, `{"action":"scroll","scroll_direction":"up"}`)
+	f.Add(0, `{"action":"left_click"}`)
+	f.Fuzz(func(t *testing.T, vi int, raw string) {
+		vs := ToolVersions()
+		v := vs[((vi%len(vs))+len(vs))%len(vs)]
+		var in map[string]any
+		if json.Unmarshal([]byte(raw), &in) != nil {
+			return
+		}
+		action, _ := in["action"].(string)
+		typ, p, err := ConvertBetaToInternal(v, action, in)
+		if err != nil {
+			if e, ok := errs.As(err); !ok || e.Status != 400 || e.Message == "" {
+				t.Fatalf("untyped refusal %v", err)
+			}
+			return
+		}
+		if !v.Allows(action) {
+			t.Fatalf("%s accepted %q", v.ToolType, action)
+		}
+		if typ == CursorPosition {
+			return
+		}
+		if _, _, err := ParseActionParams(typ, p, MaxCoordinate+1, MaxCoordinate+1); err != nil {
+			if e := errs.From(err); e.Details["constraint"] != "maximum" && e.Details["constraint"] != "minimum" && e.Details["constraint"] != "keysym" && e.Details["constraint"] != "pattern" && e.Details["constraint"] != "format" && e.Details["constraint"] != "maxLength" && e.Details["constraint"] != "maxItems" {
+				t.Fatalf("converted %s %v does not validate: %v", typ, p, err)
+			}
+		}
+	})
+}
+
+// TestHoldKeyKeepsTheSessionAnswering: while hold_key sleeps, the summary
+// answers and pause works; cancelling the call ends the hold with 499 and
+// the key is released all the same.
+func TestHoldKeyKeepsTheSessionAnswering(t *testing.T) {
+	drv := &fakeDriver{held: make(chan KeyChord, 1)}
+	s, _ := NewSession(SessionConfig{}, drv)
+	if _, err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.ExecuteAction(ctx, "hold_key", map[string]any{"key": "shift", "durationMs": MaxWaitTimeMs})
+		done <- err
+	}()
+	<-drv.held
+	if sum := s.GetSummary(); sum.State != Active || sum.ActionCount != 1 {
+		t.Fatalf("summary during the hold %+v", sum)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; code(err) != errs.Cancelled {
+		t.Fatalf("cancelled hold: %v", err)
+	}
+	if len(drv.released) != 1 || drv.released[0][0] != 0xffe1 {
+		t.Fatalf("released %v", drv.released)
+	}
 }

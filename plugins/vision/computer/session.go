@@ -129,13 +129,16 @@ type EndResult struct {
 // BetaComputerSession) on one Driver. It is safe for concurrent use;
 // actions run one at a time.
 type Session struct {
+	// act serialises actions; mu guards the state and is released while
+	// wait and hold_key sleep, so summaries, pause and end stay answerable.
+	act   sync.Mutex
 	mu    sync.Mutex
 	id    string
 	cfg   SessionConfig
 	drv   Driver
 	state State
 	now   func() time.Time
-	beta  func(ctx context.Context) bool
+	beta  func(ctx context.Context) error
 
 	physW, physH int
 	startTime    time.Time
@@ -148,6 +151,7 @@ type Session struct {
 	errCount     int
 	history      []ActionRecord
 	cursor       Cursor
+	buttonDown   bool
 }
 
 // SessionOption configures a session.
@@ -156,8 +160,11 @@ type SessionOption func(*Session)
 // WithClock replaces time.Now (tests of the duration limit).
 func WithClock(now func() time.Time) SessionOption { return func(s *Session) { s.now = now } }
 
-// WithBetaCheck makes start report the hosted API's availability.
-func WithBetaCheck(f func(ctx context.Context) bool) SessionOption {
+// WithBetaCheck makes start check the hosted computer-use API first: a
+// session that the hosted model will drive refuses to start with f's error
+// (not configured, model or beta unavailable), and reports
+// betaAvailable: true otherwise.
+func WithBetaCheck(f func(ctx context.Context) error) SessionOption {
 	return func(s *Session) { s.beta = f }
 }
 
@@ -219,7 +226,10 @@ func (s *Session) Start(ctx context.Context) (*StartResult, error) {
 	}
 	res := &StartResult{Success: true, SessionID: s.id, Config: s.cfg}
 	if s.beta != nil {
-		ok := s.beta(ctx)
+		if err := s.beta(ctx); err != nil {
+			return nil, err
+		}
+		ok := true
 		res.BetaAvailable = &ok
 	}
 	if x, y, err := s.drv.Cursor(); err == nil {
@@ -272,6 +282,11 @@ func (s *Session) End(context.Context) (*EndResult, error) {
 		return nil, transition(s.state, "end", "it has already ended")
 	}
 	res := &EndResult{Success: true, SessionID: s.id}
+	if s.buttonDown && s.state != Error {
+		// A left_mouse_down without its up must not outlive the session.
+		_ = s.drv.Button(ButtonLeft, false)
+		s.buttonDown = false
+	}
 	if s.cfg.Capture() && s.state != Error && s.state != Idle {
 		if shot, err := s.capture(); err == nil {
 			res.Screenshot = shot
@@ -336,6 +351,8 @@ func limitError(reason, limit string, value int) *errs.Error {
 // action. Each executed action (failed or not) counts against maxActions;
 // refused ones (bad parameters, limits, wrong state) do not.
 func (s *Session) ExecuteAction(ctx context.Context, actionType string, params map[string]any) (*ActionResult, error) {
+	s.act.Lock()
+	defer s.act.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch s.state {
@@ -362,14 +379,14 @@ func (s *Session) ExecuteAction(ctx context.Context, actionType string, params m
 		}
 		return nil, limitError(lim.Reason, limit, map[string]int{"maxActions": s.cfg.MaxActions, "maxDurationMs": s.cfg.MaxDurationMs}[limit])
 	}
-	if t == Screenshot && s.shots >= s.cfg.MaxScreenshots {
+	if (t == Screenshot || t == Zoom) && s.shots >= s.cfg.MaxScreenshots {
 		return nil, limitError(fmt.Sprintf("maxScreenshots reached: %d of %d screenshots taken", s.shots, s.cfg.MaxScreenshots), "maxScreenshots", s.cfg.MaxScreenshots)
 	}
 	s.actions++
 	num := s.actions
 	started := s.now()
 	res := &ActionResult{Success: true, SessionID: s.id, ActionNumber: num, ActionType: t}
-	summary, err := s.run(t, p, res)
+	summary, err := s.run(ctx, t, p, res)
 	rec := ActionRecord{ActionType: t, Params: p, Result: summary, Success: err == nil, Timestamp: stamp(started), ActionNumber: num}
 	if err != nil {
 		rec.Result = err.Error()
@@ -409,7 +426,7 @@ func (s *Session) driverErr(err error, what string) *errs.Error {
 	return errs.Newf(500, ErrActionFailed, "cannot %s: %v", what, err)
 }
 
-func (s *Session) run(t ActionType, p ActionParams, res *ActionResult) (string, error) {
+func (s *Session) run(ctx context.Context, t ActionType, p ActionParams, res *ActionResult) (string, error) {
 	moveTo := func() error {
 		if p.X == nil {
 			return nil
@@ -421,6 +438,25 @@ func (s *Session) run(t ActionType, p ActionParams, res *ActionResult) (string, 
 		s.cursor = Cursor{*p.X, *p.Y}
 		return nil
 	}
+	// withMods holds the modifier chord (if any) around f and always
+	// releases it.
+	withMods := func(f func() error) error {
+		if len(p.mods) == 0 {
+			return f()
+		}
+		if err := s.drv.Hold(p.mods, true); err != nil {
+			return err
+		}
+		err := f()
+		if rerr := s.drv.Hold(p.mods, false); err == nil {
+			err = rerr
+		}
+		return err
+	}
+	with := ""
+	if p.Modifiers != "" {
+		with = " with " + p.Modifiers
+	}
 	switch t {
 	case Screenshot:
 		shot, err := s.capture()
@@ -430,12 +466,20 @@ func (s *Session) run(t ActionType, p ActionParams, res *ActionResult) (string, 
 		s.shots++
 		res.Screenshot = shot
 		return fmt.Sprintf("screenshot %dx%d, %d bytes PNG", shot.Width, shot.Height, shot.Bytes), nil
+	case Zoom:
+		shot, err := s.zoom(p.Region)
+		if err != nil {
+			return "", err
+		}
+		s.shots++
+		res.Screenshot = shot
+		return fmt.Sprintf("zoomed %d,%d-%d,%d to %dx%d, %d bytes PNG", p.Region[0], p.Region[1], p.Region[2], p.Region[3], shot.Width, shot.Height, shot.Bytes), nil
 	case MouseMove:
 		if err := moveTo(); err != nil {
 			return "", err
 		}
 		return fmt.Sprintf("cursor at %d,%d", s.cursor.X, s.cursor.Y), nil
-	case LeftClick, RightClick, MiddleClick, DoubleClick:
+	case LeftClick, RightClick, MiddleClick, DoubleClick, TripleClick:
 		if err := moveTo(); err != nil {
 			return "", err
 		}
@@ -447,19 +491,42 @@ func (s *Session) run(t ActionType, p ActionParams, res *ActionResult) (string, 
 			b = ButtonMiddle
 		case DoubleClick:
 			n = 2
+		case TripleClick:
+			n = 3
 		}
-		if err := s.drv.Click(b, n); err != nil {
+		if err := withMods(func() error { return s.drv.Click(b, n) }); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s at %d,%d", t, s.cursor.X, s.cursor.Y), nil
+		return fmt.Sprintf("%s at %d,%d%s", t, s.cursor.X, s.cursor.Y, with), nil
 	case LeftClickDrag:
+		if p.StartX != nil {
+			sx, sy := s.toPhysical(*p.StartX, *p.StartY)
+			if err := s.drv.MoveMouse(sx, sy); err != nil {
+				return "", err
+			}
+			s.cursor = Cursor{*p.StartX, *p.StartY}
+		}
 		px, py := s.toPhysical(*p.X, *p.Y)
 		from := s.cursor
-		if err := s.drv.Drag(px, py); err != nil {
+		if err := withMods(func() error { return s.drv.Drag(px, py) }); err != nil {
 			return "", err
 		}
 		s.cursor = Cursor{*p.X, *p.Y}
-		return fmt.Sprintf("dragged from %d,%d to %d,%d", from.X, from.Y, s.cursor.X, s.cursor.Y), nil
+		return fmt.Sprintf("dragged from %d,%d to %d,%d%s", from.X, from.Y, s.cursor.X, s.cursor.Y, with), nil
+	case LeftMouseDown, LeftMouseUp:
+		if err := moveTo(); err != nil {
+			return "", err
+		}
+		down := t == LeftMouseDown
+		if err := s.drv.Button(ButtonLeft, down); err != nil {
+			return "", err
+		}
+		s.buttonDown = down
+		state := "released"
+		if down {
+			state = "pressed"
+		}
+		return fmt.Sprintf("left button %s at %d,%d", state, s.cursor.X, s.cursor.Y), nil
 	case Type:
 		if err := s.drv.TypeText(p.Text); err != nil {
 			return "", err
@@ -472,17 +539,80 @@ func (s *Session) run(t ActionType, p ActionParams, res *ActionResult) (string, 
 		}
 		res.Key = p.Key
 		return "pressed " + p.Key, nil
+	case HoldKey:
+		if err := s.drv.Hold(p.chords[0], true); err != nil {
+			return "", err
+		}
+		serr := s.sleep(ctx, *p.DurationMs)
+		// The key is released whatever happened during the hold.
+		if err := s.drv.Hold(p.chords[0], false); err != nil {
+			return "", err
+		}
+		if serr != nil {
+			return "", serr
+		}
+		res.Key = p.Key
+		return fmt.Sprintf("held %s for %d ms", p.Key, *p.DurationMs), nil
+	case Wait:
+		if err := s.sleep(ctx, *p.DurationMs); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("waited %d ms", *p.DurationMs), nil
 	case Scroll:
 		if err := moveTo(); err != nil {
 			return "", err
 		}
 		b := map[string]Button{"up": ButtonWheelUp, "down": ButtonWheelDown, "left": ButtonWheelLeft, "right": ButtonWheelRight}[p.Direction]
-		if err := s.drv.Click(b, p.Amount); err != nil {
+		if err := withMods(func() error { return s.drv.Click(b, p.Amount) }); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("scrolled %s by %d at %d,%d", p.Direction, p.Amount, s.cursor.X, s.cursor.Y), nil
+		return fmt.Sprintf("scrolled %s by %d at %d,%d%s", p.Direction, p.Amount, s.cursor.X, s.cursor.Y, with), nil
 	}
 	return "", fmt.Errorf("unhandled action %s", t)
+}
+
+// sleep waits ms with s.mu released (s.act still serialises actions); a
+// cancelled context ends it early with 499.
+func (s *Session) sleep(ctx context.Context, ms int) error {
+	if ms <= 0 {
+		return nil
+	}
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errs.New(499, errs.Cancelled, "the action was cancelled while waiting")
+	case <-t.C:
+		return nil
+	}
+}
+
+// zoom captures region (x1, y1, x2, y2 in the session's coordinates) and
+// scales it up to fit the session's display size, aspect ratio kept, so
+// the model sees small text at a readable size.
+func (s *Session) zoom(r []int) (*Shot, error) {
+	img, err := s.drv.Capture()
+	if err != nil {
+		return nil, err
+	}
+	x1, y1 := s.toPhysical(r[0], r[1])
+	x2, y2 := s.toPhysical(r[2], r[3])
+	b := img.Bounds()
+	x2, y2 = min(max(x2, x1+1), b.Max.X), min(max(y2, y1+1), b.Max.Y)
+	sub, ok := img.SubImage(image.Rect(x1, y1, x2, y2)).(*image.RGBA)
+	if !ok || sub.Bounds().Empty() {
+		return nil, errs.Invalid("params.region", "format", "the region is empty on this display")
+	}
+	rw, rh := r[2]-r[0], r[3]-r[1]
+	scale := min(float64(s.cfg.DisplayWidth)/float64(rw), float64(s.cfg.DisplayHeight)/float64(rh))
+	w, h := max(1, int(float64(rw)*scale+0.5)), max(1, int(float64(rh)*scale+0.5))
+	data, err := EncodeScreenshot(sub, w, h)
+	if err != nil {
+		return nil, err
+	}
+	return &Shot{Success: true, Data: data, MimeType: "image/png", Width: w, Height: h, Bytes: len(data)}, nil
 }
 
 func (s *Session) toPhysical(x, y int) (int, int) {
@@ -561,8 +691,9 @@ func (s *Session) GetActionHistory() []ActionRecord {
 
 // SequenceStep is one action of a sequence.
 type SequenceStep struct {
-	Action string         `json:"action"`
-	Params map[string]any `json:"params"`
+	Action string `json:"action"`
+	// Params may be left out for actions that take none (screenshot).
+	Params map[string]any `json:"params,omitempty"`
 }
 
 // SequenceOptions are executeSequence's options.
@@ -652,4 +783,14 @@ func (s *Session) ExecuteSequence(ctx context.Context, steps []SequenceStep, o S
 	out.Success = out.CompletedActions == out.TotalActions
 	out.Duration = time.Since(start).Milliseconds()
 	return out, nil
+}
+
+// lastResult is the result line of the last executed action.
+func (s *Session) lastResult() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.history) == 0 {
+		return ""
+	}
+	return s.history[len(s.history)-1].Result
 }

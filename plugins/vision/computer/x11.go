@@ -45,6 +45,11 @@ type Driver interface {
 	Drag(x, y int) error
 	// Keys presses chords in order (each chord's keys held together).
 	Keys(chords []KeyChord) error
+	// Button presses (press true) or releases a button at the cursor.
+	Button(b Button, press bool) error
+	// Hold presses (press true) the keys of a chord in order, or releases
+	// them in reverse; used for hold_key and modifiers held during a click.
+	Hold(c KeyChord, press bool) error
 	// TypeText types text character by character.
 	TypeText(text string) error
 	// Cursor reads the pointer position.
@@ -348,6 +353,49 @@ func (d *X11) Keys(chords []KeyChord) error {
 		}
 		if addShift {
 			d.fake(xproto.KeyRelease, byte(d.shiftKC), 0, 0)
+		}
+	}
+	return d.sync()
+}
+
+// Button implements Driver.
+func (d *X11) Button(b Button, press bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return err
+	}
+	typ := byte(xproto.ButtonRelease)
+	if press {
+		typ = xproto.ButtonPress
+	}
+	d.fake(typ, byte(b), 0, 0)
+	return d.sync()
+}
+
+// Hold implements Driver. The keys are pressed as they are (no implied
+// Shift), as xdotool keydown does.
+func (d *X11) Hold(c KeyChord, press bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.check(); err != nil {
+		return err
+	}
+	kcs := make([]xproto.Keycode, 0, len(c))
+	for _, ks := range c {
+		kc, _, err := d.keycodeFor(ks)
+		if err != nil {
+			return err
+		}
+		kcs = append(kcs, kc)
+	}
+	if press {
+		for _, kc := range kcs {
+			d.fake(xproto.KeyPress, byte(kc), 0, 0)
+		}
+	} else {
+		for i := len(kcs) - 1; i >= 0; i-- {
+			d.fake(xproto.KeyRelease, byte(kcs[i]), 0, 0)
 		}
 	}
 	return d.sync()

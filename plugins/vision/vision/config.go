@@ -39,9 +39,10 @@ const (
 
 // Defaults for the hosted-model client.
 const (
-	// DefaultModel is a current vision-capable model; override it with
+	// DefaultModel is a current vision- and computer-use-capable model
+	// (PRODUCT.md D29), named by the SDK's own constant; override it with
 	// CAIRN_VISION_MODEL.
-	DefaultModel = "claude-sonnet-4-5"
+	DefaultModel = string(anthropic.ModelClaudeSonnet5_5)
 	// DefaultMaxRetries: the SDK retries 408, 409, 429 and 5xx with
 	// exponential backoff (honouring retry-after); two retries ride out a
 	// brief overload without making an agent wait minutes.

@@ -384,25 +384,35 @@ func ReadFileInRoot(root, path string, maxBytes int, field string) ([]byte, stri
 		return nil, "", fmt.Errorf("open workspace root: %w", err)
 	}
 	defer r.Close()
-	fh, err := r.Open(rel)
+	// Stat through the root first (symlinks resolved inside it, escapes
+	// refused): a FIFO, device or directory is refused before anything is
+	// opened, so no open can block, and a file with another hard link (whose
+	// other name may lie outside the root) is refused too.
+	st, err := r.Stat(rel)
 	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, "", errs.NotFoundf(errs.NotFound, field, "no file %s in the workspace root", rel)
-		case strings.Contains(err.Error(), "escapes") || strings.Contains(err.Error(), "outside"):
-			return nil, "", outsideRoot(field, path)
-		default:
-			return nil, "", errs.Invalid(field, "readable", fmt.Sprintf("cannot open %s: %v", rel, err))
-		}
+		return nil, "", rootErr(err, field, path, rel)
+	}
+	if err := checkPlainFile(st, field, rel); err != nil {
+		return nil, "", err
+	}
+	// O_NONBLOCK keeps even a file swapped for a FIFO after the Stat from
+	// blocking; the handle is checked again and must be the same file.
+	fh, err := r.OpenFile(rel, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return nil, "", rootErr(err, field, path, rel)
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
+	st2, err := fh.Stat()
 	if err != nil {
 		return nil, "", fmt.Errorf("stat %s: %w", rel, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, "", errs.Invalid(field, "regularFile", rel+" is not a regular file")
+	if err := checkPlainFile(st2, field, rel); err != nil {
+		return nil, "", err
 	}
+	if !os.SameFile(st, st2) {
+		return nil, "", errs.Invalid(field, "stable", rel+" changed while it was being opened; try again")
+	}
+	st = st2
 	if st.Size() > int64(maxBytes) {
 		return nil, "", tooLarge(field, int(min(st.Size(), math.MaxInt32)), maxBytes)
 	}
@@ -414,6 +424,45 @@ func ReadFileInRoot(root, path string, maxBytes int, field string) ([]byte, stri
 		return nil, "", tooLarge(field, len(b), maxBytes)
 	}
 	return b, filepath.ToSlash(rel), nil
+}
+
+// rootErr types an error of a lookup through the root.
+func rootErr(err error, field, path, rel string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errs.NotFoundf(errs.NotFound, field, "no file %s in the workspace root", rel)
+	case strings.Contains(err.Error(), "escapes") || strings.Contains(err.Error(), "outside"):
+		return outsideRoot(field, path)
+	default:
+		return errs.Invalid(field, "readable", fmt.Sprintf("cannot open %s: %v", rel, err))
+	}
+}
+
+// checkPlainFile refuses anything but a regular file with a single link.
+func checkPlainFile(st fs.FileInfo, field, rel string) error {
+	if !st.Mode().IsRegular() {
+		return errs.Invalidf(field, "regularFile", "%s is not a regular file (%s); pass an image file", rel, fileKind(st.Mode()))
+	}
+	if n, ok := linkCount(st); ok && n > 1 {
+		return errs.Invalidf(field, "singleLink", "%s has %d hard links; a hard-linked file may be a file from outside the workspace root, so it is refused (copy the image instead)", rel, n).With("links", n)
+	}
+	return nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a plain file"
 }
 
 func relResolved(absRoot, path string) (string, error) {

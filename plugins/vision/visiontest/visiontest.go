@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,12 @@ type API struct {
 	// Fallback answers messages requests once the script is used up; nil
 	// answers 500 so a test notices a call it did not expect.
 	Fallback func(r Request) Reply
+	// Models, when set, are the only model ids GET /v1/models/{id} knows;
+	// others answer 404 as the real API does. Nil knows every id.
+	Models []string
+	// Betas, when set, are the only anthropic-beta values the models
+	// endpoint accepts; a request naming another answers 400.
+	Betas []string
 }
 
 // New starts a fake API that accepts only key, closed when the test ends.
@@ -91,6 +98,19 @@ func (a *API) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/models/"):
 		id := strings.TrimPrefix(r.URL.Path, "/v1/models/")
+		a.mu.Lock()
+		models, betas := a.Models, a.Betas
+		a.mu.Unlock()
+		if models != nil && !slices.Contains(models, id) {
+			write(w, ErrorReply(404, "not_found_error", "model: "+id))
+			return
+		}
+		for _, b := range strings.Split(r.Header.Get("Anthropic-Beta"), ",") {
+			if b = strings.TrimSpace(b); b != "" && betas != nil && !slices.Contains(betas, b) {
+				write(w, ErrorReply(400, "invalid_request_error", "Unexpected value(s) `"+b+"` for the `anthropic-beta` header"))
+				return
+			}
+		}
 		write(w, Reply{Status: 200, Body: map[string]any{"type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"}})
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
 		a.mu.Lock()
