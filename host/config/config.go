@@ -50,13 +50,15 @@ var Vars = []Var{
 	{"CAIRN_LOG_FORMAT", "text", "text or json."},
 	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
 	{"CAIRN_DAEMON", "on", "off serves stdio in the cairn serve process instead of relaying to the shared daemon of the data dir."},
+	{"CAIRN_MAX_MESSAGE", "8MiB", "Largest JSON-RPC message one session may send (bytes, or with KiB/MiB)."},
+	{"CAIRN_MAX_CONCURRENT_CALLS", "16", "Tool calls one session runs at once; more wait in order."},
 	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session before it exits."},
 	{"ANTHROPIC_API_KEY", "", "Key for the hosted model behind the vision and computer toolsets (never logged)."},
 	{"ANTHROPIC_BASE_URL", "the vendor's API", "Base URL of the Messages API."},
-	{"CAIRN_VISION_MODEL", "claude-sonnet-4-5", "Model for image analysis and computer use."},
+	{"CAIRN_VISION_MODEL", "claude-sonnet-5-5", "Model for image analysis and computer use."},
 	{"CAIRN_VISION_TIMEOUT", "60s", "Timeout of one request to the hosted model."},
 	{"CAIRN_VISION_MAX_RETRIES", "2", "Retries of a failed request to the hosted model (408, 409, 429, 5xx)."},
-	{"CAIRN_COMPUTER_TOOL", "computer_20241022,computer-use-2024-10-22", "Computer-use tool version and beta header, as one pair, for the hosted-model loop."},
+	{"CAIRN_COMPUTER_TOOL", "computer_20251124", "Computer-use tool version of the hosted-model loop: computer_20251124 (default), computer_20250124 or computer_20241022; the beta header follows the version."},
 	{"DISPLAY", "", "X11 display the computer toolset drives."},
 }
 
