@@ -30,8 +30,18 @@ const Version = "0.1.0"
 const StoreFile = "core.db"
 
 // ProjectCreatedEvent is published by the admin area when a workspace
-// project is created; its data carries the project's "slug".
+// project is created (and by the host when a session starts, for its
+// active project); its data carries the project's "slug".
 const ProjectCreatedEvent = "project.created"
+
+// Workspace project lifecycle events of the admin area, same data shape as
+// ProjectCreatedEvent (issue 13): an archived project takes no new tasks, a
+// deleted one is unknown.
+const (
+	ProjectArchivedEvent   = "project.archived"
+	ProjectUnarchivedEvent = "project.unarchived"
+	ProjectDeletedEvent    = "project.deleted"
+)
 
 func init() {
 	builtin.Register(builtin.Area{Name: "core", Order: 10, Description: "tasks, projects, skills, decision trail", New: New})
@@ -58,7 +68,10 @@ func New() *sdk.Plugin {
 	p.OnConfigure(c.configure)
 	p.OnStop(c.stop)
 	p.SetHealth(c.health)
-	p.OnEvent(ProjectCreatedEvent, c.onProjectCreated)
+	p.OnEvent(ProjectCreatedEvent, c.onProjectEvent)
+	p.OnEvent(ProjectArchivedEvent, c.onProjectEvent)
+	p.OnEvent(ProjectUnarchivedEvent, c.onProjectEvent)
+	p.OnEvent(ProjectDeletedEvent, c.onProjectEvent)
 	c.registerTaskTools()
 	c.registerAuditTools()
 	c.registerSkillTools()
@@ -82,6 +95,9 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	}
 	aud := audit.New(st, audit.Config{Publish: c.publish})
 	svc := tasks.New(st, tasks.Config{Publish: c.publish, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
+	if err := svc.IndexError(); err != nil {
+		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
+	}
 	if slug := os.Getenv("CAIRN_PROJECT"); slug != "" {
 		if _, err := svc.AddProject(slug); err != nil {
 			_ = st.Close()
@@ -134,18 +150,27 @@ func (c *Core) publish(eventType string, data any) {
 	}
 }
 
-func (c *Core) onProjectCreated(_ context.Context, ev sdk.Event) error {
+func (c *Core) onProjectEvent(_ context.Context, ev sdk.Event) error {
 	var data struct {
 		Slug string `json:"slug"`
 	}
 	if err := json.Unmarshal(ev.Data, &data); err != nil || data.Slug == "" {
-		return fmt.Errorf("%s event without a slug", ProjectCreatedEvent)
+		return fmt.Errorf("%s event without a slug", ev.Type)
 	}
 	svc, err := c.svc()
 	if err != nil {
 		return err
 	}
-	_, err = svc.AddProject(data.Slug)
+	switch ev.Type {
+	case ProjectArchivedEvent:
+		_, err = svc.SetProjectArchived(data.Slug, true)
+	case ProjectUnarchivedEvent:
+		_, err = svc.SetProjectArchived(data.Slug, false)
+	case ProjectDeletedEvent:
+		err = svc.DeleteProject(data.Slug)
+	default:
+		_, err = svc.AddProject(data.Slug)
+	}
 	return err
 }
 
@@ -175,7 +200,8 @@ func (c *Core) health(context.Context) sdk.Health {
 }
 
 // rememberProject records the project a caller used, for task_next_actions
-// without a project (D7).
+// without a project (D7). It reads first and opens a write transaction only
+// when the remembered project changes, so reads stay reads.
 func (c *Core) rememberProject(caller, project string) {
 	c.mu.RLock()
 	st := c.store
@@ -183,7 +209,10 @@ func (c *Core) rememberProject(caller, project string) {
 	if st == nil || project == "" {
 		return
 	}
-	_ = st.Update(func(tx *bolt.Tx) error {
+	if c.lastProject(caller) == project {
+		return
+	}
+	_ = st.Commit(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketLastProject)
 		if string(b.Get([]byte(caller))) == project {
 			return nil
@@ -205,4 +234,10 @@ func (c *Core) lastProject(caller string) string {
 		return nil
 	})
 	return out
+}
+
+// call builds the domain's view of the caller of ctx.
+func call(ctx context.Context) tasks.Call {
+	caller := sdk.CallerFrom(ctx)
+	return tasks.Call{Actor: caller.ID, Project: caller.Project, IdemKey: sdk.IdempotencyOf(ctx).Key}
 }

@@ -18,7 +18,8 @@ var taskCreateSchema = json.RawMessage(`{
     "priority": {"type": "string", "enum": ["low", "normal", "high", "critical"], "default": "normal"},
     "labels": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 64}},
     "assignee": {"type": "string", "maxLength": 128, "default": "unassigned", "description": "Agent or user id."},
-    "estimate_hours": {"type": "number", "minimum": 0, "maximum": 1000}
+    "estimate_hours": {"type": "number", "minimum": 0, "maximum": 1000},
+    "depends_on": {"type": "array", "maxItems": 50, "items": {"type": "string", "pattern": "^T-[1-9][0-9]*$"}, "description": "Tasks of the same project this one waits on; task_next_actions offers it once each is done or cancelled."}
   }
 }`)
 
@@ -34,7 +35,10 @@ var taskUpdateSchema = json.RawMessage(`{
     "priority": {"type": "string", "enum": ["low", "normal", "high", "critical"]},
     "assignee": {"type": "string", "maxLength": 128},
     "labels": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 64}, "description": "Replaces all labels."},
-    "blocked_reason": {"type": "string", "maxLength": 2000, "description": "Required (non-empty) when moving to blocked."}
+    "blocked_reason": {"type": "string", "maxLength": 2000, "description": "Required (non-empty) when moving to blocked."},
+    "depends_on": {"type": "array", "maxItems": 50, "items": {"type": "string", "pattern": "^T-[1-9][0-9]*$"}, "description": "Replaces the task's dependencies ([] removes them). A loop is refused with ERR_CIRCULAR_DEPENDENCY; details.cycle lists the ids around it, each waiting on the next and the last on the first."},
+    "claim": {"type": "boolean", "description": "Take the task for yourself: status in_progress, assignee you. Fails with ERR_CONFLICT (details.holder) when another agent holds it."},
+    "release": {"type": "boolean", "description": "Give your claim back (holder only): the task returns to todo, unassigned, unless status says otherwise."}
   }
 }`)
 
@@ -45,7 +49,7 @@ var taskGetSchema = json.RawMessage(`{
   "properties": {
     "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$"},
     "include_thought_trail": {"type": "boolean", "default": false, "description": "Add the ids of the task's thought records."},
-    "include_dependents": {"type": "boolean", "default": false, "description": "Add the ids of the task's sub-tasks."}
+    "include_dependents": {"type": "boolean", "default": false, "description": "Add the ids of the task's sub-tasks (dependents) and of the tasks whose depends_on names it (depended_on_by)."}
   }
 }`)
 
@@ -72,9 +76,10 @@ var taskNextSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "project": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$", "description": "Defaults to CAIRN_PROJECT, else the project you used last."},
+    "project": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$", "description": "Defaults to your session's project (CAIRN_PROJECT, else the workspace directory's name), else the project you used last."},
     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-    "include_blocked": {"type": "boolean", "default": false}
+    "include_blocked": {"type": "boolean", "default": false, "description": "Add blocked: tasks in status blocked (with blocked_reason) and todo tasks still waiting on dependencies (with waiting_on)."},
+    "claim": {"type": "boolean", "default": false, "description": "Atomically take the first candidate for yourself (in_progress, assigned to you) and return only it, with claimed set; two agents never get the same task."}
   }
 }`)
 

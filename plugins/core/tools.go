@@ -11,41 +11,42 @@ import (
 
 func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, tasks.CreateOutput]{
-		Name:          "task_create",
-		Title:         "Create task",
-		Description:   "Creates a task in a registered project. New tasks start in backlog; returns the id (T-<n>) and the project's sequence number. Use parent_id for sub-tasks.",
-		InputSchema:   taskCreateSchema,
-		SuccessStatus: 201,
+		Name:               "task_create",
+		Title:              "Create task",
+		Description:        "Creates a task in a registered project (your session's project counts as registered). New tasks start in backlog; returns the id (T-<n>) and the project's sequence number. Use parent_id for sub-tasks and depends_on for tasks this one waits on.",
+		InputSchema:        taskCreateSchema,
+		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in tasks.CreateInput) (tasks.CreateOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.CreateOutput{}, err
 			}
-			caller := sdk.CallerFrom(ctx).ID
-			out, err := svc.Create(caller, in)
+			cl := call(ctx)
+			out, err := svc.CreateFor(cl, in)
 			if err == nil {
-				c.rememberProject(caller, in.Project)
+				c.rememberProject(cl.Actor, in.Project)
 			}
 			return out, err
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[tasks.UpdateInput, tasks.UpdateOutput]{
-		Name:        "task_update",
-		Title:       "Update task",
-		Description: "Changes a task's status (along the transition table), progress, description, priority, assignee, labels or blocked_reason. Moving to blocked needs blocked_reason; setting the current status again changes nothing.",
-		InputSchema: taskUpdateSchema,
+		Name:               "task_update",
+		Title:              "Update task",
+		Description:        "Changes a task's status (along the transition table), progress, description, priority, assignee, labels, blocked_reason or depends_on. Moving to blocked needs blocked_reason; setting the current status again changes nothing. claim: true takes the task for you (in_progress, assigned to you) or fails with ERR_CONFLICT naming its holder; release: true gives your claim back (the task returns to todo).",
+		InputSchema:        taskUpdateSchema,
+		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in tasks.UpdateInput) (tasks.UpdateOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.UpdateOutput{}, err
 			}
-			return svc.Update(sdk.CallerFrom(ctx).ID, in)
+			return svc.UpdateFor(call(ctx), in)
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[tasks.GetInput, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
-		Description: "Returns every field of a task; optionally its thought trail (record ids) and its dependents (sub-task ids).",
+		Description: "Returns every field of a task, its depends_on and its claim holder; optionally its thought trail (record ids) and its dependents (sub-task ids, plus depended_on_by: the tasks waiting on it).",
 		InputSchema: taskGetSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -77,33 +78,41 @@ func (c *Core) registerTaskTools() {
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[tasks.NextInput, tasks.NextOutput]{
-		Name:        "task_next_actions",
-		Title:       "Next actions",
-		Description: "Returns the project's tasks in todo, most important first (priority, then fewest unfinished sub-tasks, then oldest). Without project: CAIRN_PROJECT, else the project you used last. include_blocked adds the blocked tasks with their reasons.",
-		InputSchema: taskNextSchema,
-		ReadOnly:    true,
-		Idempotent:  true,
+		Name:               "task_next_actions",
+		Title:              "Next actions",
+		Description:        "Returns the project's tasks in todo whose dependencies are all done or cancelled, most important first (priority, then fewest unfinished sub-tasks, then oldest). Without project: your session's project, else the project you used last. claim: true takes the first one for you atomically (in_progress, assigned to you) — use it to pick work when other agents share the project. include_blocked adds the blocked tasks with their reasons and the todo tasks still waiting on dependencies.",
+		InputSchema:        taskNextSchema,
+		ReadOnly:           true,
+		Idempotent:         true,
+		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in tasks.NextInput) (tasks.NextOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.NextOutput{}, err
 			}
-			caller := sdk.CallerFrom(ctx).ID
+			cl := call(ctx)
+			if in.Claim != nil && *in.Claim && !sdk.CallerFrom(ctx).HasScope("write") {
+				return tasks.NextOutput{}, errs.New(403, errs.Forbidden, "claim: true changes the task and needs the write scope; call without claim to only read the list").
+					With("field", "claim").With("required", "write")
+			}
+			if in.Project == "" {
+				in.Project = cl.Project
+			}
 			if in.Project == "" {
 				c.mu.RLock()
 				in.Project = c.active
 				c.mu.RUnlock()
 			}
 			if in.Project == "" {
-				in.Project = c.lastProject(caller)
+				in.Project = c.lastProject(cl.Actor)
 			}
 			if in.Project == "" {
 				return tasks.NextOutput{}, errs.NotFoundf(errs.ProjectNotFound, "project",
 					"no project given and no active project: pass project, set CAIRN_PROJECT, or create a task in a project first")
 			}
-			out, err := svc.NextActions(in)
+			out, err := svc.NextActionsFor(cl, in)
 			if err == nil {
-				c.rememberProject(caller, in.Project)
+				c.rememberProject(cl.Actor, in.Project)
 			}
 			return out, err
 		},

@@ -61,6 +61,29 @@ const (
 	// record set: packed 17-byte references (task, chain, position) in leaf
 	// order.
 	BucketAuditFrozen = "audit_frozen"
+
+	// BucketTaskDeps holds dependencies (schema v3): task number, dependency
+	// number → the dependency's status code, so open dependencies count
+	// without decoding the dependencies.
+	BucketTaskDeps = "task_deps"
+	// BucketTaskDependents is BucketTaskDeps reversed: dependency number,
+	// task number → empty; a status change of the dependency updates the
+	// codes stored under its dependents.
+	BucketTaskDependents = "task_dependents"
+	// BucketTaskClaims maps a claimed task's number to its holder (D27).
+	BucketTaskClaims = "task_claims"
+	// BucketIdempotency maps a scoped idempotency key to the time it was
+	// recorded (8 bytes, unix ms) and the call's output.
+	BucketIdempotency = "idempotency"
+	// BucketIdempotencyOrder orders the recorded keys by age: unix ms (8
+	// bytes), a store-wide sequence (8 bytes) → the scoped key.
+	BucketIdempotencyOrder = "idempotency_order"
+
+	// BucketTaskTrigrams indexes the lower-cased title and description of
+	// every task for task_list's search (schema v4): trigram (3 bytes),
+	// task number (8 bytes) → empty. The tasks package fills it on first
+	// open of an older store and keeps it in each task write's transaction.
+	BucketTaskTrigrams = "idx_task_trigram"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
@@ -108,6 +131,8 @@ type Migration func(tx *bolt.Tx) error
 var migrations = []Migration{
 	migrateV1,
 	migrateV2,
+	migrateV3,
+	migrateV4,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -135,6 +160,24 @@ func migrateV2(tx *bolt.Tx) error {
 		}
 	}
 	return nil
+}
+
+// migrateV3 adds task dependencies, claims and idempotency records.
+func migrateV3(tx *bolt.Tx) error {
+	for _, name := range []string{BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder} {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV4 adds the search index. It starts empty; the tasks package
+// builds it from the stored tasks when it finds it not built (meta key
+// "trigrams_built" absent), since only that package can decode a task.
+func migrateV4(tx *bolt.Tx) error {
+	_, err := tx.CreateBucketIfNotExists([]byte(BucketTaskTrigrams))
+	return err
 }
 
 // Open opens (creating if needed) the store file at path and brings its

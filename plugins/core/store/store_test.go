@@ -43,8 +43,8 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
 	}
-	if s.UserVersion() != CurrentVersion || CurrentVersion != 2 {
-		t.Fatalf("UserVersion %d, CurrentVersion %d, want 2", s.UserVersion(), CurrentVersion)
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 4 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 4", s.UserVersion(), CurrentVersion)
 	}
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
@@ -270,11 +270,12 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if s2.UserVersion() != 2 {
-		t.Fatalf("migrated version %d, want 2", s2.UserVersion())
+	if s2.UserVersion() != CurrentVersion {
+		t.Fatalf("migrated version %d, want %d", s2.UserVersion(), CurrentVersion)
 	}
 	_ = s2.View(func(tx *bolt.Tx) error {
-		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen} {
+		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
+			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder, BucketTaskTrigrams} {
 			if tx.Bucket([]byte(b)) == nil {
 				t.Errorf("bucket %s missing after migration", b)
 			}

@@ -19,6 +19,8 @@ type CreateInput struct {
 	Labels        []string `json:"labels,omitempty"`
 	Assignee      *string  `json:"assignee,omitempty"`
 	EstimateHours *float64 `json:"estimate_hours,omitempty"`
+	// DependsOn lists tasks of the same project this one waits on (D27).
+	DependsOn []string `json:"depends_on,omitempty"`
 }
 
 // CreateOutput is the output of task_create.
@@ -32,7 +34,16 @@ type CreateOutput struct {
 
 // validate checks everything that needs no store access, in field order, so
 // the first reported error is stable.
-func (in *CreateInput) validate() (parent uint64, err error) {
+func (in *CreateInput) validate() (parent uint64, deps []uint64, err error) {
+	parent, err = in.validateFields()
+	if err != nil {
+		return 0, nil, err
+	}
+	deps, err = checkDependsOn(in.DependsOn)
+	return parent, deps, err
+}
+
+func (in *CreateInput) validateFields() (parent uint64, err error) {
 	if err := checkTitle(in.Title); err != nil {
 		return 0, err
 	}
@@ -70,45 +81,63 @@ func (in *CreateInput) validate() (parent uint64, err error) {
 	return parent, nil
 }
 
-// Create runs task_create: a new task in backlog, numbered from the store's
-// task counter and the project's sequence, in one transaction.
+// Create runs task_create for actor; see CreateFor.
 func (s *Service) Create(actor string, in CreateInput) (CreateOutput, error) {
-	parent, err := in.validate()
+	return s.CreateFor(Call{Actor: actor}, in)
+}
+
+// CreateFor runs task_create: a new task in backlog, numbered from the
+// store's task counter and the project's sequence, in one transaction
+// shared (group commit) with concurrent writes.
+func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
+	parent, deps, err := in.validate()
 	if err != nil {
 		return CreateOutput{}, err
 	}
-	actor = actorOrUnknown(actor)
+	actor := actorOrUnknown(call.Actor)
 	now := s.now()
-	var rec *record
-	err = s.st.Update(func(tx *bolt.Tx) error {
+	var (
+		out      CreateOutput
+		replayed bool
+		rec      *record
+	)
+	err = s.st.Commit(func(tx *bolt.Tx) error {
 		var err error
-		rec, err = s.createTx(tx, actor, &in, parent, now)
+		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
+			var err error
+			if rec, err = s.createTx(tx, call, actor, &in, parent, deps, now); err != nil {
+				return CreateOutput{}, err
+			}
+			return CreateOutput{
+				TaskID:    rec.id(),
+				Status:    statusName(rec.status),
+				CreatedAt: formatMillis(rec.createdMs),
+				CreatedBy: rec.createdBy,
+				Sequence:  rec.seq,
+			}, nil
+		})
 		return err
 	})
 	if err != nil {
 		return CreateOutput{}, internal(err)
 	}
-	s.publish(EventCreated, map[string]any{
-		"task_id":    rec.id(),
-		"project":    rec.project,
-		"title":      rec.title,
-		"status":     statusName(rec.status),
-		"priority":   priorityName(rec.priority),
-		"created_by": rec.createdBy,
-	})
-	return CreateOutput{
-		TaskID:    rec.id(),
-		Status:    statusName(rec.status),
-		CreatedAt: formatMillis(rec.createdMs),
-		CreatedBy: rec.createdBy,
-		Sequence:  rec.seq,
-	}, nil
+	if !replayed {
+		s.publish(EventCreated, map[string]any{
+			"task_id":    rec.id(),
+			"project":    rec.project,
+			"title":      rec.title,
+			"status":     statusName(rec.status),
+			"priority":   priorityName(rec.priority),
+			"created_by": rec.createdBy,
+		})
+	}
+	return out, nil
 }
 
 // createTx writes a validated new task inside tx.
-func (s *Service) createTx(tx *bolt.Tx, actor string, in *CreateInput, parent uint64, now time.Time) (*record, error) {
-	if !projectExists(tx, in.Project) {
-		return nil, projectNotFound(in.Project)
+func (s *Service) createTx(tx *bolt.Tx, call Call, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
+	if err := s.projectForWrite(tx, in.Project, call); err != nil {
+		return nil, err
 	}
 	if parent != 0 {
 		p, ok, err := loadRecord(tx, parent)
@@ -121,6 +150,10 @@ func (s *Service) createTx(tx *bolt.Tx, actor string, in *CreateInput, parent ui
 		if p.project != in.Project {
 			return nil, errs.Invalidf("parent_id", "same_project", "parent task %s belongs to project %q, not %q; a sub-task must be in its parent's project", p.id(), p.project, in.Project)
 		}
+	}
+	codes, err := loadDeps(tx, in.Project, deps)
+	if err != nil {
+		return nil, err
 	}
 	num, err := store.NextID(tx, store.CounterTask)
 	if err != nil {
@@ -158,12 +191,18 @@ func (s *Service) createTx(tx *bolt.Tx, actor string, in *CreateInput, parent ui
 	if in.EstimateHours != nil {
 		rec.hasEstimate, rec.estimate = true, *in.EstimateHours
 	}
-	if err := putRecord(tx, rec, nil); err != nil {
+	if _, err := putRecord(tx, rec, nil); err != nil {
+		return nil, err
+	}
+	if err := setDeps(tx, num, deps, codes); err != nil {
 		return nil, err
 	}
 	if s.cfg.OnChange != nil {
 		data := rec.view().asMap()
 		data["sequence"] = rec.seq
+		if len(deps) > 0 {
+			data["depends_on"] = taskIDs(sortedNums(deps))
+		}
 		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data}); err != nil {
 			return nil, err
 		}

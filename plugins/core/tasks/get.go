@@ -34,6 +34,14 @@ type Task struct {
 	UpdatedBy     string   `json:"updated_by"`
 	ThoughtTrail  []string `json:"thought_trail,omitzero"`
 	Dependents    []string `json:"dependents,omitzero"`
+	// DependsOn lists the tasks this one waits on (D27), in number order;
+	// task_get always shows it.
+	DependsOn []string `json:"depends_on,omitzero"`
+	// DependedOnBy lists the tasks whose depends_on names this one, with
+	// include_dependents (dependents keeps the seed's meaning: sub-tasks).
+	DependedOnBy []string `json:"depended_on_by,omitzero"`
+	// ClaimedBy is the holder of the task's claim, when claimed.
+	ClaimedBy string `json:"claimed_by,omitempty"`
 }
 
 func (r *record) view() Task {
@@ -109,8 +117,11 @@ func (s *Service) Get(in GetInput) (Task, error) {
 			return taskNotFound("task_id", in.TaskID)
 		}
 		t = rec.view()
+		t.DependsOn = taskIDs(depsOf(tx, num))
+		t.ClaimedBy = claimHolder(tx, num)
 		if in.IncludeDependents != nil && *in.IncludeDependents {
 			t.Dependents = childIDs(tx, num)
+			t.DependedOnBy = taskIDs(dependentsOf(tx, num))
 		}
 		if in.IncludeThoughtTrail != nil && *in.IncludeThoughtTrail {
 			t.ThoughtTrail = []string{}

@@ -307,7 +307,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 	err = s.st.View(func(tx *bolt.Tx) error {
 		var hits []hit
 		var raw rawRecord
-		err := candidates(tx, q.project, q.statuses, func(num uint64, v []byte) error {
+		collect := func(num uint64, v []byte) error {
 			if err := decodeRaw(num, v, &raw); err != nil {
 				return err
 			}
@@ -315,7 +315,33 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 				hits = append(hits, hit{num: num, key: q.key(&raw)})
 			}
 			return nil
-		})
+		}
+		var err error
+		if nums, ok := searchCandidates(tx, q.terms); ok {
+			// The search index narrowed the tasks; the project and status
+			// filters the other indexes would have applied are checked here.
+			tc := tasksBucket(tx).Cursor()
+			for _, num := range nums {
+				v := seekExact(tc, store.U64(num))
+				if v == nil {
+					return fmt.Errorf("tasks: search index points at missing task %d", num)
+				}
+				if err = decodeRaw(num, v, &raw); err != nil {
+					return err
+				}
+				if q.project != "" && string(raw.project) != q.project {
+					continue
+				}
+				if q.statuses != nil && !slices.Contains(q.statuses, statusName(raw.status)) {
+					continue
+				}
+				if err = collect(num, v); err != nil {
+					return err
+				}
+			}
+		} else {
+			err = candidates(tx, q.project, q.statuses, collect)
+		}
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strings"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -17,6 +18,9 @@ type NextInput struct {
 	Project        string `json:"project"`
 	Limit          *int   `json:"limit,omitempty"`
 	IncludeBlocked *bool  `json:"include_blocked,omitempty"`
+	// Claim takes the first candidate for the caller in the same
+	// transaction (D27) and returns only it.
+	Claim *bool `json:"claim,omitempty"`
 }
 
 // NextAction is one candidate of task_next_actions.
@@ -35,6 +39,9 @@ type BlockedTask struct {
 	TaskID        string `json:"task_id"`
 	Title         string `json:"title"`
 	BlockedReason string `json:"blocked_reason"`
+	// WaitingOn lists the open dependencies of a todo task that is not
+	// ready yet (D27); absent for tasks in status blocked.
+	WaitingOn []string `json:"waiting_on,omitempty"`
 }
 
 // NextOutput is the output of task_next_actions. Blocked is present (maybe
@@ -44,13 +51,20 @@ type NextOutput struct {
 	Count       int           `json:"count"`
 	Project     string        `json:"project"`
 	Blocked     []BlockedTask `json:"blocked,omitzero"`
+	// Claimed is the id of the task a claim: true call took, if any.
+	Claimed string `json:"claimed,omitempty"`
 }
 
-// NextActions runs task_next_actions (D10): the project's todo tasks,
-// ordered by priority desc, open sub-tasks asc, created_at asc, number asc.
-// It reads only the project+status index, the todo tasks themselves and the
-// children index, so its cost does not grow with the rest of the store.
+// NextActions runs task_next_actions; see NextActionsFor.
 func (s *Service) NextActions(in NextInput) (NextOutput, error) {
+	return s.NextActionsFor(Call{}, in)
+}
+
+// NextActionsFor runs task_next_actions (D10, D27): the project's todo
+// tasks whose dependencies are all done or cancelled, ordered by priority
+// desc, dependencies_unmet asc, created_at asc, number asc. With claim it
+// takes the first of them for call.Actor in one write transaction.
+func (s *Service) NextActionsFor(call Call, in NextInput) (NextOutput, error) {
 	if in.Project == "" {
 		return NextOutput{}, errs.NotFoundf(errs.ProjectNotFound, "project", "no project given and no active project; pass project, or set CAIRN_PROJECT")
 	}
@@ -68,85 +82,153 @@ func (s *Service) NextActions(in NextInput) (NextOutput, error) {
 		}
 		limit = *in.Limit
 	}
-	out := NextOutput{NextActions: []NextAction{}, Project: in.Project}
+	includeBlocked := in.IncludeBlocked != nil && *in.IncludeBlocked
+	if in.Claim != nil && *in.Claim {
+		return s.claimNext(call, in.Project, includeBlocked)
+	}
+	var out NextOutput
 	err := s.st.View(func(tx *bolt.Tx) error {
-		if !projectExists(tx, in.Project) {
-			return projectNotFound(in.Project)
-		}
-		type cand struct {
-			num      uint64
-			priority uint8
-			deps     int
-			created  int64
-		}
-		var cands []cand
-		var raw rawRecord
-		children := tx.Bucket([]byte(store.BucketTaskChildren)).Cursor()
-		err := scanStatus(tx, in.Project, StatusTodo, func(num uint64, v []byte) error {
-			if err := decodeRaw(num, v, &raw); err != nil {
-				return err
-			}
-			cands = append(cands, cand{num: num, priority: raw.priority, deps: openChildren(children, num), created: raw.createdMs})
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		slices.SortFunc(cands, func(a, b cand) int {
-			switch {
-			case a.priority != b.priority:
-				return int(b.priority) - int(a.priority)
-			case a.deps != b.deps:
-				return a.deps - b.deps
-			case a.created != b.created:
-				if a.created < b.created {
-					return -1
-				}
-				return 1
-			case a.num < b.num:
-				return -1
-			case a.num > b.num:
-				return 1
-			}
-			return 0
-		})
-		tc := tasksBucket(tx).Cursor()
-		for _, c := range cands[:min(limit, len(cands))] {
-			if err := decodeRaw(c.num, seekExact(tc, store.U64(c.num)), &raw); err != nil {
-				return err
-			}
-			a := NextAction{
-				TaskID:            FormatTaskID(c.num),
-				Title:             string(raw.title),
-				Priority:          priorityName(raw.priority),
-				Assignee:          string(raw.assignee),
-				DependenciesUnmet: c.deps,
-			}
-			if raw.hasEstimate {
-				e := raw.estimate
-				a.EstimateHours = &e
-			}
-			if raw.parent != 0 {
-				a.ParentID = FormatTaskID(raw.parent)
-			}
-			out.NextActions = append(out.NextActions, a)
-		}
-		if in.IncludeBlocked != nil && *in.IncludeBlocked {
-			out.Blocked = []BlockedTask{}
-			return scanStatus(tx, in.Project, StatusBlocked, func(num uint64, v []byte) error {
-				if err := decodeRaw(num, v, &raw); err != nil {
-					return err
-				}
-				out.Blocked = append(out.Blocked, BlockedTask{TaskID: FormatTaskID(num), Title: string(raw.title), BlockedReason: string(raw.blockedReason)})
-				return nil
-			})
-		}
-		return nil
+		var err error
+		out, err = nextTx(tx, call, in.Project, limit, includeBlocked)
+		return err
 	})
 	if err != nil {
 		return NextOutput{}, internal(err)
 	}
+	return out, nil
+}
+
+// claimNext takes the first candidate for call.Actor: the read and the
+// claim share one write transaction, so concurrent claimers never get the
+// same task.
+func (s *Service) claimNext(call Call, project string, includeBlocked bool) (NextOutput, error) {
+	actor := actorOrUnknown(call.Actor)
+	now := s.now()
+	var (
+		out      NextOutput
+		events   []pending
+		replayed bool
+	)
+	err := s.st.Commit(func(tx *bolt.Tx) error {
+		events = nil
+		var err error
+		out, replayed, err = store.Once(tx, idemClaim, call.IdemKey, now, func() (NextOutput, error) {
+			out, err := nextTx(tx, call, project, 1, includeBlocked)
+			if err != nil || len(out.NextActions) == 0 {
+				return out, err
+			}
+			first := &out.NextActions[0]
+			upd := UpdateInput{TaskID: first.TaskID, Claim: ptrBool(true)}
+			num, _ := ParseTaskID(first.TaskID)
+			if _, events, err = s.updateTx(tx, actor, &upd, num, nil, now); err != nil {
+				return NextOutput{}, err
+			}
+			first.Assignee = actor
+			out.Claimed = first.TaskID
+			return out, nil
+		})
+		return err
+	})
+	if err != nil {
+		return NextOutput{}, internal(err)
+	}
+	if !replayed {
+		s.publishAll(events)
+	}
+	return out, nil
+}
+
+func ptrBool(b bool) *bool { return &b }
+
+// nextTx computes task_next_actions inside tx.
+func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bool) (NextOutput, error) {
+	out := NextOutput{NextActions: []NextAction{}, Project: project}
+	if !projectKnown(tx, project, call) {
+		return out, projectNotFound(project)
+	}
+	type cand struct {
+		num      uint64
+		priority uint8
+		deps     int
+		created  int64
+	}
+	var cands []cand
+	var waiting []BlockedTask
+	var raw rawRecord
+	children := tx.Bucket([]byte(store.BucketTaskChildren)).Cursor()
+	depc := tx.Bucket([]byte(store.BucketTaskDeps)).Cursor()
+	err := scanStatus(tx, project, StatusTodo, func(num uint64, v []byte) error {
+		if err := decodeRaw(num, v, &raw); err != nil {
+			return err
+		}
+		if open := openDeps(depc, num); len(open) > 0 {
+			if includeBlocked {
+				ids := taskIDs(open)
+				waiting = append(waiting, BlockedTask{TaskID: FormatTaskID(num), Title: string(raw.title),
+					BlockedReason: "waiting on " + strings.Join(ids, ", "), WaitingOn: ids})
+			}
+			return nil
+		}
+		cands = append(cands, cand{num: num, priority: raw.priority, deps: openChildren(children, num), created: raw.createdMs})
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	slices.SortFunc(cands, func(a, b cand) int {
+		switch {
+		case a.priority != b.priority:
+			return int(b.priority) - int(a.priority)
+		case a.deps != b.deps:
+			return a.deps - b.deps
+		case a.created != b.created:
+			if a.created < b.created {
+				return -1
+			}
+			return 1
+		case a.num < b.num:
+			return -1
+		case a.num > b.num:
+			return 1
+		}
+		return 0
+	})
+	tc := tasksBucket(tx).Cursor()
+	for _, c := range cands[:min(limit, len(cands))] {
+		if err := decodeRaw(c.num, seekExact(tc, store.U64(c.num)), &raw); err != nil {
+			return out, err
+		}
+		a := NextAction{
+			TaskID:            FormatTaskID(c.num),
+			Title:             string(raw.title),
+			Priority:          priorityName(raw.priority),
+			Assignee:          string(raw.assignee),
+			DependenciesUnmet: c.deps,
+		}
+		if raw.hasEstimate {
+			e := raw.estimate
+			a.EstimateHours = &e
+		}
+		if raw.parent != 0 {
+			a.ParentID = FormatTaskID(raw.parent)
+		}
+		out.NextActions = append(out.NextActions, a)
+	}
 	out.Count = len(out.NextActions)
+	if includeBlocked {
+		out.Blocked = []BlockedTask{}
+		err := scanStatus(tx, project, StatusBlocked, func(num uint64, v []byte) error {
+			if err := decodeRaw(num, v, &raw); err != nil {
+				return err
+			}
+			out.Blocked = append(out.Blocked, BlockedTask{TaskID: FormatTaskID(num), Title: string(raw.title), BlockedReason: string(raw.blockedReason)})
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		out.Blocked = append(out.Blocked, waiting...)
+	}
 	return out, nil
 }
 

@@ -75,15 +75,24 @@ type Config struct {
 type Service struct {
 	st  *store.Store
 	cfg Config
+	// indexErr is why the search index could not be built on open; search
+	// then scans, which is slower but answers the same.
+	indexErr error
 }
 
-// New returns a Service over st.
+// New returns a Service over st, building the indexes an older store lacks.
 func New(st *store.Store, cfg Config) *Service {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	return &Service{st: st, cfg: cfg}
+	s := &Service{st: st, cfg: cfg}
+	s.indexErr = s.ensureSearchIndex()
+	return s
 }
+
+// IndexError reports why an index could not be built on open (nil: every
+// index is in place).
+func (s *Service) IndexError() error { return s.indexErr }
 
 // Store returns the store the service writes to.
 func (s *Service) Store() *store.Store { return s.st }
@@ -112,11 +121,17 @@ func internal(err error) error {
 	return errs.From(err)
 }
 
-// Project is a registered project (D7).
+// Project is a registered project (D7). State is empty for an active
+// project and ProjectArchived for one the admin area archived.
 type Project struct {
 	Slug      string `json:"slug"`
 	CreatedAt string `json:"created_at"`
+	State     string `json:"state,omitempty"`
 }
+
+// ProjectArchived is the State of an archived workspace project: its tasks
+// stay readable and updatable, but it takes no new tasks (issue 13).
+const ProjectArchived = "archived"
 
 // AddProject registers slug. Registering an existing project is not an
 // error — CAIRN_PROJECT is registered at every start — and returns the
@@ -127,18 +142,68 @@ func (s *Service) AddProject(slug string) (Project, error) {
 	}
 	var p Project
 	err := s.st.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(store.BucketProjects))
-		if raw := b.Get([]byte(slug)); raw != nil {
-			return json.Unmarshal(raw, &p)
+		var err error
+		p, err = s.ensureProject(tx, slug)
+		return err
+	})
+	return p, internal(err)
+}
+
+// ensureProject returns slug's record, registering it first when unknown.
+func (s *Service) ensureProject(tx *bolt.Tx, slug string) (Project, error) {
+	var p Project
+	b := tx.Bucket([]byte(store.BucketProjects))
+	if raw := b.Get([]byte(slug)); raw != nil {
+		return p, json.Unmarshal(raw, &p)
+	}
+	p = Project{Slug: slug, CreatedAt: FormatTime(s.now())}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return p, err
+	}
+	return p, b.Put([]byte(slug), raw)
+}
+
+// SetProjectArchived archives (true) or unarchives (false) a registered
+// project; an unknown slug is registered in that state, since the admin
+// area's events may arrive in any order after a restart.
+func (s *Service) SetProjectArchived(slug string, archived bool) (Project, error) {
+	if err := checkSlug("project", slug); err != nil {
+		return Project{}, err
+	}
+	var p Project
+	err := s.st.Update(func(tx *bolt.Tx) error {
+		var err error
+		if p, err = s.ensureProject(tx, slug); err != nil {
+			return err
 		}
-		p = Project{Slug: slug, CreatedAt: FormatTime(s.now())}
+		want := ""
+		if archived {
+			want = ProjectArchived
+		}
+		if p.State == want {
+			return nil
+		}
+		p.State = want
 		raw, err := json.Marshal(p)
 		if err != nil {
 			return err
 		}
-		return b.Put([]byte(slug), raw)
+		return tx.Bucket([]byte(store.BucketProjects)).Put([]byte(slug), raw)
 	})
 	return p, internal(err)
+}
+
+// DeleteProject forgets slug: task_create and task_next_actions answer 404
+// for it until it is registered again. Its tasks stay in the store (ids are
+// never reused) and readable by id.
+func (s *Service) DeleteProject(slug string) error {
+	if err := checkSlug("project", slug); err != nil {
+		return err
+	}
+	return internal(s.st.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
+	}))
 }
 
 // ListProjects returns every registered project ordered by slug.
@@ -170,6 +235,34 @@ func (s *Service) HasProject(slug string) (bool, error) {
 
 func projectExists(tx *bolt.Tx, slug string) bool {
 	return slug != "" && tx.Bucket([]byte(store.BucketProjects)).Get([]byte(slug)) != nil
+}
+
+// projectKnown reports whether slug is registered or is the session's own
+// project, which counts as registered (D21, D24).
+func projectKnown(tx *bolt.Tx, slug string, call Call) bool {
+	return projectExists(tx, slug) || (slug != "" && slug == call.Project)
+}
+
+// projectForWrite checks that slug takes new tasks, registering the
+// session's own project on its first use in the write's transaction.
+func (s *Service) projectForWrite(tx *bolt.Tx, slug string, call Call) error {
+	raw := tx.Bucket([]byte(store.BucketProjects)).Get([]byte(slug))
+	if raw == nil {
+		if slug == "" || slug != call.Project {
+			return projectNotFound(slug)
+		}
+		_, err := s.ensureProject(tx, slug)
+		return err
+	}
+	var p Project
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	if p.State == ProjectArchived {
+		return errs.Conflictf(errs.Conflict, "project %q is archived and takes no new tasks; its tasks stay readable. Unarchive it (cairn admin) or file the task in another project", slug).
+			With("field", "project").With("state", p.State)
+	}
+	return nil
 }
 
 func projectNotFound(slug string) error {
@@ -227,41 +320,50 @@ func keyChild(parent, child uint64) []byte {
 }
 
 // putRecord writes rec and, when prev is nil (a new task) or its status
-// changed, the index entries that depend on the status.
-func putRecord(tx *bolt.Tx, rec *record, prev *record) error {
+// changed, the index entries that depend on the status. It returns the
+// dependents whose last open dependency rec just finished.
+func putRecord(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := tasksBucket(tx).Put(store.U64(rec.num), rec.encode()); err != nil {
-		return err
+		return nil, err
+	}
+	if err := indexText(tx, rec, prev); err != nil {
+		return nil, err
 	}
 	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
 	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
 	children := tx.Bucket([]byte(store.BucketTaskChildren))
 	st := statusName(rec.status)
+	var unblocked []uint64
 	if prev == nil {
 		if err := tx.Bucket([]byte(store.BucketTasksByProject)).Put(keyProject(rec.project, rec.num), nil); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		if prev.status == rec.status {
-			return nil
+			return nil, nil
 		}
 		old := statusName(prev.status)
 		if err := byPS.Delete(keyProjectStatus(rec.project, old, rec.num)); err != nil {
-			return err
+			return nil, err
 		}
 		if err := byS.Delete(keyStatus(old, rec.num)); err != nil {
-			return err
+			return nil, err
+		}
+		var err error
+		if unblocked, err = propagateStatus(tx, rec.num, prev.status, rec.status); err != nil {
+			return nil, err
 		}
 	}
 	if err := byPS.Put(keyProjectStatus(rec.project, st, rec.num), nil); err != nil {
-		return err
+		return nil, err
 	}
 	if err := byS.Put(keyStatus(st, rec.num), nil); err != nil {
-		return err
+		return nil, err
 	}
 	if rec.parent != 0 {
-		return children.Put(keyChild(rec.parent, rec.num), []byte{rec.status})
+		return unblocked, children.Put(keyChild(rec.parent, rec.num), []byte{rec.status})
 	}
-	return nil
+	return unblocked, nil
 }
 
 // openChildren counts the sub-tasks of num that are neither done nor

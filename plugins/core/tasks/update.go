@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	bolt "go.etcd.io/bbolt"
 )
@@ -22,6 +23,14 @@ type UpdateInput struct {
 	Assignee      *string   `json:"assignee,omitempty"`
 	Labels        *[]string `json:"labels,omitempty"`
 	BlockedReason *string   `json:"blocked_reason,omitempty"`
+	// DependsOn replaces the task's dependencies (D27); [] removes them.
+	DependsOn *[]string `json:"depends_on,omitempty"`
+	// Claim takes the task for the caller: assignee = caller, status
+	// in_progress; 409 ERR_CONFLICT when another caller holds it.
+	Claim *bool `json:"claim,omitempty"`
+	// Release gives a claim back (holder only): the task returns to todo,
+	// unassigned, unless status says where it goes.
+	Release *bool `json:"release,omitempty"`
 }
 
 // UpdateOutput is the output of task_update. PreviousStatus is set only when
@@ -34,9 +43,37 @@ type UpdateOutput struct {
 	UpdatedBy      string   `json:"updated_by"`
 	PreviousStatus string   `json:"previous_status,omitempty"`
 	Warnings       []string `json:"warnings,omitempty"`
+	// ClaimedBy is the holder of the task's claim after the update, when
+	// it is claimed.
+	ClaimedBy string `json:"claimed_by,omitempty"`
 }
 
-func (in *UpdateInput) validate() (uint64, error) {
+func (in *UpdateInput) validate() (uint64, []uint64, error) {
+	num, err := in.validateFields()
+	if err != nil {
+		return 0, nil, err
+	}
+	var deps []uint64
+	if in.DependsOn != nil {
+		if deps, err = checkDependsOn(*in.DependsOn); err != nil {
+			return 0, nil, err
+		}
+	}
+	claim, release := in.Claim != nil && *in.Claim, in.Release != nil && *in.Release
+	switch {
+	case claim && release:
+		return 0, nil, errs.Invalid("release", "conflicts", "claim and release cannot be combined; send one of them")
+	case claim && in.Status != nil && *in.Status != StatusInProgress:
+		return 0, nil, errs.Invalidf("status", "conflicts", "a claim moves the task to in_progress; drop status %q or claim separately", clip(*in.Status))
+	case claim && in.Assignee != nil:
+		return 0, nil, errs.Invalid("assignee", "conflicts", "a claim assigns the task to the caller; drop assignee")
+	case release && in.Status != nil && *in.Status == StatusInProgress:
+		return 0, nil, errs.Invalid("status", "conflicts", "release takes the task out of in_progress; drop status or pick another")
+	}
+	return num, deps, nil
+}
+
+func (in *UpdateInput) validateFields() (uint64, error) {
 	num, err := checkTaskID("task_id", in.TaskID)
 	if err != nil {
 		return 0, err
@@ -93,42 +130,56 @@ func invalidTransition(from, to string) error {
 		With("allowed", allowed)
 }
 
-// Update runs task_update in one transaction. Setting the current status
-// again is a no-op without previous_status (D8); when nothing changes at all
-// nothing is written and no event is published.
+// Update runs task_update for actor; see UpdateFor.
 func (s *Service) Update(actor string, in UpdateInput) (UpdateOutput, error) {
-	num, err := in.validate()
+	return s.UpdateFor(Call{Actor: actor}, in)
+}
+
+// UpdateFor runs task_update in one transaction (group commit). Setting the
+// current status again is a no-op without previous_status (D8); when
+// nothing changes at all nothing is written and no event is published.
+func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
+	num, deps, err := in.validate()
 	if err != nil {
 		return UpdateOutput{}, err
 	}
-	actor = actorOrUnknown(actor)
+	actor := actorOrUnknown(call.Actor)
 	now := s.now()
 	var (
-		out     UpdateOutput
-		event   map[string]any
-		changed bool
+		out      UpdateOutput
+		events   []pending
+		replayed bool
 	)
-	err = s.st.Update(func(tx *bolt.Tx) error {
+	err = s.st.Commit(func(tx *bolt.Tx) error {
+		events = nil
 		var err error
-		out, event, changed, err = s.updateTx(tx, actor, &in, num, now)
+		out, replayed, err = store.Once(tx, idemUpdate, call.IdemKey, now, func() (UpdateOutput, error) {
+			var out UpdateOutput
+			var err error
+			out, events, err = s.updateTx(tx, actor, &in, num, deps, now)
+			return out, err
+		})
 		return err
 	})
 	if err != nil {
 		return UpdateOutput{}, internal(err)
 	}
-	if changed {
-		s.publish(EventUpdated, event)
+	if !replayed {
+		s.publishAll(events)
 	}
 	return out, nil
 }
 
-func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint64, now time.Time) (UpdateOutput, map[string]any, bool, error) {
+// updateTx applies a validated update inside tx and returns the output and
+// the events to publish after the commit. It decides every refusal before
+// its first write (the group-commit contract).
+func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint64, deps []uint64, now time.Time) (UpdateOutput, []pending, error) {
 	prev, ok, err := loadRecord(tx, num)
 	if err != nil {
-		return UpdateOutput{}, nil, false, err
+		return UpdateOutput{}, nil, err
 	}
 	if !ok {
-		return UpdateOutput{}, nil, false, taskNotFound("task_id", in.TaskID)
+		return UpdateOutput{}, nil, taskNotFound("task_id", in.TaskID)
 	}
 	rec := *prev
 	rec.labels = slices.Clone(prev.labels)
@@ -145,8 +196,58 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 	if in.Status != nil {
 		to = *in.Status
 	}
-	if to != from && !CanTransition(from, to) {
-		return UpdateOutput{}, nil, false, invalidTransition(from, to)
+	holder := claimHolder(tx, num)
+	claim, release := in.Claim != nil && *in.Claim, in.Release != nil && *in.Release
+	newHolder := holder
+	switch {
+	case claim:
+		if holder != "" && holder != actor {
+			return UpdateOutput{}, nil, claimedBy(rec.id(), holder)
+		}
+		to, newHolder = StatusInProgress, actor
+		if rec.assignee != actor {
+			rec.assignee = actor
+			set("assignee", actor)
+		}
+	case release:
+		if holder == "" {
+			return UpdateOutput{}, nil, errs.Conflictf(errs.Conflict, "task %s is not claimed, so there is nothing to release", rec.id()).With("field", "release")
+		}
+		if holder != actor {
+			return UpdateOutput{}, nil, claimedBy(rec.id(), holder).With("field", "release")
+		}
+		newHolder = ""
+		if in.Status == nil && from == StatusInProgress {
+			// Giving a claim back returns the task to the ready list: the one
+			// move out of in_progress the transition table does not list.
+			to = StatusTodo
+		}
+		if in.Assignee == nil && rec.assignee == actor {
+			rec.assignee = DefaultAssignee
+			set("assignee", DefaultAssignee)
+		}
+	}
+	releaseMove := release && from == StatusInProgress && to == StatusTodo
+	if to != from && !releaseMove && !CanTransition(from, to) {
+		return UpdateOutput{}, nil, invalidTransition(from, to)
+	}
+	if to != StatusInProgress {
+		newHolder = "" // leaving in_progress releases a claim
+	}
+
+	var depCodes []uint8
+	depsChanged := false
+	if in.DependsOn != nil {
+		if depCodes, err = loadDeps(tx, rec.project, deps); err != nil {
+			return UpdateOutput{}, nil, err
+		}
+		if loop := findCycle(tx, num, deps); loop != nil {
+			return UpdateOutput{}, nil, cycleError(loop)
+		}
+		depsChanged = !slices.Equal(sortedNums(deps), depsOf(tx, num))
+		if depsChanged {
+			set("depends_on", taskIDs(sortedNums(deps)))
+		}
 	}
 
 	// blocked_reason: required on entering blocked, replaceable while
@@ -160,7 +261,7 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 			reason = ""
 		}
 		if strings.TrimSpace(reason) == "" {
-			return UpdateOutput{}, nil, false, errs.Invalid("blocked_reason", "required", "a blocked task needs a non-empty blocked_reason saying what blocks it")
+			return UpdateOutput{}, nil, errs.Invalid("blocked_reason", "required", "a blocked task needs a non-empty blocked_reason saying what blocks it")
 		}
 		if reason != rec.blockedReason {
 			rec.blockedReason = reason
@@ -205,6 +306,13 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 		rec.labels = append([]string{}, *in.Labels...)
 		set("labels", rec.labels)
 	}
+	if newHolder != holder {
+		if newHolder != "" {
+			set("claimed_by", newHolder)
+		} else {
+			set("released_by", actor)
+		}
+	}
 	if rec.progress == MaxProgress && to != StatusDone {
 		warnings = append(warnings, fmt.Sprintf("progress is 100 but the status is %s; move the task to done (through review) when the work is finished", to))
 	}
@@ -216,9 +324,10 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 		UpdatedAt: formatMillis(rec.updatedMs),
 		UpdatedBy: rec.updatedBy,
 		Warnings:  warnings,
+		ClaimedBy: newHolder,
 	}
 	if len(fields) == 0 {
-		return out, nil, false, nil
+		return out, nil, nil
 	}
 	rec.updatedMs = now.UnixMilli()
 	rec.updatedBy = actor
@@ -227,8 +336,19 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 	if to != from {
 		out.PreviousStatus = from
 	}
-	if err := putRecord(tx, &rec, prev); err != nil {
-		return UpdateOutput{}, nil, false, err
+	unblocked, err := putRecord(tx, &rec, prev)
+	if err != nil {
+		return UpdateOutput{}, nil, err
+	}
+	if depsChanged {
+		if err := setDeps(tx, num, deps, depCodes); err != nil {
+			return UpdateOutput{}, nil, err
+		}
+	}
+	if newHolder != holder {
+		if err := setClaim(tx, num, newHolder); err != nil {
+			return UpdateOutput{}, nil, err
+		}
 	}
 	if s.cfg.OnChange != nil {
 		data := make(map[string]any, len(changes)+1)
@@ -239,18 +359,34 @@ func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint6
 			data["previous_status"] = from
 		}
 		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeUpdated, Actor: actor, At: out.UpdatedAt, Data: data}); err != nil {
-			return UpdateOutput{}, nil, false, err
+			return UpdateOutput{}, nil, err
 		}
 	}
-	event := map[string]any{
-		"task_id":        rec.id(),
-		"project":        rec.project,
-		"status":         to,
-		"changed_fields": fields,
-		"updated_by":     actor,
+	// Claim fields are reported by task.claimed / task.released, not as
+	// changed fields of task.updated.
+	changed := slices.DeleteFunc(slices.Clone(fields), func(f string) bool { return f == "claimed_by" || f == "released_by" })
+	var events []pending
+	if len(changed) > 0 {
+		event := map[string]any{
+			"task_id":        rec.id(),
+			"project":        rec.project,
+			"status":         to,
+			"changed_fields": changed,
+			"updated_by":     actor,
+		}
+		if to != from {
+			event["previous_status"] = from
+		}
+		events = append(events, pending{EventUpdated, event})
 	}
-	if to != from {
-		event["previous_status"] = from
+	switch {
+	case newHolder != "" && newHolder != holder:
+		events = append(events, pending{EventClaimed, map[string]any{"task_id": rec.id(), "project": rec.project, "claimed_by": newHolder}})
+	case newHolder == "" && holder != "":
+		events = append(events, pending{EventReleased, map[string]any{"task_id": rec.id(), "project": rec.project, "holder": holder, "released_by": actor, "status": to}})
 	}
-	return out, event, true, nil
+	for _, u := range unblocked {
+		events = append(events, pending{EventUnblocked, map[string]any{"task_id": FormatTaskID(u), "project": rec.project, "finished_dependency": rec.id()}})
+	}
+	return out, events, nil
 }

@@ -1,0 +1,33 @@
+package tasks
+
+// Call is who makes a call and the session context the domain needs; the
+// wiring layer fills it from the SDK's caller and idempotency key.
+type Call struct {
+	// Actor is created_by / updated_by and a claim's holder (D4).
+	Actor string
+	// Project is the session's active project (D21, D24). It counts as
+	// registered: a write into it registers it in the same transaction.
+	Project string
+	// IdemKey is the call's idempotency key; a write with a key it has
+	// recorded returns the recorded output and writes nothing. Empty: none.
+	IdemKey string
+}
+
+// Idempotency scopes of the writes that honour a key.
+const (
+	idemCreate = "task_create"
+	idemUpdate = "task_update"
+	idemClaim  = "task_next_actions"
+)
+
+// pending is an event to publish once its transaction has committed.
+type pending struct {
+	typ  string
+	data map[string]any
+}
+
+func (s *Service) publishAll(evs []pending) {
+	for _, e := range evs {
+		s.publish(e.typ, e.data)
+	}
+}

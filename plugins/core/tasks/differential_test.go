@@ -1,0 +1,317 @@
+package tasks
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The randomized differential test of task_list and task_next_actions:
+// thousands of random queries, with tasks created, updated and moved
+// between them, answered by the service and by a plain in-memory reference
+// that applies D9 and D10 literally. They must agree exactly, order
+// included. The reference keeps every task as task_get shows it, so
+// timestamps come from the service; filtering, searching, sorting and
+// paging are the reference's own.
+
+var diffVocab = []string{"login", "Cache", "parser", "STORE", "metrics", "Straße", "Ünïcode", "deploy", "log", "ache", "x"}
+
+type diffModel struct {
+	tasks map[string]Task
+	order []string // ids in creation order
+}
+
+func (m *diffModel) list(in ListInput) ListOutput {
+	terms := strings.Fields(strings.ToLower(str(in.Search)))
+	var after, before *time.Time
+	if s := str(in.CreatedAfter); s != "" {
+		t, _ := time.Parse(time.RFC3339Nano, s)
+		after = &t
+	}
+	if s := str(in.CreatedBefore); s != "" {
+		t, _ := time.Parse(time.RFC3339Nano, s)
+		before = &t
+	}
+	var hits []Task
+	for _, id := range m.order {
+		t := m.tasks[id]
+		if p := str(in.Project); p != "" && t.Project != p {
+			continue
+		}
+		if in.Status != nil && !slices.Contains(in.Status, t.Status) {
+			continue
+		}
+		if in.Priority != nil && !slices.Contains(in.Priority, t.Priority) {
+			continue
+		}
+		if a := str(in.Assignee); a != "" && t.Assignee != a {
+			continue
+		}
+		if l := str(in.Label); l != "" && !slices.Contains(t.Labels, l) {
+			continue
+		}
+		created, _ := time.Parse(time.RFC3339Nano, t.CreatedAt)
+		if after != nil && !created.After(*after) {
+			continue
+		}
+		if before != nil && !created.Before(*before) {
+			continue
+		}
+		ok := true
+		for _, term := range terms {
+			if !strings.Contains(strings.ToLower(t.Title), term) && !strings.Contains(strings.ToLower(t.Description), term) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			hits = append(hits, t)
+		}
+	}
+	sortBy, desc := SortUpdated, true
+	if in.SortBy != nil {
+		sortBy = *in.SortBy
+	}
+	if in.SortOrder != nil {
+		desc = *in.SortOrder == OrderDesc
+	}
+	key := func(t Task) float64 {
+		switch sortBy {
+		case SortCreated:
+			c, _ := time.Parse(time.RFC3339Nano, t.CreatedAt)
+			return float64(c.UnixMilli())
+		case SortPriority:
+			return float64(priorityCode(t.Priority))
+		case SortProgress:
+			return t.Progress
+		}
+		u, _ := time.Parse(time.RFC3339Nano, t.UpdatedAt)
+		return float64(u.UnixMilli())
+	}
+	slices.SortStableFunc(hits, func(a, b Task) int {
+		ka, kb := key(a), key(b)
+		if ka != kb {
+			if (ka < kb) != desc {
+				return -1
+			}
+			return 1
+		}
+		return int(mustNum(a.TaskID)) - int(mustNum(b.TaskID))
+	})
+	limit, offset := DefaultListLimit, 0
+	if in.Limit != nil {
+		limit = *in.Limit
+	}
+	if in.Offset != nil {
+		offset = *in.Offset
+	}
+	out := ListOutput{Tasks: []ListItem{}, TotalCount: len(hits), Offset: offset, Limit: limit}
+	for _, t := range hits[min(offset, len(hits)):min(offset+limit, len(hits))] {
+		out.Tasks = append(out.Tasks, ListItem{TaskID: t.TaskID, Title: t.Title, Project: t.Project, Status: t.Status,
+			Priority: t.Priority, Progress: t.Progress, Assignee: t.Assignee, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt})
+	}
+	out.ReturnedCount = len(out.Tasks)
+	return out
+}
+
+func randomText(rng *rand.Rand, n int) string {
+	var w []string
+	for i := 0; i < n; i++ {
+		w = append(w, diffVocab[rng.IntN(len(diffVocab))])
+	}
+	return strings.Join(w, " ")
+}
+
+func randomSubset(rng *rand.Rand, from []string) []string {
+	if rng.IntN(2) == 0 {
+		return nil
+	}
+	out := []string{}
+	for _, s := range from {
+		if rng.IntN(3) == 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func randomListInput(rng *rand.Rand, m *diffModel) ListInput {
+	var in ListInput
+	projects := []string{"alpha", "beta", "gamma", "nowhere"}
+	if rng.IntN(2) == 0 {
+		in.Project = ptr(projects[rng.IntN(len(projects))])
+	}
+	in.Status = randomSubset(rng, Statuses)
+	if rng.IntN(3) == 0 {
+		in.Priority = randomSubset(rng, Priorities)
+	}
+	if rng.IntN(4) == 0 {
+		in.Assignee = ptr([]string{"unassigned", "ann", "bob"}[rng.IntN(3)])
+	}
+	if rng.IntN(4) == 0 {
+		in.Label = ptr([]string{"ui", "api", "ops"}[rng.IntN(3)])
+	}
+	if len(m.order) > 0 && rng.IntN(4) == 0 {
+		t := m.tasks[m.order[rng.IntN(len(m.order))]]
+		c, _ := time.Parse(time.RFC3339Nano, t.CreatedAt)
+		c = c.Add(time.Duration(rng.IntN(3)-1) * time.Millisecond)
+		if rng.IntN(2) == 0 {
+			in.CreatedAfter = ptr(FormatTime(c))
+		} else {
+			in.CreatedBefore = ptr(FormatTime(c))
+		}
+	}
+	if rng.IntN(3) == 0 {
+		s := randomText(rng, 1+rng.IntN(2))
+		if rng.IntN(2) == 0 {
+			s = strings.ToUpper(s)
+		}
+		in.Search = ptr(" " + s + " ")
+	}
+	if rng.IntN(2) == 0 {
+		in.Limit = ptr(1 + rng.IntN(20))
+	}
+	if rng.IntN(2) == 0 {
+		in.Offset = ptr(rng.IntN(40))
+	}
+	if rng.IntN(2) == 0 {
+		in.SortBy = ptr(SortKeys[rng.IntN(len(SortKeys))])
+	}
+	if rng.IntN(2) == 0 {
+		in.SortOrder = ptr([]string{OrderAsc, OrderDesc}[rng.IntN(2)])
+	}
+	return in
+}
+
+func TestListAndNextActionsDifferential(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	var mu sync.Mutex
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	f := newFixture(t, "alpha", "beta", "gamma")
+	// A clock that often stands still, so sort keys tie and the task
+	// number must break the ties.
+	f.svc.cfg.Clock = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+		return now
+	}
+	m := &diffModel{tasks: map[string]Task{}}
+	refresh := func(id string) {
+		m.tasks[id] = f.get(t, id)
+	}
+	queries := 0
+	for step := 0; step < 600; step++ {
+		switch op := rng.IntN(10); {
+		case op < 3 || len(m.order) < 5:
+			in := CreateInput{Title: randomText(rng, 1+rng.IntN(3)), Project: []string{"alpha", "beta", "gamma"}[rng.IntN(3)],
+				Priority: ptr(Priorities[rng.IntN(4)])}
+			if rng.IntN(2) == 0 {
+				in.Description = ptr(randomText(rng, rng.IntN(6)))
+			}
+			if rng.IntN(2) == 0 {
+				in.Labels = randomSubset(rng, []string{"ui", "api", "ops"})
+			}
+			if rng.IntN(3) == 0 {
+				in.Assignee = ptr([]string{"ann", "bob"}[rng.IntN(2)])
+			}
+			id := f.create(t, in).TaskID
+			m.order = append(m.order, id)
+			refresh(id)
+		default:
+			id := m.order[rng.IntN(len(m.order))]
+			cur := m.tasks[id]
+			u := UpdateInput{TaskID: id}
+			if next := AllowedTransitions(cur.Status); len(next) > 0 && rng.IntN(2) == 0 {
+				u.Status = ptr(next[rng.IntN(len(next))])
+				if *u.Status == StatusBlocked {
+					u.BlockedReason = ptr("r")
+				}
+			}
+			if rng.IntN(3) == 0 {
+				u.Progress = ptr(float64(rng.IntN(5) * 25))
+			}
+			if rng.IntN(4) == 0 {
+				u.Priority = ptr(Priorities[rng.IntN(4)])
+			}
+			if rng.IntN(5) == 0 {
+				u.Description = ptr(randomText(rng, rng.IntN(4)))
+			}
+			if rng.IntN(5) == 0 {
+				u.Assignee = ptr([]string{"", "ann", "bob"}[rng.IntN(3)])
+			}
+			if rng.IntN(5) == 0 {
+				l := randomSubset(rng, []string{"ui", "api", "ops"})
+				if l == nil {
+					l = []string{}
+				}
+				u.Labels = &l
+			}
+			f.update(t, u)
+			refresh(id)
+		}
+		for q := 0; q < 8; q++ {
+			in := randomListInput(rng, m)
+			got, err := f.svc.List(in)
+			if err != nil {
+				t.Fatalf("step %d: List(%s): %v", step, describe(in), err)
+			}
+			want := m.list(in)
+			if !slices.Equal(got.Tasks, want.Tasks) || got.TotalCount != want.TotalCount || got.ReturnedCount != want.ReturnedCount ||
+				got.Offset != want.Offset || got.Limit != want.Limit {
+				t.Fatalf("step %d: List(%s)\n got %d %v\nwant %d %v", step, describe(in), got.TotalCount, ids(got.Tasks), want.TotalCount, ids(want.Tasks))
+			}
+			queries++
+		}
+		// task_next_actions against the list reference: the todo tasks of a
+		// project (none here has dependencies or sub-tasks) by priority
+		// desc, created asc, number asc.
+		p := []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
+		limit := 1 + rng.IntN(10)
+		got, err := f.svc.NextActions(NextInput{Project: p, Limit: &limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		todo := m.list(ListInput{Project: &p, Status: []string{StatusTodo}, SortBy: ptr(SortCreated), SortOrder: ptr(OrderAsc), Limit: ptr(MaxListLimit)}).Tasks
+		slices.SortStableFunc(todo, func(a, b ListItem) int { return int(priorityCode(b.Priority)) - int(priorityCode(a.Priority)) })
+		var want []string
+		for _, it := range todo[:min(limit, len(todo))] {
+			want = append(want, it.TaskID)
+		}
+		if g := ids2(got); !slices.Equal(g, want) {
+			t.Fatalf("step %d: next actions %v, want %v", step, g, want)
+		}
+		queries++
+	}
+	t.Logf("%d queries over %d tasks agreed", queries, len(m.order))
+}
+
+func describe(in ListInput) string {
+	var b strings.Builder
+	add := func(k string, v any) { fmt.Fprintf(&b, "%s=%v ", k, v) }
+	if in.Project != nil {
+		add("project", *in.Project)
+	}
+	if in.Status != nil {
+		add("status", in.Status)
+	}
+	if in.Priority != nil {
+		add("priority", in.Priority)
+	}
+	for k, v := range map[string]*string{"assignee": in.Assignee, "label": in.Label, "after": in.CreatedAfter, "before": in.CreatedBefore, "search": in.Search, "sort": in.SortBy, "order": in.SortOrder} {
+		if v != nil {
+			add(k, *v)
+		}
+	}
+	if in.Limit != nil {
+		add("limit", *in.Limit)
+	}
+	if in.Offset != nil {
+		add("offset", *in.Offset)
+	}
+	return b.String()
+}

@@ -1,0 +1,220 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The search index (issue 14). D9's search is substring matching: every
+// lower-cased term must occur in the lower-cased title or description. A
+// term of three bytes or more occurs only where each of its byte trigrams
+// occurs, so the tasks holding all trigrams of every such term are a
+// superset of the matches; List verifies each candidate with the exact rule
+// and only short terms fall back to a scan. The index holds the trigrams of
+// strings.ToLower(title) and strings.ToLower(description), the same folding
+// the match uses.
+
+var metaTrigramsBuilt = []byte("trigrams_built")
+
+// lowerText folds like containsFold: ASCII in place, other text through
+// strings.ToLower.
+func lowerText(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return strings.ToLower(s)
+		}
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// trigramsOf returns the distinct byte trigrams of the folded title and
+// description.
+func trigramsOf(title, description string) map[[3]byte]struct{} {
+	out := map[[3]byte]struct{}{}
+	for _, s := range []string{lowerText(title), lowerText(description)} {
+		for i := 0; i+3 <= len(s); i++ {
+			out[[3]byte{s[i], s[i+1], s[i+2]}] = struct{}{}
+		}
+	}
+	return out
+}
+
+func trigramKey(g [3]byte, num uint64) []byte {
+	k := make([]byte, 11)
+	copy(k, g[:])
+	binary.BigEndian.PutUint64(k[3:], num)
+	return k
+}
+
+// indexText updates the trigram postings of task num from its old text
+// (prev nil: a new task) to rec's.
+func indexText(tx *bolt.Tx, rec, prev *record) error {
+	if prev != nil && prev.title == rec.title && prev.description == rec.description {
+		return nil
+	}
+	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	if b == nil {
+		return nil // a store opened read-only by an older layout's tooling
+	}
+	now := trigramsOf(rec.title, rec.description)
+	if prev != nil {
+		for g := range trigramsOf(prev.title, prev.description) {
+			if _, keep := now[g]; keep {
+				continue
+			}
+			if err := b.Delete(trigramKey(g, rec.num)); err != nil {
+				return err
+			}
+		}
+	}
+	for g := range now {
+		if err := b.Put(trigramKey(g, rec.num), nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rebuildBatch is how many tasks one rebuild transaction indexes. bbolt
+// splits nodes only at commit, so one transaction inserting millions of
+// postings would grow its nodes without bound and slow down quadratically;
+// small transactions keep every insert cheap.
+var rebuildBatch = 256
+
+// ensureSearchIndex builds the trigram index when this store has not built
+// it yet (a store written before the index existed). It empties the index,
+// then indexes the stored tasks in batches and marks the index built in the
+// last batch's transaction. Writes made meanwhile keep the postings of the
+// tasks they touch themselves, so the result is the same as one rebuild.
+func (s *Service) ensureSearchIndex() error {
+	built := false
+	if err := s.st.View(func(tx *bolt.Tx) error {
+		built = tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) != nil
+		return nil
+	}); err != nil || built {
+		return err
+	}
+	if err := s.st.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket([]byte(store.BucketTaskTrigrams)); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket([]byte(store.BucketTaskTrigrams))
+		return err
+	}); err != nil {
+		return err
+	}
+	var from uint64 = 1
+	for done := false; !done; {
+		err := s.st.Update(func(tx *bolt.Tx) error {
+			var raw rawRecord
+			c := tasksBucket(tx).Cursor()
+			n := 0
+			k, v := c.Seek(store.U64(from))
+			for ; k != nil && n < rebuildBatch; k, v = c.Next() {
+				if len(k) != 8 {
+					continue
+				}
+				num := binary.BigEndian.Uint64(k)
+				if err := decodeRaw(num, v, &raw); err != nil {
+					return err
+				}
+				rec := record{num: num, title: string(raw.title), description: string(raw.description)}
+				if err := indexText(tx, &rec, nil); err != nil {
+					return err
+				}
+				from, n = num+1, n+1
+			}
+			if k != nil {
+				return nil
+			}
+			done = true
+			return tx.Bucket([]byte(store.BucketMeta)).Put(metaTrigramsBuilt, []byte{1})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// searchCandidates returns, in number order, the tasks that hold every
+// trigram of every term of three bytes or more, and ok = false when the
+// index cannot narrow the search (not built, or only short terms).
+func searchCandidates(tx *bolt.Tx, terms []string) ([]uint64, bool) {
+	if tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
+		return nil, false
+	}
+	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	var grams [][3]byte
+	seen := map[[3]byte]bool{}
+	for _, t := range terms {
+		for i := 0; i+3 <= len(t); i++ {
+			g := [3]byte{t[i], t[i+1], t[i+2]}
+			if !seen[g] {
+				seen[g] = true
+				grams = append(grams, g)
+			}
+		}
+	}
+	if len(grams) == 0 {
+		return nil, false
+	}
+	// Drive from the trigram with the fewest postings; counting stops at
+	// the smallest count seen so far, so common trigrams cost little.
+	c := b.Cursor()
+	count := func(g [3]byte, limit int) int {
+		n := 0
+		for k, _ := c.Seek(g[:]); k != nil && bytes.HasPrefix(k, g[:]) && n < limit; k, _ = c.Next() {
+			n++
+		}
+		return n
+	}
+	// When even the rarest trigram is in more than an eighth of the tasks,
+	// point lookups per candidate cost more than one sequential scan.
+	scanCheaper := max(64, int(store.PeekID(tx, store.CounterTask)/8))
+	best, bestN := 0, scanCheaper
+	for i, g := range grams {
+		if n := count(g, bestN); n < bestN {
+			best, bestN = i, n
+		}
+	}
+	if bestN >= scanCheaper {
+		return nil, false
+	}
+	var out []uint64
+	probe := b.Cursor()
+	for k, _ := c.Seek(grams[best][:]); k != nil && bytes.HasPrefix(k, grams[best][:]); k, _ = c.Next() {
+		if len(k) != 11 {
+			continue
+		}
+		num := binary.BigEndian.Uint64(k[3:])
+		all := true
+		for i, g := range grams {
+			if i != best && !hasKey(probe, trigramKey(g, num)) {
+				all = false
+				break
+			}
+		}
+		if all {
+			out = append(out, num)
+		}
+	}
+	return out, true
+}
+
+// hasKey reports whether key is stored, whatever its (possibly empty) value.
+func hasKey(c *bolt.Cursor, key []byte) bool {
+	k, _ := c.Seek(key)
+	return k != nil && bytes.Equal(k, key)
+}
