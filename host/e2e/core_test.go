@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"github.com/cairn-mcp/cairn/host"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,13 +176,15 @@ func TestNextActionsUsesTheProjectUsedLast(t *testing.T) {
 		t.Fatalf("project add: %s", errOut)
 	}
 	s := w.serve()
-	code2, _, field := errorOf(t, s, "task_next_actions", map[string]any{})
-	if code2 != "ERR_PROJECT_NOT_FOUND" || field != "project" {
-		t.Errorf("no project context: %s %v", code2, field)
+	// D24: a session without CAIRN_PROJECT works in its workspace's slug
+	// from the first call (no 404 any more).
+	want := host.ProjectSlug(w.root)
+	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != want {
+		t.Errorf("first call's project = %v, want the workspace slug %s", got, want)
 	}
 	taskID(t, s, map[string]any{"title": "x", "project": "mobile"})
-	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != "mobile" {
-		t.Errorf("project used last = %v", got)
+	if got := structured(t, s.call("task_next_actions", map[string]any{"project": "mobile"}))["project"]; got != "mobile" {
+		t.Errorf("project = %v", got)
 	}
 }
 

@@ -383,7 +383,7 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 					}
 				case 3:
 					key := fmt.Sprintf("c%d.k%d", c, i)
-					_, err = callOK(s, "sdd_state", map[string]any{"action": "set", "key": key, "value": i})
+					_, err = callOK(s, "sdd_state", map[string]any{"action": "set", "keyPath": key, "value": i})
 					if err == nil {
 						mu.Lock()
 						keys[key] = strconv.Itoa(i)
@@ -431,7 +431,7 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 		t.Errorf("chain after the kills: %v", v)
 	}
 	for key, want := range keys {
-		got := structured(t, check.call("sdd_state", map[string]any{"action": "get", "key": key}))
+		got := structured(t, check.call("sdd_state", map[string]any{"action": "get", "keyPath": key}))
 		if b, _ := json.Marshal(got); !strings.Contains(string(b), want) {
 			t.Errorf("sdd_state %s = %s, want %s", key, b, want)
 		}

@@ -35,14 +35,21 @@ func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Se
 }
 
 func (c *Core) registerAuditTools() {
-	auditTool(c, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
-		Name:          "thought_record",
-		Title:         "Record thought",
-		Description:   "Appends a reflection, decision, discovery, risk or blockers note to the task's hash chain. The record is hashed (SHA-256 over task_id, type, content, previous_hash, recorded_at, recorded_by) and linked to the previous one, so later tampering is detectable. Returns thought_id (Θ-<n>), hash, previous_hash and chain_position.",
-		InputSchema:   thoughtRecordSchema,
-		SuccessStatus: 201,
-	}, func(svc *audit.Service, caller string, in audit.RecordInput) (audit.RecordOutput, error) {
-		return svc.Record(caller, in)
+	sdk.AddTool(c.p, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
+		Name:               "thought_record",
+		Title:              "Record thought",
+		Description:        "Appends a reflection, decision, discovery, risk or blockers note to the task's hash chain. The record is hashed (SHA-256 over task_id, type, content, previous_hash, recorded_at, recorded_by) and linked to the previous one, so later tampering is detectable. Returns thought_id (Θ-<n>), hash, previous_hash and chain_position.",
+		InputSchema:        thoughtRecordSchema,
+		SuccessStatus:      201,
+		HonoursIdempotency: true,
+		// A replay after the daemon died returns the first outcome.
+		Handler: func(ctx context.Context, in audit.RecordInput) (audit.RecordOutput, error) {
+			svc, err := c.auditSvc()
+			if err != nil {
+				return audit.RecordOutput{}, err
+			}
+			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, in)
+		},
 	})
 	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
 		Name:        "thought_record_list",

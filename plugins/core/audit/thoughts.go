@@ -183,31 +183,47 @@ func (in *RecordInput) validate() (uint64, linkBody, error) {
 // Concurrent calls share durable commits (Store.Commit) and each chain stays
 // linear: the head is read and written in the same transaction.
 func (s *Service) Record(actor string, in RecordInput) (RecordOutput, error) {
+	return s.RecordOnce(actor, "", in)
+}
+
+// RecordOnce is Record under an idempotency key: the key and the output are
+// kept in the same transaction as the link, and a key seen before returns
+// its first output without appending again (a replay after the daemon died).
+func (s *Service) RecordOnce(actor, key string, in RecordInput) (RecordOutput, error) {
 	n, body, err := in.validate()
 	if err != nil {
 		return RecordOutput{}, err
 	}
 	body.RecordedBy = actorOrUnknown(actor)
 	body.RecordedAt = s.now()
-	var l link
+	var out RecordOutput
+	var replayed bool
 	err = s.st.Commit(func(tx *bolt.Tx) error {
-		if !taskExists(tx, n) {
-			return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
-		}
 		var err error
-		l, err = appendLink(tx, n, chainThought, body, func(int) (string, error) {
-			id, err := store.NextID(tx, store.CounterThought)
-			return thoughtIDPrefix + strconv.FormatUint(id, 10), err
+		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
+			if !taskExists(tx, n) {
+				return RecordOutput{}, errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
+			}
+			l, err := appendLink(tx, n, chainThought, body, func(int) (string, error) {
+				id, err := store.NextID(tx, store.CounterThought)
+				return thoughtIDPrefix + strconv.FormatUint(id, 10), err
+			})
+			if err != nil {
+				return RecordOutput{}, err
+			}
+			return RecordOutput{
+				ThoughtID: l.body.ID, TaskID: in.TaskID, Type: l.body.Type, Hash: l.hashHex(),
+				PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt, RecordedBy: l.body.RecordedBy,
+				ChainPosition: l.pos,
+			}, nil
 		})
 		return err
 	})
 	if err != nil {
 		return RecordOutput{}, errs.From(err)
 	}
-	out := RecordOutput{
-		ThoughtID: l.body.ID, TaskID: in.TaskID, Type: l.body.Type, Hash: l.hashHex(),
-		PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt, RecordedBy: l.body.RecordedBy,
-		ChainPosition: l.pos,
+	if replayed {
+		return out, nil
 	}
 	s.publish(EventThoughtRecorded, map[string]any{
 		"thought_id": out.ThoughtID, "task_id": out.TaskID, "type": out.Type, "hash": out.Hash,
