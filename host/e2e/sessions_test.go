@@ -125,7 +125,6 @@ type rawRelay struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *syncBuffer
-	mu     sync.Mutex
 	lines  chan map[string]any
 }
 
