@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -199,11 +199,11 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	defer wg.Wait()
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, tooLong, err := readLimited(br, opts.MaxMessage)
+		line, tooLong, err := jsonl.ReadLine(br, opts.MaxMessage)
 		switch {
 		case tooLong:
 			respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST,
-				fmt.Sprintf("message larger than this session's limit of %d bytes (CAIRN_MAX_MESSAGE); it was discarded unread", opts.MaxMessage), nil)})
+				jsonl.TooLongMessage(opts.MaxMessage), nil)})
 		case len(bytes.TrimSpace(line)) > 0:
 			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond)
 		}
@@ -271,25 +271,4 @@ func invalidParams(method string, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 		e.Error.Code = mcp.INVALID_PARAMS
 	}
 	return e
-}
-
-// readLimited reads one newline-terminated message of at most limit bytes.
-// A longer message is consumed to its newline without being kept, and
-// reported as tooLong: memory never grows past the limit.
-func readLimited(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
-	var buf []byte
-	for {
-		part, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(part) > limit+1 { // +1: the newline itself
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, part...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return buf, tooLong, err
-	}
 }

@@ -1,9 +1,7 @@
 package daemon
 
 import (
-	"bufio"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -33,19 +31,6 @@ func TestStoppedOnPurpose(t *testing.T) {
 	_ = os.WriteFile(p.Stopped, []byte("garbage"), 0o600)
 	if StoppedOnPurpose(p, os.Getpid()) {
 		t.Error("garbage marker accepted")
-	}
-}
-
-func TestReadBounded(t *testing.T) {
-	r := bufio.NewReaderSize(strings.NewReader(strings.Repeat("z", 4096)+"\nshort\n"), 16)
-	if line, long, err := readBounded(r, 1024); !long || line != nil || err != nil {
-		t.Fatalf("long line: %d %v %v", len(line), long, err)
-	}
-	if line, long, err := readBounded(r, 1024); long || string(line) != "short\n" || err != nil {
-		t.Fatalf("short line: %q %v %v", line, long, err)
-	}
-	if !strings.Contains(string(tooLongError(1024)), strconv.Itoa(1024)) {
-		t.Error("the error does not name the limit")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 )
 
 // RelayConfig tunes RunRelay.
@@ -292,9 +294,9 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	go func() {
 		br := bufio.NewReaderSize(in, 64<<10)
 		for {
-			line, tooLong, err := readBounded(br, r.cfg.MaxMessage)
+			line, tooLong, err := jsonl.ReadLine(br, r.cfg.MaxMessage)
 			if tooLong {
-				r.write(tooLongError(r.cfg.MaxMessage))
+				r.write(jsonl.TooLongError(r.cfg.MaxMessage))
 			} else if len(bytes.TrimSpace(line)) > 0 {
 				if line[len(line)-1] != '\n' {
 					line = append(line, '\n')
@@ -467,32 +469,4 @@ func (r *relay) failPending(cause error) {
 		b, _ := json.Marshal(msg)
 		r.write(append(b, '\n'))
 	}
-}
-
-// readBounded reads one line of at most limit bytes; a longer one is
-// consumed without being kept and reported as tooLong.
-func readBounded(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
-	var buf []byte
-	for {
-		part, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(part) > limit+1 {
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, part...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return buf, tooLong, err
-	}
-}
-
-func tooLongError(limit int) []byte {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
-		"code":    -32600,
-		"message": fmt.Sprintf("message larger than this session's limit of %d bytes (CAIRN_MAX_MESSAGE); it was discarded unread", limit),
-	}})
-	return append(b, '\n')
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/plainfile"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,7 +185,7 @@ func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k call
 	var prev *string
 	if fi, err := r.Lstat(rel); err == nil {
 		if !fi.Mode().IsRegular() {
-			return nil, nil, errs.Invalidf("phase", "regularFile", "%s exists and is %s; remove it", rel, fileKind(fi.Mode())).With("path", rel)
+			return nil, nil, errs.Invalidf("phase", "regularFile", "%s exists and is %s; remove it", rel, plainfile.Kind(fi.Mode())).With("path", rel)
 		}
 		if !overwrite {
 			return nil, nil, errs.Conflictf(errs.Conflict, "%s already exists", planFileName(phase)).With("field", "phase")

@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/plainfile"
+
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"syscall"
@@ -25,11 +26,9 @@ import (
 var (
 	// errEscapes marks a path that resolves outside its root.
 	errEscapes = errors.New("path resolves outside the workspace root")
-	// errNotRegular marks a directory, FIFO, socket or device.
-	errNotRegular = errors.New("not a regular file")
-	// errHardLinked marks a file with more than one hard link: its other
-	// name may be outside the root, so its content is not ours to serve.
-	errHardLinked = errors.New("file has more than one hard link")
+	// errNotRegular and errHardLinked are the shared plain-file rule's.
+	errNotRegular = plainfile.ErrNotRegular
+	errHardLinked = plainfile.ErrHardLinked
 	// errTooLarge marks a file over the read limit.
 	errTooLarge = errors.New("file is too large")
 )
@@ -70,10 +69,10 @@ func readRegular(r *os.Root, rel string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	if err := checkRegular(before); err != nil {
+	if err := plainfile.Check(before); err != nil {
 		return nil, err
 	}
-	f, err := r.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	f, err := r.OpenFile(rel, os.O_RDONLY|plainfile.OpenNonblock, 0)
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -82,7 +81,7 @@ func readRegular(r *os.Root, rel string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRegular(after); err != nil {
+	if err := plainfile.Check(after); err != nil {
 		return nil, err
 	}
 	if !os.SameFile(before, after) {
@@ -96,32 +95,6 @@ func readRegular(r *os.Root, rel string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errTooLarge, rel, limit)
 	}
 	return data, nil
-}
-
-func checkRegular(fi fs.FileInfo) error {
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %s", errNotRegular, fi.Name(), fileKind(fi.Mode()))
-	}
-	if n := linkCount(fi); n > 1 {
-		return fmt.Errorf("%w: %s has %d links", errHardLinked, fi.Name(), n)
-	}
-	return nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	}
-	return "not a regular file"
 }
 
 // fsRefusal turns a file-rule refusal into a 400 naming field and the rule

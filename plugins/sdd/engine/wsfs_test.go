@@ -3,6 +3,8 @@
 package engine
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/plainfile"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,7 +152,7 @@ func TestReadRefusesBeforeOpening(t *testing.T) {
 	}
 	// The non-blocking open itself returns at once on a FIFO.
 	err = within(t, "non-blocking open", func() error {
-		f, err := r.OpenFile("p", os.O_RDONLY|openNonblock, 0)
+		f, err := r.OpenFile("p", os.O_RDONLY|plainfile.OpenNonblock, 0)
 		if err == nil {
 			f.Close()
 		}
@@ -288,7 +290,7 @@ func TestStateFileRules(t *testing.T) {
 			if _, err := e.SetStateValue("a", 1); err != nil {
 				t.Fatal(err)
 			}
-			if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || linkCount(fi) != 1 {
+			if fi, err := os.Lstat(path); err != nil || plainfile.Check(fi) != nil {
 				t.Fatalf("new state file: %v %v", fi, err)
 			}
 		})

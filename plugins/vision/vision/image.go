@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/plainfile"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
@@ -397,7 +399,7 @@ func ReadFileInRoot(root, path string, maxBytes int, field string) ([]byte, stri
 	}
 	// O_NONBLOCK keeps even a file swapped for a FIFO after the Stat from
 	// blocking; the handle is checked again and must be the same file.
-	fh, err := r.OpenFile(rel, os.O_RDONLY|openNonBlock, 0)
+	fh, err := r.OpenFile(rel, os.O_RDONLY|plainfile.OpenNonblock, 0)
 	if err != nil {
 		return nil, "", rootErr(err, field, path, rel)
 	}
@@ -441,28 +443,12 @@ func rootErr(err error, field, path, rel string) error {
 // checkPlainFile refuses anything but a regular file with a single link.
 func checkPlainFile(st fs.FileInfo, field, rel string) error {
 	if !st.Mode().IsRegular() {
-		return errs.Invalidf(field, "regularFile", "%s is not a regular file (%s); pass an image file", rel, fileKind(st.Mode()))
+		return errs.Invalidf(field, "regularFile", "%s is not a regular file (%s); pass an image file", rel, plainfile.Kind(st.Mode()))
 	}
-	if n, ok := linkCount(st); ok && n > 1 {
+	if n, ok := plainfile.LinkCount(st); ok && n > 1 {
 		return errs.Invalidf(field, "singleLink", "%s has %d hard links; a hard-linked file may be a file from outside the workspace root, so it is refused (copy the image instead)", rel, n).With("links", n)
 	}
 	return nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a plain file"
 }
 
 func relResolved(absRoot, path string) (string, error) {
