@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -208,11 +209,58 @@ func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
 
 // Specs resolves which plugins to start: the built-in areas (or their
 // replacements named in the config file), the config file's other plugins,
-// and cairn-plugin-* executables in the plugin directory.
+// and cairn-plugin-* executables in the plugin directory. Workspace plugins
+// the operator has not trusted are left out (PRODUCT.md D23); Untrusted
+// lists them.
 func (h *Host) Specs() ([]supervisor.Spec, error) {
+	specs, _, err := h.resolveSpecs(true)
+	return specs, err
+}
+
+// Untrusted lists the workspace plugins that are not started because the
+// sha256 of their binary is not in the operator's trust store, each with
+// the command that trusts it.
+func (h *Host) Untrusted() []trust.Untrusted {
+	_, out, _ := h.resolveSpecs(false)
+	return out
+}
+
+// resolveSpecs is Specs, with the untrusted workspace plugins; logged
+// says whether to log what it decides.
+func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, error) {
 	if h.cfg.Mode == config.ModeMinimal {
-		return nil, nil
+		return nil, nil, nil
 	}
+	warn := func(msg string, args ...any) {
+		if logged {
+			h.log.Warn(msg, args...)
+		}
+	}
+	// Code named by the workspace (its plugin dir, its config file) runs
+	// only when the operator's trust store holds its sha256.
+	gate := trust.OpenGate(h.cfg.TrustStorePath())
+	configFromWorkspace, dirFromWorkspace := h.cfg.ConfigFromWorkspace(), h.cfg.PluginDirFromWorkspace()
+	var untrusted []trust.Untrusted
+	// A required plugin (a built-in area's replacement, or required: true)
+	// that is not trusted stops the start with what to do, rather than
+	// leaving its area silently missing.
+	var refusal error
+	admit := func(s supervisor.Spec, workspace bool, origin string) bool {
+		if !workspace {
+			return true
+		}
+		u, ok := gate.Admit(trust.Candidate{Name: s.Name, Path: s.Path, Origin: origin})
+		if !ok {
+			untrusted = append(untrusted, u)
+			warn("workspace plugin not started: the operator has not trusted it", "plugin", s.Name, "path", s.Path, "reason", u.Reason, "trust_with", u.Command)
+			if s.Required && refusal == nil {
+				refusal = errs.Newf(500, errs.InitFailed, "plugin %s (%s), required by the %s, is not trusted: %s. Review it, then run `%s`, or remove it from that file", s.Name, s.Path, origin, u.Reason, u.Command)
+			}
+		}
+		return ok
+	}
+	configOrigin, dirOrigin := "config file "+h.cfg.ConfigFile, "plugin dir "+h.cfg.PluginDir
+
 	var specs []supervisor.Spec
 	taken := map[string]bool{}
 	for _, a := range builtin.All() {
@@ -222,14 +270,21 @@ func (h *Host) Specs() ([]supervisor.Spec, error) {
 			continue
 		}
 		if inFile && entry.Path != "" {
-			specs = append(specs, fileSpec(a.Name, entry, true))
+			if s := fileSpec(a.Name, entry, true); admit(s, configFromWorkspace, configOrigin) {
+				specs = append(specs, s)
+			}
 			continue
 		}
 		s := supervisor.Spec{Name: a.Name, Source: "builtin", Path: h.opts.Executable, Args: []string{ServeBuiltinArg, a.Name}, Required: true}
 		if inFile {
 			s.Settings, s.Required = entry.Settings, true
-			for k, v := range entry.Env {
-				s.Env = append(s.Env, k+"="+v)
+			if len(entry.Env) > 0 && configFromWorkspace {
+				// A built-in area keeps the host's environment (its API
+				// key); a workspace must not add LD_PRELOAD or a base URL
+				// that would send that key elsewhere.
+				warn("ignoring env for a built-in area in the workspace config file; set it in a config file outside the workspace (--config or CAIRN_CONFIG)", "area", a.Name, "config", h.cfg.ConfigFile)
+			} else {
+				s.Env = fileSpec(a.Name, entry, true).Env
 			}
 		}
 		specs = append(specs, s)
@@ -249,9 +304,11 @@ func (h *Host) Specs() ([]supervisor.Spec, error) {
 			continue
 		}
 		if e.Path == "" {
-			return nil, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s needs a path to its executable", h.cfg.ConfigFile, n)
+			return nil, nil, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s needs a path to its executable", h.cfg.ConfigFile, n)
 		}
-		specs = append(specs, fileSpec(n, e, e.Required))
+		if s := fileSpec(n, e, e.Required); admit(s, configFromWorkspace, configOrigin) {
+			specs = append(specs, s)
+		}
 	}
 	entries, err := os.ReadDir(h.cfg.PluginDir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -265,17 +322,19 @@ func (h *Host) Specs() ([]supervisor.Spec, error) {
 		path := filepath.Join(h.cfg.PluginDir, de.Name())
 		st, err := os.Stat(path)
 		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-			h.log.Warn("skipping plugin that is not an executable file", "path", path)
+			warn("skipping plugin that is not an executable file", "path", path)
 			continue
 		}
 		if taken[name] {
-			h.log.Warn("plugin directory entry shadowed by a built-in area or the config file", "path", path, "name", name)
+			warn("plugin directory entry shadowed by a built-in area or the config file", "path", path, "name", name)
 			continue
 		}
 		taken[name] = true
-		specs = append(specs, supervisor.Spec{Name: name, Source: "dir", Path: path})
+		if s := (supervisor.Spec{Name: name, Source: "dir", Path: path}); admit(s, dirFromWorkspace, dirOrigin) {
+			specs = append(specs, s)
+		}
 	}
-	return specs, nil
+	return specs, untrusted, refusal
 }
 
 func fileSpec(name string, e config.PluginEntry, required bool) supervisor.Spec {

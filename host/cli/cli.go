@@ -376,14 +376,20 @@ func newPlugins() *cobra.Command {
 			startErr := h.Start(cmd.Context())
 			defer h.Shutdown(context.Background())
 			health := h.Health(cmd.Context())
+			untrusted := h.Untrusted()
 			if asJSON {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"plugins": health.Plugins, "problems": health.Problems, "error": errString(startErr)})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"plugins": health.Plugins, "untrusted": untrusted, "problems": health.Problems, "error": errString(startErr)})
 			}
 			sort.Slice(health.Plugins, func(i, j int) bool { return health.Plugins[i].Name < health.Plugins[j].Name })
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSOURCE\tSTATE\tHEALTH\tTOOLS\tMESSAGE")
+			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSOURCE\tTRUST\tSTATE\tHEALTH\tTOOLS\tMESSAGE")
 			for _, p := range health.Plugins {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Name, p.Version, p.Source, p.State, p.Status, p.Tools, p.Message)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Name, p.Version, p.Source, trustColumn(p.Source), p.State, p.Status, p.Tools, p.Message)
+			}
+			// Workspace plugins the operator has not trusted (D23) are not
+			// started; say so, and how to trust each.
+			for _, u := range untrusted {
+				fmt.Fprintf(tw, "%s\t-\t%s\tuntrusted\tnot started\tdegraded\t0\t%s; to run it: %s\n", u.Name, untrustedSource(u), u.Reason, u.Command)
 			}
 			_ = tw.Flush()
 			if startErr != nil {
@@ -394,6 +400,9 @@ func newPlugins() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	for _, f := range pluginSubcommands {
+		cmd.AddCommand(f())
+	}
 	return cmd
 }
 

@@ -10,9 +10,11 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -46,6 +48,8 @@ var Vars = []Var{
 	{"CAIRN_PROJECT", "", "Project slug registered at start and used as the active project."},
 	{"CAIRN_CONFIG", "<root>/.cairn/config.yaml", "Config file naming extra plugins, pins and replacements for built-in areas."},
 	{"CAIRN_PLUGIN_DIR", "<root>/.cairn/plugins", "Directory scanned for cairn-plugin-* executables."},
+	{"CAIRN_TRUST_FILE", "$XDG_CONFIG_HOME/cairn/trust.json, else ~/.config/cairn/trust.json", "The operator's trust store: sha256 of the workspace plugins allowed to run (cairn plugins trust)."},
+	{"CAIRN_PLUGIN_RESTART_MAX", "30s", "Longest wait between restarts of a crashing plugin (the wait doubles from 100ms up to it)."},
 	{"CAIRN_LOG_LEVEL", "info", "trace, debug, info, warn or error. Logs go to stderr only."},
 	{"CAIRN_LOG_FORMAT", "text", "text or json."},
 	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
@@ -71,10 +75,19 @@ type Settings struct {
 	AgentID    string
 	Project    string
 	ConfigFile string
-	PluginDir  string
-	LogLevel   string
-	LogFormat  string
-	Env        string
+	// ConfigExplicit is true when the config file was named with --config
+	// or CAIRN_CONFIG rather than found in the workspace.
+	ConfigExplicit bool
+	PluginDir      string
+	// PluginDirExplicit is true when CAIRN_PLUGIN_DIR named the plugin dir.
+	PluginDirExplicit bool
+	// TrustFile is the operator's trust store (PRODUCT.md D23).
+	TrustFile string
+	// RestartBackoffMax caps the wait between restarts of a crashing plugin.
+	RestartBackoffMax time.Duration
+	LogLevel          string
+	LogFormat         string
+	Env               string
 	// File is the parsed config file (empty when there is none).
 	File File
 	// TempDataDir is set in TEST mode: the host removes it at exit.
@@ -270,6 +283,18 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_PROJECT %q must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$", s.Project)
 	}
 	s.PluginDir = get("CAIRN_PLUGIN_DIR", filepath.Join(s.Root, ".cairn", "plugins"))
+	if !filepath.IsAbs(s.PluginDir) {
+		s.PluginDir = filepath.Join(cwd, s.PluginDir)
+	}
+	s.PluginDirExplicit = get("CAIRN_PLUGIN_DIR", "") != ""
+	s.RestartBackoffMax = DefaultRestartBackoffMax
+	if v := get("CAIRN_PLUGIN_RESTART_MAX", ""); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 100*time.Millisecond || d > time.Hour {
+			return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_PLUGIN_RESTART_MAX %q: use a duration between 100ms and 1h, such as 30s", v)
+		}
+		s.RestartBackoffMax = d
+	}
 	s.LogLevel = strings.ToLower(get("CAIRN_LOG_LEVEL", "info"))
 	switch s.LogLevel {
 	case "trace", "debug", "info", "warn", "error", "off":
@@ -294,11 +319,19 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 		cfgPath = filepath.Join(cwd, cfgPath)
 	}
 	s.ConfigFile = cfgPath
+	s.ConfigExplicit = !optional
+	// A store that cannot be located is reported where plugins are checked
+	// (every workspace plugin is then untrusted), not here: settings
+	// without HOME are otherwise fine.
+	s.TrustFile, _ = trust.DefaultPath(env)
 	if s.File, err = LoadFile(cfgPath, optional); err != nil {
 		return s, err
 	}
 	return s, nil
 }
+
+// DefaultRestartBackoffMax is the CAIRN_PLUGIN_RESTART_MAX default.
+const DefaultRestartBackoffMax = 30 * time.Second
 
 // String summarises the settings for the log.
 func (s Settings) String() string {

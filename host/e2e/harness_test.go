@@ -25,6 +25,7 @@ var (
 	cairnBin   string
 	testkitBin string
 	semverBin  string
+	trustFile  string
 )
 
 func TestMain(m *testing.M) {
@@ -47,6 +48,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "build %s: %v\n", pkg, err)
 			os.Exit(1)
 		}
+	}
+	// The operator trusts the plugins the tests build (PRODUCT.md D23);
+	// tests of trust itself give a workspace its own store.
+	trustFile = filepath.Join(dir, "trust.json")
+	if err := writeTrustStore(trustFile, testkitBin, semverBin); err != nil {
+		fmt.Fprintf(os.Stderr, "trust store: %v\n", err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
@@ -74,6 +82,7 @@ func newWorkspace(t *testing.T) *workspace {
 		// Most tests look at one host process (its PID, its signals, its
 		// plugins); the shared daemon has tests of its own.
 		"CAIRN_DAEMON=off",
+		"CAIRN_TRUST_FILE=" + trustFile,
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}}

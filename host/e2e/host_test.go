@@ -312,7 +312,9 @@ func TestFailedHandshakeIsReportedNotFatal(t *testing.T) {
 	w := newWorkspace(t)
 	w.addPlugin("testkit", testkitBin)
 	w.writeFile(".cairn/plugins/cairn-plugin-broken", "#!/bin/sh\necho 'this is not a handshake'\nexit 3\n", 0o755)
-	s := w.serve()
+	// The operator trusted the broken plugin: it is started, and fails.
+	trustEnv, _ := ownTrustStore(t, testkitBin, filepath.Join(w.root, ".cairn", "plugins", "cairn-plugin-broken"))
+	s := w.serve(trustEnv)
 	if res := s.call("testkit_echo", map[string]any{"message": "ok"}); res.IsError {
 		t.Fatalf("healthy plugin unusable: %v", structured(t, res))
 	}
@@ -579,9 +581,10 @@ func httpSession(url, name string) error {
 
 func TestStdoutCarriesOnlyJSONRPC(t *testing.T) {
 	w := newWorkspace(t)
-	w.addPlugin("testkit", testkitBin)
+	// A third-party plugin gets only the config's env (D23), so the noise
+	// switch is set there.
+	w.writeFile(".cairn/config.yaml", fmt.Sprintf("plugins:\n  testkit:\n    path: %s\n    env:\n      TESTKIT_STDOUT_NOISE: \"1\"\n", testkitBin), 0o644)
 	cmd := newCmd(w, "serve")
-	cmd.Env = append(cmd.Env, "TESTKIT_STDOUT_NOISE=1")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &syncBuffer{}

@@ -16,6 +16,9 @@ func TestBuiltinAreaReplacedByExternalBinary(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cairn-mcp/cairn/plugins/core/cmd/cairn-plugin-core").CombinedOutput(); err != nil {
 		t.Fatalf("build cairn-plugin-core: %v\n%s", err, out)
 	}
+	if err := writeTrustStore(trustFile, bin); err != nil {
+		t.Fatal(err)
+	}
 	w := newWorkspace(t)
 	w.writeFile(".cairn/config.yaml", fmt.Sprintf("plugins:\n  core:\n    path: %s\n    sha256: %s\n", bin, sha256File(t, bin)), 0o644)
 	s := w.serve("CAIRN_PROJECT=web", "CAIRN_TOOLSETS=core")

@@ -751,6 +751,9 @@ func TestSddStandaloneBinary(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cairn-mcp/cairn/plugins/sdd/cmd/cairn-plugin-sdd").CombinedOutput(); err != nil {
 		t.Fatalf("build cairn-plugin-sdd: %v\n%s", err, out)
 	}
+	if err := writeTrustStore(trustFile, bin); err != nil {
+		t.Fatal(err)
+	}
 	w := newWorkspace(t)
 	w.writeFile(".cairn/config.yaml", fmt.Sprintf("plugins:\n  sdd:\n    path: %s\n", bin), 0o644)
 	c := newSddClient(t, w, "CAIRN_TOOLSETS=sdd")

@@ -35,7 +35,6 @@ func errorCode(t *testing.T, res *mcp.CallToolResult) string {
 }
 
 func TestSessionsHaveTheirOwnSettings(t *testing.T) {
-	t.Skip("known gap, next session: task_next_actions {} answers the session's project but lists none of its tasks after the core merge")
 	w := newWorkspace(t)
 	full := w.serve(append(sharedEnv, "CAIRN_PROJECT=alpha", "CAIRN_AGENT_ID=agent-a")...)
 	ro := w.serve(append(sharedEnv, "CAIRN_PROJECT=beta", "CAIRN_TOOLSETS=core", "CAIRN_MODE=READONLY", "CAIRN_AGENT_ID=agent-b")...)
@@ -59,11 +58,16 @@ func TestSessionsHaveTheirOwnSettings(t *testing.T) {
 	}
 
 	// Each session's project is registered and active for it alone.
-	if res := full.call("task_create", map[string]any{"title": "in alpha", "project": "alpha"}); res.IsError {
-		t.Fatalf("task_create in alpha: %v", structured(t, res))
-	}
-	if res := writer.call("task_create", map[string]any{"title": "in beta", "project": "beta"}); res.IsError {
-		t.Fatalf("task_create in beta, the session's CAIRN_PROJECT: %v", structured(t, res))
+	// Next actions offer todo tasks; a new task starts in backlog.
+	for s, p := range map[*session]string{full: "alpha", writer: "beta"} {
+		res := s.call("task_create", map[string]any{"title": "in " + p, "project": p})
+		if res.IsError {
+			t.Fatalf("task_create in %s, the session's CAIRN_PROJECT: %v", p, structured(t, res))
+		}
+		id := structured(t, res)["task_id"]
+		if res := s.call("task_update", map[string]any{"task_id": id, "status": "todo"}); res.IsError {
+			t.Fatalf("task_update to todo: %v", structured(t, res))
+		}
 	}
 	for s, want := range map[*session]string{full: "in alpha", writer: "in beta"} {
 		out := structured(t, s.call("task_next_actions", map[string]any{}))
@@ -99,7 +103,6 @@ func TestSessionsHaveTheirOwnSettings(t *testing.T) {
 // D24: without CAIRN_PROJECT the session's project is its workspace
 // directory's slug, registered at start, so the first call can create a task.
 func TestSessionDefaultProjectIsTheWorkspaceName(t *testing.T) {
-	t.Skip("known gap, next session: same next-actions listing as TestSessionsHaveTheirOwnSettings")
 	w := newWorkspace(t)
 	slugged := filepath.Join(w.root, "My Repo.git")
 	if err := os.MkdirAll(filepath.Join(slugged, ".cairn"), 0o755); err != nil {
@@ -111,6 +114,9 @@ func TestSessionDefaultProjectIsTheWorkspaceName(t *testing.T) {
 	res := s.call("task_create", map[string]any{"title": "first call", "project": "my-repo-git"})
 	if res.IsError {
 		t.Fatalf("task_create in the default project on the first call: %v", structured(t, res))
+	}
+	if res := s.call("task_update", map[string]any{"task_id": structured(t, res)["task_id"], "status": "todo"}); res.IsError {
+		t.Fatalf("task_update to todo: %v", structured(t, res))
 	}
 	out, _ := json.Marshal(structured(t, s.call("task_next_actions", map[string]any{})))
 	if !strings.Contains(string(out), "first call") {
@@ -331,7 +337,6 @@ func TestSessionLimitsAnswerWithErrors(t *testing.T) {
 // stays open, every call is answered, no acknowledged write is lost and
 // none is applied twice, and every chain verifies.
 func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
-	t.Skip("known gap, next session: every call was answered across 3 kills, but the final thought count check reads 0 (limit/field of thought_record_list to fix)")
 	w := newWorkspace(t)
 	env := append(sharedEnv, "CAIRN_PROJECT=web")
 	seed := w.serve(env...)
@@ -424,7 +429,10 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 	if int(total) != len(created)+1 {
 		t.Errorf("%v tasks in web, want %d acknowledged creates + the shared one (none lost, none twice)", total, len(created)+1)
 	}
-	tl := structured(t, check.call("thought_record_list", map[string]any{"task_id": shared, "limit": 1000, "verify_chain": true}))
+	tl := structured(t, check.call("thought_record_list", map[string]any{"task_id": shared, "limit": 500, "verify_chain": true}))
+	if tl["total_count"] == nil {
+		t.Fatalf("thought_record_list: %v", tl)
+	}
 	if n, _ := tl["total_count"].(float64); int(n) != len(thoughts) {
 		t.Errorf("%v thoughts on the shared task, want the %d acknowledged", n, len(thoughts))
 	}

@@ -32,11 +32,22 @@ type Handler func(Event)
 const QueueSize = 1024
 
 type subscriber struct {
-	id      uint64
-	name    string
-	pattern string
-	ch      chan Event
-	done    chan struct{}
+	id       uint64
+	name     string
+	patterns []string
+	ch       chan Event
+	done     chan struct{}
+}
+
+// matches reports whether any of the subscriber's patterns matches, so an
+// event is queued once however many of them overlap.
+func (s *subscriber) matches(eventType string) bool {
+	for _, p := range s.patterns {
+		if Match(p, eventType) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bus fans events out to subscribers.
@@ -72,7 +83,15 @@ func Match(pattern, eventType string) bool {
 // Subscribe registers h for events matching pattern and returns a function
 // that unsubscribes (and waits for the handler goroutine to finish).
 func (b *Bus) Subscribe(name, pattern string, h Handler) (unsubscribe func()) {
-	s := &subscriber{name: name, pattern: pattern, ch: make(chan Event, QueueSize), done: make(chan struct{})}
+	return b.SubscribeSet(name, []string{pattern}, h)
+}
+
+// SubscribeSet registers h once for a set of patterns: an event matching
+// several of them ("*" and "demo.*") reaches h once. An empty set matches
+// nothing. It returns a function that unsubscribes (and waits for the
+// handler goroutine to finish).
+func (b *Bus) SubscribeSet(name string, patterns []string, h Handler) (unsubscribe func()) {
+	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), ch: make(chan Event, QueueSize), done: make(chan struct{})}
 	b.mu.Lock()
 	b.nextID++
 	s.id = b.nextID
@@ -119,7 +138,7 @@ func (b *Bus) Publish(ev Event) Event {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, s := range b.subs {
-		if !Match(s.pattern, ev.Type) {
+		if !s.matches(ev.Type) {
 			continue
 		}
 		select {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -39,11 +40,23 @@ type procRunner struct {
 	exited chan struct{}
 	once   sync.Once
 	pid    int
+	// waitErr is cmd.Wait's result, read after exited is closed.
+	waitErr error
+	// lastLine remembers the plugin's last stderr line for the exit reason.
+	lastLine *lastLine
+	// stderrW is the child's end of the stderr pipe, closed after Start.
+	stderrW *os.File
+	// rawOut is the unfiltered stdout, closed only if Start never runs.
+	rawOut io.ReadCloser
+	// killMu orders Start and Kill: a Kill that comes first makes Start
+	// refuse, so a stopped plugin cannot be started after all.
+	killMu sync.Mutex
+	killed bool
 }
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(log hclog.Logger, path string, args, env []string) (*procRunner, error) {
+func newProcRunner(log hclog.Logger, path string, args, env []string, ll *lastLine) (*procRunner, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
@@ -52,11 +65,15 @@ func newProcRunner(log hclog.Logger, path string, args, env []string) (*procRunn
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	// An os.Pipe, not cmd.StderrPipe: Wait closes the latter as soon as
+	// the process exits, dropping the last lines a crashing plugin wrote,
+	// which are the ones that explain the crash.
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	r := &procRunner{log: log, cmd: cmd, stderr: stderr, exited: make(chan struct{})}
+	cmd.Stderr = stderrW
+	r := &procRunner{log: log, cmd: cmd, stderr: &teeLast{ReadCloser: stderr, last: ll}, stderrW: stderrW, rawOut: rawOut, exited: make(chan struct{}), lastLine: ll}
 	pr, pw := io.Pipe()
 	r.stdout = pr
 	go r.filterStdout(rawOut, pw)
@@ -88,10 +105,21 @@ func truncate(s string, n int) string {
 }
 
 func (r *procRunner) Start(context.Context) error {
+	r.killMu.Lock()
+	defer r.killMu.Unlock()
+	if r.killed {
+		// Release the pipes (and with them filterStdout's goroutine).
+		_ = r.stderrW.Close()
+		_ = r.stderr.Close()
+		_ = r.rawOut.Close()
+		return errors.New("the plugin was stopped before it started")
+	}
 	errc := make(chan error, 1)
 	spawnOnce.Do(startSpawner)
 	spawnCh <- func() { errc <- r.cmd.Start() }
-	if err := <-errc; err != nil {
+	err := <-errc
+	_ = r.stderrW.Close() // the child has its copy; EOF comes when it exits
+	if err != nil {
 		return err
 	}
 	r.pid = r.cmd.Process.Pid
@@ -117,11 +145,104 @@ func startSpawner() {
 
 func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
-	r.once.Do(func() { close(r.exited) })
+	r.once.Do(func() {
+		r.waitErr = err
+		close(r.exited)
+	})
 	return err
 }
 
+// exitStatus says how the process ended: "exit status 2", "signal:
+// killed". Call after exited.
+func (r *procRunner) exitStatus() string {
+	if ps := r.cmd.ProcessState; ps != nil {
+		return ps.String()
+	}
+	if r.waitErr != nil {
+		return r.waitErr.Error()
+	}
+	return "exited"
+}
+
+// withLastLine appends the plugin's last stderr line to an exit status. The
+// line can arrive after the exit (through go-plugin's stdio stream), so
+// callers format it when they report, not when the process ends.
+func withLastLine(status string, ll *lastLine) string {
+	if ll == nil {
+		return status
+	}
+	if line := ll.get(); line != "" {
+		return status + "; last stderr line: " + line
+	}
+	return status
+}
+
+// lastLine keeps the last non-empty line a plugin wrote to stderr, raw or
+// (after go-plugin's Serve took over os.Stderr) through the gRPC stdio
+// stream.
+type lastLine struct {
+	mu      sync.Mutex
+	partial []byte
+	line    string
+}
+
+func newLastLine() *lastLine { return &lastLine{} }
+
+// Write lets lastLine sit behind an io.MultiWriter.
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.write(p)
+	return len(p), nil
+}
+
+func (l *lastLine) write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range p {
+		if b == '\n' {
+			if s := strings.TrimSpace(string(l.partial)); s != "" {
+				l.line = s
+			}
+			l.partial = l.partial[:0]
+			continue
+		}
+		if len(l.partial) < 512 {
+			l.partial = append(l.partial, b)
+		}
+	}
+}
+
+func (l *lastLine) get() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := strings.TrimSpace(string(l.partial)); s != "" {
+		return truncate(s, 512)
+	}
+	return truncate(l.line, 512)
+}
+
+// teeLast passes a stream through while lastLine watches it.
+type teeLast struct {
+	io.ReadCloser
+	last      *lastLine
+	closeOnce sync.Once
+}
+
+func (t *teeLast) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if n > 0 {
+		t.last.write(p[:n])
+	}
+	if err != nil {
+		// go-plugin never closes the reader; release the pipe at EOF.
+		t.closeOnce.Do(func() { _ = t.ReadCloser.Close() })
+	}
+	return n, err
+}
+
 func (r *procRunner) Kill(context.Context) error {
+	r.killMu.Lock()
+	defer r.killMu.Unlock()
+	r.killed = true
 	if r.cmd.Process == nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/protocol"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
@@ -47,27 +49,24 @@ type Spec struct {
 	Required bool
 }
 
+// Builtin reports whether the spec runs a built-in area from the cairn
+// binary; only those inherit the host's environment (PRODUCT.md D23).
+func (s Spec) Builtin() bool { return s.Source == "builtin" }
+
 // Fingerprint identifies everything about a spec that requires a restart
-// when it changes, including the executable's current content.
+// when it changes, including the executable's current version. The
+// executable is identified by its stat key (size, mtime, ctime, inode,
+// device), not its content: hashing a 47 MB binary once per area was most
+// of the host's start-up time.
 func (s Spec) Fingerprint() string {
 	h := sha256.New()
-	sum, _ := fileSHA256(s.Path)
+	key := "missing"
+	if k, err := trust.Stat(s.Path); err == nil {
+		key = k.String()
+	}
 	enc := json.NewEncoder(h)
-	_ = enc.Encode([]any{s.Source, s.Path, s.Args, s.Env, s.SHA256, s.Settings, s.Required, sum})
+	_ = enc.Encode([]any{s.Source, s.Path, s.Args, s.Env, s.SHA256, s.Settings, s.Required, key})
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // State of a plugin.
@@ -91,6 +90,8 @@ type Env struct {
 	Bus      *events.Bus
 	// StartTimeout bounds handshake + Configure + Describe.
 	StartTimeout time.Duration
+	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
+	Backoff Backoff
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -100,37 +101,59 @@ type Hooks struct {
 	Restarted func(p *Plugin)
 	// Down runs when a running plugin's process ends unexpectedly.
 	Down func(p *Plugin, err error)
-	// Failed runs when a plugin gives up restarting.
+	// Failed runs when a plugin's first start fails. A plugin that ran
+	// once is restarted forever instead (see Backoff).
 	Failed func(p *Plugin, err error)
 }
 
-// Restart policy: exponential backoff from 100 ms doubling to 5 s; a plugin
-// that crashes more than MaxRestarts times within RestartWindow is failed.
-const (
-	MaxRestarts   = 5
-	RestartWindow = time.Minute
-)
+// awaitBudget is how long a call waits for a restart that is due soon;
+// beyond it the call answers 503 with retry_after_ms at once.
+const awaitBudget = 5 * time.Second
+
+// errStopping ends a launch that lost the race with Stop.
+var errStopping = errors.New("plugin is stopping")
 
 // Plugin is a supervised plugin process.
 type Plugin struct {
-	spec  Spec
-	env   Env
-	hooks Hooks
-	log   hclog.Logger
+	spec    Spec
+	env     Env
+	hooks   Hooks
+	log     hclog.Logger
+	backoff Backoff
 
-	mu        sync.Mutex
-	state     State
-	client    *plugin.Client
-	rpc       *protocol.ClientV1
-	runner    *procRunner
-	desc      *pb.DescribeResponse
-	ready     chan struct{}
-	lastErr   string
-	restarts  int
-	crashes   []time.Time
-	stopping  bool
-	startedAt time.Time
-	unsubs    []func()
+	// stopCtx ends with Stop, cancelling a restart's Configure/Describe.
+	stopCtx    context.Context
+	stopCancel context.CancelFunc
+	// loops counts the watch goroutines, so Stop returns only once no
+	// restart can still be under way.
+	loops sync.WaitGroup
+
+	mu     sync.Mutex
+	state  State
+	client *plugin.Client
+	rpc    *protocol.ClientV1
+	runner *procRunner
+	desc   *pb.DescribeResponse
+	// changed is closed and replaced on every state change: waiters
+	// select on it and look again. Only setState closes it, under mu, so
+	// it is closed exactly once.
+	changed chan struct{}
+	// pending is the client of a launch in flight and pendingRunner its
+	// process, for Stop to kill: go-plugin's Kill does nothing for a
+	// client whose handshake has not finished.
+	pending       *plugin.Client
+	pendingRunner *procRunner
+	lastErr       string
+	lastExit      string
+	exitLine      *lastLine
+	nextAttempt   time.Time
+	attempting    bool
+	restarts      int
+	failures      int
+	stopping      bool
+	startedAt     time.Time
+	unsub         func()
+	subKey        string
 }
 
 // Start launches the plugin and waits until it is configured and described.
@@ -139,12 +162,26 @@ func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error
 	if env.StartTimeout == 0 {
 		env.StartTimeout = 30 * time.Second
 	}
-	p := &Plugin{spec: spec, env: env, hooks: hooks, log: env.Logger.Named(spec.Name), state: StateStarting, ready: make(chan struct{})}
+	if env.Logger == nil {
+		env.Logger = hclog.NewNullLogger()
+	}
+	p := &Plugin{
+		spec: spec, env: env, hooks: hooks, log: env.Logger.Named(spec.Name),
+		backoff: env.Backoff.withDefaults(), state: StateStarting, changed: make(chan struct{}),
+	}
+	p.stopCtx, p.stopCancel = context.WithCancel(context.Background())
 	if err := p.launch(ctx, false); err != nil {
 		p.setFailed(err)
 		return p, err
 	}
 	return p, nil
+}
+
+// setState changes the state and wakes every waiter. Call with mu held.
+func (p *Plugin) setState(s State) {
+	p.state = s
+	close(p.changed)
+	p.changed = make(chan struct{})
 }
 
 // Spec returns the plugin's spec.
@@ -172,6 +209,12 @@ type Status struct {
 	Restarts  int    `json:"restarts"`
 	Tools     int    `json:"tools"`
 	LastError string `json:"last_error,omitempty"`
+	// LastExit is how the process last ended unexpectedly: its exit
+	// status or signal, and its last stderr line.
+	LastExit string `json:"last_exit,omitempty"`
+	// NextAttempt is when a restarting plugin is started again (ISO-8601
+	// UTC); empty while an attempt is under way or when none is planned.
+	NextAttempt string `json:"next_attempt,omitempty"`
 }
 
 // Status returns a snapshot of the plugin.
@@ -179,6 +222,9 @@ func (p *Plugin) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Name: p.spec.Name, Source: p.spec.Source, Path: p.spec.Path, State: p.state, Restarts: p.restarts, LastError: p.lastErr}
+	if p.lastExit != "" {
+		st.LastExit = withLastLine(p.lastExit, p.exitLine)
+	}
 	if p.desc != nil {
 		st.Version = p.desc.Version
 		st.Tools = len(p.desc.Tools)
@@ -186,6 +232,9 @@ func (p *Plugin) Status() Status {
 	}
 	if p.runner != nil && p.state == StateRunning {
 		st.PID = p.runner.pid
+	}
+	if p.state == StateRestarting && !p.nextAttempt.IsZero() {
+		st.NextAttempt = p.nextAttempt.UTC().Format("2006-01-02T15:04:05.000Z")
 	}
 	return st
 }
@@ -200,39 +249,90 @@ func (p *Plugin) PID() int {
 	return p.runner.pid
 }
 
-func (p *Plugin) launch(ctx context.Context, restart bool) error {
-	if p.spec.SHA256 != "" {
-		sum, err := fileSHA256(p.spec.Path)
-		if err != nil {
-			return fmt.Errorf("plugin %s: read %s to check its sha256 pin: %w", p.spec.Name, p.spec.Path, err)
-		}
-		if sum != p.spec.SHA256 {
-			return fmt.Errorf("plugin %s: %s has sha256 %s but the config pins %s; refusing to start it (update the pin if the new binary is intended)", p.spec.Name, p.spec.Path, sum, p.spec.SHA256)
+// minimalEnvKeys are the host variables a plugin that is not built in
+// gets; everything else it needs comes from its config entry's env.
+var minimalEnvKeys = []string{"PATH", "HOME", "TMPDIR", "LANG"}
+
+// processEnv is the environment of the plugin process on top of
+// go-plugin's own entries (cookie, protocol versions, socket dir).
+func (p *Plugin) processEnv(goPlugin []string) []string {
+	env := append([]string(nil), goPlugin...)
+	if !p.spec.Builtin() {
+		for _, k := range minimalEnvKeys {
+			if v, ok := os.LookupEnv(k); ok {
+				env = append(env, k+"="+v)
+			}
 		}
 	}
+	env = append(env, p.env.ExtraEnv...)
+	return append(env, p.spec.Env...)
+}
+
+func (p *Plugin) checkPin() error {
+	if p.spec.SHA256 == "" {
+		return nil
+	}
+	sum, err := trust.SHA256(p.spec.Path)
+	if err != nil {
+		return fmt.Errorf("plugin %s: read %s to check its sha256 pin: %w", p.spec.Name, p.spec.Path, err)
+	}
+	if sum != p.spec.SHA256 {
+		return fmt.Errorf("plugin %s: %s has sha256 %s but the config pins %s; refusing to start it (update the pin if the new binary is intended)", p.spec.Name, p.spec.Path, sum, p.spec.SHA256)
+	}
+	return nil
+}
+
+func (p *Plugin) launch(ctx context.Context, restart bool) error {
+	if err := p.checkPin(); err != nil {
+		return err
+	}
 	var r *procRunner
+	ll := newLastLine()
 	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{1: {protocol.PluginKey: &protocol.GRPCPluginV1{Host: hostSvc}}},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		// Plugins that are not built in never see the host's
+		// environment (ANTHROPIC_API_KEY, cloud credentials, ...).
+		SkipHostEnv: !p.spec.Builtin(),
 		RunnerFunc: func(_ hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			var err error
-			// cmd carries go-plugin's environment (cookie, protocol
-			// versions, socket dir) on top of os.Environ.
-			env := append(cmd.Env, p.env.ExtraEnv...)
-			env = append(env, p.spec.Env...)
-			r, err = newProcRunner(p.log, p.spec.Path, p.spec.Args, env)
-			return r, err
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if p.stopping {
+				return nil, errStopping
+			}
+			nr, err := newProcRunner(p.log, p.spec.Path, p.spec.Args, p.processEnv(cmd.Env), ll)
+			if err != nil {
+				return nil, err
+			}
+			r, p.pendingRunner = nr, nr
+			return nr, nil
 		},
 		Logger:          p.log,
 		GRPCDialOptions: protocol.DialOptions(),
 		StartTimeout:    p.env.StartTimeout,
 		SyncStdout:      p.log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}),
-		SyncStderr:      p.log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}),
+		SyncStderr:      io.MultiWriter(p.log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}), ll),
 	})
+	p.mu.Lock()
+	if p.stopping {
+		p.mu.Unlock()
+		return errStopping
+	}
+	p.pending = client
+	p.mu.Unlock()
 	fail := func(err error) error {
 		client.Kill()
+		p.mu.Lock()
+		if p.pending == client {
+			p.pending, p.pendingRunner = nil, nil
+		}
+		stopping := p.stopping
+		p.mu.Unlock()
+		if stopping {
+			return errStopping
+		}
 		return err
 	}
 	rpcClient, err := client.Client()
@@ -264,11 +364,21 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 
 	p.mu.Lock()
+	p.pending, p.pendingRunner = nil, nil
+	if p.stopping {
+		// Stop ran while this process started: it is not ours to keep.
+		p.mu.Unlock()
+		client.Kill()
+		return errStopping
+	}
 	p.client, p.rpc, p.runner, p.desc = client, rpc, r, desc
-	p.state = StateRunning
 	p.startedAt = time.Now()
-	p.lastErr = ""
-	close(p.ready)
+	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
+	if restart {
+		p.restarts++
+	}
+	p.loops.Add(1)
+	p.setState(StateRunning)
 	p.mu.Unlock()
 
 	p.subscribe(desc.Subscriptions)
@@ -290,107 +400,135 @@ func grpcMessage(err error) string {
 // watch waits for the process to end and restarts it unless the host is
 // stopping it.
 func (p *Plugin) watch(r *procRunner) {
+	defer p.loops.Done()
 	<-r.exited
 	p.mu.Lock()
 	if p.stopping || p.runner != r {
 		p.mu.Unlock()
 		return
 	}
-	p.state = StateRestarting
-	p.ready = make(chan struct{})
-	p.lastErr = "plugin process exited unexpectedly"
-	now := time.Now()
-	var recent []time.Time
-	for _, t := range p.crashes {
-		if now.Sub(t) < RestartWindow {
-			recent = append(recent, t)
-		}
+	if time.Since(p.startedAt) >= p.backoff.Reset {
+		p.failures = 0 // it ran long enough: this is a new incident
 	}
-	p.crashes = append(recent, now)
-	crashes := len(p.crashes)
-	client := p.client
+	p.failures++
+	p.lastExit, p.exitLine = r.exitStatus(), r.lastLine
+	p.lastErr = "plugin process exited unexpectedly: " + p.lastExit
+	p.attempting = true // until restartLoop plans the next attempt
+	p.setState(StateRestarting)
+	client, failures := p.client, p.failures
 	p.mu.Unlock()
 
 	client.Kill() // reap go-plugin's goroutines and socket dir
-	err := errors.New("plugin process exited unexpectedly")
-	p.log.Error("plugin crashed; restarting", "crashes_last_minute", crashes)
+	p.log.Error("plugin crashed; restarting", "exit", p.lastExitSnapshot(), "consecutive_failures", failures)
 	if p.hooks.Down != nil {
-		p.hooks.Down(p, err)
+		p.hooks.Down(p, errors.New("plugin process exited unexpectedly"))
 	}
-	if crashes > MaxRestarts {
-		p.setFailed(fmt.Errorf("plugin %s crashed %d times within %s; not restarting it (check its log lines above, then run `cairn plugins`)", p.spec.Name, crashes, RestartWindow))
-		return
-	}
-	delay := 100 * time.Millisecond << (crashes - 1)
-	if delay > 5*time.Second {
-		delay = 5 * time.Second
-	}
-	for attempt := 0; ; attempt++ {
-		time.Sleep(delay)
+	p.restartLoop()
+}
+
+func (p *Plugin) lastExitSnapshot() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return withLastLine(p.lastExit, p.exitLine)
+}
+
+// restartLoop starts the plugin again after the backoff delay, and again
+// after every failed attempt, until it runs or the host stops it. It never
+// gives up: a plugin whose binary is being rebuilt, or whose store is
+// briefly locked, comes back by itself.
+func (p *Plugin) restartLoop() {
+	for {
 		p.mu.Lock()
-		stopping := p.stopping
-		p.mu.Unlock()
-		if stopping {
-			return
-		}
-		err := p.launch(context.Background(), true)
-		if err == nil {
-			p.mu.Lock()
-			p.restarts++
+		if p.stopping {
 			p.mu.Unlock()
 			return
 		}
-		p.log.Error("plugin restart failed", "error", err, "attempt", attempt+1)
-		if attempt+1 >= MaxRestarts {
-			p.setFailed(err)
+		delay := p.backoff.Delay(p.failures)
+		p.nextAttempt, p.attempting = time.Now().Add(delay), false
+		p.setState(StateRestarting)
+		p.mu.Unlock()
+
+		timer := time.NewTimer(delay)
+		select {
+		case <-p.stopCtx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+
+		p.mu.Lock()
+		if p.stopping {
+			p.mu.Unlock()
 			return
 		}
-		delay *= 2
-		if delay > 5*time.Second {
-			delay = 5 * time.Second
+		p.nextAttempt, p.attempting = time.Time{}, true
+		p.setState(StateRestarting)
+		p.mu.Unlock()
+
+		err := p.launch(p.stopCtx, true)
+		if err == nil || errors.Is(err, errStopping) {
+			return
 		}
+		p.mu.Lock()
+		p.failures++
+		p.lastErr = "restart failed: " + err.Error()
+		failures := p.failures
+		p.mu.Unlock()
+		p.log.Error("plugin restart failed; trying again", "error", err, "consecutive_failures", failures, "next_in", p.backoff.Delay(failures))
 	}
 }
 
 func (p *Plugin) setFailed(err error) {
 	p.mu.Lock()
-	p.state = StateFailed
 	p.lastErr = err.Error()
-	// Wake waiters so calls fail fast instead of waiting out their deadline.
-	select {
-	case <-p.ready:
-	default:
-		close(p.ready)
-	}
+	p.setState(StateFailed)
 	p.mu.Unlock()
 	if p.hooks.Failed != nil {
 		p.hooks.Failed(p, err)
 	}
 }
 
-// await returns the RPC client once the plugin is running. It waits through
-// a restart, up to ctx's deadline or 30 seconds.
+// await returns the RPC client once the plugin is running. During a
+// restart it waits only when the attempt is under way or due within
+// awaitBudget; otherwise, and when the budget runs out, it answers 503
+// ERR_PLUGIN_UNAVAILABLE with details.retry_after_ms at once.
 func (p *Plugin) await(ctx context.Context) (*protocol.ClientV1, error) {
-	timer := time.NewTimer(30 * time.Second)
+	deadline := time.Now().Add(awaitBudget)
+	timer := time.NewTimer(awaitBudget)
 	defer timer.Stop()
 	for {
 		p.mu.Lock()
-		state, rpc, ready, lastErr := p.state, p.rpc, p.ready, p.lastErr
+		state, rpc, changed, lastErr := p.state, p.rpc, p.changed, p.lastErr
+		next, attempting := p.nextAttempt, p.attempting
 		p.mu.Unlock()
 		switch state {
 		case StateRunning:
 			return rpc, nil
 		case StateFailed, StateStopped:
 			return nil, errs.Newf(503, errs.PluginUnavailable, "plugin %s is %s: %s", p.spec.Name, state, lastErr)
+		case StateRestarting:
+			if !attempting && next.After(deadline) {
+				return nil, p.unavailable(lastErr, time.Until(next))
+			}
 		}
 		select {
-		case <-ready:
+		case <-changed:
 		case <-ctx.Done():
-			return nil, errs.Newf(503, errs.PluginUnavailable, "plugin %s is restarting; try again shortly", p.spec.Name)
+			return nil, p.unavailable(lastErr, time.Until(next))
 		case <-timer.C:
-			return nil, errs.Newf(503, errs.PluginUnavailable, "plugin %s did not come back within 30s: %s", p.spec.Name, lastErr)
+			return nil, p.unavailable(lastErr, time.Until(next))
 		}
 	}
+}
+
+// unavailable is the answer for a call that reaches a restarting plugin.
+func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
+	ms := retryAfter.Milliseconds()
+	if ms < 100 {
+		ms = 100 // an attempt is under way; give it a moment
+	}
+	return errs.Newf(503, errs.PluginUnavailable, "plugin %s is restarting (%s); retry in %d ms", p.spec.Name, lastErr, ms).
+		With("retry_after_ms", ms).With("retryable", true)
 }
 
 // CallTool runs a tool on the plugin, streaming progress to onProgress.
@@ -527,24 +665,35 @@ func (p *Plugin) Health(ctx context.Context) (*pb.HealthResponse, error) {
 	return rpc.Health(ctx, &pb.HealthRequest{})
 }
 
-// subscribe (re)creates the plugin's bus subscriptions.
+// subscribe makes the plugin's one bus subscription for its pattern set,
+// so an event that matches several patterns is delivered once. A restart
+// that declares the same set keeps the subscription (and its queue).
 func (p *Plugin) subscribe(patterns []string) {
+	set := append([]string(nil), patterns...)
+	sort.Strings(set)
+	key := strings.Join(set, "\x00")
 	p.mu.Lock()
-	old := p.unsubs
-	p.unsubs = nil
-	p.mu.Unlock()
-	for _, u := range old {
-		u()
-	}
-	if p.env.Bus == nil {
+	if p.unsub != nil && p.subKey == key {
+		p.mu.Unlock()
 		return
 	}
-	var unsubs []func()
-	for _, pat := range patterns {
-		unsubs = append(unsubs, p.env.Bus.Subscribe(p.spec.Name, pat, p.deliver))
+	old := p.unsub
+	p.unsub, p.subKey = nil, ""
+	p.mu.Unlock()
+	if old != nil {
+		old()
 	}
+	if p.env.Bus == nil || len(set) == 0 {
+		return
+	}
+	unsub := p.env.Bus.SubscribeSet(p.spec.Name, set, p.deliver)
 	p.mu.Lock()
-	p.unsubs = unsubs
+	if p.stopping {
+		p.mu.Unlock()
+		unsub()
+		return
+	}
+	p.unsub, p.subKey = unsub, key
 	p.mu.Unlock()
 }
 
@@ -566,6 +715,8 @@ func (p *Plugin) deliver(ev events.Event) {
 }
 
 // Stop asks the plugin to release its resources, then ends the process.
+// It also ends a restart in flight and returns only when no restart can
+// start the plugin again.
 func (p *Plugin) Stop(ctx context.Context) {
 	p.mu.Lock()
 	if p.stopping {
@@ -573,11 +724,13 @@ func (p *Plugin) Stop(ctx context.Context) {
 		return
 	}
 	p.stopping = true
-	client, rpc, state, unsubs := p.client, p.rpc, p.state, p.unsubs
-	p.unsubs = nil
+	client, pending, pendingRunner, rpc, state, unsub := p.client, p.pending, p.pendingRunner, p.rpc, p.state, p.unsub
+	p.unsub, p.subKey = nil, ""
+	p.setState(StateStopped)
 	p.mu.Unlock()
-	for _, u := range unsubs {
-		u()
+	p.stopCancel()
+	if unsub != nil {
+		unsub()
 	}
 	if state == StateRunning && rpc != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -586,17 +739,16 @@ func (p *Plugin) Stop(ctx context.Context) {
 		}
 		cancel()
 	}
+	if pendingRunner != nil {
+		_ = pendingRunner.Kill(context.Background())
+	}
+	if pending != nil {
+		pending.Kill()
+	}
 	if client != nil {
 		client.Kill()
 	}
-	p.mu.Lock()
-	p.state = StateStopped
-	select {
-	case <-p.ready:
-	default:
-		close(p.ready)
-	}
-	p.mu.Unlock()
+	p.loops.Wait()
 }
 
 // hostServices serves the Host API to one plugin.

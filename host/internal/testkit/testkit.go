@@ -73,6 +73,22 @@ type received struct {
 	Type   string          `json:"type"`
 	Source string          `json:"source"`
 	Data   json.RawMessage `json:"data"`
+	// Pattern is the subscription whose handler recorded the event: each
+	// handler records each event once, so a repeat means a double delivery.
+	Pattern string `json:"pattern"`
+}
+
+type exitIn struct {
+	Code   int    `json:"code" jsonschema:"minimum=0,maximum=125"`
+	Stderr string `json:"stderr,omitempty" jsonschema:"maxLength=200"`
+}
+
+type envIn struct {
+	Names []string `json:"names" jsonschema:"maxItems=50"`
+}
+
+type envOut struct {
+	Env map[string]string `json:"env"`
 }
 
 type imageOut struct {
@@ -109,10 +125,35 @@ func New(name string) *sdk.Plugin {
 		p.OnEvent(pat, func(_ context.Context, ev sdk.Event) error {
 			mu.Lock()
 			defer mu.Unlock()
-			got = append(got, received{Type: ev.Type, Source: ev.Source, Data: ev.Data})
+			got = append(got, received{Type: ev.Type, Source: ev.Source, Data: ev.Data, Pattern: pat})
 			return nil
 		})
 	}
+	sdk.AddTool(p, sdk.Tool[exitIn, struct{}]{
+		Name: name + "_exit", Description: "Crashes the plugin process: writes a line to stderr and exits with the code.",
+		Handler: func(_ context.Context, in exitIn) (struct{}, error) {
+			if in.Stderr != "" {
+				// Straight to fd 2, as the Go runtime writes a fatal
+				// panic: go-plugin's Serve has swapped os.Stderr for a
+				// stream that a dying process may never flush.
+				fmt.Fprintln(os.NewFile(2, "stderr"), in.Stderr)
+			}
+			os.Exit(in.Code)
+			return struct{}{}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[envIn, envOut]{
+		Name: name + "_env", Description: "Reports which of the named environment variables the plugin process has, with their values.", ReadOnly: true,
+		Handler: func(_ context.Context, in envIn) (envOut, error) {
+			out := envOut{Env: map[string]string{}}
+			for _, n := range in.Names {
+				if v, ok := os.LookupEnv(n); ok {
+					out.Env[n] = v
+				}
+			}
+			return out, nil
+		},
+	})
 	sdk.AddTool(p, sdk.Tool[echoIn, echoOut]{
 		Name: name + "_echo", Description: "Echoes a message with the caller identity.", ReadOnly: true, Idempotent: true,
 		Handler: func(ctx context.Context, in echoIn) (echoOut, error) {

@@ -1,0 +1,128 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// ExportTool is the core tool that hands a finalized session's frozen
+// records to the daemon, which signs them as `cairn audit export` does. The
+// core store is held by the core plugin, so the dashboard cannot open it.
+const ExportTool = "audit_export"
+
+// exportOut is ExportTool's output: audit.Service.Export's three results.
+type exportOut struct {
+	Session bundle.Session  `json:"session"`
+	Records []bundle.Record `json:"records"`
+	Root    string          `json:"root"`
+}
+
+// bundle answers the signed proof bundle of a finalized session as a
+// download, built and signed by the same code as `cairn audit export`.
+func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
+	g := grantFrom(r.Context())
+	id := r.PathValue("id")
+	var out exportOut
+	if e := s.call(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
+		if e.Status == 404 && e.Details["field"] == "name" {
+			e = &errs.Error{Status: 501, Code: errs.NotConfigured, Message: "this cairn's core area has no audit_export tool; export with `cairn audit export " + id + "` while the daemon is stopped", Details: map[string]any{"required": ExportTool}}
+		}
+		writeErr(w, e)
+		return
+	}
+	signer, _, err := bundle.LoadOrCreateKey(s.cfg.DataDir, s.cfg.KeyName)
+	if err != nil {
+		writeErr(w, errs.New(500, errs.Internal, err.Error()))
+		return
+	}
+	b, err := bundle.BuildBundle(out.Session, out.Records, out.Root, signer)
+	if err != nil {
+		writeErr(w, errs.From(err))
+		return
+	}
+	data, err := b.Marshal()
+	if err != nil {
+		writeErr(w, errs.New(500, errs.Internal, err.Error()))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", out.Session.SessionID+".proof.json"))
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(data)
+}
+
+// MaxBundle bounds an uploaded bundle.
+const MaxBundle = 64 << 20
+
+// verifyResult is what the audits page shows for an uploaded bundle.
+type verifyResult struct {
+	OK        bool     `json:"ok"`
+	SessionID string   `json:"session_id,omitempty"`
+	Records   int      `json:"records,omitempty"`
+	Root      string   `json:"root,omitempty"`
+	Signer    string   `json:"signer,omitempty"`
+	Problems  []string `json:"problems,omitempty"`
+}
+
+// verifyUpload checks an uploaded bundle with `cairn audit verify`'s
+// verifier, against the given verifier key or this data dir's own.
+func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBundle)
+	if err := r.ParseMultipartForm(1 << 20); err != nil {
+		writeErr(w, errs.Invalidf("bundle", "maxLength", "cannot read the upload: %v", err))
+		return
+	}
+	f, _, err := r.FormFile("bundle")
+	if err != nil {
+		writeErr(w, errs.Invalid("bundle", "required", "choose a proof bundle file"))
+		return
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		writeErr(w, errs.Invalidf("bundle", "type", "cannot read the upload: %v", err))
+		return
+	}
+	vkey := strings.TrimSpace(r.FormValue("key"))
+	if vkey == "" {
+		// Verifying must never mint a key: without one here, ask for it.
+		if _, err := os.Stat(filepath.Join(s.cfg.DataDir, bundle.KeyFile)); errors.Is(err, fs.ErrNotExist) {
+			writeErr(w, errs.Invalid("key", "required", "this installation has no signing key yet: paste the exporter's verifier key (`cairn audit pubkey`)"))
+			return
+		}
+		_, vkey, err = bundle.LoadOrCreateKey(s.cfg.DataDir, s.cfg.KeyName)
+		if err != nil {
+			writeErr(w, errs.New(500, errs.Internal, err.Error()))
+			return
+		}
+	}
+	res := verifyResult{}
+	b, err := bundle.Parse(data)
+	if err == nil {
+		res.SessionID, res.Records, res.Root = b.Session.SessionID, len(b.Records), b.Root
+		err = bundle.VerifyBundle(b, vkey)
+	}
+	if err != nil {
+		var ve *bundle.VerifyError
+		if errors.As(err, &ve) {
+			for _, p := range ve.Problems {
+				res.Problems = append(res.Problems, p.String())
+			}
+		} else {
+			res.Problems = []string{err.Error()}
+		}
+		writeJSON(w, 200, res)
+		return
+	}
+	res.OK, res.Signer = true, strings.SplitN(vkey, "+", 2)[0]
+	writeJSON(w, 200, res)
+}
