@@ -62,6 +62,7 @@ type Host struct {
 	specs     map[string]supervisor.Spec
 	fprints   map[string]string
 	problems  map[string]string
+	untrusted []trust.Untrusted
 	live      bool
 	resources map[string][]server.ServerResource
 	templates map[string][]server.ServerResourceTemplate
@@ -213,8 +214,19 @@ func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
 // the operator has not trusted are left out (PRODUCT.md D23); Untrusted
 // lists them.
 func (h *Host) Specs() ([]supervisor.Spec, error) {
-	specs, _, err := h.resolveSpecs(true)
+	specs, untrusted, err := h.resolveSpecs(true)
+	h.mu.Lock()
+	h.untrusted = untrusted
+	h.mu.Unlock()
 	return specs, err
+}
+
+// lastUntrusted is what the last Specs decided, for server_health: it
+// does not hash the plugin binaries again on every health call.
+func (h *Host) lastUntrusted() []trust.Untrusted {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]trust.Untrusted(nil), h.untrusted...)
 }
 
 // Untrusted lists the workspace plugins that are not started because the
@@ -364,6 +376,7 @@ func (h *Host) supervisorEnv() supervisor.Env {
 	return supervisor.Env{
 		Root: h.cfg.Root, DataDir: h.cfg.DataDir, Mode: h.cfg.Mode, HostVersion: h.opts.Version,
 		ExtraEnv: extra, Logger: h.log.Named("plugin"), Bus: h.bus,
+		Backoff: supervisor.Backoff{Max: h.cfg.RestartBackoffMax},
 	}
 }
 

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/host/trust"
 	"sort"
 	"sync"
 	"time"
@@ -56,6 +57,10 @@ type PluginHealth struct {
 	Restarts int    `json:"restarts"`
 	Tools    int    `json:"tools"`
 	PID      int    `json:"pid,omitempty"`
+	// LastExit and NextAttempt describe a crashing plugin between restarts
+	// (issue 11: crash loops back off, never give up).
+	LastExit    string `json:"last_exit,omitempty"`
+	NextAttempt string `json:"next_attempt,omitempty"`
 }
 
 // EventsInfo reports the event bus.
@@ -79,8 +84,11 @@ type HealthOutput struct {
 	Toolsets   []string       `json:"toolsets"`
 	Plugins    []PluginHealth `json:"plugins"`
 	Problems   []string       `json:"problems"`
-	Calls      uint64         `json:"calls"`
-	Events     EventsInfo     `json:"events"`
+	// Untrusted lists workspace plugins left unstarted until the operator
+	// trusts them (PRODUCT.md D23), each with the command that does.
+	Untrusted []trust.Untrusted `json:"untrusted,omitempty"`
+	Calls     uint64            `json:"calls"`
+	Events    EventsInfo        `json:"events"`
 }
 
 func (h *Host) registerSystemTools() error {
@@ -168,7 +176,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 		go func(i int, p *supervisor.Plugin) {
 			defer wg.Done()
 			st := p.Status()
-			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, Status: "degraded", Message: st.LastError}
+			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
 			if st.State == supervisor.StateRunning {
 				if hr, err := p.Health(ctx); err != nil {
 					line.Message = "health check failed: " + err.Error()
@@ -202,6 +210,13 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 					out.Problems = append(out.Problems, l.Name+": "+pr)
 				}
 			}
+		}
+	}
+	if u := h.lastUntrusted(); len(u) > 0 {
+		out.Untrusted = u
+		out.Status = "degraded"
+		for _, p := range u {
+			out.Problems = append(out.Problems, p.Name+": not started, not trusted: "+p.Reason+"; to run it: "+p.Command)
 		}
 	}
 	for name, msg := range h.Problems() {

@@ -12,8 +12,8 @@ import (
 // before a reload: a plugin binary being copied in is written in many steps.
 const watchSettle = 250 * time.Millisecond
 
-// WatchConfig reloads the host when its config file or its plugin dir
-// changes (D21: what belongs to the data dir is the server's, and a change
+// WatchConfig reloads the host when its config file, its plugin dir or
+// the operator's trust store changes (D21: what belongs to the data dir is the server's, and a change
 // is picked up without a manual SIGHUP). It returns a function that stops
 // watching.
 func (h *Host) WatchConfig(ctx context.Context) (stop func()) {
@@ -27,6 +27,12 @@ func (h *Host) WatchConfig(ctx context.Context) (stop func()) {
 		cfgFile, _ = filepath.Abs(h.cfg.ConfigFile)
 	}
 	pluginDir, _ := filepath.Abs(h.cfg.PluginDir)
+	// `cairn plugins trust` takes effect at once: the trust store is the
+	// operator's, but what it admits is this server's plugin set.
+	trustFile := ""
+	if p, err := h.cfg.TrustStorePath(); err == nil && p != "" {
+		trustFile, _ = filepath.Abs(p)
+	}
 	// Watch the directories, not the files: editors and copies replace
 	// files, and either may not exist yet.
 	watched := map[string]bool{}
@@ -43,6 +49,9 @@ func (h *Host) WatchConfig(ctx context.Context) (stop func()) {
 	}
 	add(pluginDir)
 	add(filepath.Dir(pluginDir)) // to see the plugin dir appear
+	if trustFile != "" {
+		add(filepath.Dir(trustFile))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		defer w.Close()
@@ -60,7 +69,7 @@ func (h *Host) WatchConfig(ctx context.Context) (stop func()) {
 					return
 				}
 				name, _ := filepath.Abs(ev.Name)
-				relevant := name == cfgFile || filepath.Dir(name) == pluginDir || name == pluginDir
+				relevant := name == cfgFile || filepath.Dir(name) == pluginDir || name == pluginDir || (trustFile != "" && name == trustFile)
 				if name == pluginDir && ev.Has(fsnotify.Create) {
 					add(pluginDir)
 				}

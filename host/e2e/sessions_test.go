@@ -440,6 +440,12 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 	if v["chain_valid"] != true {
 		t.Errorf("chain after the kills: %v", v)
 	}
+	// Both chains: every acknowledged thought, the create, and at most one
+	// event per acknowledged update (an update that changes nothing
+	// records none).
+	if n, _ := v["total_records"].(float64); int(n) < len(thoughts)+1 || int(n) > len(thoughts)+updates+1 {
+		t.Errorf("the shared task's chains hold %v records, want %d thoughts + the create + up to %d updates", n, len(thoughts), updates)
+	}
 	for key, want := range keys {
 		got := structured(t, check.call("sdd_state", map[string]any{"action": "get", "keyPath": key}))
 		if b, _ := json.Marshal(got); !strings.Contains(string(b), want) {
@@ -448,4 +454,45 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 	}
 	t.Logf("acknowledged: %d creates, %d updates, %d thoughts, %d state sets across 3 daemon kills", len(created), updates, len(thoughts), len(keys))
 
+}
+
+// A trusted plugin binary copied into the plugin dir of a running daemon
+// appears, with list_changed, in the sessions whose toolsets include it,
+// and in no other.
+func TestPluginCopiedIntoRunningDaemonAppears(t *testing.T) {
+	w := newWorkspace(t)
+	all := w.serve(append(sharedEnv, "CAIRN_TOOLSETS=all")...)
+	// Third-party toolsets are on unless excluded (README: CAIRN_TOOLSETS).
+	coreOnly := w.serve(append(sharedEnv, "CAIRN_TOOLSETS=core,-testkit")...)
+	if _, ok := all.tools()["testkit_echo"]; ok {
+		t.Fatal("testkit listed before its binary was copied in")
+	}
+	before := all.notifications("notifications/tools/list_changed")
+	src, err := os.ReadFile(testkitBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Written elsewhere and renamed in, as an install would; the copy's
+	// sha256 is the trusted one.
+	tmp := filepath.Join(w.root, ".cairn", "cairn-plugin-testkit.tmp")
+	if err := os.WriteFile(tmp, src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copied := time.Now()
+	if err := os.Rename(tmp, filepath.Join(w.root, ".cairn", "plugins", "cairn-plugin-testkit")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "tools/list_changed after the copy", func() bool {
+		return all.notifications("notifications/tools/list_changed") > before
+	})
+	t.Logf("list_changed %v after the copy", time.Since(copied).Round(time.Millisecond))
+	if _, ok := all.tools()["testkit_echo"]; !ok {
+		t.Fatal("the all-toolsets session does not list testkit_echo after list_changed")
+	}
+	if res := all.call("testkit_echo", map[string]any{"message": "hot"}); res.IsError {
+		t.Fatalf("testkit_echo: %v", structured(t, res))
+	}
+	if _, ok := coreOnly.tools()["testkit_echo"]; ok {
+		t.Error("the session that excludes testkit lists testkit_echo")
+	}
 }

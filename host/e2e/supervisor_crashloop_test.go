@@ -28,6 +28,23 @@ func TestPluginCrashLoopKeepsComingBack(t *testing.T) {
 		if !res.IsError {
 			t.Fatalf("crash %d: the exiting call succeeded", i)
 		}
+		if i == 9 {
+			// Late in the loop the wait is at its 1 s cap: health shows the
+			// plugin down with why it last exited and when it comes back.
+			tk := pluginHealth(t, s, "testkit")
+			if le, _ := tk["last_exit"].(string); !strings.Contains(le, "crash on purpose") && !strings.Contains(le, "3") {
+				t.Errorf("server_health last_exit = %q, want the exit code or its last stderr line", le)
+			}
+			// Between the exit and the planned attempt there is a moment
+			// with no time to show yet; poll past it.
+			for n := 0; n < 40 && tk["state"] != "running" && tk["next_attempt"] == nil; n++ {
+				time.Sleep(10 * time.Millisecond)
+				tk = pluginHealth(t, s, "testkit")
+			}
+			if tk["state"] != "running" && tk["next_attempt"] == nil {
+				t.Errorf("server_health of a restarting plugin has no next_attempt: %v", tk)
+			}
+		}
 		// Calls until it is back: each either succeeds or says when to
 		// come back.
 		for attempt := 0; ; attempt++ {
