@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
@@ -84,6 +85,11 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 			call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
 		}
 		call.Caller.Project = sess.Project
+		if sess.Mode == config.ModeReadOnly {
+			// A tool that writes only on some inputs (next actions with
+			// claim) asks the caller's scopes; a READONLY session has read.
+			call.Caller.Scopes = []string{"read"}
+		}
 		if p, ok := ctx.Value(apiKeyPrincipalKey{}).(Principal); ok && p.UserID != "" {
 			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
 		}

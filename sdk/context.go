@@ -17,7 +17,8 @@ type Caller struct {
 	ClientName    string
 	ClientVersion string
 	// Scopes are an API-key caller's scopes ("read", "write", "admin").
-	// Empty for the local operator, who holds every right (PRODUCT.md D22).
+	// Empty for the local operator, who holds every right (PRODUCT.md D22),
+	// unless its session is READONLY: then ["read"].
 	Scopes []string
 	// Project is the session's active project (CAIRN_PROJECT, else the
 	// slug of its workspace root's directory name; PRODUCT.md D21, D24).
@@ -29,9 +30,10 @@ type Caller struct {
 // CLI), who holds every right.
 func (c Caller) Operator() bool { return c.Source != "api_key" }
 
-// HasScope reports whether the caller holds scope: the operator holds all.
+// HasScope reports whether the caller holds scope: the operator holds all,
+// unless the session narrowed them (a READONLY session holds only "read").
 func (c Caller) HasScope(scope string) bool {
-	if c.Operator() {
+	if c.Operator() && len(c.Scopes) == 0 {
 		return true
 	}
 	for _, s := range c.Scopes {

@@ -82,6 +82,14 @@ func TestSessionsHaveTheirOwnSettings(t *testing.T) {
 	if errorCode(t, res) != "ERR_FORBIDDEN" || metaStatus(res) != 403 {
 		t.Errorf("READONLY task_create = %v (status %v), want 403 ERR_FORBIDDEN", structured(t, res), metaStatus(res))
 	}
+	// A read-only tool that writes on one input: READONLY refuses that input.
+	res = ro.call("task_next_actions", map[string]any{"project": "beta", "claim": true})
+	if errorCode(t, res) != "ERR_FORBIDDEN" || metaStatus(res) != 403 {
+		t.Errorf("READONLY task_next_actions {claim:true} = %v (status %v), want 403 ERR_FORBIDDEN", structured(t, res), metaStatus(res))
+	}
+	if res := ro.call("task_next_actions", map[string]any{"project": "beta"}); res.IsError {
+		t.Errorf("READONLY task_next_actions without claim: %v", structured(t, res))
+	}
 	// A tool outside the session's toolsets: refused naming the toolset.
 	res = ro.call("sdd_vitals", map[string]any{})
 	if errorCode(t, res) != "ERR_FORBIDDEN" || !strings.Contains(fmt.Sprint(structured(t, res)), "toolset sdd") {
