@@ -504,3 +504,24 @@ func TestPluginCopiedIntoRunningDaemonAppears(t *testing.T) {
 		t.Error("the session that excludes testkit lists testkit_echo")
 	}
 }
+
+// --no-daemon reads stdin with the same bound: a 20 MiB line is refused
+// while it is read, and the session goes on.
+func TestNoDaemonRefusesOversizedMessage(t *testing.T) {
+	w := newWorkspace(t)
+	r := startRaw(t, w, "CAIRN_DAEMON=off")
+	r.initialize()
+	big := bytes.Repeat([]byte("a"), 20<<20)
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{"x": string(big)}}})
+	e := r.next(60*time.Second, "an error for the 20 MiB message", func(m map[string]any) bool { return m["error"] != nil })
+	if msg := fmt.Sprint(e["error"]); !strings.Contains(msg, "CAIRN_MAX_MESSAGE") {
+		t.Errorf("error %v does not name the limit", msg)
+	}
+	r.send(map[string]any{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{}}})
+	if m := r.next(30*time.Second, "a ping after the refusal", idIs(3)); m["result"] == nil {
+		t.Fatalf("ping after the refusal: %v", m)
+	}
+	if rs := rss(r.cmd.Process.Pid); rs > 100<<20 {
+		t.Errorf("cairn --no-daemon RSS %d MB after a 20 MiB line, want it never buffered whole", rs>>20)
+	}
+}
