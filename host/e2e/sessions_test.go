@@ -525,3 +525,34 @@ func TestNoDaemonRefusesOversizedMessage(t *testing.T) {
 		t.Errorf("cairn --no-daemon RSS %d MB after a 20 MiB line, want it never buffered whole", rs>>20)
 	}
 }
+
+// Every progress notification of a call is on the wire before its result
+// (clients drop progress for a finished request), through the relay and
+// with --no-daemon.
+func TestProgressPrecedesTheResult(t *testing.T) {
+	for _, mode := range [][]string{sharedEnv, {"CAIRN_DAEMON=off"}} {
+		t.Run(mode[0], func(t *testing.T) {
+			w := newWorkspace(t)
+			w.addPlugin("testkit", testkitBin)
+			r := startRaw(t, w, mode...)
+			r.initialize()
+			for call := 0; call < 5; call++ {
+				id := float64(10 + call)
+				r.send(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": map[string]any{
+					"name": "testkit_sleep", "arguments": map[string]any{"ms": 50},
+					"_meta": map[string]any{"progressToken": fmt.Sprintf("p-%d", call)}}})
+				progress := 0
+				r.next(30*time.Second, "the result", func(m map[string]any) bool {
+					if m["method"] == "notifications/progress" {
+						progress++
+						return false
+					}
+					return idIs(id)(m)
+				})
+				if progress < 5 {
+					t.Fatalf("call %d: %d progress notifications before the result, want all 5", call, progress)
+				}
+			}
+		})
+	}
+}
