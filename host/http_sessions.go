@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -28,6 +29,7 @@ type httpSessions struct {
 	mu        sync.Mutex
 	live      map[string]*httpSession
 	idle      time.Duration
+	maxCalls  int
 	now       func() time.Time
 	lastSweep time.Time
 }
@@ -35,15 +37,23 @@ type httpSessions struct {
 type httpSession struct {
 	holder   string
 	lastSeen time.Time
+	// ended is cancelled when the session ends, closing its event streams.
+	ended  context.Context
+	cancel context.CancelFunc
+	// calls bounds the tool calls the session runs at once (D21).
+	calls chan struct{}
 }
 
 var errNoSession = errors.New("no such session")
 
-func newHTTPSessions(idle time.Duration) *httpSessions {
+func newHTTPSessions(idle time.Duration, maxCalls int) *httpSessions {
 	if idle <= 0 {
 		idle = DefaultHTTPSessionIdle
 	}
-	return &httpSessions{live: map[string]*httpSession{}, idle: idle, now: time.Now}
+	if maxCalls <= 0 {
+		maxCalls = DefaultMaxConcurrentCalls
+	}
+	return &httpSessions{live: map[string]*httpSession{}, idle: idle, maxCalls: maxCalls, now: time.Now}
 }
 
 // open issues a session id bound to holder.
@@ -57,32 +67,41 @@ func (s *httpSessions) open(holder string) string {
 	if now.Sub(s.lastSweep) > s.idle/2 {
 		s.sweepLocked(now)
 	}
-	s.live[id] = &httpSession{holder: holder, lastSeen: now}
+	ended, cancel := context.WithCancel(context.Background())
+	s.live[id] = &httpSession{holder: holder, lastSeen: now, ended: ended, cancel: cancel, calls: make(chan struct{}, s.maxCalls)}
 	return id
 }
 
-// use checks that id is a live session of holder and counts it as used.
-func (s *httpSessions) use(id, holder string) error {
+// use checks that id is a live session of holder, counts it as used and
+// returns it.
+func (s *httpSessions) use(id, holder string) (*httpSession, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.live[id]
 	now := s.now()
 	switch {
 	case !ok || sess.holder != holder:
-		return errNoSession
+		return nil, errNoSession
 	case now.Sub(sess.lastSeen) >= s.idle:
-		delete(s.live, id)
-		return errNoSession
+		s.endLocked(id)
+		return nil, errNoSession
 	}
 	sess.lastSeen = now
-	return nil
+	return sess, nil
 }
 
-// end forgets a session.
+// end forgets a session and closes its event streams.
 func (s *httpSessions) end(id string) {
 	s.mu.Lock()
-	delete(s.live, id)
+	s.endLocked(id)
 	s.mu.Unlock()
+}
+
+func (s *httpSessions) endLocked(id string) {
+	if sess, ok := s.live[id]; ok {
+		sess.cancel()
+		delete(s.live, id)
+	}
 }
 
 // count is the number of sessions not yet ended or swept.
@@ -96,7 +115,7 @@ func (s *httpSessions) sweepLocked(now time.Time) {
 	s.lastSweep = now
 	for id, sess := range s.live {
 		if now.Sub(sess.lastSeen) >= s.idle {
-			delete(s.live, id)
+			s.endLocked(id)
 		}
 	}
 }
@@ -134,10 +153,13 @@ type sessionIDs struct {
 
 func (m sessionIDs) Generate() string { return m.s.open(m.holder) }
 
-func (m sessionIDs) Validate(id string) (bool, error) { return false, m.s.use(id, m.holder) }
+func (m sessionIDs) Validate(id string) (bool, error) {
+	_, err := m.s.use(id, m.holder)
+	return false, err
+}
 
 func (m sessionIDs) Terminate(id string) (bool, error) {
-	if m.any || m.s.use(id, m.holder) == nil {
+	if _, err := m.s.use(id, m.holder); m.any || err == nil {
 		m.s.end(id)
 	}
 	return false, nil
@@ -148,10 +170,13 @@ func (m sessionIDs) Terminate(id string) (bool, error) {
 // D3 envelope: 400 without Mcp-Session-Id, 404 for an id that was never
 // issued, has ended or expired, or belongs to another key. mcp-go checks
 // the same through sessionIDs; this answers first, and for GET and DELETE,
-// which mcp-go lets through unchecked.
+// which mcp-go lets through unchecked. A session's event stream closes when
+// the session ends, and its tool calls beyond CAIRN_MAX_CONCURRENT_CALLS
+// wait in order, as on stdio.
 func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !needsSession(r) {
+		need, method := sessionNeed(r)
+		if !need {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -161,28 +186,43 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		if s.use(id, holderOf(r)) != nil {
+		sess, err := s.use(id, holderOf(r))
+		if err != nil {
 			writeHTTPError(w, errs.New(404, errs.NotFound, "no such session (it was never issued, has ended, expired after being idle, or was opened with another key): initialize a new one").
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		next.ServeHTTP(w, r)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		if r.Method != http.MethodDelete {
+			// Ending the session ends what runs in it, its stream included.
+			defer context.AfterFunc(sess.ended, cancel)()
+		}
+		if method == string(mcp.MethodToolsCall) {
+			select {
+			case sess.calls <- struct{}{}:
+				defer func() { <-sess.calls }()
+			case <-ctx.Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// needsSession reports whether a request must name a session: GET and
-// DELETE always, and every POST but initialize, except in protocol
-// 2026-07-28, which is stateless.
-func needsSession(r *http.Request) bool {
+// sessionNeed reports whether a request must name a session, and its
+// JSON-RPC method: GET and DELETE always, every POST but initialize, except
+// in protocol 2026-07-28, which is stateless.
+func sessionNeed(r *http.Request) (need bool, method string) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		return false
+		return false, ""
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
-		return true
+		return true, ""
 	case http.MethodPost:
 	default:
-		return false
+		return false, ""
 	}
 	var probe struct {
 		Method string          `json:"method"`
@@ -193,10 +233,10 @@ func needsSession(r *http.Request) bool {
 	}
 	if json.Unmarshal(bodyOf(r), &probe) != nil {
 		// mcp-go answers a body that is not one JSON-RPC message.
-		return false
+		return false, ""
 	}
 	if mcp.IsModernProtocol(probe.Params.Meta.ProtocolVersion()) {
-		return false
+		return false, ""
 	}
-	return probe.Method != string(mcp.MethodInitialize)
+	return probe.Method != string(mcp.MethodInitialize), probe.Method
 }

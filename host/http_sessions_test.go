@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/config"
@@ -29,13 +31,15 @@ func (k keyRing) Authenticate(_ context.Context, key string) (Principal, error) 
 
 // httpTestServer serves a real host's MCP server through the HTTP
 // transport's handler chain.
-func httpTestServer(t *testing.T, auth Authenticator, hs httpSettings) (*httptest.Server, *httpSessions) {
+func httpTestServer(t *testing.T, auth Authenticator, hs httpSettings, tools ...server.ServerTool) (*httptest.Server, *httpSessions) {
 	t.Helper()
 	h, err := New(config.Settings{Root: t.TempDir(), Mode: config.ModeMinimal}, Options{Executable: "/nonexistent", Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sessions := newHTTPSessions(hs.sessionIdle)
+	h.limits.maxCalls = 1
+	h.mcp.AddTools(tools...)
+	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(sessions))
 	srv := httptest.NewServer(h.httpHandler(auth, sessions, hs, mcpHTTP))
 	t.Cleanup(srv.Close)
@@ -128,20 +132,20 @@ func TestHTTPSessionsModernRequestsNeedNone(t *testing.T) {
 }
 
 func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
-	s := newHTTPSessions(time.Minute)
+	s := newHTTPSessions(time.Minute, 1)
 	now := time.Unix(1_800_000_000, 0)
 	s.now = func() time.Time { return now }
 	a := s.open("key:a")
 	b := s.open("key:a")
 	now = now.Add(50 * time.Second)
-	if err := s.use(a, "key:a"); err != nil {
+	if _, err := s.use(a, "key:a"); err != nil {
 		t.Fatalf("within the idle time: %v", err)
 	}
 	now = now.Add(50 * time.Second) // a was used 50s ago, b 100s ago
-	if err := s.use(a, "key:a"); err != nil {
+	if _, err := s.use(a, "key:a"); err != nil {
 		t.Fatalf("use keeps a session alive: %v", err)
 	}
-	if err := s.use(b, "key:a"); err == nil {
+	if _, err := s.use(b, "key:a"); err == nil {
 		t.Fatal("a session idle past the limit still works")
 	}
 	now = now.Add(2 * time.Minute)
@@ -160,5 +164,84 @@ func TestHTTPMessageSizeBound(t *testing.T) {
 	}
 	if resp, body := do(t, srv, http.MethodPost, "", "", initializeBody); resp.StatusCode != 200 {
 		t.Fatalf("a normal request after it: %d %s", resp.StatusCode, body)
+	}
+}
+
+func TestHTTPSessionEndClosesItsStream(t *testing.T) {
+	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
+	resp, _ := do(t, srv, http.MethodPost, "", "", initializeBody)
+	id := resp.Header.Get(server.HeaderKeySessionID)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set(server.HeaderKeySessionID, id)
+	stream, err := http.DefaultClient.Do(req)
+	if err != nil || stream.StatusCode != 200 {
+		t.Fatalf("GET stream: %v %v", err, stream)
+	}
+	t.Cleanup(func() { _ = stream.Body.Close() }) // before the server closes, so a failure cannot hang it
+	closed := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, stream.Body); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("the stream closed before the session ended")
+	case <-time.After(200 * time.Millisecond):
+	}
+	if resp, body := do(t, srv, http.MethodDelete, "", id, ""); resp.StatusCode != 200 {
+		t.Fatalf("DELETE: %d %s", resp.StatusCode, body)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session's event stream is still open after DELETE")
+	}
+}
+
+func TestHTTPSessionCallsWaitInOrder(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan string, 4)
+	slow := server.ServerTool{Tool: mcp.NewTool("slow", mcp.WithString("n")), Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- req.GetString("n", "")
+		<-release
+		return mcp.NewToolResultText("done"), nil
+	}}
+	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour}, slow) // one call at a time
+	var once sync.Once
+	releaseAll := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(releaseAll) // before the server closes, so a failure cannot hang it
+	resp, _ := do(t, srv, http.MethodPost, "", "", initializeBody)
+	id := resp.Header.Get(server.HeaderKeySessionID)
+	other, _ := do(t, srv, http.MethodPost, "", "", initializeBody)
+	call := func(sess, n string) <-chan int {
+		done := make(chan int, 1)
+		go func() {
+			resp, _ := do(t, srv, http.MethodPost, "", sess, `{"jsonrpc":"2.0","id":"`+n+`","method":"tools/call","params":{"name":"slow","arguments":{"n":"`+n+`"}}}`)
+			done <- resp.StatusCode
+		}()
+		return done
+	}
+	first := call(id, "1")
+	if got := <-started; got != "1" {
+		t.Fatalf("first call started %q", got)
+	}
+	second := call(id, "2")
+	elsewhere := call(other.Header.Get(server.HeaderKeySessionID), "3")
+	if got := <-started; got != "3" {
+		t.Fatalf("another session's call did not run beside the first: %q started", got)
+	}
+	select {
+	case n := <-started:
+		t.Fatalf("call %s of the same session ran beyond its limit of one", n)
+	case <-time.After(300 * time.Millisecond):
+	}
+	release <- struct{}{} // finishes 1 or 3
+	release <- struct{}{}
+	if got := <-started; got != "2" {
+		t.Fatalf("the waiting call did not run next: %q", got)
+	}
+	releaseAll()
+	for _, c := range []<-chan int{first, second, elsewhere} {
+		if status := <-c; status != 200 {
+			t.Errorf("call answered %d", status)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
-	sessions := newHTTPSessions(hs.sessionIdle)
+	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithSessionIdManagerResolver(sessions),
