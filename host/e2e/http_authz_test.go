@@ -123,6 +123,10 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 	for user, role := range map[string]string{"adam": "admin", "mia": "member", "vic": "viewer", "alice": "member"} {
 		opCall(t, op, "admin_member_add", map[string]any{"workspace_id": ws, "user_id": user, "role": role})
 	}
+	ws2 := opCall(t, op, "admin_workspace_create", map[string]any{"name": "keys", "owner_id": "olivia"})["id"].(string)
+	for user, role := range map[string]string{"adam": "admin", "mia": "member"} {
+		opCall(t, op, "admin_member_add", map[string]any{"workspace_id": ws2, "user_id": user, "role": role})
+	}
 	all := []string{"read", "write", "admin"}
 	scopeKeys := map[string]string{}
 	for name, scopes := range map[string][]string{
@@ -191,6 +195,16 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 			{"admin_invitation_create", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "email": r + "-invite@example.com", "role": "member"}
 			}, "admin"},
+			// No webhook is registered yet, so the event goes nowhere; the
+			// webhooks registered next subscribe to an event nothing here
+			// fires, so nothing is delivered.
+			{"admin_event_trigger", func(r string) map[string]any {
+				return map[string]any{"workspace_id": ws, "event_type": "usage.daily_reset", "payload": map[string]any{"by": r}}
+			}, "admin"},
+			{"admin_webhook_register", func(r string) map[string]any {
+				return map[string]any{"workspace_id": ws, "url": "https://93.184.215.14/hooks/" + r, "event_types": []string{"batch.failed"}}
+			}, "admin"},
+			{"admin_webhook_list", func(string) map[string]any { return map[string]any{} }, ""},
 			{"admin_member_add", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "user_id": "co-owner-of-" + r, "role": "owner"}
 			}, "owner"},
@@ -220,9 +234,33 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 		expect(t, "carol revokes alice's key", carol.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "operator")
 		expect(t, "carol rotates alice's key", carol.call("admin_key_rotate", map[string]any{"key_id": aliceKeyID}), "operator")
 		expect(t, "carol updates alice's key", carol.call("admin_key_update", map[string]any{"key_id": aliceKeyID, "status": "revoked"}), "operator")
+		expect(t, "carol reads alice's key", carol.call("admin_key_get", map[string]any{"key_id": aliceKeyID}), "operator")
+		if got := carol.call("admin_key_list", map[string]any{}); !got.ok || fmt.Sprint(got.result["count"]) != "4" {
+			t.Errorf("carol lists keys: %v, want her own 4: %v", got, got.result)
+		} else {
+			for _, k := range got.result["keys"].([]any) {
+				if u := k.(map[string]any)["user_id"]; u != "carol" {
+					t.Errorf("carol's key list shows a key of %v", u)
+				}
+			}
+		}
+		if got := carol.call("admin_workspace_list", map[string]any{}); !got.ok || fmt.Sprint(got.result["count"]) != "0" {
+			t.Errorf("carol lists workspaces: %v, want none (she is in none): %v", got, got.result)
+		}
 		if got := newHTTPAgent(t, url, aliceKey).call("task_list", map[string]any{"project": "web"}); !got.ok {
 			t.Errorf("alice's key after carol's attempts: %v", got)
 		}
+
+		// A workspace admin manages its members' workspace keys, and only
+		// its members'.
+		adam := newHTTPAgent(t, url, roleKeys["admin"])
+		got := adam.call("admin_key_create", map[string]any{"name": "for mia", "user_id": "mia", "workspace_id": ws2, "scopes": []string{"read"}})
+		expect(t, "a workspace admin mints a workspace key for a member", got, "")
+		if got.ok {
+			expect(t, "a workspace admin revokes it", adam.call("admin_key_revoke", map[string]any{"key_id": got.result["id"]}), "")
+		}
+		expect(t, "a workspace admin mints a key for a non-member", adam.call("admin_key_create", map[string]any{"name": "for carol", "user_id": "carol", "workspace_id": ws2}), "viewer")
+		expect(t, "a workspace admin revokes a member's unscoped key", adam.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "operator")
 
 		plain := newHTTPAgent(t, url, carolPlain) // read, write: no admin scope
 		expect(t, "a read+write key calls an admin tool", plain.call("admin_key_create", map[string]any{"name": "more"}), "admin")
@@ -231,7 +269,7 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 		expect(t, "create a key with a scope its creator lacks", ar.call("admin_key_create", map[string]any{"name": "wider", "scopes": []string{"read", "write"}}), "write")
 		expect(t, "update a key to a scope its creator lacks", ar.call("admin_key_update", map[string]any{"key_id": carolRWID, "scopes": []string{"read", "write", "admin"}}), "write")
 		expect(t, "rotate a key holding a scope its creator lacks", ar.call("admin_key_rotate", map[string]any{"key_id": carolRWID}), "write")
-		got := ar.call("admin_key_create", map[string]any{"name": "narrower"})
+		got = ar.call("admin_key_create", map[string]any{"name": "narrower"})
 		expect(t, "create a key within the creator's scopes", got, "")
 		if got.ok {
 			if b, _ := json.Marshal(got.result["scopes"]); string(b) != `["read"]` {
