@@ -35,6 +35,11 @@ type Principal struct {
 // the caller identity of the calls the request makes (D4).
 func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			// A CORS preflight never carries credentials; it runs nothing.
+			next.ServeHTTP(w, r)
+			return
+		}
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {

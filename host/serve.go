@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -71,17 +72,31 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
 		return err
 	}
+	hs, err := loadHTTPSettings(getenv)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
-	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"))
-	mux := http.NewServeMux()
-	if auth != nil {
-		mux.Handle("/mcp", requireAPIKey(auth, mcpHTTP))
-	} else {
-		mux.Handle("/mcp", mcpHTTP)
+	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
+	opts := []server.StreamableHTTPOption{
+		server.WithEndpointPath("/mcp"),
+		server.WithSessionIdManagerResolver(sessions),
+		// mcp-go drops its own per-session state on the same schedule.
+		server.WithSessionIdleTTL(hs.sessionIdle),
 	}
+	if len(hs.allowedOrigins) > 0 {
+		// Pages of the allowed origins need CORS answers to read ours.
+		opts = append(opts, server.WithStreamableHTTPCORS(
+			server.WithCORSAllowedOrigins(hs.allowedOrigins...),
+			server.WithCORSAllowedHeaders("Authorization", "Content-Type", server.HeaderKeySessionID, mcp.HeaderProtocolVersion, "Last-Event-ID"),
+		))
+	}
+	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, opts...)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h.httpHandler(auth, sessions, hs, mcpHTTP))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, Timestamp(time.Now()))
@@ -94,7 +109,8 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	h.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "url", "http://"+ln.Addr().String()+"/mcp")
+	h.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "allowed_origins", hs.allowedOrigins,
+		"session_idle", hs.sessionIdle.String(), "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -110,4 +126,17 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 		}
 		return err
 	}
+}
+
+// httpHandler is the /mcp endpoint: the Host and Origin checks, then the
+// API key (when required), the message-size bound, the session check, and
+// mcp-go's streamable HTTP server. Headers that protocol revisions add are
+// read by mcp-go or, for cairn's own checks, in needsSession.
+func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
+	next := guardSessions(sessions, mcpHTTP)
+	next = boundBody(h.limits.maxMessage, next)
+	if auth != nil {
+		next = requireAPIKey(auth, next)
+	}
+	return guardOrigin(newOriginPolicy(hs.allowedOrigins), next)
 }

@@ -57,6 +57,8 @@ var Vars = []Var{
 	{"CAIRN_MAX_MESSAGE", "8MiB", "Largest JSON-RPC message one session may send (bytes, or with KiB/MiB)."},
 	{"CAIRN_MAX_CONCURRENT_CALLS", "16", "Tool calls one session runs at once; more wait in order."},
 	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session before it exits."},
+	{"CAIRN_HTTP_ALLOWED_ORIGINS", "", "With --http: comma-separated origins (scheme://host[:port]) whose web pages may call the server, besides its own; requests from any other Origin get 403."},
+	{"CAIRN_HTTP_SESSION_IDLE", "30m", "With --http: an MCP session with no request for this long ends (its Mcp-Session-Id then answers 404)."},
 	{"ANTHROPIC_API_KEY", "", "Key for the hosted model behind the vision and computer toolsets (never logged)."},
 	{"ANTHROPIC_BASE_URL", "the vendor's API", "Base URL of the Messages API."},
 	{"CAIRN_VISION_MODEL", "claude-sonnet-5-5", "Model for image analysis and computer use."},
