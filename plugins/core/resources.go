@@ -12,13 +12,15 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Resource URI families of the core area: a task, its decision trail and a
-// finalized audit session's portable proof (PRODUCT.md D13).
+// Resource URI families of the core area: a task, its decision trail, a
+// finalized audit session's portable proof (PRODUCT.md D13) and a
+// project's task list.
 const (
-	ResourcePrefix = "cairn://"
-	TaskURIPrefix  = ResourcePrefix + "tasks/"
-	TrailURIPrefix = ResourcePrefix + "trail/"
-	ProofURIPrefix = ResourcePrefix + "proofs/"
+	ResourcePrefix   = "cairn://"
+	TaskURIPrefix    = ResourcePrefix + "tasks/"
+	TrailURIPrefix   = ResourcePrefix + "trail/"
+	ProofURIPrefix   = ResourcePrefix + "proofs/"
+	ProjectURIPrefix = ResourcePrefix + "projects/"
 )
 
 // proofKeyName names the checkpoint signer, as `cairn audit` names it, so a
@@ -32,6 +34,8 @@ var coreTemplates = []sdk.ResourceTemplate{
 		Description: "A task's decision trail: its thought records, oldest first, with the chain verified. Subscribe to hear of every new record."},
 	{URITemplate: ProofURIPrefix + "{session_id}", Name: "audit-proof", MIMEType: "application/json",
 		Description: "A finalized audit session's proof bundle (records, Merkle leaves and root, an inclusion proof per record, a signed checkpoint), verifiable offline with `cairn audit verify`."},
+	{URITemplate: ProjectURIPrefix + "{project}", Name: "project-tasks", MIMEType: "application/json",
+		Description: "A project's tasks as task_list shows them: the 100 most recently updated."},
 }
 
 func (c *Core) registerResources() {
@@ -50,10 +54,12 @@ func (c *Core) readResource(_ context.Context, uri string) ([]sdk.ResourceConten
 		v, err = c.readTask(strings.TrimPrefix(uri, TaskURIPrefix))
 	case strings.HasPrefix(uri, TrailURIPrefix):
 		v, err = c.readTrail(strings.TrimPrefix(uri, TrailURIPrefix))
+	case strings.HasPrefix(uri, ProjectURIPrefix):
+		v, err = c.readProject(strings.TrimPrefix(uri, ProjectURIPrefix))
 	case strings.HasPrefix(uri, ProofURIPrefix):
 		return c.readProof(uri, strings.TrimPrefix(uri, ProofURIPrefix))
 	default:
-		return nil, errs.NotFoundf(errs.ResourceNotFound, "uri", "no resource %q: the core area serves %s{task_id}, %s{task_id} and %s{session_id}", uri, TaskURIPrefix, TrailURIPrefix, ProofURIPrefix)
+		return nil, errs.NotFoundf(errs.ResourceNotFound, "uri", "no resource %q: the core area serves %s{task_id}, %s{task_id}, %s{session_id} and %s{project}", uri, TaskURIPrefix, TrailURIPrefix, ProofURIPrefix, ProjectURIPrefix)
 	}
 	if err != nil {
 		return nil, err
@@ -83,6 +89,21 @@ func (c *Core) readTrail(id string) (audit.ListOutput, error) {
 	return svc.List(audit.ListInput{TaskID: &id, Limit: &limit, VerifyChain: &verify})
 }
 
+func (c *Core) readProject(slug string) (tasks.ListOutput, error) {
+	svc, err := c.svc()
+	if err != nil {
+		return tasks.ListOutput{}, err
+	}
+	if ok, err := svc.HasProject(slug); err != nil || !ok {
+		if err == nil {
+			err = errs.NotFoundf(errs.ProjectNotFound, "project", "project %q does not exist", slug)
+		}
+		return tasks.ListOutput{}, err
+	}
+	limit, sortBy, order := 100, tasks.SortUpdated, "desc"
+	return svc.List(tasks.ListInput{Project: &slug, Limit: &limit, SortBy: &sortBy, SortOrder: &order})
+}
+
 // readProof builds the D13 bundle of a finalized session, signed with the
 // installation's checkpoint key.
 func (c *Core) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) {
@@ -110,15 +131,18 @@ func (c *Core) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) 
 }
 
 // linkResources tells the host which resources a published event changed,
-// so subscribed clients hear of it: a task event changes the task and its
-// trail (its event chain grew), a thought its task's trail, a finalize the
-// session's proof.
+// so subscribed clients hear of it: a task event changes the task, its
+// trail (its event chain grew) and its project's list, a thought its task's
+// trail, a finalize the session's proof.
 func (c *Core) linkResources(ctx context.Context, eventType string, data map[string]any) {
 	var uris []string
 	switch {
 	case strings.HasPrefix(eventType, "task."):
 		if id, _ := data["task_id"].(string); id != "" {
 			uris = append(uris, TaskURIPrefix+id, TrailURIPrefix+id)
+		}
+		if p, _ := data["project"].(string); p != "" {
+			uris = append(uris, ProjectURIPrefix+p)
 		}
 	case eventType == audit.EventThoughtRecorded:
 		if id, _ := data["task_id"].(string); id != "" {
