@@ -55,7 +55,13 @@ func stdioEraClient(t *testing.T, w *workspace, modern bool, env ...string) *era
 // httpEraClient connects to a `cairn serve --http` on one era.
 func httpEraClient(t *testing.T, url string, modern bool) *eraClient {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
+	var opts []transport.StreamableHTTPCOption
+	if !modern {
+		// 2025-11-25 clients hear the server between requests on a GET
+		// stream; 2026-07-28 ones on subscriptions/listen.
+		opts = append(opts, transport.WithContinuousListening())
+	}
+	tr, err := transport.NewStreamableHTTP(url, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
