@@ -331,7 +331,8 @@ func invalidParams(method string, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	if !ok || (method != string(mcp.MethodResourcesRead) && method != string(mcp.MethodPromptsGet)) || e.Error.Code != mcp.INTERNAL_ERROR {
 		return resp
 	}
-	if strings.HasPrefix(e.Error.Message, errs.InvalidInput+":") || strings.HasPrefix(e.Error.Message, errs.NotFound+":") {
+	code, _, _ := strings.Cut(e.Error.Message, ":")
+	if code == errs.InvalidInput || (method == string(mcp.MethodPromptsGet) && strings.HasSuffix(code, "NOT_FOUND")) {
 		e.Error.Code = mcp.INVALID_PARAMS
 	}
 	return e

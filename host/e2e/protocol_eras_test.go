@@ -346,6 +346,7 @@ func exerciseEra(t *testing.T, w *workspace, ec *eraClient, project string) {
 func eraWorkspace(t *testing.T) *workspace {
 	w := newWorkspace(t)
 	w.writeFile(".agents/skills/cairn-review/SKILL.md", skillFile, 0o644)
+	w.writeFile(".agents/skills/cairn-debug/SKILL.md", "---\nversion: 1\ndescription: Debug a task.\n---\nFind the cause.\n", 0o644)
 	return w
 }
 

@@ -120,6 +120,15 @@ func TestProtocolModernRawStdio(t *testing.T) {
 				t.Errorf("the new skill is not listed as a prompt")
 			}
 
+			// A prompt refused for its arguments is invalid params.
+			for i, args := range []map[string]any{{"name": "sdd-plan-phase"}, {"name": "cairn-debug", "arguments": map[string]any{"task_id": "T-99"}}, {"name": "no-such-prompt"}} {
+				id := 50 + i
+				r.send(modernRequest(id, "prompts/get", args, meta))
+				if e, _ := r.next(30*time.Second, "prompts/get refused", idIs(float64(id)))["error"].(map[string]any); e == nil || e["code"] != float64(mcp.INVALID_PARAMS) {
+					t.Errorf("prompts/get %v: %v; want error %d", args, e, mcp.INVALID_PARAMS)
+				}
+			}
+
 			// With one, list changes and resource updates arrive on it,
 			// tagged with the listen request's id.
 			r.send(modernRequest(6, "subscriptions/listen", map[string]any{"notifications": map[string]any{
