@@ -203,6 +203,8 @@ func TestProtocolModernHTTPHeaders(t *testing.T) {
 	}{
 		"no version header":         {map[string]string{mcp.HeaderMethod: "tools/list"}, v},
 		"version header mismatched": {map[string]string{mcp.HeaderProtocolVersion: "2025-11-25", mcp.HeaderMethod: "tools/list"}, v},
+		"no method header":          {map[string]string{mcp.HeaderProtocolVersion: v}, v},
+		"method header mismatched":  {map[string]string{mcp.HeaderProtocolVersion: v, mcp.HeaderMethod: "tools/call"}, v},
 	} {
 		code, m := post(tc.header, tc.version)
 		e, _ := m["error"].(map[string]any)
