@@ -68,7 +68,7 @@ type Plugin struct {
 	templates   []ResourceTemplate
 	readers     []resourceReader
 	listers     []func(ctx context.Context) ([]Resource, error)
-	prompts     prompts
+	prompts     promptSet
 	completers  []Completer
 	subs        []subscription
 	onConfigure []func(ctx context.Context, cfg Config) error

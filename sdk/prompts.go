@@ -43,9 +43,9 @@ type PromptMessage struct {
 	Text string
 }
 
-// prompts holds a plugin's fixed prompts and the functions that list its
+// promptSet holds a plugin's fixed prompts and the functions that list its
 // changing ones (a registry that files come and go from).
-type prompts struct {
+type promptSet struct {
 	fixed   []Prompt
 	listers []func(ctx context.Context) ([]Prompt, error)
 }
