@@ -106,13 +106,13 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				}
 			}
 		}
-		h.requestLog(ctx, mcp.LoggingLevelDebug, fmt.Sprintf("calling %s as %s", name, callerName(call.Caller)))
+		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
 		if out.Err != nil {
-			h.requestLog(ctx, mcp.LoggingLevelWarning, fmt.Sprintf("%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message))
+			h.requestLog(ctx, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 		} else {
-			h.requestLog(ctx, mcp.LoggingLevelInfo, fmt.Sprintf("%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond)))
+			h.requestLog(ctx, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
 		}
 		return toResult(out), nil
 	}
