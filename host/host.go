@@ -141,6 +141,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
+		server.WithPromptFilter(h.filterPrompts),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completions{h}),
 		server.WithResourceCompletionProvider(completions{h}),

@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
@@ -153,4 +154,32 @@ func (h *Host) watchPromptChanges() (unsubscribe func()) {
 			h.adoptPrompts(context.Background(), p)
 		}
 	})
+}
+
+// filterPrompts keeps the prompts of plugins whose tools the session sees
+// (D21): a prompt that tells the agent to call tools it cannot call (the
+// sdd workflow without the sdd toolset, anything in MINIMAL mode) is noise.
+func (h *Host) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	s := h.sessionOf(ctx)
+	visible := map[string]bool{}
+	for _, t := range h.reg.List() {
+		if t.Owner != registry.HostOwner && visibleTo(s, t) {
+			visible[t.Owner] = true
+		}
+	}
+	owner := map[string]string{}
+	h.mu.Lock()
+	for plugin, l := range h.prompts.byPlugin {
+		for _, p := range l {
+			owner[p.Prompt.Name] = plugin
+		}
+	}
+	h.mu.Unlock()
+	out := prompts[:0:0]
+	for _, p := range prompts {
+		if visible[owner[p.Name]] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

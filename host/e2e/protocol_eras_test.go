@@ -409,3 +409,43 @@ func serveHTTPNoAuth(t *testing.T, w *workspace) string {
 	})
 	return url
 }
+
+// A session lists the prompts of the plugins whose tools it sees (D21).
+func TestProtocolPromptsFollowToolsets(t *testing.T) {
+	for _, tc := range []struct {
+		env          string
+		want, hidden []string
+	}{
+		{"CAIRN_TOOLSETS=core", []string{"cairn-review"}, []string{"sdd-plan-phase"}},
+		{"CAIRN_TOOLSETS=sdd", []string{"sdd-plan-phase"}, []string{"cairn-review"}},
+		{"CAIRN_MODE=MINIMAL", nil, []string{"cairn-review", "sdd-plan-phase"}},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			w := eraWorkspace(t)
+			ec := stdioEraClient(t, w, false, tc.env)
+			pl, err := ec.c.ListPrompts(context.Background(), mcp.ListPromptsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, p := range pl.Prompts {
+				names = append(names, p.Name)
+			}
+			for _, n := range tc.want {
+				if !slices.Contains(names, n) {
+					t.Errorf("%s: prompt %s missing from %v", tc.env, n, names)
+				}
+			}
+			for _, n := range tc.hidden {
+				if slices.Contains(names, n) {
+					t.Errorf("%s: prompt %s listed: %v", tc.env, n, names)
+				}
+			}
+			if len(tc.hidden) > 0 {
+				if _, err := ec.c.GetPrompt(context.Background(), mcp.GetPromptRequest{Params: mcp.GetPromptParams{Name: tc.hidden[0], Arguments: map[string]string{"phase": "1", "change": "x"}}}); err == nil {
+					t.Errorf("%s: an unlisted prompt %s was rendered", tc.env, tc.hidden[0])
+				}
+			}
+		})
+	}
+}
