@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -33,6 +34,14 @@ type connSession struct {
 	clientCaps    atomic.Value // mcp.ClientCapabilities
 	logLevel      atomic.Value // mcp.LoggingLevel; unset until logging/setLevel
 	settings      *SessionSettings
+	// modern is set once the client spoke protocol 2026-07-28, where every
+	// notification is opt-in through subscriptions/listen.
+	modern atomic.Bool
+	// subscription is the filter of the open subscriptions/listen request
+	// and listenID that request's id (nil when none is open).
+	subMu        sync.RWMutex
+	subscription mcp.SubscriptionFilter
+	listenID     any
 	// relayLog, when set, sends a line to the relay's stderr.
 	relayLog func(text string)
 	mu       sync.Mutex
@@ -62,6 +71,52 @@ func (s *connSession) SetLogLevel(l mcp.LoggingLevel) { s.logLevel.Store(l) }
 func (s *connSession) GetLogLevel() mcp.LoggingLevel {
 	v, _ := s.logLevel.Load().(mcp.LoggingLevel)
 	return v
+}
+
+// SetSubscriptionFilter and SubscriptionFilter let mcp-go filter broadcasts
+// (list_changed) for a 2026-07-28 session: it hears only what its open
+// subscriptions/listen request asked for, and nothing while none is open.
+func (s *connSession) SetSubscriptionFilter(f mcp.SubscriptionFilter) {
+	s.subMu.Lock()
+	s.subscription = f
+	s.subMu.Unlock()
+}
+
+func (s *connSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
+	s.subMu.RLock()
+	defer s.subMu.RUnlock()
+	return s.subscription, s.modern.Load() || s.listenID != nil
+}
+
+// listen records the id of the open subscriptions/listen request (nil when
+// it ends); notifications on its stream carry it.
+func (s *connSession) listen(id any) {
+	s.subMu.Lock()
+	s.listenID = id
+	s.subMu.Unlock()
+}
+
+// tagged marks a notification that belongs to the session's listen stream
+// with that stream's id, as protocol 2026-07-28 requires.
+func (s *connSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification {
+	switch n.Method {
+	case mcp.MethodNotificationToolsListChanged, mcp.MethodNotificationPromptsListChanged,
+		mcp.MethodNotificationResourcesListChanged:
+	default:
+		return n
+	}
+	s.subMu.RLock()
+	id := s.listenID
+	s.subMu.RUnlock()
+	if id == nil {
+		return n
+	}
+	meta := map[string]any{mcp.MetaKeySubscriptionID: id}
+	for k, v := range n.Params.Meta {
+		meta[k] = v
+	}
+	n.Params.Meta = meta
+	return n
 }
 
 // Default per-session limits (D21); CAIRN_MAX_MESSAGE and
@@ -148,7 +203,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			for {
 				select {
 				case n := <-sess.notifications:
-					write(n)
+					write(sess.tagged(n))
 				default:
 					return
 				}
@@ -157,7 +212,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 		for {
 			select {
 			case n := <-sess.notifications:
-				write(n)
+				write(sess.tagged(n))
 			case v, ok := <-out:
 				drain()
 				if !ok {
@@ -221,10 +276,18 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
 	}
 	if json.Unmarshal(line, &probe) != nil {
 		respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
 		return
+	}
+	if v, _ := probe.Params.Meta[mcp.MetaKeyProtocolVersion].(string); mcp.IsModernProtocol(v) {
+		if c, ok := server.ClientSessionFromContext(ctx).(*connSession); ok {
+			c.modern.Store(true)
+		}
 	}
 	switch {
 	case probe.Method == "":
@@ -259,15 +322,17 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	}()
 }
 
-// invalidParams gives a resource read refused for its arguments (a plugin's
-// 400, say an invalid sdd:// id) the JSON-RPC invalid-params code: mcp-go
-// reports every failed read as an internal error.
+// invalidParams gives a resource read or prompt refused for its arguments
+// (a plugin's 400, say an invalid sdd:// id or a missing prompt argument)
+// the JSON-RPC invalid-params code: mcp-go reports every failed read or
+// prompt as an internal error.
 func invalidParams(method string, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
 	e, ok := resp.(mcp.JSONRPCError)
-	if !ok || method != string(mcp.MethodResourcesRead) || e.Error.Code != mcp.INTERNAL_ERROR {
+	if !ok || (method != string(mcp.MethodResourcesRead) && method != string(mcp.MethodPromptsGet)) || e.Error.Code != mcp.INTERNAL_ERROR {
 		return resp
 	}
-	if strings.HasPrefix(e.Error.Message, errs.InvalidInput+":") {
+	code, _, _ := strings.Cut(e.Error.Message, ":")
+	if code == errs.InvalidInput || (method == string(mcp.MethodPromptsGet) && strings.HasSuffix(code, "NOT_FOUND")) {
 		e.Error.Code = mcp.INVALID_PARAMS
 	}
 	return e

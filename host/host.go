@@ -77,6 +77,11 @@ type Host struct {
 	// logs fans log lines out to the sessions that asked for them.
 	logs   *sessionLogs
 	limits limits
+	// prompts holds the plugins' prompts; subs the sessions' resource
+	// subscriptions; unwatch ends the bus watches that serve both.
+	prompts *promptTable
+	subs    *subscriptions
+	unwatch func()
 }
 
 // New prepares a host; Start launches the plugins.
@@ -122,6 +127,10 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { h.refreshResources(ctx) })
 	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { h.refreshResources(ctx) })
+	h.prompts, h.subs = newPromptTable(), newSubscriptions()
+	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { h.refreshPrompts(ctx) })
+	h.hookSubscriptions(hooks)
+	h.unwatch = h.watchProtocolEvents()
 	// Each session lists only its own toolsets' and mode's tools (D21).
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		if res != nil {
@@ -131,7 +140,12 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	h.mcp = server.NewMCPServer("cairn", opts.Version,
 		server.WithHooks(hooks),
 		server.WithToolCapabilities(true),
-		server.WithResourceCapabilities(false, true),
+		server.WithResourceCapabilities(true, true),
+		server.WithPromptCapabilities(true),
+		server.WithPromptFilter(h.filterPrompts),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completions{h}),
+		server.WithResourceCompletionProvider(completions{h}),
 		server.WithRecovery(),
 		server.WithLogging(),
 		server.WithInstructions(instructions),
@@ -673,6 +687,7 @@ func (h *Host) Reload(ctx context.Context) error {
 
 // Shutdown stops every plugin, in parallel.
 func (h *Host) Shutdown(ctx context.Context) {
+	h.unwatch()
 	var wg sync.WaitGroup
 	for _, p := range h.Plugins() {
 		wg.Add(1)

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // sessionLogs sends the server's warnings to the sessions it serves: every
@@ -123,5 +126,25 @@ func levelRank(l mcp.LoggingLevel) int {
 		return 6
 	default:
 		return 7
+	}
+}
+
+// requestLog tells the client about the request it is making, at level: a
+// 2026-07-28 request hears of it when its _meta named a log level at or
+// below level, a 2025-11-25 session when logging/setLevel did. Nobody else
+// hears of it, and the line is not even formatted then (tool calls are hot).
+func (h *Host) requestLog(ctx context.Context, level mcp.LoggingLevel, format string, args ...any) {
+	var want mcp.LoggingLevel
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		want = info.LogLevel
+	} else if sl, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
+		want = sl.GetLogLevel()
+	}
+	if want == "" || !level.ShouldSendTo(want) {
+		return
+	}
+	err := h.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "cairn", fmt.Sprintf(format, args...)))
+	if err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
+		h.log.Trace("log message not sent to the client", "error", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -111,7 +112,27 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				}
 			}
 		}
-		return toResult(h.pipe.Run(ctx, call)), nil
+		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+		start := time.Now()
+		out := h.pipe.Run(ctx, call)
+		if out.Err != nil {
+			h.requestLog(ctx, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+		} else {
+			h.requestLog(ctx, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+		}
+		return toResult(out), nil
+	}
+}
+
+// callerName is who a call acts as, for the request's log lines.
+func callerName(c pipeline.Caller) string {
+	switch {
+	case c.ID != "":
+		return c.ID
+	case c.ClientName != "":
+		return c.ClientName
+	default:
+		return "unknown"
 	}
 }
 
@@ -162,6 +183,8 @@ func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
 			res.Content = append(res.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
 		case "audio":
 			res.Content = append(res.Content, mcp.NewAudioContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
+		case "resource_link":
+			res.Content = append(res.Content, mcp.NewResourceLink(c.URI, c.Text, "", c.MIMEType))
 		default:
 			res.Content = append(res.Content, mcp.NewTextContent(c.Text))
 		}
@@ -224,18 +247,25 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 		out.Output = json.RawMessage(`{}`)
 	}
 	for _, ct := range res.Content {
-		out.Content = append(out.Content, pipeline.Content{Type: ct.Type, Text: ct.Text, MIMEType: ct.MimeType, Data: ct.Data})
+		out.Content = append(out.Content, pipeline.Content{Type: ct.Type, Text: ct.Text, MIMEType: ct.MimeType, Data: ct.Data, URI: ct.Uri})
 	}
 	return out
 }
 
-// adoptResources registers a plugin's resources and templates with the MCP
-// server, routing reads back to the plugin.
-func (h *Host) adoptResources(ctx context.Context, p interface {
+// resourcePlugin is what the host needs of a plugin to serve its resources.
+type resourcePlugin interface {
 	Name() string
 	ListResources(context.Context) (*pb.ListResourcesResponse, error)
 	ReadResource(context.Context, string) (*pb.ReadResourceResponse, error)
+}
+
+// adoptResources registers a plugin's resources, templates and prompts with
+// the MCP server, routing reads back to the plugin.
+func (h *Host) adoptResources(ctx context.Context, p interface {
+	resourcePlugin
+	promptPlugin
 }) {
+	h.adoptPrompts(ctx, p)
 	resp, err := p.ListResources(ctx)
 	if err != nil {
 		h.log.Warn("plugin did not list its resources", "plugin", p.Name(), "error", err)
@@ -321,6 +351,7 @@ func newTemplate(t *pb.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
 }
 
 func (h *Host) dropResources(plugin string) {
+	h.dropPrompts(plugin)
 	h.mu.Lock()
 	_, had := h.resources[plugin]
 	delete(h.resKeys, plugin)

@@ -68,6 +68,8 @@ type Plugin struct {
 	templates   []ResourceTemplate
 	readers     []resourceReader
 	listers     []func(ctx context.Context) ([]Resource, error)
+	prompts     promptSet
+	completers  []Completer
 	subs        []subscription
 	onConfigure []func(ctx context.Context, cfg Config) error
 	onStop      []func(ctx context.Context) error

@@ -172,7 +172,7 @@ func resultToProto(res Result) *pb.ToolResult {
 		out.Output = nil
 	}
 	for _, c := range res.Content {
-		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType})
+		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI})
 	}
 	return out
 }

@@ -62,11 +62,19 @@ type ContentProvider interface {
 
 // Content is an extra MCP content block.
 type Content struct {
-	// Type is "text", "image" or "audio".
+	// Type is "text", "image", "audio" or "resource_link".
 	Type     string
 	Text     string
 	Data     []byte
 	MIMEType string
+	// URI is a resource_link's target; Text is then its name.
+	URI string
+}
+
+// ResourceLink is a content block pointing at a resource the call created
+// or changed, which the client may read or subscribe to.
+func ResourceLink(uri, name, mimeType string) Content {
+	return Content{Type: "resource_link", URI: uri, Text: name, MIMEType: mimeType}
 }
 
 // Result is the outcome of one tool call.

@@ -36,6 +36,8 @@ type Caller struct {
 type Content struct {
 	Type, Text, MIMEType string
 	Data                 []byte
+	// URI is a resource_link's target.
+	URI string
 }
 
 // Call is one tool call travelling through the stages.

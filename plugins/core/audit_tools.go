@@ -80,13 +80,14 @@ func (c *Core) registerAuditTools() {
 	}, func(svc *audit.Service, _ string, in audit.VerifyInput) (audit.VerifyOutput, error) {
 		return svc.Verify(in)
 	})
-	auditTool(c, sdk.Tool[audit.FinalizeInput, audit.FinalizeOutput]{
+	auditTool(c, sdk.Tool[audit.FinalizeInput, finalizedSession]{
 		Name:        "merkle_finalize",
 		Title:       "Finalize Merkle root",
 		Description: "Freezes the audit session's Merkle root over its records (both chains of every task in scope, in recorded order; task_id restricts to one task). Records added later never change the frozen root. A second call answers 409 ERR_ALREADY_FINALIZED. Operators export a signed, offline-verifiable proof with `cairn audit export <session>`.",
 		InputSchema: merkleFinalizeSchema,
-	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (audit.FinalizeOutput, error) {
-		return svc.Finalize(in)
+	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (finalizedSession, error) {
+		out, err := svc.Finalize(in)
+		return finalizedSession(out), err
 	})
 	auditTool(c, sdk.Tool[audit.RootInput, audit.RootOutput]{
 		Name:        "merkle_root",

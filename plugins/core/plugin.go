@@ -75,6 +75,9 @@ func New() *sdk.Plugin {
 	c.registerTaskTools()
 	c.registerAuditTools()
 	c.registerSkillTools()
+	c.registerResources()
+	c.registerPrompts()
+	c.registerCompletions()
 	return p
 }
 
@@ -112,6 +115,7 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	c.mu.Lock()
 	c.store, c.tasks, c.audit, c.skills, c.active = st, svc, aud, reg, os.Getenv("CAIRN_PROJECT")
 	c.mu.Unlock()
+	c.watchSkills(reg)
 	return nil
 }
 
@@ -142,11 +146,17 @@ func (c *Core) svc() (*tasks.Service, error) {
 	return c.tasks, nil
 }
 
+// publishTimeout bounds one event publication to the host.
+const publishTimeout = 5 * time.Second
+
 func (c *Core) publish(eventType string, data any) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	if err := c.p.Publish(ctx, eventType, data); err != nil {
 		c.p.Logger().Warn("event not published", "event", eventType, "error", err)
+	}
+	if m, ok := data.(map[string]any); ok {
+		c.linkResources(ctx, eventType, m)
 	}
 }
 

@@ -10,23 +10,23 @@ import (
 )
 
 func (c *Core) registerTaskTools() {
-	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, tasks.CreateOutput]{
+	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, createdTask]{
 		Name:               "task_create",
 		Title:              "Create task",
 		Description:        "Creates a task in a registered project (your session's project counts as registered). New tasks start in backlog; returns the id (T-<n>) and the project's sequence number. Use parent_id for sub-tasks and depends_on for tasks this one waits on.",
 		InputSchema:        taskCreateSchema,
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.CreateInput) (tasks.CreateOutput, error) {
+		Handler: func(ctx context.Context, in tasks.CreateInput) (createdTask, error) {
 			svc, err := c.svc()
 			if err != nil {
-				return tasks.CreateOutput{}, err
+				return createdTask{}, err
 			}
 			cl := call(ctx)
 			out, err := svc.CreateFor(cl, in)
 			if err == nil {
 				c.rememberProject(cl.Actor, in.Project)
 			}
-			return out, err
+			return createdTask(out), err
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[tasks.UpdateInput, tasks.UpdateOutput]{

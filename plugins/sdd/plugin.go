@@ -51,6 +51,8 @@ func New() *sdk.Plugin {
 	p.SetHealth(s.health)
 	s.registerTools()
 	s.registerResources()
+	s.registerPrompts()
+	s.registerCompletions()
 	return p
 }
 

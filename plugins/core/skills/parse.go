@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -23,15 +24,30 @@ type Meta struct {
 	Version      string
 	Description  string
 	Capabilities []string
+	// Arguments are what the skill takes when a client uses it as an MCP
+	// prompt (optional "arguments" key).
+	Arguments []Argument
 }
+
+// Argument is one argument of a skill used as a prompt.
+type Argument struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	Required    bool   `yaml:"required"`
+}
+
+// argumentName is the form of an argument name: it becomes a prompt
+// argument a client fills in.
+var argumentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // frontmatter mirrors the YAML keys. Unknown keys are allowed because
 // SKILL.md files in the wild carry extra keys (license, allowed-tools, ...).
 type frontmatter struct {
-	Name         string   `yaml:"name"`
-	Version      string   `yaml:"version"`
-	Description  string   `yaml:"description"`
-	Capabilities []string `yaml:"capabilities"`
+	Name         string     `yaml:"name"`
+	Version      string     `yaml:"version"`
+	Description  string     `yaml:"description"`
+	Capabilities []string   `yaml:"capabilities"`
+	Arguments    []Argument `yaml:"arguments"`
 }
 
 // Parse reads the YAML frontmatter of a SKILL.md file: the text between a
@@ -73,7 +89,38 @@ func Parse(data []byte) (Meta, error) {
 		}
 		m.Capabilities = append(m.Capabilities, c)
 	}
+	seen := map[string]bool{}
+	for i, a := range fm.Arguments {
+		a.Name, a.Description = strings.TrimSpace(a.Name), strings.TrimSpace(a.Description)
+		if !argumentName.MatchString(a.Name) {
+			return Meta{}, fmt.Errorf("frontmatter: arguments[%d].name %q must match %s", i, a.Name, argumentName)
+		}
+		if seen[a.Name] {
+			return Meta{}, fmt.Errorf("frontmatter: arguments[%d].name %q is repeated", i, a.Name)
+		}
+		seen[a.Name] = true
+		m.Arguments = append(m.Arguments, a)
+	}
 	return m, nil
+}
+
+// Body returns the instructions of a SKILL.md file: what follows its
+// frontmatter's closing "---" line, trimmed. A file without frontmatter has
+// no body.
+func Body(data []byte) string {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	first, rest, _ := cutLine(data)
+	if string(first) != "---" {
+		return ""
+	}
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = cutLine(rest)
+		if string(line) == "---" {
+			return strings.TrimSpace(string(rest))
+		}
+	}
+	return ""
 }
 
 // frontmatterBlock returns the YAML between the opening and closing "---"

@@ -32,6 +32,7 @@ func TestParse(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	seeds := []string{
 		"---\nversion: 1.0.0\ndescription: x\ncapabilities: [a]\n---\n",
+		"---\nversion: 1\ndescription: x\narguments: [{name: a, required: true}, {name: 9}]\n---\n",
 		"---\r\nversion: 1\r\ndescription: y\r\n---\r\n",
 		"---\n---\n",
 		"---\nversion: &a [*a]\n---\n",

@@ -59,6 +59,9 @@ type Skill struct {
 	// Path is repo-relative with forward slashes, e.g.
 	// ".agents/skills/cairn-task-triage/SKILL.md".
 	Path string `json:"path"`
+	// Arguments and Body serve the skill as an MCP prompt.
+	Arguments []Argument `json:"-"`
+	Body      string     `json:"-"`
 }
 
 // Problem is a skill file that could not be loaded. server_health reports
@@ -322,6 +325,8 @@ func (r *Registry) load(dir, name, rel string) (Skill, error) {
 		Description:  m.Description,
 		Capabilities: m.Capabilities,
 		Path:         rel,
+		Arguments:    m.Arguments,
+		Body:         Body(data),
 	}, nil
 }
 

@@ -962,10 +962,12 @@ func (x *ToolError) GetStatus() int32 {
 type Content struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "text", "image" or "audio".
-	Type          string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
-	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
-	MimeType      string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	Type     string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Text     string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Data     []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	MimeType string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// For "resource_link": the linked resource's URI; text is its name.
+	Uri           string `protobuf:"bytes,5,opt,name=uri,proto3" json:"uri,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1024,6 +1026,13 @@ func (x *Content) GetData() []byte {
 func (x *Content) GetMimeType() string {
 	if x != nil {
 		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Content) GetUri() string {
+	if x != nil {
+		return x.Uri
 	}
 	return ""
 }
@@ -1935,6 +1944,522 @@ func (*LogResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
+type PromptArgument struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Required      bool                   `protobuf:"varint,3,opt,name=required,proto3" json:"required,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptArgument) Reset() {
+	*x = PromptArgument{}
+	mi := &file_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptArgument) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptArgument) ProtoMessage() {}
+
+func (x *PromptArgument) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
+func (*PromptArgument) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *PromptArgument) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PromptArgument) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *PromptArgument) GetRequired() bool {
+	if x != nil {
+		return x.Required
+	}
+	return false
+}
+
+type Prompt struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Title         string                 `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Arguments     []*PromptArgument      `protobuf:"bytes,4,rep,name=arguments,proto3" json:"arguments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Prompt) Reset() {
+	*x = Prompt{}
+	mi := &file_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Prompt) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Prompt) ProtoMessage() {}
+
+func (x *Prompt) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
+func (*Prompt) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *Prompt) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Prompt) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Prompt) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Prompt) GetArguments() []*PromptArgument {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+type ListPromptsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsRequest) Reset() {
+	*x = ListPromptsRequest{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsRequest) ProtoMessage() {}
+
+func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
+func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+type ListPromptsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Prompts       []*Prompt              `protobuf:"bytes,1,rep,name=prompts,proto3" json:"prompts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPromptsResponse) Reset() {
+	*x = ListPromptsResponse{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPromptsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPromptsResponse) ProtoMessage() {}
+
+func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
+func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListPromptsResponse) GetPrompts() []*Prompt {
+	if x != nil {
+		return x.Prompts
+	}
+	return nil
+}
+
+type GetPromptRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Arguments     map[string]string      `protobuf:"bytes,2,rep,name=arguments,proto3" json:"arguments,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptRequest) Reset() {
+	*x = GetPromptRequest{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptRequest) ProtoMessage() {}
+
+func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
+func (*GetPromptRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *GetPromptRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetPromptRequest) GetArguments() map[string]string {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+type PromptMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "user" or "assistant".
+	Role          string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PromptMessage) Reset() {
+	*x = PromptMessage{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PromptMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PromptMessage) ProtoMessage() {}
+
+func (x *PromptMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
+func (*PromptMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *PromptMessage) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *PromptMessage) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+type GetPromptResponse struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Description string                 `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
+	Messages    []*PromptMessage       `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	// Set when the prompt could not be rendered (unknown prompt: 404, a
+	// missing or invalid argument: 400).
+	Error         *ToolError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptResponse) Reset() {
+	*x = GetPromptResponse{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptResponse) ProtoMessage() {}
+
+func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
+func (*GetPromptResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *GetPromptResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *GetPromptResponse) GetMessages() []*PromptMessage {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *GetPromptResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+type CompleteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "prompt" (name is a prompt name) or "resource" (name is a URI template).
+	RefType string `protobuf:"bytes,1,opt,name=ref_type,json=refType,proto3" json:"ref_type,omitempty"`
+	RefName string `protobuf:"bytes,2,opt,name=ref_name,json=refName,proto3" json:"ref_name,omitempty"`
+	// The argument being completed and what the user has typed so far.
+	Argument string `protobuf:"bytes,3,opt,name=argument,proto3" json:"argument,omitempty"`
+	Value    string `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	// Arguments already resolved (MCP completion context).
+	Context       map[string]string `protobuf:"bytes,5,rep,name=context,proto3" json:"context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteRequest) Reset() {
+	*x = CompleteRequest{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteRequest) ProtoMessage() {}
+
+func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
+func (*CompleteRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *CompleteRequest) GetRefType() string {
+	if x != nil {
+		return x.RefType
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetRefName() string {
+	if x != nil {
+		return x.RefName
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetArgument() string {
+	if x != nil {
+		return x.Argument
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *CompleteRequest) GetContext() map[string]string {
+	if x != nil {
+		return x.Context
+	}
+	return nil
+}
+
+type CompleteResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// At most 100 values, best first.
+	Values []string `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	// Number of matches in all, when more than values holds.
+	Total         int32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	HasMore       bool  `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteResponse) Reset() {
+	*x = CompleteResponse{}
+	mi := &file_plugin_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteResponse) ProtoMessage() {}
+
+func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
+func (*CompleteResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *CompleteResponse) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *CompleteResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CompleteResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2021,12 +2546,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x18\n" +
 	"\adetails\x18\x03 \x01(\fR\adetails\x12\x16\n" +
-	"\x06status\x18\x04 \x01(\x05R\x06status\"b\n" +
+	"\x06status\x18\x04 \x01(\x05R\x06status\"t\n" +
 	"\aContent\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\x12\x1b\n" +
-	"\tmime_type\x18\x04 \x01(\tR\bmimeType\"o\n" +
+	"\tmime_type\x18\x04 \x01(\tR\bmimeType\x12\x10\n" +
+	"\x03uri\x18\x05 \x01(\tR\x03uri\"o\n" +
 	"\bResource\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -2076,7 +2602,45 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
 	"\x06fields\x18\x03 \x01(\fR\x06fields\"\r\n" +
-	"\vLogResponse2\xa4\x05\n" +
+	"\vLogResponse\"b\n" +
+	"\x0ePromptArgument\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
+	"\brequired\x18\x03 \x01(\bR\brequired\"\x93\x01\n" +
+	"\x06Prompt\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12=\n" +
+	"\targuments\x18\x04 \x03(\v2\x1f.cairn.plugin.v1.PromptArgumentR\targuments\"\x14\n" +
+	"\x12ListPromptsRequest\"H\n" +
+	"\x13ListPromptsResponse\x121\n" +
+	"\aprompts\x18\x01 \x03(\v2\x17.cairn.plugin.v1.PromptR\aprompts\"\xb4\x01\n" +
+	"\x10GetPromptRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12N\n" +
+	"\targuments\x18\x02 \x03(\v20.cairn.plugin.v1.GetPromptRequest.ArgumentsEntryR\targuments\x1a<\n" +
+	"\x0eArgumentsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
+	"\rPromptMessage\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xa3\x01\n" +
+	"\x11GetPromptResponse\x12 \n" +
+	"\vdescription\x18\x01 \x01(\tR\vdescription\x12:\n" +
+	"\bmessages\x18\x02 \x03(\v2\x1e.cairn.plugin.v1.PromptMessageR\bmessages\x120\n" +
+	"\x05error\x18\x03 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"\xfe\x01\n" +
+	"\x0fCompleteRequest\x12\x19\n" +
+	"\bref_type\x18\x01 \x01(\tR\arefType\x12\x19\n" +
+	"\bref_name\x18\x02 \x01(\tR\arefName\x12\x1a\n" +
+	"\bargument\x18\x03 \x01(\tR\bargument\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\x12G\n" +
+	"\acontext\x18\x05 \x03(\v2-.cairn.plugin.v1.CompleteRequest.ContextEntryR\acontext\x1a:\n" +
+	"\fContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"[\n" +
+	"\x10CompleteResponse\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore2\xa3\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -2085,7 +2649,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\fReadResource\x12$.cairn.plugin.v1.ReadResourceRequest\x1a%.cairn.plugin.v1.ReadResourceResponse\x12X\n" +
 	"\vHandleEvent\x12#.cairn.plugin.v1.HandleEventRequest\x1a$.cairn.plugin.v1.HandleEventResponse\x12I\n" +
 	"\x06Health\x12\x1e.cairn.plugin.v1.HealthRequest\x1a\x1f.cairn.plugin.v1.HealthResponse\x12C\n" +
-	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse2\x96\x01\n" +
+	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse\x12X\n" +
+	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
+	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
+	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse2\x96\x01\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
 	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponseB;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
@@ -2102,7 +2669,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -2135,10 +2702,21 @@ var file_plugin_proto_goTypes = []any{
 	(*PublishResponse)(nil),       // 28: cairn.plugin.v1.PublishResponse
 	(*LogRequest)(nil),            // 29: cairn.plugin.v1.LogRequest
 	(*LogResponse)(nil),           // 30: cairn.plugin.v1.LogResponse
-	nil,                           // 31: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	(*PromptArgument)(nil),        // 31: cairn.plugin.v1.PromptArgument
+	(*Prompt)(nil),                // 32: cairn.plugin.v1.Prompt
+	(*ListPromptsRequest)(nil),    // 33: cairn.plugin.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),   // 34: cairn.plugin.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),      // 35: cairn.plugin.v1.GetPromptRequest
+	(*PromptMessage)(nil),         // 36: cairn.plugin.v1.PromptMessage
+	(*GetPromptResponse)(nil),     // 37: cairn.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),       // 38: cairn.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 39: cairn.plugin.v1.CompleteResponse
+	nil,                           // 40: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 41: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 42: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	31, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	40, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -2152,31 +2730,43 @@ var file_plugin_proto_depIdxs = []int32{
 	11, // 11: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
 	20, // 12: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
 	20, // 13: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
-	0,  // 14: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
-	2,  // 15: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
-	7,  // 16: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
-	15, // 17: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
-	17, // 18: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
-	21, // 19: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
-	23, // 20: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
-	25, // 21: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	27, // 22: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	29, // 23: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	1,  // 24: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 25: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 26: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	16, // 27: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	19, // 28: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	22, // 29: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	24, // 30: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	26, // 31: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	28, // 32: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	30, // 33: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	31, // 14: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
+	32, // 15: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
+	41, // 16: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	36, // 17: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
+	11, // 18: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
+	42, // 19: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	0,  // 20: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
+	2,  // 21: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
+	7,  // 22: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
+	15, // 23: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
+	17, // 24: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
+	21, // 25: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
+	23, // 26: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
+	25, // 27: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
+	33, // 28: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	35, // 29: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	38, // 30: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	27, // 31: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	29, // 32: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	1,  // 33: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 34: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 35: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	16, // 36: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	19, // 37: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	22, // 38: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	24, // 39: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	26, // 40: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	34, // 41: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	37, // 42: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	39, // 43: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	28, // 44: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	30, // 45: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	33, // [33:46] is the sub-list for method output_type
+	20, // [20:33] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2195,7 +2785,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -38,6 +38,9 @@ const (
 	Plugin_HandleEvent_FullMethodName   = "/cairn.plugin.v1.Plugin/HandleEvent"
 	Plugin_Health_FullMethodName        = "/cairn.plugin.v1.Plugin/Health"
 	Plugin_Stop_FullMethodName          = "/cairn.plugin.v1.Plugin/Stop"
+	Plugin_ListPrompts_FullMethodName   = "/cairn.plugin.v1.Plugin/ListPrompts"
+	Plugin_GetPrompt_FullMethodName     = "/cairn.plugin.v1.Plugin/GetPrompt"
+	Plugin_Complete_FullMethodName      = "/cairn.plugin.v1.Plugin/Complete"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -68,6 +71,14 @@ type PluginClient interface {
 	// Stop asks the plugin to release its resources (close stores, flush) before
 	// the host ends the process.
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
+	// ListPrompts returns the plugin's MCP prompts (it may change them while
+	// it runs; the host asks again when a client lists prompts).
+	ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error)
+	// GetPrompt renders one prompt with its arguments.
+	GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error)
+	// Complete suggests values for an argument of one of the plugin's prompts
+	// or resource templates (MCP completion/complete).
+	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 }
 
 type pluginClient struct {
@@ -167,6 +178,36 @@ func (c *pluginClient) Stop(ctx context.Context, in *StopRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *pluginClient) ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListPromptsResponse)
+	err := c.cc.Invoke(ctx, Plugin_ListPrompts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPromptResponse)
+	err := c.cc.Invoke(ctx, Plugin_GetPrompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteResponse)
+	err := c.cc.Invoke(ctx, Plugin_Complete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -195,6 +236,14 @@ type PluginServer interface {
 	// Stop asks the plugin to release its resources (close stores, flush) before
 	// the host ends the process.
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
+	// ListPrompts returns the plugin's MCP prompts (it may change them while
+	// it runs; the host asks again when a client lists prompts).
+	ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error)
+	// GetPrompt renders one prompt with its arguments.
+	GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error)
+	// Complete suggests values for an argument of one of the plugin's prompts
+	// or resource templates (MCP completion/complete).
+	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -228,6 +277,15 @@ func (UnimplementedPluginServer) Health(context.Context, *HealthRequest) (*Healt
 }
 func (UnimplementedPluginServer) Stop(context.Context, *StopRequest) (*StopResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stop not implemented")
+}
+func (UnimplementedPluginServer) ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPrompts not implemented")
+}
+func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPrompt not implemented")
+}
+func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -387,6 +445,60 @@ func _Plugin_Stop_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_ListPrompts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListPromptsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListPrompts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListPrompts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListPrompts(ctx, req.(*ListPromptsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_GetPrompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).GetPrompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_GetPrompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).GetPrompt(ctx, req.(*GetPromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Complete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Complete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Complete(ctx, req.(*CompleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -421,6 +533,18 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Stop",
 			Handler:    _Plugin_Stop_Handler,
+		},
+		{
+			MethodName: "ListPrompts",
+			Handler:    _Plugin_ListPrompts_Handler,
+		},
+		{
+			MethodName: "GetPrompt",
+			Handler:    _Plugin_GetPrompt_Handler,
+		},
+		{
+			MethodName: "Complete",
+			Handler:    _Plugin_Complete_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,68 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// completions answers completion/complete by asking the plugin that owns the
+// prompt or resource template being filled in; mcp-go calls it for both
+// kinds of reference.
+type completions struct{ h *Host }
+
+func (c completions) CompletePromptArgument(ctx context.Context, prompt string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.h.complete(ctx, "prompt", prompt, c.h.promptOwner(prompt), arg, cc)
+}
+
+func (c completions) CompleteResourceArgument(ctx context.Context, uri string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	return c.h.complete(ctx, "resource", uri, c.h.templateOwner(uri), arg, cc)
+}
+
+// complete routes one completion to its plugin. A reference nobody owns
+// gets no values (not an error: the client may complete while typing).
+func (h *Host) complete(ctx context.Context, refType, name, owner string, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
+	if owner == "" {
+		return &mcp.Completion{Values: []string{}}, nil
+	}
+	h.mu.Lock()
+	p := h.plugins[owner]
+	h.mu.Unlock()
+	if p == nil {
+		return nil, fmt.Errorf("plugin %s is not running", owner)
+	}
+	resp, err := p.Complete(ctx, &pb.CompleteRequest{RefType: refType, RefName: name, Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	if err != nil {
+		return nil, err
+	}
+	out := &mcp.Completion{Values: resp.Values, Total: int(resp.Total), HasMore: resp.HasMore}
+	if out.Values == nil {
+		out.Values = []string{}
+	}
+	return out, nil
+}
+
+// templateOwner names the plugin serving a resource template, given the
+// template itself or a URI it matches.
+func (h *Host) templateOwner(uri string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for plugin, l := range h.templates {
+		for _, t := range l {
+			if t.Template.URITemplate != nil && t.Template.URITemplate.Raw() == uri {
+				return plugin
+			}
+		}
+	}
+	for plugin, l := range h.templates {
+		for _, t := range l {
+			if t.Template.URITemplate != nil && t.Template.URITemplate.Regexp().MatchString(uri) {
+				return plugin
+			}
+		}
+	}
+	return ""
+}

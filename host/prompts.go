@@ -1,0 +1,185 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/sdk"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// promptPlugin is what the host needs of a plugin to serve its prompts.
+type promptPlugin interface {
+	Name() string
+	ListPrompts(context.Context) (*pb.ListPromptsResponse, error)
+	GetPrompt(context.Context, string, map[string]string) (*pb.GetPromptResponse, error)
+}
+
+// promptTable holds every plugin's prompts as last listed, and a
+// fingerprint per plugin so a refresh that finds nothing new notifies
+// nobody.
+type promptTable struct {
+	byPlugin map[string][]server.ServerPrompt
+	keys     map[string]string
+}
+
+func newPromptTable() *promptTable {
+	return &promptTable{byPlugin: map[string][]server.ServerPrompt{}, keys: map[string]string{}}
+}
+
+// adoptPrompts asks a plugin for its prompts and publishes them when they
+// changed; mcp-go then sends notifications/prompts/list_changed.
+func (h *Host) adoptPrompts(ctx context.Context, p promptPlugin) {
+	resp, err := p.ListPrompts(ctx)
+	if err != nil {
+		h.log.Debug("plugin did not list prompts", "plugin", p.Name(), "error", err)
+		return
+	}
+	var b strings.Builder
+	list := make([]server.ServerPrompt, 0, len(resp.Prompts))
+	for _, pr := range resp.Prompts {
+		fmt.Fprintf(&b, "%s\x00%s\x00%s", pr.Name, pr.Title, pr.Description)
+		opts := []mcp.PromptOption{mcp.WithPromptDescription(pr.Description)}
+		if pr.Title != "" {
+			opts = append(opts, mcp.WithPromptTitle(pr.Title))
+		}
+		for _, a := range pr.Arguments {
+			fmt.Fprintf(&b, "\x00%s\x00%s\x00%t", a.Name, a.Description, a.Required)
+			aopts := []mcp.ArgumentOption{mcp.ArgumentDescription(a.Description)}
+			if a.Required {
+				aopts = append(aopts, mcp.RequiredArgument())
+			}
+			opts = append(opts, mcp.WithArgument(a.Name, aopts...))
+		}
+		b.WriteByte('\n')
+		list = append(list, server.ServerPrompt{Prompt: mcp.NewPrompt(pr.Name, opts...), Handler: h.promptHandler(p)})
+	}
+	key := b.String()
+	h.mu.Lock()
+	if old, ok := h.prompts.keys[p.Name()]; ok && old == key {
+		h.mu.Unlock()
+		return
+	}
+	h.prompts.keys[p.Name()] = key
+	h.prompts.byPlugin[p.Name()] = list
+	h.mu.Unlock()
+	h.syncPrompts()
+}
+
+// promptHandler renders a prompt through its plugin.
+func (h *Host) promptHandler(p promptPlugin) server.PromptHandlerFunc {
+	return func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		r, err := p.GetPrompt(ctx, req.Params.Name, req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		if r.Error != nil {
+			return nil, fmt.Errorf("%s: %s", r.Error.Code, r.Error.Message)
+		}
+		msgs := make([]mcp.PromptMessage, 0, len(r.Messages))
+		for _, m := range r.Messages {
+			role := mcp.RoleUser
+			if m.Role == string(mcp.RoleAssistant) {
+				role = mcp.RoleAssistant
+			}
+			msgs = append(msgs, mcp.NewPromptMessage(role, mcp.NewTextContent(m.Text)))
+		}
+		return mcp.NewGetPromptResult(r.Description, msgs), nil
+	}
+}
+
+// dropPrompts forgets a stopped plugin's prompts.
+func (h *Host) dropPrompts(plugin string) {
+	h.mu.Lock()
+	_, had := h.prompts.byPlugin[plugin]
+	delete(h.prompts.byPlugin, plugin)
+	delete(h.prompts.keys, plugin)
+	h.mu.Unlock()
+	if had {
+		h.syncPrompts()
+	}
+}
+
+// refreshPrompts asks every running plugin for its prompts again.
+func (h *Host) refreshPrompts(ctx context.Context) {
+	for _, p := range h.Plugins() {
+		if p.Status().State == supervisor.StateRunning {
+			h.adoptPrompts(ctx, p)
+		}
+	}
+}
+
+// syncPrompts publishes every plugin's prompts.
+func (h *Host) syncPrompts() {
+	h.mu.Lock()
+	var all []server.ServerPrompt
+	for _, l := range h.prompts.byPlugin {
+		all = append(all, l...)
+	}
+	h.mu.Unlock()
+	sort.Slice(all, func(i, j int) bool { return all[i].Prompt.Name < all[j].Prompt.Name })
+	h.mcp.SetPrompts(all...)
+}
+
+// promptOwner names the plugin serving a prompt.
+func (h *Host) promptOwner(name string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for plugin, l := range h.prompts.byPlugin {
+		for _, p := range l {
+			if p.Prompt.Name == name {
+				return plugin
+			}
+		}
+	}
+	return ""
+}
+
+// watchPromptChanges refreshes a plugin's prompts when it says they changed
+// (sdk.EventPromptsChanged), so clients hear of it without listing first.
+func (h *Host) watchPromptChanges() (unsubscribe func()) {
+	return h.bus.Subscribe("host.prompts", sdk.EventPromptsChanged, func(ev events.Event) {
+		h.mu.Lock()
+		p := h.plugins[ev.Source]
+		h.mu.Unlock()
+		if p != nil {
+			h.adoptPrompts(context.Background(), p)
+		}
+	})
+}
+
+// filterPrompts keeps the prompts of plugins whose tools the session sees
+// (D21): a prompt that tells the agent to call tools it cannot call (the
+// sdd workflow without the sdd toolset, anything in MINIMAL mode) is noise.
+func (h *Host) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
+	s := h.sessionOf(ctx)
+	visible := map[string]bool{}
+	for _, t := range h.reg.List() {
+		if t.Owner != registry.HostOwner && visibleTo(s, t) {
+			visible[t.Owner] = true
+		}
+	}
+	owner := map[string]string{}
+	h.mu.Lock()
+	for plugin, l := range h.prompts.byPlugin {
+		for _, p := range l {
+			owner[p.Prompt.Name] = plugin
+		}
+	}
+	h.mu.Unlock()
+	out := prompts[:0:0]
+	for _, p := range prompts {
+		if visible[owner[p.Name]] {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package sdk
+
+import (
+	"context"
+	"sort"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// Prompt is an MCP prompt a plugin serves: a message template the client
+// offers its user (a slash command), filled in with Arguments.
+type Prompt struct {
+	Name        string
+	Title       string
+	Description string
+	Arguments   []PromptArgument
+	// Render builds the messages from the arguments. It returns an *Error
+	// for an invalid argument (400) or a prompt that no longer exists (404).
+	Render func(ctx context.Context, args map[string]string) (PromptResult, error)
+}
+
+// PromptArgument is one named argument of a prompt.
+type PromptArgument struct {
+	Name        string
+	Description string
+	Required    bool
+}
+
+// PromptResult is a rendered prompt.
+type PromptResult struct {
+	Description string
+	Messages    []PromptMessage
+}
+
+// PromptMessage is one message of a rendered prompt; Role is "user" or
+// "assistant".
+type PromptMessage struct {
+	Role string
+	Text string
+}
+
+// promptSet holds a plugin's fixed prompts and the functions that list its
+// changing ones (a registry that files come and go from).
+type promptSet struct {
+	fixed   []Prompt
+	listers []func(ctx context.Context) ([]Prompt, error)
+}
+
+// AddPrompt declares a prompt.
+func (p *Plugin) AddPrompt(pr Prompt) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prompts.fixed = append(p.prompts.fixed, pr)
+}
+
+// ListPromptsWith registers a function that lists prompts that change while
+// the plugin runs. The host asks again whenever a client lists prompts, and
+// tells clients the list changed when the answer differs.
+func (p *Plugin) ListPromptsWith(f func(ctx context.Context) ([]Prompt, error)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prompts.listers = append(p.prompts.listers, f)
+}
+
+// Prompts returns every prompt the plugin serves now, sorted by name; a
+// fixed prompt wins over a listed one of the same name.
+func (p *Plugin) Prompts(ctx context.Context) ([]Prompt, error) {
+	p.mu.RLock()
+	out := append([]Prompt(nil), p.prompts.fixed...)
+	listers := append([]func(context.Context) ([]Prompt, error)(nil), p.prompts.listers...)
+	p.mu.RUnlock()
+	seen := map[string]bool{}
+	for _, pr := range out {
+		seen[pr.Name] = true
+	}
+	for _, l := range listers {
+		more, err := l(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, pr := range more {
+			if !seen[pr.Name] {
+				seen[pr.Name] = true
+				out = append(out, pr)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// GetPrompt renders the named prompt, checking its required arguments.
+func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]string) (PromptResult, error) {
+	list, err := p.Prompts(ctx)
+	if err != nil {
+		return PromptResult{}, err
+	}
+	for _, pr := range list {
+		if pr.Name != name {
+			continue
+		}
+		for _, a := range pr.Arguments {
+			if a.Required && args[a.Name] == "" {
+				return PromptResult{}, errs.Invalid(a.Name, "required", "prompt "+name+" needs argument "+a.Name)
+			}
+		}
+		if pr.Render == nil {
+			return PromptResult{Description: pr.Description}, nil
+		}
+		return pr.Render(ctx, args)
+	}
+	return PromptResult{}, errs.NotFoundf(errs.NotFound, "name", "no prompt named %q in plugin %s", name, p.name)
+}
+
+func (s *server) ListPrompts(ctx context.Context, _ *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
+	list, err := s.p.Prompts(ctx)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	out := &pb.ListPromptsResponse{}
+	for _, pr := range list {
+		m := &pb.Prompt{Name: pr.Name, Title: pr.Title, Description: pr.Description}
+		for _, a := range pr.Arguments {
+			m.Arguments = append(m.Arguments, &pb.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+		}
+		out.Prompts = append(out.Prompts, m)
+	}
+	return out, nil
+}
+
+func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+	res, err := s.p.GetPrompt(ctx, req.Name, req.Arguments)
+	if err != nil {
+		e := errs.From(err)
+		if e.Status == 0 {
+			e.Status = 500
+		}
+		return &pb.GetPromptResponse{Error: errorToProto(e)}, nil
+	}
+	out := &pb.GetPromptResponse{Description: res.Description}
+	for _, m := range res.Messages {
+		out.Messages = append(out.Messages, &pb.PromptMessage{Role: m.Role, Text: m.Text})
+	}
+	return out, nil
+}

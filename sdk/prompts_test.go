@@ -1,0 +1,66 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+func TestPrompts(t *testing.T) {
+	p := New("demo", "1.0.0")
+	p.AddPrompt(Prompt{Name: "b-fixed", Description: "fixed wins",
+		Arguments: []PromptArgument{{Name: "phase", Required: true}},
+		Render: func(_ context.Context, args map[string]string) (PromptResult, error) {
+			return PromptResult{Messages: []PromptMessage{{Role: "user", Text: "phase " + args["phase"]}}}, nil
+		}})
+	listed := []Prompt{{Name: "b-fixed", Description: "listed loses"}, {Name: "a-listed"}}
+	p.ListPromptsWith(func(context.Context) ([]Prompt, error) { return listed, nil })
+	ctx := context.Background()
+	list, err := p.Prompts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].Name != "a-listed" || list[1].Description != "fixed wins" {
+		t.Fatalf("Prompts = %+v; want a-listed then the fixed b-fixed", list)
+	}
+	for _, tc := range []struct {
+		name       string
+		args       map[string]string
+		wantStatus int
+		wantField  string
+		wantText   string
+	}{
+		{"b-fixed", map[string]string{"phase": "2"}, 0, "", "phase 2"},
+		{"b-fixed", nil, 400, "phase", ""},
+		{"b-fixed", map[string]string{"phase": ""}, 400, "phase", ""},
+		{"missing", nil, 404, "name", ""},
+		{"a-listed", nil, 0, "", ""},
+	} {
+		res, err := p.GetPrompt(ctx, tc.name, tc.args)
+		if tc.wantStatus != 0 {
+			var e *Error
+			if !errors.As(err, &e) || e.Status != tc.wantStatus || e.Details["field"] != tc.wantField {
+				t.Errorf("GetPrompt(%s, %v) err = %v; want %d naming %s", tc.name, tc.args, err, tc.wantStatus, tc.wantField)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("GetPrompt(%s): %v", tc.name, err)
+			continue
+		}
+		if tc.wantText != "" && (len(res.Messages) != 1 || res.Messages[0].Text != tc.wantText) {
+			t.Errorf("GetPrompt(%s) = %+v; want %q", tc.name, res, tc.wantText)
+		}
+	}
+	// Over the protocol, a refused render is an error in the response.
+	resp, err := (&server{p: p}).GetPrompt(ctx, &pb.GetPromptRequest{Name: "missing"})
+	if err != nil || resp.Error == nil || resp.Error.Status != 404 {
+		t.Errorf("GetPrompt over the protocol = %v, %v; want a 404 in the response", resp, err)
+	}
+	lr, err := (&server{p: p}).ListPrompts(ctx, &pb.ListPromptsRequest{})
+	if err != nil || len(lr.Prompts) != 2 || !lr.Prompts[1].Arguments[0].Required {
+		t.Errorf("ListPrompts over the protocol = %v, %v", lr, err)
+	}
+}
