@@ -24,8 +24,6 @@ import (
 	"regexp"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -115,7 +113,7 @@ func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
 func newID(prefix string) string { return prefix + "_" + randomHex(12) }
 
 // event records an administration event inside tx.
-func (a *Admin) event(tx *bolt.Tx, typ string, data any) error {
+func (a *Admin) event(tx store.Tx, typ string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -93,7 +91,7 @@ func TestLegacyGraceRecordsReadAsRotating(t *testing.T) {
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "old", UserID: "u"})
 	end := FormatTime(c.now().Add(time.Hour))
 	// A record as the previous build wrote it: revoked plus grace_until.
-	if err := a.Store().Update(func(tx *bolt.Tx) error {
+	if err := a.Store().Update(func(tx store.Tx) error {
 		var m map[string]any
 		if _, err := store.Get(tx, store.BucketKeys, []byte(k.ID), &m); err != nil {
 			return err

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -172,7 +170,7 @@ func TestWorkspaceScopedWebhooksReceiveOnlyTheirEvents(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	// A project of workspace ws_a, as the admin library stores it.
-	if err := st.Update(func(tx *bolt.Tx) error {
+	if err := st.Update(func(tx store.Tx) error {
 		if err := tx.Bucket([]byte(store.BucketProjectSlug)).Put([]byte("billing"), []byte("prj_1")); err != nil {
 			return err
 		}

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -526,7 +524,7 @@ func TestDeliveryHistoryIsBounded(t *testing.T) {
 		t.Fatalf("history %v, want the newest five, evt_11 … evt_07", got)
 	}
 	n := 0
-	_ = st.View(func(tx *bolt.Tx) error {
+	_ = st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketDeliveries)).ForEach(func(_, _ []byte) error { n++; return nil })
 	})
 	if n != 5 {
