@@ -155,7 +155,7 @@ func Start(bin string) (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", dir)
+	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500", dir)
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		_ = os.RemoveAll(dir)
@@ -200,4 +200,23 @@ func (s *Server) NewDatabase() (string, error) {
 func (s *Server) Stop() {
 	_, _ = s.run("pg_ctl", "-D", filepath.Join(s.dir, "data"), "-m", "immediate", "-w", "stop")
 	_ = os.RemoveAll(s.dir)
+}
+
+// StoreEnv is the setting that picks a store backend (PRODUCT.md D26).
+const StoreEnv = "CAIRN_STORE"
+
+// EachStore runs fn twice as subtests: "bbolt" with CAIRN_STORE unset (the
+// data-dir files) and "postgres" with CAIRN_STORE naming a fresh database,
+// so one suite's assertions catch any difference between the backends.
+// The postgres run skips, saying why, when PostgreSQL is not installed.
+func EachStore(t *testing.T, fn func(t *testing.T)) {
+	t.Helper()
+	t.Run("bbolt", func(t *testing.T) {
+		t.Setenv(StoreEnv, "")
+		fn(t)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Setenv(StoreEnv, DSN(t))
+		fn(t)
+	})
 }

@@ -20,7 +20,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"os"
 	"regexp"
 	"time"
 
@@ -76,9 +76,10 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 	return &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now, threshold: opts.UsageThreshold}, nil
 }
 
-// Open opens the admin store in dataDir and binds the library to it.
+// Open opens the admin store CAIRN_STORE names (the file in dataDir by
+// default, PRODUCT.md D26) and binds the library to it.
 func Open(dataDir string, opts Options) (*Admin, *store.Store, error) {
-	st, err := store.Open(filepath.Join(dataDir, store.FileName), store.Options{})
+	st, err := store.OpenFor(dataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,9 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
+// SettingEnv is the environment variable naming the store backend.
+const SettingEnv = "CAIRN_STORE"
+
 // OpenFor opens the store CAIRN_STORE names (PRODUCT.md D26): "" or
 // "bbolt" is the file in dataDir, a postgres:// or postgresql:// URL is
 // that database.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -41,6 +42,10 @@ func drainAll(t *testing.T, m *Manager) {
 }
 
 func TestPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
+	pgtest.EachStore(t, testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder)
+}
+
+func testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)
 	m1 := devManager(t, openStore(t, dir))
@@ -94,6 +99,10 @@ func TestPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 }
 
 func TestHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
+	pgtest.EachStore(t, testHeldDeliveriesExpireAfterTheRetentionWithAReason)
+}
+
+func testHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)
 	var mu sync.Mutex
@@ -137,6 +146,10 @@ func TestHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
 }
 
 func TestPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
+	pgtest.EachStore(t, testPendingRetriesOfAPausedWebhookAreHeldNotSpun)
+}
+
+func testPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 1) // the first attempt fails
 	var mu sync.Mutex
@@ -167,6 +180,10 @@ func TestPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
 }
 
 func TestWorkspaceScopedWebhooksReceiveOnlyTheirEvents(t *testing.T) {
+	pgtest.EachStore(t, testWorkspaceScopedWebhooksReceiveOnlyTheirEvents)
+}
+
+func testWorkspaceScopedWebhooksReceiveOnlyTheirEvents(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	// A project of workspace ws_a, as the admin library stores it.
