@@ -205,17 +205,21 @@ func (s *Server) Stop() {
 // StoreEnv is the setting that picks a store backend (PRODUCT.md D26).
 const StoreEnv = "CAIRN_STORE"
 
-// EachStore runs fn twice as subtests: "bbolt" with CAIRN_STORE unset (the
-// data-dir files) and "postgres" with CAIRN_STORE naming a fresh database,
-// so one suite's assertions catch any difference between the backends.
-// The postgres run skips, saying why, when PostgreSQL is not installed.
-func EachStore(t *testing.T, fn func(t *testing.T)) {
+// EachStore runs fn twice as subtests (or sub-benchmarks): "bbolt" with
+// CAIRN_STORE unset (the data-dir files) and "postgres" with CAIRN_STORE
+// naming a fresh database, so one suite's assertions catch any difference
+// between the backends and one benchmark run measures both. The postgres
+// run skips, saying why, when PostgreSQL is not installed.
+func EachStore[T interface {
+	testing.TB
+	Run(name string, f func(T)) bool
+}](t T, fn func(T)) {
 	t.Helper()
-	t.Run("bbolt", func(t *testing.T) {
+	t.Run("bbolt", func(t T) {
 		t.Setenv(StoreEnv, "")
 		fn(t)
 	})
-	t.Run("postgres", func(t *testing.T) {
+	t.Run("postgres", func(t T) {
 		t.Setenv(StoreEnv, DSN(t))
 		fn(t)
 	})
