@@ -31,7 +31,9 @@ func benchmarkValidateAPIKey(b *testing.B) {
 	}
 }
 
-func BenchmarkValidateAPIKeyMalformed(b *testing.B) { pgtest.EachStore(b, benchmarkValidateAPIKeyMalformed) }
+func BenchmarkValidateAPIKeyMalformed(b *testing.B) {
+	pgtest.EachStore(b, benchmarkValidateAPIKeyMalformed)
+}
 
 func benchmarkValidateAPIKeyMalformed(b *testing.B) {
 	a, _, _ := newAdmin(b)
@@ -57,7 +59,9 @@ func benchmarkCheckRateLimit(b *testing.B) {
 	}
 }
 
-func BenchmarkCheckRateLimitParallel(b *testing.B) { pgtest.EachStore(b, benchmarkCheckRateLimitParallel) }
+func BenchmarkCheckRateLimitParallel(b *testing.B) {
+	pgtest.EachStore(b, benchmarkCheckRateLimitParallel)
+}
 
 func benchmarkCheckRateLimitParallel(b *testing.B) {
 	a, _, _ := newAdmin(b)
