@@ -63,3 +63,49 @@ func testEachDeliveryClaimedByOneServer(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimOfDeadServerRetriedByAnother(t *testing.T) {
+	pgtest.EachStore(t, testClaimOfDeadServerRetriedByAnother)
+}
+
+// A server claims a delivery and dies before attempting it: no other
+// server sends it while the claim holds, one does once it lapses, and the
+// dead server's late outcome is ignored.
+func testClaimOfDeadServerRetriedByAnother(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	withClock := func(o *Options) { o.Now = clock }
+	r := newReceiver(t, 0)
+	dead, alive := devManager(t, openStore(t, dir), withClock), devManager(t, openStore(t, dir), withClock)
+	register(t, dead, r, "task.*")
+	ev := store.Event{ID: "evt_1", Type: "task.created", Source: "core", Time: "2026-11-22T10:00:00.000Z", Data: []byte(`{"task_id":"T-1"}`)}
+	if err := dead.EnqueueEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := dead.claimDue(4)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claim: %d jobs, %v", len(jobs), err)
+	}
+	ctx := context.Background()
+	if n, err := alive.ProcessDue(ctx); err != nil || n != 0 || r.calls.Load() != 0 {
+		t.Fatalf("a claimed delivery was attempted by another server: %d %v", n, err)
+	}
+	mu.Lock()
+	now = now.Add(time.Duration(jobs[0].w.Config.Timeout)*time.Millisecond + 31*time.Second)
+	mu.Unlock()
+	if _, err := alive.ProcessDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r.calls.Load() != 1 {
+		t.Fatalf("after the claim lapsed the webhook was called %d times, want 1", r.calls.Load())
+	}
+	if pending, err := dead.finish(jobs[0], outcome{StatusCode: 200}); err != nil || pending {
+		t.Fatalf("late outcome: pending %v, %v", pending, err)
+	}
+	h, _ := alive.GetDeliveryHistory(jobs[0].w.ID, HistoryOptions{})
+	if len(h) != 1 || h[0].Status != DeliveryDelivered || h[0].Attempts != 1 {
+		t.Fatalf("history after the late outcome: %+v", h)
+	}
+}
