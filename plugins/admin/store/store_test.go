@@ -6,8 +6,10 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -190,5 +192,46 @@ func testCountersNeverRepeatAcrossHandles(t *testing.T) {
 func TestOpenForRefusesUnknownSetting(t *testing.T) {
 	if _, err := OpenFor(t.TempDir(), "mysql://db"); err == nil {
 		t.Fatal("OpenFor accepted mysql://")
+	}
+}
+
+// A server stuck inside a write holds every other writer back; after the
+// lock timeout they get ERR_UNAVAILABLE instead of waiting for ever.
+func TestPostgresWriterLockWaitIsBounded(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	stuck, err := OpenPostgres(dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stuck.Close)
+	waiter, err := OpenPostgres(dsn, Options{LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(waiter.Close)
+	held, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- stuck.Update(func(Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	start := time.Now()
+	err = waiter.Update(func(tx Tx) error { return tx.Bucket([]byte(BucketMeta)).Put([]byte("x"), []byte("1")) })
+	close(release)
+	if e, ok := errs.As(err); !ok || e.Code != errs.Unavailable {
+		t.Fatalf("write while another server holds the lock: %v, want ERR_UNAVAILABLE", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("waited %v for a 200ms lock timeout", waited)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := waiter.Update(func(tx Tx) error { return tx.Bucket([]byte(BucketMeta)).Put([]byte("x"), []byte("1")) }); err != nil {
+		t.Fatalf("write after the holder finished: %v", err)
 	}
 }
