@@ -387,6 +387,11 @@ func (h *Host) supervisorEnv() supervisor.Env {
 	if h.cfg.Project != "" {
 		extra = append(extra, "CAIRN_PROJECT="+h.cfg.Project)
 	}
+	// TEST mode's stores live in its temporary data dir, never in a shared
+	// database.
+	if h.cfg.Store != "" && !h.cfg.TempDataDir {
+		extra = append(extra, "CAIRN_STORE="+h.cfg.Store)
+	}
 	return supervisor.Env{
 		Root: h.cfg.Root, DataDir: h.cfg.DataDir, Mode: h.cfg.Mode, HostVersion: h.opts.Version,
 		ExtraEnv: extra, Logger: h.log.Named("plugin"), Bus: h.bus,

@@ -42,6 +42,7 @@ type Var struct {
 var Vars = []Var{
 	{"CAIRN_ROOT", "working directory", "Workspace root: skills in .agents/skills, commands in .agents/commands, plans in .planning."},
 	{"CAIRN_DATA_DIR", "<root>/.cairn/data", "Where the stores, keys and state/sdd-state.json live."},
+	{"CAIRN_STORE", "bbolt", "Where the admin and sdd areas keep their state: bbolt (files in the data dir) or a postgres://… URL that several cairn servers share (docs/deploy.md). Ignored in TEST mode."},
 	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
 	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},
 	{"CAIRN_AGENT_ID", "the MCP client's name", "Identity recorded as created_by, updated_by and recorded_by."},
@@ -70,8 +71,12 @@ var Vars = []Var{
 
 // Settings is the resolved configuration of one host run.
 type Settings struct {
-	Root       string
-	DataDir    string
+	Root    string
+	DataDir string
+	// Store is CAIRN_STORE: "" (bbolt, the data dir's files) or a
+	// PostgreSQL URL (PRODUCT.md D26). The host passes it to the area
+	// plugins, which own their tables and migrations.
+	Store      string
 	Mode       string
 	Toolsets   Toolsets
 	AgentID    string
@@ -278,6 +283,9 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 	s.DataDir = get("CAIRN_DATA_DIR", filepath.Join(s.Root, ".cairn", "data"))
 	if !filepath.IsAbs(s.DataDir) {
 		s.DataDir = filepath.Join(s.Root, s.DataDir)
+	}
+	if s.Store, err = parseStore(get("CAIRN_STORE", "")); err != nil {
+		return s, err
 	}
 	s.AgentID = get("CAIRN_AGENT_ID", "")
 	s.Project = get("CAIRN_PROJECT", "")

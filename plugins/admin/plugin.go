@@ -12,7 +12,6 @@ package admin
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -67,7 +66,7 @@ func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, store.FileName), store.Options{})
+	st, err := store.OpenFor(cfg.DataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return err
 	}
@@ -100,6 +99,11 @@ func (a *Area) stop(context.Context) error {
 		cancel()
 		a.wg.Wait()
 	}
+	a.mu.RLock()
+	if a.st != nil {
+		a.st.Close()
+	}
+	a.mu.RUnlock()
 	return nil
 }
 
@@ -193,5 +197,6 @@ func (a *Area) health(context.Context) sdk.Health {
 	if a.st == nil {
 		return sdk.Health{Status: "degraded", Message: "admin store is not open", Details: map[string]any{"admin_db": map[string]any{"open": false}}}
 	}
-	return sdk.Health{Status: "ok", Details: map[string]any{"admin_db": map[string]any{"open": true, "path": a.st.Path(), "schema_version": store.SchemaVersion}}}
+	d := a.st.Describe()
+	return sdk.Health{Status: "ok", Details: map[string]any{"admin_db": map[string]any{"open": true, "path": d.Location, "store": d.Kind, "schema_version": d.SchemaVersion}}}
 }

@@ -10,6 +10,7 @@ package sdd
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -59,7 +60,7 @@ func New() *sdk.Plugin {
 // configure opens the engine and loads the state before any tool call, as
 // the specification's initialize requires.
 func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
-	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish})
+	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Store: os.Getenv("CAIRN_STORE")})
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)
 	}
@@ -105,7 +106,8 @@ func (s *SDD) health(context.Context) sdk.Health {
 		return sdk.Health{Status: "degraded", Message: errs.From(err).Message}
 	}
 	h := eng.Health()
-	details := map[string]any{"sdd": map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot()}}
+	kind, version := eng.StoreVersion()
+	details := map[string]any{"sdd": map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot(), "store": kind, "schema_version": version}}
 	if h.Recovery == nil {
 		return sdk.Health{Status: "ok", Details: details}
 	}

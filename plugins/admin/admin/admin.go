@@ -20,11 +20,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"os"
 	"regexp"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -78,9 +76,10 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 	return &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now, threshold: opts.UsageThreshold}, nil
 }
 
-// Open opens the admin store in dataDir and binds the library to it.
+// Open opens the admin store CAIRN_STORE names (the file in dataDir by
+// default, PRODUCT.md D26) and binds the library to it.
 func Open(dataDir string, opts Options) (*Admin, *store.Store, error) {
-	st, err := store.Open(filepath.Join(dataDir, store.FileName), store.Options{})
+	st, err := store.OpenFor(dataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -115,7 +114,7 @@ func randomHex(n int) string { return hex.EncodeToString(randomBytes(n)) }
 func newID(prefix string) string { return prefix + "_" + randomHex(12) }
 
 // event records an administration event inside tx.
-func (a *Admin) event(tx *bolt.Tx, typ string, data any) error {
+func (a *Admin) event(tx store.Tx, typ string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err

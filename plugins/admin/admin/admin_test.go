@@ -3,13 +3,14 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"path/filepath"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -26,12 +27,15 @@ func newAdmin(t testing.TB) (*Admin, *clock, string) {
 	t.Helper()
 	dir := t.TempDir()
 	c := &clock{t: time.Date(2026, 11, 22, 10, 30, 15, 0, time.UTC)}
-	a, _, err := Open(dir, Options{Now: c.now})
+	a, st, err := Open(dir, Options{Now: c.now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(st.Close)
 	return a, c, dir
 }
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func code(err error) string {
 	if e, ok := errs.As(err); ok {
@@ -48,6 +52,10 @@ func field(err error) any {
 }
 
 func TestKeyLifecycleAndValidationReasons(t *testing.T) {
+	pgtest.EachStore(t, testKeyLifecycleAndValidationReasons)
+}
+
+func testKeyLifecycleAndValidationReasons(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	exp := FormatTime(c.now().Add(time.Hour))
 	k, err := a.CreateAPIKey(CreateAPIKeyOptions{Name: "ci", UserID: "u1", ExpiresAt: &exp})
@@ -116,7 +124,9 @@ func TestKeyLifecycleAndValidationReasons(t *testing.T) {
 	}
 }
 
-func TestCreateKeyValidation(t *testing.T) {
+func TestCreateKeyValidation(t *testing.T) { pgtest.EachStore(t, testCreateKeyValidation) }
+
+func testCreateKeyValidation(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	past := FormatTime(c.now().Add(-time.Minute))
 	bad := "yesterday"
@@ -154,6 +164,10 @@ func TestCreateKeyValidation(t *testing.T) {
 }
 
 func TestRotationStopsOldKeyAtOnceUnlessGrace(t *testing.T) {
+	pgtest.EachStore(t, testRotationStopsOldKeyAtOnceUnlessGrace)
+}
+
+func testRotationStopsOldKeyAtOnceUnlessGrace(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "svc", UserID: "u", Scopes: []string{"read"}, RateLimit: &RateLimit{5, 50, 500}})
 	r, err := a.RotateAPIKey(k.ID, RotateOptions{RotatedBy: "ops"})
@@ -189,10 +203,14 @@ func TestRotationStopsOldKeyAtOnceUnlessGrace(t *testing.T) {
 }
 
 func TestRateLimitCountsExactlyUnderConcurrency(t *testing.T) {
+	pgtest.EachStore(t, testRateLimitCountsExactlyUnderConcurrency)
+}
+
+func testRateLimitCountsExactlyUnderConcurrency(t *testing.T) {
 	a, c, dir := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "rl", UserID: "u", RateLimit: &RateLimit{PerMinute: 40, PerHour: 1000, PerDay: 10000}})
 	// A second store on the same file stands in for another process.
-	st2, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
+	st2, err := store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,6 +260,10 @@ func TestRateLimitCountsExactlyUnderConcurrency(t *testing.T) {
 }
 
 func TestHourWindowRefusesAllOrNothing(t *testing.T) {
+	pgtest.EachStore(t, testHourWindowRefusesAllOrNothing)
+}
+
+func testHourWindowRefusesAllOrNothing(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "rl", UserID: "u", RateLimit: &RateLimit{PerMinute: 3, PerHour: 4, PerDay: 100}})
 	for i := 0; i < 3; i++ {
@@ -262,7 +284,9 @@ func TestHourWindowRefusesAllOrNothing(t *testing.T) {
 	}
 }
 
-func TestMembersRules(t *testing.T) {
+func TestMembersRules(t *testing.T) { pgtest.EachStore(t, testMembersRules) }
+
+func testMembersRules(t *testing.T) {
 	a, _, _ := newAdmin(t)
 	ws, err := a.CreateWorkspace(CreateWorkspaceOptions{Name: "Team", OwnerID: "alice"})
 	if err != nil {
@@ -311,6 +335,10 @@ func TestMembersRules(t *testing.T) {
 }
 
 func TestWorkspaceLimitsAndValidation(t *testing.T) {
+	pgtest.EachStore(t, testWorkspaceLimitsAndValidation)
+}
+
+func testWorkspaceLimitsAndValidation(t *testing.T) {
 	a, _, _ := newAdmin(t)
 	for _, tc := range []struct {
 		name  string
@@ -358,6 +386,10 @@ func TestWorkspaceLimitsAndValidation(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestInvitationsWorkOnceAndExpire(t *testing.T) {
+	pgtest.EachStore(t, testInvitationsWorkOnceAndExpire)
+}
+
+func testInvitationsWorkOnceAndExpire(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	ws, _ := a.CreateWorkspace(CreateWorkspaceOptions{Name: "T", OwnerID: "alice"})
 	inv, err := a.InviteMember(ws.ID, InviteMemberOptions{Email: "dev@example.com", Role: RoleMember, InvitedBy: "alice"})
@@ -402,7 +434,9 @@ func TestInvitationsWorkOnceAndExpire(t *testing.T) {
 	}
 }
 
-func TestProjectsSlugsAndEvent(t *testing.T) {
+func TestProjectsSlugsAndEvent(t *testing.T) { pgtest.EachStore(t, testProjectsSlugsAndEvent) }
+
+func testProjectsSlugsAndEvent(t *testing.T) {
 	a, _, _ := newAdmin(t)
 	ws, _ := a.CreateWorkspace(CreateWorkspaceOptions{Name: "T", OwnerID: "o"})
 	for _, tc := range []struct{ name, slug, field string }{
@@ -454,7 +488,9 @@ func TestProjectsSlugsAndEvent(t *testing.T) {
 	}
 }
 
-func TestStoreSurvivesReopen(t *testing.T) {
+func TestStoreSurvivesReopen(t *testing.T) { pgtest.EachStore(t, testStoreSurvivesReopen) }
+
+func testStoreSurvivesReopen(t *testing.T) {
 	a, c, dir := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "p", UserID: "u"})
 	b, _, err := Open(dir, Options{Now: c.now})

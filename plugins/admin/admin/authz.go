@@ -3,8 +3,7 @@ package admin
 import (
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -44,7 +43,7 @@ func Forbidden(required, format string, args ...any) *errs.Error {
 // A 404 for an unknown workspace.
 func (a *Admin) RoleOf(workspaceID, userID string) (string, error) {
 	var role string
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, workspaceID)
 		if err != nil {
 			return err
@@ -88,7 +87,7 @@ func (a *Admin) RequireRole(workspaceID string, by Actor, role string) error {
 // least role.
 func (a *Admin) MemberWorkspaces(userID, role string) (map[string]bool, error) {
 	out := map[string]bool{}
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		return eachMember(tx, func(m Member) {
 			if m.UserID == userID && RoleAtLeast(m.Role, role) {
 				out[m.WorkspaceID] = true

@@ -3,12 +3,17 @@ package admin
 import (
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// Each operation opens the store file, runs one transaction and closes it
-// (see package store); these measure that cost end to end.
+// On bbolt each operation opens the store file, runs one transaction and
+// closes it; on PostgreSQL it runs one transaction on a pooled connection
+// (see package store). These measure that cost end to end on both.
 
-func BenchmarkValidateAPIKey(b *testing.B) {
+func BenchmarkValidateAPIKey(b *testing.B) { pgtest.EachStore(b, benchmarkValidateAPIKey) }
+
+func benchmarkValidateAPIKey(b *testing.B) {
 	a, _, _ := newAdmin(b)
 	a.now = time.Now
 	for i := 0; i < 100; i++ {
@@ -27,6 +32,10 @@ func BenchmarkValidateAPIKey(b *testing.B) {
 }
 
 func BenchmarkValidateAPIKeyMalformed(b *testing.B) {
+	pgtest.EachStore(b, benchmarkValidateAPIKeyMalformed)
+}
+
+func benchmarkValidateAPIKeyMalformed(b *testing.B) {
 	a, _, _ := newAdmin(b)
 	for i := 0; i < b.N; i++ {
 		if v, _ := a.ValidateAPIKey("cairn_not-a-key"); v.Reason != ReasonMalformed {
@@ -36,7 +45,9 @@ func BenchmarkValidateAPIKeyMalformed(b *testing.B) {
 }
 
 // BenchmarkCheckRateLimit is a durable write (fsync) per call.
-func BenchmarkCheckRateLimit(b *testing.B) {
+func BenchmarkCheckRateLimit(b *testing.B) { pgtest.EachStore(b, benchmarkCheckRateLimit) }
+
+func benchmarkCheckRateLimit(b *testing.B) {
 	a, _, _ := newAdmin(b)
 	a.now = time.Now
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u", RateLimit: &RateLimit{PerMinute: 100_000_000, PerHour: 100_000_000, PerDay: 100_000_000}})
@@ -49,6 +60,10 @@ func BenchmarkCheckRateLimit(b *testing.B) {
 }
 
 func BenchmarkCheckRateLimitParallel(b *testing.B) {
+	pgtest.EachStore(b, benchmarkCheckRateLimitParallel)
+}
+
+func benchmarkCheckRateLimitParallel(b *testing.B) {
 	a, _, _ := newAdmin(b)
 	a.now = time.Now
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u", RateLimit: &RateLimit{PerMinute: 100_000_000, PerHour: 100_000_000, PerDay: 100_000_000}})

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -211,7 +209,7 @@ func (a *Admin) CreateAPIKey(o CreateAPIKeyOptions) (*APIKey, error) {
 		createdBy = o.UserID
 	}
 	var out *APIKey
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		if o.WorkspaceID != nil && *o.WorkspaceID != "" {
 			ws, err := getWorkspace(tx, *o.WorkspaceID)
 			if err != nil {
@@ -257,7 +255,7 @@ func keyEvent(k *APIKey) map[string]any {
 }
 
 // putKey stores k (never its plaintext); index adds the hash lookup.
-func (a *Admin) putKey(tx *bolt.Tx, k *APIKey, index bool) error {
+func (a *Admin) putKey(tx store.Tx, k *APIKey, index bool) error {
 	sk := storedKey{APIKey: *k, KeyHash: k.KeyHash}
 	sk.PlaintextKey = ""
 	sk.Usage = Usage{}
@@ -273,7 +271,7 @@ func (a *Admin) putKey(tx *bolt.Tx, k *APIKey, index bool) error {
 
 // loadKey reads a key with its usage and its effective status (an active
 // key past expires_at reads as expired).
-func (a *Admin) loadKey(tx *bolt.Tx, id string) (*APIKey, error) {
+func (a *Admin) loadKey(tx store.Tx, id string) (*APIKey, error) {
 	var sk storedKey
 	found, err := store.Get(tx, store.BucketKeys, []byte(id), &sk)
 	if err != nil || !found {
@@ -326,7 +324,7 @@ func (a *Admin) expired(k *APIKey) bool {
 // GetAPIKeyByID returns the key or nil.
 func (a *Admin) GetAPIKeyByID(id string) (*APIKey, error) {
 	var out *APIKey
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		k, err := a.loadKey(tx, id)
 		out = k
 		return err
@@ -339,7 +337,7 @@ func (a *Admin) GetAPIKeyByID(id string) (*APIKey, error) {
 // used for authentication.
 func (a *Admin) GetAPIKeyByHash(keyHash string) (*APIKey, error) {
 	var out *APIKey
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		id := tx.Bucket([]byte(store.BucketKeyHash)).Get([]byte(keyHash))
 		if id == nil {
 			return nil
@@ -373,7 +371,7 @@ func (a *Admin) ValidateAPIKey(plaintext string) (ValidationResult, error) {
 	}
 	hash := HashKey(plaintext)
 	var res ValidationResult
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		id := tx.Bucket([]byte(store.BucketKeyHash)).Get([]byte(hash))
 		if id == nil {
 			res.Reason = ReasonUnknown
@@ -424,7 +422,7 @@ func (a *Admin) ListAPIKeys(o ListAPIKeysOptions) ([]*APIKey, error) {
 		return nil, errs.Invalidf("status", "enum", "status must be one of active, rotating, revoked, expired (got %q)", o.Status)
 	}
 	var all []*APIKey
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketKeys)).ForEach(func(k, _ []byte) error {
 			key, err := a.loadKey(tx, string(k))
 			if err != nil || key == nil {
@@ -493,7 +491,7 @@ func (a *Admin) UpdateAPIKey(id string, u APIKeyUpdates) (*APIKey, error) {
 		return nil, err
 	}
 	var out *APIKey
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		k, err := a.loadKey(tx, id)
 		if err != nil || k == nil {
 			return err
@@ -539,7 +537,7 @@ func (a *Admin) UpdateAPIKey(id string, u APIKeyUpdates) (*APIKey, error) {
 // Revoking a revoked key changes nothing.
 func (a *Admin) RevokeAPIKey(id, revokedBy string) (*APIKey, error) {
 	var out *APIKey
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		k, err := a.loadKey(tx, id)
 		if err != nil || k == nil {
 			return err
@@ -587,7 +585,7 @@ func (a *Admin) RotateAPIKey(id string, o RotateOptions) (*RotateResult, error) 
 		return nil, errs.Invalidf("grace_period_ms", "maximum", "grace_period_ms must be between 0 and %d", MaxGracePeriod.Milliseconds())
 	}
 	var out *RotateResult
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		old, err := a.loadKey(tx, id)
 		if err != nil || old == nil {
 			return err

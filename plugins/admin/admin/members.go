@@ -10,8 +10,6 @@ import (
 	"sort"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -63,11 +61,11 @@ func CheckRole(field, role string) error {
 
 func memberKey(ws, user string) []byte { return store.Key([]byte(ws), []byte(user)) }
 
-func putMember(tx *bolt.Tx, m Member) error {
+func putMember(tx store.Tx, m Member) error {
 	return store.Put(tx, store.BucketMembers, memberKey(m.WorkspaceID, m.UserID), m)
 }
 
-func getMember(tx *bolt.Tx, ws, user string) (*Member, error) {
+func getMember(tx store.Tx, ws, user string) (*Member, error) {
 	var m Member
 	found, err := store.Get(tx, store.BucketMembers, memberKey(ws, user), &m)
 	if err != nil || !found {
@@ -76,7 +74,7 @@ func getMember(tx *bolt.Tx, ws, user string) (*Member, error) {
 	return &m, nil
 }
 
-func members(tx *bolt.Tx, ws string) ([]Member, error) {
+func members(tx store.Tx, ws string) ([]Member, error) {
 	var out []Member
 	prefix := store.Key([]byte(ws), nil)
 	c := tx.Bucket([]byte(store.BucketMembers)).Cursor()
@@ -90,7 +88,7 @@ func members(tx *bolt.Tx, ws string) ([]Member, error) {
 	return out, nil
 }
 
-func eachMember(tx *bolt.Tx, f func(m Member)) error {
+func eachMember(tx store.Tx, f func(m Member)) error {
 	return tx.Bucket([]byte(store.BucketMembers)).ForEach(func(_, v []byte) error {
 		var m Member
 		if err := json.Unmarshal(v, &m); err != nil {
@@ -163,7 +161,7 @@ func (a *Admin) AddMember(workspaceID string, o AddMemberOptions) (*Member, erro
 		return nil, err
 	}
 	var out *Member
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		ws, err := liveWorkspace(tx, workspaceID)
 		if err != nil {
 			return err
@@ -189,7 +187,7 @@ func errorWithField(err error, field string) error {
 	return err
 }
 
-func (a *Admin) addMemberTx(tx *bolt.Tx, ws *Workspace, ms []Member, user, role, by string, meta map[string]any) (*Member, error) {
+func (a *Admin) addMemberTx(tx store.Tx, ws *Workspace, ms []Member, user, role, by string, meta map[string]any) (*Member, error) {
 	for _, m := range ms {
 		if m.UserID == user {
 			return nil, errs.Conflictf(errs.Conflict, "%s is already a member of workspace %s (role %s); use updateMemberRole to change the role", user, ws.ID, m.Role)
@@ -216,7 +214,7 @@ func (a *Admin) RemoveMember(workspaceID, userID, actor string) (bool, error) {
 func (a *Admin) RemoveMemberAs(workspaceID, userID string, by Actor) (bool, error) {
 	actor := by.ID
 	removed := false
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
 			return err
 		}
@@ -253,7 +251,7 @@ func (a *Admin) RemoveMemberAs(workspaceID, userID string, by Actor) (bool, erro
 // GetMember returns the member record or nil.
 func (a *Admin) GetMember(workspaceID, userID string) (*Member, error) {
 	var out *Member
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		m, err := getMember(tx, workspaceID, userID)
 		out = m
 		return err
@@ -280,7 +278,7 @@ func (a *Admin) ListMembers(workspaceID string, o ListMembersOptions) ([]Member,
 		}
 	}
 	var out []Member
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
 			return err
 		}
@@ -327,7 +325,7 @@ func (a *Admin) UpdateMemberRoleAs(workspaceID, userID, role string, by Actor) (
 		return nil, err
 	}
 	var out *Member
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		if _, err := liveWorkspace(tx, workspaceID); err != nil {
 			return err
 		}
@@ -419,7 +417,7 @@ func (a *Admin) InviteMember(workspaceID string, o InviteMemberOptions) (*Invita
 		return nil, err
 	}
 	var out *Invitation
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		if _, err := liveWorkspace(tx, workspaceID); err != nil {
 			return err
 		}
@@ -476,7 +474,7 @@ func (a *Admin) AcceptInvitation(token, userID string) (AcceptResult, error) {
 		return res, nil
 	}
 	th := hashToken(token)
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		id := tx.Bucket([]byte(store.BucketInviteHash)).Get([]byte(th))
 		if id == nil {
 			res.Reason = InviteReasonInvalid
@@ -535,7 +533,7 @@ func (a *Admin) AcceptInvitation(token, userID string) (AcceptResult, error) {
 // GetInvitation returns an invitation (never its token) or nil.
 func (a *Admin) GetInvitation(invitationID string) (*Invitation, error) {
 	var out *Invitation
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		var si storedInvitation
 		found, err := store.Get(tx, store.BucketInvitations, []byte(invitationID), &si)
 		if found && err == nil {
@@ -551,7 +549,7 @@ func (a *Admin) GetInvitation(invitationID string) (*Invitation, error) {
 // or no longer pending.
 func (a *Admin) RevokeInvitation(invitationID string) (bool, error) {
 	ok := false
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		var si storedInvitation
 		found, err := store.Get(tx, store.BucketInvitations, []byte(invitationID), &si)
 		if err != nil || !found || si.Status != InvitePending {
@@ -584,7 +582,7 @@ func (a *Admin) ListInvitations(workspaceID string, o ListInvitationsOptions) ([
 		return nil, errs.Invalidf("status", "enum", "status must be one of pending, accepted, revoked, expired (got %q)", o.Status)
 	}
 	var out []Invitation
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
 			return err
 		}

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -113,7 +111,7 @@ func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Proj
 		return nil, err
 	}
 	var out *Project
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		ws, err := liveWorkspace(tx, workspaceID)
 		if err != nil {
 			return err
@@ -147,7 +145,7 @@ func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Proj
 	return out, internal(err)
 }
 
-func getProject(tx *bolt.Tx, id string) (*Project, error) {
+func getProject(tx store.Tx, id string) (*Project, error) {
 	var p Project
 	found, err := store.Get(tx, store.BucketProjects, []byte(id), &p)
 	if err != nil || !found {
@@ -159,7 +157,7 @@ func getProject(tx *bolt.Tx, id string) (*Project, error) {
 // GetProject returns a project by id or slug, or nil.
 func (a *Admin) GetProject(projectID string) (*Project, error) {
 	var out *Project
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		id := projectID
 		if !strings.HasPrefix(id, "prj_") {
 			if v := tx.Bucket([]byte(store.BucketProjectSlug)).Get([]byte(id)); v != nil {
@@ -190,7 +188,7 @@ func (a *Admin) ListProjects(workspaceID string, o ListProjectsOptions) ([]*Proj
 		return nil, errs.Invalidf("status", "enum", "status must be active or archived (got %q)", o.Status)
 	}
 	var out []*Project
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
 			return err
 		}
@@ -241,7 +239,7 @@ func (a *Admin) UpdateProject(projectID string, u ProjectUpdates) (*Project, err
 	if err := checkMetadata("metadata", u.Metadata); err != nil {
 		return nil, err
 	}
-	return a.changeProject(projectID, EventProjectUpdated, func(_ *bolt.Tx, p *Project) (bool, error) {
+	return a.changeProject(projectID, EventProjectUpdated, func(_ store.Tx, p *Project) (bool, error) {
 		if u.Name != nil {
 			p.Name = *u.Name
 		}
@@ -259,7 +257,7 @@ func (a *Admin) UpdateProject(projectID string, u ProjectUpdates) (*Project, err
 // stays reserved, and the core area keeps the project's tasks but takes no
 // new ones. Archiving an archived project changes nothing.
 func (a *Admin) ArchiveProject(projectID string) (*Project, error) {
-	return a.changeProject(projectID, EventProjectArchived, func(_ *bolt.Tx, p *Project) (bool, error) {
+	return a.changeProject(projectID, EventProjectArchived, func(_ store.Tx, p *Project) (bool, error) {
 		if p.Status == ProjectArchived {
 			return false, nil
 		}
@@ -272,7 +270,7 @@ func (a *Admin) ArchiveProject(projectID string) (*Project, error) {
 // must be active and below max_projects); nil for an unknown one.
 // Unarchiving an active project changes nothing.
 func (a *Admin) UnarchiveProject(projectID string) (*Project, error) {
-	return a.changeProject(projectID, EventProjectUnarchived, func(tx *bolt.Tx, p *Project) (bool, error) {
+	return a.changeProject(projectID, EventProjectUnarchived, func(tx store.Tx, p *Project) (bool, error) {
 		if p.Status == ProjectActive {
 			return false, nil
 		}
@@ -295,7 +293,7 @@ func (a *Admin) UnarchiveProject(projectID string) (*Project, error) {
 	})
 }
 
-func activeProjects(tx *bolt.Tx, workspaceID string) (int, error) {
+func activeProjects(tx store.Tx, workspaceID string) (int, error) {
 	n := 0
 	err := tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
 		var p Project
@@ -317,9 +315,9 @@ func projectEvent(p *Project) map[string]any {
 
 // changeProject applies f to a project and, when f reports a change,
 // stores it and emits event.
-func (a *Admin) changeProject(id, event string, f func(tx *bolt.Tx, p *Project) (bool, error)) (*Project, error) {
+func (a *Admin) changeProject(id, event string, f func(tx store.Tx, p *Project) (bool, error)) (*Project, error) {
 	var out *Project
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		p, err := getProject(tx, id)
 		if err != nil || p == nil {
 			return err
@@ -347,7 +345,7 @@ func (a *Admin) changeProject(id, event string, f func(tx *bolt.Tx, p *Project) 
 // unknown id.
 func (a *Admin) DeleteProject(projectID string) (DeleteResult, error) {
 	res := DeleteResult{ID: projectID}
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		p, err := getProject(tx, projectID)
 		if err != nil || p == nil {
 			return err

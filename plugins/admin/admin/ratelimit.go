@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -101,7 +99,7 @@ func windowStarts(now time.Time) (minute, hour, day time.Time) {
 // refused request counts nowhere. Unknown keys are a 404.
 func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
 	var res RateLimitResult
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		var sk storedKey
 		found, err := store.Get(tx, store.BucketKeys, []byte(apiKeyID), &sk)
 		if err != nil {
@@ -173,7 +171,7 @@ func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
 // count has reached the warning share or the limit and has not announced
 // that level in this window yet, and marks it announced. It reports whether
 // any flag changed.
-func (a *Admin) thresholds(tx *bolt.Tx, k *APIKey, u *usageRecord, resets [3]time.Time) (bool, error) {
+func (a *Admin) thresholds(tx store.Tx, k *APIKey, u *usageRecord, resets [3]time.Time) (bool, error) {
 	changed := false
 	for i, w := range []struct {
 		name  string
@@ -206,7 +204,7 @@ func (a *Admin) thresholds(tx *bolt.Tx, k *APIKey, u *usageRecord, resets [3]tim
 	return changed, nil
 }
 
-func bumpDaily(tx *bolt.Tx, id, day string) error {
+func bumpDaily(tx store.Tx, id, day string) error {
 	b := tx.Bucket([]byte(store.BucketKeyDaily))
 	k := store.Key([]byte(id), []byte(day))
 	var n uint64
@@ -264,7 +262,7 @@ func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) 
 		}
 	}
 	var out *UsageReport
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		var sk storedKey
 		found, err := store.Get(tx, store.BucketKeys, []byte(id), &sk)
 		if err != nil || !found {
@@ -322,7 +320,7 @@ type AuditEntry struct {
 // UnknownActor is recorded when an operation names no actor.
 const UnknownActor = "unknown"
 
-func (a *Admin) audit(tx *bolt.Tx, keyID, action, actor string, details map[string]any) error {
+func (a *Admin) audit(tx store.Tx, keyID, action, actor string, details map[string]any) error {
 	seq, err := store.NextSeq(tx, "audit")
 	if err != nil {
 		return err
@@ -355,7 +353,7 @@ func (a *Admin) GetAPIKeyAuditLog(id string, p Page) ([]AuditEntry, error) {
 		return nil, err
 	}
 	var out []AuditEntry
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		if tx.Bucket([]byte(store.BucketKeys)).Get([]byte(id)) == nil {
 			return nil
 		}

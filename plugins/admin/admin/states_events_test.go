@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -36,6 +35,10 @@ func eventData(t *testing.T, ev store.Event) map[string]any {
 }
 
 func TestRotationGraceIsItsOwnState(t *testing.T) {
+	pgtest.EachStore(t, testRotationGraceIsItsOwnState)
+}
+
+func testRotationGraceIsItsOwnState(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "svc", UserID: "u"})
 	r, err := a.RotateAPIKey(k.ID, RotateOptions{RotatedBy: "ops", GracePeriodMs: 60_000})
@@ -89,11 +92,15 @@ func TestRotationGraceIsItsOwnState(t *testing.T) {
 }
 
 func TestLegacyGraceRecordsReadAsRotating(t *testing.T) {
+	pgtest.EachStore(t, testLegacyGraceRecordsReadAsRotating)
+}
+
+func testLegacyGraceRecordsReadAsRotating(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "old", UserID: "u"})
 	end := FormatTime(c.now().Add(time.Hour))
 	// A record as the previous build wrote it: revoked plus grace_until.
-	if err := a.Store().Update(func(tx *bolt.Tx) error {
+	if err := a.Store().Update(func(tx store.Tx) error {
 		var m map[string]any
 		if _, err := store.Get(tx, store.BucketKeys, []byte(k.ID), &m); err != nil {
 			return err
@@ -111,6 +118,10 @@ func TestLegacyGraceRecordsReadAsRotating(t *testing.T) {
 }
 
 func TestNullFieldsArePresentAndAuditNamesTheActor(t *testing.T) {
+	pgtest.EachStore(t, testNullFieldsArePresentAndAuditNamesTheActor)
+}
+
+func testNullFieldsArePresentAndAuditNamesTheActor(t *testing.T) {
 	a, _, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "n", UserID: "u"})
 	raw, _ := json.Marshal(k)
@@ -167,6 +178,10 @@ func TestNullFieldsArePresentAndAuditNamesTheActor(t *testing.T) {
 }
 
 func TestUsageThresholdOncePerWindowAndLevel(t *testing.T) {
+	pgtest.EachStore(t, testUsageThresholdOncePerWindowAndLevel)
+}
+
+func testUsageThresholdOncePerWindowAndLevel(t *testing.T) {
 	a, c, _ := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "n", UserID: "u", RateLimit: &RateLimit{PerMinute: 10, PerHour: 1000, PerDay: 10000}})
 	drain(t, a)
@@ -221,7 +236,9 @@ func TestUsageThresholdOncePerWindowAndLevel(t *testing.T) {
 	}
 }
 
-func TestUsageThresholdSetting(t *testing.T) {
+func TestUsageThresholdSetting(t *testing.T) { pgtest.EachStore(t, testUsageThresholdSetting) }
+
+func testUsageThresholdSetting(t *testing.T) {
 	for in, want := range map[string]float64{"0.5": 0.5, "50": 0.5, "50%": 0.5, "100%": 1, "1": 1, " 90 ": 0.9} {
 		if got, err := ParseUsageThreshold(in); err != nil || got != want {
 			t.Errorf("ParseUsageThreshold(%q) = %v, %v; want %v", in, got, err, want)
@@ -265,7 +282,9 @@ func FuzzParseUsageThreshold(f *testing.F) {
 	})
 }
 
-func TestProjectLifecycleEvents(t *testing.T) {
+func TestProjectLifecycleEvents(t *testing.T) { pgtest.EachStore(t, testProjectLifecycleEvents) }
+
+func testProjectLifecycleEvents(t *testing.T) {
 	a, _, _ := newAdmin(t)
 	ws, _ := a.CreateWorkspace(CreateWorkspaceOptions{Name: "W", OwnerID: "o", ResourceLimits: &LimitOverrides{MaxProjects: intp(2)}})
 	p, _ := a.CreateProject(ws.ID, CreateProjectOptions{Name: "One"})

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"sort"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -143,7 +141,7 @@ func (a *Admin) CreateWorkspace(o CreateWorkspaceOptions) (*Workspace, error) {
 		Settings: orEmpty(o.Settings), Metadata: orEmpty(o.Metadata), Status: WorkspaceActive,
 		ResourceLimits: limits, CreatedAt: ts, UpdatedAt: ts, CreatedBy: by,
 	}
-	err = a.st.Update(func(tx *bolt.Tx) error {
+	err = a.st.Update(func(tx store.Tx) error {
 		if err := store.Put(tx, store.BucketWorkspaces, []byte(ws.ID), ws); err != nil {
 			return err
 		}
@@ -159,7 +157,7 @@ func (a *Admin) CreateWorkspace(o CreateWorkspaceOptions) (*Workspace, error) {
 	return ws, nil
 }
 
-func getWorkspace(tx *bolt.Tx, id string) (*Workspace, error) {
+func getWorkspace(tx store.Tx, id string) (*Workspace, error) {
 	var ws Workspace
 	found, err := store.Get(tx, store.BucketWorkspaces, []byte(id), &ws)
 	if err != nil || !found {
@@ -169,7 +167,7 @@ func getWorkspace(tx *bolt.Tx, id string) (*Workspace, error) {
 }
 
 // liveWorkspace loads a workspace that must exist and not be archived.
-func liveWorkspace(tx *bolt.Tx, id string) (*Workspace, error) {
+func liveWorkspace(tx store.Tx, id string) (*Workspace, error) {
 	ws, err := getWorkspace(tx, id)
 	if err != nil {
 		return nil, err
@@ -186,7 +184,7 @@ func liveWorkspace(tx *bolt.Tx, id string) (*Workspace, error) {
 // GetWorkspace returns the workspace or nil.
 func (a *Admin) GetWorkspace(id string) (*Workspace, error) {
 	var out *Workspace
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, id)
 		out = ws
 		return err
@@ -225,7 +223,7 @@ func (a *Admin) ListWorkspaces(o ListWorkspacesOptions) ([]*Workspace, error) {
 		}
 	}
 	all := []*Workspace{}
-	err = a.st.View(func(tx *bolt.Tx) error {
+	err = a.st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketWorkspaces)).ForEach(func(_, v []byte) error {
 			var ws Workspace
 			if err := json.Unmarshal(v, &ws); err != nil {
@@ -285,7 +283,7 @@ func (a *Admin) UpdateWorkspace(id string, u WorkspaceUpdates) (*Workspace, erro
 		return nil, err
 	}
 	var out *Workspace
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, id)
 		if err != nil || ws == nil {
 			return err
@@ -343,7 +341,7 @@ type DeleteResult struct {
 // revoked. Members stay for the record. Unknown id: success false.
 func (a *Admin) DeleteWorkspace(id, deletedBy string) (DeleteResult, error) {
 	res := DeleteResult{ID: id}
-	err := a.st.Update(func(tx *bolt.Tx) error {
+	err := a.st.Update(func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, id)
 		if err != nil || ws == nil {
 			return err
@@ -410,7 +408,7 @@ func (a *Admin) DeleteWorkspace(id, deletedBy string) (DeleteResult, error) {
 // eachJSON decodes every record of a bucket into T and writes back the ones
 // f reports changed. Only for use inside a write transaction when f may
 // change records.
-func eachJSON[T any](tx *bolt.Tx, bucket string, f func(k []byte, v *T) (bool, error)) error {
+func eachJSON[T any](tx store.Tx, bucket string, f func(k []byte, v *T) (bool, error)) error {
 	type change struct {
 		k []byte
 		v *T
@@ -456,7 +454,7 @@ type WorkspaceStats struct {
 // 0. nil for an unknown workspace.
 func (a *Admin) GetWorkspaceStats(id string) (*WorkspaceStats, error) {
 	var out *WorkspaceStats
-	err := a.st.View(func(tx *bolt.Tx) error {
+	err := a.st.View(func(tx store.Tx) error {
 		raw := tx.Bucket([]byte(store.BucketWorkspaces)).Get([]byte(id))
 		if raw == nil {
 			return nil

@@ -1,44 +1,23 @@
-// Package store is the admin area's (Area B) bbolt store, shared by the
-// admin library, the webhook manager, the admin plugin process, the
-// `cairn admin` CLI and the host's HTTP authentication.
-//
-// bbolt holds an exclusive file lock for as long as a database is open, so a
-// long-lived handle in the plugin process would lock the operator CLI and
-// the host out. Instead every operation opens the file, runs exactly one
-// transaction and closes it again. Opens are serialized by a lock file next
-// to the database that is polled at a fine grain (bbolt's own lock wait
-// sleeps 50 ms between attempts): read-only operations take it shared and
-// open bbolt read-only, writes take it exclusively. Within one process a
-// sync.RWMutex orders goroutines first, because flock locks belong to an
-// open file description and would otherwise make goroutines of the same
-// process wait on each other through the kernel.
-//
-// Commits are durable (bbolt fsyncs every commit; NoSync is never set).
+// Package store is the admin area's (Area B) store, shared by the admin
+// library, the webhook manager, the admin plugin process and the
+// `cairn admin` CLI. The domain code sees ordered buckets of keys and
+// values inside transactions (Tx, tx.go); two backends provide them:
+// bbolt files in the data dir (bolt.go, the default) and PostgreSQL
+// (postgres.go, CAIRN_STORE=postgres://…, PRODUCT.md D26), where several
+// cairn servers share one truth. Both give every Update the same
+// guarantee: it runs alone, serialized with every other Update of every
+// process or server, and commits durably or not at all.
 package store
 
 import (
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
-	"syscall"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // FileName is the admin store's file name inside the data dir.
 const FileName = "admin.db"
-
-// DefaultLockTimeout bounds how long one operation waits for another
-// process's transaction. Transactions are short, so a longer wait means a
-// process is stuck and the caller deserves an error.
-const DefaultLockTimeout = 5 * time.Second
 
 // Bucket names. They are part of the on-disk format.
 const (
@@ -83,65 +62,44 @@ type Event struct {
 
 // FanoutFunc receives every emitted event inside the emitting transaction;
 // the webhook manager registers one that queues deliveries.
-type FanoutFunc func(tx *bolt.Tx, ev Event) error
+type FanoutFunc func(tx Tx, ev Event) error
 
-// Options tune Open.
-type Options struct {
-	// LockTimeout bounds the wait for another process's transaction; 0
-	// means DefaultLockTimeout.
-	LockTimeout time.Duration
-}
-
-// Store is the admin store. It keeps no file open between operations.
+// Store is the admin store on one backend.
 type Store struct {
-	path    string
-	lock    string
-	timeout time.Duration
-
-	mu sync.RWMutex
+	b backend
 
 	fmu    sync.RWMutex
 	fanout []FanoutFunc
 }
 
-// Open prepares the store at path (creating the file and its buckets) and
-// returns it. Failures are ERR_INIT_FAILED errors saying what to do.
-func Open(path string, opts Options) (*Store, error) {
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = DefaultLockTimeout
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, errs.Newf(500, errs.InitFailed, "cannot create the admin data dir %s: %v", filepath.Dir(path), err)
-	}
-	s := &Store{path: path, lock: path + ".lock", timeout: opts.LockTimeout}
-	err := s.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists([]byte(b)); err != nil {
-				return err
-			}
-		}
-		meta := tx.Bucket([]byte(BucketMeta))
-		if v := meta.Get([]byte("schema_version")); len(v) == 8 {
-			if got := binary.BigEndian.Uint64(v); got > SchemaVersion {
-				return fmt.Errorf("admin store %s has schema version %d, newer than this cairn understands (%d): upgrade cairn", path, got, SchemaVersion)
-			}
-			return nil
-		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], SchemaVersion)
-		return meta.Put([]byte("schema_version"), v[:])
-	})
-	if err != nil {
-		if e, ok := errs.As(err); ok {
-			return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %s", path, e.Message)
-		}
-		return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %v (check the file's permissions, or move a damaged file aside)", path, err)
-	}
-	return s, nil
+// backend runs transactions: update alone among all writers of every
+// process and server, view on a consistent snapshot.
+type backend interface {
+	update(fn func(tx Tx) error) error
+	view(fn func(tx Tx) error) error
+	describe() Description
+	close()
 }
 
-// Path is the database file.
-func (s *Store) Path() string { return s.path }
+// Description says where a store keeps its data, for health and logs.
+type Description struct {
+	// Kind is "bbolt" or "postgres".
+	Kind string `json:"kind"`
+	// Location is the file, or the database URL without its password.
+	Location string `json:"location"`
+	// SchemaVersion is the layout or migration version in use.
+	SchemaVersion int `json:"schema_version"`
+}
+
+// Describe says where the store keeps its data.
+func (s *Store) Describe() Description { return s.b.describe() }
+
+// Path is the database file, or the URL without its password on
+// PostgreSQL.
+func (s *Store) Path() string { return s.b.describe().Location }
+
+// Close releases the backend's connections (nothing to do on bbolt).
+func (s *Store) Close() { s.b.close() }
 
 // OnEmit registers a fan-out hook for emitted events.
 func (s *Store) OnEmit(f FanoutFunc) {
@@ -150,85 +108,14 @@ func (s *Store) OnEmit(f FanoutFunc) {
 	s.fmu.Unlock()
 }
 
-// Update runs fn in one write transaction on a freshly opened database.
-func (s *Store) Update(fn func(tx *bolt.Tx) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	unlock, err := s.flock(true)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.timeout})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", s.path, err)
-	}
-	txErr := db.Update(fn)
-	if cerr := db.Close(); cerr != nil && txErr == nil {
-		txErr = cerr
-	}
-	return txErr
-}
+// Update runs fn in one write transaction, alone among all writers.
+func (s *Store) Update(fn func(tx Tx) error) error { return s.b.update(fn) }
 
-// View runs fn in one read-only transaction.
-func (s *Store) View(fn func(tx *bolt.Tx) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	unlock, err := s.flock(false)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.timeout, ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", s.path, err)
-	}
-	txErr := db.View(fn)
-	if cerr := db.Close(); cerr != nil && txErr == nil {
-		txErr = cerr
-	}
-	return txErr
-}
-
-// flock takes the cross-process lock, polling with a short, growing
-// interval so a waiting process gets in soon after the holder finishes.
-func (s *Store) flock(exclusive bool) (func(), error) {
-	f, err := os.OpenFile(s.lock, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file %s: %w", s.lock, err)
-	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
-	}
-	deadline := time.Now().Add(s.timeout)
-	wait := 100 * time.Microsecond
-	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", s.lock, err)
-		}
-		if time.Now().After(deadline) {
-			_ = f.Close()
-			return nil, errs.Newf(503, errs.Unavailable, "the admin store %s stayed locked by another process for %s; retry, or look for a stuck cairn process", s.path, s.timeout)
-		}
-		time.Sleep(wait)
-		if wait < 5*time.Millisecond {
-			wait *= 2
-		}
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
-}
+// View runs fn in one read-only transaction on a consistent snapshot.
+func (s *Store) View(fn func(tx Tx) error) error { return s.b.view(fn) }
 
 // NextSeq returns the next number of a named counter (from 1, never reused).
-func NextSeq(tx *bolt.Tx, name string) (uint64, error) {
+func NextSeq(tx Tx, name string) (uint64, error) {
 	b := tx.Bucket([]byte(BucketCounters))
 	var n uint64
 	if v := b.Get([]byte(name)); len(v) == 8 {
@@ -265,7 +152,7 @@ func Key(parts ...[]byte) []byte {
 
 // Get decodes the JSON record under key in bucket; found is false when it
 // is absent.
-func Get(tx *bolt.Tx, bucket string, key []byte, v any) (found bool, err error) {
+func Get(tx Tx, bucket string, key []byte, v any) (found bool, err error) {
 	raw := tx.Bucket([]byte(bucket)).Get(key)
 	if raw == nil {
 		return false, nil
@@ -277,7 +164,7 @@ func Get(tx *bolt.Tx, bucket string, key []byte, v any) (found bool, err error) 
 }
 
 // Put stores v as JSON under key in bucket.
-func Put(tx *bolt.Tx, bucket string, key []byte, v any) error {
+func Put(tx Tx, bucket string, key []byte, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -288,7 +175,7 @@ func Put(tx *bolt.Tx, bucket string, key []byte, v any) error {
 // Emit records ev inside tx: every fan-out hook sees it (queueing webhook
 // deliveries atomically with the change), and when toBus is true it is
 // appended to the outbox the admin plugin drains onto the host's bus.
-func (s *Store) Emit(tx *bolt.Tx, ev Event, toBus bool) error {
+func (s *Store) Emit(tx Tx, ev Event, toBus bool) error {
 	s.fmu.RLock()
 	hooks := append([]FanoutFunc(nil), s.fanout...)
 	s.fmu.RUnlock()
@@ -315,7 +202,7 @@ func (s *Store) DrainOutbox(publish func(Event) error) (int, error) {
 		ev  Event
 	}
 	var items []item
-	if err := s.View(func(tx *bolt.Tx) error {
+	if err := s.View(func(tx Tx) error {
 		c := tx.Bucket([]byte(BucketOutbox)).Cursor()
 		for k, v := c.First(); k != nil && len(items) < 256; k, v = c.Next() {
 			var ev Event
@@ -337,7 +224,7 @@ func (s *Store) DrainOutbox(publish func(Event) error) (int, error) {
 		done++
 	}
 	if done > 0 {
-		if err := s.Update(func(tx *bolt.Tx) error {
+		if err := s.Update(func(tx Tx) error {
 			b := tx.Bucket([]byte(BucketOutbox))
 			for _, it := range items[:done] {
 				if err := b.Delete(it.key); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -18,7 +19,9 @@ func benchServer(b *testing.B) *httptest.Server {
 
 // BenchmarkDeliver: one signed delivery to a loopback receiver, recorded in
 // the history (one durable commit).
-func BenchmarkDeliver(b *testing.B) {
+func BenchmarkDeliver(b *testing.B) { pgtest.EachStore(b, benchmarkDeliver) }
+
+func benchmarkDeliver(b *testing.B) {
 	m := devManager(b, openStore(b, b.TempDir()))
 	srv := benchServer(b)
 	res, _ := m.Register(context.Background(), RegisterOptions{URL: srv.URL})
@@ -35,7 +38,9 @@ func BenchmarkDeliver(b *testing.B) {
 
 // BenchmarkTriggerEvent: the persisted path — queue, claim, attempt and
 // record for 4 subscribed webhooks per event (commits are shared per step).
-func BenchmarkTriggerEvent(b *testing.B) {
+func BenchmarkTriggerEvent(b *testing.B) { pgtest.EachStore(b, benchmarkTriggerEvent) }
+
+func benchmarkTriggerEvent(b *testing.B) {
 	m := devManager(b, openStore(b, b.TempDir()))
 	srv := benchServer(b)
 	for i := 0; i < 4; i++ {

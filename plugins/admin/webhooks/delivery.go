@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -85,13 +83,13 @@ func historyKey(webhookID string, seq uint64, id string) []byte {
 	return store.Key([]byte(webhookID), store.U64(seq), []byte(id))
 }
 
-func indexDue(tx *bolt.Tx, d *Delivery, due time.Time) error {
+func indexDue(tx store.Tx, d *Delivery, due time.Time) error {
 	d.Due = due.UnixNano()
 	d.NextAttemptAt = formatTime(due)
 	return tx.Bucket([]byte(store.BucketDeliveryDue)).Put(dueKey(d.Due, d.ID), nil)
 }
 
-func unindexDue(tx *bolt.Tx, d *Delivery) error {
+func unindexDue(tx store.Tx, d *Delivery) error {
 	if d.Due == 0 {
 		return nil
 	}
@@ -100,11 +98,11 @@ func unindexDue(tx *bolt.Tx, d *Delivery) error {
 	return err
 }
 
-func putDelivery(tx *bolt.Tx, d *Delivery) error {
+func putDelivery(tx store.Tx, d *Delivery) error {
 	return store.Put(tx, store.BucketDeliveries, []byte(d.ID), d)
 }
 
-func getDelivery(tx *bolt.Tx, id string) (*Delivery, error) {
+func getDelivery(tx store.Tx, id string) (*Delivery, error) {
 	var d Delivery
 	found, err := store.Get(tx, store.BucketDeliveries, []byte(id), &d)
 	if err != nil || !found {
@@ -121,7 +119,7 @@ var maxHistoryPerWebhook = 1000
 // key is not derivable from d) and drops the oldest
 // finished deliveries beyond maxHistoryPerWebhook. Pending and held
 // deliveries are never dropped: they are still owed to the receiver.
-func addHistory(tx *bolt.Tx, d *Delivery) error {
+func addHistory(tx store.Tx, d *Delivery) error {
 	idx := tx.Bucket([]byte(store.BucketDeliveryByHook))
 	seq, err := store.NextSeq(tx, "delivery_history")
 	if err != nil {
@@ -161,7 +159,7 @@ func addHistory(tx *bolt.Tx, d *Delivery) error {
 }
 
 // forHistory visits a webhook's deliveries, writing back changed ones.
-func forHistory(tx *bolt.Tx, webhookID string, f func(d *Delivery) (bool, error)) error {
+func forHistory(tx store.Tx, webhookID string, f func(d *Delivery) (bool, error)) error {
 	prefix := store.Key([]byte(webhookID), nil)
 	c := tx.Bucket([]byte(store.BucketDeliveryByHook)).Cursor()
 	var ids [][]byte
@@ -188,7 +186,7 @@ func forHistory(tx *bolt.Tx, webhookID string, f func(d *Delivery) (bool, error)
 
 // claimFor marks d as being attempted by this process until the claim
 // expires; a process that dies mid-attempt leaves it to be retried.
-func (m *Manager) claimFor(tx *bolt.Tx, d *Delivery, w *Webhook, now time.Time) error {
+func (m *Manager) claimFor(tx store.Tx, d *Delivery, w *Webhook, now time.Time) error {
 	if err := unindexDue(tx, d); err != nil {
 		return err
 	}
@@ -208,7 +206,7 @@ func receives(w *Webhook, ev store.Event, workspace func() string) bool {
 
 // subscribers lists the webhooks that take ev; only, when set, replaces the
 // workspace scope check (a trigger aimed at one workspace's webhooks).
-func subscribers(tx *bolt.Tx, ev store.Event, only func(w *Webhook) bool) ([]*Webhook, error) {
+func subscribers(tx store.Tx, ev store.Event, only func(w *Webhook) bool) ([]*Webhook, error) {
 	var hooks []*Webhook
 	evWS, known := "", false
 	workspace := func() string {
@@ -237,7 +235,7 @@ func subscribers(tx *bolt.Tx, ev store.Event, only func(w *Webhook) bool) ([]*We
 // enqueueTx queues ev for every webhook that takes it: scheduled for an
 // active webhook, held for a paused one. With claim the new deliveries of
 // active webhooks are claimed for an immediate attempt.
-func (m *Manager) enqueueTx(tx *bolt.Tx, ev store.Event, claim bool, only func(w *Webhook) bool) (jobs []job, queued, held int, err error) {
+func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim bool, only func(w *Webhook) bool) (jobs []job, queued, held int, err error) {
 	hooks, err := subscribers(tx, ev, only)
 	if err != nil || len(hooks) == 0 {
 		return nil, 0, 0, err
@@ -277,14 +275,14 @@ func (m *Manager) enqueueTx(tx *bolt.Tx, ev store.Event, claim bool, only func(w
 func (m *Manager) EnqueueEvent(ev store.Event) error {
 	// Most events have no subscriber; a read avoids a durable commit.
 	any := false
-	if err := m.st.View(func(tx *bolt.Tx) error {
+	if err := m.st.View(func(tx store.Tx) error {
 		hooks, err := subscribers(tx, ev, nil)
 		any = len(hooks) > 0
 		return err
 	}); err != nil || !any {
 		return internal(err)
 	}
-	return internal(m.st.Update(func(tx *bolt.Tx) error {
+	return internal(m.st.Update(func(tx store.Tx) error {
 		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
 		return err
 	}))
@@ -359,7 +357,7 @@ func (m *Manager) attempt(ctx context.Context, w *Webhook, d *Delivery, n int) o
 // finish records an attempt: delivered, failed for good, or rescheduled
 // with backoff. It reports whether the delivery is still pending.
 func (m *Manager) finish(j job, o outcome) (pending bool, err error) {
-	err = m.st.Update(func(tx *bolt.Tx) error {
+	err = m.st.Update(func(tx store.Tx) error {
 		d, err := getDelivery(tx, j.d.ID)
 		if err != nil || d == nil {
 			return err
@@ -413,7 +411,7 @@ func (m *Manager) finish(j job, o outcome) (pending bool, err error) {
 func (m *Manager) claimDue(limit int) ([]job, error) {
 	var jobs []job
 	taken := map[string]bool{}
-	err := m.st.Update(func(tx *bolt.Tx) error {
+	err := m.st.Update(func(tx store.Tx) error {
 		now := m.now()
 		c := tx.Bucket([]byte(store.BucketDeliveryDue)).Cursor()
 		type entry struct {
@@ -484,7 +482,7 @@ func (m *Manager) claimDue(limit int) ([]job, error) {
 // nextDue is when the earliest queued delivery is due (zero if none).
 func (m *Manager) nextDue() time.Time {
 	var t time.Time
-	_ = m.st.View(func(tx *bolt.Tx) error {
+	_ = m.st.View(func(tx store.Tx) error {
 		if k, _ := tx.Bucket([]byte(store.BucketDeliveryDue)).Cursor().First(); k != nil {
 			t = time.Unix(0, int64(binary.BigEndian.Uint64(k[:8])))
 		}
@@ -608,7 +606,7 @@ func (m *Manager) TriggerEventFor(ctx context.Context, workspaceID, eventType st
 	}
 	var jobs []job
 	queued, held := 0, 0
-	err = m.st.Update(func(tx *bolt.Tx) error {
+	err = m.st.Update(func(tx store.Tx) error {
 		var err error
 		jobs, queued, held, err = m.enqueueTx(tx, ev, true, only)
 		return err
@@ -667,7 +665,7 @@ func (m *Manager) Deliver(ctx context.Context, w *Webhook, ev store.Event) (*Del
 // record stores a finished delivery and, with stats, counts it on its
 // webhook.
 func (m *Manager) record(d *Delivery, stats bool) error {
-	return internal(m.st.Update(func(tx *bolt.Tx) error {
+	return internal(m.st.Update(func(tx store.Tx) error {
 		if err := putDelivery(tx, d); err != nil {
 			return err
 		}
@@ -742,7 +740,7 @@ func (m *Manager) GetDeliveryHistory(webhookID string, o HistoryOptions) ([]Deli
 		o.Limit = 50
 	}
 	out := []Delivery{}
-	err := m.st.View(func(tx *bolt.Tx) error {
+	err := m.st.View(func(tx store.Tx) error {
 		prefix := store.Key([]byte(webhookID), nil)
 		c := tx.Bucket([]byte(store.BucketDeliveryByHook)).Cursor()
 		// Seek past the prefix's last key, then walk back.
@@ -797,7 +795,7 @@ func (m *Manager) GetDeliveryStatsWhere(keep func(webhookID string) bool) (*Deli
 	s := &DeliveryStats{FailuresByWebhook: map[string]int{}}
 	var sum int64
 	var timed int
-	err := m.st.View(func(tx *bolt.Tx) error {
+	err := m.st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketDeliveries)).ForEach(func(_, v []byte) error {
 			var d Delivery
 			if err := json.Unmarshal(v, &d); err != nil {

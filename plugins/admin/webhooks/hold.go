@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -30,7 +28,7 @@ const sweepEvery = time.Minute
 func unfinished(status string) bool { return status == DeliveryPending || status == DeliveryHeld }
 
 // hold turns d into a held delivery (no longer scheduled).
-func hold(tx *bolt.Tx, d *Delivery, now time.Time) error {
+func hold(tx store.Tx, d *Delivery, now time.Time) error {
 	if err := unindexDue(tx, d); err != nil {
 		return err
 	}
@@ -53,7 +51,7 @@ func (m *Manager) expire(d *Delivery, now time.Time) {
 // releaseHeld schedules a webhook's held deliveries, oldest first, each due
 // a nanosecond after the one before (the last one now), so the schedule
 // keeps their order; those past the retention expire instead.
-func (m *Manager) releaseHeld(tx *bolt.Tx, webhookID string) error {
+func (m *Manager) releaseHeld(tx store.Tx, webhookID string) error {
 	now := m.now()
 	held := 0
 	if err := forHistory(tx, webhookID, func(d *Delivery) (bool, error) {
@@ -87,7 +85,7 @@ func (m *Manager) releaseHeld(tx *bolt.Tx, webhookID string) error {
 // webhook, and returns how many it expired. Run calls it every minute.
 func (m *Manager) ExpireHeld() (int, error) {
 	n := 0
-	err := m.st.Update(func(tx *bolt.Tx) error {
+	err := m.st.Update(func(tx store.Tx) error {
 		var ids []string
 		if err := tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(k, v []byte) error {
 			w, err := FromJSON(v)
@@ -132,7 +130,7 @@ func (m *Manager) sweep() {
 // workspace_id, else the workspace of the project its data names (project,
 // slug or project_slug, as task and project events carry). "" when the
 // event belongs to no workspace: only unscoped webhooks receive it.
-func EventWorkspace(tx *bolt.Tx, ev store.Event) string {
+func EventWorkspace(tx store.Tx, ev store.Event) string {
 	var data map[string]any
 	if json.Unmarshal(ev.Data, &data) != nil {
 		return ""

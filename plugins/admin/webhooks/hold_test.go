@@ -9,8 +9,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -43,6 +42,10 @@ func drainAll(t *testing.T, m *Manager) {
 }
 
 func TestPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
+	pgtest.EachStore(t, testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder)
+}
+
+func testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)
 	m1 := devManager(t, openStore(t, dir))
@@ -96,6 +99,10 @@ func TestPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 }
 
 func TestHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
+	pgtest.EachStore(t, testHeldDeliveriesExpireAfterTheRetentionWithAReason)
+}
+
+func testHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)
 	var mu sync.Mutex
@@ -139,6 +146,10 @@ func TestHeldDeliveriesExpireAfterTheRetentionWithAReason(t *testing.T) {
 }
 
 func TestPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
+	pgtest.EachStore(t, testPendingRetriesOfAPausedWebhookAreHeldNotSpun)
+}
+
+func testPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 1) // the first attempt fails
 	var mu sync.Mutex
@@ -169,10 +180,14 @@ func TestPendingRetriesOfAPausedWebhookAreHeldNotSpun(t *testing.T) {
 }
 
 func TestWorkspaceScopedWebhooksReceiveOnlyTheirEvents(t *testing.T) {
+	pgtest.EachStore(t, testWorkspaceScopedWebhooksReceiveOnlyTheirEvents)
+}
+
+func testWorkspaceScopedWebhooksReceiveOnlyTheirEvents(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
 	// A project of workspace ws_a, as the admin library stores it.
-	if err := st.Update(func(tx *bolt.Tx) error {
+	if err := st.Update(func(tx store.Tx) error {
 		if err := tx.Bucket([]byte(store.BucketProjectSlug)).Put([]byte("billing"), []byte("prj_1")); err != nil {
 			return err
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -158,7 +157,7 @@ func New(st *store.Store, o Options) *Manager {
 		sleep: o.Sleep, now: o.Now, log: o.Logger, poll: o.PollInterval, workers: o.Workers, grace: o.SecretGrace,
 		ua: o.UserAgent, kick: make(chan struct{}, 1), limits: &limiter{m: map[string]*window{}}, retain: o.HeldRetention,
 	}
-	st.OnEmit(func(tx *bolt.Tx, ev store.Event) error {
+	st.OnEmit(func(tx store.Tx, ev store.Event) error {
 		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
 		return err
 	})
@@ -268,7 +267,7 @@ func (m *Manager) Register(ctx context.Context, o RegisterOptions) (*RegisterRes
 	if w.Metadata == nil {
 		w.Metadata = map[string]any{}
 	}
-	if err := m.st.Update(func(tx *bolt.Tx) error { return putWebhook(tx, w) }); err != nil {
+	if err := m.st.Update(func(tx store.Tx) error { return putWebhook(tx, w) }); err != nil {
 		return fail(internal(err))
 	}
 	return &RegisterResult{Success: true, Webhook: &Registered{ID: w.ID, URL: w.URL, Secret: secret}}, nil
@@ -284,11 +283,11 @@ func internal(err error) error {
 	return errs.New(500, errs.Internal, "admin store: "+err.Error())
 }
 
-func putWebhook(tx *bolt.Tx, w *Webhook) error {
+func putWebhook(tx store.Tx, w *Webhook) error {
 	return store.Put(tx, store.BucketWebhooks, []byte(w.ID), toRecord(w))
 }
 
-func getWebhook(tx *bolt.Tx, id string) (*Webhook, error) {
+func getWebhook(tx store.Tx, id string) (*Webhook, error) {
 	var r record
 	found, err := store.Get(tx, store.BucketWebhooks, []byte(id), &r)
 	if err != nil || !found {
@@ -301,7 +300,7 @@ func getWebhook(tx *bolt.Tx, id string) (*Webhook, error) {
 // its JSON omits it) or nil.
 func (m *Manager) GetWebhook(id string) (*Webhook, error) {
 	var out *Webhook
-	err := m.st.View(func(tx *bolt.Tx) error {
+	err := m.st.View(func(tx store.Tx) error {
 		w, err := getWebhook(tx, id)
 		out = w
 		return err
@@ -335,7 +334,7 @@ func (m *Manager) ListWebhooks(f ListFilters) ([]*Webhook, error) {
 		f.Limit = 50
 	}
 	out := []*Webhook{}
-	err := m.st.View(func(tx *bolt.Tx) error {
+	err := m.st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
 			w, err := FromJSON(v)
 			if err != nil {
@@ -422,7 +421,7 @@ func (m *Manager) UpdateWebhook(ctx context.Context, id string, u Updates) (*Web
 // the deliveries held while it was not, in the order they were queued.
 func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) {
 	var out *Webhook
-	err := m.st.Update(func(tx *bolt.Tx) error {
+	err := m.st.Update(func(tx store.Tx) error {
 		w, err := getWebhook(tx, id)
 		if err != nil || w == nil {
 			return err
@@ -494,7 +493,7 @@ func (m *Manager) RotateSecret(id, newSecret string) (string, error) {
 // history stays. false if unknown.
 func (m *Manager) Unregister(id string) (bool, error) {
 	ok := false
-	err := m.st.Update(func(tx *bolt.Tx) error {
+	err := m.st.Update(func(tx store.Tx) error {
 		b := tx.Bucket([]byte(store.BucketWebhooks))
 		if b.Get([]byte(id)) == nil {
 			return nil
@@ -532,7 +531,7 @@ func (m *Manager) GetStats() (*ManagerStats, error) { return m.GetStatsWhere(nil
 // GetStatsWhere summarizes the webhooks keep accepts (all when nil).
 func (m *Manager) GetStatsWhere(keep func(w *Webhook) bool) (*ManagerStats, error) {
 	s := &ManagerStats{ByStatus: map[string]int{StatusActive: 0, StatusPaused: 0, StatusDisabled: 0, StatusError: 0}}
-	err := m.st.View(func(tx *bolt.Tx) error {
+	err := m.st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketWebhooks)).ForEach(func(_, v []byte) error {
 			w, err := FromJSON(v)
 			if err != nil {

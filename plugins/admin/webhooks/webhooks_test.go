@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"path/filepath"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +18,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 )
 
@@ -67,12 +66,15 @@ func newReceiver(t testing.TB, fail int32) *receiver {
 	return r
 }
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func openStore(t testing.TB, dir string) *store.Store {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
+	st, err := store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(st.Close)
 	return st
 }
 
@@ -109,6 +111,10 @@ func register(t testing.TB, m *Manager, r *receiver, events ...string) string {
 }
 
 func TestDeliverRetriesWithBackoffAndSignatures(t *testing.T) {
+	pgtest.EachStore(t, testDeliverRetriesWithBackoffAndSignatures)
+}
+
+func testDeliverRetriesWithBackoffAndSignatures(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	var sl sleeps
 	m := devManager(t, st, func(o *Options) {
@@ -167,6 +173,10 @@ func TestBackoffGrowsAndCaps(t *testing.T) {
 }
 
 func TestPersistedScheduleResumesAfterRestart(t *testing.T) {
+	pgtest.EachStore(t, testPersistedScheduleResumesAfterRestart)
+}
+
+func testPersistedScheduleResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 1)
 	m1 := devManager(t, openStore(t, dir))
@@ -210,6 +220,10 @@ func TestPersistedScheduleResumesAfterRestart(t *testing.T) {
 }
 
 func TestRunDeliversEmittedEventsAndGivesUp(t *testing.T) {
+	pgtest.EachStore(t, testRunDeliversEmittedEventsAndGivesUp)
+}
+
+func testRunDeliversEmittedEventsAndGivesUp(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	m := devManager(t, st, func(o *Options) { o.PollInterval = 10 * time.Millisecond })
 	r := newReceiver(t, 1000)
@@ -240,7 +254,9 @@ func TestRunDeliversEmittedEventsAndGivesUp(t *testing.T) {
 
 func intp(n int) *int { return &n }
 
-func TestRedirectsAreNotFollowed(t *testing.T) {
+func TestRedirectsAreNotFollowed(t *testing.T) { pgtest.EachStore(t, testRedirectsAreNotFollowed) }
+
+func testRedirectsAreNotFollowed(t *testing.T) {
 	target := newReceiver(t, 0)
 	redir := httptest.NewServer(http.RedirectHandler(target.srv.URL, http.StatusFound))
 	defer redir.Close()
@@ -262,6 +278,10 @@ func (f fakeResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Ad
 }
 
 func TestSSRFRefusedAtRegistrationInProduction(t *testing.T) {
+	pgtest.EachStore(t, testSSRFRefusedAtRegistrationInProduction)
+}
+
+func testSSRFRefusedAtRegistrationInProduction(t *testing.T) {
 	res := fakeResolver{
 		"public.example":   {netip.MustParseAddr("93.184.216.34")},
 		"internal.example": {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.1.2.3")},
@@ -316,7 +336,9 @@ func TestSSRFRefusedAtRegistrationInProduction(t *testing.T) {
 	}
 }
 
-func TestSSRFRefusedAtDialTime(t *testing.T) {
+func TestSSRFRefusedAtDialTime(t *testing.T) { pgtest.EachStore(t, testSSRFRefusedAtDialTime) }
+
+func testSSRFRefusedAtDialTime(t *testing.T) {
 	// Registered while in development (or while the name pointed
 	// elsewhere), delivered by a production client: the dialer refuses.
 	dir := t.TempDir()
@@ -379,7 +401,9 @@ func TestSubscriptionsAndEventTypes(t *testing.T) {
 	}
 }
 
-func TestWebhookLifecycle(t *testing.T) {
+func TestWebhookLifecycle(t *testing.T) { pgtest.EachStore(t, testWebhookLifecycle) }
+
+func testWebhookLifecycle(t *testing.T) {
 	m := devManager(t, openStore(t, t.TempDir()))
 	r := newReceiver(t, 0)
 	id := register(t, m, r, "workspace.*")
@@ -499,7 +523,9 @@ func FuzzParseWebhookURL(f *testing.F) {
 
 // The history keeps the newest finished deliveries up to the bound, and
 // drops the deliveries themselves, not only their index entries.
-func TestDeliveryHistoryIsBounded(t *testing.T) {
+func TestDeliveryHistoryIsBounded(t *testing.T) { pgtest.EachStore(t, testDeliveryHistoryIsBounded) }
+
+func testDeliveryHistoryIsBounded(t *testing.T) {
 	saved := maxHistoryPerWebhook
 	maxHistoryPerWebhook = 5
 	defer func() { maxHistoryPerWebhook = saved }()
@@ -526,7 +552,7 @@ func TestDeliveryHistoryIsBounded(t *testing.T) {
 		t.Fatalf("history %v, want the newest five, evt_11 … evt_07", got)
 	}
 	n := 0
-	_ = st.View(func(tx *bolt.Tx) error {
+	_ = st.View(func(tx store.Tx) error {
 		return tx.Bucket([]byte(store.BucketDeliveries)).ForEach(func(_, _ []byte) error { n++; return nil })
 	})
 	if n != 5 {

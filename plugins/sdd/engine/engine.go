@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +74,10 @@ type Config struct {
 	// Publish receives domain events; nil discards them. It is called
 	// without the engine lock held, so it may call back into the engine.
 	Publish func(eventType string, data any)
+	// Store is CAIRN_STORE (PRODUCT.md D26): empty or "bbolt" keeps the
+	// state in DataDir's file; a postgres:// URL keeps it in that
+	// database (pgstate.go), shared by every server using it.
+	Store string
 }
 
 // Engine is the SDD domain. All methods are safe for concurrent use.
@@ -84,6 +89,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	st       *state
+	pg       *pgState
 	loaded   bool
 	recovery *Recovery
 }
@@ -120,15 +126,44 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Clock = time.Now
 	}
 	cfg.Root, cfg.DataDir = root, dataDir
-	return &Engine{
+	e := &Engine{
 		cfg:       cfg,
 		root:      root,
 		dataDir:   dataDir,
 		statePath: filepath.Join(dataDir, "state", stateFileName),
-	}, nil
+	}
+	switch {
+	case cfg.Store == "" || cfg.Store == "bbolt":
+	case strings.HasPrefix(cfg.Store, "postgres://") || strings.HasPrefix(cfg.Store, "postgresql://"):
+		if e.pg, err = openPGState(cfg.Store); err != nil {
+			return nil, errs.Newf(500, errs.InitFailed, "cannot open the SDD state store: %v", err)
+		}
+		e.statePath = e.pg.where
+	default:
+		return nil, errs.Invalidf("CAIRN_STORE", "enum", "CAIRN_STORE must be bbolt or a postgres:// URL")
+	}
+	return e, nil
 }
 
-// StatePath is the absolute path of the state document.
+// Close releases the state store's connections (nothing to do for the
+// file).
+func (e *Engine) Close() {
+	if e.pg != nil {
+		e.pg.close()
+	}
+}
+
+// StoreVersion is the state store's kind ("file" or "postgres") and, on
+// PostgreSQL, its migration version.
+func (e *Engine) StoreVersion() (kind string, version int) {
+	if e.pg != nil {
+		return "postgres", e.pg.version
+	}
+	return "file", stateVersion
+}
+
+// StatePath is the state file, or the database URL without its password
+// on PostgreSQL.
 func (e *Engine) StatePath() string { return e.statePath }
 
 // PlanningRoot is the absolute path of <Root>/.planning.
@@ -155,6 +190,13 @@ func (e *Engine) Initialize() (bool, error) {
 
 func (e *Engine) loadLocked() (*Recovery, error) {
 	now := e.cfg.Clock()
+	if e.pg != nil {
+		// Every read and write fetches the row; a check here only
+		// surfaces a bad document at start.
+		_, err := e.loadPG(now)
+		e.loaded = err == nil
+		return nil, err
+	}
 	r, err := os.OpenRoot(e.dataDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		e.st, e.loaded = newState(now), true
@@ -235,7 +277,15 @@ func (e *Engine) read(fn func(s *state, now time.Time) error) error {
 	if err := e.ensureLocked(); err != nil {
 		return err
 	}
-	return fn(e.st, e.cfg.Clock())
+	now := e.cfg.Clock()
+	if e.pg != nil {
+		st, err := e.loadPG(now)
+		if err != nil {
+			return err
+		}
+		return fn(st, now)
+	}
+	return fn(e.st, now)
 }
 
 // write runs fn as one atomic write without an idempotency key.
@@ -255,56 +305,34 @@ func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) 
 // its result is stored in *recorded and fn does not run.
 func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) error {
 	var evs []event
+	emit := func(t string, d any) { evs = append(evs, event{t, d}) }
 	err := func() error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		if err := e.ensureLocked(); err != nil {
 			return err
 		}
-		if raw, ok, err := lookupCall(e.st, k); err != nil || ok {
-			if ok && recorded != nil {
-				*recorded = raw
-			}
-			return err
-		}
-		now := e.cfg.Clock()
-		next, err := e.st.clone()
-		if err != nil {
-			return errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
-		}
-		emit := func(t string, d any) { evs = append(evs, event{t, d}) }
-		result, err := fn(next, now, emit)
-		if errors.Is(err, errUnchanged) {
-			evs = nil
-			return nil
-		}
-		if err != nil {
-			evs = nil
-			return err
-		}
-		if k.key != "" {
-			if err := recordCall(next, k, result, now); err != nil {
+		if e.pg != nil {
+			return e.pg.replace(func(cur []byte) ([]byte, error) {
 				evs = nil
-				return errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
-			}
+				now := e.cfg.Clock()
+				st, err := e.decodePG(cur, now)
+				if err != nil {
+					return nil, err
+				}
+				_, data, err := apply(st, now, k, recorded, fn, emit)
+				if data == nil {
+					evs = nil
+				}
+				return data, err
+			})
 		}
-		next.Project.LastWriteAt = iso(now)
-		prune(next, now)
-		// Compact on purpose: the written size is the measured size, so
-		// nesting cannot be amplified by indentation.
-		data, err := json.Marshal(next)
-		if err != nil {
+		next, data, err := apply(e.st, e.cfg.Clock(), k, recorded, fn, emit)
+		if err != nil || next == nil {
 			evs = nil
-			return errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
-		}
-		if len(data) > stateLimit {
-			evs = nil
-			return errs.Invalidf("state", "maxBytes",
-				"this write would grow the SDD state to %d bytes, over its limit of %d; delete values you no longer need (sdd_state delete) or return leases",
-				len(data), stateLimit).With("limit", stateLimit)
+			return err
 		}
 		if err := e.persist(append(data, '\n')); err != nil {
-			evs = nil
 			return errs.Newf(500, errs.Internal, "cannot persist SDD state to %s: %v", e.statePath, err)
 		}
 		e.st = next
@@ -314,6 +342,70 @@ func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, 
 		e.publish(evs)
 	}
 	return err
+}
+
+// apply runs fn on a copy of cur and returns the pruned copy and its
+// encoding, both nil when there is nothing to write (a replayed key, or
+// errUnchanged).
+func apply(cur *state, now time.Time, k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error), emit func(string, any)) (*state, []byte, error) {
+	if raw, ok, err := lookupCall(cur, k); err != nil || ok {
+		if ok && recorded != nil {
+			*recorded = raw
+		}
+		return nil, nil, err
+	}
+	next, err := cur.clone()
+	if err != nil {
+		return nil, nil, errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
+	}
+	result, err := fn(next, now, emit)
+	if errors.Is(err, errUnchanged) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if k.key != "" {
+		if err := recordCall(next, k, result, now); err != nil {
+			return nil, nil, errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
+		}
+	}
+	next.Project.LastWriteAt = iso(now)
+	prune(next, now)
+	data, err := json.Marshal(next)
+	if err != nil {
+		return nil, nil, errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
+	}
+	if len(data) > stateLimit {
+		return nil, nil, errs.Invalidf("state", "maxBytes",
+			"this write would grow the SDD state to %d bytes, over its limit of %d; delete values you no longer need (sdd_state delete) or return leases",
+			len(data), stateLimit).With("limit", stateLimit)
+	}
+	return next, data, nil
+}
+
+// loadPG reads the current document from PostgreSQL.
+func (e *Engine) loadPG(now time.Time) (*state, error) {
+	data, err := e.pg.load()
+	if err != nil {
+		return nil, errs.Newf(503, errs.Unavailable, "%v", err)
+	}
+	return e.decodePG(data, now)
+}
+
+// decodePG decodes a stored document (nil: none yet). A document that does
+// not decode is refused rather than replaced: unlike the file, the row is
+// shared by every server, and none of them may discard it on its own.
+func (e *Engine) decodePG(data []byte, now time.Time) (*state, error) {
+	if data == nil {
+		return newState(now), nil
+	}
+	st, err := decodeState(data)
+	if err != nil {
+		return nil, errs.Newf(500, errs.InitFailed, "the SDD state in %s does not decode (%v); repair the sdd_state row", e.pg.where, err)
+	}
+	st.normalize(now)
+	return st, nil
 }
 
 // persist replaces the state file atomically inside the data dir.

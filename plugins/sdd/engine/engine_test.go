@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -44,6 +45,8 @@ type fixture struct {
 	evs   *recorded
 }
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	root := t.TempDir()
@@ -53,10 +56,11 @@ func newFixture(t testing.TB) *fixture {
 func openFixture(t testing.TB, root string, clock *fakeClock) *fixture {
 	t.Helper()
 	evs := &recorded{}
-	e, err := New(Config{Root: root, Clock: clock.Now, Publish: evs.publish})
+	e, err := New(Config{Root: root, Clock: clock.Now, Publish: evs.publish, Store: os.Getenv(pgtest.StoreEnv)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(e.Close)
 	if _, err := e.Initialize(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +90,9 @@ func TestISOFormat(t *testing.T) {
 	}
 }
 
-func TestKeyPathRules(t *testing.T) {
+func TestKeyPathRules(t *testing.T) { pgtest.EachStore(t, testKeyPathRules) }
+
+func testKeyPathRules(t *testing.T) {
 	good := []string{"a", "a.b", "A_b-9.c", "x.y.z"}
 	for _, k := range good {
 		if _, err := ParseKeyPath(k); err != nil {
@@ -127,7 +133,9 @@ func TestKeyPathRules(t *testing.T) {
 	}
 }
 
-func TestStateValues(t *testing.T) {
+func TestStateValues(t *testing.T) { pgtest.EachStore(t, testStateValues) }
+
+func testStateValues(t *testing.T) {
 	f := newFixture(t)
 	if _, err := f.e.SetStateValue("a.b.c", map[string]any{"n": 1}); err != nil {
 		t.Fatal(err)
@@ -166,7 +174,9 @@ func TestStateValues(t *testing.T) {
 	}
 }
 
-func TestToolActionErrors(t *testing.T) {
+func TestToolActionErrors(t *testing.T) { pgtest.EachStore(t, testToolActionErrors) }
+
+func testToolActionErrors(t *testing.T) {
 	f := newFixture(t)
 	e := f.e
 	cases := []struct {
@@ -288,7 +298,9 @@ func TestToolActionErrors(t *testing.T) {
 
 // TestToolMethods drives the structured tool methods: the plan Markdown,
 // exact numbers through the state, and the doctrine text.
-func TestToolMethods(t *testing.T) {
+func TestToolMethods(t *testing.T) { pgtest.EachStore(t, testToolMethods) }
+
+func testToolMethods(t *testing.T) {
 	f := newFixture(t)
 	plan, err := f.e.PlanTool(Call{Tool: "sdd_plan"}, PlanInput{Phase: "3", Context: "Ship the thing\n- do a\n- do b\nsuccess: it ships"})
 	if err != nil {
@@ -321,7 +333,9 @@ func TestToolMethods(t *testing.T) {
 	}
 }
 
-func TestValidateContent(t *testing.T) {
+func TestValidateContent(t *testing.T) { pgtest.EachStore(t, testValidateContent) }
+
+func testValidateContent(t *testing.T) {
 	cases := []struct {
 		typ, content string
 		missing      []string
@@ -355,7 +369,9 @@ func TestValidateContent(t *testing.T) {
 	}
 }
 
-func TestLeasesAndExpiry(t *testing.T) {
+func TestLeasesAndExpiry(t *testing.T) { pgtest.EachStore(t, testLeasesAndExpiry) }
+
+func testLeasesAndExpiry(t *testing.T) {
 	f := newFixture(t)
 	l, err := f.e.CreateLease("T-1", []string{"pkg/a"})
 	if err != nil {
@@ -398,7 +414,9 @@ func TestLeasesAndExpiry(t *testing.T) {
 	}
 }
 
-func TestBindings(t *testing.T) {
+func TestBindings(t *testing.T) { pgtest.EachStore(t, testBindings) }
+
+func testBindings(t *testing.T) {
 	f := newFixture(t)
 	r := "R-1"
 	b, err := f.e.SyncProjectBinding("web", BindingInput{RoadmapID: &r})
@@ -426,7 +444,9 @@ func TestBindings(t *testing.T) {
 	}
 }
 
-func TestSkills(t *testing.T) {
+func TestSkills(t *testing.T) { pgtest.EachStore(t, testSkills) }
+
+func testSkills(t *testing.T) {
 	f := newFixture(t)
 	title := "Go testing"
 	if _, err := f.e.RegisterSkill("go-test", SkillPayload{Title: &title, Tags: []string{"go"}}); err != nil {
@@ -499,7 +519,9 @@ func slicesHas(l []string, v string) bool {
 	return false
 }
 
-func TestVitals(t *testing.T) {
+func TestVitals(t *testing.T) { pgtest.EachStore(t, testVitals) }
+
+func testVitals(t *testing.T) {
 	f := newFixture(t)
 	v, err := f.e.GetCommandVitals("plan-phase")
 	if err != nil {
@@ -567,7 +589,9 @@ func TestBundledDefaultsComplete(t *testing.T) {
 	}
 }
 
-func TestResources(t *testing.T) {
+func TestResources(t *testing.T) { pgtest.EachStore(t, testResources) }
+
+func testResources(t *testing.T) {
 	f := newFixture(t)
 	_, _ = f.e.RegisterSkill("s1", SkillPayload{})
 	list, err := f.e.ListResources()
@@ -603,7 +627,9 @@ func TestResources(t *testing.T) {
 	}
 }
 
-func TestDashboardAndStats(t *testing.T) {
+func TestDashboardAndStats(t *testing.T) { pgtest.EachStore(t, testDashboardAndStats) }
+
+func testDashboardAndStats(t *testing.T) {
 	f := newFixture(t)
 	_, _ = f.e.CreateLease("T-1", []string{"a|b"})
 	_, _ = f.e.QueueAgentSpawnPlan(IntentExecutePhase, SpawnOptions{}, SpawnSource{})
@@ -627,7 +653,9 @@ func TestDashboardAndStats(t *testing.T) {
 	}
 }
 
-func TestConcurrentUse(t *testing.T) {
+func TestConcurrentUse(t *testing.T) { pgtest.EachStore(t, testConcurrentUse) }
+
+func testConcurrentUse(t *testing.T) {
 	f := newFixture(t)
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {

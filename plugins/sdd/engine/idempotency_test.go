@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -17,7 +18,9 @@ import (
 // the same key twice writes once (the state file keeps every byte, no
 // second event), and the replay returns the first outcome, even where
 // running the call again would now answer differently.
-func TestIdempotentReplays(t *testing.T) {
+func TestIdempotentReplays(t *testing.T) { pgtest.EachStore(t, testIdempotentReplays) }
+
+func testIdempotentReplays(t *testing.T) {
 	fx := newFixture(t)
 	q, err := fx.e.QueueAgentSpawnPlan(IntentDebugIssue, SpawnOptions{}, SpawnSource{})
 	if err != nil {
@@ -115,6 +118,10 @@ func TestIdempotentReplays(t *testing.T) {
 // TestIdempotencyKeyReusedForAnotherCall: a key is bound to its call; the
 // same key with other arguments is a 409, and nothing is written.
 func TestIdempotencyKeyReusedForAnotherCall(t *testing.T) {
+	pgtest.EachStore(t, testIdempotencyKeyReusedForAnotherCall)
+}
+
+func testIdempotencyKeyReusedForAnotherCall(t *testing.T) {
 	fx := newFixture(t)
 	c := Call{Key: "k"}
 	if _, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "a", Value: []byte(`1`)}); err != nil {
@@ -133,6 +140,10 @@ func TestIdempotencyKeyReusedForAnotherCall(t *testing.T) {
 // TestIdempotencyFailedCallNotRecorded: a call that failed wrote nothing
 // and recorded nothing, so its replay runs again.
 func TestIdempotencyFailedCallNotRecorded(t *testing.T) {
+	pgtest.EachStore(t, testIdempotencyFailedCallNotRecorded)
+}
+
+func testIdempotencyFailedCallNotRecorded(t *testing.T) {
 	fx := newFixture(t)
 	if _, err := fx.e.SetStateValue("s", "str"); err != nil {
 		t.Fatal(err)
@@ -151,7 +162,9 @@ func TestIdempotencyFailedCallNotRecorded(t *testing.T) {
 // TestIdempotencyRecordsBounded: the records keep the newest
 // MaxIdempotencyRecords keys within their byte budget; a dropped key runs
 // again.
-func TestIdempotencyRecordsBounded(t *testing.T) {
+func TestIdempotencyRecordsBounded(t *testing.T) { pgtest.EachStore(t, testIdempotencyRecordsBounded) }
+
+func testIdempotencyRecordsBounded(t *testing.T) {
 	now := newFixture(t).clock.Now()
 	s := newState(now)
 	for i := range MaxIdempotencyRecords + 10 {
@@ -186,6 +199,10 @@ func TestIdempotencyRecordsBounded(t *testing.T) {
 // TestIdempotencySurvivesRestart: the record is in the state file, so a
 // replay after the plugin restarts still returns the first outcome.
 func TestIdempotencySurvivesRestart(t *testing.T) {
+	pgtest.EachStore(t, testIdempotencySurvivesRestart)
+}
+
+func testIdempotencySurvivesRestart(t *testing.T) {
 	fx := newFixture(t)
 	c := Call{Key: "relay-7:42"}
 	first, err := fx.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T-1"})

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -15,8 +16,17 @@ func nested(depth int) []byte {
 	return []byte(strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth))
 }
 
+// stateFile is the stored document: the file, or the sdd_state row with
+// the newline the file ends with.
 func stateFile(t *testing.T, fx *fixture) []byte {
 	t.Helper()
+	if fx.e.pg != nil {
+		b, err := fx.e.pg.load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, '\n')
+	}
 	b, err := os.ReadFile(fx.e.StatePath())
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +48,10 @@ func wantLimit(t *testing.T, err error, field, constraint string, limit int) {
 // nested 9,990 deep became a 200 MB state file. It is now refused naming
 // the field and the limit, and the state file keeps every byte.
 func TestDeepValueRefusedStateUnchanged(t *testing.T) {
+	pgtest.EachStore(t, testDeepValueRefusedStateUnchanged)
+}
+
+func testDeepValueRefusedStateUnchanged(t *testing.T) {
 	fx := newFixture(t)
 	if _, err := fx.e.StateTool(Call{}, StateInput{Action: "set", KeyPath: "keep", Value: []byte(`{"a":[1,2]}`)}); err != nil {
 		t.Fatal(err)
@@ -64,7 +78,9 @@ func TestDeepValueRefusedStateUnchanged(t *testing.T) {
 	}
 }
 
-func TestValueLimits(t *testing.T) {
+func TestValueLimits(t *testing.T) { pgtest.EachStore(t, testValueLimits) }
+
+func testValueLimits(t *testing.T) {
 	cases := []struct {
 		name       string
 		value      []byte
@@ -97,7 +113,9 @@ func TestValueLimits(t *testing.T) {
 
 // TestStateFileCompact: the file is written compactly, so its size stays
 // within a small factor of what was stored, however deep the value.
-func TestStateFileCompact(t *testing.T) {
+func TestStateFileCompact(t *testing.T) { pgtest.EachStore(t, testStateFileCompact) }
+
+func testStateFileCompact(t *testing.T) {
 	fx := newFixture(t)
 	v := nested(MaxValueDepth)
 	big := []byte(`"` + strings.Repeat("x", 200<<10) + `"`)
@@ -126,7 +144,9 @@ func TestStateFileCompact(t *testing.T) {
 
 // TestStateSizeLimit: many values of the maximum size cannot grow the file
 // past its bound; the refusal names value and the limit and changes nothing.
-func TestStateSizeLimit(t *testing.T) {
+func TestStateSizeLimit(t *testing.T) { pgtest.EachStore(t, testStateSizeLimit) }
+
+func testStateSizeLimit(t *testing.T) {
 	old := stateLimit
 	stateLimit = 64 << 10
 	defer func() { stateLimit = old }()

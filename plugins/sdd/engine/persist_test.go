@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -171,7 +172,9 @@ func TestKillDuringWrites(t *testing.T) {
 	}
 }
 
-func TestEvolutionRoundTrip(t *testing.T) {
+func TestEvolutionRoundTrip(t *testing.T) { pgtest.EachStore(t, testEvolutionRoundTrip) }
+
+func testEvolutionRoundTrip(t *testing.T) {
 	fx := newFixture(t)
 	// A phase recorded in state without a plan file.
 	if _, err := fx.e.SetStateValue("currentPhase", "7"); err != nil {
@@ -267,7 +270,9 @@ func TestEvolutionRoundTrip(t *testing.T) {
 	}
 }
 
-func TestPlanSymlinkEscapeRefused(t *testing.T) {
+func TestPlanSymlinkEscapeRefused(t *testing.T) { pgtest.EachStore(t, testPlanSymlinkEscapeRefused) }
+
+func testPlanSymlinkEscapeRefused(t *testing.T) {
 	fx := newFixture(t)
 	outside := t.TempDir()
 	if err := os.Symlink(outside, filepath.Join(fx.root, ".planning")); err != nil {

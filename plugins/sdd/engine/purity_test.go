@@ -11,7 +11,8 @@ import (
 
 // TestEngineIsPlainGo: the domain package imports nothing of MCP, gRPC or
 // the SDK beyond its standard-library-only leaves (typed errors, the
-// plain-file rule), so it stays usable and testable alone.
+// plain-file rule, the migration runner), so it stays usable and testable
+// alone.
 func TestEngineIsPlainGo(t *testing.T) {
 	ents, err := os.ReadDir(".")
 	if err != nil {
@@ -29,7 +30,7 @@ func TestEngineIsPlainGo(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if p == "github.com/cairn-mcp/cairn/sdk/errs" || p == "github.com/cairn-mcp/cairn/sdk/plainfile" {
+			if p == "github.com/cairn-mcp/cairn/sdk/errs" || p == "github.com/cairn-mcp/cairn/sdk/plainfile" || p == "github.com/cairn-mcp/cairn/internal/pgmigrate" {
 				continue
 			}
 			if strings.Contains(p, "mcp") || strings.Contains(p, "grpc") || strings.HasPrefix(p, "google.golang.org/") ||

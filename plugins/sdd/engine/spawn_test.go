@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -67,7 +68,9 @@ func TestSkipRules(t *testing.T) {
 	}
 }
 
-func TestDefaultRulesResolved(t *testing.T) {
+func TestDefaultRulesResolved(t *testing.T) { pgtest.EachStore(t, testDefaultRulesResolved) }
+
+func testDefaultRulesResolved(t *testing.T) {
 	fx := newFixture(t)
 	want := map[string]string{
 		IntentPlanPhase:    "1:sdd-phase-researcher/before/sequential 2:sdd-planner/main/sequential 3:sdd-plan-checker/after/sequential",
@@ -111,7 +114,9 @@ func TestDefaultRulesResolved(t *testing.T) {
 	}
 }
 
-func TestQueueAndComplete(t *testing.T) {
+func TestQueueAndComplete(t *testing.T) { pgtest.EachStore(t, testQueueAndComplete) }
+
+func testQueueAndComplete(t *testing.T) {
 	fx := newFixture(t)
 	q, err := fx.e.QueueAgentSpawnPlan(IntentPlanPhase, SpawnOptions{SkipVerify: true}, SpawnSource{SourceTool: "test"})
 	if err != nil {
@@ -159,7 +164,9 @@ func TestQueueAndComplete(t *testing.T) {
 	}
 }
 
-func TestRetentionPruning(t *testing.T) {
+func TestRetentionPruning(t *testing.T) { pgtest.EachStore(t, testRetentionPruning) }
+
+func testRetentionPruning(t *testing.T) {
 	fx := newFixture(t)
 	// Leases: 3 active + 105 returned -> 3 active + 100 returned.
 	for i := 0; i < 105; i++ {

@@ -1,0 +1,30 @@
+package store
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// SettingEnv is the environment variable naming the store backend.
+const SettingEnv = "CAIRN_STORE"
+
+// OpenFor opens the store CAIRN_STORE names (PRODUCT.md D26): "" or
+// "bbolt" is the file in dataDir, a postgres:// or postgresql:// URL is
+// that database.
+func OpenFor(dataDir, setting string) (*Store, error) {
+	switch {
+	case setting == "" || setting == "bbolt":
+		return Open(filepath.Join(dataDir, FileName), Options{})
+	case IsPostgres(setting):
+		return OpenPostgres(setting, Options{})
+	default:
+		return nil, errs.Invalidf("CAIRN_STORE", "enum", "CAIRN_STORE must be bbolt or a postgres:// URL")
+	}
+}
+
+// IsPostgres reports whether a CAIRN_STORE setting names PostgreSQL.
+func IsPostgres(setting string) bool {
+	return strings.HasPrefix(setting, "postgres://") || strings.HasPrefix(setting, "postgresql://")
+}
