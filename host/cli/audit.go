@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 )
 
@@ -43,6 +42,11 @@ public key can check it offline with 'cairn audit verify'.`,
 				return err
 			}
 			defer cleanup()
+			// A key is minted for a data dir, never for a directory
+			// that holds none.
+			if _, err := os.Stat(s.DataDir); errors.Is(err, fs.ErrNotExist) && !s.TempDataDir {
+				return noDataDir(s.DataDir)
+			}
 			_, vkey, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
 			if err != nil {
 				return err
@@ -59,23 +63,24 @@ public key can check it offline with 'cairn audit verify'.`,
 		Long: `Write the proof bundle of a finalized audit session to --out (default
 <session-id>.proof.json; "-" for stdout). The stored trail is verified first:
 cairn refuses to sign records that do not verify or whose root differs from
-the frozen one. The core store must not be held by a running 'cairn serve'.`,
+the frozen one. The core area exports the records (through the running
+daemon when there is one); this command signs them with the data dir's key.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, done, err := openCoreStore(configFile)
+			c, err := openAreas(cmd.Context(), configFile, reads, "core")
 			if err != nil {
 				return err
 			}
-			defer done()
-			meta, records, root, err := audit.New(st, audit.Config{}).Export(args[0])
-			if err != nil {
+			defer c.close()
+			var exp struct {
+				Session bundle.Session  `json:"session"`
+				Records []bundle.Record `json:"records"`
+				Root    string          `json:"root"`
+			}
+			if _, err := c.call(cmd.Context(), "audit_export", obj{"session_id": args[0]}, &exp); err != nil {
 				return err
 			}
-			s, cleanup, err := settings(configFile)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
+			meta, records, root, s := exp.Session, exp.Records, exp.Root, c.s
 			signer, _, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
 			if err != nil {
 				return err

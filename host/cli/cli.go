@@ -5,6 +5,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -50,9 +51,14 @@ func Main(args []string) int {
 	return 0
 }
 
-// report prints an error and picks the exit status: 2 for configuration and
-// start-up errors (PRODUCT.md D15), 1 otherwise.
+// report prints an error and picks the exit status: 2 for command lines that
+// cannot run and for configuration and start-up errors (PRODUCT.md D15), 1
+// for refusals.
 func report(err error) int {
+	var u usageErr
+	if errors.As(err, &u) {
+		return reportUsage(os.Stderr, u.msg, u.cmd)
+	}
 	if e, ok := errs.As(err); ok {
 		fmt.Fprintf(os.Stderr, "%s: %s\n", e.Code, e.Message)
 		switch e.Code {
@@ -60,6 +66,9 @@ func report(err error) int {
 			return 2
 		}
 		return 1
+	}
+	if cobraUsage(err) {
+		return reportUsage(os.Stderr, err.Error(), "")
 	}
 	fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
 	return 1
@@ -92,11 +101,20 @@ Add it to Claude Code with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetHelpTemplate(root.HelpTemplate() + "\n" + envTable())
 	root.AddCommand(newServe(), newVersion(), newTools(), newPlugins())
 	for _, f := range extraCommands {
 		root.AddCommand(f())
 	}
+	// The environment is told once, at the top: a subcommand's help shows
+	// its own flags.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		help(c, args)
+		if c == root {
+			fmt.Fprint(c.OutOrStdout(), "\n"+envTable())
+		}
+	})
+	strictUsage(root)
 	return root
 }
 

@@ -21,8 +21,6 @@ import (
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/plugins/core"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -206,18 +204,6 @@ func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error
 }
 
 func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
-
-// publishable are the events an operator command may put on the daemon's
-// bus: only announcements the areas treat as idempotent.
-var publishable = map[string]bool{core.ProjectCreatedEvent: true}
-
-func (d daemonHandler) Publish(eventType string, data json.RawMessage) error {
-	if !publishable[eventType] {
-		return fmt.Errorf("event type %q cannot be published from the command line", eventType)
-	}
-	d.h.Bus().Publish(events.Event{Type: eventType, Source: "cli", Data: data})
-	return nil
-}
 
 // controlVerbs are the daemon's extra control requests, registered by the
 // command files that need them (for example the dashboard's "ui").

@@ -1,39 +1,41 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/plugins/core"
-	"github.com/cairn-mcp/cairn/plugins/core/store"
-	"github.com/cairn-mcp/cairn/plugins/core/tasks"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 func init() { register(newProject) }
 
-// openCoreStore opens the core store of the configured data dir for a CLI
-// command. A running server holds the store; say so instead of waiting.
-func openCoreStore(configFlag string) (*store.Store, func(), error) {
-	s, cleanup, err := settings(configFlag)
+// registered is one project registration: what the core area answered.
+type registered struct {
+	Slug      string `json:"slug"`
+	CreatedAt string `json:"created_at"`
+	// ViaDaemon says the running daemon's core area registered it.
+	ViaDaemon bool `json:"-"`
+}
+
+// registerProjects registers slugs through the core area's project_register
+// tool: in the running daemon, or in a host of the command's own.
+func registerProjects(cmd *cobra.Command, configFlag string, slugs ...string) ([]registered, error) {
+	c, err := openAreas(cmd.Context(), configFlag, writes, "core")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	st, err := store.Open(filepath.Join(s.DataDir, core.StoreFile), store.Options{})
-	if err != nil {
-		cleanup()
-		if e, ok := errs.As(err); ok {
-			return nil, nil, errs.Newf(500, errs.InitFailed, "%s (a running `cairn serve` holds the store: stop it first, or register projects with CAIRN_PROJECT)", e.Message)
+	defer c.close()
+	var out []registered
+	for _, slug := range slugs {
+		p := registered{ViaDaemon: c.viaDaemon()}
+		if _, err := c.call(cmd.Context(), "project_register", obj{"slug": slug}, &p); err != nil {
+			return out, err
 		}
-		return nil, nil, err
+		out = append(out, p)
 	}
-	return st, func() { _ = st.Close(); cleanup() }, nil
+	return out, nil
 }
 
 func newProject() *cobra.Command {
@@ -42,6 +44,9 @@ func newProject() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "project",
 		Short: "Register and list the projects tasks are filed under",
+		Long: `Register and list task projects through the core area's tools: in the
+running daemon of the data dir when there is one, otherwise in the core area
+started for the command.`,
 	}
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
 	add := &cobra.Command{
@@ -50,39 +55,19 @@ func newProject() *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, slug := range args {
-				if !tasks.ValidProjectSlug(slug) {
-					return errs.Invalidf("slug", "pattern", "project slug %q must match %s", slug, tasks.ProjectSlugPattern)
+				if !validSlug(slug) {
+					return errs.Invalidf("slug", "pattern", "project slug %q must match ^[a-z0-9][a-z0-9-]{0,62}$ (lowercase letters, digits and dashes, starting with a letter or digit)", slug)
 				}
 			}
-			// A running daemon holds the core store: announce the projects
-			// on its bus, as the admin area does, and the core area
-			// registers them.
-			if p, err := configuredPaths(configFile); err == nil {
-				if w, err := daemon.Control(p, "status", 5*time.Second); err == nil {
-					for _, slug := range args {
-						data, _ := json.Marshal(map[string]string{"slug": slug})
-						if _, err := daemon.Send(p, daemon.Hello{Control: "publish", Event: core.ProjectCreatedEvent, Data: data}, 10*time.Second); err != nil {
-							return err
-						}
-						fmt.Fprintf(cmd.OutOrStdout(), "project %s registered through the running daemon (pid %d)\n", slug, w.DaemonPID)
-					}
-					return nil
+			done, err := registerProjects(cmd, configFile, args...)
+			for _, p := range done {
+				how := ""
+				if p.ViaDaemon {
+					how = " through the running daemon"
 				}
+				fmt.Fprintf(cmd.OutOrStdout(), "project %s registered%s (since %s)\n", p.Slug, how, p.CreatedAt)
 			}
-			st, done, err := openCoreStore(configFile)
-			if err != nil {
-				return err
-			}
-			defer done()
-			svc := tasks.New(st, tasks.Config{})
-			for _, slug := range args {
-				p, err := svc.AddProject(slug)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "project %s registered (since %s)\n", p.Slug, p.CreatedAt)
-			}
-			return nil
+			return err
 		},
 	}
 	list := &cobra.Command{
@@ -90,25 +75,32 @@ func newProject() *cobra.Command {
 		Short: "List registered projects",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, done, err := openCoreStore(configFile)
+			c, err := openAreas(cmd.Context(), configFile, reads, "core")
 			if err != nil {
 				return err
 			}
-			defer done()
-			projects, err := tasks.New(st, tasks.Config{}).ListProjects()
-			if err != nil {
+			defer c.close()
+			var out struct {
+				Projects []struct {
+					Slug      string `json:"slug"`
+					CreatedAt string `json:"created_at"`
+					State     string `json:"state,omitempty"`
+				} `json:"projects"`
+			}
+			if _, err := c.call(cmd.Context(), "project_list", obj{}, &out); err != nil {
 				return err
 			}
 			if asJSON {
-				if projects == nil {
-					projects = []tasks.Project{}
-				}
-				return writeJSON(cmd.OutOrStdout(), projects)
+				return writeJSON(cmd.OutOrStdout(), out.Projects)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PROJECT\tREGISTERED")
-			for _, p := range projects {
-				fmt.Fprintf(tw, "%s\t%s\n", p.Slug, p.CreatedAt)
+			fmt.Fprintln(tw, "PROJECT\tREGISTERED\tSTATE")
+			for _, p := range out.Projects {
+				state := p.State
+				if state == "" {
+					state = "active"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Slug, p.CreatedAt, state)
 			}
 			return tw.Flush()
 		},
@@ -116,4 +108,20 @@ func newProject() *cobra.Command {
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(add, list)
 	return cmd
+}
+
+// validSlug checks a project slug before any area starts (D7's pattern).
+func validSlug(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+		case r == '-' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

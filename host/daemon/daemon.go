@@ -76,7 +76,7 @@ func PathsFor(dataDir string) Paths {
 // request.
 type Hello struct {
 	Relay     int    `json:"cairn_relay,omitempty"`
-	Control   string `json:"cairn_control,omitempty"` // "status", "reload", "publish" or "stop"
+	Control   string `json:"cairn_control,omitempty"` // "status", "reload", "stop" or a Handler.Control verb
 	AgentID   string `json:"agent_id,omitempty"`
 	ClientPID int    `json:"client_pid,omitempty"`
 	// Mode and Toolsets are the relay's own settings, so the daemon can warn
@@ -96,11 +96,9 @@ type Hello struct {
 	// Replay lists the JSON-RPC ids (as JSON text) it sends again.
 	Resume bool     `json:"resume,omitempty"`
 	Replay []string `json:"replay,omitempty"`
-	// Event and Data are a "publish" request: an event for the daemon's
-	// bus, from an operator command that cannot open a store the daemon
-	// holds.
-	Event string          `json:"event,omitempty"`
-	Data  json.RawMessage `json:"data,omitempty"`
+	// Data is the argument of a Handler.Control verb (the operator CLI's
+	// "call": one tool call, run as the local operator).
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Welcome is the daemon's answer to Hello.
@@ -255,8 +253,6 @@ type Handler interface {
 	Status(sessions []SessionInfo) any
 	// Reload re-reads the configuration (a relay forwards its SIGHUP).
 	Reload()
-	// Publish puts an operator's event on the daemon's bus.
-	Publish(eventType string, data json.RawMessage) error
 	// Control answers any other control request (Hello.Control) with a
 	// JSON result, or an error the requester prints.
 	Control(verb string, data json.RawMessage) (json.RawMessage, error)
@@ -390,13 +386,6 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				reply(Welcome{OK: true})
 				opts.Logf("reload requested")
 				h.Reload()
-				return
-			case hello.Control == "publish":
-				if err := h.Publish(hello.Event, hello.Data); err != nil {
-					reply(Welcome{OK: false, Error: err.Error()})
-					return
-				}
-				reply(Welcome{OK: true})
 				return
 			case hello.Control == "stop":
 				reply(Welcome{OK: true})

@@ -84,11 +84,22 @@ func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
 	a.mu.Lock()
 	a.st, a.lib, a.hooks, a.cancel = st, lib, hooks, cancel
 	a.mu.Unlock()
+	if cfg.Settings[BackgroundSetting] == "off" {
+		// An operator command's short-lived host: queued events and
+		// webhook deliveries wait for a server whose areas receive them.
+		return nil
+	}
 	a.wg.Add(2)
 	go func() { defer a.wg.Done(); hooks.Run(ctx) }()
 	go func() { defer a.wg.Done(); a.runOutbox(ctx) }()
 	return nil
 }
+
+// BackgroundSetting set to "off" runs the area without its background work
+// (publishing queued events, delivering webhooks): `cairn admin …` starts
+// the area for one command, and the events it causes must reach a server
+// whose other areas (core registers project slugs) are listening.
+const BackgroundSetting = "background"
 
 func (a *Area) stop(context.Context) error {
 	a.mu.Lock()

@@ -74,6 +74,7 @@ func New() *sdk.Plugin {
 	p.OnEvent(ProjectDeletedEvent, c.onProjectEvent)
 	c.registerTaskTools()
 	c.registerAuditTools()
+	c.registerOperatorTools()
 	c.registerSkillTools()
 	c.registerResources()
 	c.registerPrompts()

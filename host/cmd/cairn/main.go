@@ -12,11 +12,8 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/cli"
 
-	// The built-in areas register themselves.
-	_ "github.com/cairn-mcp/cairn/plugins/admin"
-	_ "github.com/cairn-mcp/cairn/plugins/core"
-	_ "github.com/cairn-mcp/cairn/plugins/sdd"
-	_ "github.com/cairn-mcp/cairn/plugins/vision"
+	// The built-in areas register themselves with the registry.
+	_ "github.com/cairn-mcp/cairn/plugins/builtin/areas"
 )
 
 func main() {

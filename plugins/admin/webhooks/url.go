@@ -65,10 +65,10 @@ func ParseWebhookURL(rawURL string) (*url.URL, error) {
 		return nil, fmt.Errorf("url is not a valid URL: %v", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("url must use http or https (got %q)", u.Scheme)
+		return nil, fmt.Errorf("url %q must be an absolute http or https URL, as in https://hooks.example.com/cairn", u.Redacted())
 	}
 	if u.Opaque != "" || u.Hostname() == "" {
-		return nil, errors.New("url must name a host, as in https://hooks.example.com/cairn")
+		return nil, fmt.Errorf("url %q must name a host, as in https://hooks.example.com/cairn", u.Redacted())
 	}
 	if u.User != nil {
 		return nil, errors.New("url must not carry credentials; authenticate receivers with the webhook signature")

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The host talks to areas only through the plugin protocol (PRODUCT.md D22,
+// issue 12): no package under host/ imports an area's packages, so no host
+// code can open an area's store. The built-in registry is the exception
+// that links the areas into the cairn binary.
+func TestHostImportsNoAreaPackage(t *testing.T) {
+	allowed := map[string]bool{
+		"github.com/cairn-mcp/cairn/plugins/builtin":       true,
+		"github.com/cairn-mcp/cairn/plugins/builtin/areas": true,
+	}
+	// Imports that remain, each of a package that opens no store; the test
+	// fails on any import not listed here.
+	known := map[string]string{
+		"github.com/cairn-mcp/cairn/host/cli plugins/core/trail/bundle": "the proof-bundle format: `cairn audit verify` checks a file offline, `audit export` signs with the data dir's key",
+		"github.com/cairn-mcp/cairn/host/cli plugins/core/skills":       "`cairn init` copies the canonical skill files into the workspace",
+		"github.com/cairn-mcp/cairn/host/ui plugins/core/tasks":         "the dashboard's task board types",
+		"github.com/cairn-mcp/cairn/host/ui plugins/core/trail/bundle":  "the dashboard signs and verifies proof bundles",
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "github.com/cairn-mcp/cairn/host/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	const plugins = "github.com/cairn-mcp/cairn/plugins/"
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := fields[0]
+		for _, imp := range fields[1:] {
+			if !strings.HasPrefix(imp, plugins) || allowed[imp] {
+				continue
+			}
+			key := pkg + " plugins/" + strings.TrimPrefix(imp, plugins)
+			if _, ok := known[key]; ok {
+				seen[key] = true
+				continue
+			}
+			t.Errorf("%s imports %s: the host reaches areas only through the plugin protocol (call the area's tools; see host/cli/area_call.go)", pkg, imp)
+		}
+	}
+	for key, why := range known {
+		if !seen[key] {
+			t.Logf("listed import no longer exists, drop it from the list: %s (%s)", key, why)
+		}
+	}
+}

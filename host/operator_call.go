@@ -1,0 +1,31 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// OperatorSource is the caller source of the operator's commands (cairn
+// admin, project, audit): the local operator, who holds every right (D22).
+const OperatorSource = "cli"
+
+// OperatorCall runs one tool call for an operator command: in every mode
+// and toolset, internal tools included. Internal tools go straight to their
+// plugin, as the host's own calls do; the others pass the pipeline like any
+// session's call.
+func (h *Host) OperatorCall(ctx context.Context, name string, args json.RawMessage, operatorID string) *pipeline.Outcome {
+	tool, ok := h.reg.Get(name)
+	if !ok {
+		return pipeline.Fail(errs.NotFoundf(errs.NotFound, "name", "no loaded plugin provides the tool %s; `cairn plugins` shows which areas run", name))
+	}
+	call := &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: pipeline.Caller{ID: operatorID, Source: OperatorSource}}
+	if tool.Toolset == InternalToolset {
+		return h.dispatch(ctx, call)
+	}
+	ctx = WithSession(ctx, &SessionSettings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
+	return h.pipe.Run(ctx, call)
+}
