@@ -3,14 +3,16 @@ package ui
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/cairn-mcp/cairn/host"
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -208,89 +210,110 @@ func (s *Server) auditData(r *http.Request, g Grant) (any, *errs.Error) {
 	return row, nil
 }
 
-// section is one tool's output on a page, or the reason it is missing.
-type section struct {
-	Title string
-	Data  any
-	Err   *errs.Error
-}
+// QueueShown and HistoryShown bound the sdd page's spawn tables.
+const (
+	QueueShown   = 50
+	HistoryShown = 20
+)
 
-func (s *Server) sections(ctx context.Context, g Grant, specs []struct {
-	title, tool string
-	args        map[string]any
-}) []section {
-	out := make([]section, len(specs))
-	var wg sync.WaitGroup
-	for i, sp := range specs {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			var v map[string]any
-			e := s.call(ctx, g, sp.tool, sp.args, &v)
-			delete(v, "text") // the Markdown rendering of the same data
-			out[i] = section{Title: sp.title, Data: v, Err: e}
-		}(i)
-	}
-	wg.Wait()
-	return out
-}
-
+// sddView is the spec-driven page: the sdd area's dashboard, spawn queue
+// and history, and skill matrix, each with the error that kept it away.
 type sddView struct {
-	Dash     map[string]any
-	Leases   []map[string]any
-	Sections []section
-	Err      *errs.Error
+	Dash       engine.Dashboard
+	DashErr    *errs.Error
+	Queue      []engine.SpawnQueueItem
+	QueueTotal int
+	QueueErr   *errs.Error
+	History    []engine.SpawnHistoryEvent
+	HistoryErr *errs.Error
+	Matrix     engine.SkillMatrix
+	MatrixErr  *errs.Error
 }
 
 func (s *Server) sddData(r *http.Request, g Grant) (any, *errs.Error) {
 	ctx := r.Context()
 	v := sddView{}
-	var dash struct {
-		Dashboard map[string]any `json:"dashboard"`
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
 	}
-	if e := s.call(ctx, g, "sdd_dash", map[string]any{"format": "json"}, &dash); e != nil {
-		v.Err = e
-	}
-	v.Dash = dash.Dashboard
-	if ls, ok := v.Dash["activeLeases"].([]any); ok {
-		for _, l := range ls {
-			if m, ok := l.(map[string]any); ok {
-				v.Leases = append(v.Leases, m)
-			}
+	run(func() {
+		var out struct {
+			Dashboard engine.Dashboard `json:"dashboard"`
 		}
-	}
-	v.Sections = s.sections(ctx, g, []struct {
-		title, tool string
-		args        map[string]any
-	}{
-		{"Spawn queue", "sdd_agent", map[string]any{"action": "queue"}},
-		{"Spawn history", "sdd_agent", map[string]any{"action": "history", "limit": 20}},
-		{"Skill matrix", "sdd_skill", map[string]any{"action": "list"}},
-		{"Vitals", "sdd_vitals", map[string]any{}},
+		v.DashErr = s.call(ctx, g, "sdd_dash", map[string]any{"format": "json"}, &out)
+		v.Dash = out.Dashboard
 	})
+	run(func() {
+		var out struct {
+			Items []engine.SpawnQueueItem `json:"items"`
+		}
+		v.QueueErr = s.call(ctx, g, "sdd_agent", map[string]any{"action": "queue"}, &out)
+		v.QueueTotal = len(out.Items)
+		v.Queue = out.Items[:min(len(out.Items), QueueShown)]
+	})
+	run(func() {
+		var out struct {
+			Events []engine.SpawnHistoryEvent `json:"events"`
+		}
+		v.HistoryErr = s.call(ctx, g, "sdd_agent", map[string]any{"action": "history", "limit": HistoryShown}, &out)
+		v.History = out.Events
+	})
+	run(func() {
+		v.MatrixErr = s.call(ctx, g, "sdd_skill", map[string]any{"action": "list"}, &v.Matrix)
+	})
+	wg.Wait()
 	return v, nil
 }
 
+// webhookView is one webhook with its latest deliveries, in the admin
+// area's JSON names.
 type webhookView struct {
-	Webhook    map[string]any
-	Deliveries []map[string]any
+	ID         string   `json:"id"`
+	URL        string   `json:"url"`
+	Status     string   `json:"status"`
+	EventTypes []string `json:"eventTypes"`
+	Deliveries []deliveryView
 	Err        *errs.Error
 }
 
+type deliveryView struct {
+	ID            string `json:"id"`
+	EventType     string `json:"eventType"`
+	Status        string `json:"status"`
+	StatusCode    int    `json:"statusCode"`
+	Attempts      int    `json:"attempts"`
+	UpdatedAt     string `json:"updatedAt"`
+	NextAttemptAt string `json:"nextAttemptAt"`
+	LastError     string `json:"lastError"`
+	Reason        string `json:"reason"`
+	Test          bool   `json:"test"`
+}
+
+// WebhooksShown and DeliveriesShown bound the system page's webhook section.
+const (
+	WebhooksShown   = 20
+	DeliveriesShown = 10
+)
+
 type systemView struct {
-	Health     host.HealthOutput
-	Sessions   []map[string]any
-	SessionErr string
-	Skills     []map[string]any
-	SkillErr   *errs.Error
-	SkillProbs []string
-	Webhooks   []webhookView
-	AdminErr   *errs.Error
+	Health          host.HealthOutput
+	Plugins         []pluginRow
+	Sessions        []daemon.SessionInfo
+	SessionErr      string
+	DefaultToolsets string
+	Skills          []map[string]any
+	SkillErr        *errs.Error
+	SkillProbs      []string
+	Webhooks        []webhookView
+	AdminErr        *errs.Error
 }
 
 func (s *Server) systemData(r *http.Request, g Grant) (any, *errs.Error) {
 	ctx := r.Context()
-	v := systemView{Health: s.be.Health(ctx)}
+	v := systemView{Health: s.be.Health(ctx), DefaultToolsets: config.DefaultToolsets}
+	v.Plugins = pluginRows(v.Health.Plugins, s.cfg.Plugins)
 	for _, p := range v.Health.Problems {
 		if strings.Contains(strings.ToLower(p), "skill") {
 			v.SkillProbs = append(v.SkillProbs, p)
@@ -299,7 +322,7 @@ func (s *Server) systemData(r *http.Request, g Grant) (any, *errs.Error) {
 	if s.cfg.Status != nil {
 		raw, err := s.cfg.Status()
 		var st struct {
-			Sessions []map[string]any `json:"sessions"`
+			Sessions []daemon.SessionInfo `json:"sessions"`
 		}
 		if err != nil {
 			v.SessionErr = err.Error()
@@ -314,28 +337,19 @@ func (s *Server) systemData(r *http.Request, g Grant) (any, *errs.Error) {
 	v.SkillErr = s.call(ctx, g, "skill_list", map[string]any{}, &sk)
 	v.Skills = sk.Skills
 	var wl struct {
-		Webhooks []map[string]any `json:"webhooks"`
+		Webhooks []webhookView `json:"webhooks"`
 	}
-	if e := s.call(ctx, g, "admin_webhook_list", map[string]any{"limit": 20}, &wl); e != nil {
+	if e := s.call(ctx, g, "admin_webhook_list", map[string]any{"limit": WebhooksShown}, &wl); e != nil {
 		v.AdminErr = e
 		return v, nil
 	}
 	for _, wh := range wl.Webhooks {
-		id := fmt.Sprint(firstOf(wh, "id", "webhook_id"))
 		var d struct {
-			Deliveries []map[string]any `json:"deliveries"`
+			Deliveries []deliveryView `json:"deliveries"`
 		}
-		e := s.call(ctx, g, "admin_webhook_deliveries", map[string]any{"webhook_id": id, "limit": 10}, &d)
-		v.Webhooks = append(v.Webhooks, webhookView{Webhook: wh, Deliveries: d.Deliveries, Err: e})
+		wh.Err = s.call(ctx, g, "admin_webhook_deliveries", map[string]any{"webhook_id": wh.ID, "limit": DeliveriesShown}, &d)
+		wh.Deliveries = d.Deliveries
+		v.Webhooks = append(v.Webhooks, wh)
 	}
 	return v, nil
-}
-
-func firstOf(m map[string]any, keys ...string) any {
-	for _, k := range keys {
-		if v, ok := m[k]; ok {
-			return v
-		}
-	}
-	return ""
 }
