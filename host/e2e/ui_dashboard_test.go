@@ -335,12 +335,22 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	// System: plugins with trust state, sessions with agent, mode and
 	// toolsets (this page's own keep-alive among them), webhook deliveries
 	// with their attempts.
-	eventually(t, 20*time.Second, "both webhook test deliveries to be attempted", func() bool {
+	var hooks string
+	for deadline := time.Now().Add(20 * time.Second); ; {
 		var n int
-		_ = chromedp.Run(ctx, chromedp.Navigate(base+"/system"), chromedp.WaitVisible(`main h1`),
-			chromedp.Evaluate(`[...document.querySelectorAll('table.deliveries [data-attempts]')].filter((td) => Number(td.innerText) >= 1).length`, &n))
-		return n >= 2
-	})
+		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/system"), chromedp.WaitVisible(`main h1`),
+			chromedp.Evaluate(`[...document.querySelectorAll('table.deliveries [data-attempts]')].filter((td) => Number(td.innerText) >= 1).length`, &n),
+			chromedp.Text(`section[aria-labelledby="wh-h"]`, &hooks, chromedp.ByQuery)); err != nil {
+			t.Fatalf("system page: %v", err)
+		}
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the system page never showed both webhooks' attempted deliveries: %s", hooks)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	var sys map[string]string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`({core: document.querySelector('tr[data-plugin="core"]').dataset.trust,
 		agent: document.querySelector('table.sessions tr[data-agent="agent-a"]').innerText,

@@ -27,7 +27,7 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	id := r.PathValue("id")
 	var out audit.ExportOutput
-	if e := s.call(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
+	if e := s.callInternal(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
 		writeErr(w, e)
 		return
 	}

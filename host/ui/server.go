@@ -26,6 +26,7 @@ import (
 // Backend is what the dashboard needs from the host; *host.Host is one.
 type Backend interface {
 	Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
+	CallInternal(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
 	Bus() *events.Bus
 	Health(ctx context.Context) host.HealthOutput
 }
