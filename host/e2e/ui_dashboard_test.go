@@ -96,6 +96,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 
 	// A trail to tamper with: T-1 with three thoughts, sealed in A-1; then
 	// rewrite thought 2 in the store while no daemon runs.
+	w.addPlugin("semver", semverBin) // a workspace plugin the operator trusts
 	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
 	tampered := taskID(t, agent, map[string]any{"title": "Write the parser", "project": "web", "priority": "high"})
 	for _, c := range []string{"one", "two", "three"} {
@@ -353,12 +354,13 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	}
 	var sys map[string]string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`({core: document.querySelector('tr[data-plugin="core"]').dataset.trust,
+		semver: document.querySelector('tr[data-plugin="semver"]').dataset.trust,
 		agent: document.querySelector('table.sessions tr[data-agent="agent-a"]').innerText,
 		page: String(!!document.querySelector('table.sessions tr[data-agent="cairn-ui (page open)"]')),
 		failed: document.querySelector('table.deliveries tr.broken, table.deliveries tr:has(.badge.bad)') ? "yes" : "no"})`, &sys)); err != nil {
 		t.Fatalf("read the system page: %v", err)
 	}
-	if sys["core"] != "built in" || !strings.Contains(sys["agent"], "FULL") || !strings.Contains(sys["agent"], "web") || sys["page"] != "true" {
+	if sys["core"] != "built in" || sys["semver"] != "trusted" || !strings.Contains(sys["agent"], "FULL") || !strings.Contains(sys["agent"], "web") || sys["page"] != "true" {
 		t.Errorf("system page: %v", sys)
 	}
 	t.Logf("system page: %v", sys)

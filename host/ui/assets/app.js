@@ -45,11 +45,11 @@
     li.appendChild(a);
     const meta = el("div", { class: "meta" });
     meta.appendChild(el("span", { class: "badge prio", title: "priority" }, t.priority));
-    if (t.assignee) meta.appendChild(el("span", { class: "assignee", title: "assignee" }, "@" + t.assignee));
+    if (t.assignee && t.assignee !== "unassigned") meta.appendChild(el("span", { class: "assignee", title: "assignee" }, "@" + t.assignee));
     for (const l of t.labels || []) meta.appendChild(el("span", { class: "label" }, l));
     if (t.subtask_count) meta.appendChild(el("span", { class: "subtasks", title: "sub-tasks" }, "▸ " + t.subtask_count + " sub-task" + (t.subtask_count === 1 ? "" : "s")));
-    if (t.depends_on_count) meta.appendChild(el("span", { class: "deps", title: "tasks this one waits on" }, "⧗ waits on " + t.depends_on_count));
-    if (t.depended_on_by_count) meta.appendChild(el("span", { class: "deps", title: "tasks waiting on this one" }, "⇢ " + t.depended_on_by_count + " wait on it"));
+    if (t.depends_on_count) meta.appendChild(el("span", { class: "deps", title: "tasks this one waits on" }, "← waits on " + t.depends_on_count));
+    if (t.depended_on_by_count) meta.appendChild(el("span", { class: "deps", title: "tasks waiting on this one" }, "→ " + t.depended_on_by_count + " wait on it"));
     li.appendChild(meta);
     if (t.blocked_reason) li.appendChild(el("p", { class: "reason" }, "blocked: " + t.blocked_reason));
     const pct = Math.round(t.progress || 0);
