@@ -365,8 +365,15 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	}
 	t.Logf("system page: %v", sys)
 	screenshot(t, ctx, art, "system")
-	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/audits"), chromedp.WaitVisible(`main h1`)); err != nil {
+	var scope string
+	var broken0 int
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/audits"), chromedp.WaitVisible(`main h1`),
+		chromedp.Text(fmt.Sprintf(`tr[data-session=%q] [data-scope]`, sealed), &scope, chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelectorAll('table.audits tr.broken').length`, &broken0)); err != nil {
 		t.Fatalf("audits page: %v", err)
+	}
+	if scope != "shallow" || broken0 != 1 {
+		t.Errorf("audits page: %s scope %q, %d broken sessions; want shallow and 1", sealed, scope, broken0)
 	}
 	screenshot(t, ctx, art, "audits")
 

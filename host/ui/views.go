@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
 	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -97,13 +98,11 @@ func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
 	return v, nil
 }
 
-// SessionScan bounds how many audit session ids the audits page probes.
-// Sessions are numbered A-1, A-2, … and no tool lists them yet, so the page
-// walks the ids until the first unknown one.
-const SessionScan = 2000
-
 // AuditsPerPage is how many sessions the audits page shows at once.
 const AuditsPerPage = 20
+
+// SessionListTool pages through the audit sessions (core, internal toolset).
+const SessionListTool = "audit_session_list"
 
 type rootOut struct {
 	SessionID   string `json:"session_id"`
@@ -115,7 +114,8 @@ type rootOut struct {
 }
 
 type auditRow struct {
-	Root   rootOut
+	Session audit.SessionSummary
+	Root    rootOut
 	Verify verifyOut
 	Tasks  []string
 	Err    *errs.Error
@@ -126,23 +126,6 @@ type auditsView struct {
 	Total      int
 	Page, Last int
 	Prev, Next int
-}
-
-// sessionCount finds how many audit sessions exist by probing ids.
-func (s *Server) sessionCount(ctx context.Context, g Grant) (int, *errs.Error) {
-	n := 0
-	for n < SessionScan {
-		var out rootOut
-		e := s.call(ctx, g, "merkle_root", map[string]any{"session_id": "A-" + strconv.Itoa(n+1)}, &out)
-		if e != nil {
-			if e.Status == 404 {
-				return n, nil
-			}
-			return n, e
-		}
-		n++
-	}
-	return n, nil
 }
 
 func (s *Server) auditRow(ctx context.Context, g Grant, id string, trace bool) auditRow {
@@ -171,31 +154,31 @@ func (s *Server) auditRow(ctx context.Context, g Grant, id string, trace bool) a
 
 func (s *Server) auditsData(r *http.Request, g Grant) (any, *errs.Error) {
 	ctx := r.Context()
-	n, e := s.sessionCount(ctx, g)
-	if e != nil {
-		return nil, e
-	}
-	v := auditsView{Total: n, Page: 1, Last: max(1, (n+AuditsPerPage-1)/AuditsPerPage)}
-	if p, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && p >= 1 && p <= v.Last {
+	v := auditsView{Page: 1}
+	if p, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && p >= 1 {
 		v.Page = p
 	}
+	var list audit.SessionListOutput
+	if e := s.callInternal(ctx, g, SessionListTool, map[string]any{"limit": AuditsPerPage, "offset": (v.Page - 1) * AuditsPerPage}, &list); e != nil {
+		return nil, e
+	}
+	v.Total = list.TotalCount
+	v.Last = max(1, (v.Total+AuditsPerPage-1)/AuditsPerPage)
 	if v.Page > 1 {
 		v.Prev = v.Page - 1
 	}
 	if v.Page < v.Last {
 		v.Next = v.Page + 1
 	}
-	// Newest first.
-	hi := n - (v.Page-1)*AuditsPerPage
-	lo := max(0, hi-AuditsPerPage)
-	rows := make([]auditRow, hi-lo)
+	rows := make([]auditRow, len(list.Sessions))
 	var wg sync.WaitGroup
-	for i := hi; i > lo; i-- {
+	for i, sum := range list.Sessions {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			rows[hi-i] = s.auditRow(ctx, g, "A-"+strconv.Itoa(i), false)
-		}(i)
+			rows[i] = s.auditRow(ctx, g, sum.SessionID, false)
+			rows[i].Session = sum
+		}()
 	}
 	wg.Wait()
 	v.Rows = rows

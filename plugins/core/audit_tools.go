@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -111,7 +112,28 @@ func (c *Core) registerAuditTools() {
 	}, func(svc *audit.Service, _ string, in audit.ExportInput) (audit.ExportOutput, error) {
 		return svc.ExportParts(in)
 	})
+	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
+		Name:        "audit_session_list",
+		Title:       "List audit sessions",
+		Toolset:     InternalToolset,
+		Description: "For the host only (reserved toolset internal, never listed to clients): one page of the audit sessions, newest first (limit 1-100, default 20; offset), each with its task, auditor, scope, start, and whether and when it was finalized with its frozen root; total_count counts them all. The dashboard's audits page lists sessions with it.",
+		InputSchema: auditSessionListSchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.SessionListInput) (audit.SessionListOutput, error) {
+		return svc.ListSessions(in)
+	})
 }
+
+// auditSessionListSchema is audit_session_list's input schema.
+var auditSessionListSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+    "offset": {"type": "integer", "minimum": 0}
+  }
+}`)
 
 // InternalToolset is the reserved toolset of tools only the host calls; no
 // session lists or calls them.

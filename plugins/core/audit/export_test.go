@@ -49,3 +49,37 @@ func TestExportPartsSurviveJSONAndVerify(t *testing.T) {
 		t.Fatalf("bundle built from the exported parts does not verify: %v", err)
 	}
 }
+
+// audit_session_list pages newest first, with each session's scope and
+// state, and refuses a page size out of range naming the field.
+func TestListSessionsNewestFirst(t *testing.T) {
+	e := newEnv(t)
+	parent := e.task("")
+	e.task(parent)
+	e.think(parent, "p")
+	for _, sc := range []string{ScopeShallow, ScopeDeep, ScopeShallow} {
+		if _, err := e.audit.StartSession(StartInput{TaskID: parent, AuditorID: "auditor", Scope: str(sc)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fin, _ := e.audit.Finalize(FinalizeInput{SessionID: "A-2"})
+	two := 2
+	out, err := e.audit.ListSessions(SessionListInput{Limit: &two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.TotalCount != 3 || len(out.Sessions) != 2 || out.Sessions[0].SessionID != "A-3" || out.Sessions[1].SessionID != "A-2" {
+		t.Fatalf("first page %+v", out)
+	}
+	if s := out.Sessions[1]; !s.IsFinalized || s.MerkleRoot != fin.MerkleRoot || s.Scope != ScopeDeep || s.AuditorID != "auditor" {
+		t.Fatalf("A-2 %+v", s)
+	}
+	out, _ = e.audit.ListSessions(SessionListInput{Limit: &two, Offset: &two})
+	if len(out.Sessions) != 1 || out.Sessions[0].SessionID != "A-1" || out.Sessions[0].IsFinalized || out.Sessions[0].Scope != ScopeShallow {
+		t.Fatalf("second page %+v", out)
+	}
+	for _, bad := range []int{0, SessionListMax + 1} {
+		_, err := e.audit.ListSessions(SessionListInput{Limit: &bad})
+		wantErr(t, err, 400, errs.InvalidInput, "limit", "maximum")
+	}
+}
