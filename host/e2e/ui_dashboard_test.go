@@ -365,6 +365,10 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	}
 	t.Logf("system page: %v", sys)
 	screenshot(t, ctx, art, "system")
+	if err := chromedp.Run(ctx, chromedp.ScrollIntoView(`#wh-h`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, art, "system-webhooks")
 	var scope string
 	var broken0 int
 	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/audits"), chromedp.WaitVisible(`main h1`),
