@@ -162,7 +162,9 @@ CAIRN_USER or the OS user.`,
 				allowActions = true
 			}
 			p := daemon.PathsFor(s.DataDir)
-			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: s.Project})
+			// The landing board is the session's active project (D24:
+			// CAIRN_PROJECT, else the workspace directory's slug).
+			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: host.DefaultSession(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			url, err := uiLoginURL(ctx, p, configFile, data)
