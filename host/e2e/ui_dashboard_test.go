@@ -294,6 +294,15 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		t.Errorf("task page shows %d chain links, want 4", rows)
 	}
 	screenshot(t, ctx, art, "task")
+	// A thought an agent records appears on the open task page, no reload.
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/task/"+moved), chromedp.WaitVisible(`#live.on`), chromedp.Evaluate(`window.noReload = 2`, nil)); err != nil {
+		t.Fatal(err)
+	}
+	ok(t, agent, "thought_record", map[string]any{"task_id": moved, "type": "discovery", "content": "The lexer drops a trailing newline"})
+	if err := chromedp.Run(ctx, chromedp.WaitVisible(`//ol[@class="timeline"]/li[contains(., "drops a trailing newline")]`, chromedp.BySearch),
+		chromedp.Evaluate(`window.noReload`, &marker)); err != nil || marker != 2 {
+		t.Fatalf("the recorded thought did not appear live on the task page (marker %d): %v", marker, err)
+	}
 
 	// The audit page shows the tampered link at its position.
 	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/audits/"+sealed), chromedp.WaitVisible(`tr.broken[data-chain="thought"][data-position="2"]`, chromedp.ByQuery)); err != nil {
@@ -303,6 +312,11 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('tr.broken').length`, &broken))
 	if broken != 1 {
 		t.Errorf("%d broken rows, want 1", broken)
+	}
+	var noBundle int
+	_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('[data-no-bundle]').length - document.querySelectorAll('a[href$="/bundle"]').length`, &noBundle))
+	if noBundle != 1 {
+		t.Errorf("the tampered session offers a bundle download")
 	}
 	screenshot(t, ctx, art, "audit")
 	// The sdd page shows a lease issued by an agent without a reload.
@@ -365,7 +379,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	}
 	t.Logf("system page: %v", sys)
 	screenshot(t, ctx, art, "system")
-	if err := chromedp.Run(ctx, chromedp.ScrollIntoView(`#wh-h`, chromedp.ByQuery)); err != nil {
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("wh-h").scrollIntoView({block: "start"})`, nil)); err != nil {
 		t.Fatal(err)
 	}
 	screenshot(t, ctx, art, "system-webhooks")
