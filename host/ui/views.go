@@ -116,9 +116,9 @@ type rootOut struct {
 type auditRow struct {
 	Session audit.SessionSummary
 	Root    rootOut
-	Verify verifyOut
-	Tasks  []string
-	Err    *errs.Error
+	Verify  verifyOut
+	Tasks   []string
+	Err     *errs.Error
 }
 
 type auditsView struct {
