@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -441,6 +442,19 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		reader := loggedInClient(t, uiURL(t, w, env))
 		if code, out := post(reader, `{"action":"comment","content":"x"}`); code != 403 {
 			t.Errorf("read-only login acted: %d %v", code, out)
+		}
+		// A read-only login still sees every page whole: its READONLY
+		// session refuses writes, not the pages' reads.
+		for _, pg := range []string{"/board", "/task/" + moved, "/audits", "/sdd", "/system", "/api/tasks?status=todo"} {
+			res, err := reader.Get(base + pg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != 200 || bytes.Contains(body, []byte("READONLY")) || bytes.Contains(body, []byte("ERR_FORBIDDEN")) {
+				t.Errorf("read-only %s: %d %s", pg, res.StatusCode, body)
+			}
 		}
 	})
 

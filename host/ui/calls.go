@@ -27,16 +27,32 @@ func personSession(g Grant) *host.SessionSettings {
 	return &host.SessionSettings{AgentID: g.Person, Project: g.Project, Toolsets: config.Toolsets{All: true}, Mode: mode}
 }
 
+// readSession is the session of a read made through a tool that also
+// writes under other actions (sdd_agent queue, sdd_skill list): the mode
+// cannot tell such a read from a write, so it runs in FULL mode; only the
+// page loaders call it, with read actions.
+func readSession(g Grant) *host.SessionSettings {
+	s := personSession(g)
+	s.Mode = config.ModeFull
+	return s
+}
+
 // call runs one tool as the logged-in person, through the host's pipeline
 // in the person's session, and decodes its output into out (when non-nil).
 func (s *Server) call(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
-	return s.run(ctx, g, name, args, out, s.be.Call)
+	return s.run(host.WithSession(ctx, personSession(g)), g, name, args, out, s.be.Call)
+}
+
+// callReadAction runs a read action of a tool that multiplexes reads and
+// writes (see readSession).
+func (s *Server) callReadAction(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
+	return s.run(host.WithSession(ctx, readSession(g)), g, name, args, out, s.be.Call)
 }
 
 // callInternal runs one of the internal toolset's tools (which no session
 // calls) as the person.
 func (s *Server) callInternal(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
-	return s.run(ctx, g, name, args, out, s.be.CallInternal)
+	return s.run(host.WithSession(ctx, personSession(g)), g, name, args, out, s.be.CallInternal)
 }
 
 func (s *Server) run(ctx context.Context, g Grant, name string, args any, out any,
@@ -45,7 +61,7 @@ func (s *Server) run(ctx context.Context, g Grant, name string, args any, out an
 	if err != nil {
 		return errs.New(500, errs.Internal, err.Error())
 	}
-	o := via(host.WithSession(ctx, personSession(g)), name, raw, pipeline.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
+	o := via(ctx, name, raw, pipeline.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
 	if o == nil {
 		return errs.Newf(500, errs.Internal, "%s returned nothing", name)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/host"
-	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 )
@@ -37,24 +36,5 @@ func TestPluginRowsJoinHealthSupervisorAndTrust(t *testing.T) {
 	}
 	if got := pluginRows(health, nil); len(got) != 2 {
 		t.Fatalf("without supervisor states: %d rows", len(got))
-	}
-}
-
-// A login's calls run with every toolset, and in READONLY mode unless the
-// login allows actions: the host refuses a write a read-only page attempts.
-func TestPersonSessionModeFollowsActions(t *testing.T) {
-	for _, tc := range []struct {
-		actions bool
-		mode    string
-	}{{false, config.ModeReadOnly}, {true, config.ModeFull}} {
-		s := personSession(Grant{Person: "alice", Project: "web", AllowActions: tc.actions})
-		if s.Mode != tc.mode || s.AgentID != "alice" || s.Project != "web" {
-			t.Errorf("actions %v: %+v", tc.actions, s)
-		}
-		for _, ts := range config.BuiltinToolsets {
-			if !s.Toolsets.Allows(ts) {
-				t.Errorf("actions %v: toolset %s not allowed", tc.actions, ts)
-			}
-		}
 	}
 }

@@ -232,7 +232,7 @@ func (s *Server) sddData(r *http.Request, g Grant) (any, *errs.Error) {
 		var out struct {
 			Items []engine.SpawnQueueItem `json:"items"`
 		}
-		v.QueueErr = s.call(ctx, g, "sdd_agent", map[string]any{"action": "queue"}, &out)
+		v.QueueErr = s.callReadAction(ctx, g, "sdd_agent", map[string]any{"action": "queue"}, &out)
 		v.QueueTotal = len(out.Items)
 		v.Queue = out.Items[:min(len(out.Items), QueueShown)]
 	})
@@ -240,11 +240,11 @@ func (s *Server) sddData(r *http.Request, g Grant) (any, *errs.Error) {
 		var out struct {
 			Events []engine.SpawnHistoryEvent `json:"events"`
 		}
-		v.HistoryErr = s.call(ctx, g, "sdd_agent", map[string]any{"action": "history", "limit": HistoryShown}, &out)
+		v.HistoryErr = s.callReadAction(ctx, g, "sdd_agent", map[string]any{"action": "history", "limit": HistoryShown}, &out)
 		v.History = out.Events
 	})
 	run(func() {
-		v.MatrixErr = s.call(ctx, g, "sdd_skill", map[string]any{"action": "list"}, &v.Matrix)
+		v.MatrixErr = s.callReadAction(ctx, g, "sdd_skill", map[string]any{"action": "list"}, &v.Matrix)
 	})
 	wg.Wait()
 	return v, nil
