@@ -175,8 +175,18 @@
   // ---- live ----
   // Server-rendered pages swap their main content; the board reloads its
   // columns. Both are debounced so a burst of events costs one refetch.
-  let timer = null;
+  // One refresh at a time: events arriving meanwhile (an agent creating
+  // hundreds of tasks) coalesce into one more refresh when it ends.
+  let timer = null, running = false, again = false;
   async function refresh() {
+    if (running) { again = true; return; }
+    running = true;
+    try { await refreshNow(); } finally {
+      running = false;
+      if (again) { again = false; schedule(); }
+    }
+  }
+  async function refreshNow() {
     if (board) return loadBoard();
     if (document.activeElement && document.activeElement.closest("form")) return; // do not wipe a form being filled
     const r = await fetch(location.href, { credentials: "same-origin" });
@@ -196,7 +206,7 @@
   }
   function schedule() {
     clearTimeout(timer);
-    timer = setTimeout(refresh, 100);
+    timer = setTimeout(refresh, 150);
   }
   let es = null, wasDown = false;
   function connect() {
