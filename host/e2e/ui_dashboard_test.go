@@ -314,6 +314,10 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	if broken != 1 {
 		t.Errorf("%d broken rows, want 1", broken)
 	}
+	var auditScope string
+	if err := chromedp.Run(ctx, chromedp.Text(`dd[data-scope]`, &auditScope, chromedp.ByQuery)); err != nil || auditScope != "shallow" {
+		t.Errorf("audit page scope %q (%v), want shallow", auditScope, err)
+	}
 	var noBundle int
 	_ = chromedp.Run(ctx, chromedp.Evaluate(`document.querySelectorAll('[data-no-bundle]').length - document.querySelectorAll('a[href$="/bundle"]').length`, &noBundle))
 	if noBundle != 1 {

@@ -186,9 +186,14 @@ func (s *Server) auditsData(r *http.Request, g Grant) (any, *errs.Error) {
 }
 
 func (s *Server) auditData(r *http.Request, g Grant) (any, *errs.Error) {
-	row := s.auditRow(r.Context(), g, r.PathValue("id"), true)
+	id := r.PathValue("id")
+	row := s.auditRow(r.Context(), g, id, true)
 	if row.Err != nil {
 		return nil, row.Err
+	}
+	var one audit.SessionListOutput
+	if e := s.callInternal(r.Context(), g, SessionListTool, map[string]any{"session_id": id}, &one); e == nil && len(one.Sessions) == 1 {
+		row.Session = one.Sessions[0]
 	}
 	return row, nil
 }

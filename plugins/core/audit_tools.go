@@ -116,7 +116,7 @@ func (c *Core) registerAuditTools() {
 		Name:        "audit_session_list",
 		Title:       "List audit sessions",
 		Toolset:     InternalToolset,
-		Description: "For the host only (reserved toolset internal, never listed to clients): one page of the audit sessions, newest first (limit 1-100, default 20; offset), each with its task, auditor, scope, start, and whether and when it was finalized with its frozen root; total_count counts them all. The dashboard's audits page lists sessions with it.",
+		Description: "For the host only (reserved toolset internal, never listed to clients): one page of the audit sessions, newest first (limit 1-100, default 20; offset), or the one session_id names, each with its task, auditor, scope, start, and whether and when it was finalized with its frozen root; total_count counts them all. The dashboard's audits page lists sessions with it.",
 		InputSchema: auditSessionListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -130,6 +130,7 @@ var auditSessionListSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
   "properties": {
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "Only this session"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
     "offset": {"type": "integer", "minimum": 0}
   }

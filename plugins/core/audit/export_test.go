@@ -78,6 +78,13 @@ func TestListSessionsNewestFirst(t *testing.T) {
 	if len(out.Sessions) != 1 || out.Sessions[0].SessionID != "A-1" || out.Sessions[0].IsFinalized || out.Sessions[0].Scope != ScopeShallow {
 		t.Fatalf("second page %+v", out)
 	}
+	one := "A-2"
+	if got, err := e.audit.ListSessions(SessionListInput{SessionID: &one}); err != nil || len(got.Sessions) != 1 || got.Sessions[0].Scope != ScopeDeep || !got.Sessions[0].IsFinalized {
+		t.Fatalf("session A-2 alone: %+v %v", got, err)
+	}
+	missing := "A-9"
+	_, err = e.audit.ListSessions(SessionListInput{SessionID: &missing})
+	wantErr(t, err, 404, errs.SessionNotFound, "", "")
 	for _, bad := range []int{0, SessionListMax + 1} {
 		_, err := e.audit.ListSessions(SessionListInput{Limit: &bad})
 		wantErr(t, err, 400, errs.InvalidInput, "limit", "maximum")

@@ -13,10 +13,12 @@ import (
 // SessionListMax bounds one page of audit_session_list.
 const SessionListMax = 100
 
-// SessionListInput is audit_session_list's input: one page, newest first.
+// SessionListInput is audit_session_list's input: one page, newest first,
+// or the one session SessionID names.
 type SessionListInput struct {
-	Limit  *int `json:"limit,omitempty"`
-	Offset *int `json:"offset,omitempty"`
+	SessionID *string `json:"session_id,omitempty"`
+	Limit     *int    `json:"limit,omitempty"`
+	Offset    *int    `json:"offset,omitempty"`
 }
 
 // SessionSummary is one audit session as the list shows it.
@@ -58,6 +60,14 @@ func (s *Service) ListSessions(in SessionListInput) (SessionListOutput, error) {
 		out.Offset = *in.Offset
 	}
 	err := s.st.View(func(tx *bolt.Tx) error {
+		if in.SessionID != nil {
+			ss, err := loadSession(tx, "session_id", *in.SessionID, errs.SessionNotFound)
+			if err != nil {
+				return err
+			}
+			out.Sessions, out.TotalCount = append(out.Sessions, summarize(ss)), 1
+			return nil
+		}
 		b := tx.Bucket([]byte(store.BucketAuditSessions))
 		out.TotalCount = b.Stats().KeyN
 		c := b.Cursor()
@@ -71,11 +81,7 @@ func (s *Service) ListSessions(in SessionListInput) (SessionListOutput, error) {
 			if err := json.Unmarshal(v, &ss); err != nil {
 				return corrupt(fmt.Errorf("corrupt audit session at key %x: %v", k, err))
 			}
-			sum := SessionSummary{SessionID: ss.SessionID, TaskID: ss.TaskID, AuditorID: ss.AuditorID, Reason: ss.Reason, Scope: ss.Scope, StartedAt: ss.StartedAt}
-			if f := ss.Frozen; f != nil {
-				sum.IsFinalized, sum.FinalizedAt, sum.MerkleRoot = true, f.FinalizedAt, f.Root
-			}
-			out.Sessions = append(out.Sessions, sum)
+			out.Sessions = append(out.Sessions, summarize(&ss))
 		}
 		return nil
 	})
@@ -83,4 +89,12 @@ func (s *Service) ListSessions(in SessionListInput) (SessionListOutput, error) {
 		return SessionListOutput{}, errs.From(err)
 	}
 	return out, nil
+}
+
+func summarize(ss *session) SessionSummary {
+	sum := SessionSummary{SessionID: ss.SessionID, TaskID: ss.TaskID, AuditorID: ss.AuditorID, Reason: ss.Reason, Scope: ss.Scope, StartedAt: ss.StartedAt}
+	if f := ss.Frozen; f != nil {
+		sum.IsFinalized, sum.FinalizedAt, sum.MerkleRoot = true, f.FinalizedAt, f.Root
+	}
+	return sum
 }
