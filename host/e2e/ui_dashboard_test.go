@@ -284,6 +284,19 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		t.Fatalf("after the move: status %v updated_by %v, want todo by alice", got["status"], got["updated_by"])
 	}
 	screenshot(t, ctx, art, "board")
+	// The same board on a phone: one column under another.
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile)); err != nil {
+		t.Fatal(err)
+	}
+	var cols int
+	_ = chromedp.Run(ctx, chromedp.Evaluate(`getComputedStyle(document.getElementById('board')).gridTemplateColumns.split(' ').length`, &cols))
+	if cols != 1 {
+		t.Errorf("the board on a phone has %d columns side by side, want 1", cols)
+	}
+	screenshot(t, ctx, art, "board-phone")
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatal(err)
+	}
 
 	// Task page: fields, trail and both chains.
 	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/task/"+tampered), chromedp.WaitVisible(`table.chain tbody tr`)); err != nil {
