@@ -19,6 +19,8 @@ import (
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/host/ui"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -69,6 +71,13 @@ func startDashboard(_ context.Context, h *host.Host, p daemon.Paths) func() {
 	s, err := ui.Start(h, ui.Config{
 		DataDir: h.Settings().DataDir,
 		KeyName: AuditKeyName,
+		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
+			var sts []supervisor.Status
+			for _, pl := range h.Plugins() {
+				sts = append(sts, pl.Status())
+			}
+			return sts, h.Untrusted()
+		},
 		Status: func() (json.RawMessage, error) {
 			w, err := daemon.Control(p, "status", 10*time.Second)
 			return w.Status, err
@@ -153,7 +162,9 @@ CAIRN_USER or the OS user.`,
 				allowActions = true
 			}
 			p := daemon.PathsFor(s.DataDir)
-			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: s.Project})
+			// The landing board is the session's active project (D24:
+			// CAIRN_PROJECT, else the workspace directory's slug).
+			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: host.DefaultSession(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			url, err := uiLoginURL(ctx, p, configFile, data)

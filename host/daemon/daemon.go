@@ -264,6 +264,11 @@ type SessionInfo struct {
 	AgentID   string `json:"agent_id,omitempty"`
 	ClientPID int    `json:"client_pid,omitempty"`
 	Since     string `json:"since"`
+	// Mode, Toolsets and Project are what the session asked for in its
+	// hello (empty: the defaults), for the dashboard's system page.
+	Mode     string `json:"mode,omitempty"`
+	Toolsets string `json:"toolsets,omitempty"`
+	Project  string `json:"project,omitempty"`
 }
 
 // Options tune Run.
@@ -416,7 +421,8 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 			mu.Lock()
 			nextID++
 			id := nextID
-			sessions[id] = SessionInfo{ID: id, AgentID: hello.AgentID, ClientPID: hello.ClientPID, Since: time.Now().UTC().Format(time.RFC3339)}
+			sessions[id] = SessionInfo{ID: id, AgentID: hello.AgentID, ClientPID: hello.ClientPID, Since: time.Now().UTC().Format(time.RFC3339),
+				Mode: hello.Mode, Toolsets: hello.Toolsets, Project: hello.Project}
 			if idle != nil {
 				idle.Stop()
 			}

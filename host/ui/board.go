@@ -103,6 +103,7 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 	if len(out.Tasks) > limit { // never more than a page, whatever the tool did
 		out.Tasks = out.Tasks[:limit]
 	}
+	s.enrichCards(r.Context(), g, out.Tasks)
 	for _, t := range out.Tasks {
 		st, _ := t["status"].(string)
 		t["moves"] = tasks.AllowedTransitions(st)

@@ -10,32 +10,24 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// ExportTool is the core tool that hands a finalized session's frozen
-// records to the daemon, which signs them as `cairn audit export` does. The
-// core store is held by the core plugin, so the dashboard cannot open it.
+// ExportTool is the core tool (internal toolset) that hands a finalized
+// session's frozen records to the daemon, which signs them as `cairn audit
+// export` does: the core store is held by the core plugin, so the dashboard
+// cannot open it, and the signing key stays with the host.
 const ExportTool = "audit_export"
-
-// exportOut is ExportTool's output: audit.Service.Export's three results.
-type exportOut struct {
-	Session bundle.Session  `json:"session"`
-	Records []bundle.Record `json:"records"`
-	Root    string          `json:"root"`
-}
 
 // bundle answers the signed proof bundle of a finalized session as a
 // download, built and signed by the same code as `cairn audit export`.
 func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	id := r.PathValue("id")
-	var out exportOut
-	if e := s.call(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
-		if e.Status == 404 && e.Details["field"] == "name" {
-			e = &errs.Error{Status: 501, Code: errs.NotConfigured, Message: "this cairn's core area has no audit_export tool; export with `cairn audit export " + id + "` while the daemon is stopped", Details: map[string]any{"required": ExportTool}}
-		}
+	var out audit.ExportOutput
+	if e := s.callInternal(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
 		writeErr(w, e)
 		return
 	}
@@ -45,8 +37,8 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := bundle.BuildBundle(out.Session, out.Records, out.Root, signer)
-	if err != nil {
-		writeErr(w, errs.From(err))
+	if err != nil { // the stored trail no longer verifies: refuse to sign it
+		writeErr(w, errs.New(409, errs.Conflict, err.Error()))
 		return
 	}
 	data, err := b.Marshal()

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ var funcs = template.FuncMap{
 	"short":     func(h string) string { return shortHash(h) },
 	"remaining": remaining,
 	"join":      strings.Join,
+	"has":       func(list []string, v string) bool { return slices.Contains(list, v) },
 }
 
 // pages are the page templates, each parsed with the layout.

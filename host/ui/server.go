@@ -26,6 +26,7 @@ import (
 // Backend is what the dashboard needs from the host; *host.Host is one.
 type Backend interface {
 	Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
+	CallInternal(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
 	Bus() *events.Bus
 	Health(ctx context.Context) host.HealthOutput
 }
@@ -39,6 +40,9 @@ type Config struct {
 	// Status, when set, returns the daemon's status (its sessions) for the
 	// system page.
 	Status func() (json.RawMessage, error)
+	// Plugins, when set, gives the supervisor's view of the plugins for the
+	// system page (last exits, trust).
+	Plugins PluginStates
 	// KeepAlive, when set, is called when a page's live stream opens; the
 	// returned function is called when it closes. The daemon counts open
 	// pages as a session with it, so it does not exit under a reader.

@@ -37,6 +37,9 @@ func (r *recorder) Call(_ context.Context, name string, _ json.RawMessage, c pip
 	r.mu.Unlock()
 	return pipeline.Fail(errs.New(503, errs.Unavailable, "no area runs in this test"))
 }
+func (r *recorder) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+	return r.Call(ctx, name, args, c)
+}
 func (r *recorder) Bus() *events.Bus                         { return r.bus }
 func (r *recorder) Health(context.Context) host.HealthOutput { return host.HealthOutput{Status: "ok"} }
 

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -20,8 +21,7 @@ func (c *Core) auditSvc() (*audit.Service, error) {
 }
 
 // auditTool declares one decision-trail tool whose handler only needs the
-// service (and the caller), so the six declarations stay one line of logic
-// each.
+// service (and the caller), so each declaration stays one line of logic.
 func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Service, caller string, in In) (Out, error)) {
 	t.Handler = func(ctx context.Context, in In) (Out, error) {
 		svc, err := c.auditSvc()
@@ -99,4 +99,44 @@ func (c *Core) registerAuditTools() {
 	}, func(svc *audit.Service, _ string, in audit.RootInput) (audit.RootOutput, error) {
 		return svc.Root(in)
 	})
+	// The dashboard's proof-bundle download: the host signs what this
+	// returns, as `cairn audit export` does while no daemon holds the store.
+	// Internal: agents ask people for proofs, they do not mint them.
+	auditTool(c, sdk.Tool[audit.ExportInput, audit.ExportOutput]{
+		Name:        "audit_export",
+		Title:       "Export a finalized session",
+		Toolset:     InternalToolset,
+		Description: "For the host only (reserved toolset internal, never listed to clients): the frozen records of a finalized audit session with their hash inputs, and its frozen root, from which the host builds and signs the proof bundle of `cairn audit export`. An open session answers 409 ERR_CONFLICT; an unknown one 404 ERR_SESSION_NOT_FOUND.",
+		InputSchema: merkleRootSchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.ExportInput) (audit.ExportOutput, error) {
+		return svc.ExportParts(in)
+	})
+	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
+		Name:        "audit_session_list",
+		Title:       "List audit sessions",
+		Toolset:     InternalToolset,
+		Description: "For the host only (reserved toolset internal, never listed to clients): one page of the audit sessions, newest first (limit 1-100, default 20; offset), or the one session_id names, each with its task, auditor, scope, start, and whether and when it was finalized with its frozen root; total_count counts them all. The dashboard's audits page lists sessions with it.",
+		InputSchema: auditSessionListSchema,
+		ReadOnly:    true,
+		Idempotent:  true,
+	}, func(svc *audit.Service, _ string, in audit.SessionListInput) (audit.SessionListOutput, error) {
+		return svc.ListSessions(in)
+	})
 }
+
+// auditSessionListSchema is audit_session_list's input schema.
+var auditSessionListSchema = json.RawMessage(`{
+  "type": "object",
+  "additionalProperties": false,
+  "properties": {
+    "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "Only this session"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+    "offset": {"type": "integer", "minimum": 0}
+  }
+}`)
+
+// InternalToolset is the reserved toolset of tools only the host calls; no
+// session lists or calls them.
+const InternalToolset = "internal"

@@ -3,19 +3,14 @@ package core
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// Tools behind the operator's `cairn project …` and `cairn audit export`:
+// Tools behind the operator's `cairn project …` (audit_export, behind
+// `cairn audit export` and the dashboard's download, is with the audit tools):
 // the CLI reaches the core store only through them, so the commands work
 // while a daemon holds the store (PRODUCT.md D22, issue 12).
-
-// InternalToolset is the host's reserved toolset of tools no session lists
-// or calls; the operator's commands call them.
-const InternalToolset = "internal"
 
 // ProjectSlugInput names one project.
 type ProjectSlugInput struct {
@@ -26,18 +21,6 @@ type ProjectSlugInput struct {
 type ProjectListOutput struct {
 	Projects []tasks.Project `json:"projects"`
 	Count    int             `json:"count"`
-}
-
-// ExportInput is audit_export's input.
-type ExportInput struct {
-	SessionID string `json:"session_id" jsonschema:"minLength=1,maxLength=64,description=A finalized audit session"`
-}
-
-// ExportOutput is audit_export's output: what a proof bundle is built from.
-type ExportOutput struct {
-	Session bundle.Session  `json:"session"`
-	Records []bundle.Record `json:"records"`
-	Root    string          `json:"root"`
 }
 
 func (c *Core) registerOperatorTools() {
@@ -74,18 +57,5 @@ func (c *Core) registerOperatorTools() {
 			}
 			return svc.AddProject(in.Slug)
 		},
-	})
-	auditTool(c, sdk.Tool[ExportInput, ExportOutput]{
-		Name:        "audit_export",
-		Title:       "Export audit session",
-		Description: "Returns a finalized audit session's metadata, its frozen records in leaf order with their hash inputs, and the frozen Merkle root: what `cairn audit export` signs into a proof bundle. The stored trail is verified first; an open session must be finalized (merkle_finalize) before it can be exported.",
-		ReadOnly:    true,
-		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in ExportInput) (ExportOutput, error) {
-		meta, records, root, err := svc.Export(in.SessionID)
-		if records == nil {
-			records = []bundle.Record{}
-		}
-		return ExportOutput{Session: meta, Records: records, Root: root}, err
 	})
 }

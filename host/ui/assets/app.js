@@ -44,14 +44,19 @@
     const a = el("a", { href: "/task/" + t.task_id }, t.task_id + " " + t.title);
     li.appendChild(a);
     const meta = el("div", { class: "meta" });
-    meta.appendChild(el("span", { class: "badge" }, t.priority));
-    meta.appendChild(el("span", {}, t.assignee));
-    if (t.labels && t.labels.length) meta.appendChild(el("span", {}, t.labels.join(", ")));
-    if (t.subtask_count) meta.appendChild(el("span", {}, t.subtask_count + " sub-tasks"));
-    if (t.dependencies_unmet) meta.appendChild(el("span", {}, t.dependencies_unmet + " deps open"));
+    meta.appendChild(el("span", { class: "badge prio", title: "priority" }, t.priority));
+    if (t.assignee && t.assignee !== "unassigned") meta.appendChild(el("span", { class: "assignee", title: "assignee" }, "@" + t.assignee));
+    for (const l of t.labels || []) meta.appendChild(el("span", { class: "label" }, l));
+    if (t.subtask_count) meta.appendChild(el("span", { class: "subtasks", title: "sub-tasks" }, "▸ " + t.subtask_count + " sub-task" + (t.subtask_count === 1 ? "" : "s")));
+    if (t.depends_on_count) meta.appendChild(el("span", { class: "deps", title: "tasks this one waits on" }, "← waits on " + t.depends_on_count));
+    if (t.depended_on_by_count) meta.appendChild(el("span", { class: "deps", title: "tasks waiting on this one" }, "→ " + t.depended_on_by_count + " wait on it"));
     li.appendChild(meta);
-    const bar = el("progress", { max: "100", value: String(t.progress || 0), "aria-label": "progress " + (t.progress || 0) + "%" });
-    li.appendChild(bar);
+    if (t.blocked_reason) li.appendChild(el("p", { class: "reason" }, "blocked: " + t.blocked_reason));
+    const pct = Math.round(t.progress || 0);
+    const prog = el("div", { class: "progress" });
+    prog.appendChild(el("progress", { max: "100", value: String(pct), "aria-label": "progress " + pct + "%" }));
+    prog.appendChild(el("span", { class: "pct" }, pct + "%"));
+    li.appendChild(prog);
     if (actionsOn && t.moves && t.moves.length) {
       const form = el("form", { class: "move" });
       const sel = el("select", { name: "status", "aria-label": "Move " + t.task_id + " to" });
@@ -155,11 +160,33 @@
     });
   }
 
+  // ---- lease countdowns (the page may stay open for the whole lease) ----
+  function countdown() {
+    for (const td of document.querySelectorAll("[data-expires]")) {
+      const left = Math.round((Date.parse(td.dataset.expires) - Date.now()) / 1000);
+      if (isNaN(left)) continue;
+      if (left <= 0) { td.textContent = "expired"; continue; }
+      const h = Math.floor(left / 3600), m = Math.floor((left % 3600) / 60), sec = left % 60;
+      td.textContent = (h ? h + "h" : "") + (h || m ? m + "m" : "") + sec + "s";
+    }
+  }
+  if (document.querySelector("[data-expires]") || document.body.dataset.page === "sdd") setInterval(countdown, 1000);
+
   // ---- live ----
   // Server-rendered pages swap their main content; the board reloads its
   // columns. Both are debounced so a burst of events costs one refetch.
-  let timer = null;
+  // One refresh at a time: events arriving meanwhile (an agent creating
+  // hundreds of tasks) coalesce into one more refresh when it ends.
+  let timer = null, running = false, again = false;
   async function refresh() {
+    if (running) { again = true; return; }
+    running = true;
+    try { await refreshNow(); } finally {
+      running = false;
+      if (again) { again = false; schedule(); }
+    }
+  }
+  async function refreshNow() {
     if (board) return loadBoard();
     if (document.activeElement && document.activeElement.closest("form")) return; // do not wipe a form being filled
     const r = await fetch(location.href, { credentials: "same-origin" });
@@ -179,7 +206,7 @@
   }
   function schedule() {
     clearTimeout(timer);
-    timer = setTimeout(refresh, 100);
+    timer = setTimeout(refresh, 150);
   }
   let es = null, wasDown = false;
   function connect() {

@@ -1,0 +1,92 @@
+package ui
+
+// The task page: every field, sub-tasks, the thought trail and both
+// chains with each link's verdict.
+
+import (
+	"net/http"
+
+	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// link is one record of a chain as the task and audit pages show it: its
+// hash, the previous link's hash and whether it verifies.
+type link struct {
+	Chain        string `json:"chain"`
+	TaskID       string `json:"task_id"`
+	Position     int    `json:"position"`
+	RecordID     string `json:"record_id"`
+	StoredHash   string `json:"stored_hash"`
+	Recomputed   string `json:"recomputed_hash"`
+	Verdict      string `json:"verdict"`
+	PreviousHash string `json:"-"`
+}
+
+// Broken reports a link that does not verify.
+func (l link) Broken() bool {
+	return l.Verdict != "ok" && l.Verdict != "valid" && l.Verdict != "verified"
+}
+
+type verifyOut struct {
+	ChainValid     bool             `json:"chain_valid"`
+	TotalRecords   int              `json:"total_records"`
+	VerifiedCount  int              `json:"verified_records"`
+	IntegrityScore int              `json:"integrity_score"`
+	BrokenLinks    []map[string]any `json:"broken_links"`
+	Trace          []link           `json:"trace"`
+}
+
+// chainPrevious fills each traced link's previous hash: the stored hash of
+// the link before it in the same chain of the same task.
+func chainPrevious(trace []link) {
+	last := map[string]string{}
+	for i := range trace {
+		k := trace[i].TaskID + "/" + trace[i].Chain
+		trace[i].PreviousHash = last[k]
+		last[k] = trace[i].StoredHash
+	}
+}
+
+// taskView is the task page's data.
+type taskView struct {
+	Task     map[string]any
+	Subtasks []map[string]any
+	Thoughts []map[string]any
+	Chain    verifyOut
+	Moves    []string
+}
+
+func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
+	id := r.PathValue("id")
+	ctx := r.Context()
+	v := taskView{}
+	if e := s.call(ctx, g, "task_get", map[string]any{"task_id": id, "include_thought_trail": true, "include_dependents": true}, &v.Task); e != nil {
+		return nil, e
+	}
+	st, _ := v.Task["status"].(string)
+	v.Moves = tasks.AllowedTransitions(st)
+	if deps, ok := v.Task["dependents"].([]any); ok {
+		for i, d := range deps {
+			if i == PageSize {
+				break
+			}
+			var sub map[string]any
+			if e := s.call(ctx, g, "task_get", map[string]any{"task_id": d}, &sub); e == nil {
+				v.Subtasks = append(v.Subtasks, sub)
+			}
+		}
+	}
+	var th struct {
+		Thoughts []map[string]any `json:"thoughts"`
+	}
+	if e := s.call(ctx, g, "thought_record_list", map[string]any{"task_id": id, "limit": 500}, &th); e != nil {
+		return nil, e
+	}
+	v.Thoughts = th.Thoughts
+	if e := s.call(ctx, g, "audit_verify_chain", map[string]any{"task_id": id, "full_trace": true}, &v.Chain); e != nil {
+		return nil, e
+	}
+	chainPrevious(v.Chain.Trace)
+	return v, nil
+}
