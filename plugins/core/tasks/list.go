@@ -305,6 +305,12 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 	}
 	out := ListOutput{Tasks: []ListItem{}, Offset: q.offset, Limit: q.limit}
 	err = s.st.View(func(tx *bolt.Tx) error {
+		if q.indexedOnly() && listIndexReady(tx) {
+			return listIndexed(tx, q, &out)
+		}
+		// Assignee, label, creation-time and search filters have no counter,
+		// so total_count needs every match: collect them from the narrowest
+		// index (search postings, project/status), then sort only the page.
 		var hits []hit
 		var raw rawRecord
 		collect := func(num uint64, v []byte) error {
@@ -356,17 +362,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 			if err := decodeRaw(h.num, seekExact(tc, store.U64(h.num)), &raw); err != nil {
 				return err
 			}
-			out.Tasks = append(out.Tasks, ListItem{
-				TaskID:    FormatTaskID(h.num),
-				Title:     string(raw.title),
-				Project:   string(raw.project),
-				Status:    statusName(raw.status),
-				Priority:  priorityName(raw.priority),
-				Progress:  raw.progress,
-				Assignee:  string(raw.assignee),
-				CreatedAt: formatMillis(raw.createdMs),
-				UpdatedAt: formatMillis(raw.updatedMs),
-			})
+			out.Tasks = append(out.Tasks, listItem(&raw))
 		}
 		return nil
 	})
