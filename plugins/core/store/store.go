@@ -91,7 +91,7 @@ const (
 	// bytes), task number (8 bytes) → empty.
 	BucketTaskSorted = "idx_task_sorted"
 	// BucketTaskCounts holds task_list's total_count counters (schema v5):
-	// scope → one 8-byte count per (status, priority) cell.
+	// scope or facet scope → one 8-byte count per (status, priority) cell.
 	BucketTaskCounts = "task_counts"
 	// BucketTaskReady indexes task_next_actions' ready tasks (schema v5):
 	// slug, 0x00, 255-priority, open sub-tasks (4 bytes), created (8
@@ -104,6 +104,10 @@ const (
 	// BucketTaskWaiting indexes todo tasks with open dependencies (schema
 	// v5): slug, 0x00, task number → empty.
 	BucketTaskWaiting = "idx_task_waiting"
+	// BucketTaskFacets lists the members of task_list's assignee and label
+	// facets (schema v5): facet scope (see the tasks package), task number
+	// → empty. Their counters live in BucketTaskCounts.
+	BucketTaskFacets = "idx_task_facet"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
@@ -206,7 +210,7 @@ func migrateV4(tx *bolt.Tx) error {
 // tasks package fills them from the stored tasks (meta key
 // "list_index_upto" says how far it got).
 func migrateV5(tx *bolt.Tx) error {
-	for _, name := range []string{BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting} {
+	for _, name := range []string{BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting, BucketTaskFacets} {
 		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
 			return fmt.Errorf("create bucket %s: %w", name, err)
 		}

@@ -25,7 +25,7 @@ func (s *Service) ensureListIndexes() error {
 		// First build: start from empty indexes whatever a crashed
 		// earlier attempt without the meta key left.
 		if err := s.st.Update(func(tx *bolt.Tx) error {
-			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting} {
+			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets} {
 				if err := tx.DeleteBucket([]byte(name)); err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -99,6 +100,9 @@ func indexList(tx *bolt.Tx, rec, prev *record) error {
 	if !listIndexCovers(tx, rec.num) {
 		return nil
 	}
+	if err := indexFacets(tx, rec, prev); err != nil {
+		return err
+	}
 	b := tx.Bucket([]byte(store.BucketTaskSorted))
 	for _, scope := range [][]byte{scopeAll(), scopeProject(rec.project)} {
 		for v := byte(0); v < byte(len(SortKeys)*2); v++ {
@@ -141,6 +145,9 @@ func addCount(tx *bolt.Tx, scope []byte, status, priority uint8, delta int64) er
 	copy(cur, b.Get(scope))
 	i := countCell(status, priority)
 	binary.BigEndian.PutUint64(cur[i:], uint64(int64(binary.BigEndian.Uint64(cur[i:]))+delta))
+	if bytes.Count(cur, []byte{0}) == len(cur) {
+		return b.Delete(scope) // an empty facet leaves no trace
+	}
 	return b.Put(scope, cur)
 }
 

@@ -92,19 +92,15 @@ func (q *listQuery) indexedOnly() bool {
 	return q.assignee == nil && q.label == nil && q.after == nil && q.before == nil && len(q.terms) == 0
 }
 
-// listIndexed answers an indexedOnly query from the sorted indexes:
-// total_count from the counters, the page by skipping offset entries of the
-// merged ranges and decoding only the rows returned.
-func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
-	scope := scopeAll()
+// cells returns the index scope of q and the status and priority codes it
+// admits.
+func (q *listQuery) cells() (scope []byte, statuses, priorities []uint8) {
+	scope = scopeAll()
 	if q.project != "" {
 		scope = scopeProject(q.project)
 	}
-	var statuses, priorities []uint8
 	if q.statuses == nil {
-		for i := range Statuses {
-			statuses = append(statuses, uint8(i+1))
-		}
+		statuses = allCodes(len(Statuses))
 	} else {
 		for _, s := range q.statuses {
 			statuses = append(statuses, statusCode(s))
@@ -115,10 +111,19 @@ func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 			priorities = append(priorities, uint8(i+1))
 		}
 	}
-	out.TotalCount = countCells(tx, scope, statuses, priorities)
-	if q.offset >= out.TotalCount {
-		return nil
+	return scope, statuses, priorities
+}
+
+func allCodes(n int) []uint8 {
+	out := make([]uint8, n)
+	for i := range out {
+		out[i] = uint8(i + 1)
 	}
+	return out
+}
+
+// sortedWalk merges q's ranges of the sorted index for q's sort and order.
+func sortedWalk(tx *bolt.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
 	variant := sortVariant(q.sortBy, q.desc)
 	var prefixes [][]byte
 	for _, s := range statuses {
@@ -126,7 +131,19 @@ func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 			prefixes = append(prefixes, sortedPrefix(variant, scope, s, p))
 		}
 	}
-	w := newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
+	return newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
+}
+
+// listIndexed answers an indexedOnly query from the sorted indexes:
+// total_count from the counters, the page by skipping offset entries of the
+// merged ranges and decoding only the rows returned.
+func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+	scope, statuses, priorities := q.cells()
+	out.TotalCount = countCells(tx, scope, statuses, priorities)
+	if q.offset >= out.TotalCount {
+		return nil
+	}
+	w := sortedWalk(tx, q, scope, statuses, priorities)
 	for i := 0; i < q.offset; i++ {
 		if _, ok := w.next(); !ok {
 			return nil
@@ -141,6 +158,35 @@ func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 		}
 		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
 			return err
+		}
+		out.Tasks = append(out.Tasks, listItem(&raw))
+	}
+	return nil
+}
+
+// listFiltered pages through the sorted index like listIndexed but reads
+// each entry's task to apply the filters the index does not encode; the
+// caller knows total_count. It reads about (offset+limit)/selectivity
+// tasks, which is cheap exactly when the filter is not selective.
+func listFiltered(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+	scope, statuses, priorities := q.cells()
+	w := sortedWalk(tx, q, scope, statuses, priorities)
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for skipped := 0; len(out.Tasks) < q.limit; {
+		num, ok := w.next()
+		if !ok {
+			break
+		}
+		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+			return err
+		}
+		if !q.match(&raw) {
+			continue
+		}
+		if skipped < q.offset {
+			skipped++
+			continue
 		}
 		out.Tasks = append(out.Tasks, listItem(&raw))
 	}

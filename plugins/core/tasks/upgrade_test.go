@@ -122,7 +122,7 @@ func TestOlderStoreUpgradesAndAnswersIdentically(t *testing.T) {
 }
 
 // listIndexBuckets are the buckets schema v5 added.
-var listIndexBuckets = []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting}
+var listIndexBuckets = []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets}
 
 // downgradeToV4 turns a store file into the layout the release before the
 // list and ready indexes wrote: schema version 4, without their buckets and
