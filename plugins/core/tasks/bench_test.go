@@ -135,7 +135,11 @@ func benchService(b *testing.B, n int) *Service {
 			b.Fatal(err)
 		}
 	}
-	fmt.Fprintf(os.Stderr, "bench fixture: %d tasks built in %v\n", n, time.Since(start).Round(time.Millisecond))
+	size := int64(0)
+	if fi, err := os.Stat(st.Path()); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(os.Stderr, "bench fixture: %d tasks built in %v, store file %d MiB\n", n, time.Since(start).Round(time.Millisecond), size>>20)
 	benchSvcs[n] = svc
 	return svc
 }
