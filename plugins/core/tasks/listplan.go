@@ -1,8 +1,10 @@
 package tasks
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	bolt "go.etcd.io/bbolt"
@@ -21,8 +23,10 @@ import (
 //     bounded by the smaller of the walk and the facet;
 //   - anything else (two facets, a creation-time range, search) has no
 //     counter, so total_count needs every match: the smallest candidate
-//     set available — a facet's members or the search postings — is read
-//     and filtered, else the project/status indexes are.
+//     set available — a facet's members, the search postings, or the
+//     tasks of the creation-time range (a walk of the created index) — is
+//     read and filtered, else the project/status indexes are. The work is
+//     then bounded by that set, not by the number of tasks.
 func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 	plan, facets := choosePlan(tx, q)
 	switch plan {
@@ -53,7 +57,56 @@ func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 			nums, have = found, true
 		}
 	}
+	if q.after != nil || q.before != nil {
+		limit := -1
+		if have {
+			limit = len(nums)
+		}
+		if found, ok := createdRange(tx, q, limit); ok {
+			nums, have = found, true
+		}
+	}
 	return listScan(tx, q, out, nums, have)
+}
+
+// createdRange lists the tasks in q's scope, statuses and priorities whose
+// creation time is inside q's range, from the created-ascending index: the
+// range is a seek and a walk, with no task read. It gives up (false) once
+// it has more than limit tasks (limit < 0: no limit), when another
+// candidate set is smaller.
+func createdRange(tx *bolt.Tx, q *listQuery, limit int) ([]uint64, bool) {
+	scope, statuses, priorities := q.cells()
+	var prefixes [][]byte
+	variant := sortVariant(SortCreated, false)
+	for _, s := range statuses {
+		for _, p := range priorities {
+			prefixes = append(prefixes, sortedPrefix(variant, scope, s, p))
+		}
+	}
+	var from []byte
+	if q.after != nil {
+		// The first millisecond strictly after q.after.
+		from = binary.BigEndian.AppendUint64(nil, orderedInt(q.after.UnixMilli()+1))
+	}
+	w := newMergeWalkFrom(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes, from)
+	var out []uint64
+	for {
+		if len(w.heads) == 0 {
+			return out, true
+		}
+		created := time.UnixMilli(int64(binary.BigEndian.Uint64(w.heads[0].suffix) ^ 1<<63))
+		if q.before != nil && !created.Before(*q.before) {
+			return out, true
+		}
+		num, _ := w.next()
+		if q.after != nil && !created.After(*q.after) {
+			continue
+		}
+		if limit >= 0 && len(out) >= limit {
+			return nil, false
+		}
+		out = append(out, num)
+	}
 }
 
 // A listPlan is how listPlanned answers a query.

@@ -24,10 +24,16 @@ type walkHead struct {
 }
 
 func newMergeWalk(b *bolt.Bucket, prefixes [][]byte) *mergeWalk {
+	return newMergeWalkFrom(b, prefixes, nil)
+}
+
+// newMergeWalkFrom starts each range at its first entry whose sort value
+// and number are at least from.
+func newMergeWalkFrom(b *bolt.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
 	w := &mergeWalk{}
 	for _, p := range prefixes {
 		h := walkHead{c: b.Cursor(), prefix: p}
-		if h.load(h.c.Seek(p)) {
+		if h.load(h.c.Seek(append(p[:len(p):len(p)], from...))) {
 			w.heads = append(w.heads, h)
 		}
 	}
