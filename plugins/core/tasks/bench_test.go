@@ -18,8 +18,6 @@ import (
 // durable writes beside a bare bbolt commit measured in the same run (the
 // floor every write pays: one fsync'd transaction).
 
-var benchSizes = []int{10_000, 100_000}
-
 var (
 	benchMu   sync.Mutex
 	benchSvcs = map[int]*Service{}
