@@ -3,6 +3,7 @@ package tasks
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
@@ -13,7 +14,8 @@ import (
 // member of its assignee's facet and of each of its labels' facets, in every
 // project and in its own; a member index lists the tasks of a facet, and a
 // counter per (facet, status, priority) cell gives total_count for a facet
-// filter without reading a task. Both are written in the task's own
+// filter without reading a task; a member entry carries the fields facet
+// queries filter and sort on. All are written in the task's own
 // transaction, like the sorted indexes.
 
 const (
@@ -54,33 +56,60 @@ func facetScopesOf(rec *record) [][]byte {
 	return out
 }
 
+// memberValue is what a member entry carries so that facet queries filter
+// and sort without reading the task: status, priority, created and updated
+// (unix ms) and progress.
+func memberValue(rec *record) []byte {
+	v := make([]byte, 0, 26)
+	v = append(v, rec.status, rec.priority)
+	v = binary.BigEndian.AppendUint64(v, uint64(rec.createdMs))
+	v = binary.BigEndian.AppendUint64(v, uint64(rec.updatedMs))
+	return binary.BigEndian.AppendUint64(v, math.Float64bits(rec.progress))
+}
+
+// member is a member entry decoded.
+type member struct {
+	num                  uint64
+	status, priority     uint8
+	createdMs, updatedMs int64
+	progress             float64
+}
+
+func decodeMember(num uint64, v []byte) (member, bool) {
+	if len(v) != 26 {
+		return member{}, false
+	}
+	return member{num: num, status: v[0], priority: v[1],
+		createdMs: int64(binary.BigEndian.Uint64(v[2:])), updatedMs: int64(binary.BigEndian.Uint64(v[10:])),
+		progress: math.Float64frombits(binary.BigEndian.Uint64(v[18:]))}, true
+}
+
 // indexFacets moves rec's facet memberships and facet counter cells from
-// prev (nil: a new task) to rec.
+// prev (nil: a new task) to rec, and refreshes the member values.
 func indexFacets(tx *bolt.Tx, rec, prev *record) error {
 	now := facetScopesOf(rec)
-	var was [][]byte
-	if prev != nil {
-		if prev.status == rec.status && prev.priority == rec.priority && prev.assignee == rec.assignee && slices.Equal(prev.labels, rec.labels) {
-			return nil
-		}
-		was = facetScopesOf(prev)
-	}
 	members := tx.Bucket([]byte(store.BucketTaskFacets))
-	for _, scope := range was {
-		if err := addCount(tx, scope, prev.status, prev.priority, -1); err != nil {
-			return err
-		}
-		if !slices.ContainsFunc(now, func(s []byte) bool { return bytes.Equal(s, scope) }) {
-			if err := members.Delete(binary.BigEndian.AppendUint64(slices.Clip(scope), rec.num)); err != nil {
+	moved := prev == nil || prev.status != rec.status || prev.priority != rec.priority || prev.assignee != rec.assignee || !slices.Equal(prev.labels, rec.labels)
+	if prev != nil && moved {
+		for _, scope := range facetScopesOf(prev) {
+			if err := addCount(tx, scope, prev.status, prev.priority, -1); err != nil {
 				return err
+			}
+			if !slices.ContainsFunc(now, func(s []byte) bool { return bytes.Equal(s, scope) }) {
+				if err := members.Delete(binary.BigEndian.AppendUint64(slices.Clip(scope), rec.num)); err != nil {
+					return err
+				}
 			}
 		}
 	}
+	value := memberValue(rec)
 	for _, scope := range now {
-		if err := addCount(tx, scope, rec.status, rec.priority, 1); err != nil {
-			return err
+		if moved {
+			if err := addCount(tx, scope, rec.status, rec.priority, 1); err != nil {
+				return err
+			}
 		}
-		if err := members.Put(binary.BigEndian.AppendUint64(slices.Clip(scope), rec.num), nil); err != nil {
+		if err := members.Put(binary.BigEndian.AppendUint64(slices.Clip(scope), rec.num), value); err != nil {
 			return err
 		}
 	}

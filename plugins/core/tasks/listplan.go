@@ -18,15 +18,19 @@ import (
 //   - one assignee or label filter besides: its facet counters give
 //     total_count; the page comes from walking the sorted index and
 //     filtering (about (offset+limit)/selectivity task reads) or, when the
-//     facet is selective enough that this costs more, from reading its
-//     members and sorting them — the cheaper of the two, so the work is
-//     bounded by the smaller of the walk and the facet;
-//   - anything else (two facets, a creation-time range, search) has no
-//     counter, so total_count needs every match: the smallest candidate
-//     set available — a facet's members, the search postings, or the
-//     tasks of the creation-time range (a walk of the created index) — is
-//     read and filtered, else the project/status indexes are. The work is
-//     then bounded by that set, not by the number of tasks.
+//     facet is selective enough that this costs more, from the facet's
+//     member entries, which carry status, priority and sort keys, so no
+//     task is read but the page's — the cheaper of the two;
+//   - two facets, or a facet with a creation-time range, have no counter:
+//     total_count needs every match, and the smallest facet's member
+//     entries, probed against the other facet, give them without reading
+//     tasks — bounded by the smallest facet;
+//   - search, or a creation-time range alone, has no counter either: the
+//     smallest candidate set available — a facet's members, the search
+//     postings, or the tasks of the creation-time range (a walk of the
+//     created index) — is read and filtered, else the project/status
+//     indexes are. The work is bounded by that set, not by the number of
+//     tasks; search must read each candidate to check D9's substring rule.
 func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 	plan, facets := choosePlan(tx, q)
 	switch plan {
@@ -41,7 +45,10 @@ func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 		if plan == planFacetWalk {
 			return listFiltered(tx, q, out)
 		}
-		return listScan(tx, q, out, facetMembers(tx, facets[0]), true)
+		return listMembers(tx, q, out, facets)
+	}
+	if len(facets) > 0 && len(q.terms) == 0 {
+		return listMembers(tx, q, out, facets)
 	}
 	var nums []uint64
 	have := false
@@ -195,6 +202,13 @@ func listScan(tx *bolt.Tx, q *listQuery, out *ListOutput, nums []uint64, have bo
 	if err != nil {
 		return err
 	}
+	return pageHits(tx, q, out, hits)
+}
+
+// pageHits sets total_count to the number of hits and fills the page: it
+// sorts just enough of the hits and reads only the page's tasks.
+func pageHits(tx *bolt.Tx, q *listQuery, out *ListOutput, hits []hit) error {
+	var raw rawRecord
 	out.TotalCount = len(hits)
 	if q.offset >= len(hits) {
 		return nil
