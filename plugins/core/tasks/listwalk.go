@@ -128,13 +128,16 @@ func allCodes(n int) []uint8 {
 	return out
 }
 
-// sortedWalk merges q's ranges of the sorted index for q's sort and order.
+// sortedWalk merges q's ranges of the sorted index for q's sort and order,
+// leaving out the ranges whose counter says they are empty.
 func sortedWalk(tx *bolt.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
 	variant := sortVariant(q.sortBy, q.desc)
 	var prefixes [][]byte
 	for _, s := range statuses {
 		for _, p := range priorities {
-			prefixes = append(prefixes, sortedPrefix(variant, scope, s, p))
+			if countCells(tx, scope, []uint8{s}, []uint8{p}) > 0 {
+				prefixes = append(prefixes, sortedPrefix(variant, scope, s, p))
+			}
 		}
 	}
 	return newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
