@@ -30,10 +30,9 @@ func listMembers(tx *bolt.Tx, q *listQuery, out *ListOutput, facets [][]byte) er
 		priorityOK[p] = true
 	}
 	b := tx.Bucket([]byte(store.BucketTaskFacets))
-	probes := make([]memberProbe, len(facets)-1)
+	probes := make([]*cursorProbe, len(facets)-1)
 	for i, f := range facets[1:] {
-		probes[i] = memberProbe{c: b.Cursor(), scope: f}
-		probes[i].k, _ = probes[i].c.Seek(f)
+		probes[i] = newCursorProbe(b, f)
 	}
 	lead := facets[0]
 	var hits []hit
@@ -51,7 +50,7 @@ func listMembers(tx *bolt.Tx, q *listQuery, out *ListOutput, facets [][]byte) er
 		}
 		in := true
 		for i := range probes {
-			if !probes[i].has(m.num) {
+			if _, ok := probes[i].find(m.num); !ok {
 				in = false
 				break
 			}
@@ -61,26 +60,6 @@ func listMembers(tx *bolt.Tx, q *listQuery, out *ListOutput, facets [][]byte) er
 		}
 	}
 	return pageHits(tx, q, out, hits)
-}
-
-// memberProbe answers "is num a member" for increasing nums, stepping its
-// cursor forward and seeking only across long gaps.
-type memberProbe struct {
-	c     *bolt.Cursor
-	scope []byte
-	k     []byte
-}
-
-func (p *memberProbe) has(num uint64) bool {
-	target := binary.BigEndian.AppendUint64(slices.Clip(p.scope), num)
-	for i := 0; p.k != nil && bytes.Compare(p.k, target) < 0; i++ {
-		if i == 8 {
-			p.k, _ = p.c.Seek(target)
-			break
-		}
-		p.k, _ = p.c.Next()
-	}
-	return bytes.Equal(p.k, target)
 }
 
 // createdIn applies q's creation-time range to a unix-ms creation time.
