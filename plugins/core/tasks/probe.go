@@ -9,7 +9,7 @@ import (
 )
 
 // cursorProbe looks up prefix+number keys of one bucket for numbers that
-// mostly come in increasing order (postings, members, task numbers): it
+// mostly come in increasing order (trigram postings, facet members): it
 // steps its cursor forward over short gaps and seeks only across long ones
 // or backwards, so a sweep costs about one Next per lookup instead of one
 // descent from the root.
