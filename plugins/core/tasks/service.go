@@ -144,7 +144,7 @@ func (s *Service) AddProject(slug string) (Project, error) {
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Update(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx *bolt.Tx) error {
 		var err error
 		p, err = s.ensureProject(tx, slug)
 		return err
@@ -175,7 +175,7 @@ func (s *Service) SetProjectArchived(slug string, archived bool) (Project, error
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Update(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx *bolt.Tx) error {
 		var err error
 		if p, err = s.ensureProject(tx, slug); err != nil {
 			return err
@@ -204,7 +204,7 @@ func (s *Service) DeleteProject(slug string) error {
 	if err := checkSlug("project", slug); err != nil {
 		return err
 	}
-	return internal(s.st.Update(func(tx *bolt.Tx) error {
+	return internal(s.st.Commit(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
 	}))
 }
