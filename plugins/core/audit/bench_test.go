@@ -2,11 +2,13 @@ package audit
 
 import (
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
 )
 
@@ -95,7 +97,8 @@ func BenchmarkMerkleRootStored1M(b *testing.B) {
 
 // BenchmarkThoughtRecord measures thought_record throughput with durable
 // commits (one fsync per commit) from 1 and from 8 concurrent clients, each
-// on its own task; b.N records in all.
+// on its own task; b.N records in all, beside the floor (a bare one-key
+// bbolt commit) measured before and after in the same run.
 func BenchmarkThoughtRecord(b *testing.B) {
 	for _, clients := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
@@ -104,6 +107,7 @@ func BenchmarkThoughtRecord(b *testing.B) {
 			for i := range ids {
 				ids[i] = e.task("")
 			}
+			floorBefore := benchFloor(b)
 			b.ResetTimer()
 			var wg sync.WaitGroup
 			per := b.N / clients
@@ -124,7 +128,21 @@ func BenchmarkThoughtRecord(b *testing.B) {
 				}(ids[c], n)
 			}
 			wg.Wait()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+			rate := float64(b.N) / b.Elapsed().Seconds()
+			b.StopTimer()
+			floor := (floorBefore + benchFloor(b)) / 2
+			b.ReportMetric(rate, "records/s")
+			b.ReportMetric(floor, "floor_commits/s")
+			b.ReportMetric(rate/floor, "ratio_to_floor")
 		})
 	}
+}
+
+// benchFloor is store.CommitFloor in a file of b's temporary directory.
+func benchFloor(b *testing.B) float64 {
+	rate, err := store.CommitFloor(filepath.Join(b.TempDir(), "floor.db"), 300)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rate
 }

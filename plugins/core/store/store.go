@@ -84,6 +84,30 @@ const (
 	// task number (8 bytes) → empty. The tasks package fills it on first
 	// open of an older store and keeps it in each task write's transaction.
 	BucketTaskTrigrams = "idx_task_trigram"
+
+	// BucketTaskSorted holds task_list's sorted indexes (schema v5): sort
+	// variant (1 byte), scope (0x00 for every project, or 0x01, slug,
+	// 0x00), status code, priority code, sort value (8 order-preserving
+	// bytes), task number (8 bytes) → empty.
+	BucketTaskSorted = "idx_task_sorted"
+	// BucketTaskCounts holds task_list's total_count counters (schema v5):
+	// scope or facet scope → one 8-byte count per (status, priority) cell.
+	BucketTaskCounts = "task_counts"
+	// BucketTaskReady indexes task_next_actions' ready tasks (schema v5):
+	// slug, 0x00, 255-priority, open sub-tasks (4 bytes), created (8
+	// order-preserving bytes), task number → empty.
+	BucketTaskReady = "idx_task_ready"
+	// BucketTaskReadyOf maps a task number to its key in BucketTaskReady
+	// (present only while the task is ready), so a write can drop the old
+	// entry without recomputing it.
+	BucketTaskReadyOf = "idx_task_ready_of"
+	// BucketTaskWaiting indexes todo tasks with open dependencies (schema
+	// v5): slug, 0x00, task number → empty.
+	BucketTaskWaiting = "idx_task_waiting"
+	// BucketTaskFacets lists the members of task_list's assignee and label
+	// facets (schema v5): facet scope (see the tasks package), task number
+	// → empty. Their counters live in BucketTaskCounts.
+	BucketTaskFacets = "idx_task_facet"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
@@ -133,6 +157,7 @@ var migrations = []Migration{
 	migrateV2,
 	migrateV3,
 	migrateV4,
+	migrateV5,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -178,6 +203,19 @@ func migrateV3(tx *bolt.Tx) error {
 func migrateV4(tx *bolt.Tx) error {
 	_, err := tx.CreateBucketIfNotExists([]byte(BucketTaskTrigrams))
 	return err
+}
+
+// migrateV5 adds task_list's sorted indexes and counters and the ready and
+// waiting indexes of task_next_actions. Like v4 they start empty and the
+// tasks package fills them from the stored tasks (meta key
+// "list_index_upto" says how far it got).
+func migrateV5(tx *bolt.Tx) error {
+	for _, name := range []string{BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting, BucketTaskFacets} {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // Open opens (creating if needed) the store file at path and brings its

@@ -186,7 +186,7 @@ func setDeps(tx *bolt.Tx, num uint64, deps []uint64, codes []uint8) error {
 			return err
 		}
 	}
-	return nil
+	return refreshReady(tx, num)
 }
 
 // propagateStatus records num's new status code beside every edge that

@@ -3,11 +3,16 @@ package tasks
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The randomized differential test of task_list and task_next_actions:
@@ -184,7 +189,103 @@ func randomListInput(rng *rand.Rand, m *diffModel) ListInput {
 	if rng.IntN(2) == 0 {
 		in.SortOrder = ptr([]string{OrderAsc, OrderDesc}[rng.IntN(2)])
 	}
+	if rng.IntN(5) == 0 {
+		// One facet and nothing else the indexes do not encode: the
+		// plans that page through the sorted index with a filter.
+		in.CreatedAfter, in.CreatedBefore, in.Search = nil, nil, nil
+		if rng.IntN(2) == 0 {
+			in.Assignee, in.Label = ptr([]string{"unassigned", "ann", "bob"}[rng.IntN(3)]), nil
+		} else {
+			in.Assignee, in.Label = nil, ptr([]string{"ui", "api", "ops"}[rng.IntN(3)])
+		}
+		if rng.IntN(2) == 0 {
+			in.Offset, in.Limit = ptr(rng.IntN(3)), ptr(1+rng.IntN(5))
+		}
+	}
 	return in
+}
+
+// diffSteps is how many writes the differential test makes; set
+// CAIRN_DIFF_STEPS for a long run (thousands of queries per hundred steps).
+func diffSteps() int {
+	if n, err := strconv.Atoi(os.Getenv("CAIRN_DIFF_STEPS")); err == nil && n > 0 {
+		return n
+	}
+	return 600
+}
+
+// next is the reference task_next_actions (D10, D27): the project's todo
+// tasks whose dependencies are all done or cancelled, by priority desc,
+// open sub-tasks asc, created asc, number asc; with includeBlocked, the
+// blocked tasks then the waiting ones, each in number order.
+func (m *diffModel) next(project string, limit int, includeBlocked bool) NextOutput {
+	open := func(id string) bool {
+		s := m.tasks[id].Status
+		return s != StatusDone && s != StatusCancelled
+	}
+	kids := map[string]int{}
+	for _, id := range m.order {
+		if t := m.tasks[id]; t.ParentID != "" && open(id) {
+			kids[t.ParentID]++
+		}
+	}
+	out := NextOutput{NextActions: []NextAction{}, Project: project}
+	var ready []Task
+	var waiting []BlockedTask
+	for _, id := range m.order {
+		t := m.tasks[id]
+		if t.Project != project || t.Status != StatusTodo {
+			continue
+		}
+		var openDeps []string
+		for _, d := range t.DependsOn {
+			if open(d) {
+				openDeps = append(openDeps, d)
+			}
+		}
+		if len(openDeps) > 0 {
+			waiting = append(waiting, BlockedTask{TaskID: id, Title: t.Title, BlockedReason: "waiting on " + strings.Join(openDeps, ", "), WaitingOn: openDeps})
+			continue
+		}
+		ready = append(ready, t)
+	}
+	slices.SortStableFunc(ready, func(a, b Task) int {
+		if pa, pb := priorityCode(a.Priority), priorityCode(b.Priority); pa != pb {
+			return int(pb) - int(pa)
+		}
+		if ka, kb := kids[a.TaskID], kids[b.TaskID]; ka != kb {
+			return ka - kb
+		}
+		return strings.Compare(a.CreatedAt, b.CreatedAt) // same layout and width: text order is time order
+	})
+	for _, t := range ready[:min(limit, len(ready))] {
+		out.NextActions = append(out.NextActions, NextAction{TaskID: t.TaskID, Title: t.Title, Priority: t.Priority, Assignee: t.Assignee,
+			EstimateHours: t.EstimateHours, ParentID: t.ParentID, DependenciesUnmet: kids[t.TaskID]})
+	}
+	out.Count = len(out.NextActions)
+	if includeBlocked {
+		out.Blocked = []BlockedTask{}
+		for _, id := range m.order {
+			if t := m.tasks[id]; t.Project == project && t.Status == StatusBlocked {
+				out.Blocked = append(out.Blocked, BlockedTask{TaskID: id, Title: t.Title, BlockedReason: t.BlockedReason})
+			}
+		}
+		out.Blocked = append(out.Blocked, waiting...)
+	}
+	return out
+}
+
+// earlierOf picks up to n distinct tasks of project created before id (so
+// dependencies on them can never close a loop).
+func (m *diffModel) earlierOf(rng *rand.Rand, project string, before int, n int) []string {
+	var out []string
+	for k := 0; k < n && before > 0; k++ {
+		d := m.order[rng.IntN(before)]
+		if m.tasks[d].Project == project && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func TestListAndNextActionsDifferential(t *testing.T) {
@@ -204,11 +305,14 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 	refresh := func(id string) {
 		m.tasks[id] = f.get(t, id)
 	}
+	projects := []string{"alpha", "beta", "gamma"}
+	actors := []string{"ann", "bob"}
 	queries := 0
-	for step := 0; step < 600; step++ {
-		switch op := rng.IntN(10); {
+	plans := map[listPlan]int{}
+	for step := 0; step < diffSteps(); step++ {
+		switch op := rng.IntN(12); {
 		case op < 3 || len(m.order) < 5:
-			in := CreateInput{Title: randomText(rng, 1+rng.IntN(3)), Project: []string{"alpha", "beta", "gamma"}[rng.IntN(3)],
+			in := CreateInput{Title: randomText(rng, 1+rng.IntN(3)), Project: projects[rng.IntN(3)],
 				Priority: ptr(Priorities[rng.IntN(4)])}
 			if rng.IntN(2) == 0 {
 				in.Description = ptr(randomText(rng, rng.IntN(6)))
@@ -217,13 +321,40 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 				in.Labels = randomSubset(rng, []string{"ui", "api", "ops"})
 			}
 			if rng.IntN(3) == 0 {
-				in.Assignee = ptr([]string{"ann", "bob"}[rng.IntN(2)])
+				in.Assignee = ptr(actors[rng.IntN(2)])
+			}
+			if rng.IntN(4) == 0 {
+				if p := m.earlierOf(rng, in.Project, len(m.order), 1); len(p) == 1 {
+					in.ParentID = &p[0]
+				}
+			}
+			if rng.IntN(4) == 0 {
+				in.DependsOn = m.earlierOf(rng, in.Project, len(m.order), 1+rng.IntN(2))
 			}
 			id := f.create(t, in).TaskID
 			m.order = append(m.order, id)
+			if in.ParentID != nil {
+				refresh(*in.ParentID)
+			}
+			refresh(id)
+		case op == 3: // claim the first ready task of a project, or a given task
+			c := Call{Actor: actors[rng.IntN(2)]}
+			if rng.IntN(2) == 0 {
+				if out, err := f.svc.NextActionsFor(c, NextInput{Project: projects[rng.IntN(3)], Claim: ptr(true)}); err == nil && out.Claimed != "" {
+					refresh(out.Claimed)
+				}
+			} else {
+				id := m.order[rng.IntN(len(m.order))]
+				_, _ = f.svc.UpdateFor(c, UpdateInput{TaskID: id, Claim: ptr(true)})
+				refresh(id)
+			}
+		case op == 4: // a release, by the holder or not
+			id := m.order[rng.IntN(len(m.order))]
+			_, _ = f.svc.UpdateFor(Call{Actor: actors[rng.IntN(2)]}, UpdateInput{TaskID: id, Release: ptr(true)})
 			refresh(id)
 		default:
-			id := m.order[rng.IntN(len(m.order))]
+			i := rng.IntN(len(m.order))
+			id := m.order[i]
 			cur := m.tasks[id]
 			u := UpdateInput{TaskID: id}
 			if next := AllowedTransitions(cur.Status); len(next) > 0 && rng.IntN(2) == 0 {
@@ -251,6 +382,13 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 				}
 				u.Labels = &l
 			}
+			if rng.IntN(6) == 0 {
+				d := m.earlierOf(rng, cur.Project, i, rng.IntN(3))
+				if d == nil {
+					d = []string{}
+				}
+				u.DependsOn = &d
+			}
 			f.update(t, u)
 			refresh(id)
 		}
@@ -266,28 +404,34 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 				t.Fatalf("step %d: List(%s)\n got %d %v\nwant %d %v", step, describe(in), got.TotalCount, ids(got.Tasks), want.TotalCount, ids(want.Tasks))
 			}
 			queries++
+			if q, err := in.validate(); err == nil {
+				_ = f.st.View(func(tx *bolt.Tx) error {
+					plan, _ := choosePlan(tx, q)
+					plans[plan]++
+					return nil
+				})
+			}
 		}
-		// task_next_actions against the list reference: the todo tasks of a
-		// project (none here has dependencies or sub-tasks) by priority
-		// desc, created asc, number asc.
-		p := []string{"alpha", "beta", "gamma"}[rng.IntN(3)]
-		limit := 1 + rng.IntN(10)
-		got, err := f.svc.NextActions(NextInput{Project: p, Limit: &limit})
-		if err != nil {
-			t.Fatal(err)
+		for q := 0; q < 2; q++ {
+			p := projects[rng.IntN(3)]
+			limit := 1 + rng.IntN(10)
+			blocked := rng.IntN(2) == 0
+			got, err := f.svc.NextActions(NextInput{Project: p, Limit: &limit, IncludeBlocked: &blocked})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := m.next(p, limit, blocked); !reflect.DeepEqual(got, want) {
+				t.Fatalf("step %d: next actions of %s (limit %d, blocked %v)\n got %+v\nwant %+v", step, p, limit, blocked, got, want)
+			}
+			queries++
 		}
-		todo := m.list(ListInput{Project: &p, Status: []string{StatusTodo}, SortBy: ptr(SortCreated), SortOrder: ptr(OrderAsc), Limit: ptr(MaxListLimit)}).Tasks
-		slices.SortStableFunc(todo, func(a, b ListItem) int { return int(priorityCode(b.Priority)) - int(priorityCode(a.Priority)) })
-		var want []string
-		for _, it := range todo[:min(limit, len(todo))] {
-			want = append(want, it.TaskID)
-		}
-		if g := ids2(got); !slices.Equal(g, want) {
-			t.Fatalf("step %d: next actions %v, want %v", step, g, want)
-		}
-		queries++
 	}
-	t.Logf("%d queries over %d tasks agreed", queries, len(m.order))
+	for _, p := range []listPlan{planIndexed, planFacetWalk, planFacetMembers, planScan} {
+		if plans[p] < queries/100 {
+			t.Fatalf("plan %d taken by %d of %d queries", p, plans[p], queries)
+		}
+	}
+	t.Logf("%d queries over %d tasks agreed; list plans taken: %v", queries, len(m.order), plans)
 }
 
 func describe(in ListInput) string {

@@ -305,70 +305,10 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 	}
 	out := ListOutput{Tasks: []ListItem{}, Offset: q.offset, Limit: q.limit}
 	err = s.st.View(func(tx *bolt.Tx) error {
-		var hits []hit
-		var raw rawRecord
-		collect := func(num uint64, v []byte) error {
-			if err := decodeRaw(num, v, &raw); err != nil {
-				return err
-			}
-			if q.match(&raw) {
-				hits = append(hits, hit{num: num, key: q.key(&raw)})
-			}
-			return nil
+		if listIndexReady(tx) {
+			return listPlanned(tx, q, &out)
 		}
-		var err error
-		if nums, ok := searchCandidates(tx, q.terms); ok {
-			// The search index narrowed the tasks; the project and status
-			// filters the other indexes would have applied are checked here.
-			tc := tasksBucket(tx).Cursor()
-			for _, num := range nums {
-				v := seekExact(tc, store.U64(num))
-				if v == nil {
-					return fmt.Errorf("tasks: search index points at missing task %d", num)
-				}
-				if err = decodeRaw(num, v, &raw); err != nil {
-					return err
-				}
-				if q.project != "" && string(raw.project) != q.project {
-					continue
-				}
-				if q.statuses != nil && !slices.Contains(q.statuses, statusName(raw.status)) {
-					continue
-				}
-				if err = collect(num, v); err != nil {
-					return err
-				}
-			}
-		} else {
-			err = candidates(tx, q.project, q.statuses, collect)
-		}
-		if err != nil {
-			return err
-		}
-		out.TotalCount = len(hits)
-		if q.offset >= len(hits) {
-			return nil
-		}
-		end := min(q.offset+q.limit, len(hits))
-		sortHits(hits, q.desc, end)
-		tc := tasksBucket(tx).Cursor()
-		for _, h := range hits[q.offset:end] {
-			if err := decodeRaw(h.num, seekExact(tc, store.U64(h.num)), &raw); err != nil {
-				return err
-			}
-			out.Tasks = append(out.Tasks, ListItem{
-				TaskID:    FormatTaskID(h.num),
-				Title:     string(raw.title),
-				Project:   string(raw.project),
-				Status:    statusName(raw.status),
-				Priority:  priorityName(raw.priority),
-				Progress:  raw.progress,
-				Assignee:  string(raw.assignee),
-				CreatedAt: formatMillis(raw.createdMs),
-				UpdatedAt: formatMillis(raw.updatedMs),
-			})
-		}
-		return nil
+		return listScan(tx, q, &out, nil, false)
 	})
 	if err != nil {
 		return ListOutput{}, internal(err)

@@ -146,6 +146,9 @@ func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bo
 	if !projectKnown(tx, project, call) {
 		return out, projectNotFound(project)
 	}
+	if listIndexReady(tx) {
+		return nextIndexed(tx, project, limit, includeBlocked, out)
+	}
 	type cand struct {
 		num      uint64
 		priority uint8
@@ -198,21 +201,7 @@ func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bo
 		if err := decodeRaw(c.num, seekExact(tc, store.U64(c.num)), &raw); err != nil {
 			return out, err
 		}
-		a := NextAction{
-			TaskID:            FormatTaskID(c.num),
-			Title:             string(raw.title),
-			Priority:          priorityName(raw.priority),
-			Assignee:          string(raw.assignee),
-			DependenciesUnmet: c.deps,
-		}
-		if raw.hasEstimate {
-			e := raw.estimate
-			a.EstimateHours = &e
-		}
-		if raw.parent != 0 {
-			a.ParentID = FormatTaskID(raw.parent)
-		}
-		out.NextActions = append(out.NextActions, a)
+		out.NextActions = append(out.NextActions, nextAction(&raw, c.deps))
 	}
 	out.Count = len(out.NextActions)
 	if includeBlocked {
@@ -230,6 +219,64 @@ func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bo
 		out.Blocked = append(out.Blocked, waiting...)
 	}
 	return out, nil
+}
+
+// nextIndexed is nextTx over the ready and waiting indexes: the first
+// limit ready tasks are one seek, and include_blocked costs the project's
+// blocked and waiting tasks, not its todo tasks.
+func nextIndexed(tx *bolt.Tx, project string, limit int, includeBlocked bool, out NextOutput) (NextOutput, error) {
+	nums, kids := readyFirst(tx, project, limit)
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for i, num := range nums {
+		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+			return out, err
+		}
+		out.NextActions = append(out.NextActions, nextAction(&raw, kids[i]))
+	}
+	out.Count = len(out.NextActions)
+	if !includeBlocked {
+		return out, nil
+	}
+	out.Blocked = []BlockedTask{}
+	err := scanStatus(tx, project, StatusBlocked, func(num uint64, v []byte) error {
+		if err := decodeRaw(num, v, &raw); err != nil {
+			return err
+		}
+		out.Blocked = append(out.Blocked, BlockedTask{TaskID: FormatTaskID(num), Title: string(raw.title), BlockedReason: string(raw.blockedReason)})
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	depc := tx.Bucket([]byte(store.BucketTaskDeps)).Cursor()
+	for _, num := range waitingTasks(tx, project) {
+		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+			return out, err
+		}
+		ids := taskIDs(openDeps(depc, num))
+		out.Blocked = append(out.Blocked, BlockedTask{TaskID: FormatTaskID(num), Title: string(raw.title),
+			BlockedReason: "waiting on " + strings.Join(ids, ", "), WaitingOn: ids})
+	}
+	return out, nil
+}
+
+func nextAction(raw *rawRecord, openKids int) NextAction {
+	a := NextAction{
+		TaskID:            FormatTaskID(raw.num),
+		Title:             string(raw.title),
+		Priority:          priorityName(raw.priority),
+		Assignee:          string(raw.assignee),
+		DependenciesUnmet: openKids,
+	}
+	if raw.hasEstimate {
+		e := raw.estimate
+		a.EstimateHours = &e
+	}
+	if raw.parent != 0 {
+		a.ParentID = FormatTaskID(raw.parent)
+	}
+	return a
 }
 
 // scanStatus calls fn for every task of project in status, in number order.

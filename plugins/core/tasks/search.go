@@ -193,15 +193,20 @@ func searchCandidates(tx *bolt.Tx, terms []string) ([]uint64, bool) {
 		return nil, false
 	}
 	var out []uint64
-	probe := b.Cursor()
+	var probes []*cursorProbe
+	for i, g := range grams {
+		if i != best {
+			probes = append(probes, newCursorProbe(b, g[:]))
+		}
+	}
 	for k, _ := c.Seek(grams[best][:]); k != nil && bytes.HasPrefix(k, grams[best][:]); k, _ = c.Next() {
 		if len(k) != 11 {
 			continue
 		}
 		num := binary.BigEndian.Uint64(k[3:])
 		all := true
-		for i, g := range grams {
-			if i != best && !hasKey(probe, trigramKey(g, num)) {
+		for _, p := range probes {
+			if _, ok := p.find(num); !ok {
 				all = false
 				break
 			}
@@ -211,10 +216,4 @@ func searchCandidates(tx *bolt.Tx, terms []string) ([]uint64, bool) {
 		}
 	}
 	return out, true
-}
-
-// hasKey reports whether key is stored, whatever its (possibly empty) value.
-func hasKey(c *bolt.Cursor, key []byte) bool {
-	k, _ := c.Seek(key)
-	return k != nil && bytes.Equal(k, key)
 }

@@ -75,8 +75,8 @@ type Config struct {
 type Service struct {
 	st  *store.Store
 	cfg Config
-	// indexErr is why the search index could not be built on open; search
-	// then scans, which is slower but answers the same.
+	// indexErr is why an index could not be built on open; the queries it
+	// serves then scan, which is slower but answers the same.
 	indexErr error
 }
 
@@ -87,6 +87,9 @@ func New(st *store.Store, cfg Config) *Service {
 	}
 	s := &Service{st: st, cfg: cfg}
 	s.indexErr = s.ensureSearchIndex()
+	if err := s.ensureListIndexes(); err != nil && s.indexErr == nil {
+		s.indexErr = err
+	}
 	return s
 }
 
@@ -141,7 +144,7 @@ func (s *Service) AddProject(slug string) (Project, error) {
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Update(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx *bolt.Tx) error {
 		var err error
 		p, err = s.ensureProject(tx, slug)
 		return err
@@ -172,7 +175,7 @@ func (s *Service) SetProjectArchived(slug string, archived bool) (Project, error
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Update(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx *bolt.Tx) error {
 		var err error
 		if p, err = s.ensureProject(tx, slug); err != nil {
 			return err
@@ -201,7 +204,7 @@ func (s *Service) DeleteProject(slug string) error {
 	if err := checkSlug("project", slug); err != nil {
 		return err
 	}
-	return internal(s.st.Update(func(tx *bolt.Tx) error {
+	return internal(s.st.Commit(func(tx *bolt.Tx) error {
 		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
 	}))
 }
@@ -319,9 +322,11 @@ func keyChild(parent, child uint64) []byte {
 	return append(store.U64(parent), store.U64(child)...)
 }
 
-// putRecord writes rec and, when prev is nil (a new task) or its status
-// changed, the index entries that depend on the status. It returns the
-// dependents whose last open dependency rec just finished.
+// putRecord writes rec and the index entries that depend on it: the search
+// postings, the sorted list indexes and counters, the status indexes (when
+// prev is nil — a new task — or the status changed), and the ready entries
+// of rec, its parent and its dependents. It returns the dependents whose
+// last open dependency rec just finished.
 func putRecord(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := tasksBucket(tx).Put(store.U64(rec.num), rec.encode()); err != nil {
 		return nil, err
@@ -329,6 +334,38 @@ func putRecord(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := indexText(tx, rec, prev); err != nil {
 		return nil, err
 	}
+	if err := indexList(tx, rec, prev); err != nil {
+		return nil, err
+	}
+	unblocked, err := indexStatus(tx, rec, prev)
+	if err != nil {
+		return nil, err
+	}
+	if err := refreshReady(tx, rec.num); err != nil {
+		return nil, err
+	}
+	if prev != nil && prev.status == rec.status {
+		return nil, nil
+	}
+	if rec.parent != 0 && (prev == nil || isOpen(prev.status) != isOpen(rec.status)) {
+		if err := refreshReady(tx, rec.parent); err != nil {
+			return nil, err
+		}
+	}
+	if prev != nil {
+		for _, d := range dependentsOf(tx, rec.num) {
+			if err := refreshReady(tx, d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return unblocked, nil
+}
+
+// indexStatus moves rec's project/status, status and parent entries when
+// prev is nil or its status differs, and the status codes stored beside
+// the dependency edges that point at rec.
+func indexStatus(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
 	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
 	children := tx.Bucket([]byte(store.BucketTaskChildren))

@@ -1,7 +1,10 @@
 package tasks
 
 import (
+	"fmt"
+	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -115,5 +118,169 @@ func TestOlderStoreUpgradesAndAnswersIdentically(t *testing.T) {
 	// The upgraded store takes the new features.
 	if _, err := svc2.Create("a", CreateInput{Title: "after", Project: "alpha", DependsOn: []string{"T-1"}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// listIndexBuckets are the buckets schema v5 added.
+var listIndexBuckets = []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets}
+
+// downgradeToV4 turns a store file into the layout the release before the
+// list and ready indexes wrote: schema version 4, without their buckets and
+// meta key. Everything else is the same.
+func downgradeToV4(t *testing.T, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range listIndexBuckets {
+			if err := tx.DeleteBucket([]byte(b)); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket([]byte(store.BucketMeta))
+		if err := meta.Delete(metaListIndexUpto); err != nil {
+			return err
+		}
+		return meta.Put([]byte("user_version"), store.U64(4))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dumpBuckets copies every key and value of the named buckets.
+func dumpBuckets(t *testing.T, st *store.Store, names []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := st.View(func(tx *bolt.Tx) error {
+		for _, name := range names {
+			if err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
+				out[name+"\x00"+string(k)] = string(v)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A store written by the release before the list indexes (schema v4) opens,
+// builds its sorted indexes, counters and ready indexes from the stored
+// tasks — byte for byte what the writes maintained — and answers task_list
+// and task_next_actions identically.
+func TestV4StoreGetsListIndexesAndAnswersIdentically(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := newClock()
+	svc := New(st, Config{Clock: clock.now})
+	for _, p := range []string{"alpha", "beta"} {
+		if _, err := svc.AddProject(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 80; i++ {
+		in := CreateInput{Title: fmt.Sprint("task ", i), Project: []string{"alpha", "beta"}[i%2], Priority: ptr(Priorities[i%4])}
+		if i >= 10 && i%3 == 0 {
+			in.ParentID = ptr(FormatTaskID(uint64(i - 10 + 1)))
+		}
+		if i >= 10 && i%4 == 1 {
+			in.DependsOn = []string{FormatTaskID(uint64(i - 8 + 1))}
+		}
+		out, err := svc.Create("a", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, to := range [][]string{{StatusTodo}, {StatusTodo, StatusInProgress}, {StatusTodo, StatusInProgress, StatusReview, StatusDone}, {StatusCancelled}}[i%5%4] {
+			if _, err := svc.Update("a", UpdateInput{TaskID: out.TaskID, Status: ptr(to), Progress: ptr(float64(i % 7 * 10))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var lists []ListInput
+	for _, sortBy := range SortKeys {
+		for _, order := range []string{OrderAsc, OrderDesc} {
+			lists = append(lists,
+				ListInput{SortBy: ptr(sortBy), SortOrder: ptr(order), Limit: ptr(500)},
+				ListInput{SortBy: ptr(sortBy), SortOrder: ptr(order), Project: ptr("beta"), Status: []string{StatusTodo, StatusDone}, Offset: ptr(3), Limit: ptr(7)},
+				ListInput{SortBy: ptr(sortBy), SortOrder: ptr(order), Priority: []string{PriorityHigh, PriorityLow}, Offset: ptr(10)})
+		}
+	}
+	nexts := []NextInput{{Project: "alpha", Limit: ptr(100), IncludeBlocked: ptr(true)}, {Project: "beta", Limit: ptr(100), IncludeBlocked: ptr(true)}, {Project: "alpha", Limit: ptr(1)}}
+	answers := func(svc *Service) ([]ListOutput, []NextOutput) {
+		var l []ListOutput
+		var n []NextOutput
+		for _, in := range lists {
+			out, err := svc.List(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l = append(l, out)
+		}
+		for _, in := range nexts {
+			out, err := svc.NextActions(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n = append(n, out)
+		}
+		return l, n
+	}
+	listsBefore, nextsBefore := answers(svc)
+	indexesBefore := dumpBuckets(t, st, listIndexBuckets)
+	if len(indexesBefore) == 0 {
+		t.Fatal("no index entries written")
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	downgradeToV4(t, path)
+
+	st2, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if st2.UserVersion() != store.CurrentVersion {
+		t.Fatalf("version %d after upgrade", st2.UserVersion())
+	}
+	saved := rebuildBatch
+	rebuildBatch = 9 // several build transactions, as a large store needs
+	svc2 := New(st2, Config{Clock: clock.now})
+	rebuildBatch = saved
+	if err := svc2.IndexError(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpBuckets(t, st2, listIndexBuckets); !maps.Equal(got, indexesBefore) {
+		t.Fatalf("rebuilt indexes differ: %d entries, %d maintained", len(got), len(indexesBefore))
+	}
+	listsAfter, nextsAfter := answers(svc2)
+	for i := range lists {
+		if !reflect.DeepEqual(listsAfter[i], listsBefore[i]) {
+			t.Fatalf("list %s: %v, before %v", describe(lists[i]), ids(listsAfter[i].Tasks), ids(listsBefore[i].Tasks))
+		}
+	}
+	for i := range nexts {
+		if !reflect.DeepEqual(nextsAfter[i], nextsBefore[i]) {
+			t.Fatalf("next %d: %+v, before %+v", i, nextsAfter[i], nextsBefore[i])
+		}
+	}
+	// The upgraded store keeps its indexes current.
+	if _, err := svc2.Update("a", UpdateInput{TaskID: "T-1", Priority: ptr(PriorityCritical)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := svc2.List(ListInput{SortBy: ptr(SortUpdated), Limit: ptr(1)})
+	if err != nil || len(out.Tasks) != 1 || out.Tasks[0].TaskID != "T-1" {
+		t.Fatalf("after update: %v %v", out.Tasks, err)
 	}
 }

@@ -1,0 +1,187 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// task_list's sorted indexes and counters (issue 14). For every sort key
+// and order there is one index whose forward byte order is the list's order
+// — value then task number ascending, the tie-break D9 pages by — so a
+// descending list walks forward too. Each entry sits under a prefix of
+// scope (every project, or one project), status and priority: any filter on
+// those three is a merge of at most 7×4 index ranges, and total_count is a
+// sum of counters kept per (scope, status, priority) cell. Both are written
+// in the transaction that writes the task, so they cannot drift from it.
+
+const (
+	nStatusCells = 7 // len(Statuses)
+	nPrioCells   = 4 // len(Priorities)
+	countsLen    = nStatusCells * nPrioCells * 8
+)
+
+// sortVariant is the first key byte of the index for sortBy in one order.
+func sortVariant(sortBy string, desc bool) byte {
+	v := byte(slices.Index(SortKeys, sortBy)) * 2
+	if desc {
+		v++
+	}
+	return v
+}
+
+// orderedFloat maps f to 8 bytes whose unsigned order is f's numeric order
+// (-0 and 0 map alike, since they compare equal).
+func orderedFloat(f float64) uint64 {
+	if f == 0 {
+		f = 0
+	}
+	b := math.Float64bits(f)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func orderedInt(n int64) uint64 { return uint64(n) ^ 1<<63 }
+
+// sortValue is rec's key for sortBy, complemented for a descending order.
+func sortValue(rec *record, sortBy string, desc bool) uint64 {
+	var v uint64
+	switch sortBy {
+	case SortCreated:
+		v = orderedInt(rec.createdMs)
+	case SortUpdated:
+		v = orderedInt(rec.updatedMs)
+	case SortPriority:
+		v = uint64(rec.priority)
+	default:
+		v = orderedFloat(rec.progress)
+	}
+	if desc {
+		v = ^v
+	}
+	return v
+}
+
+// scopeAll and scopeProject are the scope part of an index key.
+func scopeAll() []byte { return []byte{0} }
+
+func scopeProject(project string) []byte {
+	k := make([]byte, 0, len(project)+2)
+	k = append(k, 1)
+	k = append(k, project...)
+	return append(k, 0)
+}
+
+// sortedPrefix is the key prefix of one (variant, scope, status, priority)
+// range.
+func sortedPrefix(variant byte, scope []byte, status, priority uint8) []byte {
+	k := make([]byte, 0, len(scope)+19)
+	k = append(k, variant)
+	k = append(k, scope...)
+	return append(k, status, priority)
+}
+
+func sortedKey(rec *record, variant byte, scope []byte) []byte {
+	sortBy, desc := SortKeys[variant/2], variant%2 == 1
+	k := sortedPrefix(variant, scope, rec.status, rec.priority)
+	k = binary.BigEndian.AppendUint64(k, sortValue(rec, sortBy, desc))
+	return binary.BigEndian.AppendUint64(k, rec.num)
+}
+
+// indexList moves rec's sorted-index entries and counter cells from prev
+// (nil: a new task) to rec.
+func indexList(tx *bolt.Tx, rec, prev *record) error {
+	if !listIndexCovers(tx, rec.num) {
+		return nil
+	}
+	if err := indexFacets(tx, rec, prev); err != nil {
+		return err
+	}
+	b := tx.Bucket([]byte(store.BucketTaskSorted))
+	for _, scope := range [][]byte{scopeAll(), scopeProject(rec.project)} {
+		for v := byte(0); v < byte(len(SortKeys)*2); v++ {
+			k := sortedKey(rec, v, scope)
+			if prev != nil {
+				old := sortedKey(prev, v, scope)
+				if string(old) == string(k) {
+					continue
+				}
+				if err := b.Delete(old); err != nil {
+					return err
+				}
+			}
+			if err := b.Put(k, nil); err != nil {
+				return err
+			}
+		}
+		if prev != nil && prev.status == rec.status && prev.priority == rec.priority {
+			continue
+		}
+		if prev != nil {
+			if err := addCount(tx, scope, prev.status, prev.priority, -1); err != nil {
+				return err
+			}
+		}
+		if err := addCount(tx, scope, rec.status, rec.priority, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func countCell(status, priority uint8) int {
+	return (int(status-1)*nPrioCells + int(priority-1)) * 8
+}
+
+func addCount(tx *bolt.Tx, scope []byte, status, priority uint8, delta int64) error {
+	b := tx.Bucket([]byte(store.BucketTaskCounts))
+	cur := make([]byte, countsLen)
+	copy(cur, b.Get(scope))
+	i := countCell(status, priority)
+	binary.BigEndian.PutUint64(cur[i:], uint64(int64(binary.BigEndian.Uint64(cur[i:]))+delta))
+	if bytes.Count(cur, []byte{0}) == len(cur) {
+		return b.Delete(scope) // an empty facet leaves no trace
+	}
+	return b.Put(scope, cur)
+}
+
+// countCells sums the counters of scope over the given status and priority
+// codes.
+func countCells(tx *bolt.Tx, scope []byte, statuses, priorities []uint8) int {
+	raw := tx.Bucket([]byte(store.BucketTaskCounts)).Get(scope)
+	if len(raw) != countsLen {
+		return 0
+	}
+	n := 0
+	for _, s := range statuses {
+		for _, p := range priorities {
+			n += int(int64(binary.BigEndian.Uint64(raw[countCell(s, p):])))
+		}
+	}
+	return n
+}
+
+// The list and ready indexes cover the tasks numbered below the meta value
+// list_index_upto; building them on open raises it batch by batch to
+// listIndexBuilt. A write to a task not yet covered leaves its entries to
+// the build, so the build and concurrent writes never count a task twice.
+var metaListIndexUpto = []byte("list_index_upto")
+
+const listIndexBuilt = math.MaxUint64
+
+func listIndexUpto(tx *bolt.Tx) uint64 {
+	if raw := tx.Bucket([]byte(store.BucketMeta)).Get(metaListIndexUpto); len(raw) == 8 {
+		return binary.BigEndian.Uint64(raw)
+	}
+	return 0
+}
+
+func listIndexCovers(tx *bolt.Tx, num uint64) bool { return num < listIndexUpto(tx) }
+
+func listIndexReady(tx *bolt.Tx) bool { return listIndexUpto(tx) == listIndexBuilt }

@@ -1,0 +1,217 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// mergeWalk yields the entries of several sorted-index ranges in their
+// common order: each range is already in list order (sort value, then task
+// number), so a heap of the ranges' heads gives the merged order with
+// O(log ranges) work per entry — the cost of a page is bounded by
+// offset+limit, whatever the number of tasks.
+type mergeWalk struct {
+	heads []walkHead
+}
+
+type walkHead struct {
+	c      *bolt.Cursor
+	prefix []byte
+	suffix []byte // sort value and number of the current entry
+}
+
+func newMergeWalk(b *bolt.Bucket, prefixes [][]byte) *mergeWalk {
+	return newMergeWalkFrom(b, prefixes, nil)
+}
+
+// newMergeWalkFrom starts each range at its first entry whose sort value
+// and number are at least from.
+func newMergeWalkFrom(b *bolt.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
+	w := &mergeWalk{}
+	for _, p := range prefixes {
+		h := walkHead{c: b.Cursor(), prefix: p}
+		if h.load(h.c.Seek(append(p[:len(p):len(p)], from...))) {
+			w.heads = append(w.heads, h)
+		}
+	}
+	for i := len(w.heads)/2 - 1; i >= 0; i-- {
+		w.down(i)
+	}
+	return w
+}
+
+// load sets the head to key k and reports whether k is still in its range.
+func (h *walkHead) load(k, _ []byte) bool {
+	if k == nil || !bytes.HasPrefix(k, h.prefix) || len(k) != len(h.prefix)+16 {
+		return false
+	}
+	h.suffix = k[len(h.prefix):]
+	return true
+}
+
+func (w *mergeWalk) less(i, j int) bool {
+	return bytes.Compare(w.heads[i].suffix, w.heads[j].suffix) < 0
+}
+
+func (w *mergeWalk) down(i int) {
+	n := len(w.heads)
+	for {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < n && w.less(l, m) {
+			m = l
+		}
+		if r < n && w.less(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		w.heads[i], w.heads[m] = w.heads[m], w.heads[i]
+		i = m
+	}
+}
+
+// next returns the task number of the next entry, or false at the end.
+func (w *mergeWalk) next() (uint64, bool) {
+	if len(w.heads) == 0 {
+		return 0, false
+	}
+	h := &w.heads[0]
+	num := binary.BigEndian.Uint64(h.suffix[8:])
+	if !h.load(h.c.Next()) {
+		last := len(w.heads) - 1
+		w.heads[0] = w.heads[last]
+		w.heads = w.heads[:last]
+	}
+	if len(w.heads) > 0 {
+		w.down(0)
+	}
+	return num, true
+}
+
+// indexedOnly reports whether q filters on nothing but project, status and
+// priority — the filters the sorted indexes and counters answer exactly.
+func (q *listQuery) indexedOnly() bool {
+	return q.assignee == nil && q.label == nil && q.after == nil && q.before == nil && len(q.terms) == 0
+}
+
+// cells returns the index scope of q and the status and priority codes it
+// admits.
+func (q *listQuery) cells() (scope []byte, statuses, priorities []uint8) {
+	scope = scopeAll()
+	if q.project != "" {
+		scope = scopeProject(q.project)
+	}
+	if q.statuses == nil {
+		statuses = allCodes(len(Statuses))
+	} else {
+		for _, s := range q.statuses {
+			statuses = append(statuses, statusCode(s))
+		}
+	}
+	for i := range Priorities {
+		if q.priorities == nil || q.priorities[i+1] {
+			priorities = append(priorities, uint8(i+1))
+		}
+	}
+	return scope, statuses, priorities
+}
+
+func allCodes(n int) []uint8 {
+	out := make([]uint8, n)
+	for i := range out {
+		out[i] = uint8(i + 1)
+	}
+	return out
+}
+
+// sortedWalk merges q's ranges of the sorted index for q's sort and order,
+// leaving out the ranges whose counter says they are empty.
+func sortedWalk(tx *bolt.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
+	variant := sortVariant(q.sortBy, q.desc)
+	var prefixes [][]byte
+	for _, s := range statuses {
+		for _, p := range priorities {
+			if countCells(tx, scope, []uint8{s}, []uint8{p}) > 0 {
+				prefixes = append(prefixes, sortedPrefix(variant, scope, s, p))
+			}
+		}
+	}
+	return newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
+}
+
+// listIndexed answers an indexedOnly query from the sorted indexes:
+// total_count from the counters, the page by skipping offset entries of the
+// merged ranges and decoding only the rows returned.
+func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+	scope, statuses, priorities := q.cells()
+	out.TotalCount = countCells(tx, scope, statuses, priorities)
+	if q.offset >= out.TotalCount {
+		return nil
+	}
+	w := sortedWalk(tx, q, scope, statuses, priorities)
+	for i := 0; i < q.offset; i++ {
+		if _, ok := w.next(); !ok {
+			return nil
+		}
+	}
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for len(out.Tasks) < q.limit {
+		num, ok := w.next()
+		if !ok {
+			break
+		}
+		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+			return err
+		}
+		out.Tasks = append(out.Tasks, listItem(&raw))
+	}
+	return nil
+}
+
+// listFiltered pages through the sorted index like listIndexed but reads
+// each entry's task to apply the filters the index does not encode; the
+// caller knows total_count. It reads about (offset+limit)/selectivity
+// tasks, which is cheap exactly when the filter is not selective.
+func listFiltered(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+	scope, statuses, priorities := q.cells()
+	w := sortedWalk(tx, q, scope, statuses, priorities)
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for skipped := 0; len(out.Tasks) < q.limit; {
+		num, ok := w.next()
+		if !ok {
+			break
+		}
+		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+			return err
+		}
+		if !q.match(&raw) {
+			continue
+		}
+		if skipped < q.offset {
+			skipped++
+			continue
+		}
+		out.Tasks = append(out.Tasks, listItem(&raw))
+	}
+	return nil
+}
+
+func listItem(raw *rawRecord) ListItem {
+	return ListItem{
+		TaskID:    FormatTaskID(raw.num),
+		Title:     string(raw.title),
+		Project:   string(raw.project),
+		Status:    statusName(raw.status),
+		Priority:  priorityName(raw.priority),
+		Progress:  raw.progress,
+		Assignee:  string(raw.assignee),
+		CreatedAt: formatMillis(raw.createdMs),
+		UpdatedAt: formatMillis(raw.updatedMs),
+	}
+}

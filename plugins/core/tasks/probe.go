@@ -1,0 +1,46 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// cursorProbe looks up prefix+number keys of one bucket for numbers that
+// mostly come in increasing order (trigram postings, facet members): it
+// steps its cursor forward over short gaps and seeks only across long ones
+// or backwards, so a sweep costs about one Next per lookup instead of one
+// descent from the root.
+type cursorProbe struct {
+	c      *bolt.Cursor
+	prefix []byte
+	k, v   []byte
+}
+
+func newCursorProbe(b *bolt.Bucket, prefix []byte) *cursorProbe {
+	p := &cursorProbe{c: b.Cursor(), prefix: slices.Clip(prefix)}
+	p.k, p.v = p.c.Seek(p.prefix)
+	return p
+}
+
+// find returns the value stored under prefix+num and whether it exists.
+func (p *cursorProbe) find(num uint64) ([]byte, bool) {
+	target := binary.BigEndian.AppendUint64(p.prefix, num)
+	if p.k == nil || bytes.Compare(p.k, target) > 0 {
+		p.k, p.v = p.c.Seek(target)
+	} else {
+		for i := 0; p.k != nil && bytes.Compare(p.k, target) < 0; i++ {
+			if i == 8 {
+				p.k, p.v = p.c.Seek(target)
+				break
+			}
+			p.k, p.v = p.c.Next()
+		}
+	}
+	if !bytes.Equal(p.k, target) {
+		return nil, false
+	}
+	return p.v, true
+}
