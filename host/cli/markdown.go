@@ -71,7 +71,7 @@ func ToolsMarkdown(tools []*registry.Tool) string {
 			fmt.Fprintf(&b, "Plugin: `%s` · Annotations: %s\n\n", t.Owner, strings.Join(hints, ", "))
 			b.WriteString(paramTable(t.InputSchema))
 			b.WriteString("\n<details><summary>Input schema</summary>\n\n```json\n" + indent(t.InputSchema) + "\n```\n\n</details>\n")
-			b.WriteString("\n<details><summary>Output schema</summary>\n\n```json\n" + indent(t.OutputSchema) + "\n```\n\n</details>\n")
+			b.WriteString("\n<details><summary>Output schema</summary>\n\n```json\n" + indent(t.SuccessSchema) + "\n```\n\n</details>\n")
 		}
 	}
 	return b.String()

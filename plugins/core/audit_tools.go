@@ -38,7 +38,7 @@ func (c *Core) registerAuditTools() {
 	sdk.AddTool(c.p, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
-		Description:        "Appends a reflection, decision, discovery, risk or blockers note to the task's hash chain. The record is hashed (SHA-256 over task_id, type, content, previous_hash, recorded_at, recorded_by) and linked to the previous one, so later tampering is detectable. Returns thought_id (Θ-<n>), hash, previous_hash and chain_position.",
+		Description:        "Record a reflection, decision, discovery, risk or blocker on a task's tamper-evident hash chain.",
 		InputSchema:        thoughtRecordSchema,
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
@@ -54,7 +54,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
-		Description: "Lists a task's thought records (task_id) or those of an audit session's tasks (session_id): the latest `limit` (default 100, max 500), oldest first, optionally of one type. verify_chain checks the whole thought chain(s) as audit_verify_chain does and adds chain_valid and invalid_links (broken positions).",
+		Description: "Read a task's or audit session's thought records, oldest first.",
 		InputSchema: thoughtListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -64,7 +64,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.StartInput, audit.StartOutput]{
 		Name:          "audit_session_start",
 		Title:         "Start audit session",
-		Description:   "Opens an audit session over a task: scope shallow (the task) or deep (the task and all its sub-tasks). Use the session with audit_verify_chain, merkle_root and merkle_finalize.",
+		Description:   "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
 		InputSchema:   auditStartSchema,
 		SuccessStatus: 201,
 	}, func(svc *audit.Service, _ string, in audit.StartInput) (audit.StartOutput, error) {
@@ -73,7 +73,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.VerifyInput, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
-		Description: "Recomputes the thought and event chains of an audit session's tasks (session_id) or of one task (task_id) and checks them against each chain's stored head and every finalized Merkle root that sealed their records, so deleted last records and chains rewritten with fresh hashes are caught too: chain_valid, total_records, missing_records, integrity_score (percent of links that verify) and broken_links with the chain position, a reason (hash_mismatch, previous_hash_mismatch, missing_record, head_mismatch, root_mismatch) and the expected and actual hash. full_trace adds every record's hashes and verdict. Answers 200 whether or not the chain is intact.",
+		Description: "Check that a task's or audit session's thought and event chains are intact. Answers 200 either way; see chain_valid and broken_links.",
 		InputSchema: auditVerifySchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -83,7 +83,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.FinalizeInput, audit.FinalizeOutput]{
 		Name:        "merkle_finalize",
 		Title:       "Finalize Merkle root",
-		Description: "Freezes the audit session's Merkle root over its records (both chains of every task in scope, in recorded order; task_id restricts to one task). Records added later never change the frozen root. A second call answers 409 ERR_ALREADY_FINALIZED. Operators export a signed, offline-verifiable proof with `cairn audit export <session>`.",
+		Description: "Freeze an audit session's Merkle root once; later records never change it.",
 		InputSchema: merkleFinalizeSchema,
 	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (audit.FinalizeOutput, error) {
 		return svc.Finalize(in)
@@ -91,7 +91,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.RootInput, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
-		Description: "Reports an audit session's Merkle root: the frozen root once finalized (is_finalized true), else the root over the records in scope now, with as_of, the time of the last change it reflects.",
+		Description: "Show an audit session's Merkle root: the frozen one once finalized, else the current one.",
 		InputSchema: merkleRootSchema,
 		ReadOnly:    true,
 		Idempotent:  true,

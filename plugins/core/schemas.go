@@ -29,16 +29,16 @@ var taskUpdateSchema = json.RawMessage(`{
   "required": ["task_id"],
   "properties": {
     "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$"},
-    "status": {"type": "string", "enum": ["backlog", "todo", "in_progress", "blocked", "review", "done", "cancelled"], "description": "Moves follow the transition table: backlog→todo|cancelled; todo→in_progress|blocked|cancelled; in_progress→review|blocked|cancelled; blocked→todo|in_progress|cancelled; review→done|backlog|blocked|cancelled; done and cancelled are final."},
+    "status": {"type": "string", "enum": ["backlog", "todo", "in_progress", "blocked", "review", "done", "cancelled"], "description": "Moves: backlog→todo; todo→in_progress|blocked; in_progress→review|blocked; blocked→todo|in_progress; review→done|backlog|blocked; any open status→cancelled; done and cancelled are final."},
     "progress": {"type": "number", "minimum": 0, "maximum": 100},
     "description": {"type": "string", "maxLength": 8000, "description": "Replaces the whole description."},
     "priority": {"type": "string", "enum": ["low", "normal", "high", "critical"]},
     "assignee": {"type": "string", "maxLength": 128},
     "labels": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 64}, "description": "Replaces all labels."},
     "blocked_reason": {"type": "string", "maxLength": 2000, "description": "Required (non-empty) when moving to blocked."},
-    "depends_on": {"type": "array", "maxItems": 50, "items": {"type": "string", "pattern": "^T-[1-9][0-9]*$"}, "description": "Replaces the task's dependencies ([] removes them). A loop is refused with ERR_CIRCULAR_DEPENDENCY; details.cycle lists the ids around it, each waiting on the next and the last on the first."},
-    "claim": {"type": "boolean", "description": "Take the task for yourself: status in_progress, assignee you. Fails with ERR_CONFLICT (details.holder) when another agent holds it."},
-    "release": {"type": "boolean", "description": "Give your claim back (holder only): the task returns to todo, unassigned, unless status says otherwise."}
+    "depends_on": {"type": "array", "maxItems": 50, "items": {"type": "string", "pattern": "^T-[1-9][0-9]*$"}, "description": "Replaces the dependencies ([] removes them); a loop is refused with ERR_CIRCULAR_DEPENDENCY (details.cycle)."},
+    "claim": {"type": "boolean", "description": "Take the task (in_progress, assigned to you); ERR_CONFLICT names the holder if another agent has it."},
+    "release": {"type": "boolean", "description": "Give your claim back: the task returns to todo, unassigned."}
   }
 }`)
 
@@ -48,8 +48,8 @@ var taskGetSchema = json.RawMessage(`{
   "required": ["task_id"],
   "properties": {
     "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$"},
-    "include_thought_trail": {"type": "boolean", "default": false, "description": "Add the ids of the task's thought records."},
-    "include_dependents": {"type": "boolean", "default": false, "description": "Add the ids of the task's sub-tasks (dependents) and of the tasks whose depends_on names it (depended_on_by)."}
+    "include_thought_trail": {"type": "boolean", "description": "Add the ids of the task's thought records."},
+    "include_dependents": {"type": "boolean", "description": "Add its sub-task ids (dependents) and the tasks waiting on it (depended_on_by)."}
   }
 }`)
 
@@ -76,10 +76,10 @@ var taskNextSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "project": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$", "description": "Defaults to your session's project (CAIRN_PROJECT, else the workspace directory's name), else the project you used last."},
+    "project": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$", "description": "Default: your session's project, else the one you used last."},
     "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-    "include_blocked": {"type": "boolean", "default": false, "description": "Add blocked: tasks in status blocked (with blocked_reason) and todo tasks still waiting on dependencies (with waiting_on)."},
-    "claim": {"type": "boolean", "default": false, "description": "Atomically take the first candidate for yourself (in_progress, assigned to you) and return only it, with claimed set; two agents never get the same task."}
+    "include_blocked": {"type": "boolean", "description": "Add blocked: tasks in status blocked (with blocked_reason) and todo tasks still waiting on dependencies (with waiting_on)."},
+    "claim": {"type": "boolean", "description": "Atomically take the first candidate (in_progress, assigned to you) and return only it."}
   }
 }`)
 
@@ -116,7 +116,7 @@ var thoughtListSchema = json.RawMessage(`{
     "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "List the thoughts of the audit session's tasks."},
     "type": {"type": "string", "enum": ["reflection", "decision", "discovery", "risk", "blockers"]},
     "limit": {"type": "integer", "minimum": 1, "maximum": 500, "default": 100, "description": "Return the latest N matching thoughts, oldest first."},
-    "verify_chain": {"type": "boolean", "default": false, "description": "Recompute the thought chain(s) and report chain_valid and invalid_links."}
+    "verify_chain": {"type": "boolean", "description": "Recompute the thought chain(s) and report chain_valid and invalid_links."}
   }
 }`)
 
@@ -138,7 +138,7 @@ var auditVerifySchema = json.RawMessage(`{
   "properties": {
     "session_id": {"type": "string", "pattern": "^A-[1-9][0-9]*$", "description": "Verify every chain of the session's tasks."},
     "task_id": {"type": "string", "pattern": "^T-[1-9][0-9]*$", "description": "Verify one task's thought and event chains. At least one of session_id and task_id is required."},
-    "full_trace": {"type": "boolean", "default": false, "description": "Add trace: every record with its stored and recomputed hash and verdict."}
+    "full_trace": {"type": "boolean", "description": "Add trace: every record with its stored and recomputed hash and verdict."}
   }
 }`)
 

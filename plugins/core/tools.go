@@ -13,7 +13,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, tasks.CreateOutput]{
 		Name:               "task_create",
 		Title:              "Create task",
-		Description:        "Creates a task in a registered project (your session's project counts as registered). New tasks start in backlog; returns the id (T-<n>) and the project's sequence number. Use parent_id for sub-tasks and depends_on for tasks this one waits on.",
+		Description:        "Create a task in a registered project; it starts in backlog.",
 		InputSchema:        taskCreateSchema,
 		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in tasks.CreateInput) (tasks.CreateOutput, error) {
@@ -32,7 +32,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.UpdateInput, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
-		Description:        "Changes a task's status (along the transition table), progress, description, priority, assignee, labels, blocked_reason or depends_on. Moving to blocked needs blocked_reason; setting the current status again changes nothing. claim: true takes the task for you (in_progress, assigned to you) or fails with ERR_CONFLICT naming its holder; release: true gives your claim back (the task returns to todo).",
+		Description:        "Change a task's status, progress or fields, or claim or release it.",
 		InputSchema:        taskUpdateSchema,
 		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in tasks.UpdateInput) (tasks.UpdateOutput, error) {
@@ -46,7 +46,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.GetInput, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
-		Description: "Returns every field of a task, its depends_on and its claim holder; optionally its thought trail (record ids) and its dependents (sub-task ids, plus depended_on_by: the tasks waiting on it).",
+		Description: "Read one task with every field.",
 		InputSchema: taskGetSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -61,7 +61,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.ListInput, tasks.ListOutput]{
 		Name:        "task_list",
 		Title:       "List tasks",
-		Description: "Lists tasks with filters (project, status[], priority[], assignee, label, created_after/before, search), sorting (created, updated, priority, progress; asc or desc) and paging (limit ≤ 500, offset). total_count counts every match.",
+		Description: "Find tasks by filters, sorted and paged.",
 		InputSchema: taskListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -80,7 +80,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[tasks.NextInput, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
-		Description:        "Returns the project's tasks in todo whose dependencies are all done or cancelled, most important first (priority, then fewest unfinished sub-tasks, then oldest). Without project: your session's project, else the project you used last. claim: true takes the first one for you atomically (in_progress, assigned to you) — use it to pick work when other agents share the project. include_blocked adds the blocked tasks with their reasons and the todo tasks still waiting on dependencies.",
+		Description:        "Pick what to work on next: the project's ready todo tasks, most important first. claim takes the first atomically.",
 		InputSchema:        taskNextSchema,
 		ReadOnly:           true,
 		Idempotent:         true,
@@ -135,7 +135,7 @@ func (c *Core) registerSkillTools() {
 	sdk.AddTool(c.p, sdk.Tool[SkillListInput, SkillListOutput]{
 		Name:        "skill_list",
 		Title:       "List skills",
-		Description: "Lists the skills in .agents/skills (directories named cairn-*), read live from disk: name, version, description, capabilities and path. Filter by a search substring or one capability.",
+		Description: "List the skills in .agents/skills, optionally filtered.",
 		InputSchema: skillListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,

@@ -20,7 +20,7 @@ const (
 	spawnOptionsSchema = `{
     "type": "object",
     "additionalProperties": false,
-    "description": "Stage-skipping flags: plan_phase skips its before stages with skipResearch or hasResearch and its after stages with skipVerify; execute_phase skips after with skipVerify; debug_issue skips after when planFix is false.",
+    "description": "Stage skips: skipResearch or hasResearch drop plan_phase's before stages; skipVerify drops the after stages; planFix false drops debug_issue's.",
     "properties": {
       "skipResearch": {"type": "boolean"},
       "skipVerify": {"type": "boolean"},
@@ -73,14 +73,14 @@ const (
       "updatedAt": {"type": "string"}
     }
   }`
-	phaseSchema = `{"type": ["string", "number"], "minLength": 1, "pattern": "` + safeNamePattern + `", "description": "Phase number or name (1-64 letters, digits, '.', '_' or '-'; never a path)."}`
+	phaseSchema = `{"anyOf": [{"type": "string", "minLength": 1, "pattern": "` + safeNamePattern + `"}, {"type": "number"}], "description": "Phase number or name (1-64 letters, digits, '.', '_' or '-'; never a path)."}`
 )
 
 var vitalsInputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
   "properties": {
-    "command": {"type": "string", "pattern": "` + safeNamePattern + `", "description": "Command id: .agents/commands/<id>.md, else a bundled default (plan-phase, execute-phase, debug-issue, discuss-phase, verify-work); an unknown id gives synthetic vitals. Default: plan-phase until a phase is planned, then execute-phase."}
+    "command": {"type": "string", "pattern": "` + safeNamePattern + `", "description": "Command id (.agents/commands/<id>.md, else a bundled default); default plan-phase until a phase is planned, then execute-phase."}
   }
 }`)
 
@@ -125,10 +125,10 @@ var planInputSchema = json.RawMessage(`{
   "properties": {
     "phase": ` + phaseSchema + `,
     "context": {"type": "string", "maxLength": 20000, "description": "Free text: the first line becomes the objective, '- ' lines become tasks, 'success:' lines success criteria."},
-    "auto_spawn": {"type": "boolean", "default": false, "description": "Also queue the plan_phase agent flow and summarize it."},
-    "skip_research": {"type": "boolean", "default": false, "description": "With auto_spawn: skip the research (before) stage."},
-    "skip_verify": {"type": "boolean", "default": false, "description": "With auto_spawn: skip the plan check (after) stage."},
-    "has_research": {"type": "boolean", "default": false, "description": "With auto_spawn: research exists already; skip the before stage."}
+    "auto_spawn": {"type": "boolean", "description": "Also queue the plan_phase agent flow and summarize it."},
+    "skip_research": {"type": "boolean", "description": "With auto_spawn: skip the research (before) stage."},
+    "skip_verify": {"type": "boolean", "description": "With auto_spawn: skip the plan check (after) stage."},
+    "has_research": {"type": "boolean", "description": "With auto_spawn: research exists already; skip the before stage."}
   }
 }`)
 
@@ -178,8 +178,8 @@ var stateInputSchema = json.RawMessage(`{
   "required": ["action"],
   "properties": {
     "action": {"type": "string", "enum": ["get", "set", "list", "delete"], "description": "get, set and delete need keyPath; set needs value; list takes an optional keyPath."},
-    "keyPath": {"type": "string", "maxLength": 512, "pattern": "^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$", "description": "Dot-separated segments of letters, digits, '_' or '-' (at most 32); __proto__, prototype and constructor are refused. The top-level key currentPhase also sets the project's current phase."},
-    "value": {"description": "Any JSON value, required for set: at most 64 levels of nesting and 256 KiB of compact JSON."}
+    "keyPath": {"type": "string", "maxLength": 512, "pattern": "^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$", "description": "Dot-separated segments (at most 32; not __proto__, prototype or constructor). Top-level currentPhase also sets the current phase."},
+    "value": {"anyOf": [{"type": "object"}, {"type": "array"}, {"type": "string"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}], "description": "Any JSON value, required for set: at most 64 levels of nesting and 256 KiB of compact JSON."}
   }
 }`)
 
@@ -293,7 +293,7 @@ var evolveInputSchema = json.RawMessage(`{
     "action": {"type": "string", "enum": ["detect", "apply", "rollback", "report"], "description": "apply and rollback need candidateId; detect and report take an optional scope."},
     "scope": {"type": "string", "enum": ["all", "workflow", "doctrine"], "default": "all", "description": "doctrine: phases without a plan file; workflow: expired unreturned leases, a project without a state write for 24 h."},
     "candidateId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "An id from detect (apply), or of an applied candidate (rollback)."},
-    "force": {"type": "boolean", "default": false, "description": "apply: proceed below confidence 0.7 and overwrite an existing plan file."}
+    "force": {"type": "boolean", "description": "apply: proceed below confidence 0.7 and overwrite an existing plan file."}
   }
 }`)
 

@@ -72,11 +72,9 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 
 func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[engine.VitalsInput, *engine.VitalsResult]{
-		Name:  ToolVitals,
-		Title: "SDD vitals",
-		Description: "Start here: shows the spec-driven workflow's health, status, current phase and active lease count, and the sections " +
-			"(objective, context, process, constraints, tasks, success checks) of a command file (.agents/commands/<command>.md or a bundled default). " +
-			"Returns {text: Markdown, vitals: the parsed sections and state}.",
+		Name:         ToolVitals,
+		Title:        "SDD vitals",
+		Description:  "Start here: the workflow's health, current phase and a command file's sections.",
 		InputSchema:  vitalsInputSchema,
 		OutputSchema: vitalsOutputSchema,
 		ReadOnly:     true,
@@ -84,11 +82,9 @@ func (s *SDD) registerTools() {
 		Handler:      handler(s, (*engine.Engine).VitalsTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.PlanInput, *engine.PlanToolResult]{
-		Name:  ToolPlan,
-		Title: "Plan a phase",
-		Description: "Writes the plan of a phase to .planning/PLAN-phase-<phase>.md (replacing an existing one) with the sections objective, context, tasks, " +
-			"verification and success_criteria, and makes it the current phase. With auto_spawn it also queues the plan_phase agent flow " +
-			"(researcher, planner, plan checker; skip_research, has_research and skip_verify drop stages). Returns {text, phase, path, flow?}.",
+		Name:         ToolPlan,
+		Title:        "Plan a phase",
+		Description:  "Write a phase's plan file and make it the current phase.",
 		InputSchema:  planInputSchema,
 		OutputSchema: planOutputSchema,
 		Destructive:  true,
@@ -97,10 +93,9 @@ func (s *SDD) registerTools() {
 		Handler:            callHandler(s, ToolPlan, (*engine.Engine).PlanTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.DiscussInput, TextOutput]{
-		Name:  ToolDiscuss,
-		Title: "Discuss a phase",
-		Description: "Frames the discussion of a phase before planning: where the project stands, questions to settle, decisions to lock, risks and the next step. " +
-			"Writes nothing. Returns {text: Markdown}.",
+		Name:         ToolDiscuss,
+		Title:        "Discuss a phase",
+		Description:  "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
 		InputSchema:  discussInputSchema,
 		OutputSchema: textOutputSchema,
 		ReadOnly:     true,
@@ -111,10 +106,9 @@ func (s *SDD) registerTools() {
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.StateInput, *engine.StateResult]{
-		Name:  ToolState,
-		Title: "SDD key-value state",
-		Description: "Reads and writes the workflow's key-value state by dot-separated keyPath (for example phases.2.decisions): get, set (any JSON value; " +
-			"intermediate objects are created), delete, list (everything, or the subtree at keyPath). Returns {text, action, keyPath, found, value}.",
+		Name:         ToolState,
+		Title:        "SDD key-value state",
+		Description:  "Get, set, delete or list the workflow's key-value state by keyPath.",
 		InputSchema:  stateInputSchema,
 		OutputSchema: stateOutputSchema,
 		Destructive:  true,
@@ -123,11 +117,9 @@ func (s *SDD) registerTools() {
 		Handler:            callHandler(s, ToolState, (*engine.Engine).StateTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.ValidateInput, *engine.ValidateToolResult]{
-		Name:  ToolValidate,
-		Title: "Validate against the doctrine",
-		Description: "Checks a document for the required sections of its type (plan: objective, context, tasks, verification, success_criteria; " +
-			"project: What This Is, Core Value, Requirements; requirements: v1 Requirements, Out of Scope, Traceability), each as a <tag> block or a ## heading. " +
-			"Returns {text: DOCTRINE VALIDATED or the violations, valid, missing, type}.",
+		Name:         ToolValidate,
+		Title:        "Validate against the doctrine",
+		Description:  "Check a plan, project or requirements document for its required sections.",
 		InputSchema:  validateInputSchema,
 		OutputSchema: validateOutputSchema,
 		ReadOnly:     true,
@@ -135,21 +127,18 @@ func (s *SDD) registerTools() {
 		Handler:      handler(s, (*engine.Engine).ValidateTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.LeaseInput, *engine.LeaseResult]{
-		Name:  ToolLease,
-		Title: "Execution leases",
-		Description: "Timed execution leases on tasks, so agents do not work on the same thing: issue (taskId, optional scope; lasts one hour), " +
-			"return (leaseId, optional result, default completed; an unknown, returned or expired lease is 404), list (active leases). " +
-			"Returns {text: Markdown, action, lease?, leases?}.",
+		Name:               ToolLease,
+		Title:              "Execution leases",
+		Description:        "Issue, return or list timed leases so agents do not work on the same task.",
 		InputSchema:        leaseInputSchema,
 		OutputSchema:       leaseOutputSchema,
 		HonoursIdempotency: true,
 		Handler:            callHandler(s, ToolLease, (*engine.Engine).LeaseTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.DashInput, DashOutput]{
-		Name:  ToolDash,
-		Title: "SDD dashboard",
-		Description: "Dashboard of the project (status, current phase, phases), leases and the spawn queue. " +
-			"format text returns {format, text: Markdown}; format json returns {format, dashboard}.",
+		Name:         ToolDash,
+		Title:        "SDD dashboard",
+		Description:  "Show the project's dashboard: status, phases, leases and spawn queue.",
 		InputSchema:  dashInputSchema,
 		OutputSchema: dashOutputSchema,
 		ReadOnly:     true,
@@ -169,22 +158,18 @@ func (s *SDD) registerTools() {
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.EvolveInput, *engine.EvolveResult]{
-		Name:  ToolEvolve,
-		Title: "Evolve the workflow",
-		Description: "Finds and fixes drift: detect (scope all, workflow or doctrine) lists candidates (phases without a plan file, expired leases never returned, " +
-			"a project without a state write for 24 h); apply (candidateId, force for confidence below 0.7 or to overwrite a plan) fixes one and records how to undo it; " +
-			"rollback (candidateId) undoes its latest applied action; report summarizes. Returns {text: Markdown, action, candidates?, apply?, rollback?}.",
+		Name:         ToolEvolve,
+		Title:        "Evolve the workflow",
+		Description:  "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
 		InputSchema:  evolveInputSchema,
 		OutputSchema: evolveOutputSchema,
 		Destructive:  true,
 		Handler:      handler(s, (*engine.Engine).EvolveTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.AgentInput, any]{
-		Name:  ToolAgent,
-		Title: "Agent spawn rules and queue",
-		Description: "Which helper agents to run, in what order: rules (all, or one intent), set_rule (intent, rule: agents per stage before, beforeParallel, main, after, afterParallel), " +
-			"plan (intent, options: the resolved, flattened plan), enqueue (intent, options: queue the plan's steps as pending items), queue (optional status), " +
-			"complete (spawnId, completionStatus completed/failed/skipped, note), history (limit, default 50, max 200). Returns a JSON object per action (see the output schema).",
+		Name:               ToolAgent,
+		Title:              "Agent spawn rules and queue",
+		Description:        "Plan, queue and complete helper-agent flows per intent; pick the operation with action.",
 		InputSchema:        agentInputSchema,
 		OutputSchema:       agentOutputSchema,
 		Destructive:        true,
@@ -192,11 +177,9 @@ func (s *SDD) registerTools() {
 		Handler:            callHandler(s, ToolAgent, (*engine.Engine).AgentTool),
 	})
 	sdk.AddTool(s.p, sdk.Tool[engine.SkillInput, any]{
-		Name:  ToolSkill,
-		Title: "SDD skill registry",
-		Description: "Registry of skills and which agents have them: list (optional agentId), register (skillId, title, description, tags; creates or updates), " +
-			"bind and unbind (agentId, skillId; bind needs a registered skill), recommend (intent, options: the skills of the intent's agents in plan order). " +
-			"Returns a JSON object per action (see the output schema).",
+		Name:               ToolSkill,
+		Title:              "SDD skill registry",
+		Description:        "List, register, bind or recommend skills for agents; pick with action.",
 		InputSchema:        skillInputSchema,
 		OutputSchema:       skillOutputSchema,
 		Destructive:        true,
