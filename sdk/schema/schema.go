@@ -29,7 +29,10 @@ import (
 // required. Constraints come from `jsonschema` tags as understood by
 // github.com/invopop/jsonschema, for example
 // `jsonschema:"minLength=1,maxLength=256,description=Task title"` or
-// `jsonschema:"enum=low,enum=normal"`. Objects refuse unknown properties.
+// `jsonschema:"enum=low,enum=normal"`. A `pattern:"^[a-z]{1,8}$"` tag
+// holds a regular expression verbatim, commas included (on a slice it
+// constrains each item), and a `description:"..."` tag a sentence verbatim.
+// Objects refuse unknown properties.
 func For[T any]() json.RawMessage {
 	var zero T
 	return ForType(reflect.TypeOf(&zero).Elem())
@@ -45,6 +48,7 @@ func ForType(t reflect.Type) json.RawMessage {
 	}
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
 	s := r.ReflectFromType(t)
+	applyTags(t, s, 0)
 	s.Version = ""
 	s.ID = ""
 	raw, err := json.Marshal(s)
