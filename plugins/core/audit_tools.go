@@ -35,67 +35,61 @@ func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Se
 }
 
 func (c *Core) registerAuditTools() {
-	sdk.AddTool(c.p, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
+	sdk.AddTool(c.p, sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
 		Description:        "Record a reflection, decision, discovery, risk or blocker on a task's tamper-evident hash chain.",
-		InputSchema:        thoughtRecordSchema,
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 		// A replay after the daemon died returns the first outcome.
-		Handler: func(ctx context.Context, in audit.RecordInput) (audit.RecordOutput, error) {
+		Handler: func(ctx context.Context, in thoughtRecordArgs) (audit.RecordOutput, error) {
 			svc, err := c.auditSvc()
 			if err != nil {
 				return audit.RecordOutput{}, err
 			}
-			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, in)
+			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, audit.RecordInput(in))
 		},
 	})
-	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
+	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
 		Description: "Read a task's or audit session's thought records, oldest first.",
-		InputSchema: thoughtListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.ListInput) (audit.ListOutput, error) {
-		return svc.List(in)
+	}, func(svc *audit.Service, _ string, in thoughtListArgs) (audit.ListOutput, error) {
+		return svc.List(audit.ListInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.StartInput, audit.StartOutput]{
+	auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
 		Name:          "audit_session_start",
 		Title:         "Start audit session",
 		Description:   "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
-		InputSchema:   auditStartSchema,
 		SuccessStatus: 201,
-	}, func(svc *audit.Service, _ string, in audit.StartInput) (audit.StartOutput, error) {
-		return svc.StartSession(in)
+	}, func(svc *audit.Service, _ string, in auditStartArgs) (audit.StartOutput, error) {
+		return svc.StartSession(audit.StartInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.VerifyInput, audit.VerifyOutput]{
+	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
 		Description: "Check that a task's or audit session's thought and event chains are intact. Answers 200 either way; see chain_valid and broken_links.",
-		InputSchema: auditVerifySchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.VerifyInput) (audit.VerifyOutput, error) {
-		return svc.Verify(in)
+	}, func(svc *audit.Service, _ string, in auditVerifyArgs) (audit.VerifyOutput, error) {
+		return svc.Verify(audit.VerifyInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.FinalizeInput, audit.FinalizeOutput]{
+	auditTool(c, sdk.Tool[merkleFinalizeArgs, audit.FinalizeOutput]{
 		Name:        "merkle_finalize",
 		Title:       "Finalize Merkle root",
 		Description: "Freeze an audit session's Merkle root once; later records never change it.",
-		InputSchema: merkleFinalizeSchema,
-	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (audit.FinalizeOutput, error) {
-		return svc.Finalize(in)
+	}, func(svc *audit.Service, _ string, in merkleFinalizeArgs) (audit.FinalizeOutput, error) {
+		return svc.Finalize(audit.FinalizeInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.RootInput, audit.RootOutput]{
+	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
 		Description: "Show an audit session's Merkle root: the frozen one once finalized, else the current one.",
-		InputSchema: merkleRootSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.RootInput) (audit.RootOutput, error) {
-		return svc.Root(in)
+	}, func(svc *audit.Service, _ string, in merkleRootArgs) (audit.RootOutput, error) {
+		return svc.Root(audit.RootInput(in))
 	})
 }

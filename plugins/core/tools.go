@@ -10,13 +10,13 @@ import (
 )
 
 func (c *Core) registerTaskTools() {
-	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, tasks.CreateOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskCreateArgs, tasks.CreateOutput]{
 		Name:               "task_create",
 		Title:              "Create task",
 		Description:        "Create a task in a registered project; it starts in backlog.",
-		InputSchema:        taskCreateSchema,
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.CreateInput) (tasks.CreateOutput, error) {
+		Handler: func(ctx context.Context, args taskCreateArgs) (tasks.CreateOutput, error) {
+			in := tasks.CreateInput(args)
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.CreateOutput{}, err
@@ -29,63 +29,60 @@ func (c *Core) registerTaskTools() {
 			return out, err
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.UpdateInput, tasks.UpdateOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
 		Description:        "Change a task's status, progress or fields, or claim or release it.",
-		InputSchema:        taskUpdateSchema,
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.UpdateInput) (tasks.UpdateOutput, error) {
+		Handler: func(ctx context.Context, in taskUpdateArgs) (tasks.UpdateOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.UpdateOutput{}, err
 			}
-			return svc.UpdateFor(call(ctx), in)
+			return svc.UpdateFor(call(ctx), tasks.UpdateInput(in))
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.GetInput, tasks.Task]{
+	sdk.AddTool(c.p, sdk.Tool[taskGetArgs, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
 		Description: "Read one task with every field.",
-		InputSchema: taskGetSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-		Handler: func(_ context.Context, in tasks.GetInput) (tasks.Task, error) {
+		Handler: func(_ context.Context, in taskGetArgs) (tasks.Task, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.Task{}, err
 			}
-			return svc.Get(in)
+			return svc.Get(tasks.GetInput(in))
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.ListInput, tasks.ListOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskListArgs, tasks.ListOutput]{
 		Name:        "task_list",
 		Title:       "List tasks",
 		Description: "Find tasks by filters, sorted and paged.",
-		InputSchema: taskListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-		Handler: func(ctx context.Context, in tasks.ListInput) (tasks.ListOutput, error) {
+		Handler: func(ctx context.Context, in taskListArgs) (tasks.ListOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.ListOutput{}, err
 			}
-			out, err := svc.List(in)
+			out, err := svc.List(tasks.ListInput(in))
 			if err == nil && in.Project != nil {
 				c.rememberProject(sdk.CallerFrom(ctx).ID, *in.Project)
 			}
 			return out, err
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.NextInput, tasks.NextOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
 		Description:        "Pick what to work on next: the project's ready todo tasks, most important first. claim takes the first atomically.",
-		InputSchema:        taskNextSchema,
 		ReadOnly:           true,
 		Idempotent:         true,
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.NextInput) (tasks.NextOutput, error) {
+		Handler: func(ctx context.Context, args taskNextArgs) (tasks.NextOutput, error) {
+			in := tasks.NextInput(args)
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.NextOutput{}, err
@@ -121,8 +118,8 @@ func (c *Core) registerTaskTools() {
 
 // SkillListInput is skill_list's input.
 type SkillListInput struct {
-	Search     string `json:"search,omitempty"`
-	Capability string `json:"capability,omitempty"`
+	Search     string `json:"search,omitempty" jsonschema:"maxLength=200" description:"Case-insensitive substring of the name or description."`
+	Capability string `json:"capability,omitempty" jsonschema:"maxLength=100" description:"One declared capability, matched exactly."`
 }
 
 // SkillListOutput is skill_list's output.
@@ -136,7 +133,6 @@ func (c *Core) registerSkillTools() {
 		Name:        "skill_list",
 		Title:       "List skills",
 		Description: "List the skills in .agents/skills, optionally filtered.",
-		InputSchema: skillListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: func(_ context.Context, in SkillListInput) (SkillListOutput, error) {
