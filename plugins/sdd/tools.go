@@ -71,80 +71,83 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 }
 
 func (s *SDD) registerTools() {
-	sdk.AddTool(s.p, sdk.Tool[engine.VitalsInput, *engine.VitalsResult]{
+	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
 		Name:         ToolVitals,
 		Title:        "SDD vitals",
 		Description:  "Start here: the workflow's health, current phase and a command file's sections.",
-		InputSchema:  vitalsInputSchema,
 		OutputSchema: vitalsOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler:      handler(s, (*engine.Engine).VitalsTool),
+		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
+			return e.VitalsTool(engine.VitalsInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.PlanInput, *engine.PlanToolResult]{
+	sdk.AddTool(s.p, sdk.Tool[planArgs, *engine.PlanToolResult]{
 		Name:         ToolPlan,
 		Title:        "Plan a phase",
 		Description:  "Write a phase's plan file and make it the current phase.",
-		InputSchema:  planInputSchema,
 		OutputSchema: planOutputSchema,
 		Destructive:  true,
 		// The answer is recorded with the call's last state write.
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolPlan, (*engine.Engine).PlanTool),
+		Handler: callHandler(s, ToolPlan, func(e *engine.Engine, c engine.Call, in planArgs) (*engine.PlanToolResult, error) {
+			return e.PlanTool(c, engine.PlanInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.DiscussInput, TextOutput]{
+	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
 		Name:         ToolDiscuss,
 		Title:        "Discuss a phase",
 		Description:  "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
-		InputSchema:  discussInputSchema,
 		OutputSchema: textOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler: handler(s, func(e *engine.Engine, in engine.DiscussInput) (TextOutput, error) {
-			text, err := e.DiscussTool(in)
+		Handler: handler(s, func(e *engine.Engine, in discussArgs) (TextOutput, error) {
+			text, err := e.DiscussTool(engine.DiscussInput(in))
 			return TextOutput{Text: text}, err
 		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.StateInput, *engine.StateResult]{
+	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
 		Name:         ToolState,
 		Title:        "SDD key-value state",
 		Description:  "Get, set, delete or list the workflow's key-value state by keyPath.",
-		InputSchema:  stateInputSchema,
 		OutputSchema: stateOutputSchema,
 		Destructive:  true,
 		// set and delete record the idempotency key with their write.
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolState, (*engine.Engine).StateTool),
+		Handler: callHandler(s, ToolState, func(e *engine.Engine, c engine.Call, in stateArgs) (*engine.StateResult, error) {
+			return e.StateTool(c, engine.StateInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.ValidateInput, *engine.ValidateToolResult]{
+	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
 		Name:         ToolValidate,
 		Title:        "Validate against the doctrine",
 		Description:  "Check a plan, project or requirements document for its required sections.",
-		InputSchema:  validateInputSchema,
 		OutputSchema: validateOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler:      handler(s, (*engine.Engine).ValidateTool),
+		Handler: handler(s, func(e *engine.Engine, in validateArgs) (*engine.ValidateToolResult, error) {
+			return e.ValidateTool(engine.ValidateInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.LeaseInput, *engine.LeaseResult]{
+	sdk.AddTool(s.p, sdk.Tool[leaseArgs, *engine.LeaseResult]{
 		Name:               ToolLease,
 		Title:              "Execution leases",
 		Description:        "Issue, return or list timed leases so agents do not work on the same task.",
-		InputSchema:        leaseInputSchema,
 		OutputSchema:       leaseOutputSchema,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolLease, (*engine.Engine).LeaseTool),
+		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
+			return e.LeaseTool(c, engine.LeaseInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.DashInput, DashOutput]{
+	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
 		Name:         ToolDash,
 		Title:        "SDD dashboard",
 		Description:  "Show the project's dashboard: status, phases, leases and spawn queue.",
-		InputSchema:  dashInputSchema,
 		OutputSchema: dashOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler: handler(s, func(e *engine.Engine, in engine.DashInput) (DashOutput, error) {
-			r, err := e.DashTool(in)
+		Handler: handler(s, func(e *engine.Engine, in dashArgs) (DashOutput, error) {
+			r, err := e.DashTool(engine.DashInput(in))
 			if err != nil {
 				return DashOutput{}, err
 			}
@@ -157,33 +160,36 @@ func (s *SDD) registerTools() {
 			return DashOutput{}, sdk.NewError(500, sdk.CodeInternal, "sdd_dash produced an unexpected result")
 		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.EvolveInput, *engine.EvolveResult]{
+	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
 		Name:         ToolEvolve,
 		Title:        "Evolve the workflow",
 		Description:  "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
-		InputSchema:  evolveInputSchema,
 		OutputSchema: evolveOutputSchema,
 		Destructive:  true,
-		Handler:      handler(s, (*engine.Engine).EvolveTool),
+		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
+			return e.EvolveTool(engine.EvolveInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.AgentInput, any]{
+	sdk.AddTool(s.p, sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
 		Title:              "Agent spawn rules and queue",
 		Description:        "Plan, queue and complete helper-agent flows per intent; pick the operation with action.",
-		InputSchema:        agentInputSchema,
 		OutputSchema:       agentOutputSchema,
 		Destructive:        true,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolAgent, (*engine.Engine).AgentTool),
+		Handler: callHandler(s, ToolAgent, func(e *engine.Engine, c engine.Call, in agentArgs) (any, error) {
+			return e.AgentTool(c, engine.AgentInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.SkillInput, any]{
+	sdk.AddTool(s.p, sdk.Tool[skillArgs, any]{
 		Name:               ToolSkill,
 		Title:              "SDD skill registry",
 		Description:        "List, register, bind or recommend skills for agents; pick with action.",
-		InputSchema:        skillInputSchema,
 		OutputSchema:       skillOutputSchema,
 		Destructive:        true,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolSkill, (*engine.Engine).SkillTool),
+		Handler: callHandler(s, ToolSkill, func(e *engine.Engine, c engine.Call, in skillArgs) (any, error) {
+			return e.SkillTool(c, engine.SkillInput(in))
+		}),
 	})
 }

@@ -60,3 +60,24 @@ func TestTagsCarryPatternsAndDescriptionsWithCommas(t *testing.T) {
 		}
 	}
 }
+
+type amended struct {
+	Phase string `json:"phase"`
+}
+
+func (amended) AmendSchema(s map[string]any) {
+	props := s["properties"].(map[string]any)
+	props["phase"] = map[string]any{"anyOf": []any{
+		map[string]any{"type": "string", "minLength": 1},
+		map[string]any{"type": "number"},
+	}}
+}
+
+func TestAmenderChangesTheDerivedSchema(t *testing.T) {
+	v := MustCompile(For[amended]())
+	for doc, ok := range map[string]bool{`{"phase":"2"}`: true, `{"phase":2}`: true, `{"phase":""}`: false, `{"phase":true}`: false} {
+		if e := v.Validate([]byte(doc)); (e == nil) != ok {
+			t.Errorf("%s: valid=%v, want %v (%v)", doc, e == nil, ok, e)
+		}
+	}
+}
