@@ -7,6 +7,12 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 
+# The repository is a Go workspace (go.work): the product, the SDK (its own
+# module, so plugins pull only what it needs) and each example, which builds
+# against the SDK as an outside author would. `./...` covers one module only.
+MODULES  := . sdk $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
+PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
+
 .PHONY: build run test test-short lint bench proto tools-doc clean
 
 ## build: the cairn binary, the area plugins as standalone binaries, and the example plugin.
@@ -26,17 +32,19 @@ run:
 
 ## test: every unit, end-to-end and fuzz-seed test.
 test:
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 30m $(PKGS)
 
 test-short:
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 $(PKGS)
 
-## lint: gofmt, go vet, staticcheck, and a tidy go.mod.
+## lint: gofmt, go vet, staticcheck, and a tidy go.mod in every module.
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
-	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	@for m in $(MODULES); do \
+		(cd $$m && $(GO) mod tidy -diff >/dev/null) || { echo "$$m: go.mod/go.sum are not tidy: run go mod tidy in $$m"; (cd $$m && $(GO) mod tidy -diff); exit 1; }; \
+	done
+	$(GO) vet $(PKGS)
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 ## bench: the figures docs/performance.md lists.
 bench:

@@ -5,12 +5,12 @@ go 1.26.8
 require (
 	code.dny.dev/ssrf v0.3.0
 	github.com/anthropics/anthropic-sdk-go v1.84.0
+	github.com/cairn-mcp/cairn/sdk v0.0.0
 	github.com/chromedp/cdproto v0.0.0-20250403032234-65de8f5d025b
 	github.com/chromedp/chromedp v0.13.6
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
-	github.com/invopop/jsonschema v0.14.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jezek/xgb v1.1.1
 	github.com/mark3labs/mcp-go v1.2.1
@@ -20,10 +20,13 @@ require (
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/image v0.46.0
 	golang.org/x/mod v0.42.0
-	golang.org/x/text v0.42.0
 	google.golang.org/grpc v1.85.0
-	google.golang.org/protobuf v1.36.12
 	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -43,6 +46,7 @@ require (
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/invopop/jsonschema v0.14.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
@@ -68,3 +72,7 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 )
+
+// The SDK is its own module (sdk/go.mod) so a plugin pulls only what the
+// SDK needs; the product builds against this checkout's copy.
+replace github.com/cairn-mcp/cairn/sdk => ./sdk

@@ -583,7 +583,7 @@ func convertTool(t *pb.Tool) (*registry.Tool, error) {
 	}
 	rt := &registry.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: in, OutputSchema: out, Validator: v, HonoursIdempotency: t.HonoursIdempotency,
+		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.OutputSchema), Validator: v, HonoursIdempotency: t.HonoursIdempotency,
 	}
 	if a := t.Annotations; a != nil {
 		rt.ReadOnly = a.GetReadOnly()

@@ -93,26 +93,28 @@ type HealthOutput struct {
 
 func (h *Host) registerSystemTools() error {
 	ping := &registry.Tool{
-		Name:         "server_ping",
-		Title:        "Ping",
-		Description:  "Liveness check: answers ok and the server time. Use it to confirm cairn is reachable.",
-		Toolset:      "system",
-		InputSchema:  schema.For[NoInput](),
-		ReadOnly:     true,
-		Idempotent:   true,
-		Validator:    schema.MustCompile(schema.For[NoInput]()),
-		OutputSchema: mustWrap(schema.For[PingOutput]()),
+		Name:          "server_ping",
+		Title:         "Ping",
+		Description:   "Confirm cairn is reachable.",
+		Toolset:       "system",
+		InputSchema:   schema.For[NoInput](),
+		ReadOnly:      true,
+		Idempotent:    true,
+		Validator:     schema.MustCompile(schema.For[NoInput]()),
+		OutputSchema:  mustWrap(schema.For[PingOutput]()),
+		SuccessSchema: schema.For[PingOutput](),
 	}
 	health := &registry.Tool{
-		Name:         "server_health",
-		Title:        "Health",
-		Description:  "Health report: status (ok or degraded), mode, uptime, the core store, middleware stages, tool count, version, plugins and any problems such as malformed skill files.",
-		Toolset:      "system",
-		InputSchema:  schema.For[NoInput](),
-		ReadOnly:     true,
-		Idempotent:   true,
-		Validator:    schema.MustCompile(schema.For[NoInput]()),
-		OutputSchema: mustWrap(schema.For[HealthOutput]()),
+		Name:          "server_health",
+		Title:         "Health",
+		Description:   "Check the server's status, plugins and any problems such as malformed skill files.",
+		Toolset:       "system",
+		InputSchema:   schema.For[NoInput](),
+		ReadOnly:      true,
+		Idempotent:    true,
+		Validator:     schema.MustCompile(schema.For[NoInput]()),
+		OutputSchema:  mustWrap(schema.For[HealthOutput]()),
+		SuccessSchema: schema.For[HealthOutput](),
 	}
 	return h.reg.Set(registry.HostOwner, []*registry.Tool{ping, health})
 }

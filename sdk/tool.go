@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"runtime/debug"
+	"sync"
+	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
@@ -92,8 +95,11 @@ type Result struct {
 type tool struct {
 	info      ToolInfo
 	validator *schema.Validator
-	status    int
-	call      func(ctx context.Context, args []byte) (any, error)
+	// output checks success outputs against the tool's output schema when
+	// outputsChecked (tests, CAIRN_MODE=TEST).
+	output *schema.Validator
+	status int
+	call   func(ctx context.Context, args []byte) (any, error)
 }
 
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -120,7 +126,8 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if err != nil {
 		panic(fmt.Sprintf("sdk.AddTool: tool %q input schema: %v", t.Name, err))
 	}
-	if _, err := schema.Compile(out); err != nil {
+	ov, err := schema.Compile(out)
+	if err != nil {
 		panic(fmt.Sprintf("sdk.AddTool: tool %q output schema: %v", t.Name, err))
 	}
 	ts := t.Toolset
@@ -140,6 +147,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			HonoursIdempotency: t.HonoursIdempotency,
 		},
 		validator: v,
+		output:    ov,
 		status:    status,
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In
@@ -204,6 +212,14 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 		e := errs.New(500, errs.ToolOutputMalformed, fmt.Sprintf("tool %s produced output that cannot be encoded: %v", name, err))
 		return Result{Err: e, Status: e.Status}
 	}
+	if outputsChecked() {
+		if e := t.output.Validate(raw); e != nil {
+			e := errs.New(500, errs.ToolOutputMalformed, fmt.Sprintf("tool %s produced output that breaks its output schema: %s", name, e.Message)).
+				With("field", e.Details["field"]).With("constraint", e.Details["constraint"])
+			p.logger.Error("tool output breaks its schema", "tool", name, "error", e.Message)
+			return Result{Err: e, Status: e.Status}
+		}
+	}
 	res := Result{Output: raw, Status: t.status}
 	if cp, ok := out.(ContentProvider); ok {
 		res.Content = cp.ExtraContent()
@@ -220,6 +236,14 @@ func (p *Plugin) safeCall(ctx context.Context, t *tool, args []byte) (out any, e
 	}()
 	return t.call(ctx, args)
 }
+
+// outputsChecked reports whether success outputs are checked against their
+// output schema: in tests (a test binary, for in-process Invoke) and when
+// the host runs in TEST mode, which it passes to its plugins. Elsewhere the
+// check is skipped, as it costs a schema walk per call.
+var outputsChecked = sync.OnceValue(func() bool {
+	return testing.Testing() || os.Getenv("CAIRN_MODE") == "TEST"
+})
 
 // MarshalJSON encodes v without HTML escaping and without a trailing
 // newline, the form every cairn tool output uses.

@@ -70,6 +70,7 @@ func newPlugin() *sdk.Plugin {
 
 	sdk.AddTool(p, sdk.Tool[CompareInput, CompareOutput]{
 		Name:        "semver_compare",
+		Title:       "Compare versions",
 		Description: "Compares two semantic versions and says whether the first is older, the same or newer.",
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -89,6 +90,7 @@ func newPlugin() *sdk.Plugin {
 
 	sdk.AddTool(p, sdk.Tool[BumpInput, BumpOutput]{
 		Name:        "semver_bump",
+		Title:       "Bump version",
 		Description: "Returns the next major, minor or patch version, optionally with a pre-release label.",
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -122,6 +124,7 @@ func newPlugin() *sdk.Plugin {
 
 	sdk.AddTool(p, sdk.Tool[SortInput, SortOutput]{
 		Name:        "semver_sort",
+		Title:       "Sort versions",
 		Description: "Sorts semantic versions by precedence and names the latest release (pre-releases excluded when a release exists).",
 		ReadOnly:    true,
 		Idempotent:  true,

@@ -343,7 +343,7 @@ to docs/tools.md (or --out).`,
 				for _, t := range tools {
 					list = append(list, map[string]any{
 						"name": t.Name, "title": t.Title, "description": t.Description, "toolset": t.Toolset, "plugin": t.Owner,
-						"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema,
+						"inputSchema": t.InputSchema, "outputSchema": t.OutputSchema, "successSchema": t.SuccessSchema,
 						"annotations": map[string]bool{"readOnlyHint": t.ReadOnly, "destructiveHint": t.Destructive, "idempotentHint": t.Idempotent, "openWorldHint": t.OpenWorld},
 					})
 				}

@@ -63,11 +63,12 @@ func TestMain(m *testing.M) {
 
 // workspace is a temporary repository root with a plugin directory.
 type workspace struct {
-	t          *testing.T
-	root       string
-	env        []string
-	schemaOnce sync.Once
-	schemas    map[string]json.RawMessage
+	t              *testing.T
+	root           string
+	env            []string
+	schemaOnce     sync.Once
+	schemas        map[string]json.RawMessage
+	successSchemas map[string]json.RawMessage
 }
 
 func newWorkspace(t *testing.T) *workspace {
@@ -288,27 +289,39 @@ func rawOutputSchemas(t *testing.T, w *workspace) map[string]json.RawMessage {
 			t.Fatalf("cairn tools --json: exit %d\n%s", code, errOut)
 		}
 		var list []struct {
-			Name         string          `json:"name"`
-			OutputSchema json.RawMessage `json:"outputSchema"`
+			Name          string          `json:"name"`
+			OutputSchema  json.RawMessage `json:"outputSchema"`
+			SuccessSchema json.RawMessage `json:"successSchema"`
 		}
 		if err := json.Unmarshal([]byte(out), &list); err != nil {
 			t.Fatalf("cairn tools --json: %v\n%s", err, out)
 		}
 		w.schemas = map[string]json.RawMessage{}
+		w.successSchemas = map[string]json.RawMessage{}
 		for _, l := range list {
 			w.schemas[l.Name] = l.OutputSchema
+			w.successSchemas[l.Name] = l.SuccessSchema
 		}
 	})
 	return w.schemas
 }
 
-// validateAgainst checks a value against a tool's declared output schema.
+// validateAgainst checks a value against a tool's listed output schema
+// and, for a success object, against the plugin's full success schema.
 func validateAgainst(t *testing.T, w *workspace, tool mcp.Tool, value map[string]any) {
 	t.Helper()
 	raw, ok := rawOutputSchemas(t, w)[tool.Name]
 	if !ok {
 		t.Fatalf("no output schema for %s", tool.Name)
 	}
+	validateWith(t, tool.Name, raw, value)
+	if _, isError := value["error"]; !isError && len(w.successSchemas[tool.Name]) > 0 {
+		validateWith(t, tool.Name, w.successSchemas[tool.Name], value)
+	}
+}
+
+func validateWith(t *testing.T, name string, raw json.RawMessage, value map[string]any) {
+	t.Helper()
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -319,12 +332,12 @@ func validateAgainst(t *testing.T, w *workspace, tool mcp.Tool, value map[string
 	}
 	sch, err := c.Compile("mem://out.json")
 	if err != nil {
-		t.Fatalf("output schema of %s does not compile: %v\n%s", tool.Name, err, raw)
+		t.Fatalf("output schema of %s does not compile: %v\n%s", name, err, raw)
 	}
 	vb, _ := json.Marshal(value)
 	inst, _ := sjs.UnmarshalJSON(bytes.NewReader(vb))
 	if err := sch.Validate(inst); err != nil {
-		t.Fatalf("structuredContent of %s does not validate against its outputSchema: %v\nvalue: %s\nschema: %s", tool.Name, err, vb, raw)
+		t.Fatalf("structuredContent of %s does not validate against its output schema: %v\nvalue: %s\nschema: %s", name, err, vb, raw)
 	}
 }
 

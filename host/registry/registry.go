@@ -23,15 +23,17 @@ type Tool struct {
 	// Owner is the plugin that serves the tool, or HostOwner.
 	Owner   string
 	Toolset string
-	// InputSchema is the plugin's schema; OutputSchema is the plugin's
-	// success schema wrapped so it also admits the error envelope.
-	InputSchema  json.RawMessage
-	OutputSchema json.RawMessage
-	ReadOnly     bool
-	Destructive  bool
-	Idempotent   bool
-	OpenWorld    bool
-	Validator    *schema.Validator
+	// InputSchema is the plugin's schema. OutputSchema is what tools/list
+	// publishes (WrapOutputSchema: it admits the error envelope too);
+	// SuccessSchema is the plugin's full success schema, for the docs.
+	InputSchema   json.RawMessage
+	OutputSchema  json.RawMessage
+	SuccessSchema json.RawMessage
+	ReadOnly      bool
+	Destructive   bool
+	Idempotent    bool
+	OpenWorld     bool
+	Validator     *schema.Validator
 	// HonoursIdempotency: the plugin records a call's idempotency key with
 	// its write, so an interrupted call may be replayed.
 	HonoursIdempotency bool
@@ -125,74 +127,10 @@ func (r *Registry) Owned(owner string) []string {
 	return append([]string(nil), r.byOwner[owner]...)
 }
 
-// ErrorEnvelopeSchema is the JSON Schema of a tool error's structured
-// content (PRODUCT.md D3).
-const ErrorEnvelopeSchema = `{"type":"object","required":["error"],"properties":{"error":{"type":"object","required":["code","message","details"],"properties":{"code":{"type":"string"},"message":{"type":"string"},"details":{"type":"object"}}}}}`
-
-// WrapOutputSchema returns an output schema that admits the success object
-// described by success and the error envelope (PRODUCT.md D3): MCP clients
-// that validate structuredContent against outputSchema do so on errors too.
-//
-// For the usual flat object schema the result keeps the success properties
-// at the top level, adds "error", and moves "required" into an anyOf of the
-// two shapes; clients that read only "properties" still see the fields.
-// Anything else is wrapped as anyOf[success, envelope].
+// WrapOutputSchema returns the output schema tools/list publishes for a
+// plugin's success schema: schema.Listed, which admits the success object
+// and the error envelope (PRODUCT.md D3) alike, since MCP clients that
+// validate structuredContent against outputSchema do so on errors too.
 func WrapOutputSchema(success json.RawMessage) (json.RawMessage, error) {
-	if len(success) == 0 {
-		success = json.RawMessage(`{"type":"object"}`)
-	}
-	var probe map[string]any
-	if err := json.Unmarshal(success, &probe); err != nil {
-		return nil, fmt.Errorf("output schema is not a JSON object: %w", err)
-	}
-	delete(probe, "$schema")
-	delete(probe, "$id")
-	var envelope map[string]any
-	_ = json.Unmarshal([]byte(ErrorEnvelopeSchema), &envelope)
-	errorProp := envelope["properties"].(map[string]any)["error"]
-
-	if flat(probe) {
-		props, _ := probe["properties"].(map[string]any)
-		if _, clash := props["error"]; !clash {
-			merged := map[string]any{}
-			for k, v := range props {
-				merged[k] = v
-			}
-			merged["error"] = errorProp
-			successBranch := map[string]any{"not": map[string]any{"required": []any{"error"}}}
-			if req, ok := probe["required"].([]any); ok && len(req) > 0 {
-				successBranch = map[string]any{"required": req, "not": map[string]any{"required": []any{"error"}}}
-			}
-			out := map[string]any{
-				"type":       "object",
-				"properties": merged,
-				"anyOf":      []any{successBranch, map[string]any{"required": []any{"error"}}},
-			}
-			if d, ok := probe["description"]; ok {
-				out["description"] = d
-			}
-			return json.Marshal(out)
-		}
-	}
-	inner, err := json.Marshal(probe)
-	if err != nil {
-		return nil, err
-	}
-	return json.RawMessage(`{"type":"object","anyOf":[` + string(inner) + `,` + ErrorEnvelopeSchema + `]}`), nil
-}
-
-// flat reports whether a schema is a plain object schema made only of
-// keywords WrapOutputSchema knows how to merge.
-func flat(s map[string]any) bool {
-	if s["type"] != "object" {
-		return false
-	}
-	for k := range s {
-		switch k {
-		case "type", "properties", "required", "additionalProperties", "description", "title":
-		default:
-			return false
-		}
-	}
-	return true
+	return schema.Listed(success)
 }

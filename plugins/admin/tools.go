@@ -142,7 +142,7 @@ func (a *Area) keyTools() {
 	sdk.AddTool(a.p, sdk.Tool[KeyCreateInput, *admin.APIKey]{
 		Name:          "admin_key_create",
 		Title:         "Create API key",
-		Description:   "Issues an API key (cairn_ + 64 hex). The plaintext is in plaintext_key of this result only: store it now, it cannot be shown again. Default scopes read and write (never more than your own key holds); default rate limit 100/min, 1000/h, 10000/day. A key for another user needs the admin scope and a workspace_id where you are an admin and they are a member.",
+		Description:   "Issue an API key; its plaintext is in this result only, so store it now.",
 		SuccessStatus: 201,
 		Handler: func(ctx context.Context, in KeyCreateInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
@@ -182,7 +182,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_get", Title: "Get API key", ReadOnly: true, Idempotent: true,
-		Description: "Returns an API key's settings, status (active, rotating until grace_ends_at, revoked, expired) and usage counters. Never the key or its hash. Your own keys, or keys of workspaces you administer.",
+		Description: "Show an API key's settings, status and usage (never the key itself).",
 		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -193,7 +193,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyListInput, KeyList]{
 		Name: "admin_key_list", Title: "List API keys", ReadOnly: true, Idempotent: true,
-		Description: "Lists the API keys you may manage (your own, and with the admin scope those of workspaces you administer), newest first, filtered by org_id, workspace_id, user_id or status; paged with limit (≤ 500) and offset.",
+		Description: "List the API keys you may manage, newest first.",
 		Handler: func(ctx context.Context, in KeyListInput) (KeyList, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -220,7 +220,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUpdateInput, *admin.APIKey]{
 		Name: "admin_key_update", Title: "Update API key",
-		Description: "Changes an API key's name, permissions, scopes (never beyond your own key's), rate_limit, status or metadata. Setting status revoked stops the key at once. Logged with you as the actor.",
+		Description: "Change an API key's name, permissions, scopes, rate limit, status or metadata.",
 		Handler: func(ctx context.Context, in KeyUpdateInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -242,7 +242,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true,
-		Description: "Revokes an API key at once (a rotating key too): every later request with it is refused. Logged in the key's audit log. Revoking twice changes nothing.",
+		Description: "Revoke an API key at once; later requests with it are refused.",
 		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -261,7 +261,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyRotateInput, *admin.RotateResult]{
 		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true,
-		Description: "Replaces an active key: new_key (plaintext in new_key.plaintext_key, shown only now) copies its settings with rotated_from pointing at the old key. The old key is revoked at once, or with grace_period_ms it is status rotating and keeps validating until its grace_ends_at. You must hold every scope the key has.",
+		Description: "Replace a key with a new one (plaintext shown once), optionally keeping the old one valid for a grace period.",
 		Handler: func(ctx context.Context, in KeyRotateInput) (*admin.RotateResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -285,7 +285,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyValidateInput, admin.ValidationResult]{
 		Name: "admin_key_validate", Title: "Validate API key", ReadOnly: true, Idempotent: true,
-		Description: "Checks a plaintext API key without counting a request: valid with the key's settings (in_grace_period for a rotating key), or invalid with reason malformed, unknown, revoked or expired.",
+		Description: "Check a plaintext API key without counting a request.",
 		Handler: func(_ context.Context, in KeyValidateInput) (admin.ValidationResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -296,7 +296,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, admin.RateLimitResult]{
 		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits",
-		Description: "Checks the key's minute, hour and day windows and counts one request in all three only if all have room (atomic). Returns allowed, remaining and resetAt per window. Emits usage.threshold_exceeded when a window crosses its warning share or its limit (once per window).",
+		Description: "Count one request against a key's minute, hour and day windows if all have room.",
 		Handler: func(ctx context.Context, in KeyIDInput) (admin.RateLimitResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -312,7 +312,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUsageInput, *admin.UsageReport]{
 		Name: "admin_key_usage", Title: "API key usage", ReadOnly: true, Idempotent: true,
-		Description: "Returns a key's total requests, its current minute/hour/day windows and its requests per day between since and until.",
+		Description: "Show a key's request totals, current windows and requests per day.",
 		Handler: func(ctx context.Context, in KeyUsageInput) (*admin.UsageReport, error) {
 			lib, _, err := a.parts()
 			if err != nil {
@@ -330,7 +330,7 @@ func (a *Area) keyTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyAuditInput, AuditLog]{
 		Name: "admin_key_audit_log", Title: "API key audit log", ReadOnly: true, Idempotent: true,
-		Description: "Returns what happened to a key (created, updated, rotated, revoked), who did it (actor) and when, oldest first.",
+		Description: "Show who created, updated, rotated or revoked a key, and when.",
 		Handler: func(ctx context.Context, in KeyAuditInput) (AuditLog, error) {
 			lib, _, err := a.parts()
 			if err != nil {

@@ -120,7 +120,7 @@ func (a *Area) webhookTools() {
 	}
 	sdk.AddTool(a.p, sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
 		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true,
-		Description: "Registers an http(s) endpoint for events (exact types, category.* or *; empty = all) of one workspace (workspace_id, admin role) or, for the local operator, of every workspace. Returns the signing secret once. Deliveries are POSTed as JSON signed with X-Cairn-Signature-256 (sha256=<hex HMAC>) and Standard Webhooks headers, retried with backoff.",
+		Description: "Register an http(s) endpoint for signed event deliveries; returns the signing secret once.",
 		Handler: func(ctx context.Context, in WebhookRegisterInput) (*webhooks.RegisterResult, error) {
 			l, m, err := a.parts()
 			if err != nil {
@@ -141,7 +141,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
 		Name: "admin_webhook_get", Title: "Get webhook", ReadOnly: true, Idempotent: true,
-		Description: "Returns a webhook's url, workspace, event types, status, config and delivery stats (never its secret).",
+		Description: "Show a webhook's settings, status and delivery stats (never its secret).",
 		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.Webhook, error) {
 			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
@@ -156,7 +156,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookListInput, WebhookList]{
 		Name: "admin_webhook_list", Title: "List webhooks", ReadOnly: true, Idempotent: true,
-		Description: "Lists the webhooks of your workspaces, oldest first; filter by status or by an event type they receive; paged.",
+		Description: "List the webhooks of your workspaces, oldest first.",
 		Handler: func(ctx context.Context, in WebhookListInput) (WebhookList, error) {
 			l, m, err := a.parts()
 			if err != nil {
@@ -179,7 +179,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
 		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true,
-		Description: "Changes a webhook's url (validated again), description, event types, config, metadata or status (admin role in its workspace). Becoming active releases the deliveries held while it was paused.",
+		Description: "Change a webhook's url, event types, config, metadata or status.",
 		Handler: func(ctx context.Context, in WebhookUpdateInput) (*webhooks.Webhook, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
@@ -197,9 +197,9 @@ func (a *Area) webhookTools() {
 		f                 func(m *webhooks.Manager, id string) (bool, error)
 		destructive       bool
 	}{
-		{"admin_webhook_pause", "Pause webhook", "Stops deliveries to a webhook. Events for it are held (persisted, in order, across restarts) until it is resumed; one held longer than the retention (default 7 days) expires, recorded in the delivery history with its reason.", (*webhooks.Manager).Pause, false},
-		{"admin_webhook_resume", "Resume webhook", "Makes a paused (or error) webhook active again and delivers its held events in the order they happened.", (*webhooks.Manager).Resume, false},
-		{"admin_webhook_unregister", "Unregister webhook", "Deletes a webhook and cancels its queued and held deliveries; its delivery history stays.", (*webhooks.Manager).Unregister, true},
+		{"admin_webhook_pause", "Pause webhook", "Pause a webhook; its events are held in order until it is resumed.", (*webhooks.Manager).Pause, false},
+		{"admin_webhook_resume", "Resume webhook", "Resume a paused webhook and deliver its held events in order.", (*webhooks.Manager).Resume, false},
+		{"admin_webhook_unregister", "Unregister webhook", "Delete a webhook and cancel its pending deliveries; its history stays.", (*webhooks.Manager).Unregister, true},
 	} {
 		sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, Success]{
 			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive,
@@ -218,7 +218,7 @@ func (a *Area) webhookTools() {
 	}
 	sdk.AddTool(a.p, sdk.Tool[RotateSecretInput, RotatedSecret]{
 		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret",
-		Description: "Gives a webhook a new signing secret (returned once). For 24 hours deliveries also carry a Standard Webhooks signature with the old secret so receivers can switch over.",
+		Description: "Give a webhook a new signing secret (returned once); the old one also signs for 24 hours.",
 		Handler: func(ctx context.Context, in RotateSecretInput) (RotatedSecret, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
@@ -233,7 +233,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.TestResult]{
 		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true,
-		Description: "Sends one signed webhook.test ping to the webhook now (no retries) and reports the status code and time taken.",
+		Description: "Send one signed test ping to a webhook now and report its response.",
 		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.TestResult, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
@@ -248,7 +248,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[DeliveriesInput, DeliveryList]{
 		Name: "admin_webhook_deliveries", Title: "Webhook delivery history", ReadOnly: true, Idempotent: true,
-		Description: "Lists a webhook's deliveries, newest first: event, status (pending, held, delivered, failed, cancelled, expired — with its reason), attempts, status code, duration, next retry.",
+		Description: "List a webhook's deliveries, newest first, with status, attempts and next retry.",
 		Handler: func(ctx context.Context, in DeliveriesInput) (DeliveryList, error) {
 			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
@@ -260,7 +260,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[NoInput, WebhookStats]{
 		Name: "admin_webhook_stats", Title: "Webhook statistics", ReadOnly: true, Idempotent: true,
-		Description: "Counts the webhooks you can see by status and summarizes their deliveries: totals, success rate (%), average response time (ms), failures per webhook, pending, held and expired deliveries.",
+		Description: "Summarize webhooks by status and their deliveries: totals, success rate, latency, failures.",
 		Handler: func(ctx context.Context, _ NoInput) (WebhookStats, error) {
 			l, m, err := a.parts()
 			if err != nil {
@@ -293,7 +293,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
 		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true,
-		Description: "Fires an event at the subscribed webhooks (of workspace_id, admin role; every webhook only for the local operator) and waits for the first attempts: triggered, delivered, failed, pending (retrying), held (paused webhooks).",
+		Description: "Fire an event at the webhooks subscribed to it and report the first delivery attempts.",
 		Handler: func(ctx context.Context, in TriggerInput) (*webhooks.TriggerResult, error) {
 			l, m, err := a.parts()
 			if err != nil {
@@ -318,7 +318,7 @@ func (a *Area) webhookTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[NoInput, EventTypes]{
 		Name: "admin_event_types", Title: "Webhook event types", ReadOnly: true, Idempotent: true,
-		Description: "Lists the event types webhooks can subscribe to and their categories (usable as category.*).",
+		Description: "List the event types (and category.* groups) a webhook can subscribe to.",
 		Handler: func(context.Context, NoInput) (EventTypes, error) {
 			return EventTypes{EventTypes: webhooks.EventTypes(), Categories: webhooks.Categories()}, nil
 		},

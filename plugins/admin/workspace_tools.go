@@ -170,7 +170,7 @@ func (a *Area) workspaceTools() {
 	}
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceCreateInput, *admin.Workspace]{
 		Name: "admin_workspace_create", Title: "Create workspace", SuccessStatus: 201,
-		Description: "Creates an active workspace with default resource limits (overridable); you become its first owner (owner_id for someone else is the local operator's).",
+		Description: "Create a workspace; you become its first owner.",
 		Handler: func(ctx context.Context, in WorkspaceCreateInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
@@ -197,7 +197,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.Workspace]{
 		Name: "admin_workspace_get", Title: "Get workspace", ReadOnly: true, Idempotent: true,
-		Description: "Returns a workspace with its status and resource limits (members of any role).",
+		Description: "Show a workspace with its status and resource limits.",
 		Handler: func(ctx context.Context, in WorkspaceIDInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
@@ -215,7 +215,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceListInput, WorkspaceList]{
 		Name: "admin_workspace_list", Title: "List workspaces", ReadOnly: true, Idempotent: true,
-		Description: "Lists the workspaces you belong to, oldest first, filtered by org_id, owner_id or status; paged.",
+		Description: "List the workspaces you belong to, oldest first.",
 		Handler: func(ctx context.Context, in WorkspaceListInput) (WorkspaceList, error) {
 			l, err := lib()
 			if err != nil {
@@ -238,7 +238,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceUpdateInput, *admin.Workspace]{
 		Name: "admin_workspace_update", Title: "Update workspace",
-		Description: "Changes a workspace's name, description, settings, metadata, status (active, suspended, archived) or resource limits. Needs the admin role.",
+		Description: "Change a workspace's name, description, settings, metadata, status or limits.",
 		Handler: func(ctx context.Context, in WorkspaceUpdateInput) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
@@ -257,7 +257,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, admin.DeleteResult]{
 		Name: "admin_workspace_delete", Title: "Delete (archive) workspace", Destructive: true, Idempotent: true,
-		Description: "Archives a workspace and its resources: projects archived (project.archived each), pending invitations and workspace-scoped API keys revoked. Needs the owner role.",
+		Description: "Archive a workspace with its projects, invitations and keys (owner role).",
 		Handler: func(ctx context.Context, in WorkspaceIDInput) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {
@@ -276,7 +276,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.WorkspaceStats]{
 		Name: "admin_workspace_stats", Title: "Workspace statistics", ReadOnly: true, Idempotent: true,
-		Description: "Counts a workspace's active projects and members, today's API calls with its keys, and the bytes its records use.",
+		Description: "Count a workspace's projects, members, today's API calls and stored bytes.",
 		Handler: func(ctx context.Context, in WorkspaceIDInput) (*admin.WorkspaceStats, error) {
 			l, err := lib()
 			if err != nil {
@@ -295,7 +295,7 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[MemberAddInput, *admin.Member]{
 		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201,
-		Description: "Adds a user to a workspace with role owner, admin, member or viewer. You must be an owner or admin of the workspace; only an owner can add an owner.",
+		Description: "Add a user to a workspace with a role.",
 		Handler: func(ctx context.Context, in MemberAddInput) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
@@ -312,7 +312,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberInput, *admin.Member]{
 		Name: "admin_member_get", Title: "Get member", ReadOnly: true, Idempotent: true,
-		Description: "Returns a workspace member's role, join time and inviter.",
+		Description: "Show a workspace member's role, join time and inviter.",
 		Handler: func(ctx context.Context, in MemberInput) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
@@ -330,7 +330,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberListInput, MemberList]{
 		Name: "admin_member_list", Title: "List members", ReadOnly: true, Idempotent: true,
-		Description: "Lists a workspace's members, owners first; filter by role; paged.",
+		Description: "List a workspace's members, owners first.",
 		Handler: func(ctx context.Context, in MemberListInput) (MemberList, error) {
 			l, err := lib()
 			if err != nil {
@@ -348,7 +348,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberRoleInput, *admin.Member]{
 		Name: "admin_member_update_role", Title: "Change member role",
-		Description: "Changes a member's role. You must be an owner or admin; only an owner grants or changes the owner role (which is how ownership is transferred); the last owner cannot be demoted.",
+		Description: "Change a member's role; only an owner grants or changes the owner role.",
 		Handler: func(ctx context.Context, in MemberRoleInput) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
@@ -369,7 +369,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberInput, Removed]{
 		Name: "admin_member_remove", Title: "Remove member", Destructive: true, Idempotent: true,
-		Description: "Removes a member (owners and admins remove others; anyone may leave). The last owner cannot be removed.",
+		Description: "Remove a member from a workspace, or leave it yourself.",
 		Handler: func(ctx context.Context, in MemberInput) (Removed, error) {
 			l, err := lib()
 			if err != nil {
@@ -391,7 +391,7 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[InviteInput, *admin.Invitation]{
 		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201,
-		Description: "Creates an invitation to a workspace (admin role; only an owner invites an owner). The token (256 random bits) is in this result only; it works once and expires after 7 days. No e-mail is sent: hand the token over yourself.",
+		Description: "Invite someone to a workspace; the one-time token (valid 7 days) is in this result only.",
 		Handler: func(ctx context.Context, in InviteInput) (*admin.Invitation, error) {
 			l, err := lib()
 			if err != nil {
@@ -406,7 +406,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[AcceptInput, admin.AcceptResult]{
 		Name: "admin_invitation_accept", Title: "Accept invitation",
-		Description: "Redeems an invitation token, adding you as a member with the invited role (the local operator may name user_id; default the invitation's e-mail). Fails with reason invalid, already_used, revoked, expired or workspace_archived.",
+		Description: "Redeem an invitation token to join its workspace with the invited role.",
 		Handler: func(ctx context.Context, in AcceptInput) (admin.AcceptResult, error) {
 			l, err := lib()
 			if err != nil {
@@ -427,7 +427,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationIDInput, Revoked]{
 		Name: "admin_invitation_revoke", Title: "Revoke invitation", Destructive: true, Idempotent: true,
-		Description: "Revokes a pending invitation so its token no longer works (admin role); revoked is false when it was not pending.",
+		Description: "Revoke a pending invitation so its token no longer works.",
 		Handler: func(ctx context.Context, in InvitationIDInput) (Revoked, error) {
 			l, err := lib()
 			if err != nil {
@@ -449,7 +449,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationListInput, InvitationList]{
 		Name: "admin_invitation_list", Title: "List invitations", ReadOnly: true, Idempotent: true,
-		Description: "Lists a workspace's invitations, newest first (never their tokens); filter by status. Needs the admin role: invitations are managed by admins.",
+		Description: "List a workspace's invitations, newest first, without their tokens.",
 		Handler: func(ctx context.Context, in InvitationListInput) (InvitationList, error) {
 			l, err := lib()
 			if err != nil {
@@ -468,7 +468,7 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[ProjectCreateInput, *admin.Project]{
 		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201,
-		Description: "Creates a project in a workspace (admin role). Its slug (given, or derived from the name) is registered with the task pipeline, so task_create accepts it moments later.",
+		Description: "Create a project in a workspace; task_create accepts its slug moments later.",
 		Handler: func(ctx context.Context, in ProjectCreateInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
@@ -485,7 +485,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
 		Name: "admin_project_get", Title: "Get project", ReadOnly: true, Idempotent: true,
-		Description: "Returns a workspace project by id or slug.",
+		Description: "Show a workspace project by id or slug.",
 		Handler: func(ctx context.Context, in ProjectIDInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
@@ -496,7 +496,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectListInput, ProjectList]{
 		Name: "admin_project_list", Title: "List projects", ReadOnly: true, Idempotent: true,
-		Description: "Lists a workspace's projects, oldest first; filter by status (active, archived).",
+		Description: "List a workspace's projects, oldest first.",
 		Handler: func(ctx context.Context, in ProjectListInput) (ProjectList, error) {
 			l, err := lib()
 			if err != nil {
@@ -514,7 +514,7 @@ func (a *Area) workspaceTools() {
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectUpdateInput, *admin.Project]{
 		Name: "admin_project_update", Title: "Update project",
-		Description: "Changes a project's name, description or metadata (the slug never changes). Needs the admin role.",
+		Description: "Change a project's name, description or metadata.",
 		Handler: func(ctx context.Context, in ProjectUpdateInput) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
@@ -536,8 +536,8 @@ func (a *Area) workspaceTools() {
 		name, title, desc string
 		f                 func(l *admin.Admin, id string) (*admin.Project, error)
 	}{
-		{"admin_project_archive", "Archive project", "Archives a project (admin role) and announces project.archived: its tasks stay readable in the task pipeline, new tasks under its slug are refused, and the slug stays reserved.", (*admin.Admin).ArchiveProject},
-		{"admin_project_unarchive", "Unarchive project", "Makes an archived project active again (admin role) and announces project.unarchived: the task pipeline takes new tasks under its slug again.", (*admin.Admin).UnarchiveProject},
+		{"admin_project_archive", "Archive project", "Archive a project: its tasks stay readable, new tasks under its slug are refused.", (*admin.Admin).ArchiveProject},
+		{"admin_project_unarchive", "Unarchive project", "Make an archived project active again.", (*admin.Admin).UnarchiveProject},
 	} {
 		sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
 			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true,
@@ -561,7 +561,7 @@ func (a *Area) workspaceTools() {
 	}
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, admin.DeleteResult]{
 		Name: "admin_project_delete", Title: "Delete project", Destructive: true,
-		Description: "Deletes a workspace project (admin role), frees its slug here and announces project.deleted: the task pipeline forgets the slug (it becomes unknown to task tools).",
+		Description: "Delete a workspace project and free its slug.",
 		Handler: func(ctx context.Context, in ProjectIDInput) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {

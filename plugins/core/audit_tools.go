@@ -35,83 +35,76 @@ func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Se
 }
 
 func (c *Core) registerAuditTools() {
-	sdk.AddTool(c.p, sdk.Tool[audit.RecordInput, audit.RecordOutput]{
+	sdk.AddTool(c.p, sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
-		Description:        "Appends a reflection, decision, discovery, risk or blockers note to the task's hash chain. The record is hashed (SHA-256 over task_id, type, content, previous_hash, recorded_at, recorded_by) and linked to the previous one, so later tampering is detectable. Returns thought_id (Θ-<n>), hash, previous_hash and chain_position.",
-		InputSchema:        thoughtRecordSchema,
+		Description:        "Record a reflection, decision, discovery, risk or blocker on a task's tamper-evident hash chain.",
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 		// A replay after the daemon died returns the first outcome.
-		Handler: func(ctx context.Context, in audit.RecordInput) (audit.RecordOutput, error) {
+		Handler: func(ctx context.Context, in thoughtRecordArgs) (audit.RecordOutput, error) {
 			svc, err := c.auditSvc()
 			if err != nil {
 				return audit.RecordOutput{}, err
 			}
-			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, in)
+			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, audit.RecordInput(in))
 		},
 	})
-	auditTool(c, sdk.Tool[audit.ListInput, audit.ListOutput]{
+	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
-		Description: "Lists a task's thought records (task_id) or those of an audit session's tasks (session_id): the latest `limit` (default 100, max 500), oldest first, optionally of one type. verify_chain checks the whole thought chain(s) as audit_verify_chain does and adds chain_valid and invalid_links (broken positions).",
-		InputSchema: thoughtListSchema,
+		Description: "Read a task's or audit session's thought records, oldest first.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.ListInput) (audit.ListOutput, error) {
-		return svc.List(in)
+	}, func(svc *audit.Service, _ string, in thoughtListArgs) (audit.ListOutput, error) {
+		return svc.List(audit.ListInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.StartInput, audit.StartOutput]{
+	auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
 		Name:          "audit_session_start",
 		Title:         "Start audit session",
-		Description:   "Opens an audit session over a task: scope shallow (the task) or deep (the task and all its sub-tasks). Use the session with audit_verify_chain, merkle_root and merkle_finalize.",
-		InputSchema:   auditStartSchema,
+		Description:   "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
 		SuccessStatus: 201,
-	}, func(svc *audit.Service, _ string, in audit.StartInput) (audit.StartOutput, error) {
-		return svc.StartSession(in)
+	}, func(svc *audit.Service, _ string, in auditStartArgs) (audit.StartOutput, error) {
+		return svc.StartSession(audit.StartInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.VerifyInput, audit.VerifyOutput]{
+	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
-		Description: "Recomputes the thought and event chains of an audit session's tasks (session_id) or of one task (task_id) and checks them against each chain's stored head and every finalized Merkle root that sealed their records, so deleted last records and chains rewritten with fresh hashes are caught too: chain_valid, total_records, missing_records, integrity_score (percent of links that verify) and broken_links with the chain position, a reason (hash_mismatch, previous_hash_mismatch, missing_record, head_mismatch, root_mismatch) and the expected and actual hash. full_trace adds every record's hashes and verdict. Answers 200 whether or not the chain is intact.",
-		InputSchema: auditVerifySchema,
+		Description: "Check that a task's or audit session's thought and event chains are intact. Answers 200 either way; see chain_valid and broken_links.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.VerifyInput) (audit.VerifyOutput, error) {
-		return svc.Verify(in)
+	}, func(svc *audit.Service, _ string, in auditVerifyArgs) (audit.VerifyOutput, error) {
+		return svc.Verify(audit.VerifyInput(in))
 	})
-	auditTool(c, sdk.Tool[audit.FinalizeInput, finalizedSession]{
+	auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
 		Name:        "merkle_finalize",
 		Title:       "Finalize Merkle root",
-		Description: "Freezes the audit session's Merkle root over its records (both chains of every task in scope, in recorded order; task_id restricts to one task). Records added later never change the frozen root. A second call answers 409 ERR_ALREADY_FINALIZED. Operators export a signed, offline-verifiable proof with `cairn audit export <session>`.",
-		InputSchema: merkleFinalizeSchema,
-	}, func(svc *audit.Service, _ string, in audit.FinalizeInput) (finalizedSession, error) {
-		out, err := svc.Finalize(in)
+		Description: "Freeze an audit session's Merkle root once; later records never change it.",
+	}, func(svc *audit.Service, _ string, in merkleFinalizeArgs) (finalizedSession, error) {
+		out, err := svc.Finalize(audit.FinalizeInput(in))
 		return finalizedSession(out), err
 	})
-	auditTool(c, sdk.Tool[audit.RootInput, audit.RootOutput]{
+	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
-		Description: "Reports an audit session's Merkle root: the frozen root once finalized (is_finalized true), else the root over the records in scope now, with as_of, the time of the last change it reflects.",
-		InputSchema: merkleRootSchema,
+		Description: "Show an audit session's Merkle root: the frozen one once finalized, else the current one.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.RootInput) (audit.RootOutput, error) {
-		return svc.Root(in)
+	}, func(svc *audit.Service, _ string, in merkleRootArgs) (audit.RootOutput, error) {
+		return svc.Root(audit.RootInput(in))
 	})
 	// The dashboard's proof-bundle download: the host signs what this
 	// returns, as `cairn audit export` does while no daemon holds the store.
 	// Internal: agents ask people for proofs, they do not mint them.
-	auditTool(c, sdk.Tool[audit.ExportInput, audit.ExportOutput]{
+	auditTool(c, sdk.Tool[merkleRootArgs, audit.ExportOutput]{
 		Name:        "audit_export",
 		Title:       "Export a finalized session",
 		Toolset:     InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): the frozen records of a finalized audit session with their hash inputs, and its frozen root, from which the host builds and signs the proof bundle of `cairn audit export`. An open session answers 409 ERR_CONFLICT; an unknown one 404 ERR_SESSION_NOT_FOUND.",
-		InputSchema: merkleRootSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.ExportInput) (audit.ExportOutput, error) {
-		return svc.ExportParts(in)
+	}, func(svc *audit.Service, _ string, in merkleRootArgs) (audit.ExportOutput, error) {
+		return svc.ExportParts(audit.ExportInput{SessionID: in.SessionID})
 	})
 	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
 		Name:        "audit_session_list",

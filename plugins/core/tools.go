@@ -10,13 +10,13 @@ import (
 )
 
 func (c *Core) registerTaskTools() {
-	sdk.AddTool(c.p, sdk.Tool[tasks.CreateInput, createdTask]{
+	sdk.AddTool(c.p, sdk.Tool[taskCreateArgs, createdTask]{
 		Name:               "task_create",
 		Title:              "Create task",
-		Description:        "Creates a task in a registered project (your session's project counts as registered). New tasks start in backlog; returns the id (T-<n>) and the project's sequence number. Use parent_id for sub-tasks and depends_on for tasks this one waits on.",
-		InputSchema:        taskCreateSchema,
+		Description:        "Create a task in a registered project; it starts in backlog.",
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.CreateInput) (createdTask, error) {
+		Handler: func(ctx context.Context, args taskCreateArgs) (createdTask, error) {
+			in := tasks.CreateInput(args)
 			svc, err := c.svc()
 			if err != nil {
 				return createdTask{}, err
@@ -29,63 +29,60 @@ func (c *Core) registerTaskTools() {
 			return createdTask(out), err
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.UpdateInput, tasks.UpdateOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
-		Description:        "Changes a task's status (along the transition table), progress, description, priority, assignee, labels, blocked_reason or depends_on. Moving to blocked needs blocked_reason; setting the current status again changes nothing. claim: true takes the task for you (in_progress, assigned to you) or fails with ERR_CONFLICT naming its holder; release: true gives your claim back (the task returns to todo).",
-		InputSchema:        taskUpdateSchema,
+		Description:        "Change a task's status, progress or fields, or claim or release it.",
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.UpdateInput) (tasks.UpdateOutput, error) {
+		Handler: func(ctx context.Context, in taskUpdateArgs) (tasks.UpdateOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.UpdateOutput{}, err
 			}
-			return svc.UpdateFor(call(ctx), in)
+			return svc.UpdateFor(call(ctx), tasks.UpdateInput(in))
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.GetInput, tasks.Task]{
+	sdk.AddTool(c.p, sdk.Tool[taskGetArgs, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
-		Description: "Returns every field of a task, its depends_on and its claim holder; optionally its thought trail (record ids) and its dependents (sub-task ids, plus depended_on_by: the tasks waiting on it).",
-		InputSchema: taskGetSchema,
+		Description: "Read one task with every field.",
 		ReadOnly:    true,
 		Idempotent:  true,
-		Handler: func(_ context.Context, in tasks.GetInput) (tasks.Task, error) {
+		Handler: func(_ context.Context, in taskGetArgs) (tasks.Task, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.Task{}, err
 			}
-			return svc.Get(in)
+			return svc.Get(tasks.GetInput(in))
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.ListInput, tasks.ListOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskListArgs, tasks.ListOutput]{
 		Name:        "task_list",
 		Title:       "List tasks",
-		Description: "Lists tasks with filters (project, status[], priority[], assignee, label, created_after/before, search), sorting (created, updated, priority, progress; asc or desc) and paging (limit ≤ 500, offset). total_count counts every match.",
-		InputSchema: taskListSchema,
+		Description: "Find tasks by filters, sorted and paged.",
 		ReadOnly:    true,
 		Idempotent:  true,
-		Handler: func(ctx context.Context, in tasks.ListInput) (tasks.ListOutput, error) {
+		Handler: func(ctx context.Context, in taskListArgs) (tasks.ListOutput, error) {
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.ListOutput{}, err
 			}
-			out, err := svc.List(in)
+			out, err := svc.List(tasks.ListInput(in))
 			if err == nil && in.Project != nil {
 				c.rememberProject(sdk.CallerFrom(ctx).ID, *in.Project)
 			}
 			return out, err
 		},
 	})
-	sdk.AddTool(c.p, sdk.Tool[tasks.NextInput, tasks.NextOutput]{
+	sdk.AddTool(c.p, sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
-		Description:        "Returns the project's tasks in todo whose dependencies are all done or cancelled, most important first (priority, then fewest unfinished sub-tasks, then oldest). Without project: your session's project, else the project you used last. claim: true takes the first one for you atomically (in_progress, assigned to you) — use it to pick work when other agents share the project. include_blocked adds the blocked tasks with their reasons and the todo tasks still waiting on dependencies.",
-		InputSchema:        taskNextSchema,
+		Description:        "Pick what to work on next: the project's ready todo tasks, most important first. claim takes the first atomically.",
 		ReadOnly:           true,
 		Idempotent:         true,
 		HonoursIdempotency: true,
-		Handler: func(ctx context.Context, in tasks.NextInput) (tasks.NextOutput, error) {
+		Handler: func(ctx context.Context, args taskNextArgs) (tasks.NextOutput, error) {
+			in := tasks.NextInput(args)
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.NextOutput{}, err
@@ -121,8 +118,8 @@ func (c *Core) registerTaskTools() {
 
 // SkillListInput is skill_list's input.
 type SkillListInput struct {
-	Search     string `json:"search,omitempty"`
-	Capability string `json:"capability,omitempty"`
+	Search     string `json:"search,omitempty" jsonschema:"maxLength=200" description:"Case-insensitive substring of the name or description."`
+	Capability string `json:"capability,omitempty" jsonschema:"maxLength=100" description:"One declared capability, matched exactly."`
 }
 
 // SkillListOutput is skill_list's output.
@@ -135,8 +132,7 @@ func (c *Core) registerSkillTools() {
 	sdk.AddTool(c.p, sdk.Tool[SkillListInput, SkillListOutput]{
 		Name:        "skill_list",
 		Title:       "List skills",
-		Description: "Lists the skills in .agents/skills (directories named cairn-*), read live from disk: name, version, description, capabilities and path. Filter by a search substring or one capability.",
-		InputSchema: skillListSchema,
+		Description: "List the skills in .agents/skills, optionally filtered.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: func(_ context.Context, in SkillListInput) (SkillListOutput, error) {

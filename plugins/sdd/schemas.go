@@ -2,34 +2,14 @@ package sdd
 
 import "encoding/json"
 
-// Input and output schemas of the sdd tools, written out by hand so every
-// rule an agent can break is visible before it calls. The engine enforces
-// the same rules again (and the per-action requirements, which a schema
-// cannot express readably), answering with ERR_INVALID_INPUT naming
-// details.field and details.constraint.
-//
-// Output schemas describe the success object only; the host widens each one
-// to also admit the error envelope (PRODUCT.md D3).
-
-// safeNamePattern is the engine's rule for every name that can become part
-// of a file name or URI (phases, command, agent, skill and intent ids).
-const safeNamePattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
+// Output schemas of the sdd tools, still written out by hand: they
+// describe per-action shapes and fields of engine types that the input
+// argument types (args.go) do not cover yet. They describe the success
+// object only; tools/list publishes the host's listed form (PRODUCT.md D3),
+// and the SDK checks every output against them in tests and TEST mode.
 
 // Shared fragments, spliced into the schemas below.
 const (
-	spawnOptionsSchema = `{
-    "type": "object",
-    "additionalProperties": false,
-    "description": "Stage-skipping flags: plan_phase skips its before stages with skipResearch or hasResearch and its after stages with skipVerify; execute_phase skips after with skipVerify; debug_issue skips after when planFix is false.",
-    "properties": {
-      "skipResearch": {"type": "boolean"},
-      "skipVerify": {"type": "boolean"},
-      "hasResearch": {"type": "boolean"},
-      "planFix": {"type": "boolean"}
-    }
-  }`
-	agentListSchema = `{"type": "array", "maxItems": 100, "items": {"type": "string", "pattern": "` + safeNamePattern + `"}}`
-
 	leaseSchema = `{
     "type": "object",
     "required": ["leaseId", "taskId", "scope", "issuedAt", "expiresAt"],
@@ -73,16 +53,7 @@ const (
       "updatedAt": {"type": "string"}
     }
   }`
-	phaseSchema = `{"type": ["string", "number"], "minLength": 1, "pattern": "` + safeNamePattern + `", "description": "Phase number or name (1-64 letters, digits, '.', '_' or '-'; never a path)."}`
 )
-
-var vitalsInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "command": {"type": "string", "pattern": "` + safeNamePattern + `", "description": "Command id: .agents/commands/<id>.md, else a bundled default (plan-phase, execute-phase, debug-issue, discuss-phase, verify-work); an unknown id gives synthetic vitals. Default: plan-phase until a phase is planned, then execute-phase."}
-  }
-}`)
 
 var vitalsOutputSchema = json.RawMessage(`{
   "type": "object",
@@ -118,20 +89,6 @@ var vitalsOutputSchema = json.RawMessage(`{
   }
 }`)
 
-var planInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["phase"],
-  "properties": {
-    "phase": ` + phaseSchema + `,
-    "context": {"type": "string", "maxLength": 20000, "description": "Free text: the first line becomes the objective, '- ' lines become tasks, 'success:' lines success criteria."},
-    "auto_spawn": {"type": "boolean", "default": false, "description": "Also queue the plan_phase agent flow and summarize it."},
-    "skip_research": {"type": "boolean", "default": false, "description": "With auto_spawn: skip the research (before) stage."},
-    "skip_verify": {"type": "boolean", "default": false, "description": "With auto_spawn: skip the plan check (after) stage."},
-    "has_research": {"type": "boolean", "default": false, "description": "With auto_spawn: research exists already; skip the before stage."}
-  }
-}`)
-
 var planOutputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
@@ -153,33 +110,12 @@ var planOutputSchema = json.RawMessage(`{
   }
 }`)
 
-var discussInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["phase"],
-  "properties": {
-    "phase": ` + phaseSchema + `,
-    "topic": {"type": "string", "maxLength": 20000, "description": "What to discuss within the phase."}
-  }
-}`)
-
 var textOutputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
   "required": ["text"],
   "properties": {
     "text": {"type": "string", "description": "Markdown."}
-  }
-}`)
-
-var stateInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["action"],
-  "properties": {
-    "action": {"type": "string", "enum": ["get", "set", "list", "delete"], "description": "get, set and delete need keyPath; set needs value; list takes an optional keyPath."},
-    "keyPath": {"type": "string", "maxLength": 512, "pattern": "^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$", "description": "Dot-separated segments of letters, digits, '_' or '-' (at most 32); __proto__, prototype and constructor are refused. The top-level key currentPhase also sets the project's current phase."},
-    "value": {"description": "Any JSON value, required for set: at most 64 levels of nesting and 256 KiB of compact JSON."}
   }
 }`)
 
@@ -196,16 +132,6 @@ var stateOutputSchema = json.RawMessage(`{
   }
 }`)
 
-var validateInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["content"],
-  "properties": {
-    "content": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The document text."},
-    "type": {"type": "string", "enum": ["plan", "project", "requirements"], "default": "plan", "description": "plan needs objective, context, tasks, verification, success_criteria; project needs What This Is, Core Value, Requirements; requirements needs v1 Requirements, Out of Scope, Traceability. Each as a <tag> block or a ## heading."}
-  }
-}`)
-
 var validateOutputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
@@ -218,19 +144,6 @@ var validateOutputSchema = json.RawMessage(`{
   }
 }`)
 
-var leaseInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["action"],
-  "properties": {
-    "action": {"type": "string", "enum": ["issue", "return", "list"], "description": "issue needs taskId; return needs leaseId."},
-    "taskId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "The task the lease covers (for example a task_create id)."},
-    "scope": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 256}, "description": "What the lease holder may touch (files, packages)."},
-    "leaseId": {"type": "string", "pattern": "^L-[1-9][0-9]*$"},
-    "result": {"type": "string", "maxLength": 20000, "description": "Outcome recorded on return; default completed."}
-  }
-}`)
-
 var leaseOutputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
@@ -240,14 +153,6 @@ var leaseOutputSchema = json.RawMessage(`{
     "action": {"type": "string"},
     "lease": ` + leaseSchema + `,
     "leases": {"type": "array", "items": ` + leaseSchema + `, "description": "list: the active leases, oldest first."}
-  }
-}`)
-
-var dashInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "properties": {
-    "format": {"type": "string", "enum": ["text", "json"], "default": "text"}
   }
 }`)
 
@@ -285,18 +190,6 @@ var dashOutputSchema = json.RawMessage(`{
   }
 }`)
 
-var evolveInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["action"],
-  "properties": {
-    "action": {"type": "string", "enum": ["detect", "apply", "rollback", "report"], "description": "apply and rollback need candidateId; detect and report take an optional scope."},
-    "scope": {"type": "string", "enum": ["all", "workflow", "doctrine"], "default": "all", "description": "doctrine: phases without a plan file; workflow: expired unreturned leases, a project without a state write for 24 h."},
-    "candidateId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "An id from detect (apply), or of an applied candidate (rollback)."},
-    "force": {"type": "boolean", "default": false, "description": "apply: proceed below confidence 0.7 and overwrite an existing plan file."}
-  }
-}`)
-
 var evolveOutputSchema = json.RawMessage(`{
   "type": "object",
   "additionalProperties": false,
@@ -331,35 +224,6 @@ var evolveOutputSchema = json.RawMessage(`{
         "success": {"type": "boolean"}, "candidateId": {"type": "string"}, "actionId": {"type": "string"}, "message": {"type": "string"}
       }
     }
-  }
-}`)
-
-var agentInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["action"],
-  "properties": {
-    "action": {"type": "string", "enum": ["rules", "set_rule", "plan", "enqueue", "queue", "complete", "history"], "description": "set_rule needs intent and rule; plan and enqueue need intent; complete needs spawnId and completionStatus; rules takes an optional intent, queue an optional status, history an optional limit."},
-    "intent": {"type": "string", "pattern": "` + safeNamePattern + `", "description": "Built-in intents: plan_phase, execute_phase, debug_issue; set_rule creates others."},
-    "options": ` + spawnOptionsSchema + `,
-    "rule": {
-      "type": "object",
-      "additionalProperties": false,
-      "description": "Agents per stage, run in the order before, beforeParallel, main, after, afterParallel; at least one agent.",
-      "properties": {
-        "before": ` + agentListSchema + `,
-        "beforeParallel": ` + agentListSchema + `,
-        "main": ` + agentListSchema + `,
-        "after": ` + agentListSchema + `,
-        "afterParallel": ` + agentListSchema + `,
-        "notes": {"type": "string", "maxLength": 20000}
-      }
-    },
-    "status": {"type": "string", "enum": ["pending", "completed", "failed", "skipped"], "description": "queue: only items with this status."},
-    "spawnId": {"type": "string", "minLength": 1, "maxLength": 256, "description": "complete: the queue item, e.g. S-3 (sdd_agent queue lists them); an unknown id is 404."},
-    "completionStatus": {"type": "string", "enum": ["completed", "failed", "skipped"]},
-    "note": {"type": "string", "maxLength": 20000, "description": "complete: what happened."},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50, "description": "history: the last N events."}
   }
 }`)
 
@@ -413,22 +277,6 @@ var agentOutputSchema = json.RawMessage(`{
     "sourceTool": {"type": "string"},
     "createdAt": {"type": "string"},
     "completedAt": {"type": "string"}
-  }
-}`)
-
-var skillInputSchema = json.RawMessage(`{
-  "type": "object",
-  "additionalProperties": false,
-  "required": ["action"],
-  "properties": {
-    "action": {"type": "string", "enum": ["list", "register", "bind", "unbind", "recommend"], "description": "register needs skillId; bind and unbind need agentId and skillId; recommend needs intent; list takes an optional agentId."},
-    "skillId": {"type": "string", "pattern": "` + safeNamePattern + `"},
-    "title": {"type": "string", "maxLength": 256},
-    "description": {"type": "string", "maxLength": 20000},
-    "tags": {"type": "array", "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 256}},
-    "agentId": {"type": "string", "pattern": "` + safeNamePattern + `", "description": "An agent id such as sdd-planner."},
-    "intent": {"type": "string", "pattern": "` + safeNamePattern + `"},
-    "options": ` + spawnOptionsSchema + `
   }
 }`)
 

@@ -71,91 +71,83 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 }
 
 func (s *SDD) registerTools() {
-	sdk.AddTool(s.p, sdk.Tool[engine.VitalsInput, *engine.VitalsResult]{
-		Name:  ToolVitals,
-		Title: "SDD vitals",
-		Description: "Start here: shows the spec-driven workflow's health, status, current phase and active lease count, and the sections " +
-			"(objective, context, process, constraints, tasks, success checks) of a command file (.agents/commands/<command>.md or a bundled default). " +
-			"Returns {text: Markdown, vitals: the parsed sections and state}.",
-		InputSchema:  vitalsInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
+		Name:         ToolVitals,
+		Title:        "SDD vitals",
+		Description:  "Start here: the workflow's health, current phase and a command file's sections.",
 		OutputSchema: vitalsOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler:      handler(s, (*engine.Engine).VitalsTool),
+		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
+			return e.VitalsTool(engine.VitalsInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.PlanInput, *engine.PlanToolResult]{
-		Name:  ToolPlan,
-		Title: "Plan a phase",
-		Description: "Writes the plan of a phase to .planning/PLAN-phase-<phase>.md (replacing an existing one) with the sections objective, context, tasks, " +
-			"verification and success_criteria, and makes it the current phase. With auto_spawn it also queues the plan_phase agent flow " +
-			"(researcher, planner, plan checker; skip_research, has_research and skip_verify drop stages). Returns {text, phase, path, flow?}.",
-		InputSchema:  planInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[planArgs, *engine.PlanToolResult]{
+		Name:         ToolPlan,
+		Title:        "Plan a phase",
+		Description:  "Write a phase's plan file and make it the current phase.",
 		OutputSchema: planOutputSchema,
 		Destructive:  true,
 		// The answer is recorded with the call's last state write.
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolPlan, (*engine.Engine).PlanTool),
+		Handler: callHandler(s, ToolPlan, func(e *engine.Engine, c engine.Call, in planArgs) (*engine.PlanToolResult, error) {
+			return e.PlanTool(c, engine.PlanInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.DiscussInput, TextOutput]{
-		Name:  ToolDiscuss,
-		Title: "Discuss a phase",
-		Description: "Frames the discussion of a phase before planning: where the project stands, questions to settle, decisions to lock, risks and the next step. " +
-			"Writes nothing. Returns {text: Markdown}.",
-		InputSchema:  discussInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
+		Name:         ToolDiscuss,
+		Title:        "Discuss a phase",
+		Description:  "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
 		OutputSchema: textOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler: handler(s, func(e *engine.Engine, in engine.DiscussInput) (TextOutput, error) {
-			text, err := e.DiscussTool(in)
+		Handler: handler(s, func(e *engine.Engine, in discussArgs) (TextOutput, error) {
+			text, err := e.DiscussTool(engine.DiscussInput(in))
 			return TextOutput{Text: text}, err
 		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.StateInput, *engine.StateResult]{
-		Name:  ToolState,
-		Title: "SDD key-value state",
-		Description: "Reads and writes the workflow's key-value state by dot-separated keyPath (for example phases.2.decisions): get, set (any JSON value; " +
-			"intermediate objects are created), delete, list (everything, or the subtree at keyPath). Returns {text, action, keyPath, found, value}.",
-		InputSchema:  stateInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
+		Name:         ToolState,
+		Title:        "SDD key-value state",
+		Description:  "Get, set, delete or list the workflow's key-value state by keyPath.",
 		OutputSchema: stateOutputSchema,
 		Destructive:  true,
 		// set and delete record the idempotency key with their write.
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolState, (*engine.Engine).StateTool),
+		Handler: callHandler(s, ToolState, func(e *engine.Engine, c engine.Call, in stateArgs) (*engine.StateResult, error) {
+			return e.StateTool(c, engine.StateInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.ValidateInput, *engine.ValidateToolResult]{
-		Name:  ToolValidate,
-		Title: "Validate against the doctrine",
-		Description: "Checks a document for the required sections of its type (plan: objective, context, tasks, verification, success_criteria; " +
-			"project: What This Is, Core Value, Requirements; requirements: v1 Requirements, Out of Scope, Traceability), each as a <tag> block or a ## heading. " +
-			"Returns {text: DOCTRINE VALIDATED or the violations, valid, missing, type}.",
-		InputSchema:  validateInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
+		Name:         ToolValidate,
+		Title:        "Validate against the doctrine",
+		Description:  "Check a plan, project or requirements document for its required sections.",
 		OutputSchema: validateOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler:      handler(s, (*engine.Engine).ValidateTool),
+		Handler: handler(s, func(e *engine.Engine, in validateArgs) (*engine.ValidateToolResult, error) {
+			return e.ValidateTool(engine.ValidateInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.LeaseInput, *engine.LeaseResult]{
-		Name:  ToolLease,
-		Title: "Execution leases",
-		Description: "Timed execution leases on tasks, so agents do not work on the same thing: issue (taskId, optional scope; lasts one hour), " +
-			"return (leaseId, optional result, default completed; an unknown, returned or expired lease is 404), list (active leases). " +
-			"Returns {text: Markdown, action, lease?, leases?}.",
-		InputSchema:        leaseInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[leaseArgs, *engine.LeaseResult]{
+		Name:               ToolLease,
+		Title:              "Execution leases",
+		Description:        "Issue, return or list timed leases so agents do not work on the same task.",
 		OutputSchema:       leaseOutputSchema,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolLease, (*engine.Engine).LeaseTool),
+		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
+			return e.LeaseTool(c, engine.LeaseInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.DashInput, DashOutput]{
-		Name:  ToolDash,
-		Title: "SDD dashboard",
-		Description: "Dashboard of the project (status, current phase, phases), leases and the spawn queue. " +
-			"format text returns {format, text: Markdown}; format json returns {format, dashboard}.",
-		InputSchema:  dashInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
+		Name:         ToolDash,
+		Title:        "SDD dashboard",
+		Description:  "Show the project's dashboard: status, phases, leases and spawn queue.",
 		OutputSchema: dashOutputSchema,
 		ReadOnly:     true,
 		Idempotent:   true,
-		Handler: handler(s, func(e *engine.Engine, in engine.DashInput) (DashOutput, error) {
-			r, err := e.DashTool(in)
+		Handler: handler(s, func(e *engine.Engine, in dashArgs) (DashOutput, error) {
+			r, err := e.DashTool(engine.DashInput(in))
 			if err != nil {
 				return DashOutput{}, err
 			}
@@ -168,39 +160,36 @@ func (s *SDD) registerTools() {
 			return DashOutput{}, sdk.NewError(500, sdk.CodeInternal, "sdd_dash produced an unexpected result")
 		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.EvolveInput, *engine.EvolveResult]{
-		Name:  ToolEvolve,
-		Title: "Evolve the workflow",
-		Description: "Finds and fixes drift: detect (scope all, workflow or doctrine) lists candidates (phases without a plan file, expired leases never returned, " +
-			"a project without a state write for 24 h); apply (candidateId, force for confidence below 0.7 or to overwrite a plan) fixes one and records how to undo it; " +
-			"rollback (candidateId) undoes its latest applied action; report summarizes. Returns {text: Markdown, action, candidates?, apply?, rollback?}.",
-		InputSchema:  evolveInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
+		Name:         ToolEvolve,
+		Title:        "Evolve the workflow",
+		Description:  "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
 		OutputSchema: evolveOutputSchema,
 		Destructive:  true,
-		Handler:      handler(s, (*engine.Engine).EvolveTool),
+		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
+			return e.EvolveTool(engine.EvolveInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.AgentInput, any]{
-		Name:  ToolAgent,
-		Title: "Agent spawn rules and queue",
-		Description: "Which helper agents to run, in what order: rules (all, or one intent), set_rule (intent, rule: agents per stage before, beforeParallel, main, after, afterParallel), " +
-			"plan (intent, options: the resolved, flattened plan), enqueue (intent, options: queue the plan's steps as pending items), queue (optional status), " +
-			"complete (spawnId, completionStatus completed/failed/skipped, note), history (limit, default 50, max 200). Returns a JSON object per action (see the output schema).",
-		InputSchema:        agentInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[agentArgs, any]{
+		Name:               ToolAgent,
+		Title:              "Agent spawn rules and queue",
+		Description:        "Plan, queue and complete helper-agent flows per intent; pick the operation with action.",
 		OutputSchema:       agentOutputSchema,
 		Destructive:        true,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolAgent, (*engine.Engine).AgentTool),
+		Handler: callHandler(s, ToolAgent, func(e *engine.Engine, c engine.Call, in agentArgs) (any, error) {
+			return e.AgentTool(c, engine.AgentInput(in))
+		}),
 	})
-	sdk.AddTool(s.p, sdk.Tool[engine.SkillInput, any]{
-		Name:  ToolSkill,
-		Title: "SDD skill registry",
-		Description: "Registry of skills and which agents have them: list (optional agentId), register (skillId, title, description, tags; creates or updates), " +
-			"bind and unbind (agentId, skillId; bind needs a registered skill), recommend (intent, options: the skills of the intent's agents in plan order). " +
-			"Returns a JSON object per action (see the output schema).",
-		InputSchema:        skillInputSchema,
+	sdk.AddTool(s.p, sdk.Tool[skillArgs, any]{
+		Name:               ToolSkill,
+		Title:              "SDD skill registry",
+		Description:        "List, register, bind or recommend skills for agents; pick with action.",
 		OutputSchema:       skillOutputSchema,
 		Destructive:        true,
 		HonoursIdempotency: true,
-		Handler:            callHandler(s, ToolSkill, (*engine.Engine).SkillTool),
+		Handler: callHandler(s, ToolSkill, func(e *engine.Engine, c engine.Call, in skillArgs) (any, error) {
+			return e.SkillTool(c, engine.SkillInput(in))
+		}),
 	})
 }

@@ -149,9 +149,7 @@ type BetaStatusOutput struct {
 func (v *Plugin) registerComputerTools() {
 	sdk.AddTool(v.p, sdk.Tool[SessionStartInput, StartOutput]{
 		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
-		Description: "Starts a computer-use session on the X11 display (DISPLAY) with hard limits: maxActions (default 100, ceiling 1000), maxDurationMs (300000, ceiling 3600000), maxScreenshots (50, ceiling 200). " +
-			"Coordinates are the screen's own pixels unless displayWidth/displayHeight ask for a scaled space. " +
-			"Returns the sessionId and, when captureScreenshots, the initial screenshot as image content; with ANTHROPIC_API_KEY set it also reports whether the hosted computer-use API answers (betaAvailable).",
+		Description: "Start a computer-use session on the X11 display with hard action, time and screenshot limits.",
 		Handler: func(ctx context.Context, in SessionStartInput) (StartOutput, error) {
 			m, err := v.mgr()
 			if err != nil {
@@ -181,8 +179,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[ActionInput, ActionOutput]{
 		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
-		Description: "Executes one action in an ACTIVE session: screenshot and zoom (image content), mouse_move, left_click, right_click, middle_click, double_click, triple_click, left_click_drag, left_mouse_down, left_mouse_up, type, key, hold_key, wait, scroll. " +
-			"Parameters are validated and the session's limits checked first; an action past a limit is refused with ERR_LIMIT_EXCEEDED.",
+		Description: "Run one mouse, keyboard, wait, scroll or screenshot action in an active computer-use session.",
 		Handler: func(ctx context.Context, in ActionInput) (ActionOutput, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -201,7 +198,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SequenceInput, SequenceOutput]{
 		Name: "computer_sequence", Title: "Execute action sequence", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
-		Description: "Executes actions in order with delayBetweenActions ms between them (default 100, ceiling 60000). A failure stops the sequence unless continueOnError; a limit always stops it. Screenshots come as image content in order.",
+		Description: "Run several actions in order in a session, with a delay between them.",
 		Handler: func(ctx context.Context, in SequenceInput) (SequenceOutput, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -228,7 +225,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_pause", Title: "Pause computer session", Toolset: ToolsetComputer,
-		Description: "Pauses an ACTIVE session: actions are refused and paused time does not count against maxDurationMs until it is resumed.",
+		Description: "Pause an active session; paused time does not count against its limits.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -242,7 +239,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_resume", Title: "Resume computer session", Toolset: ToolsetComputer,
-		Description: "Resumes a PAUSED session.",
+		Description: "Resume a paused session.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -256,7 +253,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, EndOutput]{
 		Name: "computer_session_end", Title: "End computer session", Toolset: ToolsetComputer,
-		Description: "Ends a session (final screenshot as image content when captureScreenshots) and returns its duration and summary. An ended session accepts no actions.",
+		Description: "End a computer-use session and get its summary.",
 		Handler: func(ctx context.Context, in SessionIDInput) (EndOutput, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -271,7 +268,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_summary", Title: "Computer session summary", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
-		Description: "Returns a session's state, active duration, action, screenshot and error counts, errors, cursor and remaining limits (checkLimits). Does not end the session.",
+		Description: "Show a session's state, counts, errors and remaining limits without ending it.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -282,7 +279,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, HistoryOutput]{
 		Name: "computer_action_history", Title: "Computer action history", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
-		Description: "Returns every executed action of a session in order: type, parameters, result, success, timestamp, number.",
+		Description: "List a session's executed actions in order.",
 		Handler: func(_ context.Context, in SessionIDInput) (HistoryOutput, error) {
 			s, err := v.session(in.SessionID)
 			if err != nil {
@@ -294,7 +291,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[struct{}, BetaStatusOutput]{
 		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
-		Description: "Reports the computer tool version in use (CAIRN_COMPUTER_TOOL: computer_20251124 by default, computer_20250124, computer_20241022) with its beta header and actions, the model, the tool definitions sent to the hosted model for the display, and whether the hosted beta API answers (with the reason when not).",
+		Description: "Show the computer tool version, beta header, model and whether the hosted API answers.",
 		Handler: func(ctx context.Context, _ struct{}) (BetaStatusOutput, error) {
 			v.mu.RLock()
 			beta, display := v.beta, v.display
@@ -315,9 +312,7 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
-		Description: "Runs the hosted model's computer-use loop (the CAIRN_COMPUTER_TOOL version, computer_20251124 by default, with its beta header) on a session: the model sees screenshots and requests actions, each executed under the session's limits, until it stops, a limit is reached, or maxTurns. " +
-			"An action the tool version does not define is refused to the model as an error result. Needs ANTHROPIC_API_KEY and DISPLAY; the hosted model's availability is checked before the run. " +
-			"Without displayWidth/displayHeight a new session uses the screen's size scaled down to the model's image limits (1568 px long edge, 1.15 megapixels). Reports progress per turn; the screen as the run left it comes as image content.",
+		Description: "Let the hosted model drive a session by screenshots until it stops or a limit is reached (needs ANTHROPIC_API_KEY and DISPLAY).",
 		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
 			v.mu.RLock()
 			beta := v.beta

@@ -103,11 +103,10 @@ type ImageInput struct {
 
 func (v *Plugin) registerVisionTools() {
 	sdk.AddTool(v.p, sdk.Tool[LoadImageInput, ImageOutput]{
-		Name:  "vision_load_image",
-		Title: "Load image",
-		Description: "Loads a PNG, JPEG, GIF or WebP image by path (inside the workspace root) or as base64, checks it and scales it to the model's limits (long edge 1568 px, 1.15 megapixels). " +
-			"Returns the imageId the other vision tools take. Images stay in memory until the plugin restarts. Needs no API key.",
-		ReadOnly: true, Idempotent: true, SuccessStatus: 201,
+		Name:        "vision_load_image",
+		Title:       "Load image",
+		Description: "Load an image by path or base64 for the other vision tools; returns its imageId.",
+		ReadOnly:    true, Idempotent: true, SuccessStatus: 201,
 		Handler: func(_ context.Context, in LoadImageInput) (ImageOutput, error) {
 			e, err := v.eng(false)
 			if err != nil {
@@ -133,7 +132,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[struct{}, ImageListOutput]{
 		Name: "vision_list_images", Title: "List images",
-		Description: "Lists the loaded images, most recently used first.",
+		Description: "List the loaded images, most recently used first.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(context.Context, struct{}) (ImageListOutput, error) {
 			e, err := v.eng(false)
@@ -146,8 +145,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[AnalyzeInput, vision.AnalysisResult]{
 		Name: "vision_analyze", Title: "Analyse image", OpenWorld: true, ReadOnly: true,
-		Description: "Asks the hosted model for one analysis of a loaded image: general, ocr, chart, objects, face (objective, no identification), scene, color, or qa (with question). " +
-			"The result is the model's JSON (or {text, parsed:false}); cached is true when answered from the analysis cache.",
+		Description: "Ask the hosted model for one kind of analysis of a loaded image.",
 		Handler: func(ctx context.Context, in AnalyzeInput) (vision.AnalysisResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -162,7 +160,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[BatchInput, vision.BatchResult]{
 		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
-		Description: "Runs one analysis over up to 50 loaded images, at most 3 model calls at a time, reporting progress after each image. One failing image does not stop the others; results keep the input order.",
+		Description: "Run one analysis over up to 50 loaded images, with progress.",
 		Handler: func(ctx context.Context, in BatchInput) (vision.BatchResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -186,7 +184,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[CompareInput, vision.Comparison]{
 		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
-		Description: "Compares two loaded images: similarities, differences and a description (detailed for more).",
+		Description: "Compare two loaded images: similarities and differences.",
 		Handler: func(ctx context.Context, in CompareInput) (vision.Comparison, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -201,7 +199,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison]{
 		Name: "vision_compare_advanced", Title: "Compare two images in detail", OpenWorld: true, ReadOnly: true,
-		Description: "Scores two images' similarity (model score 0-1 and a locally measured pixelSimilarity) and highlights differences with normalised bounding boxes.",
+		Description: "Score two images' similarity and box their differences.",
 		Handler: func(ctx context.Context, in CompareAdvancedInput) (vision.AdvancedComparison, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -216,7 +214,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[DetectInput, vision.DetectionResult]{
 		Name: "vision_detect_objects", Title: "Detect objects", OpenWorld: true, ReadOnly: true,
-		Description: "Lists objects with category, count, confidence and a bounding box normalised to 0-1, derived from the model's location hints (coarse by design). Filters by confidenceThreshold (0.5), maxObjects (50) and categories.",
+		Description: "List an image's objects with category, confidence and a coarse bounding box.",
 		Handler: func(ctx context.Context, in DetectInput) (vision.DetectionResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -231,7 +229,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[FaceInput, vision.FaceResult]{
 		Name: "vision_analyze_faces", Title: "Describe faces", OpenWorld: true, ReadOnly: true,
-		Description: "Describes visible faces objectively (apparent age range, gender presentation, emotions, orientation, features, box); never identifies anyone. Landmarks are estimated from each box.",
+		Description: "Describe visible faces objectively; never identifies anyone.",
 		Handler: func(ctx context.Context, in FaceInput) (vision.FaceResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -246,7 +244,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[SceneInput, vision.SceneResult]{
 		Name: "vision_classify_scene", Title: "Classify scene", OpenWorld: true, ReadOnly: true,
-		Description: "Classifies the scene: primary and secondary categories, indoor, time of day, weather, location, mood, optionally attributes and activities.",
+		Description: "Classify an image's scene: category, indoor, time of day, weather, mood.",
 		Handler: func(ctx context.Context, in SceneInput) (vision.SceneResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -261,7 +259,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.TextResult]{
 		Name: "vision_extract_text", Title: "Extract text (OCR)", OpenWorld: true, ReadOnly: true,
-		Description: "Reads the text of an image in reading order, with blocks carrying a location hint, a normalised box, a style and a confidence.",
+		Description: "Read an image's text in reading order.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.TextResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -276,7 +274,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ChartResult]{
 		Name: "vision_analyze_chart", Title: "Read chart data", OpenWorld: true, ReadOnly: true,
-		Description: "Reads a chart: its type, title, axes, data points as JSON and trends.",
+		Description: "Read a chart's type, axes, data points and trends.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.ChartResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
@@ -291,7 +289,7 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ColorResult]{
 		Name: "vision_analyze_colors", Title: "Analyse colours", OpenWorld: true, ReadOnly: true,
-		Description: "The model's reading of dominant colours, palette, temperature, contrast and harmony, beside dominant colours, brightness and contrast measured from the pixels.",
+		Description: "Describe an image's colours, with dominant colours, brightness and contrast measured from pixels.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.ColorResult, error) {
 			e, err := v.eng(true)
 			if err != nil {

@@ -13,11 +13,20 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// Check compares every tool of p with dir/<tool>.snap.
+// Check compares every tool of p with dir/<tool>.snap. It also fails for a
+// tool without a title, description or toolset, and for a snapshot file
+// whose tool no longer exists (UPDATE_TOOLSNAPS=1 removes it).
 func Check(t *testing.T, p *sdk.Plugin, dir string) {
 	t.Helper()
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
+	declared := map[string]bool{}
 	for _, tool := range p.Tools() {
+		declared[tool.Name+".snap"] = true
+		for field, v := range map[string]string{"title": tool.Title, "description": tool.Description, "toolset": tool.Toolset} {
+			if v == "" {
+				t.Errorf("tool %s has no %s", tool.Name, field)
+			}
+		}
 		snap := map[string]any{
 			"name":         tool.Name,
 			"title":        tool.Title,
@@ -58,6 +67,19 @@ func Check(t *testing.T, p *sdk.Plugin, dir string) {
 		if !bytes.Equal(normalize(t, want), normalize(t, got)) {
 			t.Errorf("tool %s differs from %s; if the change is intended, run with UPDATE_TOOLSNAPS=1 and commit the diff\ngot:\n%s", tool.Name, path, got)
 		}
+	}
+	stale, _ := filepath.Glob(filepath.Join(dir, "*.snap"))
+	for _, path := range stale {
+		if declared[filepath.Base(path)] {
+			continue
+		}
+		if update {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("snapshot %s has no tool; remove it (or run with UPDATE_TOOLSNAPS=1)", path)
 	}
 }
 

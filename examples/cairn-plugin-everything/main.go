@@ -1,0 +1,182 @@
+// Command cairn-plugin-everything is a cairn plugin built only on the SDK
+// that provides the fixtures the official MCP conformance suite
+// (@modelcontextprotocol/conformance) calls: tools returning text, image,
+// audio and error results, progress and log notifications, a JSON Schema
+// 2020-12 input schema, and test:// resources. Loaded into cairn, it shows
+// that what a plugin says reaches the client through the host.
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// A 1×1 red PNG and a 44-byte silent WAV header with one sample: the
+// smallest payloads the suite accepts as image and audio content.
+var (
+	redPixelPNG = mustBase64("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+	silentWAV   = mustBase64("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQIAAAAAAA==")
+)
+
+func mustBase64(s string) []byte {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// NoInput is the input of the argument-less fixtures.
+type NoInput struct{}
+
+// TextOutput is a fixture's JSON answer; the host also sends it as the
+// first text content block (PRODUCT.md D3).
+type TextOutput struct {
+	Text string `json:"text"`
+}
+
+// MediaOutput carries one extra content block after the JSON text.
+type MediaOutput struct {
+	Text    string `json:"text"`
+	content sdk.Content
+}
+
+// ExtraContent implements sdk.ContentProvider.
+func (o MediaOutput) ExtraContent() []sdk.Content { return []sdk.Content{o.content} }
+
+// SchemaInput matches json_schema_2020_12_tool's raw input schema.
+type SchemaInput struct {
+	Name    string `json:"name,omitempty"`
+	Address *struct {
+		Street string `json:"street,omitempty"`
+		City   string `json:"city,omitempty"`
+	} `json:"address,omitempty"`
+}
+
+// jsonSchema202012 keeps the 2020-12 keywords ($schema, $defs, $ref) the
+// suite checks survive the host's listing.
+var jsonSchema202012 = json.RawMessage(`{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "type": "object",
+  "$defs": {
+    "address": {
+      "type": "object",
+      "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
+    }
+  },
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"}
+  },
+  "additionalProperties": false
+}`)
+
+func newPlugin() *sdk.Plugin {
+	p := sdk.New("everything", "1.0.0",
+		sdk.WithDescription("Conformance fixtures: every kind of tool result, notification and resource a plugin can give"),
+		sdk.WithToolset("everything"))
+
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_simple_text", Title: "Simple text",
+		Description: "Conformance fixture: answers with text.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (TextOutput, error) {
+			return TextOutput{Text: "This is a simple text response for testing."}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_image_content", Title: "Image content",
+		Description: "Conformance fixture: answers with a 1×1 PNG image.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "an image", content: sdk.Content{Type: "image", Data: redPixelPNG, MIMEType: "image/png"}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_audio_content", Title: "Audio content",
+		Description: "Conformance fixture: answers with a short WAV clip.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "a sound", content: sdk.Content{Type: "audio", Data: silentWAV, MIMEType: "audio/wav"}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_error_handling", Title: "Error result",
+		Description: "Conformance fixture: always fails with a tool error.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (TextOutput, error) {
+			return TextOutput{}, sdk.NewError(400, "ERR_TEST_FAILURE", "This tool intentionally returns an error for testing")
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_tool_with_progress", Title: "Progress",
+		Description: "Conformance fixture: reports progress 0, 50 and 100 of 100.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			for _, done := range []float64{0, 50, 100} {
+				sdk.ReportProgress(ctx, done, 100, fmt.Sprintf("%.0f%% done", done))
+				time.Sleep(50 * time.Millisecond)
+			}
+			return TextOutput{Text: "Progress complete"}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_tool_with_logging", Title: "Logging",
+		Description: "Conformance fixture: logs three messages through the host while it runs.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			// The host forwards plugin warnings to every session that set a
+			// log level (notifications/message).
+			for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
+				if err := p.LogToHost(ctx, "warn", msg, nil); err != nil {
+					return TextOutput{}, err
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return TextOutput{Text: "Logging complete"}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[SchemaInput, TextOutput]{
+		Name: "json_schema_2020_12_tool", Title: "JSON Schema 2020-12",
+		Description: "Conformance fixture: an input schema using $schema, $defs and $ref.",
+		ReadOnly:    true, Idempotent: true,
+		InputSchema: jsonSchema202012,
+		Handler: func(_ context.Context, in SchemaInput) (TextOutput, error) {
+			return TextOutput{Text: "hello " + in.Name}, nil
+		},
+	})
+
+	p.AddResource(sdk.Resource{URI: "test://static-text", Name: "static-text", Description: "A static text resource", MIMEType: "text/plain"})
+	p.AddResource(sdk.Resource{URI: "test://static-binary", Name: "static-binary", Description: "A static binary resource", MIMEType: "image/png"})
+	p.AddResource(sdk.Resource{URI: "test://watched-resource", Name: "watched-resource", Description: "A resource clients may subscribe to", MIMEType: "text/plain"})
+	p.AddResourceTemplate(sdk.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "template", Description: "Data for an id", MIMEType: "application/json"})
+	p.HandleResources("test://", func(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+		switch {
+		case uri == "test://static-text":
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}, nil
+		case uri == "test://static-binary":
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "image/png", Blob: redPixelPNG}}, nil
+		case uri == "test://watched-resource":
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "watched"}}, nil
+		case strings.HasPrefix(uri, "test://template/") && strings.HasSuffix(uri, "/data"):
+			id := strings.TrimSuffix(strings.TrimPrefix(uri, "test://template/"), "/data")
+			if id == "" || strings.Contains(id, "/") {
+				return nil, sdk.InvalidInput("uri", "pattern", "use test://template/{id}/data with one path segment as id")
+			}
+			body, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+			return []sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}, nil
+		}
+		return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
+	})
+	return p
+}
+
+func main() {
+	sdk.Serve(newPlugin())
+}

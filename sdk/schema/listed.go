@@ -1,0 +1,27 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// listedOutput is the output schema every tool publishes in tools/list.
+var listedOutput = json.RawMessage(`{"type":"object","properties":{"error":{"type":"object"}}}`)
+
+// Listed returns the output schema a tool publishes in tools/list for its
+// full output schema: an object that may carry "error" (PRODUCT.md D3).
+// It requires no field and admits unknown ones, so it accepts both the
+// success object and the error envelope without repeating the envelope's
+// definition in every tool. The full schema stays with the plugin, which
+// checks every output against it (Validator, CAIRN_MODE=TEST), and in the
+// tool snapshots and docs/tools.md; listing it would cost a client's
+// context on every tools/list (issue 15: half of the list's bytes).
+func Listed(full json.RawMessage) (json.RawMessage, error) {
+	if len(full) > 0 {
+		var probe map[string]any
+		if err := json.Unmarshal(full, &probe); err != nil {
+			return nil, fmt.Errorf("output schema is not a JSON object: %w", err)
+		}
+	}
+	return append(json.RawMessage(nil), listedOutput...), nil
+}
