@@ -174,6 +174,17 @@ func newPlugin() *sdk.Plugin {
 		}
 		return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
 	})
+	// Prompts the suite gets; the SDK's prompt messages carry text, so the
+	// image and embedded-resource prompts are not served (see the test).
+	p.AddPrompt(sdk.Prompt{Name: "test_simple_prompt", Description: "A simple prompt without arguments",
+		Render: func(context.Context, map[string]string) (sdk.PromptResult, error) {
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "This is a simple prompt for testing."}}}, nil
+		}})
+	p.AddPrompt(sdk.Prompt{Name: "test_prompt_with_arguments", Description: "A prompt with required arguments",
+		Arguments: []sdk.PromptArgument{{Name: "arg1", Description: "First test argument", Required: true}, {Name: "arg2", Description: "Second test argument", Required: true}},
+		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"}}}, nil
+		}})
 	return p
 }
 

@@ -21,25 +21,12 @@ const (
 	nodePackage        = "node@22.23.3"
 )
 
-// conformanceAwaitingProto lists the scenarios that need prompts,
-// completions and resource subscriptions, which helper "proto" builds on
-// another branch. They must fail here; after merging, the lead deletes
-// them from this table and they must pass.
-var conformanceAwaitingProto = map[string]string{
-	"completion-complete":           "completions (issue 15 item 3)",
-	"prompts-list":                  "prompts (issue 15 item 2)",
-	"prompts-get-simple":            "prompts (issue 15 item 2)",
-	"prompts-get-with-args":         "prompts (issue 15 item 2)",
-	"prompts-get-embedded-resource": "prompts (issue 15 item 2)",
-	"prompts-get-with-image":        "prompts (issue 15 item 2)",
-	"resources-subscribe":           "resource subscriptions (issue 15 item 4)",
-	"resources-unsubscribe":         "resource subscriptions (issue 15 item 4)",
-}
-
 // conformanceCannotApply lists the scenarios a plugin cannot serve through
 // the SDK today, with why. They must fail; one that starts passing fails
 // the test so the table stays true.
 var conformanceCannotApply = map[string]string{
+	"prompts-get-embedded-resource": "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not embedded resources",
+	"prompts-get-with-image":        "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not images",
 	"tools-call-sampling":          "the SDK gives a plugin no way to send sampling/createMessage to the client",
 	"tools-call-elicitation":       "the SDK gives a plugin no way to send elicitation/create to the client",
 	"elicitation-sep1034-defaults": "the SDK gives a plugin no way to send elicitation/create to the client",
@@ -96,10 +83,7 @@ func TestOfficialConformanceSuite(t *testing.T) {
 	sort.Strings(names)
 	for _, n := range names {
 		failures := results[n]
-		why, awaiting := conformanceAwaitingProto[n]
-		if !awaiting {
-			why = conformanceCannotApply[n]
-		}
+		why := conformanceCannotApply[n]
 		switch {
 		case why == "" && len(failures) > 0:
 			t.Errorf("scenario %s fails: %s", n, strings.Join(failures, "; "))
@@ -111,11 +95,9 @@ func TestOfficialConformanceSuite(t *testing.T) {
 			t.Logf("%-32s pass", n)
 		}
 	}
-	for _, table := range []map[string]string{conformanceAwaitingProto, conformanceCannotApply} {
-		for n := range table {
-			if _, ran := results[n]; !ran {
-				t.Errorf("scenario %s is in an expected-failure table but the pinned suite did not run it", n)
-			}
+	for n := range conformanceCannotApply {
+		if _, ran := results[n]; !ran {
+			t.Errorf("scenario %s is in the expected-failure table but the pinned suite did not run it", n)
 		}
 	}
 	if t.Failed() {
