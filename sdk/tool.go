@@ -162,6 +162,12 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 // validation, decoding, the handler, panic recovery and output encoding.
 // ctx may carry a Caller (WithCaller) and a progress sink (WithProgress).
 func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
+	return p.invoke(ctx, name, args, false)
+}
+
+// invoke runs a tool; validated skips the raw and schema checks, which the
+// host already made (only calls from the host set it).
+func (p *Plugin) invoke(ctx context.Context, name string, args []byte, validated bool) Result {
 	p.mu.RLock()
 	t := p.tools[name]
 	p.mu.RUnlock()
@@ -169,13 +175,15 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
 		return Result{Err: e, Status: e.Status}
 	}
-	// Raw checks first: decoding for validation would already have
-	// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
-	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
-		return Result{Err: e, Status: e.Status}
-	}
-	if e := t.validator.Validate(args); e != nil {
-		return Result{Err: e, Status: e.Status}
+	if !validated {
+		// Raw checks first: decoding for validation would already have
+		// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
+		if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
+			return Result{Err: e, Status: e.Status}
+		}
+		if e := t.validator.Validate(args); e != nil {
+			return Result{Err: e, Status: e.Status}
+		}
 	}
 	out, err := p.safeCall(ctx, t, args)
 	if err != nil {

@@ -590,7 +590,11 @@ type CallToolRequest struct {
 	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// True when the call is a replay of one that may already have run (its
 	// relay lost the daemon while the call was in flight).
-	Replay        bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
+	Replay bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
+	// True when the host checked arguments against the tool's input schema
+	// (and the raw-JSON rules) before sending them: the plugin does not check
+	// them again. Only the host sets it; in-process calls always validate.
+	Validated     bool `protobuf:"varint,8,opt,name=validated,proto3" json:"validated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +674,13 @@ func (x *CallToolRequest) GetIdempotencyKey() string {
 func (x *CallToolRequest) GetReplay() bool {
 	if x != nil {
 		return x.Replay
+	}
+	return false
+}
+
+func (x *CallToolRequest) GetValidated() bool {
+	if x != nil {
+		return x.Validated
 	}
 	return false
 }
@@ -1837,6 +1848,62 @@ func (x *PublishResponse) GetId() string {
 	return ""
 }
 
+// PublishAck tells a plugin that its events up to seq (counted from 1 on
+// each PublishEvents stream) are on the host's bus.
+type PublishAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Set when the host refused the event at seq (no type, data not JSON);
+	// the stream goes on.
+	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishAck) Reset() {
+	*x = PublishAck{}
+	mi := &file_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishAck) ProtoMessage() {}
+
+func (x *PublishAck) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishAck.ProtoReflect.Descriptor instead.
+func (*PublishAck) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PublishAck) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishAck) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type LogRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "trace", "debug", "info", "warn" or "error".
@@ -1850,7 +1917,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1862,7 +1929,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1875,7 +1942,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -1907,7 +1974,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +1986,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +1999,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1993,7 +2060,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xfb\x01\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x99\x02\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -2002,7 +2069,8 @@ const file_plugin_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
 	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12\x16\n" +
-	"\x06replay\x18\a \x01(\bR\x06replay\"\x88\x01\n" +
+	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1c\n" +
+	"\tvalidated\x18\b \x01(\bR\tvalidated\"\x88\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06resultB\a\n" +
@@ -2070,13 +2138,17 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0ePublishRequest\x12,\n" +
 	"\x05event\x18\x01 \x01(\v2\x16.cairn.plugin.v1.EventR\x05event\"!\n" +
 	"\x0fPublishResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"T\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
+	"\n" +
+	"PublishAck\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"T\n" +
 	"\n" +
 	"LogRequest\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
 	"\x06fields\x18\x03 \x01(\fR\x06fields\"\r\n" +
-	"\vLogResponse2\xa4\x05\n" +
+	"\vLogResponse2\xeb\x05\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -2085,10 +2157,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\fReadResource\x12$.cairn.plugin.v1.ReadResourceRequest\x1a%.cairn.plugin.v1.ReadResourceResponse\x12X\n" +
 	"\vHandleEvent\x12#.cairn.plugin.v1.HandleEventRequest\x1a$.cairn.plugin.v1.HandleEventResponse\x12I\n" +
 	"\x06Health\x12\x1e.cairn.plugin.v1.HealthRequest\x1a\x1f.cairn.plugin.v1.HealthResponse\x12C\n" +
-	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse2\x96\x01\n" +
+	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse\x12E\n" +
+	"\x04Call\x12 .cairn.plugin.v1.CallToolRequest\x1a\x1b.cairn.plugin.v1.ToolResult2\xe9\x01\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
-	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponseB;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
+	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
+	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01B;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2102,7 +2176,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -2133,12 +2207,13 @@ var file_plugin_proto_goTypes = []any{
 	(*StopResponse)(nil),          // 26: cairn.plugin.v1.StopResponse
 	(*PublishRequest)(nil),        // 27: cairn.plugin.v1.PublishRequest
 	(*PublishResponse)(nil),       // 28: cairn.plugin.v1.PublishResponse
-	(*LogRequest)(nil),            // 29: cairn.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 30: cairn.plugin.v1.LogResponse
-	nil,                           // 31: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	(*PublishAck)(nil),            // 29: cairn.plugin.v1.PublishAck
+	(*LogRequest)(nil),            // 30: cairn.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 31: cairn.plugin.v1.LogResponse
+	nil,                           // 32: cairn.plugin.v1.ConfigureRequest.SettingsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	31, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	32, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -2160,20 +2235,24 @@ var file_plugin_proto_depIdxs = []int32{
 	21, // 19: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
 	23, // 20: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
 	25, // 21: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	27, // 22: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	29, // 23: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	1,  // 24: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 25: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 26: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	16, // 27: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	19, // 28: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	22, // 29: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	24, // 30: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	26, // 31: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	28, // 32: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	30, // 33: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
+	7,  // 22: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
+	27, // 23: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	30, // 24: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	27, // 25: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	1,  // 26: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 27: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 28: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	16, // 29: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	19, // 30: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	22, // 31: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	24, // 32: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	26, // 33: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	10, // 34: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
+	28, // 35: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	31, // 36: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	29, // 37: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	26, // [26:38] is the sub-list for method output_type
+	14, // [14:26] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -2195,7 +2274,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

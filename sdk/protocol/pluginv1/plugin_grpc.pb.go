@@ -38,6 +38,7 @@ const (
 	Plugin_HandleEvent_FullMethodName   = "/cairn.plugin.v1.Plugin/HandleEvent"
 	Plugin_Health_FullMethodName        = "/cairn.plugin.v1.Plugin/Health"
 	Plugin_Stop_FullMethodName          = "/cairn.plugin.v1.Plugin/Stop"
+	Plugin_Call_FullMethodName          = "/cairn.plugin.v1.Plugin/Call"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -68,6 +69,11 @@ type PluginClient interface {
 	// Stop asks the plugin to release its resources (close stores, flush) before
 	// the host ends the process.
 	Stop(ctx context.Context, in *StopRequest, opts ...grpc.CallOption) (*StopResponse, error)
+	// Call runs one tool without progress: one request, one result, no stream
+	// to set up. The host uses it when the client asked for no progress and
+	// falls back to CallTool when the plugin answers Unimplemented (an older
+	// SDK).
+	Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error)
 }
 
 type pluginClient struct {
@@ -167,6 +173,16 @@ func (c *pluginClient) Stop(ctx context.Context, in *StopRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *pluginClient) Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ToolResult)
+	err := c.cc.Invoke(ctx, Plugin_Call_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -195,6 +211,11 @@ type PluginServer interface {
 	// Stop asks the plugin to release its resources (close stores, flush) before
 	// the host ends the process.
 	Stop(context.Context, *StopRequest) (*StopResponse, error)
+	// Call runs one tool without progress: one request, one result, no stream
+	// to set up. The host uses it when the client asked for no progress and
+	// falls back to CallTool when the plugin answers Unimplemented (an older
+	// SDK).
+	Call(context.Context, *CallToolRequest) (*ToolResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -228,6 +249,9 @@ func (UnimplementedPluginServer) Health(context.Context, *HealthRequest) (*Healt
 }
 func (UnimplementedPluginServer) Stop(context.Context, *StopRequest) (*StopResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Stop not implemented")
+}
+func (UnimplementedPluginServer) Call(context.Context, *CallToolRequest) (*ToolResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method Call not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -387,6 +411,24 @@ func _Plugin_Stop_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Call_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallToolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Call(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Call_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Call(ctx, req.(*CallToolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -422,6 +464,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Stop",
 			Handler:    _Plugin_Stop_Handler,
 		},
+		{
+			MethodName: "Call",
+			Handler:    _Plugin_Call_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -434,8 +480,9 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Host_Publish_FullMethodName = "/cairn.plugin.v1.Host/Publish"
-	Host_Log_FullMethodName     = "/cairn.plugin.v1.Host/Log"
+	Host_Publish_FullMethodName       = "/cairn.plugin.v1.Host/Publish"
+	Host_Log_FullMethodName           = "/cairn.plugin.v1.Host/Log"
+	Host_PublishEvents_FullMethodName = "/cairn.plugin.v1.Host/PublishEvents"
 )
 
 // HostClient is the client API for Host service.
@@ -448,6 +495,12 @@ type HostClient interface {
 	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error)
 	// Log writes a structured line to the host's log (stderr).
 	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
+	// PublishEvents carries a plugin's events on one long-lived stream, so a
+	// write does not wait for the host: the plugin queues, this stream
+	// delivers in order, and the host acknowledges each event (by sequence)
+	// once it is on the bus. A plugin falls back to Publish when the host
+	// answers Unimplemented.
+	PublishEvents(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishAck], error)
 }
 
 type hostClient struct {
@@ -478,6 +531,19 @@ func (c *hostClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.CallO
 	return out, nil
 }
 
+func (c *hostClient) PublishEvents(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishAck], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_PublishEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PublishRequest, PublishAck]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_PublishEventsClient = grpc.BidiStreamingClient[PublishRequest, PublishAck]
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -488,6 +554,12 @@ type HostServer interface {
 	Publish(context.Context, *PublishRequest) (*PublishResponse, error)
 	// Log writes a structured line to the host's log (stderr).
 	Log(context.Context, *LogRequest) (*LogResponse, error)
+	// PublishEvents carries a plugin's events on one long-lived stream, so a
+	// write does not wait for the host: the plugin queues, this stream
+	// delivers in order, and the host acknowledges each event (by sequence)
+	// once it is on the bus. A plugin falls back to Publish when the host
+	// answers Unimplemented.
+	PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -503,6 +575,9 @@ func (UnimplementedHostServer) Publish(context.Context, *PublishRequest) (*Publi
 }
 func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
+}
+func (UnimplementedHostServer) PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error {
+	return status.Error(codes.Unimplemented, "method PublishEvents not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -561,6 +636,13 @@ func _Host_Log_Handler(srv interface{}, ctx context.Context, dec func(interface{
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_PublishEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(HostServer).PublishEvents(&grpc.GenericServerStream[PublishRequest, PublishAck]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_PublishEventsServer = grpc.BidiStreamingServer[PublishRequest, PublishAck]
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -577,6 +659,13 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Host_Log_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "PublishEvents",
+			Handler:       _Host_PublishEvents_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "plugin.proto",
 }
