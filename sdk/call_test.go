@@ -128,3 +128,23 @@ func TestInvokeAlwaysValidates(t *testing.T) {
 		t.Fatalf("Invoke accepted arguments its schema refuses: %+v", res)
 	}
 }
+
+// TestSchemasCompileOnFirstUse: a schema that does not compile no longer
+// stops AddTool; CheckSchemas names it, and a validating call fails typed.
+func TestSchemasCompileOnFirstUse(t *testing.T) {
+	p := countPlugin()
+	if err := p.CheckSchemas(); err != nil {
+		t.Fatalf("good schemas refused: %v", err)
+	}
+	AddTool(p, Tool[countIn, countOut]{
+		Name: "calltest_bad", Description: "Bad schema.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nonsense"}}}`),
+		Handler: func(context.Context, countIn) (countOut, error) { return countOut{}, nil },
+	})
+	if err := p.CheckSchemas(); err == nil {
+		t.Fatal("CheckSchemas accepted a schema that does not compile")
+	}
+	res := p.Invoke(t.Context(), "calltest_bad", []byte(`{"n":1}`))
+	if res.Err == nil || res.Status != 500 {
+		t.Fatalf("call with an uncompilable schema: %+v", res)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"runtime/debug"
+	"sync"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
@@ -82,17 +83,17 @@ type Result struct {
 }
 
 type tool struct {
-	info      ToolInfo
-	validator *schema.Validator
-	status    int
-	call      func(ctx context.Context, args []byte) (any, error)
+	info   ToolInfo
+	input  lazyValidator
+	status int
+	call   func(ctx context.Context, args []byte) (any, error)
 }
 
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // AddTool declares a tool on p. It panics on a declaration error (bad name,
-// duplicate name, invalid schema), which is a programming error caught the
-// first time the plugin starts.
+// duplicate name), which is a programming error caught the first time the
+// plugin starts. Schemas are checked by CheckSchemas (and on first use).
 func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if !toolNamePattern.MatchString(t.Name) {
 		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern))
@@ -108,13 +109,9 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if out == nil {
 		out = schema.For[Out]()
 	}
-	v, err := schema.Compile(in)
-	if err != nil {
-		panic(fmt.Sprintf("sdk.AddTool: tool %q input schema: %v", t.Name, err))
-	}
-	if _, err := schema.Compile(out); err != nil {
-		panic(fmt.Sprintf("sdk.AddTool: tool %q output schema: %v", t.Name, err))
-	}
+	// Schemas are compiled on first use, not here: compiling every tool's
+	// schemas was most of a plugin's start-up, and calls from the host
+	// arrive validated. CheckSchemas compiles them all (tests call it).
 	ts := t.Toolset
 	if ts == "" {
 		ts = p.toolset
@@ -131,8 +128,8 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
 			HonoursIdempotency: t.HonoursIdempotency,
 		},
-		validator: v,
-		status:    status,
+		input:  lazyValidator{tool: t.Name, raw: in},
+		status: status,
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In
 			if len(bytes.TrimSpace(args)) > 0 {
@@ -181,7 +178,7 @@ func (p *Plugin) invoke(ctx context.Context, name string, args []byte, validated
 		if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
 			return Result{Err: e, Status: e.Status}
 		}
-		if e := t.validator.Validate(args); e != nil {
+		if e := t.input.validate(args); e != nil {
 			return Result{Err: e, Status: e.Status}
 		}
 	}
@@ -219,6 +216,46 @@ func (p *Plugin) safeCall(ctx context.Context, t *tool, args []byte) (out any, e
 		}
 	}()
 	return t.call(ctx, args)
+}
+
+// lazyValidator compiles a tool's input schema the first time a call needs
+// it.
+type lazyValidator struct {
+	tool string
+	raw  json.RawMessage
+	once sync.Once
+	v    *schema.Validator
+	err  error
+}
+
+func (l *lazyValidator) compile() error {
+	l.once.Do(func() { l.v, l.err = schema.Compile(l.raw) })
+	return l.err
+}
+
+func (l *lazyValidator) validate(args []byte) *errs.Error {
+	if err := l.compile(); err != nil {
+		return errs.Newf(500, errs.Internal, "tool %s declares an input schema that does not compile: %v", l.tool, err)
+	}
+	return l.v.Validate(args)
+}
+
+// CheckSchemas compiles the input and output schema of every declared
+// tool and reports the first that does not compile. Start-up no longer
+// compiles them; a plugin's tests call this to catch a bad declaration.
+func (p *Plugin) CheckSchemas() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, name := range p.toolOrder {
+		t := p.tools[name]
+		if err := t.input.compile(); err != nil {
+			return fmt.Errorf("tool %q input schema: %w", name, err)
+		}
+		if _, err := schema.Compile(t.info.OutputSchema); err != nil {
+			return fmt.Errorf("tool %q output schema: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // MarshalJSON encodes v without HTML escaping and without a trailing
