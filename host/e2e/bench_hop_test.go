@@ -1,0 +1,329 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	bolt "go.etcd.io/bbolt"
+)
+
+// BenchmarkIssue14 measures every figure of issue 14 beside its floor and
+// prints one table (docs/performance.md). Run it through `make bench`, with
+// -benchtime 1x: each part runs once and takes its own samples. Parts run
+// one after another, never at once, so they do not slow each other.
+func BenchmarkIssue14(b *testing.B) {
+	tab := &table{}
+	b.Run("Calls", func(b *testing.B) { benchCalls(b, tab) })
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("Queries%dk", n/1000), func(b *testing.B) { benchQueries(b, tab, n) })
+	}
+	b.Run("Writes", func(b *testing.B) { benchWrites(b, tab) })
+	b.Run("ColdStart", func(b *testing.B) { benchColdStart(b, tab) })
+	tab.print()
+}
+
+// callBudget bounds the time one figure samples for (after its minimum).
+const callBudget = 3 * time.Second
+
+// benchCalls: server_ping, task_get and task_update, through the relay and
+// with --no-daemon, each against the floor; then the idle memory of the
+// daemon and its plugins.
+func benchCalls(b *testing.B, tab *table) {
+	floor, err := startFloor(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.close()
+	commit := boltCommitLatency(b, b.TempDir(), 300)
+	for _, mode := range []struct {
+		name string
+		env  []string
+		goal float64
+	}{
+		{"relay", relayEnv, 2},
+		{"--no-daemon", nil, 1.6},
+	} {
+		w := benchWorkspace(b)
+		s := mustSession(b, w, mode.env...)
+		created := s.call("task_create", map[string]any{"title": "benchmark task", "project": "proj-0"})
+		id, _ := structured(w.t, created)["task_id"].(string)
+		if id == "" {
+			b.Fatalf("task_create: %v", created.StructuredContent)
+		}
+		var progress atomic.Int64
+		update := func() error {
+			p := progress.Add(1) % 100
+			return subjectCall(s, "task_update", map[string]any{"task_id": id, "progress": p})()
+		}
+		for _, c := range []struct {
+			name string
+			fn   func() error
+		}{
+			{"server_ping", subjectCall(s, "server_ping", map[string]any{})},
+			{"task_get", subjectCall(s, "task_get", map[string]any{"task_id": id})},
+			{"task_update", update},
+		} {
+			for i := 0; i < 100; i++ { // warm connections and caches
+				if err := c.fn(); err != nil {
+					b.Fatal(err)
+				}
+				_ = floor.call()
+			}
+			fl, sub, err := interleave(floor.call, c.fn, 300, 3000, callBudget)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := latencyRow(c.name+", "+mode.name, fl, sub, mode.goal)
+			if c.name == "task_update" {
+				// The goal counts the hop, not the disk: take off one
+				// durable bbolt commit measured on the same disk.
+				r.figure -= ms(commit)
+				r.note += fmt.Sprintf("; less one bbolt commit (%.3g ms)", ms(commit))
+			}
+			tab.add(r)
+		}
+		if mode.env != nil {
+			time.Sleep(2 * time.Second) // idle
+			addMemoryRow(b, tab, w, "idle memory, daemon + plugins (empty store)")
+		}
+		s.close()
+		stopDaemon(w)
+	}
+}
+
+// addMemoryRow reports the RSS (and PSS) of the daemon and its plugins.
+func addMemoryRow(b *testing.B, tab *table, w *workspace, name string) (rssMB float64) {
+	pid := daemonPID(w.t, w)
+	if pid == 0 {
+		b.Fatal("no daemon to measure")
+	}
+	rss, pss, procs, err := treeMemory(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(row{name: name, figure: rss, unit: "MB", maxFigure: 120,
+		note: fmt.Sprintf("RSS summed over %d processes; PSS %.0f MB", procs, pss)})
+	return rss
+}
+
+// boltCommitLatency is the median time of one durable single-key bbolt
+// commit in dir.
+func boltCommitLatency(b *testing.B, dir string, n int) time.Duration {
+	db, err := bolt.Open(filepath.Join(dir, "floor.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var s samples
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if err := boltPut(db, i); err != nil {
+			b.Fatal(err)
+		}
+		s = append(s, time.Since(t0))
+	}
+	return s.quantile(0.5)
+}
+
+func boltPut(db *bolt.DB, i int) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists([]byte("floor"))
+		if err != nil {
+			return err
+		}
+		return bk.Put([]byte("key"), []byte(fmt.Sprintf("value %d padded to a typical record size ........................", i)))
+	})
+}
+
+// boltRate is single-key durable commits per second for d.
+func boltRate(b *testing.B, dir string, d time.Duration) float64 {
+	db, err := bolt.Open(filepath.Join(dir, "rate.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n, start := 0, time.Now()
+	for time.Since(start) < d {
+		if err := boltPut(db, n); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// benchWrites: thought_record and task_create from 8 clients at once, each
+// its own `cairn serve` relaying to the shared daemon, against the bbolt
+// single-key commit rate on the same disk, measured before and after.
+func benchWrites(b *testing.B, tab *table) {
+	const clients = 8
+	const d = 3 * time.Second
+	w := benchWorkspace(b)
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i] = mustSession(b, w, relayEnv...)
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+		stopDaemon(w)
+	}()
+	created := sessions[0].call("task_create", map[string]any{"title": "thoughts go here", "project": "proj-0"})
+	id, _ := structured(w.t, created)["task_id"].(string)
+	for _, c := range []struct {
+		name string
+		args func(i int) map[string]any
+	}{
+		{"thought_record", func(i int) map[string]any {
+			return map[string]any{"task_id": id, "type": "reflection", "content": fmt.Sprintf("thought %d", i)}
+		}},
+		{"task_create", func(i int) map[string]any {
+			return map[string]any{"title": fmt.Sprintf("task %d", i), "project": "proj-0"}
+		}},
+	} {
+		floorBefore := boltRate(b, w.root, d/2)
+		var count atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		start := time.Now()
+		for _, s := range sessions {
+			wg.Add(1)
+			go func(s *session) {
+				defer wg.Done()
+				for time.Since(start) < d {
+					i := int(count.Add(1))
+					if err := subjectCall(s, c.name, c.args(i))(); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			}(s)
+		}
+		wg.Wait()
+		rate := float64(count.Load()) / time.Since(start).Seconds()
+		if err, _ := failed.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		floorAfter := boltRate(b, w.root, d/2)
+		tab.add(row{name: c.name + ", 8 clients, durable", figure: rate, floor: (floorBefore + floorAfter) / 2, unit: "/s",
+			minRatio: 0.6, note: "floor: bbolt single-key commits/s, same disk"})
+	}
+}
+
+// benchColdStart: from exec to the first tools/list answer, against the
+// floor server's exec to tools/list; with no daemon, and with one running
+// (a relay that finds the daemon up).
+func benchColdStart(b *testing.B, tab *table) {
+	const n = 12
+	w := benchWorkspace(b)
+	floorStart := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		f, err := startFloor(ctx)
+		if err != nil {
+			return err
+		}
+		defer f.close()
+		_, err = f.c.ListTools(ctx, mcp.ListToolsRequest{})
+		return err
+	}
+	cairnStart := func(env ...string) func() error {
+		return func() error {
+			s, err := startSession(w, env...)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := s.c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err == nil && len(res.Tools) == 0 {
+				err = fmt.Errorf("tools/list answered no tools")
+			}
+			return err
+		}
+	}
+	// A first start creates the stores; cold start is every start after.
+	if err := cairnStart()(); err != nil {
+		b.Fatal(err)
+	}
+	fl, sub, err := interleave(floorStart, cairnStart(), n, n, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(latencyRow("cold start to first tools/list, no daemon", fl, sub, 10))
+
+	keeper := mustSession(b, w, relayEnv...)
+	defer func() {
+		keeper.close()
+		stopDaemon(w)
+	}()
+	fl, sub, err = interleave(floorStart, cairnStart(relayEnv...), n, n, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(latencyRow("cold start to first tools/list, daemon running", fl, sub, 2))
+}
+
+// benchQueries: the read figures at n tasks, on a store seeded before cairn
+// starts, through the relay.
+func benchQueries(b *testing.B, tab *table, n int) {
+	w := benchWorkspace(b)
+	t0 := time.Now()
+	if err := seedTasks(w.dataDir(), n); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench: seeded %d tasks in %v\n", n, time.Since(t0).Round(time.Millisecond))
+	floor, err := startFloor(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.close()
+	s := mustSession(b, w, relayEnv...)
+	defer func() {
+		s.close()
+		stopDaemon(w)
+	}()
+	k := fmt.Sprintf("%dk", n/1000)
+	for _, q := range []struct {
+		name string
+		tool string
+		args map[string]any
+		goal float64
+	}{
+		{"task_list default sort, first page", "task_list", map[string]any{}, 10},
+		{"task_list project + status", "task_list", map[string]any{"project": "proj-3", "status": []string{"todo"}}, 10},
+		{"task_list status + priority + label", "task_list", map[string]any{"status": []string{"todo", "in_progress"}, "priority": []string{"high"}, "label": "cache"}, 10},
+		{"task_list by priority, offset 10,000", "task_list", map[string]any{"sort_by": "priority", "offset": 10_000}, 10},
+		{"task_next_actions limit 1", "task_next_actions", map[string]any{"project": "proj-0", "limit": 1}, 10},
+		{"search rare word, limit 50", "task_list", map[string]any{"search": seedRare}, 10},
+		{"search common word (10 %), limit 50", "task_list", map[string]any{"search": seedCommon, "limit": 50}, 20},
+	} {
+		call := subjectCall(s, q.tool, q.args)
+		for i := 0; i < 5; i++ {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fl, sub, err := interleave(floor.call, call, 30, 2000, callBudget)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tab.add(latencyRow(q.name+", "+k, fl, sub, q.goal))
+	}
+	time.Sleep(2 * time.Second)
+	st, _ := os.Stat(filepath.Join(w.dataDir(), "core.db"))
+	var size float64
+	if st != nil {
+		size = float64(st.Size()) / (1 << 20)
+	}
+	addMemoryRow(b, tab, w, fmt.Sprintf("idle memory after the queries, %s tasks (core.db %.0f MB)", k, size))
+}
