@@ -103,6 +103,9 @@ type server struct {
 	pb.UnimplementedPluginServer
 	p      *Plugin
 	broker *plugin.GRPCBroker
+	idle   idleTrimmer
+	// trimOnce starts the idle trimmer at the first Configure.
+	trimOnce sync.Once
 }
 
 func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
@@ -120,6 +123,9 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 	if err != nil {
 		e := errs.From(err)
 		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
+	}
+	if s.broker != nil { // served by a host, not a test
+		s.trimOnce.Do(func() { go s.idle.run(context.Background()) })
 	}
 	return &pb.ConfigureResponse{}, nil
 }
@@ -153,6 +159,7 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
 		})
 	}
+	s.idle.called()
 	res := s.p.invoke(ctx, req.Tool, req.Arguments, req.Validated)
 	sendMu.Lock()
 	defer sendMu.Unlock()
@@ -161,6 +168,7 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 
 // Call is CallTool without progress: a unary round trip.
 func (s *server) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
+	s.idle.called()
 	return resultToProto(s.p.invoke(callContext(ctx, req), req.Tool, req.Arguments, req.Validated)), nil
 }
 
