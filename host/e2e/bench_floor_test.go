@@ -16,6 +16,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/sdk"
 )
 
 // The floor: one tools/call to a minimal mcp-go stdio server
@@ -267,6 +269,7 @@ func benchWorkspace(b *testing.B) *workspace {
 		"CAIRN_DAEMON=off",
 		"CAIRN_TRUST_FILE=" + trustFile,
 		"CAIRN_PROJECT=proj-0",
+		sdk.IdleEnv + "=" + benchIdle,
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}}
@@ -274,6 +277,10 @@ func benchWorkspace(b *testing.B) *workspace {
 
 // relayEnv makes a session relay to the workspace's shared daemon.
 var relayEnv = []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=3s"}
+
+// benchIdle shortens how long plugins wait before trimming idle memory, so
+// the idle figures need not wait the default 30 s.
+const benchIdle = "2s"
 
 // mustSession starts a session or stops the benchmark.
 func mustSession(b *testing.B, w *workspace, env ...string) *session {
