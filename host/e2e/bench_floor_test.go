@@ -136,7 +136,7 @@ func (r row) goal() (string, bool) {
 	case r.minRatio > 0:
 		return fmt.Sprintf("≥ %g×", r.minRatio), r.ratio() >= r.minRatio
 	case r.maxFigure > 0:
-		return fmt.Sprintf("≤ %g %s", r.maxFigure, r.unit), r.figure <= r.maxFigure
+		return fmt.Sprintf("≤ %.0f %s", r.maxFigure, r.unit), r.figure <= r.maxFigure
 	}
 	return "—", true
 }
