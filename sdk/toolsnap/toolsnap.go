@@ -13,9 +13,13 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// Check compares every tool of p with dir/<tool>.snap.
+// Check compares every tool of p with dir/<tool>.snap, after checking that
+// every declared schema compiles (start-up no longer compiles them).
 func Check(t *testing.T, p *sdk.Plugin, dir string) {
 	t.Helper()
+	if err := p.CheckSchemas(); err != nil {
+		t.Fatal(err)
+	}
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
 	for _, tool := range p.Tools() {
 		snap := map[string]any{
