@@ -24,37 +24,50 @@ func trimIdleMemory() {
 	if err != nil {
 		return
 	}
-	f, err := os.Open("/proc/self/maps")
+	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		return
 	}
 	defer f.Close()
-	type span struct{ start, end uintptr }
+	type span struct {
+		start, end uintptr
+		// anon counts pages of the mapping copied on write (kB): a
+		// relocated GOT (RELRO) is read-only yet holds such pages, and
+		// dropping them would undo the relocation.
+		anon int64
+		ok   bool
+	}
 	var spans []span
+	var cur *span
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		// start-end perms offset dev inode path
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 6 || fields[5] != exe {
+		if len(fields) == 0 {
 			continue
 		}
-		// Only clean, shared-with-the-file pages: code and read-only
-		// data. A writable mapping holds the program's variables.
-		if perms := fields[1]; perms != "r-xp" && perms != "r--p" {
+		if lo, hi, isRange := strings.Cut(fields[0], "-"); isRange && len(fields) >= 5 {
+			// A mapping header: start-end perms offset dev inode [path].
+			spans = append(spans, span{})
+			cur = &spans[len(spans)-1]
+			start, err1 := strconv.ParseUint(lo, 16, 64)
+			end, err2 := strconv.ParseUint(hi, 16, 64)
+			perms := fields[1]
+			// Only code and read-only data of our own executable.
+			cur.ok = err1 == nil && err2 == nil && end > start && len(fields) >= 6 &&
+				fields[5] == exe && (perms == "r-xp" || perms == "r--p")
+			cur.start, cur.end = uintptr(start), uintptr(end)
 			continue
 		}
-		lo, hi, ok := strings.Cut(fields[0], "-")
-		if !ok {
-			continue
+		if cur != nil && fields[0] == "Anonymous:" && len(fields) >= 2 {
+			cur.anon, _ = strconv.ParseInt(fields[1], 10, 64)
 		}
-		start, err1 := strconv.ParseUint(lo, 16, 64)
-		end, err2 := strconv.ParseUint(hi, 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
-			continue
-		}
-		spans = append(spans, span{uintptr(start), uintptr(end)})
+	}
+	if sc.Err() != nil {
+		return
 	}
 	for _, s := range spans {
-		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, s.start, s.end-s.start, syscall.MADV_DONTNEED)
+		if s.ok && s.anon == 0 {
+			_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, s.start, s.end-s.start, syscall.MADV_DONTNEED)
+		}
 	}
 }
