@@ -29,7 +29,6 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
-	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -573,17 +572,15 @@ func convertTool(t *pb.Tool) (*registry.Tool, error) {
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	v, err := schema.Compile(in)
-	if err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
+	// The input schema is compiled on the tool's first call
+	// (registry.Tool.Validate), not for every tool at start-up.
 	out, err := registry.WrapOutputSchema(t.OutputSchema)
 	if err != nil {
 		return nil, err
 	}
 	rt := &registry.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.OutputSchema), Validator: v, HonoursIdempotency: t.HonoursIdempotency,
+		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.OutputSchema), HonoursIdempotency: t.HonoursIdempotency,
 	}
 	if a := t.Annotations; a != nil {
 		rt.ReadOnly = a.GetReadOnly()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -193,7 +194,14 @@ func MatchEventType(pattern, eventType string) bool {
 
 // Publish puts an event on the host's bus. data is marshalled to JSON. It
 // fails before the host has configured the plugin.
+//
+// Publish does not wait for the host: the event is queued and reaches the
+// bus after every event this plugin published before it. FlushEvents waits
+// until the host has them all; Stop flushes before the process ends.
 func (p *Plugin) Publish(ctx context.Context, eventType string, data any) error {
+	if strings.TrimSpace(eventType) == "" {
+		return fmt.Errorf("sdk: publish: the event type is empty")
+	}
 	p.mu.RLock()
 	h := p.host
 	p.mu.RUnlock()
@@ -205,6 +213,18 @@ func (p *Plugin) Publish(ctx context.Context, eventType string, data any) error 
 		return fmt.Errorf("sdk: publish %s: %w", eventType, err)
 	}
 	return h.publish(ctx, eventType, raw)
+}
+
+// FlushEvents waits until the host has put every event published so far on
+// its bus.
+func (p *Plugin) FlushEvents(ctx context.Context) error {
+	p.mu.RLock()
+	h := p.host
+	p.mu.RUnlock()
+	if h == nil {
+		return nil
+	}
+	return h.flush(ctx)
 }
 
 // LogToHost writes a structured line through the host's log service rather
@@ -222,6 +242,7 @@ func (p *Plugin) LogToHost(ctx context.Context, level, msg string, fields map[st
 // hostLink is the plugin's view of the host services.
 type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
+	flush(ctx context.Context) error
 	log(ctx context.Context, level, msg string, fields map[string]any) error
 }
 
@@ -286,7 +307,8 @@ func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// Stop runs the stop hooks in reverse order, once.
+// Stop runs the stop hooks in reverse order, once, then waits until the
+// host has every event published so far.
 func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	hooks := p.onStop
@@ -297,6 +319,9 @@ func (p *Plugin) Stop(ctx context.Context) error {
 		if err := hooks[i](ctx); err != nil && first == nil {
 			first = err
 		}
+	}
+	if err := p.FlushEvents(ctx); err != nil && first == nil {
+		first = fmt.Errorf("sdk: events not delivered to the host before stop: %w", err)
 	}
 	return first
 }

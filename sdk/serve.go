@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -102,6 +103,9 @@ type server struct {
 	pb.UnimplementedPluginServer
 	p      *Plugin
 	broker *plugin.GRPCBroker
+	idle   idleTrimmer
+	// trimOnce starts the idle trimmer at the first Configure.
+	trimOnce sync.Once
 }
 
 func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
@@ -110,7 +114,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "dial host services: %v", err)
 		}
-		s.p.setHost(&grpcHost{client: pb.NewHostClient(conn)})
+		s.p.setHost(newGRPCHost(pb.NewHostClient(conn), s.p.logger))
 	}
 	err := s.p.Configure(ctx, Config{
 		Root: req.Root, DataDir: req.DataDir, Mode: req.Mode,
@@ -119,6 +123,9 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 	if err != nil {
 		e := errs.From(err)
 		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
+	}
+	if s.broker != nil { // served by a host, not a test
+		s.trimOnce.Do(func() { go s.idle.run(context.Background()) })
 	}
 	return &pb.ConfigureResponse{}, nil
 }
@@ -143,14 +150,7 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 }
 
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
-	ctx := stream.Context()
-	if c := req.Caller; c != nil {
-		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
-	}
-	ctx = withRequestID(ctx, req.RequestId)
-	if req.IdempotencyKey != "" {
-		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Replay: req.Replay})
-	}
+	ctx := callContext(stream.Context(), req)
 	var sendMu sync.Mutex
 	if req.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {
@@ -159,10 +159,29 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
 		})
 	}
-	res := s.p.Invoke(ctx, req.Tool, req.Arguments)
+	s.idle.called()
+	res := s.p.invoke(ctx, req.Tool, req.Arguments, req.Validated)
 	sendMu.Lock()
 	defer sendMu.Unlock()
 	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: resultToProto(res)}})
+}
+
+// Call is CallTool without progress: a unary round trip.
+func (s *server) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
+	s.idle.called()
+	return resultToProto(s.p.invoke(callContext(ctx, req), req.Tool, req.Arguments, req.Validated)), nil
+}
+
+// callContext carries the request's caller, id and idempotency key.
+func callContext(ctx context.Context, req *pb.CallToolRequest) context.Context {
+	if c := req.Caller; c != nil {
+		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
+	}
+	ctx = withRequestID(ctx, req.RequestId)
+	if req.IdempotencyKey != "" {
+		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Replay: req.Replay})
+	}
+	return ctx
 }
 
 func resultToProto(res Result) *pb.ToolResult {
@@ -258,12 +277,21 @@ func (s *server) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse,
 // grpcHost reaches the host services over the broker.
 type grpcHost struct {
 	client pb.HostClient
+	events *publisher
 }
 
-func (h *grpcHost) publish(ctx context.Context, eventType string, data []byte) error {
-	_, err := h.client.Publish(ctx, &pb.PublishRequest{Event: &pb.Event{Type: eventType, Data: data}})
-	return err
+func newGRPCHost(client pb.HostClient, log hclog.Logger) *grpcHost {
+	// The queue lives as long as the process: events queued by the last
+	// writes are flushed by Stop, before the host ends the process.
+	return &grpcHost{client: client, events: newPublisher(context.Background(), client, log)}
 }
+
+func (h *grpcHost) publish(_ context.Context, eventType string, data []byte) error {
+	h.events.enqueue(&pb.Event{Type: eventType, Data: data})
+	return nil
+}
+
+func (h *grpcHost) flush(ctx context.Context) error { return h.events.flush(ctx) }
 
 func (h *grpcHost) log(ctx context.Context, level, msg string, fields map[string]any) error {
 	raw, err := json.Marshal(fields)

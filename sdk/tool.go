@@ -93,11 +93,11 @@ type Result struct {
 }
 
 type tool struct {
-	info      ToolInfo
-	validator *schema.Validator
+	info  ToolInfo
+	input lazyValidator
 	// output checks success outputs against the tool's output schema when
-	// outputsChecked (tests, CAIRN_MODE=TEST).
-	output *schema.Validator
+	// outputsChecked (tests, CAIRN_MODE=TEST); compiled on first use too.
+	output lazyValidator
 	status int
 	call   func(ctx context.Context, args []byte) (any, error)
 }
@@ -105,8 +105,8 @@ type tool struct {
 var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // AddTool declares a tool on p. It panics on a declaration error (bad name,
-// duplicate name, invalid schema), which is a programming error caught the
-// first time the plugin starts.
+// duplicate name), which is a programming error caught the first time the
+// plugin starts. Schemas are checked by CheckSchemas (and on first use).
 func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if !toolNamePattern.MatchString(t.Name) {
 		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern))
@@ -122,14 +122,9 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if out == nil {
 		out = schema.For[Out]()
 	}
-	v, err := schema.Compile(in)
-	if err != nil {
-		panic(fmt.Sprintf("sdk.AddTool: tool %q input schema: %v", t.Name, err))
-	}
-	ov, err := schema.Compile(out)
-	if err != nil {
-		panic(fmt.Sprintf("sdk.AddTool: tool %q output schema: %v", t.Name, err))
-	}
+	// Schemas are compiled on first use, not here: compiling every tool's
+	// schemas was most of a plugin's start-up, and calls from the host
+	// arrive validated. CheckSchemas compiles them all (tests call it).
 	ts := t.Toolset
 	if ts == "" {
 		ts = p.toolset
@@ -146,9 +141,9 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
 			HonoursIdempotency: t.HonoursIdempotency,
 		},
-		validator: v,
-		output:    ov,
-		status:    status,
+		input:  lazyValidator{tool: t.Name, raw: in},
+		output: lazyValidator{tool: t.Name, raw: out},
+		status: status,
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In
 			if len(bytes.TrimSpace(args)) > 0 {
@@ -178,6 +173,12 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 // validation, decoding, the handler, panic recovery and output encoding.
 // ctx may carry a Caller (WithCaller) and a progress sink (WithProgress).
 func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
+	return p.invoke(ctx, name, args, false)
+}
+
+// invoke runs a tool; validated skips the raw and schema checks, which the
+// host already made (only calls from the host set it).
+func (p *Plugin) invoke(ctx context.Context, name string, args []byte, validated bool) Result {
 	p.mu.RLock()
 	t := p.tools[name]
 	p.mu.RUnlock()
@@ -185,13 +186,15 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
 		return Result{Err: e, Status: e.Status}
 	}
-	// Raw checks first: decoding for validation would already have
-	// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
-	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
-		return Result{Err: e, Status: e.Status}
-	}
-	if e := t.validator.Validate(args); e != nil {
-		return Result{Err: e, Status: e.Status}
+	if !validated {
+		// Raw checks first: decoding for validation would already have
+		// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
+		if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
+			return Result{Err: e, Status: e.Status}
+		}
+		if e := t.input.validate(args); e != nil {
+			return Result{Err: e, Status: e.Status}
+		}
 	}
 	out, err := p.safeCall(ctx, t, args)
 	if err != nil {
@@ -213,7 +216,7 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 		return Result{Err: e, Status: e.Status}
 	}
 	if outputsChecked() {
-		if e := t.output.Validate(raw); e != nil {
+		if e := t.output.validate(raw); e != nil {
 			e := errs.New(500, errs.ToolOutputMalformed, fmt.Sprintf("tool %s produced output that breaks its output schema: %s", name, e.Message)).
 				With("field", e.Details["field"]).With("constraint", e.Details["constraint"])
 			p.logger.Error("tool output breaks its schema", "tool", name, "error", e.Message)
@@ -244,6 +247,46 @@ func (p *Plugin) safeCall(ctx context.Context, t *tool, args []byte) (out any, e
 var outputsChecked = sync.OnceValue(func() bool {
 	return testing.Testing() || os.Getenv("CAIRN_MODE") == "TEST"
 })
+
+// lazyValidator compiles a tool's input schema the first time a call needs
+// it.
+type lazyValidator struct {
+	tool string
+	raw  json.RawMessage
+	once sync.Once
+	v    *schema.Validator
+	err  error
+}
+
+func (l *lazyValidator) compile() error {
+	l.once.Do(func() { l.v, l.err = schema.Compile(l.raw) })
+	return l.err
+}
+
+func (l *lazyValidator) validate(args []byte) *errs.Error {
+	if err := l.compile(); err != nil {
+		return errs.Newf(500, errs.Internal, "tool %s declares a schema that does not compile: %v", l.tool, err)
+	}
+	return l.v.Validate(args)
+}
+
+// CheckSchemas compiles the input and output schema of every declared
+// tool and reports the first that does not compile. Start-up no longer
+// compiles them; a plugin's tests call this to catch a bad declaration.
+func (p *Plugin) CheckSchemas() error {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, name := range p.toolOrder {
+		t := p.tools[name]
+		if err := t.input.compile(); err != nil {
+			return fmt.Errorf("tool %q input schema: %w", name, err)
+		}
+		if _, err := schema.Compile(t.info.OutputSchema); err != nil {
+			return fmt.Errorf("tool %q output schema: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // MarshalJSON encodes v without HTML escaping and without a trailing
 // newline, the form every cairn tool output uses.

@@ -26,42 +26,6 @@ func percentiles(b *testing.B, samples []time.Duration) {
 	b.ReportMetric(at(0.99), "p99-µs")
 }
 
-// BenchmarkToolCallThroughHost measures one tools/call from an MCP client
-// over stdio, through the host's pipeline and gRPC, to a plugin process and
-// back.
-func BenchmarkToolCallThroughHost(b *testing.B) { benchToolCall(b, "CAIRN_DAEMON=off") }
-
-// BenchmarkToolCallThroughDaemon is the same call when `cairn serve` relays
-// its session to the shared daemon over a Unix socket: one more hop.
-func BenchmarkToolCallThroughDaemon(b *testing.B) {
-	benchToolCall(b, "CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=2s")
-}
-
-func benchToolCall(b *testing.B, env ...string) {
-	t := &testing.T{}
-	w := newWorkspace(t)
-	w.t = t
-	w.addPlugin("testkit", testkitBin)
-	s := w.serve(append([]string{"CAIRN_LOG_LEVEL=warn"}, env...)...)
-	defer s.close()
-	args := map[string]any{"message": "benchmark"}
-	for i := 0; i < 200; i++ { // warm up connections and caches
-		s.call("testkit_echo", args)
-	}
-	samples := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		res, err := s.callCtx(context.Background(), "testkit_echo", args)
-		samples = append(samples, time.Since(start))
-		if err != nil || res.IsError {
-			b.Fatalf("call failed: %v", err)
-		}
-	}
-	b.StopTimer()
-	percentiles(b, samples)
-}
-
 // BenchmarkToolCallInProcess runs the same handler through the SDK in the
 // same process: validation, decoding, handler and encoding, no transport.
 func BenchmarkToolCallInProcess(b *testing.B) {
@@ -79,31 +43,6 @@ func BenchmarkToolCallInProcess(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	percentiles(b, samples)
-}
-
-// BenchmarkColdStart measures from exec of `cairn serve` to the answer of
-// the first tools/list, with the built-in area plugins.
-func BenchmarkColdStart(b *testing.B) {
-	samples := make([]time.Duration, 0, b.N)
-	for i := 0; i < b.N; i++ {
-		t := &testing.T{}
-		w := newWorkspace(t)
-		w.t = t
-		start := time.Now()
-		s := w.serve("CAIRN_LOG_LEVEL=warn")
-		s.tools()
-		samples = append(samples, time.Since(start))
-		b.StopTimer()
-		s.close()
-		b.StartTimer()
-	}
-	b.StopTimer()
-	var total time.Duration
-	for _, d := range samples {
-		total += d
-	}
-	b.ReportMetric(float64(total.Milliseconds())/float64(len(samples)), "ms/start")
 	percentiles(b, samples)
 }
 

@@ -170,10 +170,8 @@ func Validate() Stage {
 			if e := rawjson.Check(c.Args, rawjson.DefaultMaxDepth); e != nil {
 				return Fail(e)
 			}
-			if c.Tool.Validator != nil {
-				if e := c.Tool.Validator.Validate(c.Args); e != nil {
-					return Fail(e)
-				}
+			if e := c.Tool.Validate(c.Args); e != nil {
+				return Fail(e)
 			}
 			return next(ctx, c)
 		}

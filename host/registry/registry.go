@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
@@ -33,10 +34,33 @@ type Tool struct {
 	Destructive   bool
 	Idempotent    bool
 	OpenWorld     bool
-	Validator     *schema.Validator
+	// Validator checks arguments against InputSchema. When nil, Validate
+	// compiles InputSchema on the tool's first call: a session sees a
+	// fraction of the tools, and compiling all of them was a large part of
+	// start-up.
+	Validator *schema.Validator
 	// HonoursIdempotency: the plugin records a call's idempotency key with
 	// its write, so an interrupted call may be replayed.
 	HonoursIdempotency bool
+
+	compileOnce sync.Once
+	compiled    *schema.Validator
+	compileErr  error
+}
+
+// Validate checks a call's arguments against the tool's input schema.
+func (t *Tool) Validate(args []byte) *errs.Error {
+	v := t.Validator
+	if v == nil {
+		t.compileOnce.Do(func() {
+			t.compiled, t.compileErr = schema.Compile(t.InputSchema)
+		})
+		if t.compileErr != nil {
+			return errs.Newf(500, errs.Internal, "tool %s (plugin %s) declares an input schema that does not compile: %v", t.Name, t.Owner, t.compileErr)
+		}
+		v = t.compiled
+	}
+	return v.Validate(args)
 }
 
 // DuplicateError reports a tool name claimed by two owners.

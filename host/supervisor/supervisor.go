@@ -154,6 +154,9 @@ type Plugin struct {
 	startedAt     time.Time
 	unsub         func()
 	subKey        string
+	// streamOnly is set when the running process answered the unary Call
+	// with Unimplemented (an older SDK): calls use the CallTool stream.
+	streamOnly bool
 }
 
 // Start launches the plugin and waits until it is configured and described.
@@ -372,6 +375,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 		return errStopping
 	}
 	p.client, p.rpc, p.runner, p.desc = client, rpc, r, desc
+	p.streamOnly = false
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
 	if restart {
@@ -578,8 +582,20 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 		return nil, nil, err
 	}
 	p.mu.Lock()
-	r := p.runner
+	r, streamOnly := p.runner, p.streamOnly
 	p.mu.Unlock()
+	if onProgress == nil && !streamOnly {
+		// No progress to carry: one unary round trip instead of a stream.
+		res, err := rpc.Call(ctx, req)
+		if status.Code(err) != codes.Unimplemented {
+			return res, r, err
+		}
+		p.mu.Lock()
+		if p.runner == r {
+			p.streamOnly = true
+		}
+		p.mu.Unlock()
+	}
 	stream, err := rpc.CallTool(ctx, req)
 	if err != nil {
 		return nil, r, err
@@ -749,43 +765,4 @@ func (p *Plugin) Stop(ctx context.Context) {
 		client.Kill()
 	}
 	p.loops.Wait()
-}
-
-// hostServices serves the Host API to one plugin.
-type hostServices struct {
-	pb.UnimplementedHostServer
-	plugin string
-	bus    *events.Bus
-	log    hclog.Logger
-}
-
-func (h *hostServices) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {
-	if req.Event == nil || strings.TrimSpace(req.Event.Type) == "" {
-		return nil, status.Error(codes.InvalidArgument, "event type is required")
-	}
-	if h.bus == nil {
-		return nil, status.Error(codes.Unavailable, "no event bus")
-	}
-	if len(req.Event.Data) > 0 && !json.Valid(req.Event.Data) {
-		return nil, status.Error(codes.InvalidArgument, "event data must be JSON")
-	}
-	ev := h.bus.Publish(events.Event{Type: req.Event.Type, Source: h.plugin, Data: req.Event.Data})
-	return &pb.PublishResponse{Id: ev.ID}, nil
-}
-
-func (h *hostServices) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
-	var fields map[string]any
-	if len(req.Fields) > 0 {
-		_ = json.Unmarshal(req.Fields, &fields)
-	}
-	args := make([]any, 0, 2*len(fields))
-	for k, v := range fields {
-		args = append(args, k, v)
-	}
-	level := hclog.LevelFromString(req.Level)
-	if level == hclog.NoLevel {
-		level = hclog.Info
-	}
-	h.log.Log(level, req.Message, args...)
-	return &pb.LogResponse{}, nil
 }

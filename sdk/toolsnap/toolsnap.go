@@ -13,11 +13,15 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// Check compares every tool of p with dir/<tool>.snap. It also fails for a
-// tool without a title, description or toolset, and for a snapshot file
-// whose tool no longer exists (UPDATE_TOOLSNAPS=1 removes it).
+// Check compares every tool of p with dir/<tool>.snap, after checking that
+// every declared schema compiles (start-up no longer compiles them). It
+// also fails for a tool without a title, description or toolset, and for a
+// snapshot file whose tool no longer exists (UPDATE_TOOLSNAPS=1 removes it).
 func Check(t *testing.T, p *sdk.Plugin, dir string) {
 	t.Helper()
+	if err := p.CheckSchemas(); err != nil {
+		t.Fatal(err)
+	}
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
 	declared := map[string]bool{}
 	for _, tool := range p.Tools() {

@@ -590,7 +590,11 @@ type CallToolRequest struct {
 	IdempotencyKey string `protobuf:"bytes,6,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	// True when the call is a replay of one that may already have run (its
 	// relay lost the daemon while the call was in flight).
-	Replay        bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
+	Replay bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
+	// True when the host checked arguments against the tool's input schema
+	// (and the raw-JSON rules) before sending them: the plugin does not check
+	// them again. Only the host sets it; in-process calls always validate.
+	Validated     bool `protobuf:"varint,8,opt,name=validated,proto3" json:"validated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -670,6 +674,13 @@ func (x *CallToolRequest) GetIdempotencyKey() string {
 func (x *CallToolRequest) GetReplay() bool {
 	if x != nil {
 		return x.Replay
+	}
+	return false
+}
+
+func (x *CallToolRequest) GetValidated() bool {
+	if x != nil {
+		return x.Validated
 	}
 	return false
 }
@@ -1846,6 +1857,62 @@ func (x *PublishResponse) GetId() string {
 	return ""
 }
 
+// PublishAck tells a plugin that its events up to seq (counted from 1 on
+// each PublishEvents stream) are on the host's bus.
+type PublishAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// Set when the host refused the event at seq (no type, data not JSON);
+	// the stream goes on.
+	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishAck) Reset() {
+	*x = PublishAck{}
+	mi := &file_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishAck) ProtoMessage() {}
+
+func (x *PublishAck) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishAck.ProtoReflect.Descriptor instead.
+func (*PublishAck) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PublishAck) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *PublishAck) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type LogRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "trace", "debug", "info", "warn" or "error".
@@ -1859,7 +1926,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1938,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1951,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -1916,7 +1983,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1928,7 +1995,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1941,7 +2008,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 type PromptArgument struct {
@@ -1955,7 +2022,7 @@ type PromptArgument struct {
 
 func (x *PromptArgument) Reset() {
 	*x = PromptArgument{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1967,7 +2034,7 @@ func (x *PromptArgument) String() string {
 func (*PromptArgument) ProtoMessage() {}
 
 func (x *PromptArgument) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1980,7 +2047,7 @@ func (x *PromptArgument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
 func (*PromptArgument) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PromptArgument) GetName() string {
@@ -2016,7 +2083,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2028,7 +2095,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2041,7 +2108,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Prompt) GetName() string {
@@ -2080,7 +2147,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2092,7 +2159,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2105,7 +2172,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 type ListPromptsResponse struct {
@@ -2117,7 +2184,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2129,7 +2196,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2142,7 +2209,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -2162,7 +2229,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2241,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2254,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2215,7 +2282,7 @@ type PromptMessage struct {
 
 func (x *PromptMessage) Reset() {
 	*x = PromptMessage{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2227,7 +2294,7 @@ func (x *PromptMessage) String() string {
 func (*PromptMessage) ProtoMessage() {}
 
 func (x *PromptMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2240,7 +2307,7 @@ func (x *PromptMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
 func (*PromptMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PromptMessage) GetRole() string {
@@ -2270,7 +2337,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2282,7 +2349,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2295,7 +2362,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -2335,7 +2402,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2347,7 +2414,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2360,7 +2427,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CompleteRequest) GetRefType() string {
@@ -2411,7 +2478,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2423,7 +2490,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2436,7 +2503,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -2518,7 +2585,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xfb\x01\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x99\x02\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -2527,7 +2594,8 @@ const file_plugin_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
 	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12\x16\n" +
-	"\x06replay\x18\a \x01(\bR\x06replay\"\x88\x01\n" +
+	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1c\n" +
+	"\tvalidated\x18\b \x01(\bR\tvalidated\"\x88\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06resultB\a\n" +
@@ -2596,7 +2664,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0ePublishRequest\x12,\n" +
 	"\x05event\x18\x01 \x01(\v2\x16.cairn.plugin.v1.EventR\x05event\"!\n" +
 	"\x0fPublishResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"T\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
+	"\n" +
+	"PublishAck\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"T\n" +
 	"\n" +
 	"LogRequest\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
@@ -2640,7 +2712,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x10CompleteResponse\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
-	"\bhas_more\x18\x03 \x01(\bR\ahasMore2\xa3\a\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore2\xea\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -2652,10 +2724,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse\x12X\n" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
-	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse2\x96\x01\n" +
+	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12E\n" +
+	"\x04Call\x12 .cairn.plugin.v1.CallToolRequest\x1a\x1b.cairn.plugin.v1.ToolResult2\xe9\x01\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
-	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponseB;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
+	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
+	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01B;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2669,7 +2743,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -2700,23 +2774,24 @@ var file_plugin_proto_goTypes = []any{
 	(*StopResponse)(nil),          // 26: cairn.plugin.v1.StopResponse
 	(*PublishRequest)(nil),        // 27: cairn.plugin.v1.PublishRequest
 	(*PublishResponse)(nil),       // 28: cairn.plugin.v1.PublishResponse
-	(*LogRequest)(nil),            // 29: cairn.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 30: cairn.plugin.v1.LogResponse
-	(*PromptArgument)(nil),        // 31: cairn.plugin.v1.PromptArgument
-	(*Prompt)(nil),                // 32: cairn.plugin.v1.Prompt
-	(*ListPromptsRequest)(nil),    // 33: cairn.plugin.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),   // 34: cairn.plugin.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),      // 35: cairn.plugin.v1.GetPromptRequest
-	(*PromptMessage)(nil),         // 36: cairn.plugin.v1.PromptMessage
-	(*GetPromptResponse)(nil),     // 37: cairn.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),       // 38: cairn.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 39: cairn.plugin.v1.CompleteResponse
-	nil,                           // 40: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 41: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 42: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*PublishAck)(nil),            // 29: cairn.plugin.v1.PublishAck
+	(*LogRequest)(nil),            // 30: cairn.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 31: cairn.plugin.v1.LogResponse
+	(*PromptArgument)(nil),        // 32: cairn.plugin.v1.PromptArgument
+	(*Prompt)(nil),                // 33: cairn.plugin.v1.Prompt
+	(*ListPromptsRequest)(nil),    // 34: cairn.plugin.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),   // 35: cairn.plugin.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),      // 36: cairn.plugin.v1.GetPromptRequest
+	(*PromptMessage)(nil),         // 37: cairn.plugin.v1.PromptMessage
+	(*GetPromptResponse)(nil),     // 38: cairn.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),       // 39: cairn.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 40: cairn.plugin.v1.CompleteResponse
+	nil,                           // 41: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 42: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 43: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	40, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	41, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -2730,12 +2805,12 @@ var file_plugin_proto_depIdxs = []int32{
 	11, // 11: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
 	20, // 12: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
 	20, // 13: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
-	31, // 14: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
-	32, // 15: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	41, // 16: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	36, // 17: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
+	32, // 14: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
+	33, // 15: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
+	42, // 16: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	37, // 17: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
 	11, // 18: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	42, // 19: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	43, // 19: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
 	0,  // 20: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
 	2,  // 21: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
 	7,  // 22: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
@@ -2744,26 +2819,30 @@ var file_plugin_proto_depIdxs = []int32{
 	21, // 25: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
 	23, // 26: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
 	25, // 27: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	33, // 28: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	35, // 29: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	38, // 30: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	27, // 31: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	29, // 32: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	1,  // 33: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 34: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 35: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	16, // 36: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	19, // 37: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	22, // 38: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	24, // 39: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	26, // 40: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	34, // 41: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	37, // 42: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	39, // 43: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	28, // 44: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	30, // 45: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	33, // [33:46] is the sub-list for method output_type
-	20, // [20:33] is the sub-list for method input_type
+	34, // 28: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	36, // 29: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	39, // 30: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	7,  // 31: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
+	27, // 32: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	30, // 33: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	27, // 34: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	1,  // 35: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 36: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 37: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	16, // 38: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	19, // 39: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	22, // 40: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	24, // 41: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	26, // 42: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	35, // 43: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	38, // 44: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	40, // 45: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	10, // 46: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
+	28, // 47: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	31, // 48: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	29, // 49: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	35, // [35:50] is the sub-list for method output_type
+	20, // [20:35] is the sub-list for method input_type
 	20, // [20:20] is the sub-list for extension type_name
 	20, // [20:20] is the sub-list for extension extendee
 	0,  // [0:20] is the sub-list for field type_name
@@ -2785,7 +2864,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -41,6 +41,7 @@ const (
 	Plugin_ListPrompts_FullMethodName   = "/cairn.plugin.v1.Plugin/ListPrompts"
 	Plugin_GetPrompt_FullMethodName     = "/cairn.plugin.v1.Plugin/GetPrompt"
 	Plugin_Complete_FullMethodName      = "/cairn.plugin.v1.Plugin/Complete"
+	Plugin_Call_FullMethodName          = "/cairn.plugin.v1.Plugin/Call"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -79,6 +80,11 @@ type PluginClient interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// Call runs one tool without progress: one request, one result, no stream
+	// to set up. The host uses it when the client asked for no progress and
+	// falls back to CallTool when the plugin answers Unimplemented (an older
+	// SDK).
+	Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error)
 }
 
 type pluginClient struct {
@@ -208,6 +214,16 @@ func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts .
 	return out, nil
 }
 
+func (c *pluginClient) Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ToolResult)
+	err := c.cc.Invoke(ctx, Plugin_Call_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -244,6 +260,11 @@ type PluginServer interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// Call runs one tool without progress: one request, one result, no stream
+	// to set up. The host uses it when the client asked for no progress and
+	// falls back to CallTool when the plugin answers Unimplemented (an older
+	// SDK).
+	Call(context.Context, *CallToolRequest) (*ToolResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -286,6 +307,9 @@ func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (
 }
 func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedPluginServer) Call(context.Context, *CallToolRequest) (*ToolResult, error) {
+	return nil, status.Error(codes.Unimplemented, "method Call not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -499,6 +523,24 @@ func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Call_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallToolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Call(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Call_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Call(ctx, req.(*CallToolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -546,6 +588,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Complete",
 			Handler:    _Plugin_Complete_Handler,
 		},
+		{
+			MethodName: "Call",
+			Handler:    _Plugin_Call_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -558,8 +604,9 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Host_Publish_FullMethodName = "/cairn.plugin.v1.Host/Publish"
-	Host_Log_FullMethodName     = "/cairn.plugin.v1.Host/Log"
+	Host_Publish_FullMethodName       = "/cairn.plugin.v1.Host/Publish"
+	Host_Log_FullMethodName           = "/cairn.plugin.v1.Host/Log"
+	Host_PublishEvents_FullMethodName = "/cairn.plugin.v1.Host/PublishEvents"
 )
 
 // HostClient is the client API for Host service.
@@ -572,6 +619,12 @@ type HostClient interface {
 	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error)
 	// Log writes a structured line to the host's log (stderr).
 	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
+	// PublishEvents carries a plugin's events on one long-lived stream, so a
+	// write does not wait for the host: the plugin queues, this stream
+	// delivers in order, and the host acknowledges each event (by sequence)
+	// once it is on the bus. A plugin falls back to Publish when the host
+	// answers Unimplemented.
+	PublishEvents(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishAck], error)
 }
 
 type hostClient struct {
@@ -602,6 +655,19 @@ func (c *hostClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.CallO
 	return out, nil
 }
 
+func (c *hostClient) PublishEvents(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishAck], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Host_ServiceDesc.Streams[0], Host_PublishEvents_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[PublishRequest, PublishAck]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_PublishEventsClient = grpc.BidiStreamingClient[PublishRequest, PublishAck]
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -612,6 +678,12 @@ type HostServer interface {
 	Publish(context.Context, *PublishRequest) (*PublishResponse, error)
 	// Log writes a structured line to the host's log (stderr).
 	Log(context.Context, *LogRequest) (*LogResponse, error)
+	// PublishEvents carries a plugin's events on one long-lived stream, so a
+	// write does not wait for the host: the plugin queues, this stream
+	// delivers in order, and the host acknowledges each event (by sequence)
+	// once it is on the bus. A plugin falls back to Publish when the host
+	// answers Unimplemented.
+	PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -627,6 +699,9 @@ func (UnimplementedHostServer) Publish(context.Context, *PublishRequest) (*Publi
 }
 func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
+}
+func (UnimplementedHostServer) PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error {
+	return status.Error(codes.Unimplemented, "method PublishEvents not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -685,6 +760,13 @@ func _Host_Log_Handler(srv interface{}, ctx context.Context, dec func(interface{
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_PublishEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(HostServer).PublishEvents(&grpc.GenericServerStream[PublishRequest, PublishAck]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Host_PublishEventsServer = grpc.BidiStreamingServer[PublishRequest, PublishAck]
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -701,6 +783,13 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Host_Log_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "PublishEvents",
+			Handler:       _Host_PublishEvents_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "plugin.proto",
 }

@@ -1,0 +1,344 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/plugins/core"
+)
+
+// BenchmarkIssue14 measures every figure of issue 14 beside its floor and
+// prints one table (docs/performance.md). Run it through `make bench`, with
+// -benchtime 1x: each part runs once and takes its own samples. Parts run
+// one after another, never at once, so they do not slow each other.
+func BenchmarkIssue14(b *testing.B) {
+	tab := &table{}
+	b.Run("Calls", func(b *testing.B) { benchCalls(b, tab) })
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("Queries%dk", n/1000), func(b *testing.B) { benchQueries(b, tab, n) })
+	}
+	b.Run("Writes", func(b *testing.B) { benchWrites(b, tab) })
+	b.Run("ColdStart", func(b *testing.B) { benchColdStart(b, tab) })
+	tab.print()
+}
+
+// callBudget bounds the time one figure samples for (after its minimum).
+const callBudget = 3 * time.Second
+
+// benchCalls: server_ping, task_get and task_update, through the relay and
+// with --no-daemon, each against the floor; then the idle memory of the
+// daemon and its plugins.
+func benchCalls(b *testing.B, tab *table) {
+	floor, err := startFloor(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.close()
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "floor.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for _, mode := range []struct {
+		name string
+		env  []string
+		goal float64
+	}{
+		{"relay", relayEnv, 2},
+		{"--no-daemon", nil, 1.6},
+	} {
+		w := benchWorkspace(b)
+		s := mustSession(b, w, mode.env...)
+		created := s.call("task_create", map[string]any{"title": "benchmark task", "project": "proj-0"})
+		id, _ := structured(w.t, created)["task_id"].(string)
+		if id == "" {
+			b.Fatalf("task_create: %v", created.StructuredContent)
+		}
+		var progress atomic.Int64
+		update := func() error {
+			p := progress.Add(1) % 100
+			return subjectCall(s, "task_update", map[string]any{"task_id": id, "progress": p})()
+		}
+		for _, c := range []struct {
+			name string
+			fn   func() error
+		}{
+			{"server_ping", subjectCall(s, "server_ping", map[string]any{})},
+			{"task_get", subjectCall(s, "task_get", map[string]any{"task_id": id})},
+			{"task_update", update},
+		} {
+			for i := 0; i < 100; i++ { // warm connections and caches
+				if err := c.fn(); err != nil {
+					b.Fatal(err)
+				}
+				_ = floor.call()
+			}
+			if c.name != "task_update" {
+				fl, sub, err := interleave(floor.call, c.fn, 300, 3000, callBudget)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tab.add(latencyRow(c.name+", "+mode.name, fl, sub, mode.goal))
+				continue
+			}
+			// The goal counts the hop, not the disk: each update is
+			// paired with one durable bbolt commit on the same disk,
+			// taken between the floor call and the update.
+			var commits samples
+			n := 0
+			fl, sub, err := interleave(func() error {
+				t0 := time.Now()
+				if err := boltPut(db, n); err != nil {
+					return err
+				}
+				n++
+				commits = append(commits, time.Since(t0))
+				return floor.call()
+			}, c.fn, 300, 3000, callBudget)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range fl {
+				fl[i] -= commits[i]
+			}
+			r := latencyRow(c.name+", "+mode.name, fl, sub, mode.goal)
+			commit := ms(commits.quantile(0.5))
+			r.figure -= commit
+			r.note += fmt.Sprintf("; less one bbolt commit (p50 %.3g ms)", commit)
+			tab.add(r)
+		}
+		if mode.env != nil {
+			time.Sleep(idleWait)
+			addMemoryRow(b, tab, w, "idle memory, daemon + plugins (empty store)", 0)
+		}
+		s.close()
+		stopDaemon(w)
+	}
+}
+
+// idleWait lets the plugins notice they are idle (benchIdle) and trim.
+const idleWait = 5 * time.Second
+
+// addMemoryRow reports the RSS (and PSS) of the daemon and its plugins;
+// the goal is 120 MB plus the store's page cache (storeMB, the size of the
+// core store file, which bbolt maps).
+func addMemoryRow(b *testing.B, tab *table, w *workspace, name string, storeMB float64) {
+	pid := daemonPID(w.t, w)
+	if pid == 0 {
+		b.Fatal("no daemon to measure")
+	}
+	rss, pss, procs, err := treeMemory(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	note := fmt.Sprintf("RSS summed over %d processes; PSS %.0f MB", procs, pss)
+	if storeMB > 0 {
+		note += fmt.Sprintf("; goal 120 MB + core.db %.0f MB", storeMB)
+	}
+	tab.add(row{name: name, figure: rss, unit: "MB", maxFigure: 120 + storeMB, note: note})
+}
+
+func boltPut(db *bolt.DB, i int) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		bk, err := tx.CreateBucketIfNotExists([]byte("floor"))
+		if err != nil {
+			return err
+		}
+		return bk.Put([]byte("key"), []byte(fmt.Sprintf("value %d padded to a typical record size ........................", i)))
+	})
+}
+
+// boltRate is single-key durable commits per second for d.
+func boltRate(b *testing.B, dir string, d time.Duration) float64 {
+	db, err := bolt.Open(filepath.Join(dir, "rate.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	n, start := 0, time.Now()
+	for time.Since(start) < d {
+		if err := boltPut(db, n); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// benchWrites: thought_record and task_create from 8 clients at once, each
+// its own `cairn serve` relaying to the shared daemon, against the bbolt
+// single-key commit rate on the same disk, measured before and after.
+func benchWrites(b *testing.B, tab *table) {
+	const clients = 8
+	const d = 3 * time.Second
+	w := benchWorkspace(b)
+	sessions := make([]*session, clients)
+	for i := range sessions {
+		sessions[i] = mustSession(b, w, relayEnv...)
+	}
+	defer func() {
+		for _, s := range sessions {
+			s.close()
+		}
+		stopDaemon(w)
+	}()
+	created := sessions[0].call("task_create", map[string]any{"title": "thoughts go here", "project": "proj-0"})
+	id, _ := structured(w.t, created)["task_id"].(string)
+	for _, c := range []struct {
+		name string
+		args func(i int) map[string]any
+	}{
+		{"thought_record", func(i int) map[string]any {
+			return map[string]any{"task_id": id, "type": "reflection", "content": fmt.Sprintf("thought %d", i)}
+		}},
+		{"task_create", func(i int) map[string]any {
+			return map[string]any{"title": fmt.Sprintf("task %d", i), "project": "proj-0"}
+		}},
+	} {
+		floorBefore := boltRate(b, w.root, d/2)
+		var count atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		start := time.Now()
+		for _, s := range sessions {
+			wg.Add(1)
+			go func(s *session) {
+				defer wg.Done()
+				for time.Since(start) < d {
+					i := int(count.Add(1))
+					if err := subjectCall(s, c.name, c.args(i))(); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			}(s)
+		}
+		wg.Wait()
+		rate := float64(count.Load()) / time.Since(start).Seconds()
+		if err, _ := failed.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		floorAfter := boltRate(b, w.root, d/2)
+		tab.add(row{name: c.name + ", 8 clients, durable", figure: rate, floor: (floorBefore + floorAfter) / 2, unit: "/s",
+			minRatio: 0.6, note: "floor: bbolt single-key commits/s, same disk"})
+	}
+}
+
+// benchColdStart: from exec to the first tools/list answer, against the
+// floor server's exec to tools/list; with no daemon, and with one running
+// (a relay that finds the daemon up).
+func benchColdStart(b *testing.B, tab *table) {
+	const n = 12
+	w := benchWorkspace(b)
+	floorStart := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		f, err := startFloor(ctx)
+		if err != nil {
+			return err
+		}
+		defer f.close()
+		_, err = f.c.ListTools(ctx, mcp.ListToolsRequest{})
+		return err
+	}
+	cairnStart := func(env ...string) func() error {
+		return func() error {
+			s, err := startSession(w, env...)
+			if err != nil {
+				return err
+			}
+			defer s.close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := s.c.ListTools(ctx, mcp.ListToolsRequest{})
+			if err == nil && len(res.Tools) == 0 {
+				err = fmt.Errorf("tools/list answered no tools")
+			}
+			return err
+		}
+	}
+	// A first start creates the stores; cold start is every start after.
+	if err := cairnStart()(); err != nil {
+		b.Fatal(err)
+	}
+	fl, sub, err := interleave(floorStart, cairnStart(), n, n, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(latencyRow("cold start to first tools/list, no daemon", fl, sub, 10))
+
+	keeper := mustSession(b, w, relayEnv...)
+	defer func() {
+		keeper.close()
+		stopDaemon(w)
+	}()
+	fl, sub, err = interleave(floorStart, cairnStart(relayEnv...), n, n, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(latencyRow("cold start to first tools/list, daemon running", fl, sub, 2))
+}
+
+// benchQueries: the read figures at n tasks, on a store seeded before cairn
+// starts, through the relay.
+func benchQueries(b *testing.B, tab *table, n int) {
+	w := benchWorkspace(b)
+	t0 := time.Now()
+	cached, err := seedCached(w.dataDir(), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench: %d seeded tasks in place in %v (from the cache: %v)\n", n, time.Since(t0).Round(time.Millisecond), cached)
+	floor, err := startFloor(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer floor.close()
+	s := mustSession(b, w, relayEnv...)
+	defer func() {
+		s.close()
+		stopDaemon(w)
+	}()
+	k := fmt.Sprintf("%dk", n/1000)
+	for _, q := range []struct {
+		name string
+		tool string
+		args map[string]any
+		goal float64
+	}{
+		{"task_list default sort, first page", "task_list", map[string]any{}, 10},
+		{"task_list project + status", "task_list", map[string]any{"project": "proj-3", "status": []string{"todo"}}, 10},
+		{"task_list status + priority + label", "task_list", map[string]any{"status": []string{"todo", "in_progress"}, "priority": []string{"high"}, "label": "cache"}, 10},
+		{"task_list by priority, offset 10,000", "task_list", map[string]any{"sort_by": "priority", "offset": 10_000}, 10},
+		{"task_next_actions limit 1", "task_next_actions", map[string]any{"project": "proj-0", "limit": 1}, 10},
+		{"search rare word, limit 50", "task_list", map[string]any{"search": seedRare}, 10},
+		{"search common word (10 %), limit 50", "task_list", map[string]any{"search": seedCommon, "limit": 50}, 20},
+	} {
+		call := subjectCall(s, q.tool, q.args)
+		for i := 0; i < 5; i++ {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fl, sub, err := interleave(floor.call, call, 30, 2000, callBudget)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tab.add(latencyRow(q.name+", "+k, fl, sub, q.goal))
+	}
+	time.Sleep(idleWait)
+	st, err := os.Stat(filepath.Join(w.dataDir(), core.StoreFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	addMemoryRow(b, tab, w, "idle memory after the queries, "+k, float64(st.Size())/(1<<20))
+}
