@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
