@@ -4,7 +4,7 @@
 // authoring, ...).
 //
 // The files are embedded so the cairn binary can install them with
-// `cairn init` (see plugins/core/skills.Install) without the source tree.
+// `cairn init` (see Install) without the source tree.
 package skills
 
 import "embed"

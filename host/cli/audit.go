@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 )
 
 func init() { register(newAudit) }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	coreskills "github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/skills"
 )
 
@@ -26,7 +25,7 @@ overwritten; running init again only adds what is missing.`,
 				return err
 			}
 			defer cleanup()
-			rep, err := coreskills.Install(skills.FS, s.Root)
+			rep, err := skills.Install(skills.FS, s.Root)
 			if err != nil {
 				return err
 			}

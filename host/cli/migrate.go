@@ -6,29 +6,28 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
-	adminstore "github.com/cairn-mcp/cairn/plugins/admin/store"
-	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 func init() { register(newMigrate) }
 
 // migratingAreas are the areas whose state CAIRN_STORE can put in
-// PostgreSQL, with the health detail each reports its store under.
-var migratingAreas = []struct {
-	area, toolset, detail string
-	steps                 []pgmigrate.Step
-}{
-	{adminstore.MigrationArea, "admin", "admin_db", adminstore.Migrations},
-	{engine.MigrationArea, "sdd", "sdd", engine.Migrations},
+// PostgreSQL, with the internal tool each answers its migration state with:
+// the host asks the area, it never reads an area's tables itself.
+var migratingAreas = []struct{ area, tool string }{
+	{"admin", "admin_store_migrations"},
+	{"sdd", "sdd_store_migrations"},
 }
+
+// migrationsReadSetting is the area setting (MigrationsSetting in the admin
+// and sdd plugins) that starts an area without opening its store, so
+// `cairn migrate status` applies nothing.
+const migrationsReadSetting = "migrations"
 
 func newMigrate() *cobra.Command {
 	var configFile string
@@ -40,117 +39,98 @@ func newMigrate() *cobra.Command {
 PostgreSQL. Each area plugin applies its own pending migrations when it starts
 (under an advisory lock, so servers starting together apply each step once);
 'cairn migrate apply' starts those plugins, lets them migrate, and reports the
-version each one runs. 'cairn migrate status' only reads the migration table
-and lists what is applied and what is pending. bbolt stores need neither: they
-upgrade themselves when opened.`,
+version each one runs. 'cairn migrate status' starts them without opening
+their stores, so nothing is applied, and each lists from the migration table
+what is applied and what is pending. bbolt stores need neither: they upgrade
+themselves when opened.`,
 	}
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
 
+	// report runs the areas, migrating or read-only, and prints what they
+	// answer.
+	report := func(readOnly bool) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			if err := requirePostgres(configFile); err != nil {
+				return err
+			}
+			out, err := areaMigrations(cmd.Context(), configFile, readOnly)
+			if err != nil {
+				return err
+			}
+			return printStatus(cmd.OutOrStdout(), out, asJSON)
+		}
+	}
 	apply := &cobra.Command{
 		Use:   "apply",
 		Short: "Start the admin and sdd plugins so each applies its pending migrations",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := postgresSettings(configFile); err != nil {
-				return err
-			}
-			h, shutdown, err := startHost(cmd.Context(), configFile, func(s *config.Settings) {
-				s.Toolsets, _ = config.ParseToolsets("admin,sdd")
-			})
-			if err != nil {
-				return err
-			}
-			defer shutdown()
-			var out []pgmigrate.Status
-			for _, p := range h.Plugins() {
-				for _, a := range migratingAreas {
-					if p.Name() != a.toolset {
-						continue
-					}
-					st, err := reportedStatus(cmd.Context(), p.Health, a.detail)
-					if err != nil {
-						return errs.Newf(500, errs.InitFailed, "the %s plugin did not report its store: %v", a.toolset, err)
-					}
-					st.Area, st.Latest = a.area, len(a.steps)
-					out = append(out, st)
-				}
-			}
-			if len(out) != len(migratingAreas) {
-				return errs.Newf(500, errs.InitFailed, "only %d of the %d area plugins started; see the log above", len(out), len(migratingAreas))
-			}
-			return printStatus(cmd.OutOrStdout(), out, asJSON)
-		},
+		RunE:  report(false),
 	}
-
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "List the applied and pending migrations of each area (changes nothing)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			dsn, err := postgresSettings(configFile)
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-			defer cancel()
-			pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
-			if err != nil {
-				return errs.Newf(503, errs.Unavailable, "%v", err)
-			}
-			defer pool.Close()
-			var out []pgmigrate.Status
-			for _, a := range migratingAreas {
-				st, err := pgmigrate.Read(ctx, pool, a.area, a.steps)
-				if err != nil {
-					return errs.Newf(503, errs.Unavailable, "read the %s migrations: %v", a.area, err)
-				}
-				out = append(out, st)
-			}
-			return printStatus(cmd.OutOrStdout(), out, asJSON)
-		},
+		RunE:  report(true),
 	}
 	cmd.AddCommand(apply, status)
 	return cmd
 }
 
-// postgresSettings returns CAIRN_STORE, refusing bbolt with what to do.
-func postgresSettings(configFile string) (string, error) {
+// requirePostgres refuses bbolt with what to do.
+func requirePostgres(configFile string) error {
 	s, cleanup, err := settings(configFile)
 	if err != nil {
-		return "", err
+		return err
 	}
 	cleanup()
 	if s.Store == "" || s.TempDataDir {
-		return "", errs.Newf(400, errs.ConfigInvalid, "CAIRN_STORE is bbolt (or the mode is TEST): there is nothing to migrate; bbolt stores upgrade themselves when opened. Set CAIRN_STORE=postgres://… to migrate a database")
+		return errs.Newf(400, errs.ConfigInvalid, "CAIRN_STORE is bbolt (or the mode is TEST): there is nothing to migrate; bbolt stores upgrade themselves when opened. Set CAIRN_STORE=postgres://… to migrate a database")
 	}
-	return s.Store, nil
+	return nil
 }
 
-// reportedStatus reads the store kind and schema version an area plugin
-// reports in its health details under key.
-func reportedStatus(ctx context.Context, health func(context.Context) (*pb.HealthResponse, error), key string) (pgmigrate.Status, error) {
-	var st pgmigrate.Status
-	hr, err := health(ctx)
+// areaMigrations starts the admin and sdd areas (or their replacements
+// from the config file) for one command and asks each for its store's
+// migration state. Started normally, each applies its pending migrations
+// first (apply); with readOnly, each opens no store and applies nothing
+// (status).
+func areaMigrations(ctx context.Context, configFile string, readOnly bool) ([]pgmigrate.StoreStatus, error) {
+	names := make([]string, len(migratingAreas))
+	for i, a := range migratingAreas {
+		names[i] = a.area
+	}
+	h, shutdown, err := startHost(ctx, configFile, func(s *config.Settings) {
+		onlyAreas(s, names)
+		if readOnly {
+			for _, n := range names {
+				s.File.Plugins[n].Settings[migrationsReadSetting] = "read"
+			}
+		}
+	})
 	if err != nil {
-		return st, err
+		return nil, err
 	}
-	var details map[string]struct {
-		Store         string `json:"store"`
-		SchemaVersion int    `json:"schema_version"`
+	defer shutdown()
+	var out []pgmigrate.StoreStatus
+	for _, a := range migratingAreas {
+		o := h.OperatorCall(ctx, a.tool, json.RawMessage("{}"), operator())
+		if o.Err != nil {
+			return nil, errs.Newf(o.Status, o.Err.Code, "the %s area did not report its migrations: %s", a.area, o.Err.Message)
+		}
+		var st pgmigrate.StoreStatus
+		if err := json.Unmarshal(o.Output, &st); err != nil {
+			return nil, errs.Newf(502, errs.ToolOutputMalformed, "%s answered %s: %v", a.tool, o.Output, err)
+		}
+		if st.Store != "postgres" {
+			return nil, errs.Newf(500, errs.InitFailed, "the %s area keeps its state in %q, not PostgreSQL: does its plugin see CAIRN_STORE (a plugin that is not built in gets it through the config's env)?", a.area, st.Store)
+		}
+		out = append(out, st)
 	}
-	if err := json.Unmarshal(hr.Details, &details); err != nil {
-		return st, fmt.Errorf("health details: %w", err)
-	}
-	d, ok := details[key]
-	if !ok || d.Store != "postgres" {
-		return st, fmt.Errorf("it reports store %q, not postgres", d.Store)
-	}
-	st.Version = d.SchemaVersion
-	return st, nil
+	return out, nil
 }
 
-func printStatus(w io.Writer, out []pgmigrate.Status, asJSON bool) error {
+func printStatus(w io.Writer, out []pgmigrate.StoreStatus, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, out)
 	}

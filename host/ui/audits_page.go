@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -29,7 +28,7 @@ type rootOut struct {
 }
 
 type auditRow struct {
-	Session audit.SessionSummary
+	Session sessionSummary
 	Root    rootOut
 	Verify  verifyOut
 	Tasks   []string
@@ -73,7 +72,7 @@ func (s *Server) auditsData(r *http.Request, g Grant) (any, *errs.Error) {
 	if p, err := strconv.Atoi(r.URL.Query().Get("page")); err == nil && p >= 1 {
 		v.Page = p
 	}
-	var list audit.SessionListOutput
+	var list sessionList
 	if e := s.callInternal(ctx, g, SessionListTool, map[string]any{"limit": AuditsPerPage, "offset": (v.Page - 1) * AuditsPerPage}, &list); e != nil {
 		return nil, e
 	}
@@ -106,7 +105,7 @@ func (s *Server) auditData(r *http.Request, g Grant) (any, *errs.Error) {
 	if row.Err != nil {
 		return nil, row.Err
 	}
-	var one audit.SessionListOutput
+	var one sessionList
 	if e := s.callInternal(r.Context(), g, SessionListTool, map[string]any{"session_id": id}, &one); e == nil && len(one.Sessions) == 1 {
 		row.Session = one.Sessions[0]
 	}

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/internal/tasklife"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -82,8 +82,8 @@ type columnPage struct {
 // given), each task with the moves its status allows.
 func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 	status := r.URL.Query().Get("status")
-	if status != "" && !isStatus(status) {
-		writeErr(w, errs.Invalidf("status", "enum", "status %q is not one of %s", status, strings.Join(tasks.Statuses, ", ")))
+	if status != "" && !tasklife.IsStatus(status) {
+		writeErr(w, errs.Invalidf("status", "enum", "status %q is not one of %s", status, strings.Join(tasklife.Statuses(), ", ")))
 		return
 	}
 	offset, limit, e := parsePaging(r)
@@ -106,21 +106,12 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 	s.enrichCards(r.Context(), g, out.Tasks)
 	for _, t := range out.Tasks {
 		st, _ := t["status"].(string)
-		t["moves"] = tasks.AllowedTransitions(st)
+		t["moves"] = tasklife.Next(st)
 	}
 	if out.Tasks == nil {
 		out.Tasks = []map[string]any{}
 	}
 	writeJSON(w, 200, columnPage{Status: status, Tasks: out.Tasks, TotalCount: out.TotalCount, Offset: offset, Limit: limit, Actions: g.AllowActions})
-}
-
-func isStatus(s string) bool {
-	for _, v := range tasks.Statuses {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // boardView is the board page's template data.
@@ -131,5 +122,5 @@ type boardView struct {
 }
 
 func (s *Server) boardData(r *http.Request, _ Grant) (any, *errs.Error) {
-	return boardView{Query: queryFrom(r), Statuses: tasks.Statuses, PageSize: PageSize}, nil
+	return boardView{Query: queryFrom(r), Statuses: tasklife.Statuses(), PageSize: PageSize}, nil
 }

@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/cairn-mcp/cairn/plugins/core/audit"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -21,12 +20,19 @@ import (
 // cannot open it, and the signing key stays with the host.
 const ExportTool = "audit_export"
 
+// exportParts is audit_export's output: what a proof bundle is built from.
+type exportParts struct {
+	Session bundle.Session  `json:"session"`
+	Records []bundle.Record `json:"records"`
+	Root    string          `json:"root"`
+}
+
 // bundle answers the signed proof bundle of a finalized session as a
 // download, built and signed by the same code as `cairn audit export`.
 func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	id := r.PathValue("id")
-	var out audit.ExportOutput
+	var out exportParts
 	if e := s.callInternal(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
 		writeErr(w, e)
 		return

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -20,14 +19,14 @@ const (
 // sddView is the spec-driven page: the sdd area's dashboard, spawn queue
 // and history, and skill matrix, each with the error that kept it away.
 type sddView struct {
-	Dash       engine.Dashboard
+	Dash       sddDashboard
 	DashErr    *errs.Error
-	Queue      []engine.SpawnQueueItem
+	Queue      []spawnQueueItem
 	QueueTotal int
 	QueueErr   *errs.Error
-	History    []engine.SpawnHistoryEvent
+	History    []spawnHistoryEvent
 	HistoryErr *errs.Error
-	Matrix     engine.SkillMatrix
+	Matrix     skillMatrix
 	MatrixErr  *errs.Error
 }
 
@@ -41,14 +40,14 @@ func (s *Server) sddData(r *http.Request, g Grant) (any, *errs.Error) {
 	}
 	run(func() {
 		var out struct {
-			Dashboard engine.Dashboard `json:"dashboard"`
+			Dashboard sddDashboard `json:"dashboard"`
 		}
 		v.DashErr = s.call(ctx, g, "sdd_dash", map[string]any{"format": "json"}, &out)
 		v.Dash = out.Dashboard
 	})
 	run(func() {
 		var out struct {
-			Items []engine.SpawnQueueItem `json:"items"`
+			Items []spawnQueueItem `json:"items"`
 		}
 		v.QueueErr = s.callReadAction(ctx, g, "sdd_agent", map[string]any{"action": "queue"}, &out)
 		v.QueueTotal = len(out.Items)
@@ -56,7 +55,7 @@ func (s *Server) sddData(r *http.Request, g Grant) (any, *errs.Error) {
 	})
 	run(func() {
 		var out struct {
-			Events []engine.SpawnHistoryEvent `json:"events"`
+			Events []spawnHistoryEvent `json:"events"`
 		}
 		v.HistoryErr = s.callReadAction(ctx, g, "sdd_agent", map[string]any{"action": "history", "limit": HistoryShown}, &out)
 		v.History = out.Events

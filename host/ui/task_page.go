@@ -6,7 +6,7 @@ package ui
 import (
 	"net/http"
 
-	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/internal/tasklife"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -65,7 +65,7 @@ func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
 		return nil, e
 	}
 	st, _ := v.Task["status"].(string)
-	v.Moves = tasks.AllowedTransitions(st)
+	v.Moves = tasklife.Next(st)
 	if deps, ok := v.Task["dependents"].([]any); ok {
 		for i, d := range deps {
 			if i == PageSize {

@@ -59,10 +59,14 @@ func New() *sdk.Plugin {
 	a.workspaceTools()
 	a.webhookTools()
 	a.internalTools()
+	a.storeMigrationsTool()
 	return p
 }
 
 func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
+	if cfg.Settings[MigrationsSetting] == MigrationsRead {
+		return nil // only admin_store_migrations answers; see MigrationsSetting
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )

@@ -54,12 +54,16 @@ func New() *sdk.Plugin {
 	s.registerResources()
 	s.registerPrompts()
 	s.registerCompletions()
+	s.storeMigrationsTool()
 	return p
 }
 
 // configure opens the engine and loads the state before any tool call, as
 // the specification's initialize requires.
 func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
+	if cfg.Settings[MigrationsSetting] == MigrationsRead {
+		return nil // only sdd_store_migrations answers; see MigrationsSetting
+	}
 	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Store: os.Getenv("CAIRN_STORE")})
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)

@@ -1,6 +1,6 @@
 package audit
 
-import "github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+import "github.com/cairn-mcp/cairn/internal/trail/bundle"
 
 // ExportInput is audit_export's input: a finalized session.
 type ExportInput struct {

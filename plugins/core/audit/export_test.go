@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 

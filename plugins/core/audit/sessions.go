@@ -11,10 +11,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/internal/trail"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
+	"github.com/cairn-mcp/cairn/internal/trail/tree"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/tree"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 

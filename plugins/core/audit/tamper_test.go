@@ -10,10 +10,10 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/internal/trail"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/bundle"
 )
 
 // Tampering an attacker with write access to the store file can do, applied

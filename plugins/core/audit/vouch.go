@@ -10,9 +10,9 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/internal/trail"
+	"github.com/cairn-mcp/cairn/internal/trail/tree"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/tree"
 )
 
 // What vouches for a chain besides its own links: the head the store writes

@@ -24,16 +24,17 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	canon "github.com/cairn-mcp/cairn/skills"
 )
 
 const (
 	// Prefix is the fixed prefix of a skill directory (D1, D14). Directories
 	// without it are not skills and are ignored.
-	Prefix = "cairn-"
+	Prefix = canon.Prefix
 	// FileName is the skill file inside a skill directory.
 	FileName = "SKILL.md"
 	// Dir is the skills directory relative to the workspace root.
-	Dir = ".agents/skills"
+	Dir = canon.Dir
 
 	// debounce lets a burst of events (an editor's atomic save is four or
 	// five) settle into a single rescan, while staying far below the 1 s

@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/tree"
+	"github.com/cairn-mcp/cairn/internal/trail"
+	"github.com/cairn-mcp/cairn/internal/trail/tree"
 )
 
 // Parts of a bundle a Problem can name.

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
+	"github.com/cairn-mcp/cairn/internal/trail"
 )
 
 // sessionRecords builds the records of a deep session over two tasks, each

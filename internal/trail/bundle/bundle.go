@@ -18,8 +18,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/cairn-mcp/cairn/plugins/core/trail"
-	"github.com/cairn-mcp/cairn/plugins/core/trail/tree"
+	"github.com/cairn-mcp/cairn/internal/trail"
+	"github.com/cairn-mcp/cairn/internal/trail/tree"
 )
 
 // Format identifies the bundle layout; it changes when the layout does.

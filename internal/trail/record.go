@@ -5,6 +5,9 @@
 // It knows nothing of storage, MCP or gRPC so that the store, the audit tools
 // and the offline verifier share one definition of "the hash of a record".
 // The Merkle tree lives in trail/tree and the portable proof in trail/bundle.
+// All three sit outside plugins/ because they are a file format, not an
+// area: the core area writes records and the host's `cairn audit verify`
+// and dashboard check and sign bundles without reaching into the area.
 package trail
 
 import (

@@ -11,6 +11,14 @@ import (
 	"strings"
 )
 
+// Prefix is the fixed prefix of a skill directory (D1, D14) and Dir the
+// skills directory relative to the workspace root: the layout Install
+// writes and the core area's skill registry reads.
+const (
+	Prefix = "cairn-"
+	Dir    = ".agents/skills"
+)
+
 // InstallReport says what Install did with each file. Paths are
 // repo-relative with forward slashes (".agents/skills/<dir>/<file>").
 type InstallReport struct {

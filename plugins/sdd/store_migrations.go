@@ -1,0 +1,35 @@
+package sdd
+
+import (
+	"context"
+	"os"
+
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// MigrationsSetting set to MigrationsRead starts the area without opening
+// its state store, so no migration is applied: `cairn migrate status`
+// starts the area that way and asks sdd_store_migrations what is applied
+// and what is pending, since the host never reads an area's tables itself.
+const (
+	MigrationsSetting = "migrations"
+	MigrationsRead    = "read"
+)
+
+// internalToolset is the host's reserved toolset: its tools are never
+// listed to clients.
+const internalToolset = "internal"
+
+// storeMigrationsTool reports the state store's kind and migration state
+// to the host (`cairn migrate status` and `apply`).
+func (s *SDD) storeMigrationsTool() {
+	sdk.AddTool(s.p, sdk.Tool[struct{}, pgmigrate.StoreStatus]{
+		Name: "sdd_store_migrations", Title: "SDD store migrations", Toolset: internalToolset, ReadOnly: true,
+		Description: "For the host only (reserved toolset internal, never listed to clients): the SDD state store's kind (file or postgres) and, on PostgreSQL, its schema version, the latest version this build knows and the pending versions, read from cairn_migrations without applying anything.",
+		Handler: func(ctx context.Context, _ struct{}) (pgmigrate.StoreStatus, error) {
+			return engine.ReadMigrations(ctx, os.Getenv("CAIRN_STORE"))
+		},
+	})
+}
