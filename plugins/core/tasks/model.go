@@ -1,23 +1,27 @@
 package tasks
 
 import (
+	"slices"
+
 	"encoding/binary"
 	"errors"
+	"github.com/cairn-mcp/cairn/internal/tasklife"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Task statuses (part 2). New tasks are StatusBacklog.
+// Task statuses (part 2), from the one lifecycle definition the
+// dashboard shares (internal/tasklife). New tasks are StatusBacklog.
 const (
-	StatusBacklog    = "backlog"
-	StatusTodo       = "todo"
-	StatusInProgress = "in_progress"
-	StatusBlocked    = "blocked"
-	StatusReview     = "review"
-	StatusDone       = "done"
-	StatusCancelled  = "cancelled"
+	StatusBacklog    = tasklife.Backlog
+	StatusTodo       = tasklife.Todo
+	StatusInProgress = tasklife.InProgress
+	StatusBlocked    = tasklife.Blocked
+	StatusReview     = tasklife.Review
+	StatusDone       = tasklife.Done
+	StatusCancelled  = tasklife.Cancelled
 )
 
 // Task priorities, lowest first. The default is PriorityNormal.
@@ -93,33 +97,14 @@ var (
 	codeCancelled = statusCode(StatusCancelled)
 )
 
-// transitions is the task state machine of part 3.
-var transitions = map[string][]string{
-	StatusBacklog:    {StatusTodo, StatusCancelled},
-	StatusTodo:       {StatusInProgress, StatusBlocked, StatusCancelled},
-	StatusInProgress: {StatusReview, StatusBlocked, StatusCancelled},
-	StatusBlocked:    {StatusTodo, StatusInProgress, StatusCancelled},
-	StatusReview:     {StatusDone, StatusBacklog, StatusBlocked, StatusCancelled},
-	StatusDone:       {},
-	StatusCancelled:  {},
-}
-
 // AllowedTransitions returns the statuses a task in status from may move
-// to (empty for the terminal states and for an unknown status).
-func AllowedTransitions(from string) []string {
-	return append([]string{}, transitions[from]...)
-}
+// to (the state machine of part 3; empty for the terminal states and for an
+// unknown status).
+func AllowedTransitions(from string) []string { return tasklife.Next(from) }
 
 // CanTransition reports whether a task may move from one status to another.
 // Staying in the same status is not a move; Update treats it as a no-op.
-func CanTransition(from, to string) bool {
-	for _, s := range transitions[from] {
-		if s == to {
-			return true
-		}
-	}
-	return false
-}
+func CanTransition(from, to string) bool { return slices.Contains(tasklife.Next(from), to) }
 
 // FormatTime renders t as D5 requires: UTC with milliseconds, like
 // JavaScript's toISOString.
