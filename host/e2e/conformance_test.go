@@ -27,13 +27,13 @@ const (
 var conformanceCannotApply = map[string]string{
 	"prompts-get-embedded-resource": "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not embedded resources",
 	"prompts-get-with-image":        "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not images",
-	"tools-call-sampling":          "the SDK gives a plugin no way to send sampling/createMessage to the client",
-	"tools-call-elicitation":       "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1034-defaults": "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1330-enums":    "the SDK gives a plugin no way to send elicitation/create to the client",
-	"tools-call-embedded-resource": "sdk.Content (and the plugin protocol) carries text, image and audio blocks, not embedded resources",
-	"tools-call-mixed-content":     "needs an embedded resource block beside text and image (see tools-call-embedded-resource)",
-	"tools-call-with-logging":      "plugin log lines reach a session only as server-wide warnings, not as notifications/message on the calling request's stream (per-request logging: issue 15 item 1)",
+	"tools-call-sampling":           "the SDK gives a plugin no way to send sampling/createMessage to the client",
+	"tools-call-elicitation":        "the SDK gives a plugin no way to send elicitation/create to the client",
+	"elicitation-sep1034-defaults":  "the SDK gives a plugin no way to send elicitation/create to the client",
+	"elicitation-sep1330-enums":     "the SDK gives a plugin no way to send elicitation/create to the client",
+	"tools-call-embedded-resource":  "sdk.Content (and the plugin protocol) carries text, image and audio blocks, not embedded resources",
+	"tools-call-mixed-content":      "needs an embedded resource block beside text and image (see tools-call-embedded-resource)",
+	"tools-call-with-logging":       "plugin log lines reach a session only as server-wide warnings, not as notifications/message on the calling request's stream (per-request logging: issue 15 item 1)",
 }
 
 func TestOfficialConformanceSuite(t *testing.T) {
