@@ -177,7 +177,12 @@ func (a *Area) runOutbox(ctx context.Context) {
 		if _, err := st.DrainOutbox(func(ev store.Event) error {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			return a.p.Publish(pctx, ev.Type, ev.Data)
+			if err := a.p.Publish(pctx, ev.Type, ev.Data); err != nil {
+				return err
+			}
+			// Publish only queues; the event leaves the outbox once the
+			// host has it on its bus, so a crash here loses nothing.
+			return a.p.FlushEvents(pctx)
 		}); err != nil && ctx.Err() == nil {
 			a.p.Logger().Warn("admin events not yet published", "error", err)
 		}
