@@ -77,7 +77,7 @@ func newWorkspace(t *testing.T) *workspace {
 	if err := os.MkdirAll(filepath.Join(root, ".cairn", "plugins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return &workspace{t: t, root: root, env: []string{
+	w := &workspace{t: t, root: root, env: []string{
 		"CAIRN_ROOT=" + root,
 		"CAIRN_LOG_LEVEL=debug",
 		// Most tests look at one host process (its PID, its signals, its
@@ -87,6 +87,27 @@ func newWorkspace(t *testing.T) *workspace {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}}
+	// Runs before the temporary root is removed: a shared daemon that
+	// outlived its sessions is stopped, so it neither writes into a
+	// directory being removed nor lingers into later tests.
+	t.Cleanup(w.stopDaemon)
+	return w
+}
+
+// stopDaemon ends the workspace's shared daemon, if one runs: SIGTERM,
+// then SIGKILL after 10 s.
+func (w *workspace) stopDaemon() {
+	pid := daemonPID(w.t, w)
+	if !processAlive(pid) {
+		return
+	}
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if !processAlive(pid) {
+			return
+		}
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
 func (w *workspace) dataDir() string { return filepath.Join(w.root, ".cairn", "data") }

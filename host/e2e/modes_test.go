@@ -62,7 +62,7 @@ func TestTestModeUsesATemporaryDataDir(t *testing.T) {
 	cfg := structured(t, s.call("testkit_config", map[string]any{}))
 	dir, _ := cfg["data_dir"].(string)
 	if dir == "" || strings.HasPrefix(dir, w.root) {
-		t.Fatalf("TEST mode data dir %q should be a temporary directory outside the workspace", dir)
+		t.Fatalf("TEST mode data dir %q should be a temporary directory outside the workspace (testkit_config: %v)", dir, cfg)
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("TEST data dir missing while running: %v", err)

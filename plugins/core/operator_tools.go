@@ -27,9 +27,12 @@ func (c *Core) registerOperatorTools() {
 	sdk.AddTool(c.p, sdk.Tool[struct{}, ProjectListOutput]{
 		Name:        "project_list",
 		Title:       "List projects",
-		Description: "Lists the registered task projects (slug, registration time, and state when archived).",
-		ReadOnly:    true,
-		Idempotent:  true,
+		Description: "Lists the registered task projects (slug, registration time, and state when archived). Called by `cairn project list`.",
+		// Internal: agents work in their session's project (D24) and
+		// name others they are told of; the list is the operator's.
+		Toolset:    InternalToolset,
+		ReadOnly:   true,
+		Idempotent: true,
 		Handler: func(context.Context, struct{}) (ProjectListOutput, error) {
 			svc, err := c.svc()
 			if err != nil {

@@ -261,7 +261,11 @@ func New(name string) *sdk.Plugin {
 		Name: name + "_config", Description: "Returns the configuration the host sent.", ReadOnly: true,
 		Handler: func(context.Context, struct{}) (configOut, error) {
 			c := p.Config()
-			return configOut{Root: c.Root, DataDir: c.DataDir, Mode: c.Mode, Settings: c.Settings}, nil
+			settings := c.Settings
+			if settings == nil {
+				settings = map[string]string{} // an object, as the schema says, never null
+			}
+			return configOut{Root: c.Root, DataDir: c.DataDir, Mode: c.Mode, Settings: settings}, nil
 		},
 	})
 	return p
