@@ -1,8 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,4 +146,82 @@ func TestBoltStoresOfOneProcessShareTheFile(t *testing.T) {
 	if err := otherProcess(t, path, 10*time.Millisecond).Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// childEnv names the store file a re-executed test binary draws from.
+const childEnv = "CAIRN_ADMIN_STORE_CHILD"
+
+// Two real processes on one file, each drawing from one counter with
+// concurrent goroutines, never get the same number: each takes the file
+// in turn while the other waits.
+func TestBoltCountersNeverRepeatAcrossProcesses(t *testing.T) {
+	const each = 20
+	if path := os.Getenv(childEnv); path != "" {
+		for _, n := range draw(t, path, each) {
+			fmt.Println(n)
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), FileName)
+	first, err := Open(path, Options{}) // the file exists before both start
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+	child := exec.Command(os.Args[0], "-test.run=^TestBoltCountersNeverRepeatAcrossProcesses$", "-test.count=1")
+	child.Env = append(os.Environ(), childEnv+"="+path)
+	var out bytes.Buffer
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	mine := draw(t, path, each)
+	if err := child.Wait(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out.String())
+	}
+	seen := map[uint64]bool{}
+	for _, n := range mine {
+		seen[n] = true
+	}
+	theirs := 0
+	for _, line := range strings.Fields(out.String()) {
+		n, err := strconv.ParseUint(line, 10, 64)
+		if err != nil {
+			continue // the test binary's own PASS line
+		}
+		if seen[n] {
+			t.Errorf("number %d drawn by both processes", n)
+		}
+		seen[n] = true
+		theirs++
+	}
+	if theirs != each || len(seen) != 2*each {
+		t.Fatalf("child drew %d numbers, %d distinct in all; want %d and %d\n%s", theirs, len(seen), each, 2*each, out.String())
+	}
+}
+
+func draw(t *testing.T, path string, n int) []uint64 {
+	t.Helper()
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got := make([]uint64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := st.Update(func(tx Tx) error {
+				var err error
+				got[i], err = NextSeq(tx, "test")
+				return err
+			}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return got
 }
