@@ -76,10 +76,12 @@ func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
 	}
 	opts, hopts, err := settings(cfg.Settings)
 	if err != nil {
+		st.Close()
 		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
 	}
 	lib, err := admin.New(st, opts)
 	if err != nil {
+		st.Close()
 		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
 	}
 	hopts.Development, hopts.Logger = webhooks.IsDevelopment(), a.p.Logger().Named("webhooks")

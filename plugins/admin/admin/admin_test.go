@@ -209,7 +209,8 @@ func TestRateLimitCountsExactlyUnderConcurrency(t *testing.T) {
 func testRateLimitCountsExactlyUnderConcurrency(t *testing.T) {
 	a, c, dir := newAdmin(t)
 	k, _ := a.CreateAPIKey(CreateAPIKeyOptions{Name: "rl", UserID: "u", RateLimit: &RateLimit{PerMinute: 40, PerHour: 1000, PerDay: 10000}})
-	// A second store on the same file stands in for another process.
+	// A second store on the same data: another server on PostgreSQL; on
+	// bbolt a second Store of this process, sharing its handle.
 	st2, err := store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,49 @@
 package admin
 
 import (
+	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// On bbolt each operation opens the store file, runs one transaction and
-// closes it; on PostgreSQL it runs one transaction on a pooled connection
-// (see package store). These measure that cost end to end on both.
+// On bbolt each operation runs one transaction on the file the process
+// holds open; on PostgreSQL one transaction on a pooled connection (see
+// package store). These measure that cost end to end on both; compare
+// CheckRateLimit on bbolt with BenchmarkBoltCommitFloor of the same run.
+
+// BenchmarkBoltCommitFloor is the floor of every durable bbolt write: a
+// bare transaction that puts one key and fsyncs, on an open file.
+func BenchmarkBoltCommitFloor(b *testing.B) {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "floor.db"), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	commit := func(i int) error {
+		return db.Update(func(tx *bolt.Tx) error {
+			bk, err := tx.CreateBucketIfNotExists([]byte("k"))
+			if err != nil {
+				return err
+			}
+			return bk.Put([]byte{byte(i >> 8), byte(i)}, []byte("v"))
+		})
+	}
+	for i := 0; i < 50; i++ { // past the file's first growth
+		if err := commit(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := commit(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
 
 func BenchmarkValidateAPIKey(b *testing.B) { pgtest.EachStore(b, benchmarkValidateAPIKey) }
 

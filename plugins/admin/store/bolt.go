@@ -1,17 +1,16 @@
 package store
 
-// The bbolt backend. bbolt holds an exclusive file lock for as long as a
-// database is open, so a long-lived handle in the plugin process would lock
-// the operator CLI and the host out. Instead every operation opens the
-// file, runs exactly one transaction and closes it again. Opens are
-// serialized by a lock file next to the database that is polled at a fine
-// grain (bbolt's own lock wait sleeps 50 ms between attempts): read-only
-// operations take it shared and open bbolt read-only, writes take it
-// exclusively. Within one process a sync.RWMutex orders goroutines first,
-// because flock locks belong to an open file description and would
-// otherwise make goroutines of the same process wait on each other through
-// the kernel. Commits are durable (bbolt fsyncs every commit; NoSync is
-// never set).
+// The bbolt backend. A process keeps admin.db open while it works and runs
+// each operation as one transaction on that handle; commits are durable
+// (bbolt fsyncs every commit; NoSync is never set). bbolt holds an
+// exclusive flock on the file for as long as it is open, and one other
+// cairn process can need the file while a server runs: a `cairn admin …`
+// command beside a server that does not answer commands (`serve --http`,
+// `--no-daemon`) starts an admin area of its own. So a handle nobody used
+// for idleRelease is closed, and the next operation opens the file again,
+// waiting up to the lock timeout (bbolt's own flock wait) for the other
+// process. All Stores of one process on one file share one handle: flock
+// would otherwise make them shut each other out.
 
 import (
 	"encoding/binary"
@@ -20,161 +19,223 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// DefaultLockTimeout bounds how long one operation waits for another
-// process's transaction. Transactions are short, so a longer wait means a
-// process is stuck and the caller deserves an error.
+// DefaultLockTimeout bounds how long an operation waits for another
+// process or server holding the store. Transactions are short, so a
+// longer wait means a process is stuck and the caller deserves an error.
 const DefaultLockTimeout = 5 * time.Second
 
-// Options tune Open.
+// idleRelease is how long an unused bbolt handle stays open. Long enough
+// that a busy server opens the file rarely (an open costs tens of µs), short
+// enough that a command run beside an idle server gets in at once.
+const idleRelease = 100 * time.Millisecond
+
+// Options tune Open and OpenPostgres.
 type Options struct {
-	// LockTimeout bounds the wait for another process's transaction; 0
-	// means DefaultLockTimeout.
+	// LockTimeout bounds the wait for another process holding the bbolt
+	// file, or another server holding PostgreSQL's writer lock; 0 means
+	// DefaultLockTimeout.
 	LockTimeout time.Duration
 }
 
-// boltBackend keeps no file open between operations.
-type boltBackend struct {
-	path    string
-	lock    string
-	timeout time.Duration
+// boltFiles holds the open bbolt files of this process by absolute path.
+var boltFiles = struct {
+	sync.Mutex
+	m map[string]*boltFile
+}{m: map[string]*boltFile{}}
 
-	mu sync.RWMutex
+// boltFile is one database file and the handle the process holds on it.
+type boltFile struct {
+	path    string
+	timeout time.Duration
+	refs    int // Stores using the file; guarded by boltFiles
+
+	mu     sync.Mutex
+	db     *bolt.DB // nil while released
+	busy   int      // transactions running on db
+	last   time.Time
+	idle   *time.Timer
+	closed bool
 }
 
-// Open prepares the bbolt store at path (creating the file and its
-// buckets) and returns it. Failures are ERR_INIT_FAILED errors saying what
-// to do.
+// boltHandle is one Store's use of a shared boltFile.
+type boltHandle struct {
+	f      *boltFile
+	closed atomic.Bool
+}
+
+// Open opens the bbolt store at path (creating the file and its buckets)
+// and returns it. Failures are ERR_INIT_FAILED errors saying what to do.
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, errs.Newf(500, errs.InitFailed, "cannot create the admin data dir %s: %v", filepath.Dir(path), err)
-	}
-	b := &boltBackend{path: path, lock: path + ".lock", timeout: opts.LockTimeout}
-	err := b.rawUpdate(func(tx *bolt.Tx) error {
-		for _, name := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-				return err
-			}
-		}
-		meta := tx.Bucket([]byte(BucketMeta))
-		if v := meta.Get([]byte("schema_version")); len(v) == 8 {
-			if got := binary.BigEndian.Uint64(v); got > SchemaVersion {
-				return fmt.Errorf("admin store %s has schema version %d, newer than this cairn understands (%d): upgrade cairn", path, got, SchemaVersion)
-			}
-			return nil
-		}
-		var v [8]byte
-		binary.BigEndian.PutUint64(v[:], SchemaVersion)
-		return meta.Put([]byte("schema_version"), v[:])
-	})
+	abs, err := filepath.Abs(path)
 	if err != nil {
+		return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %v", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, errs.Newf(500, errs.InitFailed, "cannot create the admin data dir %s: %v", filepath.Dir(abs), err)
+	}
+	boltFiles.Lock()
+	f := boltFiles.m[abs]
+	if f == nil {
+		f = &boltFile{path: abs, timeout: opts.LockTimeout}
+		boltFiles.m[abs] = f
+	}
+	f.refs++
+	boltFiles.Unlock()
+	h := &boltHandle{f: f}
+	if err := f.run(true, prepare); err != nil {
+		h.close()
 		if e, ok := errs.As(err); ok {
-			return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %s", path, e.Message)
+			return nil, errs.New(500, errs.InitFailed, e.Message)
 		}
-		return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %v (check the file's permissions, or move a damaged file aside)", path, err)
+		return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %v (check the file's permissions, or move a damaged file aside)", abs, err)
 	}
-	return &Store{b: b}, nil
+	return &Store{b: h}, nil
 }
 
-func (b *boltBackend) describe() Description {
-	return Description{Kind: "bbolt", Location: b.path, SchemaVersion: SchemaVersion}
+// prepare creates the buckets and records the schema version, refusing a
+// file written by a newer cairn.
+func prepare(tx *bolt.Tx) error {
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket([]byte(BucketMeta))
+	if v := meta.Get([]byte("schema_version")); len(v) == 8 {
+		if got := binary.BigEndian.Uint64(v); got > SchemaVersion {
+			return errs.Newf(500, errs.InitFailed, "admin store %s has schema version %d, newer than this cairn understands (%d): upgrade cairn", tx.DB().Path(), got, SchemaVersion)
+		}
+		return nil
+	}
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], SchemaVersion)
+	return meta.Put([]byte("schema_version"), v[:])
 }
 
-func (b *boltBackend) close() {}
-
-func (b *boltBackend) update(fn func(tx Tx) error) error {
-	return b.rawUpdate(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+func (h *boltHandle) describe() Description {
+	return Description{Kind: "bbolt", Location: h.f.path, SchemaVersion: SchemaVersion}
 }
 
-func (b *boltBackend) view(fn func(tx Tx) error) error {
-	return b.rawView(func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+// close releases this Store's use; the last one closes the file.
+func (h *boltHandle) close() {
+	if h.closed.Swap(true) {
+		return
+	}
+	boltFiles.Lock()
+	defer boltFiles.Unlock()
+	f := h.f
+	if f.refs--; f.refs > 0 {
+		return
+	}
+	delete(boltFiles.m, f.path)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	f.release()
 }
 
-// rawUpdate runs fn in one write transaction on a freshly opened database.
-func (b *boltBackend) rawUpdate(fn func(tx *bolt.Tx) error) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	unlock, err := b.flock(true)
+func (h *boltHandle) update(fn func(tx Tx) error) error {
+	if h.closed.Load() {
+		return errClosed(h.f.path)
+	}
+	return h.f.run(true, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func (h *boltHandle) view(fn func(tx Tx) error) error {
+	if h.closed.Load() {
+		return errClosed(h.f.path)
+	}
+	return h.f.run(false, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+}
+
+func errClosed(path string) error {
+	return errs.Newf(500, errs.Internal, "admin store %s is closed", path)
+}
+
+// run runs fn in one transaction on the held handle, opening the file
+// first when it was released.
+func (f *boltFile) run(writable bool, fn func(tx *bolt.Tx) error) error {
+	db, err := f.acquire()
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	db, err := bolt.Open(b.path, 0o600, &bolt.Options{Timeout: b.timeout})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", b.path, err)
+	defer f.done()
+	if writable {
+		return db.Update(fn)
 	}
-	txErr := db.Update(fn)
-	if cerr := db.Close(); cerr != nil && txErr == nil {
-		txErr = cerr
-	}
-	return txErr
+	return db.View(fn)
 }
 
-// rawView runs fn in one read-only transaction.
-func (b *boltBackend) rawView(fn func(tx *bolt.Tx) error) error {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	unlock, err := b.flock(false)
-	if err != nil {
-		return err
+func (f *boltFile) acquire() (*bolt.DB, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, errClosed(f.path)
 	}
-	defer unlock()
-	db, err := bolt.Open(b.path, 0o600, &bolt.Options{Timeout: b.timeout, ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("open %s: %w", b.path, err)
+	if f.db == nil {
+		db, err := bolt.Open(f.path, 0o600, &bolt.Options{Timeout: f.timeout})
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, errs.Newf(503, errs.Unavailable, "admin store %s is locked by another cairn process; stop it, or retry when it is done (waited %s)", f.path, f.timeout)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", f.path, err)
+		}
+		f.db = db
+		f.idle = time.AfterFunc(idleRelease, f.releaseIfIdle)
 	}
-	txErr := db.View(fn)
-	if cerr := db.Close(); cerr != nil && txErr == nil {
-		txErr = cerr
-	}
-	return txErr
+	f.busy++
+	return f.db, nil
 }
 
-// flock takes the cross-process lock, polling with a short, growing
-// interval so a waiting process gets in soon after the holder finishes.
-func (b *boltBackend) flock(exclusive bool) (func(), error) {
-	f, err := os.OpenFile(b.lock, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open lock file %s: %w", b.lock, err)
+func (f *boltFile) done() {
+	f.mu.Lock()
+	f.busy--
+	f.last = time.Now()
+	f.mu.Unlock()
+}
+
+// releaseIfIdle closes the handle once no transaction ran on it for
+// idleRelease, and otherwise looks again when that time would be up.
+func (f *boltFile) releaseIfIdle() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db == nil {
+		return
 	}
-	how := syscall.LOCK_SH
-	if exclusive {
-		how = syscall.LOCK_EX
+	if f.busy > 0 {
+		f.idle.Reset(idleRelease)
+		return
 	}
-	deadline := time.Now().Add(b.timeout)
-	wait := 100 * time.Microsecond
-	for {
-		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			_ = f.Close()
-			return nil, fmt.Errorf("lock %s: %w", b.lock, err)
-		}
-		if time.Now().After(deadline) {
-			_ = f.Close()
-			return nil, errs.Newf(503, errs.Unavailable, "the admin store %s stayed locked by another process for %s; retry, or look for a stuck cairn process", b.path, b.timeout)
-		}
-		time.Sleep(wait)
-		if wait < 5*time.Millisecond {
-			wait *= 2
-		}
+	if left := idleRelease - time.Since(f.last); left > 0 {
+		f.idle.Reset(left)
+		return
 	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
+	f.release()
+}
+
+// release closes the handle (waiting for running transactions); the
+// caller holds f.mu.
+func (f *boltFile) release() {
+	if f.db == nil {
+		return
+	}
+	f.idle.Stop()
+	// A failed close loses nothing (every commit is already on disk), and
+	// the next open reports a damaged file.
+	_ = f.db.Close()
+	f.db = nil
 }
 
 // boltTx and boltBucket present bbolt's transaction through Tx; bbolt's

@@ -98,7 +98,8 @@ func (s *Store) Describe() Description { return s.b.describe() }
 // PostgreSQL.
 func (s *Store) Path() string { return s.b.describe().Location }
 
-// Close releases the backend's connections (nothing to do on bbolt).
+// Close releases the backend: PostgreSQL's connections, or this Store's use
+// of the bbolt file (the process's last Store on it closes the file).
 func (s *Store) Close() { s.b.close() }
 
 // OnEmit registers a fan-out hook for emitted events.

@@ -153,8 +153,9 @@ func TestCountersNeverRepeatAcrossHandles(t *testing.T) {
 	pgtest.EachStore(t, testCountersNeverRepeatAcrossHandles)
 }
 
-// Two handles on one store (two processes on one file, two servers on one
-// database) drawing from one counter at once never get the same number.
+// Two handles on one store (two servers on one PostgreSQL database; on
+// bbolt two Stores of one process sharing its handle) drawing from one
+// counter at once never get the same number.
 func testCountersNeverRepeatAcrossHandles(t *testing.T) {
 	dir := t.TempDir()
 	handles := []*Store{open(t, dir), open(t, dir)}

@@ -15,9 +15,10 @@ func TestEachDeliveryClaimedByOneServer(t *testing.T) {
 	pgtest.EachStore(t, testEachDeliveryClaimedByOneServer)
 }
 
-// Three managers on one store (three processes on one file, three servers
-// on one database) drain one queue at once: every event reaches the
-// webhook exactly once.
+// Three managers on one store drain one queue at once (three servers on
+// one PostgreSQL database; on bbolt three Stores of one process sharing
+// its handle, processes taking turns on the file as bolt_test.go shows):
+// every event reaches the webhook exactly once.
 func testEachDeliveryClaimedByOneServer(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)

@@ -48,7 +48,8 @@ func TestPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 func testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 0)
-	m1 := devManager(t, openStore(t, dir))
+	st1 := openStore(t, dir)
+	m1 := devManager(t, st1)
 	id := register(t, m1, r, "task.*")
 	if ok, err := m1.Pause(id); !ok || err != nil {
 		t.Fatal(ok, err)
@@ -72,7 +73,9 @@ func testPausedWebhookHoldsEventsAcrossRestartAndDeliversInOrder(t *testing.T) {
 		t.Fatalf("held: %d", len(h))
 	}
 
-	// Restart: a new store handle and manager, nothing carried in memory.
+	// Restart: the first store closed, a new one and a new manager,
+	// nothing carried in memory.
+	st1.Close()
 	m2 := devManager(t, openStore(t, dir))
 	if ok, err := m2.Resume(id); !ok || err != nil {
 		t.Fatal(ok, err)

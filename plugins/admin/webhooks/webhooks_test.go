@@ -179,7 +179,8 @@ func TestPersistedScheduleResumesAfterRestart(t *testing.T) {
 func testPersistedScheduleResumesAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	r := newReceiver(t, 1)
-	m1 := devManager(t, openStore(t, dir))
+	st1 := openStore(t, dir)
+	m1 := devManager(t, st1)
 	id := register(t, m1, r, "task.*")
 	other := newReceiver(t, 0)
 	register(t, m1, other, "member.added") // not subscribed to task.created
@@ -190,8 +191,9 @@ func testPersistedScheduleResumesAfterRestart(t *testing.T) {
 	if res.Triggered != 1 || res.Delivered != 0 || res.Pending != 1 {
 		t.Fatalf("trigger: %+v", res)
 	}
-	// "Restart": a new store handle and manager on the same file, nothing
-	// carried over in memory.
+	// "Restart": the first store closed, a new one and a new manager on
+	// the same data, nothing carried over in memory.
+	st1.Close()
 	m2 := devManager(t, openStore(t, dir))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
