@@ -119,9 +119,14 @@ func TestSessionDefaultProjectIsTheWorkspaceName(t *testing.T) {
 	w.root = slugged
 	w.env[0] = "CAIRN_ROOT=" + slugged
 	s := w.serve(sharedEnv...)
-	res := s.call("task_create", map[string]any{"title": "first call", "project": "my-repo-git"})
+	// The first call names no project: it lands in the session's.
+	res := s.call("task_create", map[string]any{"title": "first call"})
 	if res.IsError {
 		t.Fatalf("task_create in the default project on the first call: %v", structured(t, res))
+	}
+	got := structured(t, s.call("task_get", map[string]any{"task_id": structured(t, res)["task_id"]}))
+	if got["project"] != "my-repo-git" {
+		t.Errorf("the first task went to project %v, want the workspace's slug my-repo-git", got["project"])
 	}
 	if res := s.call("task_update", map[string]any{"task_id": structured(t, res)["task_id"], "status": "todo"}); res.IsError {
 		t.Fatalf("task_update to todo: %v", structured(t, res))

@@ -12,7 +12,7 @@ import "encoding/json"
 type taskCreateArgs struct {
 	Title         string   `json:"title" jsonschema:"minLength=1,maxLength=256" description:"Short imperative title."`
 	Description   *string  `json:"description,omitempty" jsonschema:"maxLength=8000" description:"Markdown details, acceptance criteria."`
-	Project       string   `json:"project" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"Project slug; must be registered (cairn project add, CAIRN_PROJECT)."`
+	Project       string   `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"Project slug; must be registered (cairn project add, CAIRN_PROJECT). Default: your session's project."`
 	ParentID      *string  `json:"parent_id,omitempty" pattern:"^T-[1-9][0-9]*$" description:"Parent task for a sub-task (same project)."`
 	Priority      *string  `json:"priority,omitempty" jsonschema:"enum=low,enum=normal,enum=high,enum=critical,default=normal"`
 	Labels        []string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64"`

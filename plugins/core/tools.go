@@ -22,6 +22,9 @@ func (c *Core) registerTaskTools() {
 				return createdTask{}, err
 			}
 			cl := call(ctx)
+			if in.Project == "" {
+				in.Project = cl.Project // D24: the session's project
+			}
 			out, err := svc.CreateFor(cl, in)
 			if err == nil {
 				c.rememberProject(cl.Actor, in.Project)
