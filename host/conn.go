@@ -300,6 +300,14 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 			respond(resp)
 		}
 		return
+	case probe.Method == string(mcp.MethodInitialize):
+		// On the read loop too: a request read after initialize then
+		// sees the client's name and capabilities (D4), even from a
+		// client that does not wait for the answer.
+		if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
+			respond(resp)
+		}
+		return
 	}
 	id := string(probe.ID)
 	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id]})

@@ -125,6 +125,26 @@ func (ec *eraClient) waitFor(what, method string, f func(mcp.JSONRPCNotification
 	eventually(ec.t, 20*time.Second, what, func() bool { return ec.heard(method, f) })
 }
 
+// waitForAfter runs act, then waits for the notification, and runs act
+// again (up to five times) while it has not come: over HTTP a notification
+// outside any request travels on the client's standalone stream, which the
+// client opens on its own schedule, and one sent before it is open is
+// not delivered.
+func (ec *eraClient) waitForAfter(what, method string, f func(mcp.JSONRPCNotification) bool, act func(attempt int)) {
+	ec.t.Helper()
+	for attempt := 0; attempt < 5; attempt++ {
+		act(attempt)
+		deadline := time.Now().Add(4 * time.Second)
+		for time.Now().Before(deadline) {
+			if ec.heard(method, f) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ec.t.Fatalf("timed out waiting for %s", what)
+}
+
 func aboutURI(uri string) func(mcp.JSONRPCNotification) bool {
 	return func(n mcp.JSONRPCNotification) bool { return n.Params.AdditionalFields["uri"] == uri }
 }
@@ -299,10 +319,12 @@ func exerciseEra(t *testing.T, w *workspace, ec *eraClient, project string) {
 			}
 		}
 	}
-	ec.call("task_update", map[string]any{"task_id": "T-1", "status": "todo"})
-	ec.waitFor("resources/updated for the task after task_update", mcp.MethodNotificationResourceUpdated, aboutURI(tasksURI))
-	ec.call("thought_record", map[string]any{"task_id": "T-1", "type": "decision", "content": "Retry with backoff."})
-	ec.waitFor("resources/updated for the trail after thought_record", mcp.MethodNotificationResourceUpdated, aboutURI(trailURI))
+	ec.waitForAfter("resources/updated for the task after task_update", mcp.MethodNotificationResourceUpdated, aboutURI(tasksURI), func(attempt int) {
+		ec.call("task_update", map[string]any{"task_id": "T-1", "progress": 10 + attempt})
+	})
+	ec.waitForAfter("resources/updated for the trail after thought_record", mcp.MethodNotificationResourceUpdated, aboutURI(trailURI), func(attempt int) {
+		ec.call("thought_record", map[string]any{"task_id": "T-1", "type": "decision", "content": "Retry with backoff."})
+	})
 	rc, err = ec.c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: trailURI}})
 	if err != nil || !strings.Contains(rc.Contents[0].(mcp.TextResourceContents).Text, "Retry with backoff.") {
 		t.Fatalf("read %s: %v %v", trailURI, err, rc)

@@ -575,3 +575,23 @@ func TestProgressPrecedesTheResult(t *testing.T) {
 		})
 	}
 }
+
+// A client that sends its first call without waiting for initialize's
+// answer is still named by its clientInfo (D4), relay and --no-daemon.
+func TestIdentityFromAnUnwaitedInitialize(t *testing.T) {
+	for _, mode := range [][]string{sharedEnv, {"CAIRN_DAEMON=off"}} {
+		t.Run(mode[0], func(t *testing.T) {
+			w := newWorkspace(t)
+			r := startRaw(t, w, mode...)
+			r.send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+				"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "eager-client", "version": "1"}}})
+			r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			r.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{"name": "task_create", "arguments": map[string]any{"title": "first"}}})
+			m := r.next(60*time.Second, "task_create", idIs(1))
+			sc, _ := m["result"].(map[string]any)["structuredContent"].(map[string]any)
+			if sc["created_by"] != "eager-client" {
+				t.Fatalf("created_by = %v, want the client's name: %v", sc["created_by"], m)
+			}
+		})
+	}
+}
