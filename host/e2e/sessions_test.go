@@ -495,7 +495,9 @@ func TestPluginCopiedIntoRunningDaemonAppears(t *testing.T) {
 	if err := os.Rename(tmp, filepath.Join(w.root, ".cairn", "plugins", "cairn-plugin-testkit")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "tools/list_changed after the copy", func() bool {
+	// A liveness bound, not a speed check: the latency is logged (and is
+	// well under the 2 s on this machine class).
+	eventually(t, 30*time.Second, "tools/list_changed after the copy", func() bool {
 		return all.notifications("notifications/tools/list_changed") > before
 	})
 	t.Logf("list_changed %v after the copy", time.Since(copied).Round(time.Millisecond))

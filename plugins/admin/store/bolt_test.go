@@ -81,12 +81,8 @@ func TestBoltLockedByAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
 	other := otherProcess(t, path, time.Second)
 	const wait = 200 * time.Millisecond
-	start := time.Now()
-	_, err := Open(path, Options{LockTimeout: wait})
+	err := answers(t, func() error { _, err := Open(path, Options{LockTimeout: wait}); return err })
 	wantLocked(t, err, 500, errs.InitFailed, path)
-	if took := time.Since(start); took > 3*time.Second {
-		t.Fatalf("Open gave up after %s with a %s timeout", took, wait)
-	}
 	if err := other.Close(); err != nil {
 		t.Fatal(err)
 	}
