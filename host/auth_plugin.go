@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -18,7 +19,7 @@ const AuthenticateTool = "admin_key_authenticate"
 // It fails when no loaded plugin declares the authenticator.
 func (h *Host) PluginAuthenticator() (Authenticator, error) {
 	t, ok := h.reg.Get(AuthenticateTool)
-	if !ok || t.Toolset != InternalToolset {
+	if !ok || t.Toolset != sdk.InternalToolset {
 		return nil, errs.New(400, errs.ConfigInvalid, "--http requires API keys, but no loaded plugin checks them (the admin area provides "+AuthenticateTool+"); pass --no-auth to serve a loopback address without keys")
 	}
 	return pluginAuth{h: h}, nil

@@ -211,7 +211,7 @@ func (h *Host) VisibleTools() []*registry.Tool {
 func (h *Host) servable() []*registry.Tool {
 	var out []*registry.Tool
 	for _, t := range h.reg.List() {
-		if t.Toolset != InternalToolset {
+		if t.Toolset != sdk.InternalToolset {
 			out = append(out, t)
 		}
 	}
@@ -541,7 +541,7 @@ func (h *Host) CheckToolsets(mode string, ts config.Toolsets) error {
 	sort.Strings(unknown)
 	var have []string
 	for ts := range provided {
-		if ts != "system" && ts != InternalToolset {
+		if ts != "system" && ts != sdk.InternalToolset {
 			have = append(have, ts)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -15,7 +16,7 @@ import (
 // refused here: this is no way around a session's toolsets.
 func (h *Host) CallInternal(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome {
 	t, ok := h.reg.Get(name)
-	if !ok || t.Toolset != InternalToolset {
+	if !ok || t.Toolset != sdk.InternalToolset {
 		return pipeline.Fail(errs.NotFoundf(errs.NotFound, "name", "no internal tool named %q", name))
 	}
 	return h.dispatch(ctx, &pipeline.Call{Name: name, Tool: t, Args: args, Caller: caller})

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -22,10 +23,10 @@ func (h *Host) OperatorCall(ctx context.Context, name string, args json.RawMessa
 	if !ok {
 		return pipeline.Fail(errs.NotFoundf(errs.NotFound, "name", "no loaded plugin provides the tool %s; `cairn plugins` shows which areas run", name))
 	}
-	call := &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: pipeline.Caller{ID: operatorID, Source: OperatorSource}}
-	if tool.Toolset == InternalToolset {
-		return h.dispatch(ctx, call)
+	caller := pipeline.Caller{ID: operatorID, Source: OperatorSource}
+	if tool.Toolset == sdk.InternalToolset {
+		return h.CallInternal(ctx, name, args, caller)
 	}
 	ctx = WithSession(ctx, &SessionSettings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
-	return h.pipe.Run(ctx, call)
+	return h.pipe.Run(ctx, &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: caller})
 }

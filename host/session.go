@@ -1,16 +1,16 @@
 package host
 
 import (
-	"encoding/json"
-
 	"context"
-	"github.com/cairn-mcp/cairn/host/events"
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -61,7 +61,7 @@ func visibleTo(s *SessionSettings, t *registry.Tool) bool {
 	if t.Owner == registry.HostOwner {
 		return true
 	}
-	if t.Toolset == InternalToolset || s.Mode == config.ModeMinimal {
+	if t.Toolset == sdk.InternalToolset || s.Mode == config.ModeMinimal {
 		return false
 	}
 	if s.Mode == config.ModeReadOnly && !t.ReadOnly {
@@ -70,15 +70,11 @@ func visibleTo(s *SessionSettings, t *registry.Tool) bool {
 	return s.Toolsets.Allows(t.Toolset)
 }
 
-// InternalToolset holds tools only the host calls (the admin area's
-// authenticator); no session lists or calls them.
-const InternalToolset = "internal"
-
 // refusal explains why a session may not call a tool it does not see: a
 // typed 403 naming the mode or toolset (D22), never "tool not found".
 func refusal(s *SessionSettings, t *registry.Tool) *errs.Error {
 	switch {
-	case t.Toolset == InternalToolset:
+	case t.Toolset == sdk.InternalToolset:
 		return errs.NotFoundf(errs.NotFound, "name", "no tool named %q", t.Name)
 	case s.Mode == config.ModeMinimal:
 		e := errs.Newf(403, errs.Forbidden, "tool %s is not available in MINIMAL mode, which serves only the host's system tools; start the session with CAIRN_MODE=FULL", t.Name)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk"
 )
 
 func TestProjectSlug(t *testing.T) {
@@ -30,7 +31,7 @@ func TestVisibilityAndRefusal(t *testing.T) {
 	write := &registry.Tool{Name: "task_create", Owner: "core", Toolset: "core"}
 	read := &registry.Tool{Name: "task_list", Owner: "core", Toolset: "core", ReadOnly: true}
 	sdd := &registry.Tool{Name: "sdd_vitals", Owner: "sdd", Toolset: "sdd", ReadOnly: true}
-	internal := &registry.Tool{Name: "admin_key_authenticate", Owner: "admin", Toolset: InternalToolset}
+	internal := &registry.Tool{Name: "admin_key_authenticate", Owner: "admin", Toolset: sdk.InternalToolset}
 	ping := &registry.Tool{Name: "server_ping", Owner: registry.HostOwner, Toolset: "system", ReadOnly: true}
 	cases := []struct {
 		name     string

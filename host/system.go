@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"github.com/cairn-mcp/cairn/host/trust"
 	"sort"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/schema"

@@ -87,6 +87,11 @@ type Option func(*Plugin)
 // WithDescription sets the plugin's one-line description.
 func WithDescription(d string) Option { return func(p *Plugin) { p.description = d } }
 
+// sdk.InternalToolset is the reserved toolset of tools only the host and the
+// operator's commands call (an authenticator, an export the host signs):
+// no session lists or calls them.
+const InternalToolset = "internal"
+
 // WithToolset sets the toolset of tools that do not name one; it defaults
 // to the plugin name.
 func WithToolset(ts string) Option { return func(p *Plugin) { p.toolset = ts } }

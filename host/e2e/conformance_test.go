@@ -8,9 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // The official MCP conformance suite and the Node it needs, pinned. Node
@@ -105,37 +103,11 @@ func TestOfficialConformanceSuite(t *testing.T) {
 	}
 }
 
-// serveHTTPWithFixture starts `cairn serve --http 127.0.0.1:0 --no-auth` and
-// returns its MCP URL.
+// serveHTTPWithFixture starts `cairn serve --http 127.0.0.1:0 --no-auth`
+// with the fixture plugin ready and returns its MCP URL.
 func serveHTTPWithFixture(t *testing.T, w *workspace) string {
 	t.Helper()
-	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0", "--no-auth")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("cairn stderr:\n%s", stderr.String())
-		}
-	})
-	var url string
-	eventually(t, 60*time.Second, "the HTTP listener with the fixture plugin", func() bool {
-		text := stderr.String()
-		if !strings.Contains(text, "cairn.plugin.everything: plugin ready") {
-			return false
-		}
-		for _, line := range strings.Split(text, "\n") {
-			if i := strings.Index(line, "url=http://"); i >= 0 {
-				url = strings.TrimSpace(line[i+4:])
-				return true
-			}
-		}
-		return false
-	})
+	url, _ := startHTTP(t, w, nil, "cairn.plugin.everything: plugin ready", "--no-auth")
 	return url
 }
 

@@ -415,3 +415,40 @@ func runCairn(t *testing.T, w *workspace, stdin string, extraEnv []string, args 
 	}
 	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
 }
+
+// startHTTP starts `cairn serve --http 127.0.0.1:0` with args and extra
+// environment, waits for its listener (and for the stderr text ready, when
+// given) and returns its MCP URL and stderr. The server is stopped with
+// SIGTERM when the test ends; its stderr is logged if the test failed.
+func startHTTP(t *testing.T, w *workspace, env []string, ready string, args ...string) (string, *syncBuffer) {
+	t.Helper()
+	cmd := newCmd(w, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("cairn stderr:\n%s", stderr.String())
+		}
+	})
+	var url string
+	eventually(t, 60*time.Second, "the HTTP listener", func() bool {
+		text := stderr.String()
+		if ready != "" && !strings.Contains(text, ready) {
+			return false
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if i := strings.Index(line, "url=http://"); i >= 0 {
+				url = strings.Trim(strings.TrimSpace(line[i+4:]), `"`)
+				return true
+			}
+		}
+		return false
+	})
+	return url, stderr
+}

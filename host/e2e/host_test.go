@@ -500,26 +500,7 @@ func TestEventsCrossPlugins(t *testing.T) {
 func TestConcurrentHTTPSessions(t *testing.T) {
 	w := newWorkspace(t)
 	w.addPlugin("testkit", testkitBin)
-	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0", "--no-auth")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	var url string
-	eventually(t, 30*time.Second, "the HTTP listener", func() bool {
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			if i := strings.Index(line, "url=http://"); i >= 0 {
-				url = strings.TrimSpace(line[i+4:])
-				return true
-			}
-		}
-		return false
-	})
+	url, stderr := startHTTP(t, w, nil, "", "--no-auth")
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
 	for i := 0; i < 2; i++ {

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,30 +38,7 @@ func createKey(t *testing.T, w *workspace, args ...string) (id, plaintext string
 // serveHTTP starts `cairn serve --http 127.0.0.1:0` and returns its URL.
 func serveHTTP(t *testing.T, w *workspace, extra ...string) string {
 	t.Helper()
-	cmd := newCmd(w, append([]string{"serve", "--http", "127.0.0.1:0"}, extra...)...)
-	cmd.Env = append(cmd.Env, "CAIRN_PROJECT=web")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("cairn stderr:\n%s", stderr.String())
-		}
-	})
-	var url string
-	eventually(t, 30*time.Second, "the HTTP listener", func() bool {
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			if i := strings.Index(line, "url=http://"); i >= 0 {
-				url = strings.TrimSpace(line[i+4:])
-				return true
-			}
-		}
-		return false
-	})
+	url, stderr := startHTTP(t, w, []string{"CAIRN_PROJECT=web"}, "", extra...)
 	if !strings.Contains(stderr.String(), "api_keys_required=true") {
 		t.Fatalf("server does not require API keys:\n%s", stderr.String())
 	}

@@ -405,30 +405,7 @@ func TestProtocolErasOverHTTP(t *testing.T) {
 // port and returns its MCP URL.
 func serveHTTPNoAuth(t *testing.T, w *workspace) string {
 	t.Helper()
-	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0", "--no-auth")
-	cmd.Env = append(cmd.Env, "CAIRN_PROJECT=http-era")
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("cairn stderr:\n%s", stderr.String())
-		}
-	})
-	var url string
-	eventually(t, 30*time.Second, "the HTTP listener", func() bool {
-		for _, line := range strings.Split(stderr.String(), "\n") {
-			if i := strings.Index(line, "url=http://"); i >= 0 {
-				url = strings.Trim(strings.TrimSpace(line[i+4:]), `"`)
-				return true
-			}
-		}
-		return false
-	})
+	url, _ := startHTTP(t, w, []string{"CAIRN_PROJECT=http-era"}, "", "--no-auth")
 	return url
 }
 

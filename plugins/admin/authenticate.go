@@ -10,10 +10,6 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// InternalToolset is the reserved toolset of tools the host calls itself
-// and never lists to clients.
-const InternalToolset = "internal"
-
 // AuthenticateInput is admin_key_authenticate's input.
 type AuthenticateInput struct {
 	Key string `json:"key" jsonschema:"minLength=1,maxLength=200,description=The plaintext API key an HTTP caller presented"`
@@ -63,7 +59,7 @@ func authenticate(lib *admin.Admin, key string, now time.Time) (Authenticated, e
 
 func (a *Area) internalTools() {
 	sdk.AddTool(a.p, sdk.Tool[AuthenticateInput, Authenticated]{
-		Name: "admin_key_authenticate", Title: "Authenticate an API key", Toolset: InternalToolset,
+		Name: "admin_key_authenticate", Title: "Authenticate an API key", Toolset: sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): validates an HTTP caller's API key and counts the request against its minute, hour and day windows in one step. Returns the key's user, id, scopes and windows, or 401 ERR_UNAUTHORIZED (details.reason) / 429 ERR_RATE_LIMITED (details.retry_after_ms).",
 		Handler: func(ctx context.Context, in AuthenticateInput) (Authenticated, error) {
 			lib, _, err := a.parts()

@@ -22,7 +22,7 @@ const (
 // host (`cairn migrate status` and `apply`).
 func (a *Area) storeMigrationsTool() {
 	sdk.AddTool(a.p, sdk.Tool[struct{}, pgmigrate.StoreStatus]{
-		Name: "admin_store_migrations", Title: "Admin store migrations", Toolset: InternalToolset, ReadOnly: true,
+		Name: "admin_store_migrations", Title: "Admin store migrations", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): the admin store's kind (bbolt or postgres) and, on PostgreSQL, its schema version, the latest version this build knows and the pending versions, read from cairn_migrations without applying anything.",
 		Handler: func(ctx context.Context, _ struct{}) (pgmigrate.StoreStatus, error) {
 			if err := requireOperator(actor(ctx), "", "admin_store_migrations (the host's own migration report)"); err != nil {

@@ -99,7 +99,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[merkleRootArgs, audit.ExportOutput]{
 		Name:        "audit_export",
 		Title:       "Export a finalized session",
-		Toolset:     InternalToolset,
+		Toolset:     sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): the frozen records of a finalized audit session with their hash inputs, and its frozen root, from which the host builds and signs the proof bundle of `cairn audit export`. An open session answers 409 ERR_CONFLICT; an unknown one 404 ERR_SESSION_NOT_FOUND.",
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -109,7 +109,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
 		Name:        "audit_session_list",
 		Title:       "List audit sessions",
-		Toolset:     InternalToolset,
+		Toolset:     sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): one page of the audit sessions, newest first (limit 1-100, default 20; offset), or the one session_id names, each with its task, auditor, scope, start, and whether and when it was finalized with its frozen root; total_count counts them all. The dashboard's audits page lists sessions with it.",
 		InputSchema: auditSessionListSchema,
 		ReadOnly:    true,
@@ -129,7 +129,3 @@ var auditSessionListSchema = json.RawMessage(`{
     "offset": {"type": "integer", "minimum": 0}
   }
 }`)
-
-// InternalToolset is the reserved toolset of tools only the host calls; no
-// session lists or calls them.
-const InternalToolset = "internal"

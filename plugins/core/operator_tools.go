@@ -30,7 +30,7 @@ func (c *Core) registerOperatorTools() {
 		Description: "Lists the registered task projects (slug, registration time, and state when archived). Called by `cairn project list`.",
 		// Internal: agents work in their session's project (D24) and
 		// name others they are told of; the list is the operator's.
-		Toolset:    InternalToolset,
+		Toolset:    sdk.InternalToolset,
 		ReadOnly:   true,
 		Idempotent: true,
 		Handler: func(context.Context, struct{}) (ProjectListOutput, error) {
@@ -51,7 +51,7 @@ func (c *Core) registerOperatorTools() {
 		Name:        "project_register",
 		Title:       "Register project",
 		Description: "Registers a task project slug (registering an existing one returns it). Called by `cairn project add`.",
-		Toolset:     InternalToolset,
+		Toolset:     sdk.InternalToolset,
 		Idempotent:  true,
 		Handler: func(_ context.Context, in ProjectSlugInput) (tasks.Project, error) {
 			svc, err := c.svc()

@@ -48,7 +48,7 @@ func TestToolsDeclared(t *testing.T) {
 	readOnly := map[string]bool{}
 	for _, ti := range p.Tools() {
 		if ti.Name == "sdd_store_migrations" { // the host's own, never listed
-			if ti.Toolset != internalToolset || !ti.ReadOnly {
+			if ti.Toolset != sdk.InternalToolset || !ti.ReadOnly {
 				t.Errorf("%s toolset %q, read-only %v", ti.Name, ti.Toolset, ti.ReadOnly)
 			}
 			continue

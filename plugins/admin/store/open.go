@@ -2,8 +2,8 @@ package store
 
 import (
 	"path/filepath"
-	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -17,14 +17,9 @@ func OpenFor(dataDir, setting string) (*Store, error) {
 	switch {
 	case setting == "" || setting == "bbolt":
 		return Open(filepath.Join(dataDir, FileName), Options{})
-	case IsPostgres(setting):
+	case pgmigrate.IsPostgres(setting):
 		return OpenPostgres(setting, Options{})
 	default:
 		return nil, errs.Invalidf("CAIRN_STORE", "enum", "CAIRN_STORE must be bbolt or a postgres:// URL")
 	}
-}
-
-// IsPostgres reports whether a CAIRN_STORE setting names PostgreSQL.
-func IsPostgres(setting string) bool {
-	return strings.HasPrefix(setting, "postgres://") || strings.HasPrefix(setting, "postgresql://")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
-	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // ReadMigrations reports the store CAIRN_STORE names and, on PostgreSQL,
@@ -12,17 +11,5 @@ import (
 // is created or applied. A bbolt file upgrades itself when opened, so it
 // has no migrations to report.
 func ReadMigrations(ctx context.Context, setting string) (pgmigrate.StoreStatus, error) {
-	out := pgmigrate.StoreStatus{Store: "bbolt", Status: pgmigrate.Status{Area: MigrationArea}}
-	switch {
-	case setting == "" || setting == "bbolt":
-		return out, nil
-	case !IsPostgres(setting):
-		return out, errs.Invalidf("CAIRN_STORE", "enum", "CAIRN_STORE must be bbolt or a postgres:// URL")
-	}
-	st, err := pgmigrate.ReadAt(ctx, setting, MigrationArea, Migrations)
-	if err != nil {
-		return out, errs.Newf(503, errs.Unavailable, "admin store at %s: %v", pgmigrate.Redact(setting), err)
-	}
-	out.Store, out.Status = "postgres", st
-	return out, nil
+	return pgmigrate.ReadStore(ctx, setting, MigrationArea, "bbolt", "admin store", Migrations)
 }

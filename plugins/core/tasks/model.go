@@ -1,15 +1,15 @@
 package tasks
 
 import (
-	"slices"
-
 	"encoding/binary"
 	"errors"
-	"github.com/cairn-mcp/cairn/internal/tasklife"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/tasklife"
 )
 
 // Task statuses (part 2), from the one lifecycle definition the

@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -134,7 +134,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	switch {
 	case cfg.Store == "" || cfg.Store == "bbolt":
-	case strings.HasPrefix(cfg.Store, "postgres://") || strings.HasPrefix(cfg.Store, "postgresql://"):
+	case pgmigrate.IsPostgres(cfg.Store):
 		if e.pg, err = openPGState(cfg.Store); err != nil {
 			return nil, errs.Newf(500, errs.InitFailed, "cannot open the SDD state store: %v", err)
 		}

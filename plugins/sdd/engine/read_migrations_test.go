@@ -6,31 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
-	"github.com/cairn-mcp/cairn/sdk/errs"
 )
-
-func TestReadMigrationsOfSettings(t *testing.T) {
-	for _, tc := range []struct {
-		setting, store string
-		status         int
-	}{
-		{"", "file", 0},
-		{"bbolt", "file", 0},
-		{"mysql://x", "", 400},
-		{"postgresql://cairn@127.0.0.1:1/none?connect_timeout=1", "", 503},
-	} {
-		got, err := ReadMigrations(context.Background(), tc.setting)
-		if tc.status != 0 {
-			if e, ok := errs.As(err); !ok || e.Status != tc.status {
-				t.Errorf("%q: error %v, want status %d", tc.setting, err, tc.status)
-			}
-			continue
-		}
-		if err != nil || got.Store != tc.store || got.Area != MigrationArea || len(got.Pending) != 0 {
-			t.Errorf("%q: %+v %v", tc.setting, got, err)
-		}
-	}
-}
 
 // Reading applies nothing: every step is pending until an engine opens the
 // store, none after.
