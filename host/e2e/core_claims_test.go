@@ -13,38 +13,9 @@ import (
 func TestClaimRaceThroughSharedDaemon(t *testing.T) {
 	const agents, tasks = 16, 200
 	w := newWorkspace(t)
-	all := make([]*session, agents)
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	for i := range all {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			s, err := startSession(w, append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=claimer-%d", i))...)
-			if err != nil {
-				fail(err)
-				return
-			}
-			all[i] = s
-		}(i)
-	}
-	wg.Wait()
-	for _, s := range all {
-		if s != nil {
-			t.Cleanup(s.close)
-		}
-	}
-	for _, err := range errs {
-		t.Fatal(err)
-	}
+	all := startSessions(t, w, agents, func(i int) []string {
+		return append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=claimer-%d", i))
+	})
 	for i := 0; i < tasks; i++ {
 		out, err := callOK(all[0], "task_create", map[string]any{"title": fmt.Sprintf("ready %d", i), "project": "web"})
 		if err != nil {
@@ -55,6 +26,16 @@ func TestClaimRaceThroughSharedDaemon(t *testing.T) {
 		}
 	}
 	claimed := map[string]string{} // task id → agent told it holds it
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
 	for i, s := range all {
 		wg.Add(1)
 		go func(agent string, s *session) {

@@ -55,38 +55,9 @@ func runShared(t *testing.T, sessions int) {
 	w := newWorkspace(t)
 	// All sessions start at the same instant on a fresh data dir: the
 	// start-up race must end with one daemon serving everyone.
-	all := make([]*session, sessions)
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	for i := range all {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			s, err := startSession(w, append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=agent-%d", i))...)
-			if err != nil {
-				fail(err)
-				return
-			}
-			all[i] = s
-		}(i)
-	}
-	wg.Wait()
-	for _, s := range all {
-		if s != nil {
-			t.Cleanup(s.close)
-		}
-	}
-	for _, err := range errs {
-		t.Fatal(err)
-	}
+	all := startSessions(t, w, sessions, func(i int) []string {
+		return append(daemonEnv, fmt.Sprintf("CAIRN_AGENT_ID=agent-%d", i))
+	})
 	logText, _ := os.ReadFile(filepath.Join(w.dataDir(), "daemon.log"))
 	if n := strings.Count(string(logText), "daemon ready"); n != 1 || strings.Contains(string(logText), "another daemon") {
 		t.Fatalf("%d daemons started for %d simultaneous cairn serve, want 1:\n%s", n, sessions, logText)
@@ -101,7 +72,17 @@ func runShared(t *testing.T, sessions int) {
 		}
 		shared = append(shared, out["task_id"].(string))
 	}
-	var ids []string
+	var (
+		ids  []string
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
 	thought := map[string]string{} // thought id → agent
 	for i, s := range all {
 		wg.Add(1)

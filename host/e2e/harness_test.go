@@ -452,3 +452,32 @@ func startHTTP(t *testing.T, w *workspace, env []string, ready string, args ...s
 	})
 	return url, stderr
 }
+
+// startSessions starts n `cairn serve` sessions at the same instant, the
+// i-th with env(i) added, and closes them when the test ends. It fails the
+// test if any could not start.
+func startSessions(t *testing.T, w *workspace, n int, env func(i int) []string) []*session {
+	t.Helper()
+	all := make([]*session, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range all {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			all[i], errs[i] = startSession(w, env(i)...)
+		}(i)
+	}
+	wg.Wait()
+	for _, s := range all {
+		if s != nil {
+			t.Cleanup(s.close)
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return all
+}
