@@ -39,9 +39,16 @@ func countPlugin() *Plugin {
 // dialPlugin serves p's protocol server in memory.
 func dialPlugin(t *testing.T, p *Plugin) pb.PluginClient {
 	t.Helper()
+	return pb.NewPluginClient(dialBufconn(t, func(srv *grpc.Server) { pb.RegisterPluginServer(srv, &server{p: p}) }))
+}
+
+// dialBufconn serves what register registers on an in-memory listener and
+// returns a client connection to it; both end with the test.
+func dialBufconn(t *testing.T, register func(*grpc.Server)) *grpc.ClientConn {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	srv := grpc.NewServer()
-	pb.RegisterPluginServer(srv, &server{p: p})
+	register(srv)
 	go func() { _ = srv.Serve(lis) }()
 	conn, err := grpc.NewClient("passthrough:///bufnet",
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
@@ -53,7 +60,7 @@ func dialPlugin(t *testing.T, p *Plugin) pb.PluginClient {
 		_ = conn.Close()
 		srv.Stop()
 	})
-	return pb.NewPluginClient(conn)
+	return conn
 }
 
 // streamCall runs CallTool and returns its result event.

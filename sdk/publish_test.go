@@ -3,15 +3,12 @@ package sdk
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
@@ -74,21 +71,7 @@ func (h *recordingHost) events() []string {
 // dialHost serves h in memory and returns a client to it.
 func dialHost(t *testing.T, h pb.HostServer) pb.HostClient {
 	t.Helper()
-	lis := bufconn.Listen(1 << 20)
-	srv := grpc.NewServer()
-	pb.RegisterHostServer(srv, h)
-	go func() { _ = srv.Serve(lis) }()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		srv.Stop()
-	})
-	return pb.NewHostClient(conn)
+	return pb.NewHostClient(dialBufconn(t, func(srv *grpc.Server) { pb.RegisterHostServer(srv, h) }))
 }
 
 // TestPublishDeliversInOrderWithoutWaiting: Publish returns at once, and

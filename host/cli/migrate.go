@@ -24,11 +24,6 @@ var migratingAreas = []struct{ area, tool string }{
 	{"sdd", "sdd_store_migrations"},
 }
 
-// migrationsReadSetting is the area setting (MigrationsSetting in the admin
-// and sdd plugins) that starts an area without opening its store, so
-// `cairn migrate status` applies nothing.
-const migrationsReadSetting = "migrations"
-
 func newMigrate() *cobra.Command {
 	var configFile string
 	var asJSON bool
@@ -104,7 +99,7 @@ func areaMigrations(ctx context.Context, configFile string, readOnly bool) ([]pg
 		onlyAreas(s, names)
 		if readOnly {
 			for _, n := range names {
-				s.File.Plugins[n].Settings[migrationsReadSetting] = "read"
+				s.File.Plugins[n].Settings[pgmigrate.ReadOnlySetting] = pgmigrate.ReadOnly
 			}
 		}
 	})

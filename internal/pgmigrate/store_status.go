@@ -8,6 +8,16 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
+// ReadOnlySetting set to ReadOnly in an area's settings starts the area
+// without opening its store, so no migration is applied: `cairn migrate
+// status` starts the areas that way and asks each (an internal tool) what
+// is applied and what is pending, since the host never reads an area's
+// tables itself.
+const (
+	ReadOnlySetting = "migrations"
+	ReadOnly        = "read"
+)
+
 // IsPostgres reports whether a CAIRN_STORE setting names PostgreSQL (a
 // postgres:// or postgresql:// URL).
 func IsPostgres(setting string) bool {

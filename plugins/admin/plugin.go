@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/plugins/admin/admin"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
@@ -64,8 +65,8 @@ func New() *sdk.Plugin {
 }
 
 func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
-	if cfg.Settings[MigrationsSetting] == MigrationsRead {
-		return nil // only admin_store_migrations answers; see MigrationsSetting
+	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
+		return nil // only admin_store_migrations answers; see pgmigrate.ReadOnlySetting
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)

@@ -19,7 +19,7 @@ func TestMigrationsReadOpensNoStore(t *testing.T) {
 	t.Setenv(store.SettingEnv, "")
 	dir := filepath.Join(t.TempDir(), "data")
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{DataDir: dir, Mode: "FULL", Settings: map[string]string{MigrationsSetting: MigrationsRead}}); err != nil {
+	if err := p.Configure(context.Background(), sdk.Config{DataDir: dir, Mode: "FULL", Settings: map[string]string{pgmigrate.ReadOnlySetting: pgmigrate.ReadOnly}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Stop(context.Background()) })

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -61,8 +62,8 @@ func New() *sdk.Plugin {
 // configure opens the engine and loads the state before any tool call, as
 // the specification's initialize requires.
 func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
-	if cfg.Settings[MigrationsSetting] == MigrationsRead {
-		return nil // only sdd_store_migrations answers; see MigrationsSetting
+	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
+		return nil // only sdd_store_migrations answers; see pgmigrate.ReadOnlySetting
 	}
 	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Store: os.Getenv("CAIRN_STORE")})
 	if err != nil {

@@ -9,15 +9,6 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// MigrationsSetting set to MigrationsRead starts the area without opening
-// its state store, so no migration is applied: `cairn migrate status`
-// starts the area that way and asks sdd_store_migrations what is applied
-// and what is pending, since the host never reads an area's tables itself.
-const (
-	MigrationsSetting = "migrations"
-	MigrationsRead    = "read"
-)
-
 // storeMigrationsTool reports the state store's kind and migration state
 // to the host (`cairn migrate status` and `apply`).
 func (s *SDD) storeMigrationsTool() {

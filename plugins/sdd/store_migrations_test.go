@@ -19,7 +19,7 @@ func TestMigrationsReadOpensNoStore(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, ".cairn", "data")
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: dir, Mode: "FULL", Settings: map[string]string{MigrationsSetting: MigrationsRead}}); err != nil {
+	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: dir, Mode: "FULL", Settings: map[string]string{pgmigrate.ReadOnlySetting: pgmigrate.ReadOnly}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
