@@ -62,9 +62,11 @@ type Host struct {
 	fprints   map[string]string
 	problems  map[string]string
 	untrusted []trust.Untrusted
-	live      bool
-	resources map[string][]server.ServerResource
-	templates map[string][]server.ServerResourceTemplate
+	// untrustedKnown: Specs has decided untrusted (see Untrusted).
+	untrustedKnown bool
+	live           bool
+	resources      map[string][]server.ServerResource
+	templates      map[string][]server.ServerResourceTemplate
 	// auth, when set, guards the HTTP transport with API keys.
 	auth Authenticator
 	// resKeys fingerprints each plugin's listed resources, so a refresh
@@ -229,23 +231,23 @@ func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
 func (h *Host) Specs() ([]supervisor.Spec, error) {
 	specs, untrusted, err := h.resolveSpecs(true)
 	h.mu.Lock()
-	h.untrusted = untrusted
+	h.untrusted, h.untrustedKnown = untrusted, true
 	h.mu.Unlock()
 	return specs, err
 }
 
-// lastUntrusted is what the last Specs decided, for server_health: it
-// does not hash the plugin binaries again on every health call.
-func (h *Host) lastUntrusted() []trust.Untrusted {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]trust.Untrusted(nil), h.untrusted...)
-}
-
 // Untrusted lists the workspace plugins that are not started because the
 // sha256 of their binary is not in the operator's trust store, each with
-// the command that trusts it.
+// the command that trusts it. Once Specs has run (start, reload) it is
+// what Specs decided, so health and the dashboard do not hash the plugin
+// binaries again; before, it resolves them.
 func (h *Host) Untrusted() []trust.Untrusted {
+	h.mu.Lock()
+	if h.untrustedKnown {
+		defer h.mu.Unlock()
+		return append([]trust.Untrusted(nil), h.untrusted...)
+	}
+	h.mu.Unlock()
 	_, out, _ := h.resolveSpecs(false)
 	return out
 }

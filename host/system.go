@@ -214,7 +214,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 			}
 		}
 	}
-	if u := h.lastUntrusted(); len(u) > 0 {
+	if u := h.Untrusted(); len(u) > 0 {
 		out.Untrusted = u
 		out.Status = "degraded"
 		for _, p := range u {
