@@ -1,0 +1,354 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/trail"
+)
+
+// writeLedger is what the agents of the cluster test were told: writes
+// acknowledged (must all be there, once) and writes whose answer never came
+// (may be there, at most once).
+type writeLedger struct {
+	mu             sync.Mutex
+	created        map[string]string // task id → title, acknowledged creates
+	createsUnknown int
+	updates        map[string]int // shared task → acknowledged updates
+	updatesUnknown map[string]int
+	thoughts       map[string][]string // shared task → acknowledged thought contents
+	thoughtsMaybe  map[string]int
+	refused        map[string]int // error code → count
+	duplicateIDs   []string
+}
+
+func newWriteLedger() *writeLedger {
+	return &writeLedger{
+		created: map[string]string{}, updates: map[string]int{}, updatesUnknown: map[string]int{},
+		thoughts: map[string][]string{}, thoughtsMaybe: map[string]int{}, refused: map[string]int{},
+	}
+}
+
+// TestClusterThreeServersOneKilled is issue 17's cluster test: three cairn
+// servers on one PostgreSQL database, 8 agents spread over them creating
+// tasks, updating shared tasks and recording thoughts on them, one server
+// SIGKILLed mid-run and restarted. Afterwards: every acknowledged write is
+// there exactly once, no id repeats, every chain verifies, a Merkle root
+// finalized before the run is unchanged, a per-minute rate limit held
+// exactly across the three servers, and each task.created event reached the
+// subscribed webhook once.
+func TestClusterThreeServersOneKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL and three servers; skipped with -short")
+	}
+	dsn := pgtest.DSN(t)
+	env := []string{"CAIRN_STORE=" + dsn, "CAIRN_PROJECT=team", "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_ENV=development", "CAIRN_LOG_LEVEL=warn"}
+	nodes := []*clusterNode{newClusterNode(t, env), newClusterNode(t, env), newClusterNode(t, env)}
+	code, out, errOut := runCairn(t, nodes[0].w, "", env, "admin", "keys", "create", "--json", "--name", "agents",
+		"--per-minute", "100000", "--per-hour", "1000000", "--per-day", "10000000", "--scope", "read", "--scope", "write")
+	if code != 0 {
+		t.Fatalf("admin keys create: %d %s %s", code, out, errOut)
+	}
+	var agentKey struct {
+		Plaintext string `json:"plaintext_key"`
+	}
+	if err := json.Unmarshal([]byte(out), &agentKey); err != nil || agentKey.Plaintext == "" {
+		t.Fatalf("key: %v %s", err, out)
+	}
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.start() }()
+	}
+	wg.Wait()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ops := &clusterClient{name: "ops", key: agentKey.Plaintext, nodes: nodes}
+	defer ops.close()
+	must := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := ops.call(ctx, name, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			t.Fatalf("%s %v: %v", name, args, structured(t, res))
+		}
+		return structured(t, res)
+	}
+
+	// A webhook for task.created and a root sealed before the run.
+	recv := newHookReceiver(t)
+	code, out, errOut = runCairn(t, nodes[0].w, "", env, "admin", "webhooks", "register", recv.srv.URL, "--json",
+		"--event", "task.created", "--timeout", "2000", "--max-retries", "10")
+	var hook struct {
+		Webhook struct {
+			Secret string `json:"secret"`
+		} `json:"webhook"`
+	}
+	if err := json.Unmarshal([]byte(out), &hook); code != 0 || err != nil || hook.Webhook.Secret == "" {
+		t.Fatalf("admin webhooks register: %d %s %s", code, out, errOut)
+	}
+	recv.mu.Lock()
+	recv.secret = hook.Webhook.Secret
+	recv.mu.Unlock()
+	var shared []string
+	for i := range 6 {
+		shared = append(shared, must("task_create", map[string]any{"title": fmt.Sprintf("shared %d", i)})["task_id"].(string))
+	}
+	must("thought_record", map[string]any{"task_id": shared[0], "type": "decision", "content": "sealed before the run"})
+	sess := must("audit_session_start", map[string]any{"task_id": shared[0], "auditor_id": "auditor"})["session_id"].(string)
+	sealed := must("merkle_finalize", map[string]any{"session_id": sess})["merkle_root"]
+
+	// 8 agents, spread over the servers, write until the deadline; server 1
+	// is SIGKILLed a third of the way in and restarted after a pause.
+	ledger := newWriteLedger()
+	const agents = 8
+	run := 15 * time.Second
+	deadline := time.Now().Add(run)
+	var killedAt, restartedAt time.Time
+	var agentsWG sync.WaitGroup
+	for a := range agents {
+		agentsWG.Add(1)
+		go func() {
+			defer agentsWG.Done()
+			ag := &clusterClient{name: fmt.Sprintf("agent-%d", a), key: agentKey.Plaintext, nodes: nodes, at: a % len(nodes)}
+			defer ag.close()
+			for i := 0; time.Now().Before(deadline); i++ {
+				clusterAgentStep(ctx, ag, ledger, shared, a, i)
+			}
+		}()
+	}
+	time.Sleep(run / 3)
+	nodes[1].stop(syscall.SIGKILL)
+	killedAt = time.Now()
+	time.Sleep(2 * time.Second)
+	nodes[1].start()
+	restartedAt = time.Now()
+	agentsWG.Wait()
+	t.Logf("server 1 SIGKILLed %s into the run, back %s later", killedAt.Sub(deadline.Add(-run)).Round(time.Millisecond), restartedAt.Sub(killedAt).Round(time.Millisecond))
+
+	// Every acknowledged create is there, with its title, once.
+	for id, title := range ledger.created {
+		got := must("task_get", map[string]any{"task_id": id})
+		if got["title"] != title {
+			t.Errorf("acknowledged create %s: title %v, want %q", id, got["title"], title)
+		}
+	}
+	if len(ledger.duplicateIDs) > 0 {
+		t.Errorf("ids handed out twice: %v", ledger.duplicateIDs)
+	}
+	listed := must("task_list", map[string]any{"project": "team", "limit": 1})
+	total := int(listed["total_count"].(float64))
+	wantMin, wantMax := len(shared)+len(ledger.created), len(shared)+len(ledger.created)+ledger.createsUnknown
+	if total < wantMin || total > wantMax {
+		t.Errorf("project team has %d tasks, want %d..%d (acknowledged creates %d, unanswered %d)", total, wantMin, wantMax, len(ledger.created), ledger.createsUnknown)
+	}
+
+	// Thoughts and updates on the shared tasks: every acknowledged one is on
+	// its chain once, and every chain verifies.
+	var thoughtsAcked, updatesAcked int
+	for _, id := range shared {
+		list := must("thought_record_list", map[string]any{"task_id": id, "limit": 500, "verify_chain": true})
+		if list["chain_valid"] != true {
+			t.Errorf("%s: thought chain invalid: %v", id, list["invalid_links"])
+		}
+		seen := map[string]int{}
+		recs, _ := list["thoughts"].([]any)
+		for _, r := range recs {
+			rec, _ := r.(map[string]any)
+			seen[fmt.Sprint(rec["content"])]++
+		}
+		for c, n := range seen {
+			if n > 1 {
+				t.Errorf("%s: thought %q recorded %d times", id, c, n)
+			}
+		}
+		for _, c := range ledger.thoughts[id] {
+			if seen[c] != 1 {
+				t.Errorf("%s: acknowledged thought %q found %d times", id, c, seen[c])
+			}
+		}
+		thoughtsAcked += len(ledger.thoughts[id])
+		v := must("audit_verify_chain", map[string]any{"task_id": id, "full_trace": true})
+		if v["chain_valid"] != true {
+			t.Errorf("%s: chains do not verify: %v", id, v["broken_links"])
+		}
+		events := 0
+		trace, _ := v["trace"].([]any)
+		for _, r := range trace {
+			if rec, _ := r.(map[string]any); rec["chain"] == trail.ChainEvent {
+				events++
+			}
+		}
+		lo, hi := 1+ledger.updates[id], 1+ledger.updates[id]+ledger.updatesUnknown[id]
+		if events < lo || events > hi {
+			t.Errorf("%s: %d event records, want %d..%d (1 create, %d acknowledged updates, %d unanswered)", id, events, lo, hi, ledger.updates[id], ledger.updatesUnknown[id])
+		}
+		updatesAcked += ledger.updates[id]
+	}
+	root := must("merkle_root", map[string]any{"session_id": sess})["merkle_root"]
+	if root != sealed {
+		t.Errorf("finalized root changed: %v, sealed %v", root, sealed)
+	}
+	unknown := ledger.createsUnknown
+	for _, n := range ledger.updatesUnknown {
+		unknown += n
+	}
+	for _, n := range ledger.thoughtsMaybe {
+		unknown += n
+	}
+	t.Logf("acknowledged: %d creates, %d updates, %d thoughts; %d calls unanswered (in flight at the kill); refusals %v; client moves %d",
+		len(ledger.created), updatesAcked, thoughtsAcked, unknown, ledger.refused, ops.moves)
+	if len(ledger.created) == 0 || updatesAcked == 0 || thoughtsAcked == 0 {
+		t.Fatalf("the agents wrote nothing")
+	}
+
+	// Each created task's event reached the webhook once (a delivery a dead
+	// server had claimed is retried by another once its claim lapses).
+	deliveredOnce := func() (missing []string, twice []string) {
+		recv.mu.Lock()
+		defer recv.mu.Unlock()
+		count := map[string]int{}
+		for _, ev := range recv.events {
+			if data, _ := ev["data"].(map[string]any); data != nil {
+				count[fmt.Sprint(data["task_id"])]++
+			}
+		}
+		for id := range ledger.created {
+			if count[id] == 0 {
+				missing = append(missing, id)
+			}
+		}
+		for id, n := range count {
+			if n > 1 {
+				twice = append(twice, id)
+			}
+		}
+		return missing, twice
+	}
+	var missing, twice []string
+	for end := time.Now().Add(90 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if missing, twice = deliveredOnce(); len(missing) == 0 {
+			break
+		}
+	}
+	if len(twice) > 0 {
+		t.Errorf("task.created delivered more than once for %v", twice)
+	}
+	if len(missing) > 0 {
+		t.Errorf("task.created never delivered for %d acknowledged creates: %v", len(missing), missing)
+	}
+
+	checkClusterRateLimit(t, nodes)
+}
+
+// clusterAgentStep is one round of an agent: a task of its own, an update of
+// a shared task, a thought on a shared task.
+func clusterAgentStep(ctx context.Context, ag *clusterClient, l *writeLedger, shared []string, a, i int) {
+	record := func(res error, refusal map[string]any, ok func(), unknown func()) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		switch {
+		case errors.Is(res, errUnknownOutcome):
+			unknown()
+		case res != nil:
+			l.refused[res.Error()]++
+		case refusal != nil:
+			e, _ := refusal["error"].(map[string]any)
+			l.refused[fmt.Sprint(e["code"])]++
+		default:
+			ok()
+		}
+	}
+	call := func(name string, args map[string]any) (map[string]any, map[string]any, error) {
+		res, err := ag.call(ctx, name, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		var body map[string]any
+		if res.StructuredContent != nil {
+			raw, _ := json.Marshal(res.StructuredContent)
+			_ = json.Unmarshal(raw, &body)
+		}
+		if res.IsError {
+			return nil, body, nil
+		}
+		return body, nil, nil
+	}
+	title := fmt.Sprintf("agent %d task %d", a, i)
+	body, refusal, err := call("task_create", map[string]any{"title": title})
+	record(err, refusal, func() {
+		id, _ := body["task_id"].(string)
+		if _, dup := l.created[id]; dup {
+			l.duplicateIDs = append(l.duplicateIDs, id)
+		}
+		l.created[id] = title
+	}, func() { l.createsUnknown++ })
+
+	target := shared[(a+i)%len(shared)]
+	_, refusal, err = call("task_update", map[string]any{"task_id": target, "description": fmt.Sprintf("agent %d update %d", a, i)})
+	record(err, refusal, func() { l.updates[target]++ }, func() { l.updatesUnknown[target]++ })
+
+	target = shared[(a+2*i+1)%len(shared)]
+	content := fmt.Sprintf("agent %d thought %d", a, i)
+	_, refusal, err = call("thought_record", map[string]any{"task_id": target, "type": "decision", "content": content})
+	record(err, refusal, func() { l.thoughts[target] = append(l.thoughts[target], content) }, func() { l.thoughtsMaybe[target]++ })
+}
+
+// checkClusterRateLimit fires more requests than a key's per-minute limit
+// allows at all three servers at once: exactly the limit is served.
+func checkClusterRateLimit(t *testing.T, nodes []*clusterNode) {
+	t.Helper()
+	const limit, fired = 30, 60
+	code, out, errOut := runCairn(t, nodes[0].w, "", nodes[0].env, "admin", "keys", "create", "--json", "--name", "limited", "--per-minute", fmt.Sprint(limit))
+	if code != 0 {
+		t.Fatalf("admin keys create: %d %s", code, errOut)
+	}
+	var key struct {
+		Plaintext string `json:"plaintext_key"`
+	}
+	_ = json.Unmarshal([]byte(out), &key)
+	// Stay inside one minute window.
+	if s := time.Now().Second(); s > 45 {
+		time.Sleep(time.Duration(61-s) * time.Second)
+	}
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range fired {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest(http.MethodPost, nodes[i%len(nodes)].mcpURL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+			req.Header.Set("Authorization", "Bearer "+key.Plaintext)
+			resp, err := http.DefaultClient.Do(req)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				statuses[-1]++
+				return
+			}
+			resp.Body.Close()
+			statuses[resp.StatusCode]++
+		}()
+	}
+	wg.Wait()
+	if statuses[http.StatusTooManyRequests] != fired-limit || statuses[-1] != 0 {
+		t.Errorf("%d requests against a limit of %d per minute over 3 servers: statuses %v, want %d refused with 429", fired, limit, statuses, fired-limit)
+	}
+	t.Logf("rate limit over 3 servers: %v", statuses)
+}
