@@ -20,9 +20,10 @@ import (
 // dir, a fixed loopback port (so a restarted server comes back where its
 // clients look for it), and a process the test may SIGKILL.
 type clusterNode struct {
-	t    *testing.T
+	t    testing.TB
 	w    *workspace
 	env  []string
+	args []string
 	addr string
 
 	mu     sync.Mutex
@@ -31,7 +32,7 @@ type clusterNode struct {
 	url    string
 }
 
-func newClusterNode(t *testing.T, env []string) *clusterNode {
+func newClusterNode(t testing.TB, w *workspace, env []string, args ...string) *clusterNode {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,7 +40,7 @@ func newClusterNode(t *testing.T, env []string) *clusterNode {
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	n := &clusterNode{t: t, w: newWorkspace(t), env: env, addr: addr}
+	n := &clusterNode{t: t, w: w, env: env, args: args, addr: addr}
 	t.Cleanup(func() {
 		n.stop(syscall.SIGTERM)
 		if t.Failed() {
@@ -56,7 +57,7 @@ func newClusterNode(t *testing.T, env []string) *clusterNode {
 // start runs the server and waits for its listener.
 func (n *clusterNode) start() {
 	n.t.Helper()
-	cmd := newCmd(n.w, "serve", "--http", n.addr)
+	cmd := newCmd(n.w, append([]string{"serve", "--http", n.addr}, n.args...)...)
 	cmd.Env = append(cmd.Env, n.env...)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
@@ -69,14 +70,15 @@ func (n *clusterNode) start() {
 	n.mu.Lock()
 	n.url = "http://" + n.addr + "/mcp"
 	n.mu.Unlock()
-	eventually(n.t, 90*time.Second, "server "+n.addr+" listening", func() bool {
-		c, err := net.DialTimeout("tcp", n.addr, time.Second)
-		if err != nil {
-			return false
+	for end := time.Now().Add(90 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := net.DialTimeout("tcp", n.addr, time.Second); err == nil {
+			_ = c.Close()
+			return
 		}
-		_ = c.Close()
-		return true
-	})
+		if time.Now().After(end) {
+			n.t.Fatalf("server %s did not listen within 90 s\n%s", n.addr, stderr.String())
+		}
+	}
 }
 
 // stop signals the server and waits for it to exit.
@@ -117,7 +119,11 @@ func (a *clusterClient) connect(ctx context.Context) error {
 	var last error
 	for try := 0; try < 3*len(a.nodes); try++ {
 		url := a.nodes[a.at].mcpURL()
-		c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + a.key}))
+		headers := map[string]string{}
+		if a.key != "" {
+			headers["Authorization"] = "Bearer " + a.key
+		}
+		c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(headers))
 		if err == nil {
 			err = c.Start(ctx)
 		}

@@ -52,7 +52,7 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 	}
 	dsn := pgtest.DSN(t)
 	env := []string{"CAIRN_STORE=" + dsn, "CAIRN_PROJECT=team", "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_ENV=development", "CAIRN_LOG_LEVEL=warn"}
-	nodes := []*clusterNode{newClusterNode(t, env), newClusterNode(t, env), newClusterNode(t, env)}
+	nodes := []*clusterNode{newClusterNode(t, newWorkspace(t), env), newClusterNode(t, newWorkspace(t), env), newClusterNode(t, newWorkspace(t), env)}
 	code, out, errOut := runCairn(t, nodes[0].w, "", env, "admin", "keys", "create", "--json", "--name", "agents",
 		"--per-minute", "100000", "--per-hour", "1000000", "--per-day", "10000000", "--scope", "read", "--scope", "write")
 	if code != 0 {
