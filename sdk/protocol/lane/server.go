@@ -1,0 +1,161 @@
+package lane
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// Handler runs one tool call on the plugin side. It must return a result
+// (a typed error inside it when the call failed).
+type Handler func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult
+
+// Server is the plugin's end of a lane.
+type Server struct {
+	// Handle runs the calls.
+	Handle Handler
+	// Limit bounds a frame's body in both directions.
+	Limit int
+	// OnPanic, when set, is told about a panic that escaped Handle (the
+	// caller gets ERR_INTERNAL either way).
+	OnPanic func(v any, stack []byte)
+}
+
+// ServeConn answers the calls arriving on conn until it ends or ctx does;
+// then every call still running is cancelled. It closes conn.
+func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer conn.Close()
+	go func() {
+		<-ctx.Done()
+		_ = conn.Close() // unblocks the read below
+	}()
+	sc := &serverConn{s: s, conn: conn, running: map[uint64]context.CancelFunc{}}
+	fr := frameReader{r: conn, limit: s.Limit}
+	for {
+		h, body, tooLarge, err := fr.next()
+		if err != nil {
+			return err
+		}
+		switch h.kind {
+		case kindCancel:
+			sc.cancel(h.id)
+		case kindCall:
+			if tooLarge {
+				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the call is %d bytes; the limit between host and plugin is %d", h.size, s.Limit).
+					With("field", "arguments").With("constraint", fmt.Sprintf("size <= %d", s.Limit))))
+				continue
+			}
+			req, deadline, err := decodeCall(body)
+			if err != nil {
+				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
+				continue
+			}
+			go sc.run(ctx, h.id, req, deadline)
+		default:
+			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
+		}
+	}
+}
+
+// decodeCall splits a call body into its deadline and request.
+func decodeCall(body []byte) (*pb.CallToolRequest, time.Time, error) {
+	if len(body) < deadlineSize {
+		return nil, time.Time{}, fmt.Errorf("body of %d bytes has no deadline", len(body))
+	}
+	var deadline time.Time
+	if ns := int64(binary.BigEndian.Uint64(body)); ns != 0 {
+		deadline = time.Unix(0, ns)
+	}
+	req := &pb.CallToolRequest{}
+	if err := proto.Unmarshal(body[deadlineSize:], req); err != nil {
+		return nil, time.Time{}, err
+	}
+	return req, deadline, nil
+}
+
+type serverConn struct {
+	s    *Server
+	conn net.Conn
+	wmu  sync.Mutex
+
+	mu      sync.Mutex
+	running map[uint64]context.CancelFunc
+}
+
+func (sc *serverConn) run(ctx context.Context, id uint64, req *pb.CallToolRequest, deadline time.Time) {
+	var cancel context.CancelFunc
+	if deadline.IsZero() {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+	}
+	sc.mu.Lock()
+	sc.running[id] = cancel
+	sc.mu.Unlock()
+	defer func() {
+		sc.mu.Lock()
+		delete(sc.running, id)
+		sc.mu.Unlock()
+		cancel()
+	}()
+	sc.reply(id, sc.handle(ctx, req))
+}
+
+// handle runs the handler; a panic becomes ERR_INTERNAL, never a dead
+// plugin or a call without an answer.
+func (sc *serverConn) handle(ctx context.Context, req *pb.CallToolRequest) (res *pb.ToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			if sc.s.OnPanic != nil {
+				sc.s.OnPanic(r, debug.Stack())
+			}
+			res = failure(errs.Newf(500, errs.Internal, "tool %s failed unexpectedly; the plugin logged the details", req.Tool))
+		}
+	}()
+	return sc.s.Handle(ctx, req)
+}
+
+func (sc *serverConn) cancel(id uint64) {
+	sc.mu.Lock()
+	cancel := sc.running[id]
+	sc.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// reply writes a result frame; a result over the limit is replaced by a
+// typed error saying so.
+func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
+	frame, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize, headerSize+proto.Size(res)), res)
+	if err != nil {
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(500, errs.Internal, "the result does not encode: %v", err)))
+	}
+	if size := len(frame) - headerSize; size > sc.s.Limit {
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(413, errs.LimitExceeded, "the result is %d bytes; the limit between plugin and host is %d", size, sc.s.Limit).
+			With("constraint", fmt.Sprintf("size <= %d", sc.s.Limit))))
+	}
+	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kindResult, id: id})
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := sc.conn.Write(frame); err != nil {
+		_ = sc.conn.Close() // out of step or gone: the host fails its calls
+	}
+}
+
+// failure is a result carrying a typed error.
+func failure(e *errs.Error) *pb.ToolResult {
+	return &pb.ToolResult{Status: int32(e.Status), Error: ErrorToProto(e)}
+}
