@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"os"
 
 	"github.com/cairn-mcp/cairn/sdk/protocol"
 	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
@@ -9,9 +10,10 @@ import (
 
 // dialLane connects to the call lane the plugin named in its Configure
 // answer. Without one (a plugin on an older SDK), or when the dial fails,
-// it returns nil and every call goes over gRPC.
+// it returns nil and every call goes over gRPC. CAIRN_CALL_LANE=off keeps
+// every call on gRPC (to compare the two, or to rule the lane out).
 func (p *Plugin) dialLane(ctx context.Context, path string) *lane.Client {
-	if path == "" {
+	if path == "" || os.Getenv("CAIRN_CALL_LANE") == "off" {
 		return nil
 	}
 	c, err := lane.Dial(ctx, path, protocol.MaxMessageBytes)
