@@ -272,6 +272,9 @@ func benchWorkspace(b *testing.B) *workspace {
 		sdk.IdleEnv + "=" + benchIdle,
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
+		// CAIRN_CALL_LANE=off on the benchmark's command line measures
+		// the gRPC path the lane replaced.
+		"CAIRN_CALL_LANE=" + os.Getenv("CAIRN_CALL_LANE"),
 	}}
 }
 
