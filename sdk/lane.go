@@ -47,7 +47,10 @@ func (s *server) openLane() (string, error) {
 		}
 		srv := &lane.Server{
 			Handle: s.unaryCall,
-			Limit:  protocol.MaxMessageBytes,
+			HandleEvent: func(ctx context.Context, ev *pb.Event) error {
+				return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+			},
+			Limit: protocol.MaxMessageBytes,
 			OnPanic: func(v any, stack []byte) {
 				s.p.logger.Error("call lane handler panicked", "panic", fmt.Sprint(v), "stack", string(stack))
 			},

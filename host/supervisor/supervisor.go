@@ -747,7 +747,18 @@ func (p *Plugin) deliver(ev events.Event) {
 		p.log.Warn("event not delivered", "event", ev.Type, "id", ev.ID, "error", err)
 		return
 	}
-	_, err = rpc.HandleEvent(ctx, &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}})
+	req := &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}}
+	p.mu.Lock()
+	calls := p.lane
+	p.mu.Unlock()
+	if calls != nil {
+		err = calls.Deliver(ctx, req)
+		if errors.Is(err, lane.ErrClosed) {
+			p.dropLane(calls)
+		}
+	} else {
+		_, err = rpc.HandleEvent(ctx, req)
+	}
 	if err != nil {
 		p.log.Warn("plugin failed to handle event", "event", ev.Type, "id", ev.ID, "error", grpcMessage(err))
 	}

@@ -73,18 +73,37 @@ func (c *Client) Close() error {
 // plugin is told to cancel the call and ctx's error is returned. A request
 // over the limit fails with ERR_LIMIT_EXCEEDED before anything is sent.
 func (c *Client) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
-	frame := make([]byte, headerSize+deadlineSize, headerSize+deadlineSize+proto.Size(req))
+	return c.roundTrip(ctx, kindCall, req, "the call to "+req.Tool, "arguments")
+}
+
+// Deliver hands one bus event to the plugin and waits until its handlers
+// ran; their failure comes back as a typed error.
+func (c *Client) Deliver(ctx context.Context, ev *pb.HandleEventRequest) error {
+	res, err := c.roundTrip(ctx, kindEvent, ev, "the event", "event")
+	if err != nil {
+		return err
+	}
+	if e := res.GetError(); e != nil {
+		return errs.New(int(e.Status), e.Code, e.Message)
+	}
+	return nil
+}
+
+// roundTrip sends a frame carrying ctx's deadline and msg and waits for
+// the result frame with the same id.
+func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, what, field string) (*pb.ToolResult, error) {
+	frame := make([]byte, headerSize+deadlineSize, headerSize+deadlineSize+proto.Size(msg))
 	if dl, ok := ctx.Deadline(); ok {
 		binary.BigEndian.PutUint64(frame[headerSize:], uint64(dl.UnixNano()))
 	}
-	frame, err := proto.MarshalOptions{}.MarshalAppend(frame, req)
+	frame, err := proto.MarshalOptions{}.MarshalAppend(frame, msg)
 	if err != nil {
-		return nil, fmt.Errorf("lane: encode call: %w", err)
+		return nil, fmt.Errorf("lane: encode %s: %w", what, err)
 	}
 	size := len(frame) - headerSize
 	if size > c.limit {
-		return nil, errs.Newf(413, errs.LimitExceeded, "the call to %s is %d bytes; the limit between host and plugin is %d", req.Tool, size, c.limit).
-			With("field", "arguments").With("constraint", fmt.Sprintf("size <= %d", c.limit))
+		return nil, errs.Newf(413, errs.LimitExceeded, "%s is %d bytes; the limit between host and plugin is %d", what, size, c.limit).
+			With("field", field).With("constraint", fmt.Sprintf("size <= %d", c.limit))
 	}
 	ch := make(chan answer, 1)
 	c.mu.Lock()
@@ -96,7 +115,7 @@ func (c *Client) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolRes
 	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
-	putHeader(frame, header{size: uint32(size), kind: kindCall, id: id})
+	putHeader(frame, header{size: uint32(size), kind: kind, id: id})
 	if err := c.write(frame); err != nil {
 		c.forget(id)
 		return nil, err

@@ -1,5 +1,6 @@
 // Package lane is the call lane: a direct framed protocol for tool calls
-// between the host and a plugin, beside go-plugin's gRPC connection.
+// (and bus events) between the host and a plugin, beside go-plugin's gRPC
+// connection.
 //
 // gRPC hands every frame between at least three goroutines on each side of
 // a call; on a local socket that scheduling, not the bytes, is the cost of
@@ -18,8 +19,12 @@
 //
 //	call   (host → plugin): deadline in Unix nanoseconds (int64, 0 = none),
 //	                        then a CallToolRequest (protobuf)
+//	event  (host → plugin): deadline, then a HandleEventRequest: a bus
+//	                        event for the plugin's subscriptions
 //	cancel (host → plugin): empty; the call with that id is cancelled
-//	result (plugin → host): a ToolResult (protobuf)
+//	result (plugin → host): a ToolResult (protobuf), the answer to the call
+//	                        or event with that id (an event's carries only
+//	                        an error, when its handlers failed)
 //
 // A frame whose body exceeds the receiver's limit is read past and answered
 // (a call) or failed (a result) with a typed error naming the limit: the

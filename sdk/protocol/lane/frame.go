@@ -11,6 +11,7 @@ const (
 	kindCall   byte = 1
 	kindCancel byte = 2
 	kindResult byte = 3
+	kindEvent  byte = 4
 )
 
 // headerSize is the fixed header before every body.
@@ -44,7 +45,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, errMalformed{"reserved header bytes are not zero"}
 	}
 	switch h.kind {
-	case kindCall, kindCancel, kindResult:
+	case kindCall, kindCancel, kindResult, kindEvent:
 	default:
 		return h, errMalformed{fmt.Sprintf("unknown frame kind %d", h.kind)}
 	}

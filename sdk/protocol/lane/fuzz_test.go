@@ -42,9 +42,9 @@ func FuzzFrameDecoder(f *testing.F) {
 				t.Fatalf("body %d bytes, header %d, limit %d", len(body), h.size, limit)
 			}
 			if h.kind == kindCall {
-				req, _, err := decodeCall(body)
-				if err == nil && req == nil {
-					t.Fatal("decodeCall returned neither a request nor an error")
+				req := &pb.CallToolRequest{}
+				if _, err := decodeBody(body, req); err == nil && len(body) < deadlineSize {
+					t.Fatal("decodeBody took a body without a deadline")
 				}
 			}
 		}

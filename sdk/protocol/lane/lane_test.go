@@ -262,3 +262,66 @@ func TestPeerNotSpeakingTheLaneClosesIt(t *testing.T) {
 	}
 	b.Close()
 }
+
+func TestEventsReachTheHandlerAndFailuresComeBackTyped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 8)
+	srv := &Server{Handle: echo, Limit: big, HandleEvent: func(_ context.Context, ev *pb.Event) error {
+		switch ev.Type {
+		case "boom":
+			panic("kaboom")
+		case "refused":
+			return errs.New(409, errs.Conflict, "not now")
+		case "plain":
+			return errors.New("disk full")
+		}
+		got <- ev.Type + ":" + string(ev.Data)
+		return nil
+	}}
+	go func() {
+		conn, err := ln.Accept()
+		if err == nil {
+			_ = srv.ServeConn(context.Background(), conn)
+		}
+	}()
+	c, err := Dial(context.Background(), path, big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deliver := func(typ string) error {
+		return c.Deliver(context.Background(), &pb.HandleEventRequest{Event: &pb.Event{Type: typ, Data: []byte(`{"n":1}`)}})
+	}
+	if err := deliver("task.created"); err != nil {
+		t.Fatal(err)
+	}
+	if g := <-got; g != `task.created:{"n":1}` {
+		t.Fatalf("handler got %q", g)
+	}
+	for _, tt := range []struct {
+		typ    string
+		code   string
+		status int
+	}{
+		{"refused", errs.Conflict, 409},
+		{"plain", errs.Internal, 500},
+		{"boom", errs.Internal, 500},
+	} {
+		e, ok := errs.As(deliver(tt.typ))
+		if !ok || e.Code != tt.code || e.Status != tt.status {
+			t.Fatalf("%s: err = %v, want %s %d", tt.typ, e, tt.code, tt.status)
+		}
+	}
+	if err := c.Deliver(context.Background(), &pb.HandleEventRequest{}); err == nil {
+		t.Fatal("an event frame without an event was accepted")
+	}
+	// Calls still work beside events.
+	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}); err != nil || string(res.Output) != "x:" {
+		t.Fatalf("call after events: %v, %v", res, err)
+	}
+}

@@ -23,6 +23,9 @@ type Handler func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult
 type Server struct {
 	// Handle runs the calls.
 	Handle Handler
+	// HandleEvent runs a bus event's handlers; nil answers every event
+	// with an error.
+	HandleEvent func(ctx context.Context, ev *pb.Event) error
 	// Limit bounds a frame's body in both directions.
 	Limit int
 	// OnPanic, when set, is told about a panic that escaped Handle (the
@@ -50,38 +53,47 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 		switch h.kind {
 		case kindCancel:
 			sc.cancel(h.id)
+		case kindEvent:
+			if tooLarge {
+				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the event is %d bytes; the limit between host and plugin is %d", h.size, s.Limit)))
+				continue
+			}
+			req := &pb.HandleEventRequest{}
+			deadline, err := decodeBody(body, req)
+			if err != nil || req.Event == nil {
+				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the event does not decode (%v)", err)))
+				continue
+			}
+			go sc.run(ctx, h.id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.event(ctx, req.Event) })
 		case kindCall:
 			if tooLarge {
 				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the call is %d bytes; the limit between host and plugin is %d", h.size, s.Limit).
 					With("field", "arguments").With("constraint", fmt.Sprintf("size <= %d", s.Limit))))
 				continue
 			}
-			req, deadline, err := decodeCall(body)
+			req := &pb.CallToolRequest{}
+			deadline, err := decodeBody(body, req)
 			if err != nil {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
 				continue
 			}
-			go sc.run(ctx, h.id, req, deadline)
+			go sc.run(ctx, h.id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.handle(ctx, req) })
 		default:
 			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
 		}
 	}
 }
 
-// decodeCall splits a call body into its deadline and request.
-func decodeCall(body []byte) (*pb.CallToolRequest, time.Time, error) {
+// decodeBody splits a call or event body into its deadline and message.
+func decodeBody(body []byte, msg proto.Message) (time.Time, error) {
 	if len(body) < deadlineSize {
-		return nil, time.Time{}, fmt.Errorf("body of %d bytes has no deadline", len(body))
+		return time.Time{}, fmt.Errorf("body of %d bytes has no deadline", len(body))
 	}
 	var deadline time.Time
 	if ns := int64(binary.BigEndian.Uint64(body)); ns != 0 {
 		deadline = time.Unix(0, ns)
 	}
-	req := &pb.CallToolRequest{}
-	if err := proto.Unmarshal(body[deadlineSize:], req); err != nil {
-		return nil, time.Time{}, err
-	}
-	return req, deadline, nil
+	return deadline, proto.Unmarshal(body[deadlineSize:], msg)
 }
 
 type serverConn struct {
@@ -93,7 +105,7 @@ type serverConn struct {
 	running map[uint64]context.CancelFunc
 }
 
-func (sc *serverConn) run(ctx context.Context, id uint64, req *pb.CallToolRequest, deadline time.Time) {
+func (sc *serverConn) run(ctx context.Context, id uint64, deadline time.Time, do func(context.Context) *pb.ToolResult) {
 	var cancel context.CancelFunc
 	if deadline.IsZero() {
 		ctx, cancel = context.WithCancel(ctx)
@@ -109,7 +121,31 @@ func (sc *serverConn) run(ctx context.Context, id uint64, req *pb.CallToolReques
 		sc.mu.Unlock()
 		cancel()
 	}()
-	sc.reply(id, sc.handle(ctx, req))
+	sc.reply(id, do(ctx))
+}
+
+// event runs the event handlers; a failure or panic comes back as a typed
+// error.
+func (sc *serverConn) event(ctx context.Context, ev *pb.Event) (res *pb.ToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			if sc.s.OnPanic != nil {
+				sc.s.OnPanic(r, debug.Stack())
+			}
+			res = failure(errs.Newf(500, errs.Internal, "the handler of %s failed unexpectedly; the plugin logged the details", ev.Type))
+		}
+	}()
+	if sc.s.HandleEvent == nil {
+		return failure(errs.New(501, errs.Internal, "this plugin takes no events on the lane"))
+	}
+	if err := sc.s.HandleEvent(ctx, ev); err != nil {
+		e := errs.From(err)
+		if e.Status == 0 {
+			e.Status = 500
+		}
+		return failure(e)
+	}
+	return &pb.ToolResult{Status: 200}
 }
 
 // handle runs the handler; a panic becomes ERR_INTERNAL, never a dead
