@@ -42,7 +42,7 @@ func (s *server) openLane() (string, error) {
 		_ = ul.Close()
 		_ = os.RemoveAll(dir)
 		if err != nil {
-			s.p.logger.Warn("the host did not connect to the call lane; calls use gRPC", "error", err)
+			s.p.logger.Debug("the host did not connect to the call lane (an older host?); calls use gRPC", "error", err)
 			return
 		}
 		srv := &lane.Server{
