@@ -44,6 +44,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 		_ = conn.Close() // unblocks the read below
 	}()
 	sc := &serverConn{s: s, conn: conn, running: map[uint64]context.CancelFunc{}}
+	work := &workers{idle: make(chan func()), done: ctx.Done()}
 	fr := frameReader{r: conn, limit: s.Limit}
 	for {
 		h, body, tooLarge, err := fr.next()
@@ -64,7 +65,10 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the event does not decode (%v)", err)))
 				continue
 			}
-			go sc.run(ctx, h.id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.event(ctx, req.Event) })
+			id := h.id
+			work.run(func() {
+				sc.run(ctx, id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.event(ctx, req.Event) })
+			})
 		case kindCall:
 			if tooLarge {
 				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the call is %d bytes; the limit between host and plugin is %d", h.size, s.Limit).
@@ -77,7 +81,10 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
 				continue
 			}
-			go sc.run(ctx, h.id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.handle(ctx, req) })
+			id := h.id
+			work.run(func() {
+				sc.run(ctx, id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.handle(ctx, req) })
+			})
 		default:
 			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
 		}
