@@ -65,9 +65,10 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the event does not decode (%v)", err)))
 				continue
 			}
-			id := h.id
+			cctx, id, done := sc.begin(ctx, h.id, deadline)
 			work.run(func() {
-				sc.run(ctx, id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.event(ctx, req.Event) })
+				defer done()
+				sc.reply(id, sc.event(cctx, req.Event))
 			})
 		case kindCall:
 			if tooLarge {
@@ -81,9 +82,10 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
 				continue
 			}
-			id := h.id
+			cctx, id, done := sc.begin(ctx, h.id, deadline)
 			work.run(func() {
-				sc.run(ctx, id, deadline, func(ctx context.Context) *pb.ToolResult { return sc.handle(ctx, req) })
+				defer done()
+				sc.reply(id, sc.handle(cctx, req))
 			})
 		default:
 			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
@@ -112,7 +114,11 @@ type serverConn struct {
 	running map[uint64]context.CancelFunc
 }
 
-func (sc *serverConn) run(ctx context.Context, id uint64, deadline time.Time, do func(context.Context) *pb.ToolResult) {
+// begin gives call id its context and makes it cancellable by a cancel
+// frame. It runs on the reader goroutine, before the call is handed to a
+// worker, so a cancel read right after the call always finds it. done
+// releases the call.
+func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) (context.Context, uint64, func()) {
 	var cancel context.CancelFunc
 	if deadline.IsZero() {
 		ctx, cancel = context.WithCancel(ctx)
@@ -122,13 +128,12 @@ func (sc *serverConn) run(ctx context.Context, id uint64, deadline time.Time, do
 	sc.mu.Lock()
 	sc.running[id] = cancel
 	sc.mu.Unlock()
-	defer func() {
+	return ctx, id, func() {
 		sc.mu.Lock()
 		delete(sc.running, id)
 		sc.mu.Unlock()
 		cancel()
-	}()
-	sc.reply(id, do(ctx))
+	}
 }
 
 // event runs the event handlers; a failure or panic comes back as a typed
