@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
@@ -139,7 +140,7 @@ func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.G
 		if e.Status == 0 {
 			e.Status = 500
 		}
-		return &pb.GetPromptResponse{Error: errorToProto(e)}, nil
+		return &pb.GetPromptResponse{Error: lane.ErrorToProto(e)}, nil
 	}
 	out := &pb.GetPromptResponse{Description: res.Description}
 	for _, m := range res.Messages {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/protocol"
+	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
 )
@@ -124,10 +125,16 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 		e := errs.From(err)
 		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
 	}
+	resp := &pb.ConfigureResponse{}
 	if s.broker != nil { // served by a host, not a test
 		s.trimOnce.Do(func() { go s.idle.run(context.Background()) })
+		if path, err := s.openLane(); err != nil {
+			s.p.logger.Warn("no call lane; calls use gRPC", "error", err)
+		} else {
+			resp.CallLane = path
+		}
 	}
-	return &pb.ConfigureResponse{}, nil
+	return resp, nil
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
@@ -168,8 +175,7 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 
 // Call is CallTool without progress: a unary round trip.
 func (s *server) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
-	s.idle.called()
-	return resultToProto(s.p.invoke(callContext(ctx, req), req.Tool, req.Arguments, req.Validated)), nil
+	return s.unaryCall(ctx, req), nil
 }
 
 // callContext carries the request's caller, id and idempotency key.
@@ -187,25 +193,13 @@ func callContext(ctx context.Context, req *pb.CallToolRequest) context.Context {
 func resultToProto(res Result) *pb.ToolResult {
 	out := &pb.ToolResult{Output: res.Output, Status: int32(res.Status)}
 	if res.Err != nil {
-		out.Error = errorToProto(res.Err)
+		out.Error = lane.ErrorToProto(res.Err)
 		out.Output = nil
 	}
 	for _, c := range res.Content {
 		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI})
 	}
 	return out
-}
-
-func errorToProto(e *Error) *pb.ToolError {
-	details := e.Details
-	if details == nil {
-		details = map[string]any{}
-	}
-	raw, err := json.Marshal(details)
-	if err != nil {
-		raw = []byte(`{}`)
-	}
-	return &pb.ToolError{Code: e.Code, Message: e.Message, Details: raw, Status: int32(e.Status)}
 }
 
 func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
@@ -230,7 +224,7 @@ func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) 
 		if e.Status == 0 {
 			e.Status = 500
 		}
-		return &pb.ReadResourceResponse{Error: errorToProto(e)}, nil
+		return &pb.ReadResourceResponse{Error: lane.ErrorToProto(e)}, nil
 	}
 	out := &pb.ReadResourceResponse{}
 	for _, c := range contents {

@@ -97,6 +97,11 @@ type relay struct {
 func (r *relay) connect(ctx context.Context, resume bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if resume && r.conn != nil {
+		// The client's reader and the run loop both resume a lost
+		// session; whichever came second finds it done.
+		return nil
+	}
 	var lastErr error
 	for attempt := 0; attempt < r.cfg.Attempts; attempt++ {
 		if attempt > 0 {
@@ -287,10 +292,12 @@ func (r *relay) write(line []byte) {
 }
 
 // run reads the client's messages and sends them to the daemon until the
-// client ends the session and every request is answered.
+// client ends the session and every request is answered. The goroutine
+// reading the client writes each message to the daemon itself: no hand-off
+// to another goroutine on a call's way in.
 func (r *relay) run(ctx context.Context, in io.Reader) error {
 	readErr := make(chan error, 1)
-	lines := make(chan []byte)
+	sendErr := make(chan error, 1)
 	go func() {
 		br := bufio.NewReaderSize(in, 64<<10)
 		for {
@@ -301,9 +308,12 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 				if line[len(line)-1] != '\n' {
 					line = append(line, '\n')
 				}
-				select {
-				case lines <- line:
-				case <-ctx.Done():
+				if ctx.Err() != nil {
+					return
+				}
+				if err := r.send(ctx, line); err != nil {
+					r.failPending(err)
+					sendErr <- err
 					return
 				}
 			}
@@ -326,11 +336,8 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		case <-ctx.Done():
 			r.closeConn()
 			return nil
-		case line := <-lines:
-			if err := r.send(ctx, line); err != nil {
-				r.failPending(err)
-				return err
-			}
+		case err := <-sendErr:
+			return err
 		case <-readErr:
 			r.mu.Lock()
 			r.eof = true

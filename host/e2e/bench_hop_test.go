@@ -119,10 +119,40 @@ func benchCalls(b *testing.B, tab *table) {
 		if mode.env != nil {
 			time.Sleep(idleWait)
 			addMemoryRow(b, tab, w, "idle memory, daemon + plugins (empty store)", 0)
+		} else {
+			laneAgainstGRPC(b, tab, subjectCall(s, "task_get", map[string]any{"task_id": id}))
 		}
 		s.close()
 		stopDaemon(w)
 	}
+}
+
+// laneAgainstGRPC interleaves task_get on the call lane (laneGet, a
+// --no-daemon session) with task_get over gRPC (a second --no-daemon
+// session, in its own workspace, with CAIRN_CALL_LANE=off): the ratio is
+// what the lane saves, measured side by side.
+func laneAgainstGRPC(b *testing.B, tab *table, laneGet func() error) {
+	w := benchWorkspace(b)
+	s := mustSession(b, w, "CAIRN_CALL_LANE=off")
+	defer s.close()
+	created := s.call("task_create", map[string]any{"title": "benchmark task", "project": "proj-0"})
+	id, _ := structured(w.t, created)["task_id"].(string)
+	if id == "" {
+		b.Fatalf("task_create: %v", created.StructuredContent)
+	}
+	grpcGet := subjectCall(s, "task_get", map[string]any{"task_id": id})
+	for i := 0; i < 100; i++ {
+		if err := grpcGet(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fl, sub, err := interleave(grpcGet, laneGet, 300, 3000, callBudget)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := latencyRow("task_get, --no-daemon, call lane against gRPC", fl, sub, 1)
+	r.note += "; floor: the same call over gRPC (CAIRN_CALL_LANE=off)"
+	tab.add(r)
 }
 
 // idleWait lets the plugins notice they are idle (benchIdle) and trim.

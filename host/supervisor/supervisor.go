@@ -28,6 +28,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/protocol"
+	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
@@ -154,6 +155,9 @@ type Plugin struct {
 	startedAt     time.Time
 	unsub         func()
 	subKey        string
+	// lane is the running process's call lane (nil when it offers none or
+	// the connection ended): calls without progress take it.
+	lane *lane.Client
 	// streamOnly is set when the running process answered the unary Call
 	// with Unimplemented (an older SDK): calls use the CallTool stream.
 	streamOnly bool
@@ -352,14 +356,17 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.env.StartTimeout)
 	defer cancel()
-	if _, err := rpc.Configure(cctx, &pb.ConfigureRequest{
+	conf, err := rpc.Configure(cctx, &pb.ConfigureRequest{
 		HostServiceId: rpc.HostServiceID, Root: p.env.Root, DataDir: p.env.DataDir,
 		Mode: p.env.Mode, HostVersion: p.env.HostVersion, Settings: p.spec.Settings,
-	}); err != nil {
+	})
+	if err != nil {
 		return fail(fmt.Errorf("plugin %s could not start: %s", p.spec.Name, grpcMessage(err)))
 	}
+	calls := p.dialLane(cctx, conf.CallLane)
 	desc, err := rpc.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
+		closeLane(calls)
 		return fail(fmt.Errorf("plugin %s: describe: %s", p.spec.Name, grpcMessage(err)))
 	}
 	if desc.Name != p.spec.Name {
@@ -371,10 +378,11 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	if p.stopping {
 		// Stop ran while this process started: it is not ours to keep.
 		p.mu.Unlock()
+		closeLane(calls)
 		client.Kill()
 		return errStopping
 	}
-	p.client, p.rpc, p.runner, p.desc = client, rpc, r, desc
+	p.client, p.rpc, p.runner, p.desc, p.lane = client, rpc, r, desc, calls
 	p.streamOnly = false
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
@@ -419,10 +427,12 @@ func (p *Plugin) watch(r *procRunner) {
 	p.lastErr = "plugin process exited unexpectedly: " + p.lastExit
 	p.attempting = true // until restartLoop plans the next attempt
 	p.setState(StateRestarting)
-	client, failures := p.client, p.failures
+	client, failures, calls := p.client, p.failures, p.lane
+	p.lane = nil
 	p.mu.Unlock()
 
-	client.Kill() // reap go-plugin's goroutines and socket dir
+	closeLane(calls) // fails the calls in flight at once
+	client.Kill()    // reap go-plugin's goroutines and socket dir
 	p.log.Error("plugin crashed; restarting", "exit", p.lastExitSnapshot(), "consecutive_failures", failures)
 	if p.hooks.Down != nil {
 		p.hooks.Down(p, errors.New("plugin process exited unexpectedly"))
@@ -582,8 +592,15 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 		return nil, nil, err
 	}
 	p.mu.Lock()
-	r, streamOnly := p.runner, p.streamOnly
+	r, streamOnly, calls := p.runner, p.streamOnly, p.lane
 	p.mu.Unlock()
+	if onProgress == nil && calls != nil {
+		res, err := calls.Call(ctx, req)
+		if errors.Is(err, lane.ErrClosed) {
+			p.dropLane(calls)
+		}
+		return res, r, err
+	}
 	if onProgress == nil && !streamOnly {
 		// No progress to carry: one unary round trip instead of a stream.
 		res, err := rpc.Call(ctx, req)
@@ -623,6 +640,9 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 // away (the process died, or the host closed the connection after seeing it
 // die) rather than the call failing.
 func connectionLost(err error) bool {
+	if errors.Is(err, lane.ErrClosed) {
+		return true
+	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled:
 		return true
@@ -636,6 +656,9 @@ func (p *Plugin) callError(ctx context.Context, err error) error {
 	}
 	if ctx.Err() != nil {
 		return errs.New(499, errs.Cancelled, "the call was cancelled: "+ctx.Err().Error())
+	}
+	if errors.Is(err, lane.ErrClosed) {
+		return errs.Newf(503, errs.PluginUnavailable, "plugin %s stopped during the call; it is being restarted, so retry the call", p.spec.Name)
 	}
 	switch status.Code(err) {
 	case codes.DeadlineExceeded:
@@ -724,7 +747,18 @@ func (p *Plugin) deliver(ev events.Event) {
 		p.log.Warn("event not delivered", "event", ev.Type, "id", ev.ID, "error", err)
 		return
 	}
-	_, err = rpc.HandleEvent(ctx, &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}})
+	req := &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}}
+	p.mu.Lock()
+	calls := p.lane
+	p.mu.Unlock()
+	if calls != nil {
+		err = calls.Deliver(ctx, req)
+		if errors.Is(err, lane.ErrClosed) {
+			p.dropLane(calls)
+		}
+	} else {
+		_, err = rpc.HandleEvent(ctx, req)
+	}
 	if err != nil {
 		p.log.Warn("plugin failed to handle event", "event", ev.Type, "id", ev.ID, "error", grpcMessage(err))
 	}
@@ -740,8 +774,8 @@ func (p *Plugin) Stop(ctx context.Context) {
 		return
 	}
 	p.stopping = true
-	client, pending, pendingRunner, rpc, state, unsub := p.client, p.pending, p.pendingRunner, p.rpc, p.state, p.unsub
-	p.unsub, p.subKey = nil, ""
+	client, pending, pendingRunner, rpc, state, unsub, calls := p.client, p.pending, p.pendingRunner, p.rpc, p.state, p.unsub, p.lane
+	p.unsub, p.subKey, p.lane = nil, "", nil
 	p.setState(StateStopped)
 	p.mu.Unlock()
 	p.stopCancel()
@@ -755,6 +789,7 @@ func (p *Plugin) Stop(ctx context.Context) {
 		}
 		cancel()
 	}
+	closeLane(calls)
 	if pendingRunner != nil {
 		_ = pendingRunner.Kill(context.Background())
 	}

@@ -21,5 +21,6 @@ func main() {
 	// write to a closed pipe must fail, not kill us before the TEST data
 	// dir is removed and the plugins are stopped.
 	signal.Ignore(syscall.SIGPIPE)
+	startCPUProfile()
 	os.Exit(cli.Main(os.Args[1:]))
 }

@@ -123,7 +123,12 @@ func (x *ConfigureRequest) GetSettings() map[string]string {
 }
 
 type ConfigureResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Path of a Unix socket the plugin listens on for tool calls without
+	// progress: the call lane (package sdk/protocol/lane), lighter than a gRPC
+	// call. The host dials it once, after Configure; empty when the plugin
+	// offers none, and then every call goes over gRPC.
+	CallLane      string `protobuf:"bytes,1,opt,name=call_lane,json=callLane,proto3" json:"call_lane,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -156,6 +161,13 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ConfigureResponse) GetCallLane() string {
+	if x != nil {
+		return x.CallLane
+	}
+	return ""
 }
 
 type DescribeRequest struct {
@@ -2541,8 +2553,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\bsettings\x18\x06 \x03(\v2/.cairn.plugin.v1.ConfigureRequest.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x13\n" +
-	"\x11ConfigureResponse\"\x11\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"0\n" +
+	"\x11ConfigureResponse\x12\x1b\n" +
+	"\tcall_lane\x18\x01 \x01(\tR\bcallLane\"\x11\n" +
 	"\x0fDescribeRequest\"\x81\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +

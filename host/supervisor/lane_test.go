@@ -1,0 +1,84 @@
+package supervisor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+func laneOf(p *Plugin) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lane != nil
+}
+
+// TestCallsTakeTheLane: a plugin on this SDK offers a call lane and the
+// host uses it for calls without progress: results, a handler's panic, a
+// deadline (which reaches the handler), progress (which takes gRPC), and a
+// plugin that dies mid-call all answer as they do over gRPC.
+func TestCallsTakeTheLane(t *testing.T) {
+	env := testEnv(t, Backoff{Initial: 10 * time.Minute, Max: 10 * time.Minute})
+	p := startTestkit(t, Spec{}, env, Hooks{})
+	if !laneOf(p) {
+		t.Fatal("the plugin offered no call lane, or the host did not dial it")
+	}
+	if out, err := call(p, "testkit_echo", map[string]any{"message": "hi"}); err != nil || out["message"] != "hi" {
+		t.Fatalf("echo: %v, %v", out, err)
+	}
+	if _, err := call(p, "testkit_panic", map[string]any{}); err == nil {
+		t.Fatal("a panicking handler answered without an error")
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, false)
+	// Host and plugin share the deadline: either the host gives up first
+	// or the plugin's answer (the handler's cancellation) arrives first.
+	if err != nil {
+		typed(t, err, 499, "ERR_CANCELLED")
+	} else if res.Error == nil {
+		t.Fatalf("a call past its deadline succeeded: %v", res)
+	}
+	waitFor(t, "the handler to see the deadline", func() bool {
+		_, err := os.Stat(filepath.Join(env.DataDir, "cancelled-lane"))
+		return err == nil
+	})
+
+	var steps int
+	res, err = p.CallTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, false)
+	if err != nil || res.Error != nil || steps == 0 {
+		t.Fatalf("a call with progress: %v, %v, %d progress notes", res, err, steps)
+	}
+	if !laneOf(p) {
+		t.Fatal("the lane was dropped while the plugin ran")
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := call(p, "testkit_exit", map[string]any{"code": 3})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		typed(t, err, 503, "ERR_PLUGIN_UNAVAILABLE")
+	case <-time.After(20 * time.Second):
+		t.Fatal("a call whose plugin died hung")
+	}
+}
+
+// TestCallLaneOffUsesGRPC: with CAIRN_CALL_LANE=off (as with a plugin on an
+// older SDK, which names no lane) calls go over gRPC.
+func TestCallLaneOffUsesGRPC(t *testing.T) {
+	t.Setenv("CAIRN_CALL_LANE", "off")
+	p := startTestkit(t, Spec{}, testEnv(t, Backoff{}), Hooks{})
+	if laneOf(p) {
+		t.Fatal("the host dialled a lane it was told not to use")
+	}
+	if out, err := call(p, "testkit_echo", map[string]any{"message": "hi"}); err != nil || out["message"] != "hi" {
+		t.Fatalf("echo over gRPC: %v, %v", out, err)
+	}
+}

@@ -1,0 +1,67 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairn-mcp/cairn/sdk/protocol"
+	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// laneAcceptWindow is how long the lane's socket waits for the host to dial
+// it after Configure; the host dials at once, so this only bounds a socket
+// left behind by a host that gave up.
+const laneAcceptWindow = 30 * time.Second
+
+// openLane listens for the host's one lane connection on a socket in a
+// fresh private directory and serves tool calls on it (package lane). It
+// returns the socket's path for ConfigureResponse. The socket and its
+// directory are removed once the host has connected (or the window ends),
+// so nothing else can join the lane.
+func (s *server) openLane() (string, error) {
+	dir, err := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "cairn-lane-")
+	if err != nil {
+		return "", fmt.Errorf("sdk: call lane: %w", err)
+	}
+	path := filepath.Join(dir, "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return "", fmt.Errorf("sdk: call lane: %w", err)
+	}
+	ul := ln.(*net.UnixListener)
+	ul.SetUnlinkOnClose(true)
+	_ = ul.SetDeadline(time.Now().Add(laneAcceptWindow))
+	go func() {
+		conn, err := ul.Accept()
+		_ = ul.Close()
+		_ = os.RemoveAll(dir)
+		if err != nil {
+			s.p.logger.Debug("the host did not connect to the call lane (an older host?); calls use gRPC", "error", err)
+			return
+		}
+		srv := &lane.Server{
+			Handle: s.unaryCall,
+			HandleEvent: func(ctx context.Context, ev *pb.Event) error {
+				return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+			},
+			Limit: protocol.MaxMessageBytes,
+			OnPanic: func(v any, stack []byte) {
+				s.p.logger.Error("call lane handler panicked", "panic", fmt.Sprint(v), "stack", string(stack))
+			},
+		}
+		_ = srv.ServeConn(context.Background(), conn)
+	}()
+	return path, nil
+}
+
+// unaryCall answers a call without progress (the lane and the unary Call RPC).
+func (s *server) unaryCall(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+	s.idle.called()
+	return resultToProto(s.p.invoke(callContext(ctx, req), req.Tool, req.Arguments, req.Validated))
+}

@@ -1,0 +1,32 @@
+// Package lane is the call lane: a direct framed protocol for tool calls
+// (and bus events) between the host and a plugin, beside go-plugin's gRPC
+// connection.
+//
+// gRPC hands every frame between at least three goroutines on each side of
+// a call; on a local socket that scheduling, not the bytes, is the cost of
+// the hop. On the lane the calling goroutine writes its frame itself (one
+// mutex-guarded write), and one reader goroutine per side reads frames and
+// dispatches them, so a call costs the two socket hops and two wake-ups.
+//
+// The plugin listens on a Unix socket and names it in ConfigureResponse
+// (call_lane); the host dials it once. Calls that ask for progress, and every
+// call to a plugin that offers no lane, stay on gRPC. go-plugin keeps the
+// process's lifecycle, handshake, health and events.
+//
+// Wire format, both directions: a 16-byte header — body length (uint32, big
+// endian), frame kind (one byte), three zero bytes, call id (uint64, big
+// endian) — then the body:
+//
+//	call   (host → plugin): deadline in Unix nanoseconds (int64, 0 = none),
+//	                        then a CallToolRequest (protobuf)
+//	event  (host → plugin): deadline, then a HandleEventRequest: a bus
+//	                        event for the plugin's subscriptions
+//	cancel (host → plugin): empty; the call with that id is cancelled
+//	result (plugin → host): a ToolResult (protobuf), the answer to the call
+//	                        or event with that id (an event's carries only
+//	                        an error, when its handlers failed)
+//
+// A frame whose body exceeds the receiver's limit is read past and answered
+// (a call) or failed (a result) with a typed error naming the limit: the
+// connection stays open.
+package lane

@@ -1,0 +1,52 @@
+package lane
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// FuzzFrameDecoder feeds arbitrary bytes to the frame reader and the call
+// decoder: they must never panic, never return a body over the limit or of
+// another length than its header says, and a well-formed call must decode
+// to what was encoded.
+func FuzzFrameDecoder(f *testing.F) {
+	call, _ := proto.Marshal(&pb.CallToolRequest{Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`)})
+	good := make([]byte, headerSize+deadlineSize)
+	putHeader(good, header{size: uint32(deadlineSize + len(call)), kind: kindCall, id: 7})
+	binary.BigEndian.PutUint64(good[headerSize:], 1)
+	good = append(good, call...)
+	f.Add(good, uint16(64))
+	f.Add(good[:20], uint16(64))
+	f.Add(append(good, good...), uint16(8))
+	f.Add([]byte("\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"), uint16(0))
+	f.Add([]byte("\xff\xff\xff\xff\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"), uint16(100))
+	f.Fuzz(func(t *testing.T, data []byte, limit uint16) {
+		fr := frameReader{r: bytes.NewReader(data), limit: int(limit)}
+		for {
+			h, body, tooLarge, err := fr.next()
+			if err != nil {
+				return
+			}
+			if tooLarge {
+				if body != nil || int(h.size) <= int(limit) {
+					t.Fatalf("tooLarge with body %d, size %d, limit %d", len(body), h.size, limit)
+				}
+				continue
+			}
+			if len(body) != int(h.size) || len(body) > int(limit) {
+				t.Fatalf("body %d bytes, header %d, limit %d", len(body), h.size, limit)
+			}
+			if h.kind == kindCall {
+				req := &pb.CallToolRequest{}
+				if _, err := decodeBody(body, req); err == nil && len(body) < deadlineSize {
+					t.Fatal("decodeBody took a body without a deadline")
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,209 @@
+package lane
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+)
+
+// Handler runs one tool call on the plugin side. It must return a result
+// (a typed error inside it when the call failed).
+type Handler func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult
+
+// Server is the plugin's end of a lane.
+type Server struct {
+	// Handle runs the calls.
+	Handle Handler
+	// HandleEvent runs a bus event's handlers; nil answers every event
+	// with an error.
+	HandleEvent func(ctx context.Context, ev *pb.Event) error
+	// Limit bounds a frame's body in both directions.
+	Limit int
+	// OnPanic, when set, is told about a panic that escaped Handle (the
+	// caller gets ERR_INTERNAL either way).
+	OnPanic func(v any, stack []byte)
+}
+
+// ServeConn answers the calls arriving on conn until it ends or ctx does;
+// then every call still running is cancelled. It closes conn.
+func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	defer conn.Close()
+	go func() {
+		<-ctx.Done()
+		_ = conn.Close() // unblocks the read below
+	}()
+	sc := &serverConn{s: s, conn: conn, running: map[uint64]context.CancelFunc{}}
+	work := &workers{idle: make(chan func()), done: ctx.Done()}
+	fr := frameReader{r: conn, limit: s.Limit}
+	for {
+		h, body, tooLarge, err := fr.next()
+		if err != nil {
+			return err
+		}
+		switch h.kind {
+		case kindCancel:
+			sc.cancel(h.id)
+		case kindEvent:
+			if tooLarge {
+				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the event is %d bytes; the limit between host and plugin is %d", h.size, s.Limit)))
+				continue
+			}
+			req := &pb.HandleEventRequest{}
+			deadline, err := decodeBody(body, req)
+			if err != nil || req.Event == nil {
+				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the event does not decode (%v)", err)))
+				continue
+			}
+			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			work.run(func() {
+				defer done()
+				sc.reply(id, sc.event(cctx, req.Event))
+			})
+		case kindCall:
+			if tooLarge {
+				go sc.reply(h.id, failure(errs.Newf(413, errs.LimitExceeded, "the call is %d bytes; the limit between host and plugin is %d", h.size, s.Limit).
+					With("field", "arguments").With("constraint", fmt.Sprintf("size <= %d", s.Limit))))
+				continue
+			}
+			req := &pb.CallToolRequest{}
+			deadline, err := decodeBody(body, req)
+			if err != nil {
+				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
+				continue
+			}
+			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			work.run(func() {
+				defer done()
+				sc.reply(id, sc.handle(cctx, req))
+			})
+		default:
+			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
+		}
+	}
+}
+
+// decodeBody splits a call or event body into its deadline and message.
+func decodeBody(body []byte, msg proto.Message) (time.Time, error) {
+	if len(body) < deadlineSize {
+		return time.Time{}, fmt.Errorf("body of %d bytes has no deadline", len(body))
+	}
+	var deadline time.Time
+	if ns := int64(binary.BigEndian.Uint64(body)); ns != 0 {
+		deadline = time.Unix(0, ns)
+	}
+	return deadline, proto.Unmarshal(body[deadlineSize:], msg)
+}
+
+type serverConn struct {
+	s    *Server
+	conn net.Conn
+	wmu  sync.Mutex
+
+	mu      sync.Mutex
+	running map[uint64]context.CancelFunc
+}
+
+// begin gives call id its context and makes it cancellable by a cancel
+// frame. It runs on the reader goroutine, before the call is handed to a
+// worker, so a cancel read right after the call always finds it. done
+// releases the call.
+func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) (context.Context, uint64, func()) {
+	var cancel context.CancelFunc
+	if deadline.IsZero() {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+	}
+	sc.mu.Lock()
+	sc.running[id] = cancel
+	sc.mu.Unlock()
+	return ctx, id, func() {
+		sc.mu.Lock()
+		delete(sc.running, id)
+		sc.mu.Unlock()
+		cancel()
+	}
+}
+
+// event runs the event handlers; a failure or panic comes back as a typed
+// error.
+func (sc *serverConn) event(ctx context.Context, ev *pb.Event) (res *pb.ToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			if sc.s.OnPanic != nil {
+				sc.s.OnPanic(r, debug.Stack())
+			}
+			res = failure(errs.Newf(500, errs.Internal, "the handler of %s failed unexpectedly; the plugin logged the details", ev.Type))
+		}
+	}()
+	if sc.s.HandleEvent == nil {
+		return failure(errs.New(501, errs.Internal, "this plugin takes no events on the lane"))
+	}
+	if err := sc.s.HandleEvent(ctx, ev); err != nil {
+		e := errs.From(err)
+		if e.Status == 0 {
+			e.Status = 500
+		}
+		return failure(e)
+	}
+	return &pb.ToolResult{Status: 200}
+}
+
+// handle runs the handler; a panic becomes ERR_INTERNAL, never a dead
+// plugin or a call without an answer.
+func (sc *serverConn) handle(ctx context.Context, req *pb.CallToolRequest) (res *pb.ToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			if sc.s.OnPanic != nil {
+				sc.s.OnPanic(r, debug.Stack())
+			}
+			res = failure(errs.Newf(500, errs.Internal, "tool %s failed unexpectedly; the plugin logged the details", req.Tool))
+		}
+	}()
+	return sc.s.Handle(ctx, req)
+}
+
+func (sc *serverConn) cancel(id uint64) {
+	sc.mu.Lock()
+	cancel := sc.running[id]
+	sc.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// reply writes a result frame; a result over the limit is replaced by a
+// typed error saying so.
+func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
+	frame, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize, headerSize+proto.Size(res)), res)
+	if err != nil {
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(500, errs.Internal, "the result does not encode: %v", err)))
+	}
+	if size := len(frame) - headerSize; size > sc.s.Limit {
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(413, errs.LimitExceeded, "the result is %d bytes; the limit between plugin and host is %d", size, sc.s.Limit).
+			With("constraint", fmt.Sprintf("size <= %d", sc.s.Limit))))
+	}
+	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kindResult, id: id})
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if _, err := sc.conn.Write(frame); err != nil {
+		_ = sc.conn.Close() // out of step or gone: the host fails its calls
+	}
+}
+
+// failure is a result carrying a typed error.
+func failure(e *errs.Error) *pb.ToolResult {
+	return &pb.ToolResult{Status: int32(e.Status), Error: ErrorToProto(e)}
+}
