@@ -30,7 +30,12 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 		// A read blocked on stdin does not see ctx: closing it ends the read.
 		defer context.AfterFunc(ctx, func() { _ = c.Close() })()
 	}
-	err := h.ServeConn(ctx, in, out, ConnOptions{})
+	cl, err := h.joinCluster(ctx, DefaultHTTPSessionIdle)
+	if err != nil {
+		return err
+	}
+	defer cl.leave()
+	err = h.ServeConn(ctx, in, out, ConnOptions{})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)) {
 		return nil
 	}
@@ -80,7 +85,17 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
+	cl, err := h.joinCluster(ctx, hs.sessionIdle)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer cl.leave()
 	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
+	sessions.log = h.log.Named("http")
+	if cl != nil {
+		sessions.shared = cl.sessions
+	}
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithSessionIdManagerResolver(sessions),

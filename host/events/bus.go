@@ -69,6 +69,8 @@ type Bus struct {
 	// forward, when a cluster bus is joined, takes every event published
 	// here to the other servers.
 	forward atomic.Pointer[func(Event)]
+	// cluster is the cluster bus joined, for server_health.
+	cluster atomic.Pointer[Cluster]
 }
 
 // New returns an empty bus.
@@ -173,6 +175,9 @@ func (b *Bus) Forward(f func(Event)) {
 	}
 	b.forward.Store(&f)
 }
+
+// Cluster returns the cluster bus this bus joined, or nil.
+func (b *Bus) Cluster() *Cluster { return b.cluster.Load() }
 
 func (b *Bus) stamp(ev Event) Event {
 	if ev.ID == "" {

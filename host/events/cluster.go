@@ -80,6 +80,9 @@ type Cluster struct {
 
 	outbox chan Event
 	wake   chan struct{}
+	// listening is closed once the listener first connects.
+	listening     chan struct{}
+	listeningOnce sync.Once
 	// lastID is the highest row read; only the follower touches it.
 	lastID int64
 
@@ -106,7 +109,7 @@ func JoinCluster(ctx context.Context, bus *Bus, pool *pgxpool.Pool, opts Cluster
 		opts.Log = hclog.NewNullLogger()
 	}
 	c := &Cluster{bus: bus, pool: pool, opts: opts, log: opts.Log,
-		outbox: make(chan Event, outboxSize), wake: make(chan struct{}, 1)}
+		outbox: make(chan Event, outboxSize), wake: make(chan struct{}, 1), listening: make(chan struct{})}
 	if err := pool.QueryRow(ctx, "SELECT coalesce(max(id), 0) FROM cairn_bus_events").Scan(&c.lastID); err != nil {
 		return nil, err
 	}
@@ -118,6 +121,14 @@ func JoinCluster(ctx context.Context, bus *Bus, pool *pgxpool.Pool, opts Cluster
 	go c.write(run)
 	go c.expire(run)
 	bus.Forward(c.enqueue)
+	bus.cluster.Store(c)
+	// A server that answers before it listens would report itself cut off;
+	// a listener still failing by then is reported by Stats and retried.
+	select {
+	case <-c.listening:
+	case <-time.After(5 * time.Second):
+	case <-ctx.Done():
+	}
 	return c, nil
 }
 
@@ -126,6 +137,7 @@ func JoinCluster(ctx context.Context, bus *Bus, pool *pgxpool.Pool, opts Cluster
 func (c *Cluster) Leave() {
 	c.left.Do(func() {
 		c.bus.Forward(nil)
+		c.bus.cluster.CompareAndSwap(c, nil)
 		c.cancel()
 		c.wg.Wait()
 	})
@@ -280,6 +292,7 @@ func (c *Cluster) listenOnce(ctx context.Context) error {
 		return err
 	}
 	c.connected.Store(true)
+	c.listeningOnce.Do(func() { close(c.listening) })
 	c.nudge()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
