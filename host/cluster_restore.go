@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -97,8 +98,16 @@ func (s *httpSessions) replay(r *http.Request, id string, st *sharedSessionState
 			s.log.Warn("session's subscription not restored", "session", id, "uri", uri, "error", err)
 		}
 	}
+	// mcp-go stops a request's notification forwarder after answering it;
+	// one not yet stopped would take (and drop) the first notification of
+	// the request that follows at once. Let the replayed ones stop first.
+	time.Sleep(replaySettle)
 	s.log.Debug("session restored from the cluster", "session", id, "subscriptions", len(st.Subscriptions))
 }
+
+// replaySettle is long enough for the forwarders of the replayed requests
+// to see that their requests ended, even on a busy machine.
+const replaySettle = 25 * time.Millisecond
 
 // replayCall sends one JSON-RPC request to mcp-go as r's client would
 // have, and returns its result.

@@ -297,7 +297,7 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		if sess.restore != nil {
+		if sess.restore != nil && r.Method != http.MethodDelete {
 			sess.restored.Do(func() { s.replay(r, id, sess.restore, next) })
 		}
 		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), checkedSessionKey{}, id))
