@@ -279,7 +279,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	// 3, and the admin plugins of all three servers hear task.created:
 	// only server 3's queues it.
 	first := httpEraClient(t, servers[0].url, false)
-	reg, _ := first.call("admin_webhook_register", map[string]any{"url": recv.srv.URL + "/hook", "event_types": []string{"task.created", "cluster.probe"}})
+	reg, _ := first.call("admin_webhook_register", map[string]any{"url": recv.srv.URL + "/hook", "event_types": []string{"task.created"}})
 	hook, _ := reg["webhook"].(map[string]any)
 	if hook == nil {
 		t.Fatalf("admin_webhook_register: %v", reg)
@@ -290,21 +290,31 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	third := httpEraClient(t, servers[2].url, false)
 	made, _ := third.call("task_create", map[string]any{"title": "Announced once", "project": "cluster"})
 	madeID, _ := made["task_id"].(string)
-	deliveries := func() int {
+	// And an event triggered by hand through server 2 is claimed from the
+	// shared queue by one server.
+	second := httpEraClient(t, servers[1].url, false)
+	if out, res := second.call("admin_event_trigger", map[string]any{"event_type": "task.created", "payload": map[string]any{"task_id": "PROBE-1"}}); res.IsError {
+		t.Fatalf("admin_event_trigger: %v", out)
+	}
+	deliveries := func(id string) int {
 		recv.mu.Lock()
 		defer recv.mu.Unlock()
 		n := 0
 		for _, ev := range recv.events {
-			if ev["type"] == "task.created" && strings.Contains(mustJSON(ev["data"]), `"`+madeID+`"`) {
+			if ev["type"] == "task.created" && strings.Contains(mustJSON(ev["data"]), `"`+id+`"`) {
 				n++
 			}
 		}
 		return n
 	}
-	eventually(t, 30*time.Second, "task.created at the webhook receiver", func() bool { return deliveries() >= 1 })
+	for _, id := range []string{madeID, "PROBE-1"} {
+		eventually(t, 30*time.Second, "task.created of "+id+" at the webhook receiver", func() bool { return deliveries(id) >= 1 })
+	}
 	time.Sleep(3 * time.Second) // a second delivery would have come by now
-	if n := deliveries(); n != 1 {
-		t.Errorf("task.created of %s delivered %d times to one webhook; want once", madeID, n)
+	for _, id := range []string{madeID, "PROBE-1"} {
+		if n := deliveries(id); n != 1 {
+			t.Errorf("task.created of %s delivered %d times to one webhook; want once", id, n)
+		}
 	}
 	recv.mu.Lock()
 	bad := recv.bad
