@@ -1,0 +1,103 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// twoServers are the session tables of two servers on one database.
+func twoServers(t *testing.T, idle time.Duration) (a, b *httpSessions) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgmigrate.Connect(ctx, pgtest.DSN(t), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pgmigrate.Apply(ctx, pool, HostArea, HostMigrations); err != nil {
+		t.Fatal(err)
+	}
+	a, b = newHTTPSessions(idle, 1), newHTTPSessions(idle, 1)
+	a.shared = &sharedSessions{pool: pool, idle: idle}
+	b.shared = &sharedSessions{pool: pool, idle: idle}
+	return a, b
+}
+
+func TestSharedSessionsContinueOnAnotherServer(t *testing.T) {
+	a, b := twoServers(t, time.Minute)
+	id := a.open("key:alice")
+	if _, err := b.use(id, "key:alice"); !errors.Is(err, errNoSession) {
+		t.Fatalf("a session never initialized continues elsewhere: %v", err)
+	}
+	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"agent","version":"1"},"capabilities":{}}}`))
+	a.record(id, "logging/setLevel", []byte(`{"params":{"level":"debug"}}`))
+	for _, uri := range []string{"cairn://tasks/T-1", "cairn://trail/T-1", "cairn://tasks/T-1"} {
+		a.record(id, "resources/subscribe", []byte(`{"params":{"uri":"`+uri+`"}}`))
+	}
+	a.record(id, "resources/unsubscribe", []byte(`{"params":{"uri":"cairn://trail/T-1"}}`))
+
+	if _, err := b.use(id, "key:bob"); !errors.Is(err, errNoSession) {
+		t.Fatalf("another key's use on server b: %v, want no such session", err)
+	}
+	sess, err := b.use(id, "key:alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := sess.restore
+	if st == nil || st.LogLevel != "debug" || len(st.Subscriptions) != 1 || st.Subscriptions[0] != "cairn://tasks/T-1" {
+		t.Fatalf("restored state = %+v", st)
+	}
+	if again, _ := b.use(id, "key:alice"); again != sess {
+		t.Fatal("a second request restored the session again")
+	}
+
+	// mcp-go's idle sweep or shutdown on a ends a's copy only.
+	a.ResolveSessionIdManager(nil).Terminate(id)
+	if _, err := b.use(id, "key:alice"); err != nil {
+		t.Fatalf("a server's shutdown ended the session everywhere: %v", err)
+	}
+	// DELETE through b ends it on a too.
+	b.end(id)
+	if _, err := a.use(id, "key:alice"); !errors.Is(err, errNoSession) {
+		t.Fatalf("server a after DELETE on b: %v", err)
+	}
+}
+
+func TestSharedSessionsExpireWhenIdleEverywhere(t *testing.T) {
+	a, b := twoServers(t, time.Second)
+	id := a.open("")
+	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
+	// Used through b, the session stays alive on a although a saw nothing.
+	for range 3 {
+		time.Sleep(400 * time.Millisecond)
+		if _, err := b.use(id, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.use(id, ""); err != nil {
+		t.Fatalf("a session used through b within the idle limit expired on a: %v", err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	for name, s := range map[string]*httpSessions{"a": a, "b": b} {
+		if _, err := s.use(id, ""); !errors.Is(err, errNoSession) {
+			t.Errorf("server %s after the idle limit: %v", name, err)
+		}
+	}
+}
+
+// requestWithBody is a POST whose body boundBody has read.
+func requestWithBody(body string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+	return r.WithContext(context.WithValue(r.Context(), httpBodyKey{}, []byte(body)))
+}
