@@ -7,17 +7,31 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// A session another server opened continues here by replaying, through
-// mcp-go itself, what the client did there: its initialize (same id, same
-// clientInfo and capabilities), its log level and its subscriptions. The
-// client sees none of it; mcp-go ends up holding the session as if it had
-// been opened here.
+// A session continues on any server of a cluster. A server that has not
+// seen it, or whose copy is behind what the client did through other
+// servers, replays it through mcp-go itself before serving the request: the
+// initialize (same id, same clientInfo and capabilities), the log level, the
+// subscriptions made and dropped. The client sees none of it; mcp-go ends up
+// holding the session as if every request had come here.
+
+// sessionMirror is what this server's mcp-go holds of a session.
+type sessionMirror struct {
+	mu sync.Mutex
+	// here: mcp-go has the session (it was initialized or replayed here).
+	here bool
+	// version is the protocol version the replayed initialize negotiated.
+	version  string
+	logLevel string
+	subs     []string
+}
 
 // recordInitialize stores a session's initialize params once mcp-go has
 // answered it with the session id.
@@ -37,9 +51,9 @@ func (s *httpSessions) recordInitialize(id string, r *http.Request) {
 	}
 }
 
-// record stores what a request changed in its session: the log level, a
-// subscription.
-func (s *httpSessions) record(id, method string, body []byte) {
+// record stores what a request served here changed in its session (the
+// log level, a subscription), in the cluster and in this server's mirror.
+func (s *httpSessions) record(id string, sess *httpSession, method string, body []byte) {
 	var statement string
 	switch method {
 	case string(mcp.MethodSetLogLevel):
@@ -70,39 +84,75 @@ func (s *httpSessions) record(id, method string, body []byte) {
 	if err := s.shared.set(statement, id, value); err != nil {
 		s.log.Warn("session change not shared with the cluster", "method", method, "error", err)
 	}
+	m := &sess.mirror
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch statement {
+	case setLogLevel:
+		m.logLevel = value
+	case addSubscribed:
+		m.subs = append(slices.DeleteFunc(m.subs, func(u string) bool { return u == value }), value)
+	case dropSubscribed:
+		m.subs = slices.DeleteFunc(m.subs, func(u string) bool { return u == value })
+	}
 }
 
-// replay restores session id from st on this server, before the request r
-// that named it is served.
-func (s *httpSessions) replay(r *http.Request, id string, st *sharedSessionState, next http.Handler) {
-	ctx := context.WithValue(r.Context(), restoringSessionKey{}, id)
-	res, err := replayCall(ctx, r, next, "", "", mcp.MethodInitialize, st.Initialize)
-	if err != nil {
-		s.log.Warn("session not restored from the cluster", "session", id, "error", err)
-		return
+// catchUp brings this server's copy of session id up to st, the shared
+// state, before the request r is served.
+func (s *httpSessions) catchUp(r *http.Request, id string, sess *httpSession, st *sharedSessionState, next http.Handler) {
+	m := &sess.mirror
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	replayed := false
+	if !m.here {
+		ctx := context.WithValue(r.Context(), restoringSessionKey{}, id)
+		res, err := replayCall(ctx, r, next, "", "", mcp.MethodInitialize, st.Initialize)
+		if err != nil {
+			s.log.Warn("session not restored from the cluster", "session", id, "error", err)
+			return
+		}
+		var init struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(res, &init)
+		m.here, m.version, replayed = true, init.ProtocolVersion, true
 	}
-	var init struct {
-		ProtocolVersion string `json:"protocolVersion"`
+	version := r.Header.Get(mcp.HeaderProtocolVersion)
+	if version == "" {
+		version = m.version
 	}
-	_ = json.Unmarshal(res, &init)
-	ctx = context.WithValue(r.Context(), checkedSessionKey{}, id)
-	if st.LogLevel != "" {
-		params, _ := json.Marshal(map[string]string{"level": st.LogLevel})
-		if _, err := replayCall(ctx, r, next, id, init.ProtocolVersion, mcp.MethodSetLogLevel, params); err != nil {
-			s.log.Warn("session's log level not restored", "session", id, "error", err)
+	ctx := context.WithValue(r.Context(), checkedSessionKey{}, id)
+	call := func(method mcp.MCPMethod, key, value string) bool {
+		params, _ := json.Marshal(map[string]string{key: value})
+		replayed = true
+		if _, err := replayCall(ctx, r, next, id, version, method, params); err != nil {
+			s.log.Warn("session change from another server not replayed", "session", id, "method", method, "error", err)
+			return false
+		}
+		return true
+	}
+	if st.LogLevel != "" && st.LogLevel != m.logLevel && call(mcp.MethodSetLogLevel, "level", st.LogLevel) {
+		m.logLevel = st.LogLevel
+	}
+	for _, uri := range m.subs {
+		if !slices.Contains(st.Subscriptions, uri) {
+			call(mcp.MethodResourcesUnsubscribe, "uri", uri)
 		}
 	}
 	for _, uri := range st.Subscriptions {
-		params, _ := json.Marshal(map[string]string{"uri": uri})
-		if _, err := replayCall(ctx, r, next, id, init.ProtocolVersion, mcp.MethodResourcesSubscribe, params); err != nil {
-			s.log.Warn("session's subscription not restored", "session", id, "uri", uri, "error", err)
+		if !slices.Contains(m.subs, uri) {
+			call(mcp.MethodResourcesSubscribe, "uri", uri)
 		}
 	}
-	// mcp-go stops a request's notification forwarder after answering it;
-	// one not yet stopped would take (and drop) the first notification of
-	// the request that follows at once. Let the replayed ones stop first.
-	time.Sleep(replaySettle)
-	s.log.Debug("session restored from the cluster", "session", id, "subscriptions", len(st.Subscriptions))
+	m.subs = slices.Clone(st.Subscriptions)
+	if replayed {
+		// mcp-go stops a request's notification forwarder after answering
+		// it; one not yet stopped would take (and drop) the first
+		// notification of the request that follows at once. Let the
+		// replayed ones stop first.
+		time.Sleep(replaySettle)
+		s.log.Debug("session caught up with the cluster", "session", id, "log_level", m.logLevel, "subscriptions", len(m.subs))
+	}
 }
 
 // replaySettle is long enough for the forwarders of the replayed requests

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,25 +42,35 @@ func TestSharedSessionsContinueOnAnotherServer(t *testing.T) {
 		t.Fatalf("a session never initialized continues elsewhere: %v", err)
 	}
 	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"agent","version":"1"},"capabilities":{}}}`))
-	a.record(id, "logging/setLevel", []byte(`{"params":{"level":"debug"}}`))
-	for _, uri := range []string{"cairn://tasks/T-1", "cairn://trail/T-1", "cairn://tasks/T-1"} {
-		a.record(id, "resources/subscribe", []byte(`{"params":{"uri":"`+uri+`"}}`))
+	onA, err := a.use(id, "key:alice")
+	if err != nil {
+		t.Fatal(err)
 	}
-	a.record(id, "resources/unsubscribe", []byte(`{"params":{"uri":"cairn://trail/T-1"}}`))
+	a.record(id, onA, "logging/setLevel", []byte(`{"params":{"level":"debug"}}`))
+	for _, uri := range []string{"cairn://tasks/T-1", "cairn://trail/T-1", "cairn://tasks/T-1"} {
+		a.record(id, onA, "resources/subscribe", []byte(`{"params":{"uri":"`+uri+`"}}`))
+	}
+	a.record(id, onA, "resources/unsubscribe", []byte(`{"params":{"uri":"cairn://trail/T-1"}}`))
+	// a's copy already holds what was done on a: nothing to catch up.
+	if m := &onA.mirror; !m.here || m.logLevel != "debug" || !slices.Equal(m.subs, []string{"cairn://tasks/T-1"}) {
+		t.Fatalf("a's mirror after its own requests: here %v, level %q, subs %v", m.here, m.logLevel, m.subs)
+	}
 
 	if _, err := b.use(id, "key:bob"); !errors.Is(err, errNoSession) {
 		t.Fatalf("another key's use on server b: %v, want no such session", err)
 	}
-	sess, err := b.use(id, "key:alice")
+	sess, st, err := b.useState(id, "key:alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := sess.restore
-	if st == nil || st.LogLevel != "debug" || len(st.Subscriptions) != 1 || st.Subscriptions[0] != "cairn://tasks/T-1" {
-		t.Fatalf("restored state = %+v", st)
+	if st == nil || st.LogLevel != "debug" || !slices.Equal(st.Subscriptions, []string{"cairn://tasks/T-1"}) || !strings.Contains(string(st.Initialize), `"agent"`) {
+		t.Fatalf("shared state on b = %+v", st)
+	}
+	if sess.mirror.here {
+		t.Fatal("b's copy claims mcp-go holds a session b never served")
 	}
 	if again, _ := b.use(id, "key:alice"); again != sess {
-		t.Fatal("a second request restored the session again")
+		t.Fatal("a second request made another copy on b")
 	}
 
 	// mcp-go's idle sweep or shutdown on a ends a's copy only.

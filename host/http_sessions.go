@@ -49,10 +49,9 @@ type httpSession struct {
 	cancel context.CancelFunc
 	// calls bounds the tool calls the session runs at once (D21).
 	calls chan struct{}
-	// restore, for a session another server opened, is what this server
-	// replays once before serving it.
-	restore  *sharedSessionState
-	restored sync.Once
+	// mirror is, on a cluster, what this server's mcp-go holds of the
+	// session; requests bring it up to the shared state first.
+	mirror sessionMirror
 }
 
 var errNoSession = errors.New("no such session")
@@ -80,7 +79,8 @@ func (s *httpSessions) open(holder string) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.addLocked(id, holder)
+	// Initialized here: mcp-go holds it from its initialize on.
+	s.addLocked(id, holder).mirror.here = true
 	return id
 }
 
@@ -98,6 +98,13 @@ func (s *httpSessions) addLocked(id, holder string) *httpSession {
 // use checks that id is a live session of holder, counts it as used and
 // returns it.
 func (s *httpSessions) use(id, holder string) (*httpSession, error) {
+	sess, _, err := s.useState(id, holder)
+	return sess, err
+}
+
+// useState is use that also returns, on a cluster, the session's shared
+// state as of this request.
+func (s *httpSessions) useState(id, holder string) (*httpSession, *sharedSessionState, error) {
 	if s.shared != nil {
 		return s.useShared(id, holder)
 	}
@@ -107,22 +114,21 @@ func (s *httpSessions) use(id, holder string) (*httpSession, error) {
 	now := s.now()
 	switch {
 	case !ok || sess.holder != holder:
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	case now.Sub(sess.lastSeen) >= s.idle:
 		s.endLocked(id)
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	}
 	sess.lastSeen = now
-	return sess, nil
+	return sess, nil, nil
 }
 
 // useShared asks the cluster's table, which decides for every server: a
-// session it knows continues here (restored from its row the first time),
-// one it does not know is gone here too.
-func (s *httpSessions) useShared(id, holder string) (*httpSession, error) {
+// session it knows continues here, one it does not know is gone here too.
+func (s *httpSessions) useShared(id, holder string) (*httpSession, *sharedSessionState, error) {
 	st, found, err := s.shared.touch(id, holder)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -132,17 +138,15 @@ func (s *httpSessions) useShared(id, holder string) (*httpSession, error) {
 		if ok && sess.holder == holder {
 			s.endLocked(id)
 		}
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	case ok && sess.holder == holder:
 		sess.lastSeen = s.now()
-		return sess, nil
+		return sess, &st, nil
 	case len(st.Initialize) == 0:
 		// Opened but never initialized: nothing to continue from.
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	}
-	sess = s.addLocked(id, holder)
-	sess.restore = &st
-	return sess, nil
+	return s.addLocked(id, holder), &st, nil
 }
 
 // end ends a session: here and, on a cluster, everywhere.
@@ -285,7 +289,7 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		sess, err := s.use(id, holderOf(r))
+		sess, st, err := s.useState(id, holderOf(r))
 		if errors.Is(err, errNoSession) {
 			writeHTTPError(w, errs.New(404, errs.NotFound, "no such session (it was never issued, has ended, expired after being idle, or was opened with another key): initialize a new one").
 				With("field", server.HeaderKeySessionID))
@@ -297,8 +301,8 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		if sess.restore != nil && r.Method != http.MethodDelete {
-			sess.restored.Do(func() { s.replay(r, id, sess.restore, next) })
+		if st != nil && r.Method != http.MethodDelete {
+			s.catchUp(r, id, sess, st, next)
 		}
 		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), checkedSessionKey{}, id))
 		defer cancel()
@@ -316,7 +320,7 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 		if s.shared != nil && r.Method == http.MethodPost {
-			s.record(id, method, bodyOf(r))
+			s.record(id, sess, method, bodyOf(r))
 		}
 	})
 }

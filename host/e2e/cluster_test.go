@@ -384,6 +384,19 @@ func TestClusterHTTPSessionSurvivesItsServer(t *testing.T) {
 		return l.updates(uri) > 0
 	})
 
+	// A change made through server 3 reaches server 2's copy: at level
+	// error, the debug lines stop.
+	if status, msgs := sessionCall(t, c, "", sid, map[string]any{"jsonrpc": "2.0", "id": 8, "method": "logging/setLevel", "params": map[string]any{"level": "error"}}); status != 200 {
+		t.Fatalf("logging/setLevel on server 3: %d %v", status, msgs)
+	}
+	status, msgs = sessionCall(t, b, "", sid, callBody(9, "server_ping", map[string]any{}))
+	for _, m := range msgs {
+		if status != 200 || m["method"] == string(mcp.MethodNotificationMessage) {
+			t.Errorf("server 2 after the level went to error through server 3: %d %v", status, msgs)
+			break
+		}
+	}
+
 	// DELETE through server 3 ends it everywhere.
 	if resp, body := rawMCP(t, c, rawReq{method: http.MethodDelete, session: sid}); resp.StatusCode != 200 {
 		t.Fatalf("DELETE on server 3: %d %v", resp.StatusCode, body)
