@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,20 +28,48 @@ var HostMigrations = []pgmigrate.Step{
 }
 
 // cluster is what a server shares with the others when CAIRN_STORE is
-// PostgreSQL: the event bus and the HTTP sessions.
+// PostgreSQL: the database and the event bus.
 type cluster struct {
-	pool     *pgxpool.Pool
-	bus      *events.Cluster
-	sessions *sharedSessions
-	stop     context.CancelFunc
-	done     chan struct{}
+	pool *pgxpool.Pool
+	bus  *events.Cluster
+}
+
+// clusterMembership keeps the host in the cluster while at least one
+// transport serves: the shared daemon serves many connections, and one
+// process may serve HTTP and stdio.
+type clusterMembership struct {
+	mu sync.Mutex
+	n  int
+	c  *cluster
+}
+
+// enterCluster joins the cluster, or counts one more user of the joined
+// one; leave undoes it, the last leaving the cluster. Without PostgreSQL
+// the cluster is nil and nothing of this runs.
+func (h *Host) enterCluster(ctx context.Context) (c *cluster, leave func(), err error) {
+	m := &h.cluster
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		if m.c, err = h.joinCluster(ctx); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	m.n++
+	return m.c, sync.OnceFunc(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.n--; m.n == 0 {
+			m.c.leave()
+			m.c = nil
+		}
+	}), nil
 }
 
 // joinCluster connects to the store's database, applies the host's
-// migrations and joins the cluster bus. Without PostgreSQL it returns nil
-// and nothing of this runs; nor in TEST mode, whose stores live in its
-// temporary data dir.
-func (h *Host) joinCluster(ctx context.Context, sessionIdle time.Duration) (*cluster, error) {
+// migrations and joins the cluster bus. Without PostgreSQL it returns nil;
+// nor in TEST mode, whose stores live in its temporary data dir.
+func (h *Host) joinCluster(ctx context.Context) (*cluster, error) {
 	if h.cfg.Store == "" || h.cfg.TempDataDir {
 		return nil, nil
 	}
@@ -58,14 +87,8 @@ func (h *Host) joinCluster(ctx context.Context, sessionIdle time.Duration) (*clu
 		pool.Close()
 		return nil, errs.Newf(500, errs.InitFailed, "cluster: join the event bus: %v", err)
 	}
-	run, stop := context.WithCancel(context.Background())
-	c := &cluster{pool: pool, bus: bus, sessions: &sharedSessions{pool: pool, idle: sessionIdle}, stop: stop, done: make(chan struct{})}
-	go func() {
-		defer close(c.done)
-		c.sessions.expireEvery(run, h.log.Named("cluster"))
-	}()
 	h.log.Info("joined the cluster", "server", id, "store", pgmigrate.Redact(h.cfg.Store))
-	return c, nil
+	return &cluster{pool: pool, bus: bus}, nil
 }
 
 // leave stops following and forwarding; the sessions this server served
@@ -74,8 +97,6 @@ func (c *cluster) leave() {
 	if c == nil {
 		return
 	}
-	c.stop()
-	<-c.done
 	c.bus.Leave()
 	c.pool.Close()
 }

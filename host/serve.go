@@ -30,12 +30,7 @@ func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) erro
 		// A read blocked on stdin does not see ctx: closing it ends the read.
 		defer context.AfterFunc(ctx, func() { _ = c.Close() })()
 	}
-	cl, err := h.joinCluster(ctx, DefaultHTTPSessionIdle)
-	if err != nil {
-		return err
-	}
-	defer cl.leave()
-	err = h.ServeConn(ctx, in, out, ConnOptions{})
+	err := h.ServeConn(ctx, in, out, ConnOptions{})
 	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)) {
 		return nil
 	}
@@ -85,16 +80,19 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
-	cl, err := h.joinCluster(ctx, hs.sessionIdle)
+	cl, leave, err := h.enterCluster(ctx)
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
-	defer cl.leave()
+	defer leave()
 	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
 	sessions.log = h.log.Named("http")
 	if cl != nil {
-		sessions.shared = cl.sessions
+		sessions.shared = &sharedSessions{pool: cl.pool, idle: hs.sessionIdle}
+		expiring, stopExpiring := context.WithCancel(context.Background())
+		defer stopExpiring()
+		go sessions.shared.expireEvery(expiring, sessions.log)
 	}
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
