@@ -74,6 +74,40 @@ func (s *sharedSessions) touch(id, holder string) (st sharedSessionState, found 
 	return st, true, json.Unmarshal(raw, &st)
 }
 
+// alive reports whether holder's session id is still live in the cluster,
+// without counting a request.
+func (s *sharedSessions) alive(ctx context.Context, id, holder string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, sharedTimeout)
+	defer cancel()
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM cairn_http_sessions
+		WHERE id = $1 AND holder = $2 AND last_seen > now() - make_interval(secs => $3)`, id, holder, s.idle.Seconds()).Scan(&n)
+	return n == 1, err
+}
+
+// streamCheck is how often a server holding a session's event stream
+// checks that the session was not ended through another server.
+const streamCheck = 2 * time.Second
+
+// watchStream ends this server's copy of a session, closing its event
+// stream, once the session has ended elsewhere (DELETE through another
+// server, idle expiry); it returns when ctx (the stream) ends.
+func (s *httpSessions) watchStream(ctx context.Context, id, holder string) {
+	tick := time.NewTicker(streamCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if ok, err := s.shared.alive(ctx, id, holder); err == nil && !ok {
+			s.forget(id)
+			return
+		}
+	}
+}
+
 func (s *sharedSessions) end(id string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()

@@ -310,6 +310,9 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 			// Ending the session ends what runs in it, its stream included.
 			defer context.AfterFunc(sess.ended, cancel)()
 		}
+		if s.shared != nil && r.Method == http.MethodGet {
+			go s.watchStream(ctx, id, holderOf(r))
+		}
 		if method == string(mcp.MethodToolsCall) {
 			select {
 			case sess.calls <- struct{}{}:

@@ -148,8 +148,9 @@ func openClusterSession(t *testing.T, url, key, name string) string {
 
 // sseListener reads a session's GET stream and keeps its messages.
 type sseListener struct {
-	mu   sync.Mutex
-	msgs []map[string]any
+	mu     sync.Mutex
+	msgs   []map[string]any
+	closed chan struct{}
 }
 
 func listenSession(t *testing.T, url, key, session string) *sseListener {
@@ -171,8 +172,9 @@ func listenSession(t *testing.T, url, key, session string) *sseListener {
 		resp.Body.Close()
 		t.Fatalf("GET stream: %d", resp.StatusCode)
 	}
-	l := &sseListener{}
+	l := &sseListener{closed: make(chan struct{})}
 	go func() {
+		defer close(l.closed)
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
@@ -400,6 +402,11 @@ func TestClusterHTTPSessionSurvivesItsServer(t *testing.T) {
 	// DELETE through server 3 ends it everywhere.
 	if resp, body := rawMCP(t, c, rawReq{method: http.MethodDelete, session: sid}); resp.StatusCode != 200 {
 		t.Fatalf("DELETE on server 3: %d %v", resp.StatusCode, body)
+	}
+	select {
+	case <-l.closed:
+	case <-time.After(20 * time.Second):
+		t.Error("the session's event stream on server 2 stays open after DELETE through server 3")
 	}
 	for name, url := range map[string]string{"server 2": b, "server 3": c} {
 		if status, msgs := sessionCall(t, url, "", sid, callBody(7, "server_ping", map[string]any{})); status != 404 {
