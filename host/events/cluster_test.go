@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // clusterDB is a fresh database with the bus table.
-func clusterDB(t *testing.T) *pgxpool.Pool {
+func clusterDB(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgmigrate.Connect(ctx, pgtest.DSN(t), 10*time.Second)
@@ -32,7 +32,7 @@ func clusterDB(t *testing.T) *pgxpool.Pool {
 	return pool
 }
 
-func joined(t *testing.T, pool *pgxpool.Pool, opts ClusterOptions) (*Bus, *Cluster) {
+func joined(t testing.TB, pool *pgxpool.Pool, opts ClusterOptions) (*Bus, *Cluster) {
 	t.Helper()
 	b := newBus()
 	c, err := JoinCluster(context.Background(), b, pool, opts)
@@ -233,4 +233,38 @@ func TestLeaveStopsForwarding(t *testing.T) {
 	if n != 0 {
 		t.Errorf("%d rows written after Leave, want 0", n)
 	}
+}
+
+// BenchmarkClusterHop measures how long an event published on one server
+// takes to reach a subscriber on another (INSERT, NOTIFY, LISTEN, SELECT),
+// beside the floor of one bare round trip to the same database in the same
+// run: hop/roundtrip is the ratio to watch.
+func BenchmarkClusterHop(b *testing.B) {
+	pool := clusterDB(b)
+	a, _ := joined(b, pool, ClusterOptions{Server: "a"})
+	other, _ := joined(b, pool, ClusterOptions{Server: "b"})
+	got := make(chan struct{}, 1)
+	defer other.Subscribe("bench", "bench.*", func(Event) { got <- struct{}{} })()
+	ctx := context.Background()
+
+	var floor time.Duration
+	for range 200 {
+		start := time.Now()
+		if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+			b.Fatal(err)
+		}
+		floor += time.Since(start)
+	}
+	floor /= 200
+
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		a.Publish(Event{Type: "bench.hop", Source: "bench"})
+		<-got
+	}
+	hop := time.Since(start) / time.Duration(b.N)
+	b.StopTimer()
+	b.ReportMetric(float64(floor.Microseconds()), "roundtrip-µs")
+	b.ReportMetric(float64(hop)/float64(floor), "hop/roundtrip")
 }
