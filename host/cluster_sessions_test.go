@@ -112,3 +112,32 @@ func requestWithBody(body string) *http.Request {
 	r := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
 	return r.WithContext(context.WithValue(r.Context(), httpBodyKey{}, []byte(body)))
 }
+
+// BenchmarkSessionCheck is the check every request of a 2025-11-25 HTTP
+// session pays: in memory on one server, one UPDATE … RETURNING on a
+// cluster. Their ratio is the price of sessions that survive their server.
+func BenchmarkSessionCheck(b *testing.B) {
+	for _, name := range []string{"single", "cluster"} {
+		b.Run(name, func(b *testing.B) {
+			s := newHTTPSessions(time.Minute, 1)
+			if name == "cluster" {
+				pool, err := pgmigrate.Connect(context.Background(), pgtest.DSN(b), 10*time.Second)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer pool.Close()
+				if _, err := pgmigrate.Apply(context.Background(), pool, HostArea, HostMigrations); err != nil {
+					b.Fatal(err)
+				}
+				s.shared = &sharedSessions{pool: pool, idle: time.Minute}
+			}
+			id := s.open("key:k")
+			b.ResetTimer()
+			for range b.N {
+				if _, err := s.use(id, "key:k"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
