@@ -236,7 +236,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	// Both standalone streams are open once each client has heard once.
 	far.waitForAfter("the first update on server 1", mcp.MethodNotificationResourceUpdated, aboutURI(uri), update)
 	near.waitForAfter("the first update on server 2", mcp.MethodNotificationResourceUpdated, aboutURI(uri), update)
-	count := func(ec *eraClient) int {
+	countAbout := func(ec *eraClient, uri string) int {
 		ec.mu.Lock()
 		defer ec.mu.Unlock()
 		n := 0
@@ -247,6 +247,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 		}
 		return n
 	}
+	count := func(ec *eraClient) int { return countAbout(ec, uri) }
 	settle := func() (int, int) {
 		var f, n int
 		for stable := 0; stable < 10; {
@@ -323,6 +324,28 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	recv.mu.Unlock()
 	if bad != 0 {
 		t.Errorf("%d deliveries failed signature checks", bad)
+	}
+
+	// An agent on stdio (its own cairn, same database) is in the cluster
+	// too: its changes reach the HTTP servers' subscribers.
+	agent := newWorkspace(t)
+	stdio := agent.serve("CAIRN_STORE="+dsn, "CAIRN_PROJECT=cluster", "CAIRN_ENV=development")
+	mine := okCall(t, stdio, "task_create", map[string]any{"title": "From stdio", "project": "cluster"})
+	mineURI := "cairn://tasks/" + mine["task_id"].(string)
+	//lint:ignore SA1019 the 2025-11-25 era is under test
+	if err := far.c.Subscribe(ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: mineURI}}); err != nil {
+		t.Fatal(err)
+	}
+	// (With the core on bbolt, every server numbers its own tasks: the URI
+	// may be one server 1's client heard of before, so count from now.)
+	time.Sleep(time.Second)
+	before := countAbout(far, mineURI)
+	for attempt := 0; countAbout(far, mineURI) == before; attempt++ {
+		if attempt == 10 {
+			t.Fatalf("server 1's client heard nothing of %s changed through a stdio agent", mineURI)
+		}
+		okCall(t, stdio, "task_update", map[string]any{"task_id": mine["task_id"], "progress": 10 + attempt})
+		time.Sleep(time.Second)
 	}
 }
 
