@@ -164,6 +164,13 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	if settings == nil {
 		settings = h.defaultSession
 	}
+	// On PostgreSQL this connection's events reach the other servers and
+	// theirs reach it; without the database it still serves, degraded.
+	if _, leave, err := h.enterCluster(ctx); err != nil {
+		h.log.Warn("serving without the cluster bus", "error", err)
+	} else {
+		defer leave()
+	}
 	sess := &connSession{
 		id:            "conn-" + strconv.FormatUint(connSeq.Add(1), 10),
 		notifications: make(chan mcp.JSONRPCNotification, 256),

@@ -83,6 +83,8 @@ type Host struct {
 	prompts *promptTable
 	subs    *subscriptions
 	unwatch func()
+	// cluster is the cluster bus while a transport serves on PostgreSQL.
+	cluster clusterMembership
 }
 
 // New prepares a host; Start launches the plugins.

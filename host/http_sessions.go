@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -25,6 +26,10 @@ const DefaultHTTPSessionIdle = 30 * time.Minute
 // key that opened it: the same id with another key is as unknown as an id
 // never issued (404, so a session id reveals nothing to a foreign key). A
 // session ends with DELETE or after idle without a request.
+//
+// With PostgreSQL (shared non-nil) the sessions are the cluster's: each is
+// a row every server checks on every request, so a session opened on one
+// server continues on another, and live holds this server's copies.
 type httpSessions struct {
 	mu        sync.Mutex
 	live      map[string]*httpSession
@@ -32,6 +37,8 @@ type httpSessions struct {
 	maxCalls  int
 	now       func() time.Time
 	lastSweep time.Time
+	shared    *sharedSessions
+	log       hclog.Logger
 }
 
 type httpSession struct {
@@ -42,6 +49,9 @@ type httpSession struct {
 	cancel context.CancelFunc
 	// calls bounds the tool calls the session runs at once (D21).
 	calls chan struct{}
+	// mirror is, on a cluster, what this server's mcp-go holds of the
+	// session; requests bring it up to the shared state first.
+	mirror sessionMirror
 }
 
 var errNoSession = errors.New("no such session")
@@ -53,7 +63,7 @@ func newHTTPSessions(idle time.Duration, maxCalls int) *httpSessions {
 	if maxCalls <= 0 {
 		maxCalls = DefaultMaxConcurrentCalls
 	}
-	return &httpSessions{live: map[string]*httpSession{}, idle: idle, maxCalls: maxCalls, now: time.Now}
+	return &httpSessions{live: map[string]*httpSession{}, idle: idle, maxCalls: maxCalls, now: time.Now, log: hclog.NewNullLogger()}
 }
 
 // open issues a session id bound to holder.
@@ -61,37 +71,97 @@ func (s *httpSessions) open(holder string) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := "cairn-" + hex.EncodeToString(b[:])
+	if s.shared != nil {
+		if err := s.shared.open(id, holder); err != nil {
+			// The session still works here; another server will not know it.
+			s.log.Warn("session not shared with the cluster", "error", err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Initialized here: mcp-go holds it from its initialize on.
+	s.addLocked(id, holder).mirror.here = true
+	return id
+}
+
+func (s *httpSessions) addLocked(id, holder string) *httpSession {
 	now := s.now()
 	if now.Sub(s.lastSweep) > s.idle/2 {
 		s.sweepLocked(now)
 	}
 	ended, cancel := context.WithCancel(context.Background())
-	s.live[id] = &httpSession{holder: holder, lastSeen: now, ended: ended, cancel: cancel, calls: make(chan struct{}, s.maxCalls)}
-	return id
+	sess := &httpSession{holder: holder, lastSeen: now, ended: ended, cancel: cancel, calls: make(chan struct{}, s.maxCalls)}
+	s.live[id] = sess
+	return sess
 }
 
 // use checks that id is a live session of holder, counts it as used and
 // returns it.
 func (s *httpSessions) use(id, holder string) (*httpSession, error) {
+	sess, _, err := s.useState(id, holder)
+	return sess, err
+}
+
+// useState is use that also returns, on a cluster, the session's shared
+// state as of this request.
+func (s *httpSessions) useState(id, holder string) (*httpSession, *sharedSessionState, error) {
+	if s.shared != nil {
+		return s.useShared(id, holder)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, ok := s.live[id]
 	now := s.now()
 	switch {
 	case !ok || sess.holder != holder:
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	case now.Sub(sess.lastSeen) >= s.idle:
 		s.endLocked(id)
-		return nil, errNoSession
+		return nil, nil, errNoSession
 	}
 	sess.lastSeen = now
-	return sess, nil
+	return sess, nil, nil
 }
 
-// end forgets a session and closes its event streams.
+// useShared asks the cluster's table, which decides for every server: a
+// session it knows continues here, one it does not know is gone here too.
+func (s *httpSessions) useShared(id, holder string) (*httpSession, *sharedSessionState, error) {
+	st, found, err := s.shared.touch(id, holder)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, ok := s.live[id]
+	switch {
+	case !found:
+		if ok && sess.holder == holder {
+			s.endLocked(id)
+		}
+		return nil, nil, errNoSession
+	case ok && sess.holder == holder:
+		sess.lastSeen = s.now()
+		return sess, &st, nil
+	case len(st.Initialize) == 0:
+		// Opened but never initialized: nothing to continue from.
+		return nil, nil, errNoSession
+	}
+	return s.addLocked(id, holder), &st, nil
+}
+
+// end ends a session: here and, on a cluster, everywhere.
 func (s *httpSessions) end(id string) {
+	if s.shared != nil {
+		if err := s.shared.end(id); err != nil {
+			s.log.Warn("session not ended in the cluster (it expires when idle)", "error", err)
+		}
+	}
+	s.forget(id)
+}
+
+// forget ends this server's copy of a session and closes its event
+// streams; on a cluster the session goes on elsewhere.
+func (s *httpSessions) forget(id string) {
 	s.mu.Lock()
 	s.endLocked(id)
 	s.mu.Unlock()
@@ -141,25 +211,54 @@ func (s *httpSessions) ResolveSessionIdManager(r *http.Request) server.SessionId
 	if r == nil {
 		return sessionIDs{s: s, any: true}
 	}
-	return sessionIDs{s: s, holder: holderOf(r)}
+	m := sessionIDs{s: s, holder: holderOf(r)}
+	m.checked, _ = r.Context().Value(checkedSessionKey{}).(string)
+	m.restoring, _ = r.Context().Value(restoringSessionKey{}).(string)
+	return m
 }
+
+// checkedSessionKey carries the session id guardSessions already checked
+// for the request, so mcp-go's check of the same id costs nothing.
+type checkedSessionKey struct{}
+
+// restoringSessionKey carries the id of a session this server restores:
+// the replayed initialize continues it instead of opening another.
+type restoringSessionKey struct{}
 
 // sessionIDs is mcp-go's view of one holder's sessions.
 type sessionIDs struct {
-	s      *httpSessions
-	holder string
-	any    bool
+	s         *httpSessions
+	holder    string
+	any       bool
+	checked   string
+	restoring string
 }
 
-func (m sessionIDs) Generate() string { return m.s.open(m.holder) }
+func (m sessionIDs) Generate() string {
+	if m.restoring != "" {
+		return m.restoring
+	}
+	return m.s.open(m.holder)
+}
 
 func (m sessionIDs) Validate(id string) (bool, error) {
+	if id != "" && id == m.checked {
+		return false, nil
+	}
 	_, err := m.s.use(id, m.holder)
 	return false, err
 }
 
 func (m sessionIDs) Terminate(id string) (bool, error) {
-	if _, err := m.s.use(id, m.holder); m.any || err == nil {
+	if m.any {
+		// mcp-go's idle sweep or shutdown: this server's copy ends; on a
+		// cluster the session goes on elsewhere until idle there too.
+		m.s.forget(id)
+		return false, nil
+	}
+	if id == m.checked {
+		m.s.end(id)
+	} else if _, err := m.s.use(id, m.holder); err == nil {
 		m.s.end(id)
 	}
 	return false, nil
@@ -178,6 +277,10 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 		need, method := sessionNeed(r)
 		if !need {
 			next.ServeHTTP(w, r)
+			if s.shared != nil && r.Method == http.MethodPost {
+				// An initialize mints the session id in its answer.
+				s.recordInitialize(w.Header().Get(server.HeaderKeySessionID), r)
+			}
 			return
 		}
 		id := r.Header.Get(server.HeaderKeySessionID)
@@ -186,17 +289,29 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		sess, err := s.use(id, holderOf(r))
-		if err != nil {
+		sess, st, err := s.useState(id, holderOf(r))
+		if errors.Is(err, errNoSession) {
 			writeHTTPError(w, errs.New(404, errs.NotFound, "no such session (it was never issued, has ended, expired after being idle, or was opened with another key): initialize a new one").
 				With("field", server.HeaderKeySessionID))
 			return
 		}
-		ctx, cancel := context.WithCancel(r.Context())
+		if err != nil {
+			s.log.Warn("session check failed", "error", err)
+			writeHTTPError(w, errs.New(503, errs.Unavailable, "the cluster's session table cannot be read right now; retry").
+				With("field", server.HeaderKeySessionID))
+			return
+		}
+		if st != nil && r.Method != http.MethodDelete {
+			s.catchUp(r, id, sess, st, next)
+		}
+		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), checkedSessionKey{}, id))
 		defer cancel()
 		if r.Method != http.MethodDelete {
 			// Ending the session ends what runs in it, its stream included.
 			defer context.AfterFunc(sess.ended, cancel)()
+		}
+		if s.shared != nil && r.Method == http.MethodGet {
+			go s.watchStream(ctx, id, holderOf(r))
 		}
 		if method == string(mcp.MethodToolsCall) {
 			select {
@@ -207,6 +322,9 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 			}
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
+		if s.shared != nil && r.Method == http.MethodPost {
+			s.record(id, sess, method, bodyOf(r))
+		}
 	})
 }
 

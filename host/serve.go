@@ -80,7 +80,20 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
+	cl, leave, err := h.enterCluster(ctx)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer leave()
 	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
+	sessions.log = h.log.Named("http")
+	if cl != nil {
+		sessions.shared = &sharedSessions{pool: cl.pool, idle: hs.sessionIdle}
+		expiring, stopExpiring := context.WithCancel(context.Background())
+		defer stopExpiring()
+		go sessions.shared.expireEvery(expiring, sessions.log)
+	}
 	opts := []server.StreamableHTTPOption{
 		server.WithEndpointPath("/mcp"),
 		server.WithSessionIdManagerResolver(sessions),

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
@@ -89,6 +90,9 @@ type HealthOutput struct {
 	Untrusted []trust.Untrusted `json:"untrusted,omitempty"`
 	Calls     uint64            `json:"calls"`
 	Events    EventsInfo        `json:"events"`
+	// Cluster is the cluster bus, on PostgreSQL only: whether it follows
+	// the other servers, what crossed it and its last error.
+	Cluster *events.ClusterStats `json:"cluster,omitempty"`
 }
 
 func (h *Host) registerSystemTools() error {
@@ -168,6 +172,13 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 	}
 	out.Calls, _ = h.metrics.Snapshot()
 	out.Events.Published, out.Events.Dropped, out.Events.Subscribers = h.bus.Stats()
+	if c := h.bus.Cluster(); c != nil {
+		st := c.Stats()
+		out.Cluster = &st
+		if !st.Connected {
+			out.Problems = append(out.Problems, "cluster: not following the other servers' events: "+st.LastError)
+		}
+	}
 
 	plugins := h.Plugins()
 	lines := make([]PluginHealth, len(plugins))

@@ -21,6 +21,9 @@ type Event struct {
 	Source string          `json:"source"`
 	Time   string          `json:"time"`
 	Data   json.RawMessage `json:"data"`
+	// Origin names the cluster server an event came from; empty for an
+	// event published on this server.
+	Origin string `json:"origin,omitempty"`
 }
 
 // Handler receives events. It runs on the subscriber's own goroutine, so a
@@ -35,8 +38,12 @@ type subscriber struct {
 	id       uint64
 	name     string
 	patterns []string
-	ch       chan Event
-	done     chan struct{}
+	// local subscribers (plugins) hear only events published on this
+	// server: every server's plugins share one store, so a side effect of
+	// an event must happen on one server only.
+	local bool
+	ch    chan Event
+	done  chan struct{}
 }
 
 // matches reports whether any of the subscriber's patterns matches, so an
@@ -59,6 +66,11 @@ type Bus struct {
 	published atomic.Uint64
 	dropped   atomic.Uint64
 	now       func() time.Time
+	// forward, when a cluster bus is joined, takes every event published
+	// here to the other servers.
+	forward atomic.Pointer[func(Event)]
+	// cluster is the cluster bus joined, for server_health.
+	cluster atomic.Pointer[Cluster]
 }
 
 // New returns an empty bus.
@@ -91,7 +103,18 @@ func (b *Bus) Subscribe(name, pattern string, h Handler) (unsubscribe func()) {
 // nothing. It returns a function that unsubscribes (and waits for the
 // handler goroutine to finish).
 func (b *Bus) SubscribeSet(name string, patterns []string, h Handler) (unsubscribe func()) {
-	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), ch: make(chan Event, QueueSize), done: make(chan struct{})}
+	return b.subscribe(name, patterns, false, h)
+}
+
+// SubscribeLocal is SubscribeSet for subscribers with side effects in the
+// shared store (plugins): they hear events published on this server only,
+// never those a cluster bus brings from other servers.
+func (b *Bus) SubscribeLocal(name string, patterns []string, h Handler) (unsubscribe func()) {
+	return b.subscribe(name, patterns, true, h)
+}
+
+func (b *Bus) subscribe(name string, patterns []string, local bool, h Handler) (unsubscribe func()) {
+	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), local: local, ch: make(chan Event, QueueSize), done: make(chan struct{})}
 	b.mu.Lock()
 	b.nextID++
 	s.id = b.nextID
@@ -123,8 +146,40 @@ func (b *Bus) SubscribeSet(name string, patterns []string, h Handler) (unsubscri
 }
 
 // Publish stamps ev (id and time when empty) and queues it for every
-// matching subscriber. It returns the stamped event.
+// matching subscriber, and for the other servers of a joined cluster. It
+// returns the stamped event.
 func (b *Bus) Publish(ev Event) Event {
+	ev.Origin = ""
+	ev = b.stamp(ev)
+	b.published.Add(1)
+	b.fanOut(ev)
+	if f := b.forward.Load(); f != nil {
+		(*f)(ev)
+	}
+	return ev
+}
+
+// PublishRemote queues an event another server published for every
+// matching subscriber but the local ones; it goes no further.
+func (b *Bus) PublishRemote(ev Event, origin string) {
+	ev.Origin = origin
+	b.fanOut(b.stamp(ev))
+}
+
+// Forward sends every event published from now on to f as well (nil
+// stops). f must not block.
+func (b *Bus) Forward(f func(Event)) {
+	if f == nil {
+		b.forward.Store(nil)
+		return
+	}
+	b.forward.Store(&f)
+}
+
+// Cluster returns the cluster bus this bus joined, or nil.
+func (b *Bus) Cluster() *Cluster { return b.cluster.Load() }
+
+func (b *Bus) stamp(ev Event) Event {
 	if ev.ID == "" {
 		ev.ID = newID()
 	}
@@ -134,11 +189,14 @@ func (b *Bus) Publish(ev Event) Event {
 	if len(ev.Data) == 0 {
 		ev.Data = json.RawMessage(`{}`)
 	}
-	b.published.Add(1)
+	return ev
+}
+
+func (b *Bus) fanOut(ev Event) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, s := range b.subs {
-		if !s.matches(ev.Type) {
+		if !s.matches(ev.Type) || (s.local && ev.Origin != "") {
 			continue
 		}
 		select {
@@ -148,10 +206,10 @@ func (b *Bus) Publish(ev Event) Event {
 			b.log.Warn("event dropped: subscriber queue full", "subscriber", s.name, "event", ev.Type)
 		}
 	}
-	return ev
 }
 
-// Stats reports counters for server_health.
+// Stats reports counters for server_health: events published here,
+// dropped, and the subscribers.
 func (b *Bus) Stats() (published, dropped uint64, subscribers int) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()

@@ -725,7 +725,7 @@ func (p *Plugin) subscribe(patterns []string) {
 	if p.env.Bus == nil || len(set) == 0 {
 		return
 	}
-	unsub := p.env.Bus.SubscribeSet(p.spec.Name, set, p.deliver)
+	unsub := p.env.Bus.SubscribeLocal(p.spec.Name, set, p.deliver)
 	p.mu.Lock()
 	if p.stopping {
 		p.mu.Unlock()

@@ -1,0 +1,116 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// HostArea names the host's own tables in cairn_migrations.
+const HostArea = "host"
+
+// HostMigrations are the host's own tables in PostgreSQL: the cluster bus
+// and the HTTP sessions every server can continue. No area's store is
+// touched; the areas migrate their own.
+var HostMigrations = []pgmigrate.Step{
+	{Version: 1, Name: "cluster bus events", SQL: events.BusSchema},
+	{Version: 2, Name: "shared http sessions", SQL: sharedSessionsSchema},
+}
+
+// cluster is what a server shares with the others when CAIRN_STORE is
+// PostgreSQL: the database and the event bus.
+type cluster struct {
+	pool *pgxpool.Pool
+	bus  *events.Cluster
+}
+
+// clusterMembership keeps the host in the cluster while at least one
+// transport serves: the shared daemon serves many connections, and one
+// process may serve HTTP and stdio.
+type clusterMembership struct {
+	mu sync.Mutex
+	n  int
+	c  *cluster
+}
+
+// enterCluster joins the cluster, or counts one more user of the joined
+// one; leave undoes it, the last leaving the cluster. Without PostgreSQL
+// the cluster is nil and nothing of this runs.
+func (h *Host) enterCluster(ctx context.Context) (c *cluster, leave func(), err error) {
+	m := &h.cluster
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.n == 0 {
+		if m.c, err = h.joinCluster(ctx); err != nil {
+			return nil, func() {}, err
+		}
+	}
+	m.n++
+	return m.c, sync.OnceFunc(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.n--; m.n == 0 {
+			m.c.leave()
+			m.c = nil
+		}
+	}), nil
+}
+
+// joinCluster connects to the store's database, applies the host's
+// migrations and joins the cluster bus. Without PostgreSQL it returns nil;
+// nor in TEST mode, whose stores live in its temporary data dir.
+func (h *Host) joinCluster(ctx context.Context) (*cluster, error) {
+	if h.cfg.Store == "" || h.cfg.TempDataDir {
+		return nil, nil
+	}
+	pool, err := pgmigrate.Connect(ctx, h.cfg.Store, 10*time.Second)
+	if err != nil {
+		return nil, errs.Newf(500, errs.InitFailed, "cluster: cannot reach the store's PostgreSQL (%s): %v", pgmigrate.Redact(h.cfg.Store), err)
+	}
+	if _, err := pgmigrate.Apply(ctx, pool, HostArea, HostMigrations); err != nil {
+		pool.Close()
+		return nil, errs.Newf(500, errs.InitFailed, "cluster: host migrations: %v", err)
+	}
+	id := serverID()
+	bus, err := events.JoinCluster(ctx, h.bus, pool, events.ClusterOptions{Server: id, Log: h.log.Named("cluster")})
+	if err != nil {
+		pool.Close()
+		return nil, errs.Newf(500, errs.InitFailed, "cluster: join the event bus: %v", err)
+	}
+	h.log.Info("joined the cluster", "server", id, "store", pgmigrate.Redact(h.cfg.Store))
+	return &cluster{pool: pool, bus: bus}, nil
+}
+
+// leave stops following and forwarding; the sessions this server served
+// stay in the store for the others.
+func (c *cluster) leave() {
+	if c == nil {
+		return
+	}
+	c.bus.Leave()
+	c.pool.Close()
+}
+
+// serverID names this server in the cluster: its host name and a random
+// suffix, so two servers on one machine differ and a restart is a new
+// server.
+func serverID() string {
+	name, _ := os.Hostname()
+	name = strings.ReplaceAll(name, " ", "-")
+	if name == "" {
+		name = "cairn"
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return name + "-" + hex.EncodeToString(b[:])
+}
