@@ -112,6 +112,10 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				}
 			}
 		}
+		if level := wantedLogLevel(ctx); level != "" {
+			call.LogLevel = string(level)
+			call.Log = func(level, logger string, data json.RawMessage) { h.sendCallLog(ctx, level, logger, data) }
+		}
 		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
@@ -229,7 +233,12 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	if c.Progress != nil {
 		onProgress = func(pr *pb.Progress) { c.Progress(pr.Progress, pr.Total, pr.Message) }
 	}
-	res, err := p.CallTool(ctx, req, onProgress, c.Tool.ReadOnly || c.Tool.Idempotent)
+	var onLog func(*pb.LogMessage)
+	if c.Log != nil {
+		req.LogLevel = c.LogLevel
+		onLog = func(m *pb.LogMessage) { c.Log(m.Level, m.Logger, m.Data) }
+	}
+	res, err := p.CallTool(ctx, req, onProgress, onLog, c.Tool.ReadOnly || c.Tool.Idempotent)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}

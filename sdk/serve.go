@@ -151,18 +151,37 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
 	ctx := callContext(stream.Context(), req)
+	// A handler's goroutine may report after the result: done drops it, so
+	// nothing follows the result and nothing is sent on a finished stream.
 	var sendMu sync.Mutex
+	done := false
 	if req.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {
 			sendMu.Lock()
 			defer sendMu.Unlock()
+			if done {
+				return
+			}
 			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
 		})
 	}
+	ctx = WithLog(ctx, req.LogLevel, func(level string, data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			raw, _ = json.Marshal(fmt.Sprint(data))
+		}
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if done {
+			return
+		}
+		_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
+	})
 	s.idle.called()
 	res := s.p.invoke(ctx, req.Tool, req.Arguments, req.Validated)
 	sendMu.Lock()
 	defer sendMu.Unlock()
+	done = true
 	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: resultToProto(res)}})
 }
 

@@ -131,12 +131,10 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: logs three messages through the host while it runs.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
-			// The host forwards plugin warnings to every session that set a
-			// log level (notifications/message).
+			// Each line reaches the calling client as notifications/message
+			// when it asked for info or lower.
 			for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
-				if err := p.LogToHost(ctx, "warn", msg, nil); err != nil {
-					return TextOutput{}, err
-				}
+				sdk.Log(ctx, sdk.LogInfo, msg, map[string]any{"tool": "test_tool_with_logging"})
 				time.Sleep(50 * time.Millisecond)
 			}
 			return TextOutput{Text: "Logging complete"}, nil

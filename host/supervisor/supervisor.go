@@ -535,13 +535,14 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 		With("retry_after_ms", ms).With("retryable", true)
 }
 
-// CallTool runs a tool on the plugin, streaming progress to onProgress.
+// CallTool runs a tool on the plugin, streaming progress to onProgress
+// and the plugin's log lines for the client to onLog (either may be nil).
 //
 // When the plugin dies under a call, a retrySafe call (read-only or
 // idempotent tool) is sent again once the plugin is back; any other call
 // fails with ERR_PLUGIN_UNAVAILABLE, because it may have taken effect.
-func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), retrySafe bool) (*pb.ToolResult, error) {
-	res, runner, err := p.callOnce(ctx, req, onProgress)
+func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
+	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
 			return nil, p.callError(ctx, err)
@@ -569,14 +570,14 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 		}
 	}
 	p.log.Info("plugin went away during a retry-safe call; retrying after restart", "tool", req.Tool)
-	res, _, err = p.callOnce(ctx, req, onProgress)
+	res, _, err = p.callOnce(ctx, req, onProgress, onLog)
 	if err != nil {
 		return nil, p.callError(ctx, err)
 	}
 	return res, nil
 }
 
-func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress)) (*pb.ToolResult, *procRunner, error) {
+func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -584,8 +585,9 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 	p.mu.Lock()
 	r, streamOnly := p.runner, p.streamOnly
 	p.mu.Unlock()
-	if onProgress == nil && !streamOnly {
-		// No progress to carry: one unary round trip instead of a stream.
+	if onProgress == nil && onLog == nil && !streamOnly {
+		// No progress or log lines to carry: one unary round trip instead
+		// of a stream.
 		res, err := rpc.Call(ctx, req)
 		if status.Code(err) != codes.Unimplemented {
 			return res, r, err
@@ -612,6 +614,10 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 		case *pb.CallToolEvent_Progress:
 			if onProgress != nil {
 				onProgress(e.Progress)
+			}
+		case *pb.CallToolEvent_Log:
+			if onLog != nil {
+				onLog(e.Log)
 			}
 		case *pb.CallToolEvent_Result:
 			return e.Result, r, nil
