@@ -182,16 +182,7 @@ func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
 	res.RawStructuredContent = raw
 	res.Content = []mcp.Content{mcp.NewTextContent(string(raw))}
 	for _, c := range out.Content {
-		switch c.Type {
-		case "image":
-			res.Content = append(res.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
-		case "audio":
-			res.Content = append(res.Content, mcp.NewAudioContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
-		case "resource_link":
-			res.Content = append(res.Content, mcp.NewResourceLink(c.URI, c.Text, "", c.MIMEType))
-		default:
-			res.Content = append(res.Content, mcp.NewTextContent(c.Text))
-		}
+		res.Content = append(res.Content, mcpContent(c))
 	}
 	return res
 }
@@ -258,7 +249,7 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 		out.Output = json.RawMessage(`{}`)
 	}
 	for _, ct := range res.Content {
-		out.Content = append(out.Content, pipeline.Content{Type: ct.Type, Text: ct.Text, MIMEType: ct.MimeType, Data: ct.Data, URI: ct.Uri})
+		out.Content = append(out.Content, contentFromProto(ct))
 	}
 	return out
 }

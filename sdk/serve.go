@@ -210,9 +210,13 @@ func resultToProto(res Result) *pb.ToolResult {
 		out.Output = nil
 	}
 	for _, c := range res.Content {
-		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI})
+		out.Content = append(out.Content, contentToProto(c))
 	}
 	return out
+}
+
+func contentToProto(c Content) *pb.Content {
+	return &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI}
 }
 
 func errorToProto(e *Error) *pb.ToolError {

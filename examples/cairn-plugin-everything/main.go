@@ -41,14 +41,14 @@ type TextOutput struct {
 	Text string `json:"text"`
 }
 
-// MediaOutput carries one extra content block after the JSON text.
+// MediaOutput carries extra content blocks after the JSON text.
 type MediaOutput struct {
 	Text    string `json:"text"`
-	content sdk.Content
+	content []sdk.Content
 }
 
 // ExtraContent implements sdk.ContentProvider.
-func (o MediaOutput) ExtraContent() []sdk.Content { return []sdk.Content{o.content} }
+func (o MediaOutput) ExtraContent() []sdk.Content { return o.content }
 
 // SchemaInput matches json_schema_2020_12_tool's raw input schema.
 type SchemaInput struct {
@@ -95,7 +95,7 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: answers with a 1×1 PNG image.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(context.Context, NoInput) (MediaOutput, error) {
-			return MediaOutput{Text: "an image", content: sdk.Content{Type: "image", Data: redPixelPNG, MIMEType: "image/png"}}, nil
+			return MediaOutput{Text: "an image", content: []sdk.Content{sdk.ImageContent(redPixelPNG, "image/png")}}, nil
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
@@ -103,7 +103,28 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: answers with a short WAV clip.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(context.Context, NoInput) (MediaOutput, error) {
-			return MediaOutput{Text: "a sound", content: sdk.Content{Type: "audio", Data: silentWAV, MIMEType: "audio/wav"}}, nil
+			return MediaOutput{Text: "a sound", content: []sdk.Content{sdk.AudioContent(silentWAV, "audio/wav")}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_embedded_resource", Title: "Embedded resource",
+		Description: "Conformance fixture: answers with a text resource embedded in the result.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "an embedded resource", content: []sdk.Content{
+				sdk.EmbeddedResource("test://embedded-resource", "text/plain", "This is an embedded resource content."),
+			}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_multiple_content_types", Title: "Mixed content",
+		Description: "Conformance fixture: answers with text, an image and an embedded resource.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "Multiple content types test:", content: []sdk.Content{
+				sdk.ImageContent(redPixelPNG, "image/png"),
+				sdk.EmbeddedResource("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`),
+			}}, nil
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
@@ -172,8 +193,8 @@ func newPlugin() *sdk.Plugin {
 		}
 		return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
 	})
-	// Prompts the suite gets; the SDK's prompt messages carry text, so the
-	// image and embedded-resource prompts are not served (see the test).
+	// Prompts the suite gets: text, arguments, an embedded resource, an
+	// image.
 	p.AddPrompt(sdk.Prompt{Name: "test_simple_prompt", Description: "A simple prompt without arguments",
 		Render: func(context.Context, map[string]string) (sdk.PromptResult, error) {
 			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "This is a simple prompt for testing."}}}, nil
@@ -182,6 +203,23 @@ func newPlugin() *sdk.Plugin {
 		Arguments: []sdk.PromptArgument{{Name: "arg1", Description: "First test argument", Required: true}, {Name: "arg2", Description: "Second test argument", Required: true}},
 		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
 			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"}}}, nil
+		}})
+	p.AddPrompt(sdk.Prompt{Name: "test_prompt_with_embedded_resource", Description: "A prompt embedding the resource it names",
+		Arguments: []sdk.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
+		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
+			res := sdk.EmbeddedResource(args["resourceUri"], "text/plain", "Embedded resource content for testing.")
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{
+				{Role: "user", Content: &res},
+				{Role: "user", Text: "Please process the embedded resource above."},
+			}}, nil
+		}})
+	p.AddPrompt(sdk.Prompt{Name: "test_prompt_with_image", Description: "A prompt carrying an image",
+		Render: func(context.Context, map[string]string) (sdk.PromptResult, error) {
+			img := sdk.ImageContent(redPixelPNG, "image/png")
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{
+				{Role: "user", Content: &img},
+				{Role: "user", Text: "Please analyze the image above."},
+			}}, nil
 		}})
 	return p
 }

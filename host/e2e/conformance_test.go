@@ -23,14 +23,10 @@ const (
 // the SDK today, with why. They must fail; one that starts passing fails
 // the test so the table stays true.
 var conformanceCannotApply = map[string]string{
-	"prompts-get-embedded-resource": "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not embedded resources",
-	"prompts-get-with-image":        "sdk.PromptMessage (and the plugin protocol's prompt messages) carries text, not images",
 	"tools-call-sampling":           "the SDK gives a plugin no way to send sampling/createMessage to the client",
 	"tools-call-elicitation":        "the SDK gives a plugin no way to send elicitation/create to the client",
 	"elicitation-sep1034-defaults":  "the SDK gives a plugin no way to send elicitation/create to the client",
 	"elicitation-sep1330-enums":     "the SDK gives a plugin no way to send elicitation/create to the client",
-	"tools-call-embedded-resource":  "sdk.Content (and the plugin protocol) carries text, image and audio blocks, not embedded resources",
-	"tools-call-mixed-content":      "needs an embedded resource block beside text and image (see tools-call-embedded-resource)",
 }
 
 func TestOfficialConformanceSuite(t *testing.T) {

@@ -115,3 +115,48 @@ func TestPluginLogLinesReachTheCaller(t *testing.T) {
 		}
 	})
 }
+
+// Every kind of content block a plugin gives (image, embedded text
+// resource, in a tool result and in prompt messages) reaches the client as
+// MCP content.
+func TestPluginContentReachesTheClient(t *testing.T) {
+	everythingClients(t, func(t *testing.T, ec *eraClient) {
+		_, res := ec.call("test_multiple_content_types", map[string]any{})
+		if len(res.Content) != 3 {
+			t.Fatalf("content = %#v; want the JSON text, an image and an embedded resource", res.Content)
+		}
+		if img, ok := res.Content[1].(mcp.ImageContent); !ok || img.MIMEType != "image/png" || img.Data == "" {
+			t.Fatalf("second block = %#v; want the PNG image", res.Content[1])
+		}
+		er, ok := res.Content[2].(mcp.EmbeddedResource)
+		if !ok {
+			t.Fatalf("third block = %#v; want an embedded resource", res.Content[2])
+		}
+		if tr, ok := er.Resource.(mcp.TextResourceContents); !ok || tr.URI != "test://mixed-content-resource" || tr.MIMEType != "application/json" || tr.Text != `{"test":"data","value":123}` {
+			t.Fatalf("embedded resource = %#v", er.Resource)
+		}
+
+		req := mcp.GetPromptRequest{}
+		req.Params.Name, req.Params.Arguments = "test_prompt_with_embedded_resource", map[string]string{"resourceUri": "test://given"}
+		pr, err := ec.c.GetPrompt(t.Context(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pr.Messages) != 2 {
+			t.Fatalf("messages = %#v", pr.Messages)
+		}
+		if er, ok := pr.Messages[0].Content.(mcp.EmbeddedResource); !ok || er.Resource.(mcp.TextResourceContents).URI != "test://given" {
+			t.Fatalf("first message = %#v; want the named resource embedded", pr.Messages[0].Content)
+		}
+		if tc, ok := pr.Messages[1].Content.(mcp.TextContent); !ok || tc.Text != "Please process the embedded resource above." {
+			t.Fatalf("second message = %#v", pr.Messages[1].Content)
+		}
+		req.Params.Name, req.Params.Arguments = "test_prompt_with_image", nil
+		if pr, err = ec.c.GetPrompt(t.Context(), req); err != nil {
+			t.Fatal(err)
+		}
+		if img, ok := pr.Messages[0].Content.(mcp.ImageContent); !ok || img.MIMEType != "image/png" || img.Data == "" {
+			t.Fatalf("first message = %#v; want the image", pr.Messages[0].Content)
+		}
+	})
+}

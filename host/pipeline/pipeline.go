@@ -36,7 +36,7 @@ type Caller struct {
 type Content struct {
 	Type, Text, MIMEType string
 	Data                 []byte
-	// URI is a resource_link's target.
+	// URI is a resource_link's target or an embedded resource's URI.
 	URI string
 }
 
