@@ -23,10 +23,10 @@ const (
 // the SDK today, with why. They must fail; one that starts passing fails
 // the test so the table stays true.
 var conformanceCannotApply = map[string]string{
-	"tools-call-sampling":           "the SDK gives a plugin no way to send sampling/createMessage to the client",
-	"tools-call-elicitation":        "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1034-defaults":  "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1330-enums":     "the SDK gives a plugin no way to send elicitation/create to the client",
+	"tools-call-sampling":          "the SDK gives a plugin no way to send sampling/createMessage to the client",
+	"tools-call-elicitation":       "the SDK gives a plugin no way to send elicitation/create to the client",
+	"elicitation-sep1034-defaults": "the SDK gives a plugin no way to send elicitation/create to the client",
+	"elicitation-sep1330-enums":    "the SDK gives a plugin no way to send elicitation/create to the client",
 }
 
 func TestOfficialConformanceSuite(t *testing.T) {
