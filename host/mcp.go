@@ -224,6 +224,9 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	if c.Progress != nil {
 		onProgress = func(pr *pb.Progress) { c.Progress(pr.Progress, pr.Total, pr.Message) }
 	}
+	channel, closeChannel := h.asks.open(ctx, c.Tool.Owner)
+	defer closeChannel()
+	req.ClientChannel = channel
 	var onLog func(*pb.LogMessage)
 	if c.Log != nil {
 		req.LogLevel = c.LogLevel

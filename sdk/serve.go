@@ -150,7 +150,7 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 }
 
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
-	ctx := callContext(stream.Context(), req)
+	ctx := s.withClientAsker(callContext(stream.Context(), req), req)
 	// A handler's goroutine may report after the result: done drops it, so
 	// nothing follows the result and nothing is sent on a finished stream.
 	var sendMu sync.Mutex
@@ -188,7 +188,7 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 // Call is CallTool without progress: a unary round trip.
 func (s *server) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
 	s.idle.called()
-	return resultToProto(s.p.invoke(callContext(ctx, req), req.Tool, req.Arguments, req.Validated)), nil
+	return resultToProto(s.p.invoke(s.withClientAsker(callContext(ctx, req), req), req.Tool, req.Arguments, req.Validated)), nil
 }
 
 // callContext carries the request's caller, id and idempotency key.
@@ -323,4 +323,23 @@ func (h *grpcHost) log(ctx context.Context, level, msg string, fields map[string
 	}
 	_, err = h.client.Log(ctx, &pb.LogRequest{Level: level, Message: msg, Fields: raw})
 	return err
+}
+
+func (h *grpcHost) askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
+	return h.client.AskClient(ctx, req)
+}
+
+// withClientAsker lets the call's handler ask its client when the host
+// opened a channel for it.
+func (s *server) withClientAsker(ctx context.Context, req *pb.CallToolRequest) context.Context {
+	if req.ClientChannel == 0 {
+		return ctx
+	}
+	s.p.mu.RLock()
+	h := s.p.host
+	s.p.mu.RUnlock()
+	if h == nil {
+		return ctx
+	}
+	return WithClientAsker(ctx, hostAsker(h, req.ClientChannel))
 }

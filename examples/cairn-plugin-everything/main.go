@@ -77,6 +77,48 @@ var jsonSchema202012 = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
+// SamplingInput is test_sampling's argument.
+type SamplingInput struct {
+	Prompt string `json:"prompt" description:"The prompt to send to the client's model."`
+}
+
+// ElicitationInput is test_elicitation's argument.
+type ElicitationInput struct {
+	Message string `json:"message" description:"The message to show the user."`
+}
+
+// The schemas of the elicitation fixtures, as the suite expects them.
+var (
+	userInfoSchema = json.RawMessage(`{"type":"object","properties":{
+  "username":{"type":"string","description":"User's response"},
+  "email":{"type":"string","description":"User's email address"}},
+  "required":["username","email"]}`)
+	defaultsSchema = json.RawMessage(`{"type":"object","properties":{
+  "name":{"type":"string","default":"John Doe"},
+  "age":{"type":"integer","default":30},
+  "score":{"type":"number","default":95.5},
+  "status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},
+  "verified":{"type":"boolean","default":true}}}`)
+	enumsSchema = json.RawMessage(`{"type":"object","properties":{
+  "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+  "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+  "legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+  "untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},
+  "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`)
+)
+
+// elicitTool asks the user with schema and reports the answer.
+func elicitTool(message string, schema json.RawMessage) func(ctx context.Context) (TextOutput, error) {
+	return func(ctx context.Context) (TextOutput, error) {
+		res, err := sdk.Elicit(ctx, sdk.ElicitRequest{Message: message, RequestedSchema: schema})
+		if err != nil {
+			return TextOutput{}, err
+		}
+		content, _ := json.Marshal(res.Content)
+		return TextOutput{Text: fmt.Sprintf("Elicitation completed: action=%s, content=%s", res.Action, content)}, nil
+	}
+}
+
 func newPlugin() *sdk.Plugin {
 	p := sdk.New("everything", "1.0.0",
 		sdk.WithDescription("Conformance fixtures: every kind of tool result, notification and resource a plugin can give"),
@@ -159,6 +201,47 @@ func newPlugin() *sdk.Plugin {
 				time.Sleep(50 * time.Millisecond)
 			}
 			return TextOutput{Text: "Logging complete"}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[SamplingInput, TextOutput]{
+		Name: "test_sampling", Title: "Sampling",
+		Description: "Conformance fixture: asks the client's model to answer the prompt (sampling/createMessage).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, in SamplingInput) (TextOutput, error) {
+			res, err := sdk.Sample(ctx, sdk.SampleRequest{
+				Messages:  []sdk.SamplingMessage{{Role: "user", Content: sdk.TextContent(in.Prompt)}},
+				MaxTokens: 100,
+			})
+			if err != nil {
+				return TextOutput{}, err
+			}
+			return TextOutput{Text: "LLM response: " + res.Content.Text}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[ElicitationInput, TextOutput]{
+		Name: "test_elicitation", Title: "Elicitation",
+		Description: "Conformance fixture: asks the user for a username and email (elicitation/create).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, in ElicitationInput) (TextOutput, error) {
+			out, err := elicitTool(in.Message, userInfoSchema)(ctx)
+			out.Text = strings.Replace(out.Text, "Elicitation completed: ", "User response: ", 1)
+			return out, err
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_elicitation_sep1034_defaults", Title: "Elicitation defaults",
+		Description: "Conformance fixture: asks the user with a default for every primitive type (SEP-1034).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			return elicitTool("Please review and update the form fields with defaults", defaultsSchema)(ctx)
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_elicitation_sep1330_enums", Title: "Elicitation enums",
+		Description: "Conformance fixture: asks the user with every enum variant (SEP-1330).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			return elicitTool("Please select options from the enum fields", enumsSchema)(ctx)
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[SchemaInput, TextOutput]{

@@ -20,14 +20,9 @@ const (
 )
 
 // conformanceCannotApply lists the scenarios a plugin cannot serve through
-// the SDK today, with why. They must fail; one that starts passing fails
-// the test so the table stays true.
-var conformanceCannotApply = map[string]string{
-	"tools-call-sampling":          "the SDK gives a plugin no way to send sampling/createMessage to the client",
-	"tools-call-elicitation":       "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1034-defaults": "the SDK gives a plugin no way to send elicitation/create to the client",
-	"elicitation-sep1330-enums":    "the SDK gives a plugin no way to send elicitation/create to the client",
-}
+// the SDK, with why. They must fail; one that starts passing fails the test
+// so the table stays true. With the pinned suite every scenario passes.
+var conformanceCannotApply = map[string]string{}
 
 func TestOfficialConformanceSuite(t *testing.T) {
 	if testing.Short() {

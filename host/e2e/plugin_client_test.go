@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -159,4 +162,158 @@ func TestPluginContentReachesTheClient(t *testing.T) {
 			t.Fatalf("first message = %#v; want the image", pr.Messages[0].Content)
 		}
 	})
+}
+
+// fakeModel answers sampling requests and elicitations as a client would,
+// and remembers what it was asked.
+type fakeModel struct {
+	mu       sync.Mutex
+	sampled  []mcp.CreateMessageParams
+	elicited []mcp.ElicitationParams
+}
+
+func (f *fakeModel) CreateMessage(_ context.Context, req mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	f.mu.Lock()
+	f.sampled = append(f.sampled, req.CreateMessageParams)
+	f.mu.Unlock()
+	return &mcp.CreateMessageResult{SamplingMessage: mcp.SamplingMessage{Role: mcp.RoleAssistant, Content: mcp.NewTextContent("forty-two")},
+		Model: "fake-model", StopReason: "endTurn"}, nil
+}
+
+func (f *fakeModel) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	f.mu.Lock()
+	f.elicited = append(f.elicited, req.Params)
+	f.mu.Unlock()
+	return &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept,
+		Content: map[string]any{"username": "ada", "email": "ada@example.com"}}}, nil
+}
+
+// askingClient connects on one era and transport ("http": to url; "no
+// daemon" or "relay": a stdio cairn serve on w), declaring sampling and
+// elicitation when model is not nil.
+func askingClient(t *testing.T, w *workspace, url, tr string, modern bool, model *fakeModel) *eraClient {
+	t.Helper()
+	opts := eraOptions(modern)
+	if model != nil {
+		opts = append(opts, client.WithSamplingHandler(model), client.WithElicitationHandler(model))
+	}
+	ec := &eraClient{t: t, name: "asking-client", modern: modern, stderr: &syncBuffer{}}
+	if tr != "http" {
+		env := append([]string{}, w.env...)
+		if tr == "relay" {
+			env = append(env, sharedEnv...)
+		}
+		st := transport.NewStdioWithOptions(cairnBin, env, []string{"serve"},
+			transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+				cmd := exec.CommandContext(ctx, command, args...)
+				cmd.Env, cmd.Dir = env, w.root
+				return cmd, nil
+			}),
+			transport.WithCommandStderrWriter(ec.stderr))
+		ec.connect(client.NewClient(st, opts...))
+		return ec
+	}
+	var topts []transport.StreamableHTTPCOption
+	if !modern {
+		// mcp-go's server sends sampling/createMessage on the session's
+		// GET stream (elicitation on the call's own stream when it can).
+		//lint:ignore SA1019 the 2025-11-25 era is under test
+		topts = append(topts, transport.WithContinuousListening())
+	}
+	ht, err := transport.NewStreamableHTTP(url, topts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec.connect(client.NewClient(ht, opts...))
+	return ec
+}
+
+// callErr calls a tool that must fail and returns its error envelope.
+func (ec *eraClient) callErr(name string, args map[string]any) map[string]any {
+	ec.t.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name, req.Params.Arguments = name, args
+	res, err := ec.c.CallTool(ec.t.Context(), req)
+	if err != nil {
+		ec.t.Fatalf("%s: %v", name, err)
+	}
+	if !res.IsError {
+		ec.t.Fatalf("%s succeeded, want an error: %v", name, res.StructuredContent)
+	}
+	env, _ := res.StructuredContent.(map[string]any)
+	e, _ := env["error"].(map[string]any)
+	return e
+}
+
+// A plugin's sdk.Sample and sdk.Elicit reach the client that made the call
+// and return its answer, over HTTP and stdio (own host and relay); a client
+// that cannot be asked (no capability, protocol 2026-07-28) gets a typed
+// error instead.
+func TestPluginAsksTheClient(t *testing.T) {
+	for _, tr := range []string{"http", "no daemon", "relay"} {
+		t.Run(tr, func(t *testing.T) {
+			w := everythingWorkspace(t)
+			url := ""
+			if tr == "http" {
+				url, _ = startHTTP(t, w, nil, "cairn.plugin.everything: plugin ready", "--no-auth")
+			}
+			// Each subtest's client (and on stdio its cairn) ends with it:
+			// without a daemon, one cairn at a time holds the stores.
+			pluginAsksTheClient(t, func(t *testing.T, modern bool, model *fakeModel) *eraClient {
+				return askingClient(t, w, url, tr, modern, model)
+			})
+		})
+	}
+}
+
+func pluginAsksTheClient(t *testing.T, connect func(t *testing.T, modern bool, model *fakeModel) *eraClient) {
+	t.Run("capable client", func(t *testing.T) {
+		model := &fakeModel{}
+		ec := connect(t, false, model)
+		out, _ := ec.call("test_sampling", map[string]any{"prompt": "What is six times seven?"})
+		if out["text"] != "LLM response: forty-two" {
+			t.Fatalf("test_sampling = %v; want the client model's answer", out)
+		}
+		model.mu.Lock()
+		if len(model.sampled) != 1 || model.sampled[0].MaxTokens != 100 || len(model.sampled[0].Messages) != 1 {
+			t.Fatalf("the client was asked %+v", model.sampled)
+		}
+		if tc, ok := model.sampled[0].Messages[0].Content.(mcp.TextContent); !ok || tc.Text != "What is six times seven?" {
+			t.Fatalf("sampled message = %#v", model.sampled[0].Messages[0].Content)
+		}
+		model.mu.Unlock()
+
+		out, _ = ec.call("test_elicitation", map[string]any{"message": "Who are you?"})
+		if out["text"] != `User response: action=accept, content={"email":"ada@example.com","username":"ada"}` {
+			t.Fatalf("test_elicitation = %v; want the user's answer", out)
+		}
+		model.mu.Lock()
+		if len(model.elicited) != 1 || model.elicited[0].Message != "Who are you?" {
+			t.Fatalf("the client was asked %+v", model.elicited)
+		}
+		model.mu.Unlock()
+	})
+	for _, tc := range []struct {
+		name   string
+		modern bool
+		model  *fakeModel
+	}{
+		{"client without the capabilities", false, nil},
+		{"2026-07-28 client", true, &fakeModel{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ec := connect(t, tc.modern, tc.model)
+			for tool, args := range map[string]map[string]any{
+				"test_sampling":    {"prompt": "x"},
+				"test_elicitation": {"message": "x"},
+			} {
+				if e := ec.callErr(tool, args); e["code"] != "ERR_CLIENT_UNSUPPORTED" {
+					t.Errorf("%s = %v; want ERR_CLIENT_UNSUPPORTED", tool, e)
+				}
+			}
+			if tc.model != nil && (len(tc.model.sampled) > 0 || len(tc.model.elicited) > 0) {
+				t.Errorf("a 2026-07-28 client was sent a server request: %+v %+v", tc.model.sampled, tc.model.elicited)
+			}
+		})
+	}
 }

@@ -92,6 +92,9 @@ type Env struct {
 	StartTimeout time.Duration
 	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
 	Backoff Backoff
+	// AskClient answers a plugin's Host.AskClient: a request to the MCP
+	// client of a call the plugin is running. Nil refuses every request.
+	AskClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -291,7 +294,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	var r *procRunner
 	ll := newLastLine()
-	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log}
+	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log, askClient: p.env.AskClient}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{1: {protocol.PluginKey: &protocol.GRPCPluginV1{Host: hostSvc}}},
