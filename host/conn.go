@@ -338,6 +338,10 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 				return
 			}
 		}
+		if e, refused := h.refuseSubscription(cctx, msg); refused {
+			respond(e)
+			return
+		}
 		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
 			respond(invalidParams(probe.Method, resp))
 		}
