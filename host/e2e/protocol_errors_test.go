@@ -33,6 +33,7 @@ func TestProtocolErrorsAcrossTransports(t *testing.T) {
 				if tc.uri == "cairn://tasks/T-1" {
 					ec.call("task_create", map[string]any{"title": "subscribed to"})
 				}
+				//lint:ignore SA1019 resources/subscribe is the 2025-11-25 era's, under test
 				err := ec.c.Subscribe(t.Context(), mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: tc.uri}})
 				switch {
 				case tc.want == nil && err != nil:
