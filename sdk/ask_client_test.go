@@ -53,3 +53,17 @@ func TestSampleAndElicitSpeakMCP(t *testing.T) {
 		t.Fatalf("Sample with a bad answer = %v", err)
 	}
 }
+
+// A client's sampling answer is parsed from untrusted JSON: any input is
+// either a text, image or audio block or an error, never a panic.
+func FuzzBlockFromMCP(f *testing.F) {
+	for _, s := range []string{`{"type":"text","text":"hi"}`, `{"type":"image","data":"AQI=","mimeType":"image/png"}`, `{"type":"audio","data":"!!"}`, `{"type":"video"}`, `[]`, `null`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		c, err := blockFromMCP(raw)
+		if err == nil && c.Type != "text" && c.Type != "image" && c.Type != "audio" {
+			t.Fatalf("accepted a %q block from %s", c.Type, raw)
+		}
+	})
+}
