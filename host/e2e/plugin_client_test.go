@@ -62,8 +62,15 @@ func everythingClients(t *testing.T, each func(t *testing.T, ec *eraClient)) {
 				case "relay":
 					ec = stdioEraClient(t, w, modern, sharedEnv...)
 				default:
+					// No GET stream: what the call says must come on the
+					// call's own stream.
 					url, _ := startHTTP(t, w, nil, "cairn.plugin.everything: plugin ready", "--no-auth")
-					ec = httpEraClient(t, url, modern)
+					ht, err := transport.NewStreamableHTTP(url)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ec = &eraClient{t: t, name: "era-http-client", modern: modern, stderr: &syncBuffer{}}
+					ec.connect(client.NewClient(ht, eraOptions(modern)...))
 				}
 				each(t, ec)
 			})
