@@ -107,16 +107,14 @@ var (
   "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`)
 )
 
-// elicitTool asks the user with schema and reports the answer.
-func elicitTool(message string, schema json.RawMessage) func(ctx context.Context) (TextOutput, error) {
-	return func(ctx context.Context) (TextOutput, error) {
-		res, err := sdk.Elicit(ctx, sdk.ElicitRequest{Message: message, RequestedSchema: schema})
-		if err != nil {
-			return TextOutput{}, err
-		}
-		content, _ := json.Marshal(res.Content)
-		return TextOutput{Text: fmt.Sprintf("Elicitation completed: action=%s, content=%s", res.Action, content)}, nil
+// elicit asks the user with schema and reports the answer after lead.
+func elicit(ctx context.Context, message string, schema json.RawMessage, lead string) (TextOutput, error) {
+	res, err := sdk.Elicit(ctx, sdk.ElicitRequest{Message: message, RequestedSchema: schema})
+	if err != nil {
+		return TextOutput{}, err
 	}
+	content, _ := json.Marshal(res.Content)
+	return TextOutput{Text: fmt.Sprintf("%s: action=%s, content=%s", lead, res.Action, content)}, nil
 }
 
 func newPlugin() *sdk.Plugin {
@@ -223,9 +221,7 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: asks the user for a username and email (elicitation/create).",
 		ReadOnly:    true, OpenWorld: true,
 		Handler: func(ctx context.Context, in ElicitationInput) (TextOutput, error) {
-			out, err := elicitTool(in.Message, userInfoSchema)(ctx)
-			out.Text = strings.Replace(out.Text, "Elicitation completed: ", "User response: ", 1)
-			return out, err
+			return elicit(ctx, in.Message, userInfoSchema, "User response")
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
@@ -233,7 +229,7 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: asks the user with a default for every primitive type (SEP-1034).",
 		ReadOnly:    true, OpenWorld: true,
 		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
-			return elicitTool("Please review and update the form fields with defaults", defaultsSchema)(ctx)
+			return elicit(ctx, "Please review and update the form fields with defaults", defaultsSchema, "Elicitation completed")
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
@@ -241,7 +237,7 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: asks the user with every enum variant (SEP-1330).",
 		ReadOnly:    true, OpenWorld: true,
 		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
-			return elicitTool("Please select options from the enum fields", enumsSchema)(ctx)
+			return elicit(ctx, "Please select options from the enum fields", enumsSchema, "Elicitation completed")
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[SchemaInput, TextOutput]{
