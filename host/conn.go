@@ -44,6 +44,8 @@ type connSession struct {
 	listenID     any
 	// relayLog, when set, sends a line to the relay's stderr.
 	relayLog func(text string)
+	// requests carries sampling and elicitation to the client.
+	requests connRequests
 	mu       sync.Mutex
 	closed   bool
 }
@@ -243,6 +245,15 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			}
 		}
 	}
+	sess.requests.send = func(v any) bool {
+		sess.mu.Lock()
+		defer sess.mu.Unlock()
+		if sess.closed {
+			return false
+		}
+		out <- v
+		return true
+	}
 	h.announceProject(settings)
 	h.logs.add(sess)
 	defer func() {
@@ -298,7 +309,10 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	}
 	switch {
 	case probe.Method == "":
-		// A response to a server request; cairn sends none that wait.
+		// A response to a server request (sampling, elicitation).
+		if c, ok := server.ClientSessionFromContext(ctx).(*connSession); ok {
+			c.requests.deliver(line)
+		}
 		return
 	case len(probe.ID) == 0:
 		// Notifications (initialized, cancelled) are handled in order, on
@@ -330,6 +344,10 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 			case <-ctx.Done():
 				return
 			}
+		}
+		if e, refused := h.refuseSubscription(cctx, msg); refused {
+			respond(e)
+			return
 		}
 		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
 			respond(invalidParams(probe.Method, resp))

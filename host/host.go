@@ -46,6 +46,8 @@ type Options struct {
 
 // Host is one running cairn host.
 type Host struct {
+	// asks are the running calls whose client a plugin may ask.
+	asks    clientAsks
 	cfg     config.Settings
 	opts    Options
 	log     hclog.Logger
@@ -398,7 +400,8 @@ func (h *Host) supervisorEnv() supervisor.Env {
 	return supervisor.Env{
 		Root: h.cfg.Root, DataDir: h.cfg.DataDir, Mode: h.cfg.Mode, HostVersion: h.opts.Version,
 		ExtraEnv: extra, Logger: h.log.Named("plugin"), Bus: h.bus,
-		Backoff: supervisor.Backoff{Max: h.cfg.RestartBackoffMax},
+		Backoff:   supervisor.Backoff{Max: h.cfg.RestartBackoffMax},
+		AskClient: h.askClient,
 	}
 }
 

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -134,17 +135,40 @@ func levelRank(l mcp.LoggingLevel) int {
 // below level, a 2025-11-25 session when logging/setLevel did. Nobody else
 // hears of it, and the line is not even formatted then (tool calls are hot).
 func (h *Host) requestLog(ctx context.Context, level mcp.LoggingLevel, format string, args ...any) {
-	var want mcp.LoggingLevel
-	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		want = info.LogLevel
-	} else if sl, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
-		want = sl.GetLogLevel()
-	}
+	want := wantedLogLevel(ctx)
 	if want == "" || !level.ShouldSendTo(want) {
 		return
 	}
 	err := h.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "cairn", fmt.Sprintf(format, args...)))
 	if err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
 		h.log.Trace("log message not sent to the client", "error", err)
+	}
+}
+
+// wantedLogLevel is the lowest level the client of the request in ctx wants
+// to hear: the request's _meta log level in protocol 2026-07-28, else the
+// session's from logging/setLevel; empty when it asked for none.
+func wantedLogLevel(ctx context.Context) mcp.LoggingLevel {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel
+	}
+	if sl, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
+		return sl.GetLogLevel()
+	}
+	return ""
+}
+
+// sendCallLog sends a plugin's log line about the call in ctx to its client.
+func (h *Host) sendCallLog(ctx context.Context, level, logger string, data json.RawMessage) {
+	l := mcp.LoggingLevel(level)
+	if l != mcp.LoggingLevelEmergency && levelRank(l) == levelRank(mcp.LoggingLevelEmergency) {
+		l = mcp.LoggingLevelInfo // not a level: the plugin's SDK would have said info
+	}
+	if !json.Valid(data) {
+		data, _ = json.Marshal(string(data))
+	}
+	n := mcp.NewLoggingMessageNotification(l, logger, data)
+	if err := h.mcp.SendLogMessageToClient(ctx, n); err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
+		h.log.Trace("plugin log line not sent to the client", "error", err)
 	}
 }

@@ -112,6 +112,10 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				}
 			}
 		}
+		if level := wantedLogLevel(ctx); level != "" {
+			call.LogLevel = string(level)
+			call.Log = func(level, logger string, data json.RawMessage) { h.sendCallLog(ctx, level, logger, data) }
+		}
 		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
@@ -178,16 +182,7 @@ func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
 	res.RawStructuredContent = raw
 	res.Content = []mcp.Content{mcp.NewTextContent(string(raw))}
 	for _, c := range out.Content {
-		switch c.Type {
-		case "image":
-			res.Content = append(res.Content, mcp.NewImageContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
-		case "audio":
-			res.Content = append(res.Content, mcp.NewAudioContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType))
-		case "resource_link":
-			res.Content = append(res.Content, mcp.NewResourceLink(c.URI, c.Text, "", c.MIMEType))
-		default:
-			res.Content = append(res.Content, mcp.NewTextContent(c.Text))
-		}
+		res.Content = append(res.Content, mcpContent(c))
 	}
 	return res
 }
@@ -229,7 +224,15 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	if c.Progress != nil {
 		onProgress = func(pr *pb.Progress) { c.Progress(pr.Progress, pr.Total, pr.Message) }
 	}
-	res, err := p.CallTool(ctx, req, onProgress, c.Tool.ReadOnly || c.Tool.Idempotent)
+	channel, closeChannel := h.asks.open(ctx, c.Tool.Owner)
+	defer closeChannel()
+	req.ClientChannel = channel
+	var onLog func(*pb.LogMessage)
+	if c.Log != nil {
+		req.LogLevel = c.LogLevel
+		onLog = func(m *pb.LogMessage) { c.Log(m.Level, m.Logger, m.Data) }
+	}
+	res, err := p.CallTool(ctx, req, onProgress, onLog, c.Tool.ReadOnly || c.Tool.Idempotent)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}
@@ -249,7 +252,7 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 		out.Output = json.RawMessage(`{}`)
 	}
 	for _, ct := range res.Content {
-		out.Content = append(out.Content, pipeline.Content{Type: ct.Type, Text: ct.Text, MIMEType: ct.MimeType, Data: ct.Data, URI: ct.Uri})
+		out.Content = append(out.Content, contentFromProto(ct))
 	}
 	return out
 }

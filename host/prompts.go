@@ -90,7 +90,11 @@ func (h *Host) promptHandler(p promptPlugin) server.PromptHandlerFunc {
 			if m.Role == string(mcp.RoleAssistant) {
 				role = mcp.RoleAssistant
 			}
-			msgs = append(msgs, mcp.NewPromptMessage(role, mcp.NewTextContent(m.Text)))
+			var content mcp.Content = mcp.NewTextContent(m.Text)
+			if m.Content != nil {
+				content = mcpContent(contentFromProto(m.Content))
+			}
+			msgs = append(msgs, mcp.NewPromptMessage(role, content))
 		}
 		return mcp.NewGetPromptResult(r.Description, msgs), nil
 	}

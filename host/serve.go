@@ -146,7 +146,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 // mcp-go's streamable HTTP server. Headers that protocol revisions add are
 // read by mcp-go or, for cairn's own checks, in needsSession.
 func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
-	next := guardSessions(sessions, mcpHTTP)
+	next := guardSessions(sessions, h.protocolErrors(mcpHTTP))
 	next = boundBody(h.limits.maxMessage, next)
 	if auth != nil {
 		next = requireAPIKey(auth, next)

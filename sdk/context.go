@@ -51,6 +51,8 @@ const (
 	progressKey
 	requestIDKey
 	idempotencyKey
+	logKey
+	clientKey
 )
 
 // CallerFrom returns the caller of the tool call running in ctx.

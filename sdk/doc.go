@@ -25,9 +25,10 @@
 //
 // The SDK derives input and output JSON Schemas from the types, validates
 // every call's arguments before the handler runs, turns *Error values into
-// the typed error envelope agents see, streams progress, publishes events on
-// the host's bus, logs JSON to stderr through hclog, and exits when its host
-// dies. Everything a plugin writes to stdout before Serve goes to stderr
+// the typed error envelope agents see, streams progress and log lines to the
+// calling client (ReportProgress, Log), asks that client for a completion or
+// its user's input (Sample, Elicit), publishes events on the host's bus, logs
+// JSON to stderr through hclog, and exits when its host dies. Everything a plugin writes to stdout before Serve goes to stderr
 // instead, because stdout carries the go-plugin handshake.
 //
 // Stability: the SDK follows semantic versioning with the cairn module; the

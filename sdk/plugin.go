@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+
+	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // Config is what the host tells a plugin at start.
@@ -249,6 +251,7 @@ type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
 	flush(ctx context.Context) error
 	log(ctx context.Context, level, msg string, fields map[string]any) error
+	askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error)
 }
 
 // ToolInfo describes a declared tool.

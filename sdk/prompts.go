@@ -38,10 +38,12 @@ type PromptResult struct {
 }
 
 // PromptMessage is one message of a rendered prompt; Role is "user" or
-// "assistant".
+// "assistant". Its content is Text, or Content when set (an image, audio
+// clip or embedded resource; see ImageContent, EmbeddedResource).
 type PromptMessage struct {
-	Role string
-	Text string
+	Role    string
+	Text    string
+	Content *Content
 }
 
 // promptSet holds a plugin's fixed prompts and the functions that list its
@@ -144,7 +146,11 @@ func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.G
 	}
 	out := &pb.GetPromptResponse{Description: res.Description}
 	for _, m := range res.Messages {
-		out.Messages = append(out.Messages, &pb.PromptMessage{Role: m.Role, Text: m.Text})
+		pm := &pb.PromptMessage{Role: m.Role, Text: m.Text}
+		if m.Content != nil {
+			pm.Content = contentToProto(*m.Content)
+		}
+		out.Messages = append(out.Messages, pm)
 	}
 	return out, nil
 }

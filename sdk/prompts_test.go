@@ -64,3 +64,27 @@ func TestPrompts(t *testing.T) {
 		t.Errorf("ListPrompts over the protocol = %v, %v", lr, err)
 	}
 }
+
+// A message's content block (image, embedded resource) travels in the
+// protocol's PromptMessage.content; a text message in text.
+func TestPromptMessageContentOverTheProtocol(t *testing.T) {
+	p := New("demo", "1.0.0")
+	img, res := ImageContent([]byte{1, 2}, "image/png"), EmbeddedBlob("x://b", "application/octet-stream", []byte{3})
+	p.AddPrompt(Prompt{Name: "mixed", Render: func(context.Context, map[string]string) (PromptResult, error) {
+		return PromptResult{Messages: []PromptMessage{{Role: "user", Text: "see"}, {Role: "user", Content: &img}, {Role: "assistant", Content: &res}}}, nil
+	}})
+	resp, err := (&server{p: p}).GetPrompt(context.Background(), &pb.GetPromptRequest{Name: "mixed"})
+	if err != nil || resp.Error != nil || len(resp.Messages) != 3 {
+		t.Fatalf("GetPrompt = %v, %v", resp, err)
+	}
+	m := resp.Messages
+	if m[0].Text != "see" || m[0].Content != nil {
+		t.Errorf("text message = %v", m[0])
+	}
+	if c := m[1].Content; c == nil || c.Type != "image" || c.MimeType != "image/png" || len(c.Data) != 2 {
+		t.Errorf("image message = %v", m[1])
+	}
+	if c := m[2].Content; m[2].Role != "assistant" || c == nil || c.Type != "resource" || c.Uri != "x://b" || string(c.Data) != "\x03" {
+		t.Errorf("embedded blob message = %v", m[2])
+	}
+}

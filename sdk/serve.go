@@ -157,19 +157,38 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 }
 
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
-	ctx := callContext(stream.Context(), req)
+	ctx := s.withClientAsker(callContext(stream.Context(), req), req)
+	// A handler's goroutine may report after the result: done drops it, so
+	// nothing follows the result and nothing is sent on a finished stream.
 	var sendMu sync.Mutex
+	done := false
 	if req.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {
 			sendMu.Lock()
 			defer sendMu.Unlock()
+			if done {
+				return
+			}
 			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
 		})
 	}
+	ctx = WithLog(ctx, req.LogLevel, func(level string, data any) {
+		raw, err := json.Marshal(data)
+		if err != nil {
+			raw, _ = json.Marshal(fmt.Sprint(data))
+		}
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if done {
+			return
+		}
+		_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
+	})
 	s.idle.called()
 	res := s.p.invoke(ctx, req.Tool, req.Arguments, req.Validated)
 	sendMu.Lock()
 	defer sendMu.Unlock()
+	done = true
 	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: resultToProto(res)}})
 }
 
@@ -197,9 +216,13 @@ func resultToProto(res Result) *pb.ToolResult {
 		out.Output = nil
 	}
 	for _, c := range res.Content {
-		out.Content = append(out.Content, &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI})
+		out.Content = append(out.Content, contentToProto(c))
 	}
 	return out
+}
+
+func contentToProto(c Content) *pb.Content {
+	return &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI}
 }
 
 func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
@@ -294,4 +317,23 @@ func (h *grpcHost) log(ctx context.Context, level, msg string, fields map[string
 	}
 	_, err = h.client.Log(ctx, &pb.LogRequest{Level: level, Message: msg, Fields: raw})
 	return err
+}
+
+func (h *grpcHost) askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
+	return h.client.AskClient(ctx, req)
+}
+
+// withClientAsker lets the call's handler ask its client when the host
+// opened a channel for it.
+func (s *server) withClientAsker(ctx context.Context, req *pb.CallToolRequest) context.Context {
+	if req.ClientChannel == 0 {
+		return ctx
+	}
+	s.p.mu.RLock()
+	h := s.p.host
+	s.p.mu.RUnlock()
+	if h == nil {
+		return ctx
+	}
+	return WithClientAsker(ctx, hostAsker(h, req.ClientChannel))
 }

@@ -63,15 +63,46 @@ type ContentProvider interface {
 	ExtraContent() []Content
 }
 
-// Content is an extra MCP content block.
+// Content is an MCP content block: an extra block of a tool result, or
+// the content of a prompt message.
 type Content struct {
-	// Type is "text", "image", "audio" or "resource_link".
-	Type     string
-	Text     string
+	// Type is "text", "image", "audio", "resource_link" or "resource" (an
+	// embedded resource).
+	Type string
+	// Text is a text block's text, a resource_link's name, or a text
+	// embedded resource's contents.
+	Text string
+	// Data is an image's or audio clip's bytes, or a binary embedded
+	// resource's contents (sent base64-encoded).
 	Data     []byte
 	MIMEType string
-	// URI is a resource_link's target; Text is then its name.
+	// URI is a resource_link's target or an embedded resource's URI.
 	URI string
+}
+
+// TextContent is a text block.
+func TextContent(text string) Content { return Content{Type: "text", Text: text} }
+
+// ImageContent is an image block; data is the image's bytes.
+func ImageContent(data []byte, mimeType string) Content {
+	return Content{Type: "image", Data: data, MIMEType: mimeType}
+}
+
+// AudioContent is an audio block; data is the clip's bytes.
+func AudioContent(data []byte, mimeType string) Content {
+	return Content{Type: "audio", Data: data, MIMEType: mimeType}
+}
+
+// EmbeddedResource is a resource's contents carried in the result or
+// prompt itself (MCP "resource" block), as text.
+func EmbeddedResource(uri, mimeType, text string) Content {
+	return Content{Type: "resource", URI: uri, MIMEType: mimeType, Text: text}
+}
+
+// EmbeddedBlob is a binary resource's contents carried in the result or
+// prompt itself (MCP "resource" block with a blob).
+func EmbeddedBlob(uri, mimeType string, blob []byte) Content {
+	return Content{Type: "resource", URI: uri, MIMEType: mimeType, Data: blob}
 }
 
 // ResourceLink is a content block pointing at a resource the call created

@@ -41,14 +41,14 @@ type TextOutput struct {
 	Text string `json:"text"`
 }
 
-// MediaOutput carries one extra content block after the JSON text.
+// MediaOutput carries extra content blocks after the JSON text.
 type MediaOutput struct {
 	Text    string `json:"text"`
-	content sdk.Content
+	content []sdk.Content
 }
 
 // ExtraContent implements sdk.ContentProvider.
-func (o MediaOutput) ExtraContent() []sdk.Content { return []sdk.Content{o.content} }
+func (o MediaOutput) ExtraContent() []sdk.Content { return o.content }
 
 // SchemaInput matches json_schema_2020_12_tool's raw input schema.
 type SchemaInput struct {
@@ -77,6 +77,46 @@ var jsonSchema202012 = json.RawMessage(`{
   "additionalProperties": false
 }`)
 
+// SamplingInput is test_sampling's argument.
+type SamplingInput struct {
+	Prompt string `json:"prompt" description:"The prompt to send to the client's model."`
+}
+
+// ElicitationInput is test_elicitation's argument.
+type ElicitationInput struct {
+	Message string `json:"message" description:"The message to show the user."`
+}
+
+// The schemas of the elicitation fixtures, as the suite expects them.
+var (
+	userInfoSchema = json.RawMessage(`{"type":"object","properties":{
+  "username":{"type":"string","description":"User's response"},
+  "email":{"type":"string","description":"User's email address"}},
+  "required":["username","email"]}`)
+	defaultsSchema = json.RawMessage(`{"type":"object","properties":{
+  "name":{"type":"string","default":"John Doe"},
+  "age":{"type":"integer","default":30},
+  "score":{"type":"number","default":95.5},
+  "status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},
+  "verified":{"type":"boolean","default":true}}}`)
+	enumsSchema = json.RawMessage(`{"type":"object","properties":{
+  "untitledSingle":{"type":"string","enum":["option1","option2","option3"]},
+  "titledSingle":{"type":"string","oneOf":[{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
+  "legacyEnum":{"type":"string","enum":["opt1","opt2","opt3"],"enumNames":["Option One","Option Two","Option Three"]},
+  "untitledMulti":{"type":"array","items":{"type":"string","enum":["option1","option2","option3"]}},
+  "titledMulti":{"type":"array","items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}}}`)
+)
+
+// elicit asks the user with schema and reports the answer after lead.
+func elicit(ctx context.Context, message string, schema json.RawMessage, lead string) (TextOutput, error) {
+	res, err := sdk.Elicit(ctx, sdk.ElicitRequest{Message: message, RequestedSchema: schema})
+	if err != nil {
+		return TextOutput{}, err
+	}
+	content, _ := json.Marshal(res.Content)
+	return TextOutput{Text: fmt.Sprintf("%s: action=%s, content=%s", lead, res.Action, content)}, nil
+}
+
 func newPlugin() *sdk.Plugin {
 	p := sdk.New("everything", "1.0.0",
 		sdk.WithDescription("Conformance fixtures: every kind of tool result, notification and resource a plugin can give"),
@@ -95,7 +135,7 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: answers with a 1×1 PNG image.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(context.Context, NoInput) (MediaOutput, error) {
-			return MediaOutput{Text: "an image", content: sdk.Content{Type: "image", Data: redPixelPNG, MIMEType: "image/png"}}, nil
+			return MediaOutput{Text: "an image", content: []sdk.Content{sdk.ImageContent(redPixelPNG, "image/png")}}, nil
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
@@ -103,7 +143,28 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: answers with a short WAV clip.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(context.Context, NoInput) (MediaOutput, error) {
-			return MediaOutput{Text: "a sound", content: sdk.Content{Type: "audio", Data: silentWAV, MIMEType: "audio/wav"}}, nil
+			return MediaOutput{Text: "a sound", content: []sdk.Content{sdk.AudioContent(silentWAV, "audio/wav")}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_embedded_resource", Title: "Embedded resource",
+		Description: "Conformance fixture: answers with a text resource embedded in the result.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "an embedded resource", content: []sdk.Content{
+				sdk.EmbeddedResource("test://embedded-resource", "text/plain", "This is an embedded resource content."),
+			}}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, MediaOutput]{
+		Name: "test_multiple_content_types", Title: "Mixed content",
+		Description: "Conformance fixture: answers with text, an image and an embedded resource.",
+		ReadOnly:    true, Idempotent: true,
+		Handler: func(context.Context, NoInput) (MediaOutput, error) {
+			return MediaOutput{Text: "Multiple content types test:", content: []sdk.Content{
+				sdk.ImageContent(redPixelPNG, "image/png"),
+				sdk.EmbeddedResource("test://mixed-content-resource", "application/json", `{"test":"data","value":123}`),
+			}}, nil
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
@@ -131,15 +192,52 @@ func newPlugin() *sdk.Plugin {
 		Description: "Conformance fixture: logs three messages through the host while it runs.",
 		ReadOnly:    true, Idempotent: true,
 		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
-			// The host forwards plugin warnings to every session that set a
-			// log level (notifications/message).
+			// Each line reaches the calling client as notifications/message
+			// when it asked for info or lower.
 			for _, msg := range []string{"Tool execution started", "Tool processing data", "Tool execution completed"} {
-				if err := p.LogToHost(ctx, "warn", msg, nil); err != nil {
-					return TextOutput{}, err
-				}
+				sdk.Log(ctx, sdk.LogInfo, msg, map[string]any{"tool": "test_tool_with_logging"})
 				time.Sleep(50 * time.Millisecond)
 			}
 			return TextOutput{Text: "Logging complete"}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[SamplingInput, TextOutput]{
+		Name: "test_sampling", Title: "Sampling",
+		Description: "Conformance fixture: asks the client's model to answer the prompt (sampling/createMessage).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, in SamplingInput) (TextOutput, error) {
+			res, err := sdk.Sample(ctx, sdk.SampleRequest{
+				Messages:  []sdk.SamplingMessage{{Role: "user", Content: sdk.TextContent(in.Prompt)}},
+				MaxTokens: 100,
+			})
+			if err != nil {
+				return TextOutput{}, err
+			}
+			return TextOutput{Text: "LLM response: " + res.Content.Text}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[ElicitationInput, TextOutput]{
+		Name: "test_elicitation", Title: "Elicitation",
+		Description: "Conformance fixture: asks the user for a username and email (elicitation/create).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, in ElicitationInput) (TextOutput, error) {
+			return elicit(ctx, in.Message, userInfoSchema, "User response")
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_elicitation_sep1034_defaults", Title: "Elicitation defaults",
+		Description: "Conformance fixture: asks the user with a default for every primitive type (SEP-1034).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			return elicit(ctx, "Please review and update the form fields with defaults", defaultsSchema, "Elicitation completed")
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[NoInput, TextOutput]{
+		Name: "test_elicitation_sep1330_enums", Title: "Elicitation enums",
+		Description: "Conformance fixture: asks the user with every enum variant (SEP-1330).",
+		ReadOnly:    true, OpenWorld: true,
+		Handler: func(ctx context.Context, _ NoInput) (TextOutput, error) {
+			return elicit(ctx, "Please select options from the enum fields", enumsSchema, "Elicitation completed")
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[SchemaInput, TextOutput]{
@@ -174,8 +272,8 @@ func newPlugin() *sdk.Plugin {
 		}
 		return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
 	})
-	// Prompts the suite gets; the SDK's prompt messages carry text, so the
-	// image and embedded-resource prompts are not served (see the test).
+	// Prompts the suite gets: text, arguments, an embedded resource, an
+	// image.
 	p.AddPrompt(sdk.Prompt{Name: "test_simple_prompt", Description: "A simple prompt without arguments",
 		Render: func(context.Context, map[string]string) (sdk.PromptResult, error) {
 			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "This is a simple prompt for testing."}}}, nil
@@ -184,6 +282,23 @@ func newPlugin() *sdk.Plugin {
 		Arguments: []sdk.PromptArgument{{Name: "arg1", Description: "First test argument", Required: true}, {Name: "arg2", Description: "Second test argument", Required: true}},
 		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
 			return sdk.PromptResult{Messages: []sdk.PromptMessage{{Role: "user", Text: "Prompt with arguments: arg1='" + args["arg1"] + "', arg2='" + args["arg2"] + "'"}}}, nil
+		}})
+	p.AddPrompt(sdk.Prompt{Name: "test_prompt_with_embedded_resource", Description: "A prompt embedding the resource it names",
+		Arguments: []sdk.PromptArgument{{Name: "resourceUri", Description: "URI of the resource to embed", Required: true}},
+		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
+			res := sdk.EmbeddedResource(args["resourceUri"], "text/plain", "Embedded resource content for testing.")
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{
+				{Role: "user", Content: &res},
+				{Role: "user", Text: "Please process the embedded resource above."},
+			}}, nil
+		}})
+	p.AddPrompt(sdk.Prompt{Name: "test_prompt_with_image", Description: "A prompt carrying an image",
+		Render: func(context.Context, map[string]string) (sdk.PromptResult, error) {
+			img := sdk.ImageContent(redPixelPNG, "image/png")
+			return sdk.PromptResult{Messages: []sdk.PromptMessage{
+				{Role: "user", Content: &img},
+				{Role: "user", Text: "Please analyze the image above."},
+			}}, nil
 		}})
 	return p
 }

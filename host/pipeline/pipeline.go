@@ -36,7 +36,7 @@ type Caller struct {
 type Content struct {
 	Type, Text, MIMEType string
 	Data                 []byte
-	// URI is a resource_link's target.
+	// URI is a resource_link's target or an embedded resource's URI.
 	URI string
 }
 
@@ -53,6 +53,10 @@ type Call struct {
 	Replay         bool
 	// Progress, when non-nil, forwards progress to the client.
 	Progress func(progress, total float64, message string)
+	// LogLevel is the lowest MCP log level the client wants to hear for
+	// this call (empty: none); Log sends it a line at that level or above.
+	LogLevel string
+	Log      func(level, logger string, data json.RawMessage)
 }
 
 // Outcome is the result of a call: Output on success, Err otherwise.

@@ -21,6 +21,17 @@ type hostServices struct {
 	plugin string
 	bus    *events.Bus
 	log    hclog.Logger
+	// askClient routes AskClient to the host; nil refuses.
+	askClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
+}
+
+// AskClient passes a plugin's request for its caller's client to the host,
+// naming the plugin, so one plugin cannot reach another's calls.
+func (h *hostServices) AskClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
+	if h.askClient == nil {
+		return &pb.AskClientResponse{Error: &pb.ToolError{Code: "ERR_CLIENT_UNAVAILABLE", Message: "this host cannot ask clients", Status: 501, Details: []byte(`{}`)}}, nil
+	}
+	return h.askClient(ctx, h.plugin, req), nil
 }
 
 func (h *hostServices) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {

@@ -35,7 +35,7 @@ func TestCallsTakeTheLane(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, false)
+	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, nil, false)
 	// Host and plugin share the deadline: either the host gives up first
 	// or the plugin's answer (the handler's cancellation) arrives first.
 	if err != nil {
@@ -49,7 +49,7 @@ func TestCallsTakeTheLane(t *testing.T) {
 	})
 
 	var steps int
-	res, err = p.CallTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, false)
+	res, err = p.CallTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, nil, false)
 	if err != nil || res.Error != nil || steps == 0 {
 		t.Fatalf("a call with progress: %v, %v, %d progress notes", res, err, steps)
 	}

@@ -100,7 +100,7 @@ func call(p *Plugin, tool string, args any) (map[string]any, error) {
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: tool, Arguments: raw, Caller: &pb.Caller{Id: "test"}}, nil, false)
+	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: tool, Arguments: raw, Caller: &pb.Caller{Id: "test"}}, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}

@@ -93,6 +93,9 @@ type Env struct {
 	StartTimeout time.Duration
 	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
 	Backoff Backoff
+	// AskClient answers a plugin's Host.AskClient: a request to the MCP
+	// client of a call the plugin is running. Nil refuses every request.
+	AskClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -295,7 +298,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	var r *procRunner
 	ll := newLastLine()
-	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log}
+	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log, askClient: p.env.AskClient}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  protocol.Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{1: {protocol.PluginKey: &protocol.GRPCPluginV1{Host: hostSvc}}},
@@ -545,13 +548,14 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 		With("retry_after_ms", ms).With("retryable", true)
 }
 
-// CallTool runs a tool on the plugin, streaming progress to onProgress.
+// CallTool runs a tool on the plugin, streaming progress to onProgress
+// and the plugin's log lines for the client to onLog (either may be nil).
 //
 // When the plugin dies under a call, a retrySafe call (read-only or
 // idempotent tool) is sent again once the plugin is back; any other call
 // fails with ERR_PLUGIN_UNAVAILABLE, because it may have taken effect.
-func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), retrySafe bool) (*pb.ToolResult, error) {
-	res, runner, err := p.callOnce(ctx, req, onProgress)
+func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
+	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
 			return nil, p.callError(ctx, err)
@@ -579,14 +583,14 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 		}
 	}
 	p.log.Info("plugin went away during a retry-safe call; retrying after restart", "tool", req.Tool)
-	res, _, err = p.callOnce(ctx, req, onProgress)
+	res, _, err = p.callOnce(ctx, req, onProgress, onLog)
 	if err != nil {
 		return nil, p.callError(ctx, err)
 	}
 	return res, nil
 }
 
-func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress)) (*pb.ToolResult, *procRunner, error) {
+func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -594,15 +598,16 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 	p.mu.Lock()
 	r, streamOnly, calls := p.runner, p.streamOnly, p.lane
 	p.mu.Unlock()
-	if onProgress == nil && calls != nil {
+	if onProgress == nil && onLog == nil && calls != nil {
 		res, err := calls.Call(ctx, req)
 		if errors.Is(err, lane.ErrClosed) {
 			p.dropLane(calls)
 		}
 		return res, r, err
 	}
-	if onProgress == nil && !streamOnly {
-		// No progress to carry: one unary round trip instead of a stream.
+	if onProgress == nil && onLog == nil && !streamOnly {
+		// No progress or log lines to carry: one unary round trip instead
+		// of a stream.
 		res, err := rpc.Call(ctx, req)
 		if status.Code(err) != codes.Unimplemented {
 			return res, r, err
@@ -629,6 +634,10 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 		case *pb.CallToolEvent_Progress:
 			if onProgress != nil {
 				onProgress(e.Progress)
+			}
+		case *pb.CallToolEvent_Log:
+			if onLog != nil {
+				onLog(e.Log)
 			}
 		case *pb.CallToolEvent_Result:
 			return e.Result, r, nil

@@ -5,21 +5,22 @@ import (
 
 	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
 // TextOutput is the output of tools whose result is Markdown only
 // (sdd_discuss): D3 wants structuredContent to be an object, so the text
 // travels in one field.
 type TextOutput struct {
-	Text string `json:"text"`
+	Text string `json:"text" description:"Markdown."`
 }
 
 // DashOutput is sdd_dash's output: Text for format text, Dashboard for
 // format json.
 type DashOutput struct {
-	Format    string            `json:"format"`
-	Text      string            `json:"text,omitempty"`
-	Dashboard *engine.Dashboard `json:"dashboard,omitempty"`
+	Format    string            `json:"format" jsonschema:"enum=text,enum=json"`
+	Text      string            `json:"text,omitempty" description:"format text: the Markdown dashboard."`
+	Dashboard *engine.Dashboard `json:"dashboard,omitempty" description:"format json: stats, phases, active leases, pending spawns, spawn counts, bindings, evolution counts."`
 }
 
 // Tool names (PRODUCT.md D16: the sdd toolset). They live here only: the
@@ -72,22 +73,20 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 
 func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
-		Name:         ToolVitals,
-		Title:        "SDD vitals",
-		Description:  "Start here: the workflow's health, current phase and a command file's sections.",
-		OutputSchema: vitalsOutputSchema,
-		ReadOnly:     true,
-		Idempotent:   true,
+		Name:        ToolVitals,
+		Title:       "SDD vitals",
+		Description: "Start here: the workflow's health, current phase and a command file's sections.",
+		ReadOnly:    true,
+		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
 			return e.VitalsTool(engine.VitalsInput(in))
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[planArgs, *engine.PlanToolResult]{
-		Name:         ToolPlan,
-		Title:        "Plan a phase",
-		Description:  "Write a phase's plan file and make it the current phase.",
-		OutputSchema: planOutputSchema,
-		Destructive:  true,
+		Name:        ToolPlan,
+		Title:       "Plan a phase",
+		Description: "Write a phase's plan file and make it the current phase.",
+		Destructive: true,
 		// The answer is recorded with the call's last state write.
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolPlan, func(e *engine.Engine, c engine.Call, in planArgs) (*engine.PlanToolResult, error) {
@@ -95,23 +94,21 @@ func (s *SDD) registerTools() {
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
-		Name:         ToolDiscuss,
-		Title:        "Discuss a phase",
-		Description:  "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
-		OutputSchema: textOutputSchema,
-		ReadOnly:     true,
-		Idempotent:   true,
+		Name:        ToolDiscuss,
+		Title:       "Discuss a phase",
+		Description: "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
+		ReadOnly:    true,
+		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in discussArgs) (TextOutput, error) {
 			text, err := e.DiscussTool(engine.DiscussInput(in))
 			return TextOutput{Text: text}, err
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
-		Name:         ToolState,
-		Title:        "SDD key-value state",
-		Description:  "Get, set, delete or list the workflow's key-value state by keyPath.",
-		OutputSchema: stateOutputSchema,
-		Destructive:  true,
+		Name:        ToolState,
+		Title:       "SDD key-value state",
+		Description: "Get, set, delete or list the workflow's key-value state by keyPath.",
+		Destructive: true,
 		// set and delete record the idempotency key with their write.
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolState, func(e *engine.Engine, c engine.Call, in stateArgs) (*engine.StateResult, error) {
@@ -119,12 +116,11 @@ func (s *SDD) registerTools() {
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
-		Name:         ToolValidate,
-		Title:        "Validate against the doctrine",
-		Description:  "Check a plan, project or requirements document for its required sections.",
-		OutputSchema: validateOutputSchema,
-		ReadOnly:     true,
-		Idempotent:   true,
+		Name:        ToolValidate,
+		Title:       "Validate against the doctrine",
+		Description: "Check a plan, project or requirements document for its required sections.",
+		ReadOnly:    true,
+		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in validateArgs) (*engine.ValidateToolResult, error) {
 			return e.ValidateTool(engine.ValidateInput(in))
 		}),
@@ -133,19 +129,17 @@ func (s *SDD) registerTools() {
 		Name:               ToolLease,
 		Title:              "Execution leases",
 		Description:        "Issue, return or list timed leases so agents do not work on the same task.",
-		OutputSchema:       leaseOutputSchema,
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
 			return e.LeaseTool(c, engine.LeaseInput(in))
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
-		Name:         ToolDash,
-		Title:        "SDD dashboard",
-		Description:  "Show the project's dashboard: status, phases, leases and spawn queue.",
-		OutputSchema: dashOutputSchema,
-		ReadOnly:     true,
-		Idempotent:   true,
+		Name:        ToolDash,
+		Title:       "SDD dashboard",
+		Description: "Show the project's dashboard: status, phases, leases and spawn queue.",
+		ReadOnly:    true,
+		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in dashArgs) (DashOutput, error) {
 			r, err := e.DashTool(engine.DashInput(in))
 			if err != nil {
@@ -161,11 +155,10 @@ func (s *SDD) registerTools() {
 		}),
 	})
 	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
-		Name:         ToolEvolve,
-		Title:        "Evolve the workflow",
-		Description:  "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
-		OutputSchema: evolveOutputSchema,
-		Destructive:  true,
+		Name:        ToolEvolve,
+		Title:       "Evolve the workflow",
+		Description: "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
+		Destructive: true,
 		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
 			return e.EvolveTool(engine.EvolveInput(in))
 		}),
@@ -174,7 +167,7 @@ func (s *SDD) registerTools() {
 		Name:               ToolAgent,
 		Title:              "Agent spawn rules and queue",
 		Description:        "Plan, queue and complete helper-agent flows per intent; pick the operation with action.",
-		OutputSchema:       agentOutputSchema,
+		OutputSchema:       schema.For[agentOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolAgent, func(e *engine.Engine, c engine.Call, in agentArgs) (any, error) {
@@ -185,7 +178,7 @@ func (s *SDD) registerTools() {
 		Name:               ToolSkill,
 		Title:              "SDD skill registry",
 		Description:        "List, register, bind or recommend skills for agents; pick with action.",
-		OutputSchema:       skillOutputSchema,
+		OutputSchema:       schema.For[skillOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolSkill, func(e *engine.Engine, c engine.Call, in skillArgs) (any, error) {

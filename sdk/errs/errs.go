@@ -43,6 +43,10 @@ const (
 	ResourceNotFound    = "ERR_RESOURCE_NOT_FOUND"
 	PluginUnavailable   = "ERR_PLUGIN_UNAVAILABLE"
 	ToolOutputMalformed = "ERR_TOOL_OUTPUT_MALFORMED"
+	// ClientUnsupported: the calling MCP client cannot do what a tool asked
+	// of it (sampling, elicitation): it did not declare the capability, or
+	// its protocol or transport has no server-to-client requests.
+	ClientUnsupported = "ERR_CLIENT_UNSUPPORTED"
 )
 
 // Error is a typed tool error: a stable code, a human-readable message that

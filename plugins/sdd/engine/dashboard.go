@@ -20,7 +20,7 @@ type Stats struct {
 	ActiveSpawnItems int       `json:"activeSpawnItems"`
 	TotalSpawnItems  int       `json:"totalSpawnItems"`
 	SkillsRegistered int       `json:"skillsRegistered"`
-	Status           string    `json:"status"`
+	Status           string    `json:"status" jsonschema:"enum=ok,enum=stale,enum=degraded"`
 	LastWriteAt      string    `json:"lastWriteAt,omitempty"`
 	Problems         []string  `json:"problems"`
 	Recovery         *Recovery `json:"recovery,omitempty"`

@@ -33,12 +33,12 @@ type VitalsState struct {
 // CommandVitals is GetCommandVitals's result.
 type CommandVitals struct {
 	Command   string      `json:"command"`
-	Source    string      `json:"source"`
-	Path      string      `json:"path,omitempty"`
+	Source    string      `json:"source" jsonschema:"enum=workspace,enum=bundled,enum=synthetic"`
+	Path      string      `json:"path,omitempty" description:"Root-relative path of a workspace command file."`
 	Sections  Sections    `json:"sections"`
 	State     VitalsState `json:"state"`
 	Health    Health      `json:"health"`
-	Synthetic bool        `json:"synthetic,omitempty"`
+	Synthetic bool        `json:"synthetic,omitempty" description:"True when no command file exists and the sections are generic."`
 }
 
 // sectionAliases maps each section to the normalized tag or heading names
@@ -390,7 +390,7 @@ var requiredSections = map[string][]string{
 type ValidationResult struct {
 	Valid   bool     `json:"valid"`
 	Missing []string `json:"missing"`
-	Type    string   `json:"type"`
+	Type    string   `json:"type" jsonschema:"enum=plan,enum=project,enum=requirements"`
 }
 
 // ValidateContent checks that content has every required section of its

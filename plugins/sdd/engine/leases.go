@@ -121,8 +121,8 @@ type Lease struct {
 	LeaseID    string   `json:"leaseId"`
 	TaskID     string   `json:"taskId"`
 	Scope      []string `json:"scope"`
-	IssuedAt   string   `json:"issuedAt"`
-	ExpiresAt  string   `json:"expiresAt"`
+	IssuedAt   string   `json:"issuedAt" description:"ISO-8601 UTC."`
+	ExpiresAt  string   `json:"expiresAt" description:"issuedAt plus LEASE_DURATION_MS (one hour)."`
 	ReturnedAt string   `json:"returnedAt,omitempty"`
 	Result     string   `json:"result,omitempty"`
 }

@@ -90,9 +90,9 @@ type SpawnQueueItem struct {
 	Intent      string `json:"intent"`
 	Agent       string `json:"agent"`
 	Order       int    `json:"order"`
-	Stage       string `json:"stage"`
-	Mode        string `json:"mode"`
-	Status      string `json:"status"`
+	Stage       string `json:"stage" jsonschema:"enum=before,enum=main,enum=after"`
+	Mode        string `json:"mode" jsonschema:"enum=sequential,enum=parallel"`
+	Status      string `json:"status" jsonschema:"enum=pending,enum=completed,enum=failed,enum=skipped"`
 	Note        string `json:"note"`
 	SourceTool  string `json:"sourceTool,omitempty"`
 	CreatedAt   string `json:"createdAt"`

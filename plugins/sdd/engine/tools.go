@@ -137,7 +137,7 @@ func opts(o *SpawnOptions) SpawnOptions {
 // VitalsResult is sdd_vitals's structured result: the Markdown and the
 // parsed command vitals it was rendered from.
 type VitalsResult struct {
-	Text   string         `json:"text"`
+	Text   string         `json:"text" description:"Markdown: health, status, phase, active lease count and the command's sections."`
 	Vitals *CommandVitals `json:"vitals"`
 }
 
@@ -187,10 +187,10 @@ func (e *Engine) VitalsTool(in VitalsInput) (*VitalsResult, error) {
 // the spawn-flow summary), the plan file and, with auto_spawn, the queued
 // flow.
 type PlanToolResult struct {
-	Text  string       `json:"text"`
+	Text  string       `json:"text" description:"The plan Markdown, then where it was written and, with auto_spawn, the spawn-flow summary."`
 	Phase string       `json:"phase"`
-	Path  string       `json:"path"`
-	Flow  *QueueResult `json:"flow,omitempty"`
+	Path  string       `json:"path" description:"Root-relative plan file: .planning/PLAN-phase-<phase>.md."`
+	Flow  *QueueResult `json:"flow,omitempty" description:"With auto_spawn: the queued plan_phase flow."`
 }
 
 // PlanTool implements sdd_plan: writes the plan; with auto_spawn it also
@@ -287,11 +287,11 @@ func (e *Engine) DiscussTool(in DiscussInput) (string, error) {
 // was stored at keyPath (get, list with keyPath, delete: before deleting);
 // Value is the stored JSON (get, list, set).
 type StateResult struct {
-	Text    string          `json:"text"`
+	Text    string          `json:"text" description:"get/list: the value as JSON (indented when small), or a 'No value is stored' line; set/delete: a confirmation line."`
 	Action  string          `json:"action"`
 	KeyPath string          `json:"keyPath,omitempty"`
-	Found   bool            `json:"found"`
-	Value   json.RawMessage `json:"value,omitempty"`
+	Found   bool            `json:"found" description:"get/list: a value exists at keyPath; set: true; delete: something was deleted."`
+	Value   json.RawMessage `json:"value,omitempty" description:"get/list/set: the stored JSON value (the whole tree for list without keyPath)."`
 }
 
 // StateTool implements sdd_state: get (keyPath) returns the value as JSON
@@ -407,7 +407,7 @@ func compact(v any) string {
 // ValidateToolResult is sdd_validate's structured result: the verdict text
 // and the ValidationResult it came from.
 type ValidateToolResult struct {
-	Text string `json:"text"`
+	Text string `json:"text" description:"DOCTRINE VALIDATED, or DOCTRINE VIOLATIONS with one line per missing section."`
 	ValidationResult
 }
 
@@ -432,10 +432,10 @@ func (e *Engine) ValidateTool(in ValidateInput) (*ValidateToolResult, error) {
 // LeaseResult is sdd_lease's structured result: Lease is the issued or
 // returned lease; Leases the active leases (list).
 type LeaseResult struct {
-	Text   string   `json:"text"`
+	Text   string   `json:"text" description:"Markdown lease info (issue), a confirmation (return) or a table of active leases (list)."`
 	Action string   `json:"action"`
 	Lease  *Lease   `json:"lease,omitempty"`
-	Leases *[]Lease `json:"leases,omitempty"`
+	Leases *[]Lease `json:"leases,omitempty" description:"list: the active leases, oldest first."`
 }
 
 // LeaseTool implements sdd_lease: issue (taskId, scope), return (leaseId,
@@ -503,9 +503,9 @@ func (e *Engine) DashTool(in DashInput) (any, error) {
 // EvolveResult is sdd_evolve's structured result: Candidates for detect
 // and report, Apply for apply, Rollback for rollback.
 type EvolveResult struct {
-	Text       string                `json:"text"`
+	Text       string                `json:"text" description:"Markdown evolution output."`
 	Action     string                `json:"action"`
-	Candidates *[]EvolutionCandidate `json:"candidates,omitempty"`
+	Candidates *[]EvolutionCandidate `json:"candidates,omitempty" description:"detect and report: the current candidates."`
 	Apply      *ApplyResult          `json:"apply,omitempty"`
 	Rollback   *RollbackResult       `json:"rollback,omitempty"`
 }

@@ -606,7 +606,17 @@ type CallToolRequest struct {
 	// True when the host checked arguments against the tool's input schema
 	// (and the raw-JSON rules) before sending them: the plugin does not check
 	// them again. Only the host sets it; in-process calls always validate.
-	Validated     bool `protobuf:"varint,8,opt,name=validated,proto3" json:"validated,omitempty"`
+	Validated bool `protobuf:"varint,8,opt,name=validated,proto3" json:"validated,omitempty"`
+	// The lowest MCP log level (debug, info, notice, warning, error,
+	// critical, alert, emergency) the client wants to hear for this call;
+	// empty when it wants none. The host then sends the call on CallTool,
+	// whose stream carries the plugin's LogMessage events.
+	LogLevel string `protobuf:"bytes,9,opt,name=log_level,json=logLevel,proto3" json:"log_level,omitempty"`
+	// Non-zero when the calling client may be asked during the call: the
+	// plugin passes it to Host.AskClient. Zero when the client declared
+	// neither sampling nor elicitation, or its transport cannot carry a
+	// request to it.
+	ClientChannel uint64 `protobuf:"varint,10,opt,name=client_channel,json=clientChannel,proto3" json:"client_channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -697,12 +707,27 @@ func (x *CallToolRequest) GetValidated() bool {
 	return false
 }
 
+func (x *CallToolRequest) GetLogLevel() string {
+	if x != nil {
+		return x.LogLevel
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetClientChannel() uint64 {
+	if x != nil {
+		return x.ClientChannel
+	}
+	return 0
+}
+
 type CallToolEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
 	//
 	//	*CallToolEvent_Progress
 	//	*CallToolEvent_Result
+	//	*CallToolEvent_Log
 	Event         isCallToolEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -763,6 +788,15 @@ func (x *CallToolEvent) GetResult() *ToolResult {
 	return nil
 }
 
+func (x *CallToolEvent) GetLog() *LogMessage {
+	if x != nil {
+		if x, ok := x.Event.(*CallToolEvent_Log); ok {
+			return x.Log
+		}
+	}
+	return nil
+}
+
 type isCallToolEvent_Event interface {
 	isCallToolEvent_Event()
 }
@@ -775,9 +809,80 @@ type CallToolEvent_Result struct {
 	Result *ToolResult `protobuf:"bytes,2,opt,name=result,proto3,oneof"`
 }
 
+type CallToolEvent_Log struct {
+	// A log line for the calling client (notifications/message). Log
+	// lines precede the result.
+	Log *LogMessage `protobuf:"bytes,3,opt,name=log,proto3,oneof"`
+}
+
 func (*CallToolEvent_Progress) isCallToolEvent_Event() {}
 
 func (*CallToolEvent_Result) isCallToolEvent_Event() {}
+
+func (*CallToolEvent_Log) isCallToolEvent_Event() {}
+
+type LogMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// An MCP log level, at or above CallToolRequest.log_level.
+	Level string `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
+	// The logger's name; the plugin's name when empty.
+	Logger string `protobuf:"bytes,2,opt,name=logger,proto3" json:"logger,omitempty"`
+	// JSON value sent as the notification's data.
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogMessage) Reset() {
+	*x = LogMessage{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogMessage) ProtoMessage() {}
+
+func (x *LogMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
+func (*LogMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *LogMessage) GetLevel() string {
+	if x != nil {
+		return x.Level
+	}
+	return ""
+}
+
+func (x *LogMessage) GetLogger() string {
+	if x != nil {
+		return x.Logger
+	}
+	return ""
+}
+
+func (x *LogMessage) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
 
 type Progress struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -791,7 +896,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +908,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +921,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -857,7 +962,7 @@ type ToolResult struct {
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +974,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +987,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ToolResult) GetOutput() []byte {
@@ -926,7 +1031,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1043,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1056,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ToolError) GetCode() string {
@@ -984,12 +1089,14 @@ func (x *ToolError) GetStatus() int32 {
 
 type Content struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "text", "image" or "audio".
+	// "text", "image", "audio", "resource_link" or "resource" (an embedded
+	// resource: uri, mime_type, and text or, for a binary one, data).
 	Type     string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
 	Text     string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	Data     []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
 	MimeType string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
-	// For "resource_link": the linked resource's URI; text is its name.
+	// For "resource_link": the linked resource's URI; text is its name. For
+	// "resource": the embedded resource's URI.
 	Uri           string `protobuf:"bytes,5,opt,name=uri,proto3" json:"uri,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -997,7 +1104,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1009,7 +1116,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1022,7 +1129,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Content) GetType() string {
@@ -1072,7 +1179,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1191,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1204,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Resource) GetUri() string {
@@ -1140,7 +1247,7 @@ type ResourceTemplate struct {
 
 func (x *ResourceTemplate) Reset() {
 	*x = ResourceTemplate{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1259,7 @@ func (x *ResourceTemplate) String() string {
 func (*ResourceTemplate) ProtoMessage() {}
 
 func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1272,7 @@ func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceTemplate.ProtoReflect.Descriptor instead.
 func (*ResourceTemplate) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResourceTemplate) GetUriTemplate() string {
@@ -1204,7 +1311,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1323,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1336,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 type ListResourcesResponse struct {
@@ -1242,7 +1349,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1361,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1374,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListResourcesResponse) GetResources() []*Resource {
@@ -1293,7 +1400,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1412,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1425,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadResourceRequest) GetUri() string {
@@ -1340,7 +1447,7 @@ type ResourceContents struct {
 
 func (x *ResourceContents) Reset() {
 	*x = ResourceContents{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1352,7 +1459,7 @@ func (x *ResourceContents) String() string {
 func (*ResourceContents) ProtoMessage() {}
 
 func (x *ResourceContents) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1365,7 +1472,7 @@ func (x *ResourceContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceContents.ProtoReflect.Descriptor instead.
 func (*ResourceContents) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResourceContents) GetUri() string {
@@ -1407,7 +1514,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1526,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1539,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReadResourceResponse) GetContents() []*ResourceContents {
@@ -1467,7 +1574,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1586,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1599,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Event) GetId() string {
@@ -1539,7 +1646,7 @@ type HandleEventRequest struct {
 
 func (x *HandleEventRequest) Reset() {
 	*x = HandleEventRequest{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1551,7 +1658,7 @@ func (x *HandleEventRequest) String() string {
 func (*HandleEventRequest) ProtoMessage() {}
 
 func (x *HandleEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1564,7 +1671,7 @@ func (x *HandleEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventRequest.ProtoReflect.Descriptor instead.
 func (*HandleEventRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *HandleEventRequest) GetEvent() *Event {
@@ -1582,7 +1689,7 @@ type HandleEventResponse struct {
 
 func (x *HandleEventResponse) Reset() {
 	*x = HandleEventResponse{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1701,7 @@ func (x *HandleEventResponse) String() string {
 func (*HandleEventResponse) ProtoMessage() {}
 
 func (x *HandleEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1714,7 @@ func (x *HandleEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventResponse.ProtoReflect.Descriptor instead.
 func (*HandleEventResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 type HealthRequest struct {
@@ -1618,7 +1725,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1737,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1750,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 type HealthResponse struct {
@@ -1660,7 +1767,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1672,7 +1779,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1685,7 +1792,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *HealthResponse) GetStatus() string {
@@ -1717,7 +1824,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1836,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1849,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type StopResponse struct {
@@ -1753,7 +1860,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1872,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1885,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 type PublishRequest struct {
@@ -1790,7 +1897,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1802,7 +1909,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1815,7 +1922,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PublishRequest) GetEvent() *Event {
@@ -1834,7 +1941,7 @@ type PublishResponse struct {
 
 func (x *PublishResponse) Reset() {
 	*x = PublishResponse{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1953,7 @@ func (x *PublishResponse) String() string {
 func (*PublishResponse) ProtoMessage() {}
 
 func (x *PublishResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1966,7 @@ func (x *PublishResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishResponse.ProtoReflect.Descriptor instead.
 func (*PublishResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PublishResponse) GetId() string {
@@ -1883,7 +1990,7 @@ type PublishAck struct {
 
 func (x *PublishAck) Reset() {
 	*x = PublishAck{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1895,7 +2002,7 @@ func (x *PublishAck) String() string {
 func (*PublishAck) ProtoMessage() {}
 
 func (x *PublishAck) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1908,7 +2015,7 @@ func (x *PublishAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAck.ProtoReflect.Descriptor instead.
 func (*PublishAck) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PublishAck) GetSeq() uint64 {
@@ -1938,7 +2045,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2057,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2070,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -1995,7 +2102,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2007,7 +2114,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2020,7 +2127,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 type PromptArgument struct {
@@ -2034,7 +2141,7 @@ type PromptArgument struct {
 
 func (x *PromptArgument) Reset() {
 	*x = PromptArgument{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2046,7 +2153,7 @@ func (x *PromptArgument) String() string {
 func (*PromptArgument) ProtoMessage() {}
 
 func (x *PromptArgument) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2059,7 +2166,7 @@ func (x *PromptArgument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
 func (*PromptArgument) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PromptArgument) GetName() string {
@@ -2095,7 +2202,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2214,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2227,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Prompt) GetName() string {
@@ -2159,7 +2266,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2171,7 +2278,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2184,7 +2291,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 type ListPromptsResponse struct {
@@ -2196,7 +2303,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2208,7 +2315,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2221,7 +2328,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -2241,7 +2348,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2360,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2373,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2286,15 +2393,19 @@ func (x *GetPromptRequest) GetArguments() map[string]string {
 type PromptMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "user" or "assistant".
-	Role          string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
-	Text          string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// The message's text, when content is not set.
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	// The message's content block (text, image, audio or an embedded
+	// resource); when set, text is ignored.
+	Content       *Content `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PromptMessage) Reset() {
 	*x = PromptMessage{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2306,7 +2417,7 @@ func (x *PromptMessage) String() string {
 func (*PromptMessage) ProtoMessage() {}
 
 func (x *PromptMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2319,7 +2430,7 @@ func (x *PromptMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
 func (*PromptMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PromptMessage) GetRole() string {
@@ -2336,6 +2447,13 @@ func (x *PromptMessage) GetText() string {
 	return ""
 }
 
+func (x *PromptMessage) GetContent() *Content {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
 type GetPromptResponse struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Description string                 `protobuf:"bytes,1,opt,name=description,proto3" json:"description,omitempty"`
@@ -2349,7 +2467,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2361,7 +2479,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2374,7 +2492,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -2414,7 +2532,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2544,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2557,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CompleteRequest) GetRefType() string {
@@ -2490,7 +2608,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2502,7 +2620,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2515,7 +2633,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -2537,6 +2655,124 @@ func (x *CompleteResponse) GetHasMore() bool {
 		return x.HasMore
 	}
 	return false
+}
+
+type AskClientRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// CallToolRequest.client_channel of the running call.
+	ClientChannel uint64 `protobuf:"varint,1,opt,name=client_channel,json=clientChannel,proto3" json:"client_channel,omitempty"`
+	// "sampling/createMessage" or "elicitation/create".
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// The request's params object, as MCP defines it for method.
+	Params        []byte `protobuf:"bytes,3,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AskClientRequest) Reset() {
+	*x = AskClientRequest{}
+	mi := &file_plugin_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AskClientRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AskClientRequest) ProtoMessage() {}
+
+func (x *AskClientRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AskClientRequest.ProtoReflect.Descriptor instead.
+func (*AskClientRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *AskClientRequest) GetClientChannel() uint64 {
+	if x != nil {
+		return x.ClientChannel
+	}
+	return 0
+}
+
+func (x *AskClientRequest) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *AskClientRequest) GetParams() []byte {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type AskClientResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The client's result object, as MCP defines it for the method.
+	Result []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	// Set when the client could not be asked (it lacks the capability, the
+	// call is over) or refused.
+	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AskClientResponse) Reset() {
+	*x = AskClientResponse{}
+	mi := &file_plugin_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AskClientResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AskClientResponse) ProtoMessage() {}
+
+func (x *AskClientResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AskClientResponse.ProtoReflect.Descriptor instead.
+func (*AskClientResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *AskClientResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *AskClientResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -2598,7 +2834,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\x99\x02\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\xdd\x02\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -2608,11 +2844,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12\x16\n" +
 	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1c\n" +
-	"\tvalidated\x18\b \x01(\bR\tvalidated\"\x88\x01\n" +
+	"\tvalidated\x18\b \x01(\bR\tvalidated\x12\x1b\n" +
+	"\tlog_level\x18\t \x01(\tR\blogLevel\x12%\n" +
+	"\x0eclient_channel\x18\n" +
+	" \x01(\x04R\rclientChannel\"\xb9\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
-	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06resultB\a\n" +
-	"\x05event\"V\n" +
+	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06result\x12/\n" +
+	"\x03log\x18\x03 \x01(\v2\x1b.cairn.plugin.v1.LogMessageH\x00R\x03logB\a\n" +
+	"\x05event\"N\n" +
+	"\n" +
+	"LogMessage\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n" +
+	"\x06logger\x18\x02 \x01(\tR\x06logger\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"V\n" +
 	"\bProgress\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
@@ -2705,10 +2950,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\targuments\x18\x02 \x03(\v20.cairn.plugin.v1.GetPromptRequest.ArgumentsEntryR\targuments\x1a<\n" +
 	"\x0eArgumentsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"7\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"k\n" +
 	"\rPromptMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\xa3\x01\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x122\n" +
+	"\acontent\x18\x03 \x01(\v2\x18.cairn.plugin.v1.ContentR\acontent\"\xa3\x01\n" +
 	"\x11GetPromptResponse\x12 \n" +
 	"\vdescription\x18\x01 \x01(\tR\vdescription\x12:\n" +
 	"\bmessages\x18\x02 \x03(\v2\x1e.cairn.plugin.v1.PromptMessageR\bmessages\x120\n" +
@@ -2725,7 +2971,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x10CompleteResponse\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x19\n" +
-	"\bhas_more\x18\x03 \x01(\bR\ahasMore2\xea\a\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore\"i\n" +
+	"\x10AskClientRequest\x12%\n" +
+	"\x0eclient_channel\x18\x01 \x01(\x04R\rclientChannel\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x16\n" +
+	"\x06params\x18\x03 \x01(\fR\x06params\"]\n" +
+	"\x11AskClientResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\x120\n" +
+	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xea\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -2738,11 +2991,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
 	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12E\n" +
-	"\x04Call\x12 .cairn.plugin.v1.CallToolRequest\x1a\x1b.cairn.plugin.v1.ToolResult2\xe9\x01\n" +
+	"\x04Call\x12 .cairn.plugin.v1.CallToolRequest\x1a\x1b.cairn.plugin.v1.ToolResult2\xbd\x02\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
 	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
-	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01B;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
+	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01\x12R\n" +
+	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponseB;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2756,7 +3010,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -2767,98 +3021,106 @@ var file_plugin_proto_goTypes = []any{
 	(*Caller)(nil),                // 6: cairn.plugin.v1.Caller
 	(*CallToolRequest)(nil),       // 7: cairn.plugin.v1.CallToolRequest
 	(*CallToolEvent)(nil),         // 8: cairn.plugin.v1.CallToolEvent
-	(*Progress)(nil),              // 9: cairn.plugin.v1.Progress
-	(*ToolResult)(nil),            // 10: cairn.plugin.v1.ToolResult
-	(*ToolError)(nil),             // 11: cairn.plugin.v1.ToolError
-	(*Content)(nil),               // 12: cairn.plugin.v1.Content
-	(*Resource)(nil),              // 13: cairn.plugin.v1.Resource
-	(*ResourceTemplate)(nil),      // 14: cairn.plugin.v1.ResourceTemplate
-	(*ListResourcesRequest)(nil),  // 15: cairn.plugin.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil), // 16: cairn.plugin.v1.ListResourcesResponse
-	(*ReadResourceRequest)(nil),   // 17: cairn.plugin.v1.ReadResourceRequest
-	(*ResourceContents)(nil),      // 18: cairn.plugin.v1.ResourceContents
-	(*ReadResourceResponse)(nil),  // 19: cairn.plugin.v1.ReadResourceResponse
-	(*Event)(nil),                 // 20: cairn.plugin.v1.Event
-	(*HandleEventRequest)(nil),    // 21: cairn.plugin.v1.HandleEventRequest
-	(*HandleEventResponse)(nil),   // 22: cairn.plugin.v1.HandleEventResponse
-	(*HealthRequest)(nil),         // 23: cairn.plugin.v1.HealthRequest
-	(*HealthResponse)(nil),        // 24: cairn.plugin.v1.HealthResponse
-	(*StopRequest)(nil),           // 25: cairn.plugin.v1.StopRequest
-	(*StopResponse)(nil),          // 26: cairn.plugin.v1.StopResponse
-	(*PublishRequest)(nil),        // 27: cairn.plugin.v1.PublishRequest
-	(*PublishResponse)(nil),       // 28: cairn.plugin.v1.PublishResponse
-	(*PublishAck)(nil),            // 29: cairn.plugin.v1.PublishAck
-	(*LogRequest)(nil),            // 30: cairn.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 31: cairn.plugin.v1.LogResponse
-	(*PromptArgument)(nil),        // 32: cairn.plugin.v1.PromptArgument
-	(*Prompt)(nil),                // 33: cairn.plugin.v1.Prompt
-	(*ListPromptsRequest)(nil),    // 34: cairn.plugin.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),   // 35: cairn.plugin.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),      // 36: cairn.plugin.v1.GetPromptRequest
-	(*PromptMessage)(nil),         // 37: cairn.plugin.v1.PromptMessage
-	(*GetPromptResponse)(nil),     // 38: cairn.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),       // 39: cairn.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 40: cairn.plugin.v1.CompleteResponse
-	nil,                           // 41: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 42: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 43: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*LogMessage)(nil),            // 9: cairn.plugin.v1.LogMessage
+	(*Progress)(nil),              // 10: cairn.plugin.v1.Progress
+	(*ToolResult)(nil),            // 11: cairn.plugin.v1.ToolResult
+	(*ToolError)(nil),             // 12: cairn.plugin.v1.ToolError
+	(*Content)(nil),               // 13: cairn.plugin.v1.Content
+	(*Resource)(nil),              // 14: cairn.plugin.v1.Resource
+	(*ResourceTemplate)(nil),      // 15: cairn.plugin.v1.ResourceTemplate
+	(*ListResourcesRequest)(nil),  // 16: cairn.plugin.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil), // 17: cairn.plugin.v1.ListResourcesResponse
+	(*ReadResourceRequest)(nil),   // 18: cairn.plugin.v1.ReadResourceRequest
+	(*ResourceContents)(nil),      // 19: cairn.plugin.v1.ResourceContents
+	(*ReadResourceResponse)(nil),  // 20: cairn.plugin.v1.ReadResourceResponse
+	(*Event)(nil),                 // 21: cairn.plugin.v1.Event
+	(*HandleEventRequest)(nil),    // 22: cairn.plugin.v1.HandleEventRequest
+	(*HandleEventResponse)(nil),   // 23: cairn.plugin.v1.HandleEventResponse
+	(*HealthRequest)(nil),         // 24: cairn.plugin.v1.HealthRequest
+	(*HealthResponse)(nil),        // 25: cairn.plugin.v1.HealthResponse
+	(*StopRequest)(nil),           // 26: cairn.plugin.v1.StopRequest
+	(*StopResponse)(nil),          // 27: cairn.plugin.v1.StopResponse
+	(*PublishRequest)(nil),        // 28: cairn.plugin.v1.PublishRequest
+	(*PublishResponse)(nil),       // 29: cairn.plugin.v1.PublishResponse
+	(*PublishAck)(nil),            // 30: cairn.plugin.v1.PublishAck
+	(*LogRequest)(nil),            // 31: cairn.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 32: cairn.plugin.v1.LogResponse
+	(*PromptArgument)(nil),        // 33: cairn.plugin.v1.PromptArgument
+	(*Prompt)(nil),                // 34: cairn.plugin.v1.Prompt
+	(*ListPromptsRequest)(nil),    // 35: cairn.plugin.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),   // 36: cairn.plugin.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),      // 37: cairn.plugin.v1.GetPromptRequest
+	(*PromptMessage)(nil),         // 38: cairn.plugin.v1.PromptMessage
+	(*GetPromptResponse)(nil),     // 39: cairn.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),       // 40: cairn.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 41: cairn.plugin.v1.CompleteResponse
+	(*AskClientRequest)(nil),      // 42: cairn.plugin.v1.AskClientRequest
+	(*AskClientResponse)(nil),     // 43: cairn.plugin.v1.AskClientResponse
+	nil,                           // 44: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 45: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 46: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	41, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	44, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
-	9,  // 4: cairn.plugin.v1.CallToolEvent.progress:type_name -> cairn.plugin.v1.Progress
-	10, // 5: cairn.plugin.v1.CallToolEvent.result:type_name -> cairn.plugin.v1.ToolResult
-	11, // 6: cairn.plugin.v1.ToolResult.error:type_name -> cairn.plugin.v1.ToolError
-	12, // 7: cairn.plugin.v1.ToolResult.content:type_name -> cairn.plugin.v1.Content
-	13, // 8: cairn.plugin.v1.ListResourcesResponse.resources:type_name -> cairn.plugin.v1.Resource
-	14, // 9: cairn.plugin.v1.ListResourcesResponse.templates:type_name -> cairn.plugin.v1.ResourceTemplate
-	18, // 10: cairn.plugin.v1.ReadResourceResponse.contents:type_name -> cairn.plugin.v1.ResourceContents
-	11, // 11: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
-	20, // 12: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
-	20, // 13: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
-	32, // 14: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
-	33, // 15: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	42, // 16: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	37, // 17: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
-	11, // 18: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	43, // 19: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
-	0,  // 20: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
-	2,  // 21: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
-	7,  // 22: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
-	15, // 23: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
-	17, // 24: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
-	21, // 25: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
-	23, // 26: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
-	25, // 27: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	34, // 28: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	36, // 29: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	39, // 30: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	7,  // 31: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
-	27, // 32: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	30, // 33: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	27, // 34: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	1,  // 35: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 36: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 37: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	16, // 38: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	19, // 39: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	22, // 40: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	24, // 41: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	26, // 42: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	35, // 43: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	38, // 44: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	40, // 45: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	10, // 46: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
-	28, // 47: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	31, // 48: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	29, // 49: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	35, // [35:50] is the sub-list for method output_type
-	20, // [20:35] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	10, // 4: cairn.plugin.v1.CallToolEvent.progress:type_name -> cairn.plugin.v1.Progress
+	11, // 5: cairn.plugin.v1.CallToolEvent.result:type_name -> cairn.plugin.v1.ToolResult
+	9,  // 6: cairn.plugin.v1.CallToolEvent.log:type_name -> cairn.plugin.v1.LogMessage
+	12, // 7: cairn.plugin.v1.ToolResult.error:type_name -> cairn.plugin.v1.ToolError
+	13, // 8: cairn.plugin.v1.ToolResult.content:type_name -> cairn.plugin.v1.Content
+	14, // 9: cairn.plugin.v1.ListResourcesResponse.resources:type_name -> cairn.plugin.v1.Resource
+	15, // 10: cairn.plugin.v1.ListResourcesResponse.templates:type_name -> cairn.plugin.v1.ResourceTemplate
+	19, // 11: cairn.plugin.v1.ReadResourceResponse.contents:type_name -> cairn.plugin.v1.ResourceContents
+	12, // 12: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
+	21, // 13: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
+	21, // 14: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
+	33, // 15: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
+	34, // 16: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
+	45, // 17: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	13, // 18: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
+	38, // 19: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
+	12, // 20: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
+	46, // 21: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	12, // 22: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
+	0,  // 23: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
+	2,  // 24: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
+	7,  // 25: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
+	16, // 26: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
+	18, // 27: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
+	22, // 28: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
+	24, // 29: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
+	26, // 30: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
+	35, // 31: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	37, // 32: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	40, // 33: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	7,  // 34: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
+	28, // 35: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	31, // 36: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	28, // 37: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	42, // 38: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	1,  // 39: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 40: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 41: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	17, // 42: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	20, // 43: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	23, // 44: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	25, // 45: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	27, // 46: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	36, // 47: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	39, // 48: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	41, // 49: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	11, // 50: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
+	29, // 51: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	32, // 52: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	30, // 53: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	43, // 54: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	39, // [39:55] is the sub-list for method output_type
+	23, // [23:39] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2870,6 +3132,7 @@ func file_plugin_proto_init() {
 	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
 		(*CallToolEvent_Progress)(nil),
 		(*CallToolEvent_Result)(nil),
+		(*CallToolEvent_Log)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2877,7 +3140,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -607,6 +607,7 @@ const (
 	Host_Publish_FullMethodName       = "/cairn.plugin.v1.Host/Publish"
 	Host_Log_FullMethodName           = "/cairn.plugin.v1.Host/Log"
 	Host_PublishEvents_FullMethodName = "/cairn.plugin.v1.Host/PublishEvents"
+	Host_AskClient_FullMethodName     = "/cairn.plugin.v1.Host/AskClient"
 )
 
 // HostClient is the client API for Host service.
@@ -625,6 +626,11 @@ type HostClient interface {
 	// once it is on the bus. A plugin falls back to Publish when the host
 	// answers Unimplemented.
 	PublishEvents(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishAck], error)
+	// AskClient sends a request to the MCP client whose tool call the plugin
+	// is running (sampling/createMessage, elicitation/create) and returns the
+	// client's answer. It is valid only while that call runs, and only for
+	// the plugin the call went to.
+	AskClient(ctx context.Context, in *AskClientRequest, opts ...grpc.CallOption) (*AskClientResponse, error)
 }
 
 type hostClient struct {
@@ -668,6 +674,16 @@ func (c *hostClient) PublishEvents(ctx context.Context, opts ...grpc.CallOption)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_PublishEventsClient = grpc.BidiStreamingClient[PublishRequest, PublishAck]
 
+func (c *hostClient) AskClient(ctx context.Context, in *AskClientRequest, opts ...grpc.CallOption) (*AskClientResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AskClientResponse)
+	err := c.cc.Invoke(ctx, Host_AskClient_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -684,6 +700,11 @@ type HostServer interface {
 	// once it is on the bus. A plugin falls back to Publish when the host
 	// answers Unimplemented.
 	PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error
+	// AskClient sends a request to the MCP client whose tool call the plugin
+	// is running (sampling/createMessage, elicitation/create) and returns the
+	// client's answer. It is valid only while that call runs, and only for
+	// the plugin the call went to.
+	AskClient(context.Context, *AskClientRequest) (*AskClientResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -702,6 +723,9 @@ func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, 
 }
 func (UnimplementedHostServer) PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error {
 	return status.Error(codes.Unimplemented, "method PublishEvents not implemented")
+}
+func (UnimplementedHostServer) AskClient(context.Context, *AskClientRequest) (*AskClientResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AskClient not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -767,6 +791,24 @@ func _Host_PublishEvents_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Host_PublishEventsServer = grpc.BidiStreamingServer[PublishRequest, PublishAck]
 
+func _Host_AskClient_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AskClientRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).AskClient(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_AskClient_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).AskClient(ctx, req.(*AskClientRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -781,6 +823,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Log",
 			Handler:    _Host_Log_Handler,
+		},
+		{
+			MethodName: "AskClient",
+			Handler:    _Host_AskClient_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
