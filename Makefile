@@ -53,6 +53,10 @@ bench:
 	$(GO) test -run '^$$' -bench 'Issue14' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'Issue17Cluster' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'ClusterHop|Publish$$' -timeout 30m ./host/events/
+	$(GO) test -run '^$$' -bench 'SessionCheck' -timeout 30m ./host/
 	$(GO) test -run '^$$' -bench 'Create|ThoughtRecord|DurableWrites8' -benchtime 2000x -timeout 30m ./plugins/core/...
 	$(GO) test -run '^$$' -bench '100k|1M|10k|BuildAndVerify|HashRecord' -benchtime 3x -timeout 60m ./plugins/core/...
 	$(GO) test -run '^$$' -bench 'ValidateAPIKey|CheckRateLimit|Deliver|TriggerEvent' -benchtime 2000x -timeout 30m ./plugins/admin/...
