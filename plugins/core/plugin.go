@@ -8,11 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
@@ -27,7 +26,7 @@ import (
 const Version = "0.1.0"
 
 // StoreFile is the core store's file name inside the data dir.
-const StoreFile = "core.db"
+const StoreFile = store.FileName
 
 // ProjectCreatedEvent is published by the admin area when a workspace
 // project is created (and by the host when a session starts, for its
@@ -48,7 +47,7 @@ func init() {
 }
 
 // bucketLastProject remembers, per caller, the project they used last (D7).
-var bucketLastProject = []byte("client_last_project")
+var bucketLastProject = []byte(store.BucketLastProject)
 
 // Core holds the plugin's open resources.
 type Core struct {
@@ -86,16 +85,9 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFile), store.Options{})
+	st, err := store.OpenFor(cfg.DataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return err
-	}
-	if err := st.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketLastProject)
-		return err
-	}); err != nil {
-		_ = st.Close()
-		return errs.Newf(500, errs.InitFailed, "prepare core store: %v", err)
 	}
 	aud := audit.New(st, audit.Config{Publish: c.publish})
 	svc := tasks.New(st, tasks.Config{Publish: c.publish, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
@@ -223,7 +215,7 @@ func (c *Core) rememberProject(caller, project string) {
 	if c.lastProject(caller) == project {
 		return
 	}
-	_ = st.Commit(func(tx *bolt.Tx) error {
+	_ = st.Commit(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketLastProject)
 		if string(b.Get([]byte(caller))) == project {
 			return nil
@@ -240,7 +232,7 @@ func (c *Core) lastProject(caller string) string {
 		return ""
 	}
 	var out string
-	_ = st.View(func(tx *bolt.Tx) error {
+	_ = st.View(func(tx kv.Tx) error {
 		out = string(tx.Bucket(bucketLastProject).Get([]byte(caller)))
 		return nil
 	})

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -208,7 +208,7 @@ func TestTaskChangesFormTheEventChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var links []link
-	_ = e.st.View(func(tx *bolt.Tx) error {
+	_ = e.st.View(func(tx kv.Tx) error {
 		n, _ := tasks.ParseTaskID(id)
 		return eachLink(tx, n, chainEvent, true, func(l *link) error { links = append(links, *l); return nil })
 	})
@@ -358,7 +358,7 @@ func TestSessionStartErrors(t *testing.T) {
 func tamper(t *testing.T, e *env, task string, chain byte, pos int, fn func(b *linkBody)) {
 	t.Helper()
 	n, _ := tasks.ParseTaskID(task)
-	err := e.st.Update(func(tx *bolt.Tx) error {
+	err := e.st.Update(func(tx kv.Tx) error {
 		l, ok, err := getLink(tx, n, chain, pos)
 		if err != nil || !ok {
 			return fmt.Errorf("link %s/%c/%d: ok=%v %v", task, chain, pos, ok, err)
@@ -482,7 +482,7 @@ func TestMerkleFinalizeFreezes(t *testing.T) {
 	var hashes []string
 	for _, id := range []string{parent, child, grandchild} {
 		var h string
-		_ = e.st.View(func(tx *bolt.Tx) error {
+		_ = e.st.View(func(tx kv.Tx) error {
 			n, _ := tasks.ParseTaskID(id)
 			l, _, _ := getLink(tx, n, chainEvent, 1)
 			h = l.hashHex()
@@ -552,7 +552,7 @@ func TestMerkleFinalizeRestrictedAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var created string
-	_ = e.st.View(func(tx *bolt.Tx) error {
+	_ = e.st.View(func(tx kv.Tx) error {
 		n, _ := tasks.ParseTaskID(child)
 		l, _, _ := getLink(tx, n, chainEvent, 1)
 		created = l.hashHex()

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-mcp/cairn/sdk/errs"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 func openTemp(t *testing.T) (*Store, string) {
@@ -49,7 +51,7 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
 	}
-	err := s.View(func(tx *bolt.Tx) error {
+	err := s.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketMeta, BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
 			BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus, BucketTaskChildren} {
 			if tx.Bucket([]byte(b)) == nil {
@@ -67,7 +69,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 	s, path := openTemp(t)
 	var got []uint64
 	for i := 0; i < 3; i++ {
-		if err := s.Update(func(tx *bolt.Tx) error {
+		if err := s.Update(func(tx kv.Tx) error {
 			n, err := NextID(tx, CounterTask)
 			got = append(got, n)
 			return err
@@ -76,7 +78,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 		}
 	}
 	// A rolled-back transaction does not consume a number.
-	_ = s.Update(func(tx *bolt.Tx) error {
+	_ = s.Update(func(tx kv.Tx) error {
 		if _, err := NextID(tx, CounterTask); err != nil {
 			return err
 		}
@@ -93,7 +95,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 	if s2.UserVersion() != CurrentVersion {
 		t.Fatalf("UserVersion after reopen %d", s2.UserVersion())
 	}
-	err = s2.Update(func(tx *bolt.Tx) error {
+	err = s2.Update(func(tx kv.Tx) error {
 		n, err := NextID(tx, CounterTask)
 		got = append(got, n)
 		if err != nil {
@@ -176,7 +178,7 @@ func TestOpenFailures(t *testing.T) {
 
 func TestNewerSchemaRefused(t *testing.T) {
 	s, path := openTemp(t)
-	if err := s.Update(func(tx *bolt.Tx) error {
+	if err := s.Update(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(BucketMeta)).Put(keyUserVersion, U64(99))
 	}); err != nil {
 		t.Fatal(err)
@@ -216,7 +218,7 @@ func TestMigrationsMoveVersionForward(t *testing.T) {
 		t.Fatalf("reopen: version %d ran %d, want %d and 1 (a migration runs once)", s3.UserVersion(), ran, next)
 	}
 	var stored uint64
-	_ = s3.View(func(tx *bolt.Tx) error {
+	_ = s3.View(func(tx kv.Tx) error {
 		raw := tx.Bucket([]byte(BucketMeta)).Get(keyUserVersion)
 		for _, c := range raw {
 			stored = stored<<8 | uint64(c)
@@ -261,7 +263,7 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	if s.UserVersion() != 1 {
 		t.Fatalf("v1 store has version %d", s.UserVersion())
 	}
-	if err := s.Update(func(tx *bolt.Tx) error { _, err := NextID(tx, CounterTask); return err }); err != nil {
+	if err := s.Update(func(tx kv.Tx) error { _, err := NextID(tx, CounterTask); return err }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -273,7 +275,7 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	if s2.UserVersion() != CurrentVersion {
 		t.Fatalf("migrated version %d, want %d", s2.UserVersion(), CurrentVersion)
 	}
-	_ = s2.View(func(tx *bolt.Tx) error {
+	_ = s2.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
 			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder, BucketTaskTrigrams} {
 			if tx.Bucket([]byte(b)) == nil {
@@ -298,7 +300,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			errsOut[i] = s.Commit(func(tx *bolt.Tx) error {
+			errsOut[i] = s.Commit(func(tx kv.Tx) error {
 				if i%8 == 7 {
 					return fmt.Errorf("refused %d", i)
 				}
@@ -332,7 +334,7 @@ func TestGroupCommit(t *testing.T) {
 			ok++
 		}
 	}
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if got := PeekID(tx, CounterThought); got != uint64(ok) {
 			t.Errorf("counter %d, want %d: a failed call's writes must not land", got, ok)
 		}

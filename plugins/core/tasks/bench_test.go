@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Benchmarks of the task pipeline at 10,000 and 100,000 tasks, and of
@@ -78,7 +78,7 @@ func benchService(b *testing.B, n int) *Service {
 	// adds dozens of search postings.
 	const batch = 500
 	for lo := 0; lo < n; lo += batch {
-		err := st.Update(func(tx *bolt.Tx) error {
+		err := st.Update(func(tx kv.Tx) error {
 			for i := lo; i < lo+batch && i < n; i++ {
 				title := fmt.Sprintf("%s %s task %d", benchWords[rng.IntN(len(benchWords))], benchWords[rng.IntN(len(benchWords))], i)
 				if i == n/2 {

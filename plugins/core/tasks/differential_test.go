@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // The randomized differential test of task_list and task_next_actions:
@@ -405,7 +405,7 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 			}
 			queries++
 			if q, err := in.validate(); err == nil {
-				_ = f.st.View(func(tx *bolt.Tx) error {
+				_ = f.st.View(func(tx kv.Tx) error {
 					plan, _ := choosePlan(tx, q)
 					plans[plan]++
 					return nil

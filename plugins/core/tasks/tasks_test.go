@@ -9,9 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 func TestProjects(t *testing.T) {
@@ -394,7 +394,7 @@ func TestUpdateRulesD8(t *testing.T) {
 func TestUpdateFieldsAndEvents(t *testing.T) {
 	f := newFixture(t, "alpha")
 	var changes []Change
-	f.svc.cfg.OnChange = func(tx *bolt.Tx, c Change) error {
+	f.svc.cfg.OnChange = func(tx kv.Tx, c Change) error {
 		if tx == nil || !tx.Writable() {
 			t.Error("OnChange outside a write transaction")
 		}
@@ -456,7 +456,7 @@ func TestOnChangeErrorAbortsWrite(t *testing.T) {
 	boom := errors.New("chain append failed")
 	id := f.create(t, CreateInput{Title: "ok", Project: "alpha"}).TaskID
 	f.takeEvents()
-	f.svc.cfg.OnChange = func(*bolt.Tx, Change) error { return boom }
+	f.svc.cfg.OnChange = func(kv.Tx, Change) error { return boom }
 
 	_, err := f.svc.Create("a", CreateInput{Title: "doomed", Project: "alpha"})
 	wantErr(t, err, 500, errs.Internal, "", "")
@@ -473,7 +473,7 @@ func TestOnChangeErrorAbortsWrite(t *testing.T) {
 		t.Fatalf("aborted create consumed a number: %+v", out)
 	}
 	// A typed hook error passes through unchanged.
-	f.svc.cfg.OnChange = func(*bolt.Tx, Change) error { return errs.Invalid("content", "utf8", "bad") }
+	f.svc.cfg.OnChange = func(kv.Tx, Change) error { return errs.Invalid("content", "utf8", "bad") }
 	_, err = f.svc.Create("a", CreateInput{Title: "x", Project: "alpha"})
 	wantErr(t, err, 400, errs.InvalidInput, "content", "utf8")
 }
@@ -481,7 +481,7 @@ func TestOnChangeErrorAbortsWrite(t *testing.T) {
 func TestThoughtTrailHook(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.create(t, CreateInput{Title: "t", Project: "alpha"}).TaskID
-	f.svc.cfg.ThoughtTrail = func(tx *bolt.Tx, taskID string) ([]string, error) { return []string{"Θ-1 " + taskID}, nil }
+	f.svc.cfg.ThoughtTrail = func(tx kv.Tx, taskID string) ([]string, error) { return []string{"Θ-1 " + taskID}, nil }
 	got, err := f.svc.Get(GetInput{TaskID: id, IncludeThoughtTrail: ptr(true)})
 	if err != nil || !slices.Equal(got.ThoughtTrail, []string{"Θ-1 T-1"}) {
 		t.Fatalf("%+v %v", got, err)
