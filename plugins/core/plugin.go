@@ -182,9 +182,19 @@ func (c *Core) health(context.Context) sdk.Health {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	h := sdk.Health{Status: "ok", Details: map[string]any{}}
-	db := map[string]any{"open": false, "user_version": 0, "path": ""}
+	db := map[string]any{"open": false, "user_version": 0, "path": "", "kind": ""}
 	if c.store != nil {
-		db = map[string]any{"open": true, "user_version": c.store.UserVersion(), "path": c.store.Path()}
+		d := c.store.Describe()
+		db = map[string]any{"open": true, "user_version": c.store.UserVersion(), "path": d.Location, "kind": d.Kind}
+		if d.Kind == "postgres" {
+			db["migration_version"] = d.Migration
+		}
+		// One trivial read, timed: what a request pays before its own work.
+		lat, err := c.store.Latency()
+		db["latency_ms"] = float64(lat.Microseconds()) / 1000
+		if err != nil {
+			h.Status, h.Message = "degraded", fmt.Sprintf("core store did not answer: %v", err)
+		}
 	} else {
 		h.Status, h.Message = "degraded", "core store is not open"
 	}
