@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,7 +137,9 @@ func fiveThoughts(t *testing.T, seal bool) (*env, string, []RecordOutput, string
 	return e, id, recs, sess
 }
 
-func TestStoreTamperingIsDetected(t *testing.T) {
+func TestStoreTamperingIsDetected(t *testing.T) { pgtest.EachStore(t, testStoreTamperingIsDetected) }
+
+func testStoreTamperingIsDetected(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		seal    bool
@@ -256,6 +259,10 @@ func TestStoreTamperingIsDetected(t *testing.T) {
 
 // The entries name what disagrees: expected against stored.
 func TestTamperReportsNameTheDisagreement(t *testing.T) {
+	pgtest.EachStore(t, testTamperReportsNameTheDisagreement)
+}
+
+func testTamperReportsNameTheDisagreement(t *testing.T) {
 	e, id, recs, sess := fiveThoughts(t, true)
 	deleteLinks(t, e.st, id, 4, 5)
 	r, _ := e.audit.Verify(VerifyInput{TaskID: &id})
@@ -292,7 +299,9 @@ func TestTamperReportsNameTheDisagreement(t *testing.T) {
 
 // A later session over the same task sees the seal of an earlier one, and
 // an attacker who also rewrites the sealed leaves is caught by the root.
-func TestSealsOfEverySessionApply(t *testing.T) {
+func TestSealsOfEverySessionApply(t *testing.T) { pgtest.EachStore(t, testSealsOfEverySessionApply) }
+
+func testSealsOfEverySessionApply(t *testing.T) {
 	e, id, _, sealed := fiveThoughts(t, true)
 	open, _ := e.audit.StartSession(StartInput{TaskID: id, AuditorID: "later"})
 	rewriteFrom(t, e.st, id, chainThought, 5, func(b *linkBody) { b.Content = "rewritten" })
@@ -391,6 +400,10 @@ func TestStoreFromBeforeLeafSeals(t *testing.T) {
 // A damaged session record cannot vouch, and says so instead of blocking
 // every verification.
 func TestDamagedSessionRecordIsReported(t *testing.T) {
+	pgtest.EachStore(t, testDamagedSessionRecordIsReported)
+}
+
+func testDamagedSessionRecordIsReported(t *testing.T) {
 	e, id, _, _ := fiveThoughts(t, true)
 	if err := e.st.Update(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(store.BucketAuditSessions)).Put(store.U64(1), []byte("{not json"))

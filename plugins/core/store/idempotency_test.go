@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"testing"
 	"time"
 
@@ -15,8 +16,10 @@ type idemOut struct {
 
 // A key's first call writes and records; a repeat returns the recorded
 // output and runs nothing; another scope with the same key is independent.
-func TestOnceRecordsAndReplays(t *testing.T) {
-	s, _ := openTemp(t)
+func TestOnceRecordsAndReplays(t *testing.T) { pgtest.EachStore(t, testOnceRecordsAndReplays) }
+
+func testOnceRecordsAndReplays(t *testing.T) {
+	s, _ := openEach(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := 0
 	call := func(scope, key string) (idemOut, bool) {
@@ -63,8 +66,10 @@ func TestOnceRecordsAndReplays(t *testing.T) {
 }
 
 // A failed write records nothing, so the key's next call runs again.
-func TestOnceFailureRecordsNothing(t *testing.T) {
-	s, _ := openTemp(t)
+func TestOnceFailureRecordsNothing(t *testing.T) { pgtest.EachStore(t, testOnceFailureRecordsNothing) }
+
+func testOnceFailureRecordsNothing(t *testing.T) {
+	s, _ := openEach(t)
 	now := time.Now()
 	err := s.Commit(func(tx kv.Tx) error {
 		_, _, err := Once(tx, "x", "k", now, func() (idemOut, error) { return idemOut{}, fmt.Errorf("refused") })
@@ -84,8 +89,10 @@ func TestOnceFailureRecordsNothing(t *testing.T) {
 // Retention: at most IdempotencyMaxKeys are kept (oldest dropped first),
 // and a key older than IdempotencyRetention is no longer honoured and is
 // pruned by later records.
-func TestIdempotencyRetention(t *testing.T) {
-	s, _ := openTemp(t)
+func TestIdempotencyRetention(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetention) }
+
+func testIdempotencyRetention(t *testing.T) {
+	s, _ := openEach(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	err := s.Update(func(tx kv.Tx) error {
 		for i := 0; i < IdempotencyMaxKeys+5; i++ {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func openTemp(t *testing.T) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data", "core.db")
@@ -24,6 +27,19 @@ func openTemp(t *testing.T) (*Store, string) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s, path
+}
+
+// openEach opens a store in a fresh data dir on the backend CAIRN_STORE
+// names (pgtest.EachStore sets it) and returns it with the setting to reopen.
+func openEach(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := OpenFor(dir, os.Getenv(SettingEnv))
+	if err != nil {
+		t.Fatalf("OpenFor: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, dir
 }
 
 func wantInitFailed(t *testing.T, err error, contains string) {
@@ -66,7 +82,11 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 }
 
 func TestReopenKeepsVersionAndCounters(t *testing.T) {
-	s, path := openTemp(t)
+	pgtest.EachStore(t, testReopenKeepsVersionAndCounters)
+}
+
+func testReopenKeepsVersionAndCounters(t *testing.T) {
+	s, dir := openEach(t)
 	var got []uint64
 	for i := 0; i < 3; i++ {
 		if err := s.Update(func(tx kv.Tx) error {
@@ -87,7 +107,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(path, Options{})
+	s2, err := OpenFor(dir, os.Getenv(SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +311,10 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 
 // Concurrent Commit calls all land, a failing call is answered with its own
 // error and leaves no write behind, and its neighbours still commit.
-func TestGroupCommit(t *testing.T) {
-	s, _ := openTemp(t)
+func TestGroupCommit(t *testing.T) { pgtest.EachStore(t, testGroupCommit) }
+
+func testGroupCommit(t *testing.T) {
+	s, _ := openEach(t)
 	const n = 64
 	var wg sync.WaitGroup
 	errsOut := make([]error, n)

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	for _, svc := range benchSvcs {
 		_ = svc.Store().Close()
 	}

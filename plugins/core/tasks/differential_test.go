@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -289,6 +290,10 @@ func (m *diffModel) earlierOf(rng *rand.Rand, project string, before int, n int)
 }
 
 func TestListAndNextActionsDifferential(t *testing.T) {
+	pgtest.EachStore(t, testListAndNextActionsDifferential)
+}
+
+func testListAndNextActionsDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
