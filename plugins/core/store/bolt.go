@@ -154,6 +154,23 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 	return v, nil
 }
 
+// OnBolt presents an already open bbolt handle (a read-only one, for a
+// copy's source) as a Store, without migrating it. Closing the Store closes
+// db.
+func OnBolt(db *bolt.DB) (*Store, error) {
+	s := &Store{b: &boltBackend{db: db, path: db.Path()}}
+	err := db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket([]byte(BucketMeta))
+		if meta == nil {
+			return initFailed("%s is not a cairn core store (no meta bucket)", db.Path())
+		}
+		var err error
+		s.version, err = checkVersion(kv.Bolt(tx).Bucket([]byte(BucketMeta)), db.Path())
+		return err
+	})
+	return s, err
+}
+
 // DB is the bbolt handle, or nil on PostgreSQL.
 func (s *Store) DB() *bolt.DB {
 	if b, ok := s.b.(*boltBackend); ok {

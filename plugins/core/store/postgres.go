@@ -12,6 +12,8 @@ import (
 	"context"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -97,4 +99,21 @@ func (b *pgBackend) describe() Description {
 func (b *pgBackend) close() error {
 	b.Close()
 	return nil
+}
+
+// CopyFromBolt moves every pair of the bbolt store src into the core table
+// of the empty database at dsn (applying the core migrations first), in
+// one transaction under the core lock; a database whose core table holds
+// anything is refused with an error naming "to".
+func CopyFromBolt(ctx context.Context, src *bolt.DB, dsn string) (kv.Copied, error) {
+	where := pgmigrate.Redact(dsn)
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		return kv.Copied{}, errs.Invalidf("to", "reachable", "%v", err)
+	}
+	defer pool.Close()
+	if _, err := pgmigrate.Apply(ctx, pool, MigrationArea, Migrations); err != nil {
+		return kv.Copied{}, initFailed("core store at %s: %v", where, err)
+	}
+	return kv.CopyBolt(ctx, src, pool, Table, writerLock, where)
 }
