@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -138,3 +140,22 @@ func (r *boltRows) pair() bool {
 func (r *boltRows) Values() ([]any, error) { return []any{r.name, r.k, r.v}, nil }
 
 func (r *boltRows) Err() error { return r.err }
+
+// CopyInput is what each area's <area>_store_copy internal tool takes from
+// `cairn store copy`: the data dir to read and the database to fill.
+type CopyInput struct {
+	From string `json:"from" jsonschema:"minLength=1,description=Absolute path of the data dir to copy from"`
+	To   string `json:"to" jsonschema:"minLength=1,description=postgres:// URL of the empty database to copy into"`
+}
+
+// Check refuses a relative data dir or a target that is not a PostgreSQL
+// URL.
+func (in CopyInput) Check() error {
+	if !filepath.IsAbs(in.From) {
+		return errs.Invalidf("from", "absolute", "from must be an absolute data dir path, got %q", in.From)
+	}
+	if !strings.HasPrefix(in.To, "postgres://") && !strings.HasPrefix(in.To, "postgresql://") {
+		return errs.Invalidf("to", "pattern", "to must be a postgres:// or postgresql:// URL")
+	}
+	return nil
+}

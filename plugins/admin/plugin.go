@@ -62,6 +62,7 @@ func New() *sdk.Plugin {
 	a.webhookTools()
 	a.internalTools()
 	a.storeMigrationsTool()
+	a.storeCopyTool()
 	return p
 }
 

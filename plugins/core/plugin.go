@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"os"
 	"sync"
 	"time"
@@ -78,10 +79,16 @@ func New() *sdk.Plugin {
 	c.registerResources()
 	c.registerPrompts()
 	c.registerCompletions()
+	c.storeCopyTool()
 	return p
 }
 
 func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
+	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
+		// A command's host that must not open the store (`cairn store
+		// copy` reads it itself): only core_store_copy answers.
+		return nil
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}
