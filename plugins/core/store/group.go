@@ -8,11 +8,13 @@ import (
 	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
-// Group commit: every durable bbolt commit costs an fsync, so concurrent
-// appends (eight agents recording thoughts at once) would queue for one fsync
-// each. Commit gathers the calls that arrive while a commit is in flight and
-// runs them together in the next transaction, one fsync for all. Unlike
-// bbolt's Batch it never waits for company: a lone caller commits at once.
+// Group commit: every durable commit costs an fsync (bbolt's, or
+// PostgreSQL's WAL flush plus a round of the core lock), so concurrent
+// appends (eight agents recording thoughts at once) would queue for one
+// commit each. Commit gathers the calls that arrive while a commit is in
+// flight and runs them together in the next transaction, one commit for all.
+// Unlike bbolt's Batch it never waits for company: a lone caller commits at
+// once.
 
 type groupCall struct {
 	fn   func(tx kv.Tx) error
