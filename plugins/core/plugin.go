@@ -80,13 +80,15 @@ func New() *sdk.Plugin {
 	c.registerPrompts()
 	c.registerCompletions()
 	c.storeCopyTool()
+	c.storeMigrationsTool()
 	return p
 }
 
 func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
 		// A command's host that must not open the store (`cairn store
-		// copy` reads it itself): only core_store_copy answers.
+		// copy` reads it itself, `cairn migrate status` applies nothing):
+		// only core_store_copy and core_store_migrations answer.
 		return nil
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {

@@ -2,11 +2,17 @@ package core
 
 import (
 	"context"
+	"os"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/storecopy"
 	"github.com/cairn-mcp/cairn/sdk"
 )
+
+// Store tools for the host's operator commands: `cairn store copy` and
+// `cairn migrate`.
 
 // storeCopyTool moves a data dir's core store into PostgreSQL for
 // `cairn store copy`: the host never opens an area's store, it asks each
@@ -20,6 +26,18 @@ func (c *Core) storeCopyTool() {
 				return storecopy.Report{}, err
 			}
 			return storecopy.Copy(ctx, in.From, in.To)
+		},
+	})
+}
+
+// storeMigrationsTool reports the store's kind and migration state to the
+// host (`cairn migrate status` and `apply`).
+func (c *Core) storeMigrationsTool() {
+	sdk.AddTool(c.p, sdk.Tool[struct{}, pgmigrate.StoreStatus]{
+		Name: "core_store_migrations", Title: "Core store migrations", Toolset: sdk.InternalToolset, ReadOnly: true,
+		Description: "For the host only (reserved toolset internal, never listed to clients): the core store's kind (bbolt or postgres) and, on PostgreSQL, its schema version, the latest version this build knows and the pending versions, read from cairn_migrations without applying anything.",
+		Handler: func(ctx context.Context, _ struct{}) (pgmigrate.StoreStatus, error) {
+			return store.ReadMigrations(ctx, os.Getenv(store.SettingEnv))
 		},
 	})
 }
