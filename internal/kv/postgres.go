@@ -138,7 +138,7 @@ func (p *PG) run(opts pgx.TxOptions, writable bool, fn func(tx Tx) error) error 
 		}
 	}
 	t := &pgTx{ctx: ctx, tx: tx, writable: writable, p: p}
-	ferr := fn(t)
+	ferr := fn(Tx{pg: t})
 	if t.err != nil {
 		return t.err
 	}
@@ -175,12 +175,8 @@ func (t *pgTx) fail(err error) error {
 	return t.err
 }
 
-func (t *pgTx) Bucket(name []byte) Bucket { return &pgBucket{t: t, name: string(name)} }
-
-func (t *pgTx) Writable() bool { return t.writable }
-
-func (t *pgTx) Clear(name []byte) error {
-	b := &pgBucket{t: t, name: string(name)}
+func (t *pgTx) clear(name string) error {
+	b := &pgBucket{t: t, name: name}
 	if err := b.writable(); err != nil {
 		return err
 	}
@@ -195,7 +191,7 @@ type pgBucket struct {
 	name string
 }
 
-func (b *pgBucket) Get(key []byte) []byte {
+func (b *pgBucket) get(key []byte) []byte {
 	if b.t.err != nil {
 		return nil
 	}
@@ -225,7 +221,7 @@ func (b *pgBucket) writable() error {
 	return nil
 }
 
-func (b *pgBucket) Put(key, value []byte) error {
+func (b *pgBucket) put(key, value []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
@@ -238,7 +234,7 @@ func (b *pgBucket) Put(key, value []byte) error {
 	return nil
 }
 
-func (b *pgBucket) Delete(key []byte) error {
+func (b *pgBucket) delete(key []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
@@ -248,7 +244,7 @@ func (b *pgBucket) Delete(key []byte) error {
 	return nil
 }
 
-func (b *pgBucket) Count() int {
+func (b *pgBucket) count() int {
 	if b.t.err != nil {
 		return 0
 	}
@@ -262,7 +258,7 @@ func (b *pgBucket) Count() int {
 
 // ForEach reads the whole bucket before calling fn, so fn may run its own
 // queries on the same connection.
-func (b *pgBucket) ForEach(fn func(k, v []byte) error) error {
+func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
 	rows, err := b.rows(b.t.p.sql.all, b.name)
 	if err != nil {
 		return err
@@ -302,8 +298,6 @@ func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
 	}
 	return out, nil
 }
-
-func (b *pgBucket) Cursor() Cursor { return &pgCursor{b: b} }
 
 // pgCursor reads a page of rows at a time in the direction it moves and
 // refetches from its position when the direction changes, the page runs
@@ -365,17 +359,11 @@ func (c *pgCursor) step(fwd bool) (key, value []byte) {
 	return c.fetch(fwd, c.at, false)
 }
 
-func (c *pgCursor) First() (key, value []byte)           { return c.fetch(true, nil, true) }
-func (c *pgCursor) Last() (key, value []byte)            { return c.fetch(false, nil, true) }
-func (c *pgCursor) Seek(seek []byte) (key, value []byte) { return c.fetch(true, seek, true) }
-func (c *pgCursor) Next() (key, value []byte)            { return c.step(true) }
-func (c *pgCursor) Prev() (key, value []byte)            { return c.step(false) }
-
 // Delete removes the current pair; the cursor keeps its position, so the
 // next move refetches from it.
-func (c *pgCursor) Delete() error {
+func (c *pgCursor) delete() error {
 	if c.at == nil {
 		return errors.New("kv: cursor delete with no current pair")
 	}
-	return c.b.Delete(c.at)
+	return c.b.delete(c.at)
 }

@@ -51,7 +51,7 @@ func Recorded(tx kv.Tx, scope, key string, now time.Time) ([]byte, bool) {
 		return nil, false
 	}
 	b := tx.Bucket([]byte(BucketIdempotency))
-	if b == nil {
+	if !b.Exists() {
 		return nil, false
 	}
 	v := b.Get(idemKey(scope, key))
@@ -75,7 +75,7 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	b := tx.Bucket([]byte(BucketIdempotency))
 	order := tx.Bucket([]byte(BucketIdempotencyOrder))
 	meta := tx.Bucket([]byte(BucketMeta))
-	if b == nil || order == nil || meta == nil {
+	if !b.Exists() || !order.Exists() || !meta.Exists() {
 		return fmt.Errorf("store: idempotency buckets missing")
 	}
 	k := idemKey(scope, key)
@@ -133,7 +133,7 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 // IdempotentCount reports how many keys are recorded (for tests and health).
 func IdempotentCount(tx kv.Tx) uint64 {
 	meta := tx.Bucket([]byte(BucketMeta))
-	if meta == nil {
+	if !meta.Exists() {
 		return 0
 	}
 	return getU64(meta, keyIdemCount)

@@ -223,7 +223,7 @@ func NextProjectSeq(tx kv.Tx, project string) (uint64, error) {
 // PeekID returns the last number handed out by counter name (0 if none).
 func PeekID(tx kv.Tx, name string) uint64 {
 	b := tx.Bucket([]byte(BucketCounters))
-	if b == nil {
+	if !b.Exists() {
 		return 0
 	}
 	if raw := b.Get([]byte(name)); len(raw) == 8 {
@@ -234,7 +234,7 @@ func PeekID(tx kv.Tx, name string) uint64 {
 
 func next(tx kv.Tx, bucket, name string) (uint64, error) {
 	b := tx.Bucket([]byte(bucket))
-	if b == nil {
+	if !b.Exists() {
 		return 0, fmt.Errorf("store: bucket %s missing", bucket)
 	}
 	var n uint64

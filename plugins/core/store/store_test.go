@@ -70,7 +70,7 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	err := s.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketMeta, BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
 			BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus, BucketTaskChildren} {
-			if tx.Bucket([]byte(b)) == nil {
+			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing", b)
 			}
 		}
@@ -298,7 +298,7 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	_ = s2.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
 			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder, BucketTaskTrigrams} {
-			if tx.Bucket([]byte(b)) == nil {
+			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing after migration", b)
 			}
 		}

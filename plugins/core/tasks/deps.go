@@ -197,13 +197,14 @@ func propagateStatus(tx kv.Tx, num uint64, was, now uint8) ([]uint64, error) {
 	var unblocked []uint64
 	finished := isOpen(was) && !isOpen(now)
 	var dc kv.Cursor
+	haveCursor := false
 	for _, d := range dependentsOf(tx, num) {
 		if err := db.Put(pairKey(d, num), []byte{now}); err != nil {
 			return nil, err
 		}
 		if finished {
-			if dc == nil {
-				dc = db.Cursor()
+			if !haveCursor {
+				dc, haveCursor = db.Cursor(), true
 			}
 			if len(openDeps(dc, d)) == 0 {
 				unblocked = append(unblocked, d)

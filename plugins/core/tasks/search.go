@@ -68,7 +68,7 @@ func indexText(tx kv.Tx, rec, prev *record) error {
 		return nil
 	}
 	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
-	if b == nil {
+	if !b.Exists() {
 		return nil // a store opened read-only by an older layout's tooling
 	}
 	now := trigramsOf(rec.title, rec.description)

@@ -419,7 +419,7 @@ func testUpdateFieldsAndEvents(t *testing.T) {
 	f := newFixture(t, "alpha")
 	var changes []Change
 	f.svc.cfg.OnChange = func(tx kv.Tx, c Change) error {
-		if tx == nil || !tx.Writable() {
+		if !tx.Writable() {
 			t.Error("OnChange outside a write transaction")
 		}
 		changes = append(changes, c)
