@@ -115,7 +115,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, initFailed("cannot open store %s: %v; check the file and its permissions, or set CAIRN_DATA_DIR to another directory", path, err)
 	}
-	s := &Store{b: &boltBackend{db: db, path: path}}
+	s := &Store{bolt: &boltBackend{db: db, path: path}}
 	if s.version, err = migrateBolt(db, path); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -158,7 +158,7 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 // copy's source) as a Store, without migrating it. Closing the Store closes
 // db.
 func OnBolt(db *bolt.DB) (*Store, error) {
-	s := &Store{b: &boltBackend{db: db, path: db.Path()}}
+	s := &Store{bolt: &boltBackend{db: db, path: db.Path()}}
 	err := db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte(BucketMeta))
 		if meta == nil {
@@ -173,18 +173,34 @@ func OnBolt(db *bolt.DB) (*Store, error) {
 
 // DB is the bbolt handle, or nil on PostgreSQL.
 func (s *Store) DB() *bolt.DB {
-	if b, ok := s.b.(*boltBackend); ok {
-		return b.db
+	if s.bolt != nil {
+		return s.bolt.db
 	}
 	return nil
 }
 
+// update and view run fn as bbolt's Update and View do, without wrapping it
+// in a closure: a closure handed to bbolt escapes, one allocation per
+// transaction that reading *bolt.Tx directly never paid.
 func (b *boltBackend) update(fn func(tx kv.Tx) error) error {
-	return b.db.Update(func(tx *bolt.Tx) error { return fn(kv.Bolt(tx)) })
+	tx, err := b.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // after Commit: ErrTxClosed, ignored
+	if err := fn(kv.Bolt(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 func (b *boltBackend) view(fn func(tx kv.Tx) error) error {
-	return b.db.View(func(tx *bolt.Tx) error { return fn(kv.Bolt(tx)) })
+	tx, err := b.db.Begin(false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(kv.Bolt(tx))
 }
 
 func (b *boltBackend) describe() Description { return Description{Kind: "bbolt", Location: b.path} }

@@ -72,7 +72,7 @@ func (s *Store) commitBatch(batch []*groupCall) {
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
-		err := s.b.update(func(tx kv.Tx) error {
+		err := s.Update(func(tx kv.Tx) error {
 			for i, c := range batch {
 				if err := safeRun(c.fn, tx); err != nil {
 					failed, failErr = i, err

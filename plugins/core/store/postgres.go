@@ -67,7 +67,7 @@ func OpenPostgres(dsn string) (*Store, error) {
 		pool.Close()
 		return nil, initFailed("core store: %v", err)
 	}
-	s := &Store{b: &pgBackend{PG: pg, where: where, migration: st.Version}}
+	s := &Store{pg: &pgBackend{PG: pg, where: where, migration: st.Version}}
 	// Buckets need no creating here; the layout version is recorded so a
 	// newer layout refuses an older cairn, as a bbolt file does.
 	err = s.Update(func(tx kv.Tx) error {
@@ -87,10 +87,6 @@ func OpenPostgres(dsn string) (*Store, error) {
 	}
 	return s, nil
 }
-
-func (b *pgBackend) update(fn func(tx kv.Tx) error) error { return b.Update(fn) }
-
-func (b *pgBackend) view(fn func(tx kv.Tx) error) error { return b.View(fn) }
 
 func (b *pgBackend) describe() Description {
 	return Description{Kind: "postgres", Location: b.where, Migration: b.migration}

@@ -131,18 +131,13 @@ var keyUserVersion = []byte("user_version")
 
 // Store is an open core store. It is safe for concurrent use.
 type Store struct {
-	b       backend
+	// Exactly one backend is set. They are concrete fields, not an
+	// interface: a function handed to an interface method escapes, which
+	// would cost every Update and View an allocation for its closure.
+	bolt    *boltBackend
+	pg      *pgBackend
 	version int
 	group   group
-}
-
-// backend runs transactions: update alone among all writers of every
-// process and server, view on a consistent snapshot.
-type backend interface {
-	update(fn func(tx kv.Tx) error) error
-	view(fn func(tx kv.Tx) error) error
-	describe() Description
-	close() error
 }
 
 // Description says where a store keeps its data, for health and logs.
@@ -181,21 +176,41 @@ func checkVersion(meta kv.Bucket, where string) (int, error) {
 func (s *Store) UserVersion() int { return s.version }
 
 // Describe says where the store keeps its data.
-func (s *Store) Describe() Description { return s.b.describe() }
+func (s *Store) Describe() Description {
+	if s.pg != nil {
+		return s.pg.describe()
+	}
+	return s.bolt.describe()
+}
 
 // Path is the file the store lives in, or its database URL without the
 // password on PostgreSQL.
-func (s *Store) Path() string { return s.b.describe().Location }
+func (s *Store) Path() string { return s.Describe().Location }
 
 // Close releases the file and its lock, or the database connections.
-func (s *Store) Close() error { return s.b.close() }
+func (s *Store) Close() error {
+	if s.pg != nil {
+		return s.pg.close()
+	}
+	return s.bolt.close()
+}
 
 // Update runs fn in one durable read-write transaction, alone among all
 // writers; fn's error rolls everything back.
-func (s *Store) Update(fn func(tx kv.Tx) error) error { return s.b.update(fn) }
+func (s *Store) Update(fn func(tx kv.Tx) error) error {
+	if s.pg != nil {
+		return s.pg.Update(fn)
+	}
+	return s.bolt.update(fn)
+}
 
 // View runs fn in a read-only transaction with a consistent snapshot.
-func (s *Store) View(fn func(tx kv.Tx) error) error { return s.b.view(fn) }
+func (s *Store) View(fn func(tx kv.Tx) error) error {
+	if s.pg != nil {
+		return s.pg.View(fn)
+	}
+	return s.bolt.view(fn)
+}
 
 // Latency measures one trivial read (the layout version), for health.
 func (s *Store) Latency() (time.Duration, error) {
