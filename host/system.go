@@ -30,11 +30,14 @@ type PingOutput struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// DBInfo reports the core store.
+// DBInfo reports the core store: Kind is "bbolt" or "postgres" (Path is
+// then the URL without its password) and LatencyMs one timed trivial read.
 type DBInfo struct {
-	Open        bool   `json:"open"`
-	UserVersion int    `json:"user_version"`
-	Path        string `json:"path"`
+	Open        bool    `json:"open"`
+	UserVersion int     `json:"user_version"`
+	Path        string  `json:"path"`
+	Kind        string  `json:"kind,omitempty"`
+	LatencyMs   float64 `json:"latency_ms,omitempty"`
 }
 
 // MiddlewareInfo lists the pipeline stages.

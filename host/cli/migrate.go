@@ -20,6 +20,7 @@ func init() { register(newMigrate) }
 // PostgreSQL, with the internal tool each answers its migration state with:
 // the host asks the area, it never reads an area's tables itself.
 var migratingAreas = []struct{ area, tool string }{
+	{"core", "core_store_migrations"},
 	{"admin", "admin_store_migrations"},
 	{"sdd", "sdd_store_migrations"},
 }
@@ -29,8 +30,8 @@ func newMigrate() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply or show the PostgreSQL schema migrations of the admin and sdd areas",
-		Long: `With CAIRN_STORE=postgres://… the admin and sdd areas keep their state in
+		Short: "Apply or show the PostgreSQL schema migrations of the core, admin and sdd areas",
+		Long: `With CAIRN_STORE=postgres://… the core, admin and sdd areas keep their state in
 PostgreSQL. Each area plugin applies its own pending migrations when it starts
 (under an advisory lock, so servers starting together apply each step once);
 'cairn migrate apply' starts those plugins, lets them migrate, and reports the
@@ -58,7 +59,7 @@ themselves when opened.`,
 	}
 	apply := &cobra.Command{
 		Use:   "apply",
-		Short: "Start the admin and sdd plugins so each applies its pending migrations",
+		Short: "Start the core, admin and sdd plugins so each applies its pending migrations",
 		Args:  cobra.NoArgs,
 		RunE:  report(false),
 	}
@@ -85,7 +86,7 @@ func requirePostgres(configFile string) error {
 	return nil
 }
 
-// areaMigrations starts the admin and sdd areas (or their replacements
+// areaMigrations starts the core, admin and sdd areas (or their replacements
 // from the config file) for one command and asks each for its store's
 // migration state. Started normally, each applies its pending migrations
 // first (apply); with readOnly, each opens no store and applies nothing

@@ -27,7 +27,7 @@ func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 	}
 	code, out, errOut = runCairn(t, a, "", env, "migrate", "apply", "--json")
 	var applied []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &applied) != nil || len(applied) != 2 {
+	if code != 0 || json.Unmarshal([]byte(out), &applied) != nil || len(applied) != 3 {
 		t.Fatalf("migrate apply: %d %s %s", code, out, errOut)
 	}
 	for _, st := range applied {
@@ -36,7 +36,7 @@ func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 		}
 	}
 	code, out, _ = runCairn(t, a, "", env, "migrate", "status")
-	if code != 0 || strings.Contains(out, "[") || !strings.Contains(out, "admin") || !strings.Contains(out, "sdd") {
+	if code != 0 || strings.Contains(out, "[") || !strings.Contains(out, "core") || !strings.Contains(out, "admin") || !strings.Contains(out, "sdd") {
 		t.Fatalf("migrate status after apply: %d %s", code, out)
 	}
 

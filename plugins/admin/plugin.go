@@ -11,6 +11,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -61,6 +62,7 @@ func New() *sdk.Plugin {
 	a.webhookTools()
 	a.internalTools()
 	a.storeMigrationsTool()
+	a.storeCopyTool()
 	return p
 }
 
@@ -221,5 +223,11 @@ func (a *Area) health(context.Context) sdk.Health {
 		return sdk.Health{Status: "degraded", Message: "admin store is not open", Details: map[string]any{"admin_db": map[string]any{"open": false}}}
 	}
 	d := a.st.Describe()
-	return sdk.Health{Status: "ok", Details: map[string]any{"admin_db": map[string]any{"open": true, "path": d.Location, "store": d.Kind, "schema_version": d.SchemaVersion}}}
+	lat, err := a.st.Latency()
+	db := map[string]any{"open": true, "path": d.Location, "store": d.Kind, "kind": d.Kind, "schema_version": d.SchemaVersion,
+		"latency_ms": float64(lat.Microseconds()) / 1000}
+	if err != nil {
+		return sdk.Health{Status: "degraded", Message: fmt.Sprintf("admin store did not answer: %v", err), Details: map[string]any{"admin_db": db}}
+	}
+	return sdk.Health{Status: "ok", Details: map[string]any{"admin_db": db}}
 }

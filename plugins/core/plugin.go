@@ -7,12 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
@@ -27,7 +27,7 @@ import (
 const Version = "0.1.0"
 
 // StoreFile is the core store's file name inside the data dir.
-const StoreFile = "core.db"
+const StoreFile = store.FileName
 
 // ProjectCreatedEvent is published by the admin area when a workspace
 // project is created (and by the host when a session starts, for its
@@ -48,7 +48,7 @@ func init() {
 }
 
 // bucketLastProject remembers, per caller, the project they used last (D7).
-var bucketLastProject = []byte("client_last_project")
+var bucketLastProject = []byte(store.BucketLastProject)
 
 // Core holds the plugin's open resources.
 type Core struct {
@@ -79,23 +79,24 @@ func New() *sdk.Plugin {
 	c.registerResources()
 	c.registerPrompts()
 	c.registerCompletions()
+	c.storeCopyTool()
+	c.storeMigrationsTool()
 	return p
 }
 
 func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
+	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
+		// A command's host that must not open the store (`cairn store
+		// copy` reads it itself, `cairn migrate status` applies nothing):
+		// only core_store_copy and core_store_migrations answer.
+		return nil
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFile), store.Options{})
+	st, err := store.OpenFor(cfg.DataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return err
-	}
-	if err := st.Update(func(tx *bolt.Tx) error {
-		_, err := tx.CreateBucketIfNotExists(bucketLastProject)
-		return err
-	}); err != nil {
-		_ = st.Close()
-		return errs.Newf(500, errs.InitFailed, "prepare core store: %v", err)
 	}
 	aud := audit.New(st, audit.Config{Publish: c.publish})
 	svc := tasks.New(st, tasks.Config{Publish: c.publish, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
@@ -190,9 +191,19 @@ func (c *Core) health(context.Context) sdk.Health {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	h := sdk.Health{Status: "ok", Details: map[string]any{}}
-	db := map[string]any{"open": false, "user_version": 0, "path": ""}
+	db := map[string]any{"open": false, "user_version": 0, "path": "", "kind": ""}
 	if c.store != nil {
-		db = map[string]any{"open": true, "user_version": c.store.UserVersion(), "path": c.store.Path()}
+		d := c.store.Describe()
+		db = map[string]any{"open": true, "user_version": c.store.UserVersion(), "path": d.Location, "kind": d.Kind}
+		if d.Kind == "postgres" {
+			db["migration_version"] = d.Migration
+		}
+		// One trivial read, timed: what a request pays before its own work.
+		lat, err := c.store.Latency()
+		db["latency_ms"] = float64(lat.Microseconds()) / 1000
+		if err != nil {
+			h.Status, h.Message = "degraded", fmt.Sprintf("core store did not answer: %v", err)
+		}
 	} else {
 		h.Status, h.Message = "degraded", "core store is not open"
 	}
@@ -223,7 +234,7 @@ func (c *Core) rememberProject(caller, project string) {
 	if c.lastProject(caller) == project {
 		return
 	}
-	_ = st.Commit(func(tx *bolt.Tx) error {
+	_ = st.Commit(func(tx kv.Tx) error {
 		b := tx.Bucket(bucketLastProject)
 		if string(b.Get([]byte(caller))) == project {
 			return nil
@@ -240,7 +251,7 @@ func (c *Core) lastProject(caller string) string {
 		return ""
 	}
 	var out string
-	_ = st.View(func(tx *bolt.Tx) error {
+	_ = st.View(func(tx kv.Tx) error {
 		out = string(tx.Bucket(bucketLastProject).Get([]byte(caller)))
 		return nil
 	})

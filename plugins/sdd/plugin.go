@@ -56,6 +56,7 @@ func New() *sdk.Plugin {
 	s.registerPrompts()
 	s.registerCompletions()
 	s.storeMigrationsTool()
+	s.storeCopyTool()
 	return p
 }
 

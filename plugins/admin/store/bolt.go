@@ -25,6 +25,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -150,14 +151,14 @@ func (h *boltHandle) update(fn func(tx Tx) error) error {
 	if h.closed.Load() {
 		return errClosed(h.f.path)
 	}
-	return h.f.run(true, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	return h.f.run(true, func(tx *bolt.Tx) error { return fn(kv.Bolt(tx)) })
 }
 
 func (h *boltHandle) view(fn func(tx Tx) error) error {
 	if h.closed.Load() {
 		return errClosed(h.f.path)
 	}
-	return h.f.run(false, func(tx *bolt.Tx) error { return fn(boltTx{tx}) })
+	return h.f.run(false, func(tx *bolt.Tx) error { return fn(kv.Bolt(tx)) })
 }
 
 func errClosed(path string) error {
@@ -237,19 +238,3 @@ func (f *boltFile) release() {
 	_ = f.db.Close()
 	f.db = nil
 }
-
-// boltTx and boltBucket present bbolt's transaction through Tx; bbolt's
-// cursor already has Cursor's methods.
-type boltTx struct{ tx *bolt.Tx }
-
-func (t boltTx) Bucket(name []byte) Bucket {
-	b := t.tx.Bucket(name)
-	if b == nil {
-		return nil
-	}
-	return boltBucket{b}
-}
-
-type boltBucket struct{ *bolt.Bucket }
-
-func (b boltBucket) Cursor() Cursor { return b.Bucket.Cursor() }

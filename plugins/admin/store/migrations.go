@@ -1,6 +1,9 @@
 package store
 
-import "github.com/cairn-mcp/cairn/internal/pgmigrate"
+import (
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+)
 
 // MigrationArea names the admin area's migrations in cairn_migrations.
 const MigrationArea = "admin"
@@ -8,10 +11,5 @@ const MigrationArea = "admin"
 // Migrations are the admin area's PostgreSQL schema versions, applied in
 // order at start. Append new steps; never edit an applied one.
 var Migrations = []pgmigrate.Step{
-	{Version: 1, Name: "buckets", SQL: `CREATE TABLE admin_kv (
-		bucket text  NOT NULL,
-		key    bytea NOT NULL,
-		value  bytea NOT NULL,
-		PRIMARY KEY (bucket, key)
-	)`},
+	{Version: 1, Name: "buckets", SQL: kv.TableSQL(table)},
 }

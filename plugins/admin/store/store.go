@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // FileName is the admin store's file name inside the data dir.
@@ -107,6 +108,16 @@ func (s *Store) OnEmit(f FanoutFunc) {
 	s.fmu.Lock()
 	s.fanout = append(s.fanout, f)
 	s.fmu.Unlock()
+}
+
+// Latency measures one trivial read (the schema version), for health.
+func (s *Store) Latency() (time.Duration, error) {
+	start := time.Now()
+	err := s.View(func(tx Tx) error {
+		_ = tx.Bucket([]byte(BucketMeta)).Get([]byte("schema_version"))
+		return nil
+	})
+	return time.Since(start), err
 }
 
 // Update runs fn in one write transaction, alone among all writers.

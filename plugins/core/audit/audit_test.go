@@ -5,14 +5,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -33,9 +34,17 @@ type env struct {
 	clock  time.Time
 }
 
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
+	// Under pgtest.EachStore's postgres run every fixture gets a database
+	// of its own, as every bbolt fixture gets its own directory.
+	setting := os.Getenv(store.SettingEnv)
+	if setting != "" {
+		setting = pgtest.DSN(t)
+	}
+	st, err := store.OpenFor(t.TempDir(), setting)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +112,9 @@ func wantErr(t *testing.T, err error, status int, code, field, constraint string
 	}
 }
 
-func TestRecordLinksAndHashes(t *testing.T) {
+func TestRecordLinksAndHashes(t *testing.T) { pgtest.EachStore(t, testRecordLinksAndHashes) }
+
+func testRecordLinksAndHashes(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	first := e.think(id, "use bbolt")
@@ -135,7 +146,9 @@ func TestRecordLinksAndHashes(t *testing.T) {
 	}
 }
 
-func TestRecordValidation(t *testing.T) {
+func TestRecordValidation(t *testing.T) { pgtest.EachStore(t, testRecordValidation) }
+
+func testRecordValidation(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	long := func(n int) string { return strings.Repeat("é", n) }
@@ -202,13 +215,17 @@ func TestRecordValidation(t *testing.T) {
 }
 
 func TestTaskChangesFormTheEventChain(t *testing.T) {
+	pgtest.EachStore(t, testTaskChangesFormTheEventChain)
+}
+
+func testTaskChangesFormTheEventChain(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	if _, err := e.tasks.Update("carol", tasks.UpdateInput{TaskID: id, Status: str("todo")}); err != nil {
 		t.Fatal(err)
 	}
 	var links []link
-	_ = e.st.View(func(tx *bolt.Tx) error {
+	_ = e.st.View(func(tx kv.Tx) error {
 		n, _ := tasks.ParseTaskID(id)
 		return eachLink(tx, n, chainEvent, true, func(l *link) error { links = append(links, *l); return nil })
 	})
@@ -231,6 +248,10 @@ func TestTaskChangesFormTheEventChain(t *testing.T) {
 // Eight writers on one chain: every append lands, positions are 1..n with no
 // gap or repeat, ids are unique, and the chain verifies.
 func TestConcurrentAppendsStayLinear(t *testing.T) {
+	pgtest.EachStore(t, testConcurrentAppendsStayLinear)
+}
+
+func testConcurrentAppendsStayLinear(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	const writers, each = 8, 40
@@ -269,7 +290,9 @@ func TestConcurrentAppendsStayLinear(t *testing.T) {
 	}
 }
 
-func TestListFiltersAndErrors(t *testing.T) {
+func TestListFiltersAndErrors(t *testing.T) { pgtest.EachStore(t, testListFiltersAndErrors) }
+
+func testListFiltersAndErrors(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	child := e.task(parent)
@@ -331,7 +354,9 @@ func TestListFiltersAndErrors(t *testing.T) {
 	wantErr(t, err, 400, errs.InvalidInput, "type", "enum")
 }
 
-func TestSessionStartErrors(t *testing.T) {
+func TestSessionStartErrors(t *testing.T) { pgtest.EachStore(t, testSessionStartErrors) }
+
+func testSessionStartErrors(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	out, err := e.audit.StartSession(StartInput{TaskID: id, AuditorID: "a"})
@@ -358,7 +383,7 @@ func TestSessionStartErrors(t *testing.T) {
 func tamper(t *testing.T, e *env, task string, chain byte, pos int, fn func(b *linkBody)) {
 	t.Helper()
 	n, _ := tasks.ParseTaskID(task)
-	err := e.st.Update(func(tx *bolt.Tx) error {
+	err := e.st.Update(func(tx kv.Tx) error {
 		l, ok, err := getLink(tx, n, chain, pos)
 		if err != nil || !ok {
 			return fmt.Errorf("link %s/%c/%d: ok=%v %v", task, chain, pos, ok, err)
@@ -372,6 +397,10 @@ func tamper(t *testing.T, e *env, task string, chain byte, pos int, fn func(b *l
 }
 
 func TestTamperingIsReportedExactly(t *testing.T) {
+	pgtest.EachStore(t, testTamperingIsReportedExactly)
+}
+
+func testTamperingIsReportedExactly(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	var recs []RecordOutput
@@ -421,7 +450,9 @@ func TestTamperingIsReportedExactly(t *testing.T) {
 	}
 }
 
-func TestVerifyErrors(t *testing.T) {
+func TestVerifyErrors(t *testing.T) { pgtest.EachStore(t, testVerifyErrors) }
+
+func testVerifyErrors(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	other := e.task("")
@@ -471,7 +502,9 @@ func refRoot(leaves [][]byte) []byte {
 	return s[:]
 }
 
-func TestMerkleFinalizeFreezes(t *testing.T) {
+func TestMerkleFinalizeFreezes(t *testing.T) { pgtest.EachStore(t, testMerkleFinalizeFreezes) }
+
+func testMerkleFinalizeFreezes(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	child := e.task(parent)
@@ -482,7 +515,7 @@ func TestMerkleFinalizeFreezes(t *testing.T) {
 	var hashes []string
 	for _, id := range []string{parent, child, grandchild} {
 		var h string
-		_ = e.st.View(func(tx *bolt.Tx) error {
+		_ = e.st.View(func(tx kv.Tx) error {
 			n, _ := tasks.ParseTaskID(id)
 			l, _, _ := getLink(tx, n, chainEvent, 1)
 			h = l.hashHex()
@@ -534,6 +567,10 @@ func TestMerkleFinalizeFreezes(t *testing.T) {
 }
 
 func TestMerkleFinalizeRestrictedAndErrors(t *testing.T) {
+	pgtest.EachStore(t, testMerkleFinalizeRestrictedAndErrors)
+}
+
+func testMerkleFinalizeRestrictedAndErrors(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	child := e.task(parent)
@@ -552,7 +589,7 @@ func TestMerkleFinalizeRestrictedAndErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var created string
-	_ = e.st.View(func(tx *bolt.Tx) error {
+	_ = e.st.View(func(tx kv.Tx) error {
 		n, _ := tasks.ParseTaskID(child)
 		l, _, _ := getLink(tx, n, chainEvent, 1)
 		created = l.hashHex()
@@ -579,6 +616,10 @@ func TestEmptyRootIsSHA256OfNothing(t *testing.T) {
 }
 
 func TestExportBuildsAVerifiableBundle(t *testing.T) {
+	pgtest.EachStore(t, testExportBuildsAVerifiableBundle)
+}
+
+func testExportBuildsAVerifiableBundle(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	child := e.task(parent)

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -20,7 +20,7 @@ func bulkThoughts(b *testing.B, e *env, id string, n int) {
 	num, _ := tasks.ParseTaskID(id)
 	const perTx = 50_000
 	for done := 0; done < n; {
-		err := e.st.Update(func(tx *bolt.Tx) error {
+		err := e.st.Update(func(tx kv.Tx) error {
 			for i := 0; i < perTx && done < n; i, done = i+1, done+1 {
 				body := linkBody{Type: "reflection", Content: fmt.Sprintf("record %d: a sentence of about the length agents write", done), RecordedAt: "2026-11-22T08:40:12.123Z", RecordedBy: "bench"}
 				if _, err := appendLink(tx, num, chainThought, body, func(pos int) (string, error) { return fmt.Sprintf("Θ-%d", pos), nil }); err != nil {

@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
@@ -142,7 +142,7 @@ func eventRecordID(task uint64, pos int) string {
 // link and the new head. It reads before it writes, which Store.Commit's
 // contract needs. The id of a thought record is assigned by the caller
 // through setID, after the reads.
-func appendLink(tx *bolt.Tx, task uint64, chain byte, body linkBody, setID func(pos int) (string, error)) (link, error) {
+func appendLink(tx kv.Tx, task uint64, chain byte, body linkBody, setID func(pos int) (string, error)) (link, error) {
 	heads := tx.Bucket([]byte(store.BucketChainHeads))
 	links := tx.Bucket([]byte(store.BucketChainLinks))
 	hk := headKey(task, chain)
@@ -182,7 +182,7 @@ func appendLink(tx *bolt.Tx, task uint64, chain byte, body linkBody, setID func(
 }
 
 // eachLink calls fn for every link of one chain in position order.
-func eachLink(tx *bolt.Tx, task uint64, chain byte, withBody bool, fn func(l *link) error) error {
+func eachLink(tx kv.Tx, task uint64, chain byte, withBody bool, fn func(l *link) error) error {
 	c := tx.Bucket([]byte(store.BucketChainLinks)).Cursor()
 	prefix := headKey(task, chain)
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -200,7 +200,7 @@ func eachLink(tx *bolt.Tx, task uint64, chain byte, withBody bool, fn func(l *li
 // chainLen is the position of a chain's head: its length, read without a
 // scan so callers can size their slices. It is only a size hint, bounded so
 // that a forged head cannot make a caller allocate without limit.
-func chainLen(tx *bolt.Tx, task uint64, chain byte) int {
+func chainLen(tx kv.Tx, task uint64, chain byte) int {
 	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
 	if len(h) != 40 {
 		return 0
@@ -211,7 +211,7 @@ func chainLen(tx *bolt.Tx, task uint64, chain byte) int {
 const maxLenHint = 1 << 16
 
 // getLink reads one link, or reports ok=false.
-func getLink(tx *bolt.Tx, task uint64, chain byte, pos int) (link, bool, error) {
+func getLink(tx kv.Tx, task uint64, chain byte, pos int) (link, bool, error) {
 	k := linkKey(task, chain, pos)
 	v := tx.Bucket([]byte(store.BucketChainLinks)).Get(k)
 	if v == nil {
@@ -231,13 +231,13 @@ func corrupt(err error) error {
 }
 
 // taskExists reports whether task number n exists.
-func taskExists(tx *bolt.Tx, n uint64) bool {
+func taskExists(tx kv.Tx, n uint64) bool {
 	return tx.Bucket([]byte(store.BucketTasks)).Get(store.U64(n)) != nil
 }
 
 // descendants returns root followed by every task below it (breadth first),
 // read from the children index.
-func descendants(tx *bolt.Tx, root uint64) []uint64 {
+func descendants(tx kv.Tx, root uint64) []uint64 {
 	out := []uint64{root}
 	seen := map[uint64]bool{root: true}
 	c := tx.Bucket([]byte(store.BucketTaskChildren)).Cursor()

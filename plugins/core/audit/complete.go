@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
@@ -16,7 +16,7 @@ import (
 func (s *Service) CompleteSessionID(typed string, finalizedOnly bool, limit int) ([]string, error) {
 	typed = strings.ToUpper(strings.TrimSpace(typed))
 	var out []string
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		c := tx.Bucket([]byte(store.BucketAuditSessions)).Cursor()
 		for k, _ := c.Last(); k != nil && len(out) < limit; k, _ = c.Prev() {
 			id := sessionIDPrefix + strconv.FormatUint(binary.BigEndian.Uint64(k), 10)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"testing"
 
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -11,6 +12,10 @@ import (
 // audit_export's output travels as JSON from the plugin to the host, which
 // signs it: after the trip it must still build a bundle that verifies.
 func TestExportPartsSurviveJSONAndVerify(t *testing.T) {
+	pgtest.EachStore(t, testExportPartsSurviveJSONAndVerify)
+}
+
+func testExportPartsSurviveJSONAndVerify(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	e.think(parent, "chose the parser <&> \u2028 ✓")
@@ -52,7 +57,9 @@ func TestExportPartsSurviveJSONAndVerify(t *testing.T) {
 
 // audit_session_list pages newest first, with each session's scope and
 // state, and refuses a page size out of range naming the field.
-func TestListSessionsNewestFirst(t *testing.T) {
+func TestListSessionsNewestFirst(t *testing.T) { pgtest.EachStore(t, testListSessionsNewestFirst) }
+
+func testListSessionsNewestFirst(t *testing.T) {
 	e := newEnv(t)
 	parent := e.task("")
 	e.task(parent)

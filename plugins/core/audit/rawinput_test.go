@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"strings"
 	"testing"
 
@@ -55,7 +56,9 @@ func TestInputsRefuseDeepNesting(t *testing.T) {
 
 // Valid input still decodes, escapes and surrogate pairs included, and the
 // record's hash covers exactly the text sent.
-func TestInputsDecodeValidText(t *testing.T) {
+func TestInputsDecodeValidText(t *testing.T) { pgtest.EachStore(t, testInputsDecodeValidText) }
+
+func testInputsDecodeValidText(t *testing.T) {
 	e := newEnv(t)
 	id := e.task("")
 	var in RecordInput

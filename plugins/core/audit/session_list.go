@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -59,7 +59,7 @@ func (s *Service) ListSessions(in SessionListInput) (SessionListOutput, error) {
 		}
 		out.Offset = *in.Offset
 	}
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		if in.SessionID != nil {
 			ss, err := loadSession(tx, "session_id", *in.SessionID, errs.SessionNotFound)
 			if err != nil {
@@ -69,7 +69,7 @@ func (s *Service) ListSessions(in SessionListInput) (SessionListOutput, error) {
 			return nil
 		}
 		b := tx.Bucket([]byte(store.BucketAuditSessions))
-		out.TotalCount = b.Stats().KeyN
+		out.TotalCount = b.Count()
 		c := b.Cursor()
 		skip := out.Offset
 		for k, v := c.Last(); k != nil && len(out.Sessions) < out.Limit; k, v = c.Prev() {

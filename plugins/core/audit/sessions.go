@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -64,7 +64,7 @@ func parseSessionID(id string) (uint64, bool) {
 
 // loadSession reads a session; an unknown or malformed id is a 404 with the
 // given code (the tools differ: ERR_SESSION_NOT_FOUND or ERR_NOT_FOUND).
-func loadSession(tx *bolt.Tx, field, id, notFound string) (*session, error) {
+func loadSession(tx kv.Tx, field, id, notFound string) (*session, error) {
 	n, ok := parseSessionID(id)
 	if !ok {
 		return nil, errs.Invalidf(field, "pattern", "%s %q is not an audit session id; session ids look like \"A-3\"", field, clip(id))
@@ -81,7 +81,7 @@ func loadSession(tx *bolt.Tx, field, id, notFound string) (*session, error) {
 	return &s, nil
 }
 
-func putSession(tx *bolt.Tx, s *session) error {
+func putSession(tx kv.Tx, s *session) error {
 	raw, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -91,7 +91,7 @@ func putSession(tx *bolt.Tx, s *session) error {
 
 // scope returns the task numbers the session covers: the frozen set once
 // finalized, else the task (and, deep, its current descendants).
-func (s *session) scope(tx *bolt.Tx) []uint64 {
+func (s *session) scope(tx kv.Tx) []uint64 {
 	if s.Frozen != nil {
 		out := make([]uint64, 0, len(s.Frozen.TaskIDs))
 		for _, id := range s.Frozen.TaskIDs {
@@ -154,7 +154,7 @@ func (s *Service) StartSession(in StartInput) (StartOutput, error) {
 		sess.Scope = *in.Scope
 	}
 	sess.StartedAt = s.now()
-	err = s.st.Commit(func(tx *bolt.Tx) error {
+	err = s.st.Commit(func(tx kv.Tx) error {
 		if !taskExists(tx, n) {
 			return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
 		}
@@ -212,7 +212,7 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 		return VerifyOutput{}, errs.Invalid("session_id", "required", "give session_id (verify an audit session's tasks) or task_id (verify one task's chains)")
 	}
 	var out VerifyOutput
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		scope, err := resolveScope(tx, in.SessionID, in.TaskID, errs.NotFound, errs.NotFound)
 		if err != nil {
 			return err
@@ -243,7 +243,7 @@ func (s *Service) Verify(in VerifyInput) (VerifyOutput, error) {
 // resolveScope returns the tasks a session_id and/or task_id designate:
 // the session's scope, one task, or one task that must lie in the session's
 // scope. The not-found codes differ per tool (the specification's part 7).
-func resolveScope(tx *bolt.Tx, sessionID, taskID *string, sessionNotFound, taskNotFound string) ([]uint64, error) {
+func resolveScope(tx kv.Tx, sessionID, taskID *string, sessionNotFound, taskNotFound string) ([]uint64, error) {
 	var scope []uint64
 	if sessionID != nil {
 		sess, err := loadSession(tx, "session_id", *sessionID, sessionNotFound)
@@ -294,7 +294,7 @@ func (r leafRef) pack(dst []byte) []byte {
 
 // collectLeaves returns every record of the given tasks (both chains) in the
 // order they were recorded: the session's Merkle leaves (D12).
-func collectLeaves(tx *bolt.Tx, scope []uint64) ([]leafRef, error) {
+func collectLeaves(tx kv.Tx, scope []uint64) ([]leafRef, error) {
 	var refs []leafRef
 	for _, n := range scope {
 		for _, c := range []byte{chainEvent, chainThought} {
@@ -348,7 +348,7 @@ func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
 		restrict = n
 	}
 	now := s.now()
-	err := s.st.Commit(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx kv.Tx) error {
 		sess, err := loadSession(tx, "session_id", in.SessionID, errs.SessionNotFound)
 		if err != nil {
 			return err
@@ -422,7 +422,7 @@ type RootOutput struct {
 // finalized, else the root over the records in scope now.
 func (s *Service) Root(in RootInput) (RootOutput, error) {
 	var out RootOutput
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		sess, err := loadSession(tx, "session_id", in.SessionID, errs.SessionNotFound)
 		if err != nil {
 			return err
@@ -464,7 +464,7 @@ func (s *Service) Export(sessionID string) (bundle.Session, []bundle.Record, str
 	var meta bundle.Session
 	var records []bundle.Record
 	var root string
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		sess, err := loadSession(tx, "session_id", sessionID, errs.SessionNotFound)
 		if err != nil {
 			return err

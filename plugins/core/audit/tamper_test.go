@@ -3,12 +3,13 @@ package audit
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -20,9 +21,9 @@ import (
 // with bbolt directly, and what audit_verify_chain reports for each.
 
 // edit runs fn on the raw buckets, as a hand edit of the file would.
-func edit(t *testing.T, st *store.Store, fn func(links, heads *bolt.Bucket) error) {
+func edit(t *testing.T, st *store.Store, fn func(links, heads kv.Bucket) error) {
 	t.Helper()
-	if err := st.Update(func(tx *bolt.Tx) error {
+	if err := st.Update(func(tx kv.Tx) error {
 		return fn(tx.Bucket([]byte(store.BucketChainLinks)), tx.Bucket([]byte(store.BucketChainHeads)))
 	}); err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func num(id string) uint64 { n, _ := tasks.ParseTaskID(id); return n }
 
 // deleteLinks deletes the thought links at the given positions.
 func deleteLinks(t *testing.T, st *store.Store, task string, pos ...int) {
-	edit(t, st, func(links, _ *bolt.Bucket) error {
+	edit(t, st, func(links, _ kv.Bucket) error {
 		for _, p := range pos {
 			if err := links.Delete(linkKey(num(task), chainThought, p)); err != nil {
 				return err
@@ -46,7 +47,7 @@ func deleteLinks(t *testing.T, st *store.Store, task string, pos ...int) {
 // setHead points a chain's head at its stored link at pos, as an attacker
 // covering a truncation would.
 func setHead(t *testing.T, st *store.Store, task string, chain byte, pos int) {
-	edit(t, st, func(links, heads *bolt.Bucket) error {
+	edit(t, st, func(links, heads kv.Bucket) error {
 		v := links.Get(linkKey(num(task), chain, pos))
 		if v == nil {
 			return fmt.Errorf("no link at %d", pos)
@@ -63,7 +64,7 @@ func setHead(t *testing.T, st *store.Store, task string, chain byte, pos int) {
 // consistently by someone who knows the hash rule.
 func rewriteFrom(t *testing.T, st *store.Store, task string, chain byte, from int, change func(b *linkBody)) {
 	t.Helper()
-	err := st.Update(func(tx *bolt.Tx) error {
+	err := st.Update(func(tx kv.Tx) error {
 		n := num(task)
 		var prev *string
 		if from > 1 {
@@ -136,7 +137,9 @@ func fiveThoughts(t *testing.T, seal bool) (*env, string, []RecordOutput, string
 	return e, id, recs, sess
 }
 
-func TestStoreTamperingIsDetected(t *testing.T) {
+func TestStoreTamperingIsDetected(t *testing.T) { pgtest.EachStore(t, testStoreTamperingIsDetected) }
+
+func testStoreTamperingIsDetected(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		seal    bool
@@ -182,7 +185,7 @@ func TestStoreTamperingIsDetected(t *testing.T) {
 		{
 			name: "swapped",
 			tamper: func(t *testing.T, e *env, id string) {
-				edit(t, e.st, func(links, _ *bolt.Bucket) error {
+				edit(t, e.st, func(links, _ kv.Bucket) error {
 					k2, k3 := linkKey(num(id), chainThought, 2), linkKey(num(id), chainThought, 3)
 					v2, v3 := append([]byte(nil), links.Get(k2)...), append([]byte(nil), links.Get(k3)...)
 					if err := links.Put(k2, v3); err != nil {
@@ -197,12 +200,12 @@ func TestStoreTamperingIsDetected(t *testing.T) {
 			name: "rewritten consistently, head kept",
 			tamper: func(t *testing.T, e *env, id string) {
 				var head []byte
-				edit(t, e.st, func(_, heads *bolt.Bucket) error {
+				edit(t, e.st, func(_, heads kv.Bucket) error {
 					head = append([]byte(nil), heads.Get(headKey(num(id), chainThought))...)
 					return nil
 				})
 				rewriteFrom(t, e.st, id, chainThought, 2, func(b *linkBody) { b.Content = "we never chose this" })
-				edit(t, e.st, func(_, heads *bolt.Bucket) error { return heads.Put(headKey(num(id), chainThought), head) })
+				edit(t, e.st, func(_, heads kv.Bucket) error { return heads.Put(headKey(num(id), chainThought), head) })
 			},
 			want: "thought head_mismatch@5", score: 83, list: "[5]",
 		},
@@ -225,7 +228,7 @@ func TestStoreTamperingIsDetected(t *testing.T) {
 		{
 			name: "head deleted",
 			tamper: func(t *testing.T, e *env, id string) {
-				edit(t, e.st, func(_, h *bolt.Bucket) error { return h.Delete(headKey(num(id), chainThought)) })
+				edit(t, e.st, func(_, h kv.Bucket) error { return h.Delete(headKey(num(id), chainThought)) })
 			},
 			want: "thought head_mismatch@0", score: 17, list: "[]",
 		},
@@ -256,6 +259,10 @@ func TestStoreTamperingIsDetected(t *testing.T) {
 
 // The entries name what disagrees: expected against stored.
 func TestTamperReportsNameTheDisagreement(t *testing.T) {
+	pgtest.EachStore(t, testTamperReportsNameTheDisagreement)
+}
+
+func testTamperReportsNameTheDisagreement(t *testing.T) {
 	e, id, recs, sess := fiveThoughts(t, true)
 	deleteLinks(t, e.st, id, 4, 5)
 	r, _ := e.audit.Verify(VerifyInput{TaskID: &id})
@@ -292,7 +299,9 @@ func TestTamperReportsNameTheDisagreement(t *testing.T) {
 
 // A later session over the same task sees the seal of an earlier one, and
 // an attacker who also rewrites the sealed leaves is caught by the root.
-func TestSealsOfEverySessionApply(t *testing.T) {
+func TestSealsOfEverySessionApply(t *testing.T) { pgtest.EachStore(t, testSealsOfEverySessionApply) }
+
+func testSealsOfEverySessionApply(t *testing.T) {
 	e, id, _, sealed := fiveThoughts(t, true)
 	open, _ := e.audit.StartSession(StartInput{TaskID: id, AuditorID: "later"})
 	rewriteFrom(t, e.st, id, chainThought, 5, func(b *linkBody) { b.Content = "rewritten" })
@@ -303,7 +312,7 @@ func TestSealsOfEverySessionApply(t *testing.T) {
 
 	// Rewrite the sealed leaf too (but not the root): the session's root no
 	// longer recomputes, reported once for the session.
-	err := e.st.Update(func(tx *bolt.Tx) error {
+	err := e.st.Update(func(tx kv.Tx) error {
 		n, _ := parseSessionID(sealed)
 		b := tx.Bucket([]byte(store.BucketAuditFrozen))
 		packed := append([]byte(nil), b.Get(store.U64(n))...)
@@ -381,7 +390,7 @@ func TestStoreFromBeforeLeafSeals(t *testing.T) {
 	// Deleting a sealed record is named by position even without leaf hashes.
 	e = open(t)
 	deleteLinks(t, e.st, "T-2", 1)
-	edit(t, e.st, func(_, h *bolt.Bucket) error { return h.Delete(headKey(2, chainThought)) })
+	edit(t, e.st, func(_, h kv.Bucket) error { return h.Delete(headKey(2, chainThought)) })
 	r, _ = e.audit.Verify(VerifyInput{TaskID: str("T-2")})
 	if brokenSummary(r.BrokenLinks) != "thought root_mismatch@1" || r.BrokenLinks[0].SessionID != "A-1" || r.MissingRecords != 1 || r.IntegrityScore != 67 {
 		t.Fatalf("deleted sealed record: %s %+v", brokenSummary(r.BrokenLinks), r)
@@ -391,8 +400,12 @@ func TestStoreFromBeforeLeafSeals(t *testing.T) {
 // A damaged session record cannot vouch, and says so instead of blocking
 // every verification.
 func TestDamagedSessionRecordIsReported(t *testing.T) {
+	pgtest.EachStore(t, testDamagedSessionRecordIsReported)
+}
+
+func testDamagedSessionRecordIsReported(t *testing.T) {
 	e, id, _, _ := fiveThoughts(t, true)
-	if err := e.st.Update(func(tx *bolt.Tx) error {
+	if err := e.st.Update(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(store.BucketAuditSessions)).Put(store.U64(1), []byte("{not json"))
 	}); err != nil {
 		t.Fatal(err)

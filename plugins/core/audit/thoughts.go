@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
@@ -79,7 +79,7 @@ func (s *Service) publish(eventType string, data map[string]any) {
 // AppendTaskChange appends a task_created or task_updated record to the
 // task's event chain. It is the tasks.Config.OnChange hook, so it runs inside
 // the transaction that writes the task change (D11).
-func (s *Service) AppendTaskChange(tx *bolt.Tx, ch tasks.Change) error {
+func (s *Service) AppendTaskChange(tx kv.Tx, ch tasks.Change) error {
 	content, err := trail.Stringify(ch.Data)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ func (s *Service) AppendTaskChange(tx *bolt.Tx, ch tasks.Change) error {
 
 // ThoughtTrail returns the ids of a task's thought records in chain order;
 // it is the tasks.Config.ThoughtTrail hook behind task_get.
-func (s *Service) ThoughtTrail(tx *bolt.Tx, id string) ([]string, error) {
+func (s *Service) ThoughtTrail(tx kv.Tx, id string) ([]string, error) {
 	n, ok := tasks.ParseTaskID(id)
 	if !ok {
 		return nil, nil
@@ -198,7 +198,7 @@ func (s *Service) RecordOnce(actor, key string, in RecordInput) (RecordOutput, e
 	body.RecordedAt = s.now()
 	var out RecordOutput
 	var replayed bool
-	err = s.st.Commit(func(tx *bolt.Tx) error {
+	err = s.st.Commit(func(tx kv.Tx) error {
 		var err error
 		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
 			if !taskExists(tx, n) {
@@ -294,7 +294,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 		return ListOutput{}, errs.Invalid("task_id", "required", "give task_id (one task's thoughts) or session_id (the thoughts of an audit session's tasks)")
 	}
 	var out ListOutput
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		scope, err := resolveScope(tx, in.SessionID, in.TaskID, errs.SessionNotFound, errs.TaskNotFound)
 		if err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/tree"
@@ -43,7 +43,7 @@ type sealedRef struct {
 }
 
 // frozenRefs decodes a finalized session's frozen record set.
-func frozenRefs(tx *bolt.Tx, sess *session) ([]sealedRef, error) {
+func frozenRefs(tx kv.Tx, sess *session) ([]sealedRef, error) {
 	f := sess.Frozen
 	size := refSize
 	if f.LeafHashes {
@@ -71,7 +71,7 @@ func frozenRefs(tx *bolt.Tx, sess *session) ([]sealedRef, error) {
 
 // chainHead reads a chain's head; nil when the store holds none (or one that
 // does not decode, which verification reports the same way).
-func chainHead(tx *bolt.Tx, task uint64, chain byte) *trail.Head {
+func chainHead(tx kv.Tx, task uint64, chain byte) *trail.Head {
 	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
 	if len(h) != 40 {
 		return nil
@@ -96,7 +96,7 @@ type vouchers struct {
 // chain, and each session's root is checked as a whole — against its sealed
 // leaves, or, for sets frozen before leaf hashes were kept, against the
 // records stored now.
-func collectVouchers(tx *bolt.Tx, scope []uint64, chains []byte) vouchers {
+func collectVouchers(tx kv.Tx, scope []uint64, chains []byte) vouchers {
 	v := vouchers{seals: map[chainKey][]trail.Seal{}}
 	inScope := make(map[uint64]bool, len(scope))
 	for _, n := range scope {
@@ -159,7 +159,7 @@ func sealsScope(f *frozen, inScope map[uint64]bool) bool {
 // edited), else from the records stored now (a mismatch means a sealed record
 // changed; which one cannot be told). Records that are gone are reported per
 // record by the chain checks, so a set with gaps is not recomputed here.
-func checkSessionRoot(tx *bolt.Tx, sess *session, refs []sealedRef) (trail.BrokenLink, bool) {
+func checkSessionRoot(tx kv.Tx, sess *session, refs []sealedRef) (trail.BrokenLink, bool) {
 	leaves := make([][]byte, len(refs))
 	for i := range refs {
 		r := &refs[i]
@@ -193,7 +193,7 @@ func sessionBroken(sess *session, actualRoot, detail string) trail.BrokenLink {
 
 // verifyScope verifies the given chains of every task in scope against
 // their links, heads and seals.
-func verifyScope(tx *bolt.Tx, scope []uint64, chains []byte, opts ...trail.VerifyOption) (trail.Report, error) {
+func verifyScope(tx kv.Tx, scope []uint64, chains []byte, opts ...trail.VerifyOption) (trail.Report, error) {
 	v := collectVouchers(tx, scope, chains)
 	in := make([]trail.Chain, 0, len(chains)*len(scope))
 	for _, n := range scope {

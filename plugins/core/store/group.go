@@ -5,17 +5,19 @@ import (
 	"fmt"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
-// Group commit: every durable bbolt commit costs an fsync, so concurrent
-// appends (eight agents recording thoughts at once) would queue for one fsync
-// each. Commit gathers the calls that arrive while a commit is in flight and
-// runs them together in the next transaction, one fsync for all. Unlike
-// bbolt's Batch it never waits for company: a lone caller commits at once.
+// Group commit: every durable commit costs an fsync (bbolt's, or
+// PostgreSQL's WAL flush plus a round of the core lock), so concurrent
+// appends (eight agents recording thoughts at once) would queue for one
+// commit each. Commit gathers the calls that arrive while a commit is in
+// flight and runs them together in the next transaction, one commit for all.
+// Unlike bbolt's Batch it never waits for company: a lone caller commits at
+// once.
 
 type groupCall struct {
-	fn   func(tx *bolt.Tx) error
+	fn   func(tx kv.Tx) error
 	done chan error
 }
 
@@ -34,7 +36,7 @@ type group struct {
 // rolls the whole transaction back and re-runs the others without it; a fn
 // that wrote before failing would have its writes discarded with the rest,
 // which is correct, but at the price of that re-run.
-func (s *Store) Commit(fn func(tx *bolt.Tx) error) error {
+func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 	c := &groupCall{fn: fn, done: make(chan error, 1)}
 	g := &s.group
 	g.mu.Lock()
@@ -70,7 +72,7 @@ func (s *Store) commitBatch(batch []*groupCall) {
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.Update(func(tx kv.Tx) error {
 			for i, c := range batch {
 				if err := safeRun(c.fn, tx); err != nil {
 					failed, failErr = i, err
@@ -97,7 +99,7 @@ func (s *Store) commitBatch(batch []*groupCall) {
 
 // safeRun turns a panic in fn into an error so that one bad call cannot take
 // down the committer and leave its neighbours waiting forever.
-func safeRun(fn func(tx *bolt.Tx) error, tx *bolt.Tx) (err error) {
+func safeRun(fn func(tx kv.Tx) error, tx kv.Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = panicError{r}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // Idempotency records (PRODUCT.md D21): a call replayed after its server
@@ -46,12 +46,12 @@ func idemKey(scope, key string) []byte {
 
 // Recorded returns the output recorded under (scope, key) inside tx, if any
 // and not expired at now.
-func Recorded(tx *bolt.Tx, scope, key string, now time.Time) ([]byte, bool) {
+func Recorded(tx kv.Tx, scope, key string, now time.Time) ([]byte, bool) {
 	if key == "" {
 		return nil, false
 	}
 	b := tx.Bucket([]byte(BucketIdempotency))
-	if b == nil {
+	if !b.Exists() {
 		return nil, false
 	}
 	v := b.Get(idemKey(scope, key))
@@ -68,14 +68,14 @@ func Recorded(tx *bolt.Tx, scope, key string, now time.Time) ([]byte, bool) {
 // Record stores output under (scope, key) inside tx — the transaction of the
 // write the output describes — and prunes the oldest keys beyond the
 // retention bounds. An empty key records nothing.
-func Record(tx *bolt.Tx, scope, key string, output []byte, now time.Time) error {
+func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	if key == "" {
 		return nil
 	}
 	b := tx.Bucket([]byte(BucketIdempotency))
 	order := tx.Bucket([]byte(BucketIdempotencyOrder))
 	meta := tx.Bucket([]byte(BucketMeta))
-	if b == nil || order == nil || meta == nil {
+	if !b.Exists() || !order.Exists() || !meta.Exists() {
 		return fmt.Errorf("store: idempotency buckets missing")
 	}
 	k := idemKey(scope, key)
@@ -131,15 +131,15 @@ func Record(tx *bolt.Tx, scope, key string, output []byte, now time.Time) error 
 }
 
 // IdempotentCount reports how many keys are recorded (for tests and health).
-func IdempotentCount(tx *bolt.Tx) uint64 {
+func IdempotentCount(tx kv.Tx) uint64 {
 	meta := tx.Bucket([]byte(BucketMeta))
-	if meta == nil {
+	if !meta.Exists() {
 		return 0
 	}
 	return getU64(meta, keyIdemCount)
 }
 
-func getU64(b *bolt.Bucket, k []byte) uint64 {
+func getU64(b kv.Bucket, k []byte) uint64 {
 	if v := b.Get(k); len(v) == 8 {
 		return binary.BigEndian.Uint64(v)
 	}
@@ -153,11 +153,11 @@ func getU64(b *bolt.Bucket, k []byte) uint64 {
 // error is returned as is and records nothing (the transaction is rolled
 // back by the caller returning it).
 //
-//	err := st.Commit(func(tx *bolt.Tx) error {
+//	err := st.Commit(func(tx kv.Tx) error {
 //		out, _, err = store.Once(tx, "thought_record", idem.Key, now, func() (Out, error) { ... })
 //		return err
 //	})
-func Once[T any](tx *bolt.Tx, scope, key string, now time.Time, write func() (T, error)) (out T, replayed bool, err error) {
+func Once[T any](tx kv.Tx, scope, key string, now time.Time, write func() (T, error)) (out T, replayed bool, err error) {
 	if raw, ok := Recorded(tx, scope, key, now); ok {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			return out, false, fmt.Errorf("store: recorded output of %s is corrupt: %w", scope, err)

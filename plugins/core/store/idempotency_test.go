@@ -2,10 +2,11 @@ package store
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 type idemOut struct {
@@ -15,14 +16,16 @@ type idemOut struct {
 
 // A key's first call writes and records; a repeat returns the recorded
 // output and runs nothing; another scope with the same key is independent.
-func TestOnceRecordsAndReplays(t *testing.T) {
-	s, _ := openTemp(t)
+func TestOnceRecordsAndReplays(t *testing.T) { pgtest.EachStore(t, testOnceRecordsAndReplays) }
+
+func testOnceRecordsAndReplays(t *testing.T) {
+	s, _ := openEach(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := 0
 	call := func(scope, key string) (idemOut, bool) {
 		var out idemOut
 		var replayed bool
-		err := s.Commit(func(tx *bolt.Tx) error {
+		err := s.Commit(func(tx kv.Tx) error {
 			var err error
 			out, replayed, err = Once(tx, scope, key, now, func() (idemOut, error) {
 				runs++
@@ -54,7 +57,7 @@ func TestOnceRecordsAndReplays(t *testing.T) {
 	if runs != 4 {
 		t.Fatalf("runs %d, want 4", runs)
 	}
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if n := IdempotentCount(tx); n != 2 {
 			t.Errorf("recorded %d keys, want 2", n)
 		}
@@ -63,17 +66,19 @@ func TestOnceRecordsAndReplays(t *testing.T) {
 }
 
 // A failed write records nothing, so the key's next call runs again.
-func TestOnceFailureRecordsNothing(t *testing.T) {
-	s, _ := openTemp(t)
+func TestOnceFailureRecordsNothing(t *testing.T) { pgtest.EachStore(t, testOnceFailureRecordsNothing) }
+
+func testOnceFailureRecordsNothing(t *testing.T) {
+	s, _ := openEach(t)
 	now := time.Now()
-	err := s.Commit(func(tx *bolt.Tx) error {
+	err := s.Commit(func(tx kv.Tx) error {
 		_, _, err := Once(tx, "x", "k", now, func() (idemOut, error) { return idemOut{}, fmt.Errorf("refused") })
 		return err
 	})
 	if err == nil || err.Error() != "refused" {
 		t.Fatalf("err %v", err)
 	}
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if _, ok := Recorded(tx, "x", "k", now); ok {
 			t.Error("a failed call was recorded")
 		}
@@ -84,10 +89,12 @@ func TestOnceFailureRecordsNothing(t *testing.T) {
 // Retention: at most IdempotencyMaxKeys are kept (oldest dropped first),
 // and a key older than IdempotencyRetention is no longer honoured and is
 // pruned by later records.
-func TestIdempotencyRetention(t *testing.T) {
-	s, _ := openTemp(t)
+func TestIdempotencyRetention(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetention) }
+
+func testIdempotencyRetention(t *testing.T) {
+	s, _ := openEach(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	err := s.Update(func(tx *bolt.Tx) error {
+	err := s.Update(func(tx kv.Tx) error {
 		for i := 0; i < IdempotencyMaxKeys+5; i++ {
 			if err := Record(tx, "s", fmt.Sprint("k", i), []byte(`{}`), t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
 				return err
@@ -99,7 +106,7 @@ func TestIdempotencyRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := t0.Add(time.Minute)
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if n := IdempotentCount(tx); n != IdempotencyMaxKeys {
 			t.Errorf("count %d, want %d", n, IdempotencyMaxKeys)
 		}
@@ -119,15 +126,15 @@ func TestIdempotencyRetention(t *testing.T) {
 	// Records a day later prune the expired ones in batches.
 	later := t0.Add(IdempotencyRetention + time.Hour)
 	for i := 0; i < IdempotencyMaxKeys/pruneBatch+10; i++ {
-		if err := s.Update(func(tx *bolt.Tx) error { return Record(tx, "s", fmt.Sprint("new", i), []byte(`{}`), later) }); err != nil {
+		if err := s.Update(func(tx kv.Tx) error { return Record(tx, "s", fmt.Sprint("new", i), []byte(`{}`), later) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if n, want := IdempotentCount(tx), uint64(IdempotencyMaxKeys/pruneBatch+10); n != want {
 			t.Errorf("count after expiry %d, want %d", n, want)
 		}
-		if n := tx.Bucket([]byte(BucketIdempotency)).Stats().KeyN; n != IdempotencyMaxKeys/pruneBatch+10 {
+		if n := tx.Bucket([]byte(BucketIdempotency)).Count(); n != IdempotencyMaxKeys/pruneBatch+10 {
 			t.Errorf("bucket holds %d keys", n)
 		}
 		return nil

@@ -1,25 +1,26 @@
-// Package store is the core (Area A) bbolt store: one file in the data dir
-// holding projects, tasks and their indexes, and — added by later schema
-// versions — the thought and event chains and audit sessions.
+// Package store is the core (Area A) store: projects, tasks and their
+// indexes, the thought and event chains and audit sessions, as ordered
+// buckets of the shared key-value layer (internal/kv). Two backends hold
+// them (PRODUCT.md D26): a bbolt file in the data dir (bolt.go, the default)
+// or PostgreSQL (postgres.go, CAIRN_STORE=postgres://…), where several cairn
+// servers share one truth.
 //
 // Everything that must change together (a task and its chain link, a counter
-// and the record it numbers) is written in one bbolt transaction, so the
-// store exposes Update and View rather than hiding bbolt behind a narrower
-// interface. Commits are durable: bbolt fsyncs on every commit and NoSync is
-// never set, because an acknowledged write must survive SIGKILL.
+// and the record it numbers) is written in one transaction, so the store
+// exposes Update and View rather than a narrower interface. Both backends
+// run every Update alone among all writers of every process or server and
+// commit it durably (bbolt fsyncs every commit and NoSync is never set;
+// PostgreSQL commits synchronously), because an acknowledged write must
+// survive SIGKILL.
 package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Bucket names of the layout. They are part of the on-disk format: renaming
@@ -108,6 +109,11 @@ const (
 	// facets (schema v5): facet scope (see the tasks package), task number
 	// → empty. Their counters live in BucketTaskCounts.
 	BucketTaskFacets = "idx_task_facet"
+
+	// BucketLastProject remembers, per caller, the project they used last
+	// (D7). It is created on open rather than by a versioned migration:
+	// older builds ignore a bucket they do not know.
+	BucketLastProject = "client_last_project"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
@@ -123,206 +129,116 @@ const (
 
 var keyUserVersion = []byte("user_version")
 
-// DefaultTimeout is how long Open waits for the file lock. A second cairn
-// process holding the file must produce an error quickly rather than hang
-// the agent host's startup.
-const DefaultTimeout = time.Second
-
-// Options tune Open.
-type Options struct {
-	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
-	Timeout time.Duration
-	// FileMode is the mode of a newly created file; 0 means 0600, since
-	// the store may hold task text that is nobody else's business.
-	FileMode os.FileMode
-}
-
-// Store is an open core store. It is safe for concurrent use: bbolt allows
-// many readers and serializes writers.
+// Store is an open core store. It is safe for concurrent use.
 type Store struct {
-	db      *bolt.DB
-	path    string
+	// Exactly one backend is set. They are concrete fields, not an
+	// interface: a function handed to an interface method escapes, which
+	// would cost every Update and View an allocation for its closure.
+	bolt    *boltBackend
+	pg      *pgBackend
 	version int
 	group   group
 }
 
-// Migration moves the layout one version forward inside the open
-// transaction. Migrations[i] produces version i+1.
-type Migration func(tx *bolt.Tx) error
-
-// migrations is the ordered list applied on open. Append only: a released
-// migration never changes, since stores in the field already ran it.
-var migrations = []Migration{
-	migrateV1,
-	migrateV2,
-	migrateV3,
-	migrateV4,
-	migrateV5,
-}
-
-// CurrentVersion is the schema version this build writes.
-var CurrentVersion = len(migrations)
-
-// migrateV1 creates the initial layout.
-func migrateV1(tx *bolt.Tx) error {
-	for _, name := range []string{
-		BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
-		BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus,
-		BucketTaskChildren,
-	} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// migrateV2 adds the decision trail: hash chains and audit sessions.
-func migrateV2(tx *bolt.Tx) error {
-	for _, name := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// migrateV3 adds task dependencies, claims and idempotency records.
-func migrateV3(tx *bolt.Tx) error {
-	for _, name := range []string{BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// migrateV4 adds the search index. It starts empty; the tasks package
-// builds it from the stored tasks when it finds it not built (meta key
-// "trigrams_built" absent), since only that package can decode a task.
-func migrateV4(tx *bolt.Tx) error {
-	_, err := tx.CreateBucketIfNotExists([]byte(BucketTaskTrigrams))
-	return err
-}
-
-// migrateV5 adds task_list's sorted indexes and counters and the ready and
-// waiting indexes of task_next_actions. Like v4 they start empty and the
-// tasks package fills them from the stored tasks (meta key
-// "list_index_upto" says how far it got).
-func migrateV5(tx *bolt.Tx) error {
-	for _, name := range []string{BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting, BucketTaskFacets} {
-		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
-			return fmt.Errorf("create bucket %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// Open opens (creating if needed) the store file at path and brings its
-// schema up to CurrentVersion. Every failure is an *errs.Error with code
-// ERR_INIT_FAILED whose message says what to do.
-func Open(path string, opts Options) (*Store, error) {
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultTimeout
-	}
-	if opts.FileMode == 0 {
-		opts.FileMode = 0o600
-	}
-	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, initFailed("cannot create the data directory %s: %v; check its permissions or set CAIRN_DATA_DIR", dir, err)
-		}
-	}
-	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout})
-	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, initFailed("store %s is locked by another cairn process; stop it or set CAIRN_DATA_DIR to another directory", path)
-		}
-		return nil, initFailed("cannot open store %s: %v; check the file and its permissions, or set CAIRN_DATA_DIR to another directory", path, err)
-	}
-	s := &Store{db: db, path: path}
-	if err := s.migrate(); err != nil {
-		_ = db.Close()
-		return nil, err
-	}
-	return s, nil
+// Description says where a store keeps its data, for health and logs.
+type Description struct {
+	// Kind is "bbolt" or "postgres".
+	Kind string `json:"kind"`
+	// Location is the file, or the database URL without its password.
+	Location string `json:"location"`
+	// Migration is the PostgreSQL migration version (0 on bbolt, whose
+	// layout version is UserVersion).
+	Migration int `json:"migration,omitempty"`
 }
 
 func initFailed(format string, args ...any) *errs.Error {
 	return errs.Newf(500, errs.InitFailed, format, args...)
 }
 
-// migrate applies every migration past the stored version in one
-// transaction, so a crash mid-way leaves the old version intact.
-func (s *Store) migrate() error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists([]byte(BucketMeta))
-		if err != nil {
-			return err
-		}
-		v := 0
-		if raw := meta.Get(keyUserVersion); raw != nil {
-			if len(raw) != 8 {
-				return initFailed("store %s has a corrupt schema version; restore it from a backup or set CAIRN_DATA_DIR to a fresh directory", s.path)
-			}
-			v = int(binary.BigEndian.Uint64(raw))
-		}
-		if v > len(migrations) {
-			return initFailed("store %s has schema version %d, newer than this cairn (%d); upgrade cairn", s.path, v, len(migrations))
-		}
-		for ; v < len(migrations); v++ {
-			if err := migrations[v](tx); err != nil {
-				return fmt.Errorf("migration to version %d: %w", v+1, err)
-			}
-		}
-		s.version = v
-		return meta.Put(keyUserVersion, u64(uint64(v)))
-	})
-	if err != nil {
-		if e, ok := errs.As(err); ok {
-			return e
-		}
-		return initFailed("cannot migrate store %s: %v; restore it from a backup or set CAIRN_DATA_DIR to a fresh directory", s.path, err)
+// checkVersion reads the layout version in meta: an absent one is 0, and a
+// version newer than this build is refused.
+func checkVersion(meta kv.Bucket, where string) (int, error) {
+	raw := meta.Get(keyUserVersion)
+	if raw == nil {
+		return 0, nil
 	}
-	return nil
+	if len(raw) != 8 {
+		return 0, initFailed("store %s has a corrupt schema version; restore it from a backup or set CAIRN_DATA_DIR to a fresh directory", where)
+	}
+	v := int(binary.BigEndian.Uint64(raw))
+	if v > len(migrations) {
+		return 0, initFailed("store %s has schema version %d, newer than this cairn (%d); upgrade cairn", where, v, len(migrations))
+	}
+	return v, nil
 }
 
-// UserVersion is the schema version of the open store.
+// UserVersion is the layout version of the open store.
 func (s *Store) UserVersion() int { return s.version }
 
-// Path is the file the store lives in.
-func (s *Store) Path() string { return s.path }
+// Describe says where the store keeps its data.
+func (s *Store) Describe() Description {
+	if s.pg != nil {
+		return s.pg.describe()
+	}
+	return s.bolt.describe()
+}
 
-// DB exposes the bbolt handle for callers that need more than Update/View.
-func (s *Store) DB() *bolt.DB { return s.db }
+// Path is the file the store lives in, or its database URL without the
+// password on PostgreSQL.
+func (s *Store) Path() string { return s.Describe().Location }
 
-// Close releases the file and its lock.
-func (s *Store) Close() error { return s.db.Close() }
+// Close releases the file and its lock, or the database connections.
+func (s *Store) Close() error {
+	if s.pg != nil {
+		return s.pg.close()
+	}
+	return s.bolt.close()
+}
 
-// Update runs fn in one durable read-write transaction; fn's error rolls
-// everything back.
-func (s *Store) Update(fn func(tx *bolt.Tx) error) error { return s.db.Update(fn) }
+// Update runs fn in one durable read-write transaction, alone among all
+// writers; fn's error rolls everything back.
+func (s *Store) Update(fn func(tx kv.Tx) error) error {
+	if s.pg != nil {
+		return s.pg.Update(fn)
+	}
+	return s.bolt.update(fn)
+}
 
 // View runs fn in a read-only transaction with a consistent snapshot.
-func (s *Store) View(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+func (s *Store) View(fn func(tx kv.Tx) error) error {
+	if s.pg != nil {
+		return s.pg.View(fn)
+	}
+	return s.bolt.view(fn)
+}
+
+// Latency measures one trivial read (the layout version), for health.
+func (s *Store) Latency() (time.Duration, error) {
+	start := time.Now()
+	err := s.View(func(tx kv.Tx) error {
+		_ = tx.Bucket([]byte(BucketMeta)).Get(keyUserVersion)
+		return nil
+	})
+	return time.Since(start), err
+}
 
 // NextID returns the next number of the store-wide counter name (for
 // example CounterTask), starting at 1. It must run inside the transaction
 // that writes the numbered record, so a rolled-back write also rolls back
 // the counter and a committed number is never handed out twice.
-func NextID(tx *bolt.Tx, name string) (uint64, error) {
+func NextID(tx kv.Tx, name string) (uint64, error) {
 	return next(tx, BucketCounters, name)
 }
 
 // NextProjectSeq returns the next sequence number of project, starting at 1.
-func NextProjectSeq(tx *bolt.Tx, project string) (uint64, error) {
+func NextProjectSeq(tx kv.Tx, project string) (uint64, error) {
 	return next(tx, BucketProjectSeq, project)
 }
 
 // PeekID returns the last number handed out by counter name (0 if none).
-func PeekID(tx *bolt.Tx, name string) uint64 {
+func PeekID(tx kv.Tx, name string) uint64 {
 	b := tx.Bucket([]byte(BucketCounters))
-	if b == nil {
+	if !b.Exists() {
 		return 0
 	}
 	if raw := b.Get([]byte(name)); len(raw) == 8 {
@@ -331,9 +247,9 @@ func PeekID(tx *bolt.Tx, name string) uint64 {
 	return 0
 }
 
-func next(tx *bolt.Tx, bucket, name string) (uint64, error) {
+func next(tx kv.Tx, bucket, name string) (uint64, error) {
 	b := tx.Bucket([]byte(bucket))
-	if b == nil {
+	if !b.Exists() {
 		return 0, fmt.Errorf("store: bucket %s missing", bucket)
 	}
 	var n uint64
@@ -351,7 +267,7 @@ func next(tx *bolt.Tx, bucket, name string) (uint64, error) {
 }
 
 // U64 encodes n as 8 big-endian bytes, the key form of numbered records:
-// big endian keeps bbolt's byte order equal to numeric order.
+// big endian keeps the stores' byte order equal to numeric order.
 func U64(n uint64) []byte { return u64(n) }
 
 func u64(n uint64) []byte {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,9 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-mcp/cairn/sdk/errs"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func openTemp(t *testing.T) (*Store, string) {
 	t.Helper()
@@ -22,6 +27,19 @@ func openTemp(t *testing.T) (*Store, string) {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s, path
+}
+
+// openEach opens a store in a fresh data dir on the backend CAIRN_STORE
+// names (pgtest.EachStore sets it) and returns it with the setting to reopen.
+func openEach(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := OpenFor(dir, os.Getenv(SettingEnv))
+	if err != nil {
+		t.Fatalf("OpenFor: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, dir
 }
 
 func wantInitFailed(t *testing.T, err error, contains string) {
@@ -49,10 +67,10 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
 	}
-	err := s.View(func(tx *bolt.Tx) error {
+	err := s.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketMeta, BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
 			BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus, BucketTaskChildren} {
-			if tx.Bucket([]byte(b)) == nil {
+			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing", b)
 			}
 		}
@@ -64,10 +82,14 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 }
 
 func TestReopenKeepsVersionAndCounters(t *testing.T) {
-	s, path := openTemp(t)
+	pgtest.EachStore(t, testReopenKeepsVersionAndCounters)
+}
+
+func testReopenKeepsVersionAndCounters(t *testing.T) {
+	s, dir := openEach(t)
 	var got []uint64
 	for i := 0; i < 3; i++ {
-		if err := s.Update(func(tx *bolt.Tx) error {
+		if err := s.Update(func(tx kv.Tx) error {
 			n, err := NextID(tx, CounterTask)
 			got = append(got, n)
 			return err
@@ -76,7 +98,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 		}
 	}
 	// A rolled-back transaction does not consume a number.
-	_ = s.Update(func(tx *bolt.Tx) error {
+	_ = s.Update(func(tx kv.Tx) error {
 		if _, err := NextID(tx, CounterTask); err != nil {
 			return err
 		}
@@ -85,7 +107,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(path, Options{})
+	s2, err := OpenFor(dir, os.Getenv(SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +115,7 @@ func TestReopenKeepsVersionAndCounters(t *testing.T) {
 	if s2.UserVersion() != CurrentVersion {
 		t.Fatalf("UserVersion after reopen %d", s2.UserVersion())
 	}
-	err = s2.Update(func(tx *bolt.Tx) error {
+	err = s2.Update(func(tx kv.Tx) error {
 		n, err := NextID(tx, CounterTask)
 		got = append(got, n)
 		if err != nil {
@@ -176,7 +198,7 @@ func TestOpenFailures(t *testing.T) {
 
 func TestNewerSchemaRefused(t *testing.T) {
 	s, path := openTemp(t)
-	if err := s.Update(func(tx *bolt.Tx) error {
+	if err := s.Update(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(BucketMeta)).Put(keyUserVersion, U64(99))
 	}); err != nil {
 		t.Fatal(err)
@@ -216,7 +238,7 @@ func TestMigrationsMoveVersionForward(t *testing.T) {
 		t.Fatalf("reopen: version %d ran %d, want %d and 1 (a migration runs once)", s3.UserVersion(), ran, next)
 	}
 	var stored uint64
-	_ = s3.View(func(tx *bolt.Tx) error {
+	_ = s3.View(func(tx kv.Tx) error {
 		raw := tx.Bucket([]byte(BucketMeta)).Get(keyUserVersion)
 		for _, c := range raw {
 			stored = stored<<8 | uint64(c)
@@ -261,7 +283,7 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	if s.UserVersion() != 1 {
 		t.Fatalf("v1 store has version %d", s.UserVersion())
 	}
-	if err := s.Update(func(tx *bolt.Tx) error { _, err := NextID(tx, CounterTask); return err }); err != nil {
+	if err := s.Update(func(tx kv.Tx) error { _, err := NextID(tx, CounterTask); return err }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -273,10 +295,10 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	if s2.UserVersion() != CurrentVersion {
 		t.Fatalf("migrated version %d, want %d", s2.UserVersion(), CurrentVersion)
 	}
-	_ = s2.View(func(tx *bolt.Tx) error {
+	_ = s2.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
 			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder, BucketTaskTrigrams} {
-			if tx.Bucket([]byte(b)) == nil {
+			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing after migration", b)
 			}
 		}
@@ -289,8 +311,10 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 
 // Concurrent Commit calls all land, a failing call is answered with its own
 // error and leaves no write behind, and its neighbours still commit.
-func TestGroupCommit(t *testing.T) {
-	s, _ := openTemp(t)
+func TestGroupCommit(t *testing.T) { pgtest.EachStore(t, testGroupCommit) }
+
+func testGroupCommit(t *testing.T) {
+	s, _ := openEach(t)
 	const n = 64
 	var wg sync.WaitGroup
 	errsOut := make([]error, n)
@@ -298,7 +322,7 @@ func TestGroupCommit(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			errsOut[i] = s.Commit(func(tx *bolt.Tx) error {
+			errsOut[i] = s.Commit(func(tx kv.Tx) error {
 				if i%8 == 7 {
 					return fmt.Errorf("refused %d", i)
 				}
@@ -332,7 +356,7 @@ func TestGroupCommit(t *testing.T) {
 			ok++
 		}
 	}
-	_ = s.View(func(tx *bolt.Tx) error {
+	_ = s.View(func(tx kv.Tx) error {
 		if got := PeekID(tx, CounterThought); got != uint64(ok) {
 			t.Errorf("counter %d, want %d: a failed call's writes must not land", got, ok)
 		}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Benchmarks of the task pipeline at 10,000 and 100,000 tasks, and of
@@ -25,7 +26,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	for _, svc := range benchSvcs {
 		_ = svc.Store().Close()
 	}
@@ -78,7 +79,7 @@ func benchService(b *testing.B, n int) *Service {
 	// adds dozens of search postings.
 	const batch = 500
 	for lo := 0; lo < n; lo += batch {
-		err := st.Update(func(tx *bolt.Tx) error {
+		err := st.Update(func(tx kv.Tx) error {
 			for i := lo; i < lo+batch && i < n; i++ {
 				title := fmt.Sprintf("%s %s task %d", benchWords[rng.IntN(len(benchWords))], benchWords[rng.IntN(len(benchWords))], i)
 				if i == n/2 {

@@ -1,9 +1,9 @@
 package tasks
 
 import (
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Claims (D27): a claimed task is in_progress and held by one caller. The
@@ -18,12 +18,12 @@ const (
 )
 
 // claimHolder returns who holds task num, or "".
-func claimHolder(tx *bolt.Tx, num uint64) string {
+func claimHolder(tx kv.Tx, num uint64) string {
 	return string(tx.Bucket([]byte(store.BucketTaskClaims)).Get(store.U64(num)))
 }
 
 // setClaim records holder for num; an empty holder releases it.
-func setClaim(tx *bolt.Tx, num uint64, holder string) error {
+func setClaim(tx kv.Tx, num uint64, holder string) error {
 	b := tx.Bucket([]byte(store.BucketTaskClaims))
 	if holder == "" {
 		return b.Delete(store.U64(num))

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"slices"
 	"sync"
 	"testing"
@@ -14,7 +15,9 @@ func claimAs(f *fixture, actor, id string) (UpdateOutput, error) {
 }
 
 // Claim and release rules of task_update, each with its error.
-func TestClaimAndRelease(t *testing.T) {
+func TestClaimAndRelease(t *testing.T) { pgtest.EachStore(t, testClaimAndRelease) }
+
+func testClaimAndRelease(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.taskIn(t, "alpha", StatusTodo)
 	f.takeEvents()
@@ -83,7 +86,9 @@ func TestClaimAndRelease(t *testing.T) {
 
 // claim: true on task_next_actions takes the first candidate and returns
 // only it; the next claimer gets the next one; nothing left → empty.
-func TestNextActionsClaim(t *testing.T) {
+func TestNextActionsClaim(t *testing.T) { pgtest.EachStore(t, testNextActionsClaim) }
+
+func testNextActionsClaim(t *testing.T) {
 	f := newFixture(t, "alpha")
 	low := f.create(t, CreateInput{Title: "low", Project: "alpha", Priority: ptr(PriorityLow)}).TaskID
 	high := f.create(t, CreateInput{Title: "high", Project: "alpha", Priority: ptr(PriorityHigh)}).TaskID
@@ -116,7 +121,9 @@ func TestNextActionsClaim(t *testing.T) {
 
 // 16 claimers race over 200 ready tasks: every task is claimed exactly
 // once, and each claimer is told only of tasks it holds.
-func TestClaimRace(t *testing.T) {
+func TestClaimRace(t *testing.T) { pgtest.EachStore(t, testClaimRace) }
+
+func testClaimRace(t *testing.T) {
 	f := newFixture(t, "alpha")
 	const tasks, claimers = 200, 16
 	for i := 0; i < tasks; i++ {
@@ -170,6 +177,10 @@ func TestClaimRace(t *testing.T) {
 // and updates; deleted projects are unknown; the session's own project
 // counts as registered and is registered on first write.
 func TestProjectStatesAndSessionProject(t *testing.T) {
+	pgtest.EachStore(t, testProjectStatesAndSessionProject)
+}
+
+func testProjectStatesAndSessionProject(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.taskIn(t, "alpha", StatusTodo)
 	if _, err := f.svc.SetProjectArchived("alpha", true); err != nil {
@@ -219,7 +230,9 @@ func TestProjectStatesAndSessionProject(t *testing.T) {
 
 // A repeated idempotency key returns the first output and writes nothing:
 // task_create, task_update and a claim.
-func TestIdempotentWrites(t *testing.T) {
+func TestIdempotentWrites(t *testing.T) { pgtest.EachStore(t, testIdempotentWrites) }
+
+func testIdempotentWrites(t *testing.T) {
 	f := newFixture(t, "alpha")
 	k := Call{Actor: "a", IdemKey: "sess:1"}
 	first, err := f.svc.CreateFor(k, CreateInput{Title: "once", Project: "alpha"})

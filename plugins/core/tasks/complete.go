@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // IDMatch is one task offered for a typed task id.
@@ -21,7 +21,7 @@ type IDMatch struct {
 func (s *Service) CompleteID(typed string, limit int) ([]IDMatch, error) {
 	typed = strings.ToLower(strings.TrimSpace(typed))
 	var byID, byTitle []IDMatch
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		var raw rawRecord
 		c := tasksBucket(tx).Cursor()
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {

@@ -2,11 +2,14 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"slices"
 	"testing"
 )
 
-func TestCompleteID(t *testing.T) {
+func TestCompleteID(t *testing.T) { pgtest.EachStore(t, testCompleteID) }
+
+func testCompleteID(t *testing.T) {
 	f := newFixture(t, "app")
 	for _, title := range []string{"Fix auth timeout", "Write docs", "Authorize admins", "Über-cache warmup"} {
 		f.create(t, CreateInput{Title: title, Project: "app"})

@@ -3,9 +3,9 @@ package tasks
 import (
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // CreateInput is the input of task_create. Pointer fields are optional:
@@ -101,7 +101,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		replayed bool
 		rec      *record
 	)
-	err = s.st.Commit(func(tx *bolt.Tx) error {
+	err = s.st.Commit(func(tx kv.Tx) error {
 		var err error
 		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
 			var err error
@@ -135,7 +135,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 }
 
 // createTx writes a validated new task inside tx.
-func (s *Service) createTx(tx *bolt.Tx, call Call, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
+func (s *Service) createTx(tx kv.Tx, call Call, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
 	if err := s.projectForWrite(tx, in.Project, call); err != nil {
 		return nil, err
 	}

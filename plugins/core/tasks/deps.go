@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Dependencies between tasks (D27): a task depends_on other tasks of its
@@ -55,7 +55,7 @@ func checkDependsOn(ids []string) ([]uint64, error) {
 
 // loadDeps checks that every dependency exists in project and returns their
 // status codes, in the order of deps.
-func loadDeps(tx *bolt.Tx, project string, deps []uint64) ([]uint8, error) {
+func loadDeps(tx kv.Tx, project string, deps []uint64) ([]uint8, error) {
 	codes := make([]uint8, len(deps))
 	for i, d := range deps {
 		r, ok, err := loadRecord(tx, d)
@@ -74,7 +74,7 @@ func loadDeps(tx *bolt.Tx, project string, deps []uint64) ([]uint8, error) {
 }
 
 // depsOf lists the dependencies of num in number order.
-func depsOf(tx *bolt.Tx, num uint64) []uint64 {
+func depsOf(tx kv.Tx, num uint64) []uint64 {
 	c := tx.Bucket([]byte(store.BucketTaskDeps)).Cursor()
 	prefix := store.U64(num)
 	var out []uint64
@@ -85,7 +85,7 @@ func depsOf(tx *bolt.Tx, num uint64) []uint64 {
 }
 
 // dependentsOf lists the tasks that depend on num, in number order.
-func dependentsOf(tx *bolt.Tx, num uint64) []uint64 {
+func dependentsOf(tx kv.Tx, num uint64) []uint64 {
 	c := tx.Bucket([]byte(store.BucketTaskDependents)).Cursor()
 	prefix := store.U64(num)
 	var out []uint64
@@ -97,7 +97,7 @@ func dependentsOf(tx *bolt.Tx, num uint64) []uint64 {
 
 // openDeps returns the open dependencies of num (nil when none), through c,
 // a cursor on BucketTaskDeps.
-func openDeps(c *bolt.Cursor, num uint64) []uint64 {
+func openDeps(c kv.Cursor, num uint64) []uint64 {
 	var prefix [8]byte
 	binary.BigEndian.PutUint64(prefix[:], num)
 	var out []uint64
@@ -114,7 +114,7 @@ func openDeps(c *bolt.Cursor, num uint64) []uint64 {
 // task, or nil. It walks depends_on edges from each new dependency looking
 // for task; the stored edges of task itself are ignored, since deps
 // replaces them.
-func findCycle(tx *bolt.Tx, task uint64, deps []uint64) []uint64 {
+func findCycle(tx kv.Tx, task uint64, deps []uint64) []uint64 {
 	c := tx.Bucket([]byte(store.BucketTaskDeps)).Cursor()
 	from := map[uint64]uint64{} // visited node → the node that reached it
 	for _, d := range deps {
@@ -167,7 +167,7 @@ func cycleError(loop []uint64) error {
 
 // setDeps replaces the dependencies of task num (in project) with deps,
 // whose status codes are codes. The caller has validated them.
-func setDeps(tx *bolt.Tx, num uint64, deps []uint64, codes []uint8) error {
+func setDeps(tx kv.Tx, num uint64, deps []uint64, codes []uint8) error {
 	db := tx.Bucket([]byte(store.BucketTaskDeps))
 	rb := tx.Bucket([]byte(store.BucketTaskDependents))
 	for _, old := range depsOf(tx, num) {
@@ -192,18 +192,19 @@ func setDeps(tx *bolt.Tx, num uint64, deps []uint64, codes []uint8) error {
 // propagateStatus records num's new status code beside every edge that
 // points at it and returns the dependents whose last open dependency num
 // just was (task.unblocked).
-func propagateStatus(tx *bolt.Tx, num uint64, was, now uint8) ([]uint64, error) {
+func propagateStatus(tx kv.Tx, num uint64, was, now uint8) ([]uint64, error) {
 	db := tx.Bucket([]byte(store.BucketTaskDeps))
 	var unblocked []uint64
 	finished := isOpen(was) && !isOpen(now)
-	var dc *bolt.Cursor
+	var dc kv.Cursor
+	haveCursor := false
 	for _, d := range dependentsOf(tx, num) {
 		if err := db.Put(pairKey(d, num), []byte{now}); err != nil {
 			return nil, err
 		}
 		if finished {
-			if dc == nil {
-				dc = db.Cursor()
+			if !haveCursor {
+				dc, haveCursor = db.Cursor(), true
 			}
 			if len(openDeps(dc, d)) == 0 {
 				unblocked = append(unblocked, d)

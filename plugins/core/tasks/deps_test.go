@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -26,7 +27,9 @@ func setDepsOf(f *fixture, id string, deps ...string) error {
 
 // Cycle detection: each row sets up edges (task → its dependencies) and
 // then one update; want is the loop reported (nil: accepted).
-func TestDependencyCycles(t *testing.T) {
+func TestDependencyCycles(t *testing.T) { pgtest.EachStore(t, testDependencyCycles) }
+
+func testDependencyCycles(t *testing.T) {
 	type edge struct {
 		task string
 		deps []string
@@ -85,7 +88,9 @@ func TestDependencyCycles(t *testing.T) {
 }
 
 // Every rule of depends_on's input, and task_get's view of it.
-func TestDependsOnRules(t *testing.T) {
+func TestDependsOnRules(t *testing.T) { pgtest.EachStore(t, testDependsOnRules) }
+
+func testDependsOnRules(t *testing.T) {
 	f := depsFixture(t, 3)
 	other := f.create(t, CreateInput{Title: "elsewhere", Project: "beta"}).TaskID
 	many := make([]string, MaxDependsOn+1)
@@ -153,6 +158,10 @@ func TestDependsOnRules(t *testing.T) {
 // dependencies_unmet counts open sub-tasks plus open dependencies; the
 // last dependency finishing publishes task.unblocked.
 func TestNextActionsWithDependencies(t *testing.T) {
+	pgtest.EachStore(t, testNextActionsWithDependencies)
+}
+
+func testNextActionsWithDependencies(t *testing.T) {
 	f := newFixture(t, "alpha")
 	a := f.taskIn(t, "alpha", StatusTodo)
 	b := f.taskIn(t, "alpha", StatusTodo)
@@ -358,7 +367,9 @@ func refNext(model []*refTask, limit int) (next []string, unmet []int, waiting m
 
 // Random graphs and random moves: task_next_actions (order, counts and the
 // waiting list) always equals the reference.
-func TestNextActionsMatchReference(t *testing.T) {
+func TestNextActionsMatchReference(t *testing.T) { pgtest.EachStore(t, testNextActionsMatchReference) }
+
+func testNextActionsMatchReference(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 99))

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -12,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // The randomized differential test of task_list and task_next_actions:
@@ -289,6 +290,10 @@ func (m *diffModel) earlierOf(rng *rand.Rand, project string, before int, n int)
 }
 
 func TestListAndNextActionsDifferential(t *testing.T) {
+	pgtest.EachStore(t, testListAndNextActionsDifferential)
+}
+
+func testListAndNextActionsDifferential(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -405,7 +410,7 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 			}
 			queries++
 			if q, err := in.validate(); err == nil {
-				_ = f.st.View(func(tx *bolt.Tx) error {
+				_ = f.st.View(func(tx kv.Tx) error {
 					plan, _ := choosePlan(tx, q)
 					plans[plan]++
 					return nil

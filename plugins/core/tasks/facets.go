@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Facets (issue 14): task_list's assignee and label filters. Each task is a
@@ -86,7 +86,7 @@ func decodeMember(num uint64, v []byte) (member, bool) {
 
 // indexFacets moves rec's facet memberships and facet counter cells from
 // prev (nil: a new task) to rec, and refreshes the member values.
-func indexFacets(tx *bolt.Tx, rec, prev *record) error {
+func indexFacets(tx kv.Tx, rec, prev *record) error {
 	now := facetScopesOf(rec)
 	members := tx.Bucket([]byte(store.BucketTaskFacets))
 	moved := prev == nil || prev.status != rec.status || prev.priority != rec.priority || prev.assignee != rec.assignee || !slices.Equal(prev.labels, rec.labels)
@@ -117,7 +117,7 @@ func indexFacets(tx *bolt.Tx, rec, prev *record) error {
 }
 
 // facetMembers lists the tasks of a facet scope in number order.
-func facetMembers(tx *bolt.Tx, scope []byte) []uint64 {
+func facetMembers(tx kv.Tx, scope []byte) []uint64 {
 	c := tx.Bucket([]byte(store.BucketTaskFacets)).Cursor()
 	var out []uint64
 	for k, _ := c.Seek(scope); k != nil && bytes.HasPrefix(k, scope); k, _ = c.Next() {

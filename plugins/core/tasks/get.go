@@ -1,7 +1,7 @@
 package tasks
 
 import (
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // GetInput is the input of task_get.
@@ -108,7 +108,7 @@ func (s *Service) Get(in GetInput) (Task, error) {
 		return Task{}, err
 	}
 	var t Task
-	err = s.st.View(func(tx *bolt.Tx) error {
+	err = s.st.View(func(tx kv.Tx) error {
 		rec, ok, err := loadRecord(tx, num)
 		if err != nil {
 			return err

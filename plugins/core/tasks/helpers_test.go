@@ -1,7 +1,8 @@
 package tasks
 
 import (
-	"path/filepath"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -59,7 +60,13 @@ func (f *fixture) takeEvents() []event {
 
 func newFixture(t testing.TB, projects ...string) *fixture {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
+	// Under pgtest.EachStore's postgres run every fixture gets a database
+	// of its own, as every bbolt fixture gets its own directory.
+	setting := os.Getenv(store.SettingEnv)
+	if setting != "" {
+		setting = pgtest.DSN(t)
+	}
+	st, err := store.OpenFor(t.TempDir(), setting)
 	if err != nil {
 		t.Fatal(err)
 	}

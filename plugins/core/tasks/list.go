@@ -9,9 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Sort keys and orders of task_list.
@@ -243,7 +243,7 @@ type hit struct {
 
 // candidates enumerates the tasks that can match q, using the narrowest
 // index the filters allow, and calls fn with each stored record.
-func candidates(tx *bolt.Tx, project string, statuses []string, fn func(num uint64, v []byte) error) error {
+func candidates(tx kv.Tx, project string, statuses []string, fn func(num uint64, v []byte) error) error {
 	tb := tasksBucket(tx)
 	// One reused cursor for the point lookups: Bucket.Get allocates a
 	// cursor per call, which dominated index-driven scans.
@@ -304,7 +304,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 		return ListOutput{}, err
 	}
 	out := ListOutput{Tasks: []ListItem{}, Offset: q.offset, Limit: q.limit}
-	err = s.st.View(func(tx *bolt.Tx) error {
+	err = s.st.View(func(tx kv.Tx) error {
 		if listIndexReady(tx) {
 			return listPlanned(tx, q, &out)
 		}
@@ -374,7 +374,7 @@ func sortHits(hits []hit, desc bool, n int) {
 }
 
 // seekExact returns the value stored under key, or nil, using c.
-func seekExact(c *bolt.Cursor, key []byte) []byte {
+func seekExact(c kv.Cursor, key []byte) []byte {
 	k, v := c.Seek(key)
 	if k == nil || !bytes.Equal(k, key) {
 		return nil

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +34,9 @@ func listFixture(t *testing.T) *fixture {
 	return f
 }
 
-func TestListFilters(t *testing.T) {
+func TestListFilters(t *testing.T) { pgtest.EachStore(t, testListFilters) }
+
+func testListFilters(t *testing.T) {
 	f := listFixture(t)
 	cases := []struct {
 		name string
@@ -81,7 +84,9 @@ func TestListFilters(t *testing.T) {
 	}
 }
 
-func TestListItemShape(t *testing.T) {
+func TestListItemShape(t *testing.T) { pgtest.EachStore(t, testListItemShape) }
+
+func testListItemShape(t *testing.T) {
 	f := listFixture(t)
 	out, err := f.svc.List(ListInput{Project: ptr("alpha"), Status: []string{StatusInProgress}})
 	if err != nil || len(out.Tasks) != 1 {
@@ -99,7 +104,9 @@ func TestListItemShape(t *testing.T) {
 	}
 }
 
-func TestListSorts(t *testing.T) {
+func TestListSorts(t *testing.T) { pgtest.EachStore(t, testListSorts) }
+
+func testListSorts(t *testing.T) {
 	f := listFixture(t)
 	cases := []struct {
 		by, order string
@@ -137,7 +144,9 @@ func TestListSorts(t *testing.T) {
 
 // TestListPagingStable pages through many equal sort keys: pages must not
 // overlap or skip, in both orders and with the bounded-selection path.
-func TestListPagingStable(t *testing.T) {
+func TestListPagingStable(t *testing.T) { pgtest.EachStore(t, testListPagingStable) }
+
+func testListPagingStable(t *testing.T) {
 	f := newFixture(t, "alpha")
 	f.clock.freeze() // every task gets the same created_at and updated_at
 	const n = 230
@@ -190,7 +199,9 @@ func TestSortHitsSelectionMatchesFullSort(t *testing.T) {
 	}
 }
 
-func TestListValidation(t *testing.T) {
+func TestListValidation(t *testing.T) { pgtest.EachStore(t, testListValidation) }
+
+func testListValidation(t *testing.T) {
 	f := listFixture(t)
 	cases := []struct {
 		name       string
@@ -228,7 +239,9 @@ func TestListValidation(t *testing.T) {
 	}
 }
 
-func TestNextActions(t *testing.T) {
+func TestNextActions(t *testing.T) { pgtest.EachStore(t, testNextActions) }
+
+func testNextActions(t *testing.T) {
 	f := newFixture(t, "alpha", "beta")
 	todo := func(title, prio string, parent *string, est *float64) string {
 		id := f.create(t, CreateInput{Title: title, Project: "alpha", Priority: ptr(prio), ParentID: parent, EstimateHours: est}).TaskID
@@ -303,7 +316,9 @@ func TestNextActions(t *testing.T) {
 	}
 }
 
-func TestNextActionsValidation(t *testing.T) {
+func TestNextActionsValidation(t *testing.T) { pgtest.EachStore(t, testNextActionsValidation) }
+
+func testNextActionsValidation(t *testing.T) {
 	f := newFixture(t, "alpha")
 	for i := 0; i < 105; i++ {
 		f.taskIn(t, "alpha", StatusTodo)

@@ -3,8 +3,8 @@ package tasks
 import (
 	"encoding/binary"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // ensureListIndexes builds the sorted list indexes, counters and ready
@@ -15,7 +15,7 @@ import (
 // stopped on the next open.
 func (s *Service) ensureListIndexes() error {
 	var upto uint64
-	if err := s.st.View(func(tx *bolt.Tx) error {
+	if err := s.st.View(func(tx kv.Tx) error {
 		upto = listIndexUpto(tx)
 		return nil
 	}); err != nil || upto == listIndexBuilt {
@@ -24,12 +24,12 @@ func (s *Service) ensureListIndexes() error {
 	if upto == 0 {
 		// First build: start from empty indexes whatever a crashed
 		// earlier attempt without the meta key left.
-		if err := s.st.Update(func(tx *bolt.Tx) error {
+		if err := s.st.Update(func(tx kv.Tx) error {
+			if listIndexUpto(tx) != 0 {
+				return nil // another server started the build meanwhile
+			}
 			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets} {
-				if err := tx.DeleteBucket([]byte(name)); err != nil {
-					return err
-				}
-				if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				if err := tx.Clear([]byte(name)); err != nil {
 					return err
 				}
 			}
@@ -39,7 +39,7 @@ func (s *Service) ensureListIndexes() error {
 		}
 	}
 	for done := false; !done; {
-		err := s.st.Update(func(tx *bolt.Tx) error {
+		err := s.st.Update(func(tx kv.Tx) error {
 			var raw rawRecord
 			c := tasksBucket(tx).Cursor()
 			n := 0
@@ -76,6 +76,6 @@ func (s *Service) ensureListIndexes() error {
 	return nil
 }
 
-func setListIndexUpto(tx *bolt.Tx, upto uint64) error {
+func setListIndexUpto(tx kv.Tx, upto uint64) error {
 	return tx.Bucket([]byte(store.BucketMeta)).Put(metaListIndexUpto, store.U64(upto))
 }

@@ -6,8 +6,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // task_list's sorted indexes and counters (issue 14). For every sort key
@@ -96,7 +96,7 @@ func sortedKey(rec *record, variant byte, scope []byte) []byte {
 
 // indexList moves rec's sorted-index entries and counter cells from prev
 // (nil: a new task) to rec.
-func indexList(tx *bolt.Tx, rec, prev *record) error {
+func indexList(tx kv.Tx, rec, prev *record) error {
 	if !listIndexCovers(tx, rec.num) {
 		return nil
 	}
@@ -139,7 +139,7 @@ func countCell(status, priority uint8) int {
 	return (int(status-1)*nPrioCells + int(priority-1)) * 8
 }
 
-func addCount(tx *bolt.Tx, scope []byte, status, priority uint8, delta int64) error {
+func addCount(tx kv.Tx, scope []byte, status, priority uint8, delta int64) error {
 	b := tx.Bucket([]byte(store.BucketTaskCounts))
 	cur := make([]byte, countsLen)
 	copy(cur, b.Get(scope))
@@ -153,7 +153,7 @@ func addCount(tx *bolt.Tx, scope []byte, status, priority uint8, delta int64) er
 
 // countCells sums the counters of scope over the given status and priority
 // codes.
-func countCells(tx *bolt.Tx, scope []byte, statuses, priorities []uint8) int {
+func countCells(tx kv.Tx, scope []byte, statuses, priorities []uint8) int {
 	raw := tx.Bucket([]byte(store.BucketTaskCounts)).Get(scope)
 	if len(raw) != countsLen {
 		return 0
@@ -175,13 +175,13 @@ var metaListIndexUpto = []byte("list_index_upto")
 
 const listIndexBuilt = math.MaxUint64
 
-func listIndexUpto(tx *bolt.Tx) uint64 {
+func listIndexUpto(tx kv.Tx) uint64 {
 	if raw := tx.Bucket([]byte(store.BucketMeta)).Get(metaListIndexUpto); len(raw) == 8 {
 		return binary.BigEndian.Uint64(raw)
 	}
 	return 0
 }
 
-func listIndexCovers(tx *bolt.Tx, num uint64) bool { return num < listIndexUpto(tx) }
+func listIndexCovers(tx kv.Tx, num uint64) bool { return num < listIndexUpto(tx) }
 
-func listIndexReady(tx *bolt.Tx) bool { return listIndexUpto(tx) == listIndexBuilt }
+func listIndexReady(tx kv.Tx) bool { return listIndexUpto(tx) == listIndexBuilt }

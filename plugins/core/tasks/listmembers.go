@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // listMembers answers q from the member entries of its facets: the
@@ -15,7 +15,7 @@ import (
 // a cursor that moves forward with it, and the status, priority and
 // creation-time filters and the sort key come from the entry — no task is
 // read but the page's. Its work is bounded by the smallest facet.
-func listMembers(tx *bolt.Tx, q *listQuery, out *ListOutput, facets [][]byte) error {
+func listMembers(tx kv.Tx, q *listQuery, out *ListOutput, facets [][]byte) error {
 	all, allP := allCodes(len(Statuses)), allCodes(len(Priorities))
 	facets = slices.Clone(facets)
 	slices.SortFunc(facets, func(a, b []byte) int {

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // listPlanned answers task_list from the indexes, choosing by the filters:
@@ -31,7 +31,7 @@ import (
 //     created index) — is read and filtered, else the project/status
 //     indexes are. The work is bounded by that set, not by the number of
 //     tasks; search must read each candidate to check D9's substring rule.
-func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	plan, facets := choosePlan(tx, q)
 	switch plan {
 	case planIndexed:
@@ -81,7 +81,7 @@ func listPlanned(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 // range is a seek and a walk, with no task read. It gives up (false) once
 // it has more than limit tasks (limit < 0: no limit), when another
 // candidate set is smaller.
-func createdRange(tx *bolt.Tx, q *listQuery, limit int) ([]uint64, bool) {
+func createdRange(tx kv.Tx, q *listQuery, limit int) ([]uint64, bool) {
 	scope, statuses, priorities := q.cells()
 	var prefixes [][]byte
 	variant := sortVariant(SortCreated, false)
@@ -127,7 +127,7 @@ const (
 )
 
 // choosePlan picks q's plan and returns the facet scopes q filters on.
-func choosePlan(tx *bolt.Tx, q *listQuery) (listPlan, [][]byte) {
+func choosePlan(tx kv.Tx, q *listQuery) (listPlan, [][]byte) {
 	if q.indexedOnly() {
 		return planIndexed, nil
 	}
@@ -158,7 +158,7 @@ func choosePlan(tx *bolt.Tx, q *listQuery) (listPlan, [][]byte) {
 // listScan collects every match of q among nums (when have) or among the
 // tasks the project/status indexes or the search postings yield, then sorts
 // just enough of them for the page.
-func listScan(tx *bolt.Tx, q *listQuery, out *ListOutput, nums []uint64, have bool) error {
+func listScan(tx kv.Tx, q *listQuery, out *ListOutput, nums []uint64, have bool) error {
 	var hits []hit
 	var raw rawRecord
 	collect := func(num uint64, v []byte) error {
@@ -207,7 +207,7 @@ func listScan(tx *bolt.Tx, q *listQuery, out *ListOutput, nums []uint64, have bo
 
 // pageHits sets total_count to the number of hits and fills the page: it
 // sorts just enough of the hits and reads only the page's tasks.
-func pageHits(tx *bolt.Tx, q *listQuery, out *ListOutput, hits []hit) error {
+func pageHits(tx kv.Tx, q *listQuery, out *ListOutput, hits []hit) error {
 	var raw rawRecord
 	out.TotalCount = len(hits)
 	if q.offset >= len(hits) {

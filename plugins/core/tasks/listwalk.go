@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // mergeWalk yields the entries of several sorted-index ranges in their
@@ -18,18 +18,18 @@ type mergeWalk struct {
 }
 
 type walkHead struct {
-	c      *bolt.Cursor
+	c      kv.Cursor
 	prefix []byte
 	suffix []byte // sort value and number of the current entry
 }
 
-func newMergeWalk(b *bolt.Bucket, prefixes [][]byte) *mergeWalk {
+func newMergeWalk(b kv.Bucket, prefixes [][]byte) *mergeWalk {
 	return newMergeWalkFrom(b, prefixes, nil)
 }
 
 // newMergeWalkFrom starts each range at its first entry whose sort value
 // and number are at least from.
-func newMergeWalkFrom(b *bolt.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
+func newMergeWalkFrom(b kv.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
 	w := &mergeWalk{}
 	for _, p := range prefixes {
 		h := walkHead{c: b.Cursor(), prefix: p}
@@ -130,7 +130,7 @@ func allCodes(n int) []uint8 {
 
 // sortedWalk merges q's ranges of the sorted index for q's sort and order,
 // leaving out the ranges whose counter says they are empty.
-func sortedWalk(tx *bolt.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
+func sortedWalk(tx kv.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
 	variant := sortVariant(q.sortBy, q.desc)
 	var prefixes [][]byte
 	for _, s := range statuses {
@@ -146,7 +146,7 @@ func sortedWalk(tx *bolt.Tx, q *listQuery, scope []byte, statuses, priorities []
 // listIndexed answers an indexedOnly query from the sorted indexes:
 // total_count from the counters, the page by skipping offset entries of the
 // merged ranges and decoding only the rows returned.
-func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+func listIndexed(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	scope, statuses, priorities := q.cells()
 	out.TotalCount = countCells(tx, scope, statuses, priorities)
 	if q.offset >= out.TotalCount {
@@ -177,7 +177,7 @@ func listIndexed(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
 // each entry's task to apply the filters the index does not encode; the
 // caller knows total_count. It reads about (offset+limit)/selectivity
 // tasks, which is cheap exactly when the filter is not selective.
-func listFiltered(tx *bolt.Tx, q *listQuery, out *ListOutput) error {
+func listFiltered(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	scope, statuses, priorities := q.cells()
 	w := sortedWalk(tx, q, scope, statuses, priorities)
 	tc := tasksBucket(tx).Cursor()

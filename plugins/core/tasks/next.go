@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // NextInput is the input of task_next_actions. Project must already be
@@ -87,7 +87,7 @@ func (s *Service) NextActionsFor(call Call, in NextInput) (NextOutput, error) {
 		return s.claimNext(call, in.Project, includeBlocked)
 	}
 	var out NextOutput
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		var err error
 		out, err = nextTx(tx, call, in.Project, limit, includeBlocked)
 		return err
@@ -109,7 +109,7 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 		events   []pending
 		replayed bool
 	)
-	err := s.st.Commit(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx kv.Tx) error {
 		events = nil
 		var err error
 		out, replayed, err = store.Once(tx, idemClaim, call.IdemKey, now, func() (NextOutput, error) {
@@ -141,7 +141,7 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 func ptrBool(b bool) *bool { return &b }
 
 // nextTx computes task_next_actions inside tx.
-func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bool) (NextOutput, error) {
+func nextTx(tx kv.Tx, call Call, project string, limit int, includeBlocked bool) (NextOutput, error) {
 	out := NextOutput{NextActions: []NextAction{}, Project: project}
 	if !projectKnown(tx, project, call) {
 		return out, projectNotFound(project)
@@ -224,7 +224,7 @@ func nextTx(tx *bolt.Tx, call Call, project string, limit int, includeBlocked bo
 // nextIndexed is nextTx over the ready and waiting indexes: the first
 // limit ready tasks are one seek, and include_blocked costs the project's
 // blocked and waiting tasks, not its todo tasks.
-func nextIndexed(tx *bolt.Tx, project string, limit int, includeBlocked bool, out NextOutput) (NextOutput, error) {
+func nextIndexed(tx kv.Tx, project string, limit int, includeBlocked bool, out NextOutput) (NextOutput, error) {
 	nums, kids := readyFirst(tx, project, limit)
 	tc := tasksBucket(tx).Cursor()
 	var raw rawRecord
@@ -280,7 +280,7 @@ func nextAction(raw *rawRecord, openKids int) NextAction {
 }
 
 // scanStatus calls fn for every task of project in status, in number order.
-func scanStatus(tx *bolt.Tx, project, status string, fn func(num uint64, v []byte) error) error {
+func scanStatus(tx kv.Tx, project, status string, fn func(num uint64, v []byte) error) error {
 	prefix := prefixProjectStatus(project, status)
 	tc := tasksBucket(tx).Cursor()
 	c := tx.Bucket([]byte(store.BucketTasksByProjectStatus)).Cursor()

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
 // cursorProbe looks up prefix+number keys of one bucket for numbers that
@@ -14,12 +14,12 @@ import (
 // or backwards, so a sweep costs about one Next per lookup instead of one
 // descent from the root.
 type cursorProbe struct {
-	c      *bolt.Cursor
+	c      kv.Cursor
 	prefix []byte
 	k, v   []byte
 }
 
-func newCursorProbe(b *bolt.Bucket, prefix []byte) *cursorProbe {
+func newCursorProbe(b kv.Bucket, prefix []byte) *cursorProbe {
 	p := &cursorProbe{c: b.Cursor(), prefix: slices.Clip(prefix)}
 	p.k, p.v = p.c.Seek(p.prefix)
 	return p

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // The ready index of task_next_actions (issue 14). A todo task with no open
@@ -42,7 +42,7 @@ func waitingKey(project []byte, num uint64) []byte {
 }
 
 // refreshReady recomputes task num's ready or waiting entry.
-func refreshReady(tx *bolt.Tx, num uint64) error {
+func refreshReady(tx kv.Tx, num uint64) error {
 	if !listIndexCovers(tx, num) {
 		return nil
 	}
@@ -93,7 +93,7 @@ func refreshReady(tx *bolt.Tx, num uint64) error {
 
 // readyFirst returns up to limit ready tasks of project in D10 order, with
 // their open sub-task counts.
-func readyFirst(tx *bolt.Tx, project string, limit int) (nums []uint64, kids []int) {
+func readyFirst(tx kv.Tx, project string, limit int) (nums []uint64, kids []int) {
 	prefix := readyPrefix(project)
 	c := tx.Bucket([]byte(store.BucketTaskReady)).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(nums) < limit; k, _ = c.Next() {
@@ -109,7 +109,7 @@ func readyFirst(tx *bolt.Tx, project string, limit int) (nums []uint64, kids []i
 
 // waitingTasks lists the todo tasks of project that wait on dependencies,
 // in number order.
-func waitingTasks(tx *bolt.Tx, project string) []uint64 {
+func waitingTasks(tx kv.Tx, project string) []uint64 {
 	prefix := readyPrefix(project)
 	c := tx.Bucket([]byte(store.BucketTaskWaiting)).Cursor()
 	var out []uint64

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // The search index (issue 14). D9's search is substring matching: every
@@ -20,6 +20,10 @@ import (
 // the match uses.
 
 var metaTrigramsBuilt = []byte("trigrams_built")
+
+// metaTrigramsUpto is the next task number a search index build will
+// index; present only while a build is under way.
+var metaTrigramsUpto = []byte("trigrams_upto")
 
 // lowerText folds like containsFold: ASCII in place, other text through
 // strings.ToLower.
@@ -59,12 +63,12 @@ func trigramKey(g [3]byte, num uint64) []byte {
 
 // indexText updates the trigram postings of task num from its old text
 // (prev nil: a new task) to rec's.
-func indexText(tx *bolt.Tx, rec, prev *record) error {
+func indexText(tx kv.Tx, rec, prev *record) error {
 	if prev != nil && prev.title == rec.title && prev.description == rec.description {
 		return nil
 	}
 	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
-	if b == nil {
+	if !b.Exists() {
 		return nil // a store opened read-only by an older layout's tooling
 	}
 	now := trigramsOf(rec.title, rec.description)
@@ -97,30 +101,40 @@ var rebuildBatch = 256
 // then indexes the stored tasks in batches and marks the index built in the
 // last batch's transaction. Writes made meanwhile keep the postings of the
 // tasks they touch themselves, so the result is the same as one rebuild.
+// Progress lives in meta (trigrams_upto), read inside each batch's
+// transaction, so servers opening one database at once share the build
+// instead of emptying each other's work.
 func (s *Service) ensureSearchIndex() error {
 	built := false
-	if err := s.st.View(func(tx *bolt.Tx) error {
+	if err := s.st.View(func(tx kv.Tx) error {
 		built = tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) != nil
 		return nil
 	}); err != nil || built {
 		return err
 	}
-	if err := s.st.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket([]byte(store.BucketTaskTrigrams)); err != nil {
+	if err := s.st.Update(func(tx kv.Tx) error {
+		meta := tx.Bucket([]byte(store.BucketMeta))
+		if meta.Get(metaTrigramsBuilt) != nil || meta.Get(metaTrigramsUpto) != nil {
+			return nil // built, or being built by another server
+		}
+		if err := tx.Clear([]byte(store.BucketTaskTrigrams)); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucket([]byte(store.BucketTaskTrigrams))
-		return err
+		return meta.Put(metaTrigramsUpto, store.U64(1))
 	}); err != nil {
 		return err
 	}
-	var from uint64 = 1
 	for done := false; !done; {
-		err := s.st.Update(func(tx *bolt.Tx) error {
+		err := s.st.Update(func(tx kv.Tx) error {
+			meta := tx.Bucket([]byte(store.BucketMeta))
+			if meta.Get(metaTrigramsBuilt) != nil {
+				done = true
+				return nil
+			}
 			var raw rawRecord
 			c := tasksBucket(tx).Cursor()
 			n := 0
-			k, v := c.Seek(store.U64(from))
+			k, v := c.Seek(meta.Get(metaTrigramsUpto))
 			for ; k != nil && n < rebuildBatch; k, v = c.Next() {
 				if len(k) != 8 {
 					continue
@@ -133,13 +147,19 @@ func (s *Service) ensureSearchIndex() error {
 				if err := indexText(tx, &rec, nil); err != nil {
 					return err
 				}
-				from, n = num+1, n+1
+				if err := meta.Put(metaTrigramsUpto, store.U64(num+1)); err != nil {
+					return err
+				}
+				n++
 			}
 			if k != nil {
 				return nil
 			}
 			done = true
-			return tx.Bucket([]byte(store.BucketMeta)).Put(metaTrigramsBuilt, []byte{1})
+			if err := meta.Delete(metaTrigramsUpto); err != nil {
+				return err
+			}
+			return meta.Put(metaTrigramsBuilt, []byte{1})
 		})
 		if err != nil {
 			return err
@@ -151,7 +171,7 @@ func (s *Service) ensureSearchIndex() error {
 // searchCandidates returns, in number order, the tasks that hold every
 // trigram of every term of three bytes or more, and ok = false when the
 // index cannot narrow the search (not built, or only short terms).
-func searchCandidates(tx *bolt.Tx, terms []string) ([]uint64, bool) {
+func searchCandidates(tx kv.Tx, terms []string) ([]uint64, bool) {
 	if tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
 		return nil, false
 	}

@@ -15,9 +15,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Change kinds passed to Config.OnChange; they are also the event-chain
@@ -64,10 +64,10 @@ type Config struct {
 	// OnChange runs inside the write transaction of Create and Update. An
 	// error aborts the whole write, so the task change and whatever the
 	// hook appends commit together or not at all.
-	OnChange func(tx *bolt.Tx, change Change) error
+	OnChange func(tx kv.Tx, change Change) error
 	// ThoughtTrail returns the thought trail task_get shows with
 	// include_thought_trail. Nil means an empty trail.
-	ThoughtTrail func(tx *bolt.Tx, taskID string) ([]string, error)
+	ThoughtTrail func(tx kv.Tx, taskID string) ([]string, error)
 }
 
 // Service runs the task pipeline over a core store. It is safe for
@@ -144,7 +144,7 @@ func (s *Service) AddProject(slug string) (Project, error) {
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Commit(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx kv.Tx) error {
 		var err error
 		p, err = s.ensureProject(tx, slug)
 		return err
@@ -153,7 +153,7 @@ func (s *Service) AddProject(slug string) (Project, error) {
 }
 
 // ensureProject returns slug's record, registering it first when unknown.
-func (s *Service) ensureProject(tx *bolt.Tx, slug string) (Project, error) {
+func (s *Service) ensureProject(tx kv.Tx, slug string) (Project, error) {
 	var p Project
 	b := tx.Bucket([]byte(store.BucketProjects))
 	if raw := b.Get([]byte(slug)); raw != nil {
@@ -175,7 +175,7 @@ func (s *Service) SetProjectArchived(slug string, archived bool) (Project, error
 		return Project{}, err
 	}
 	var p Project
-	err := s.st.Commit(func(tx *bolt.Tx) error {
+	err := s.st.Commit(func(tx kv.Tx) error {
 		var err error
 		if p, err = s.ensureProject(tx, slug); err != nil {
 			return err
@@ -204,7 +204,7 @@ func (s *Service) DeleteProject(slug string) error {
 	if err := checkSlug("project", slug); err != nil {
 		return err
 	}
-	return internal(s.st.Commit(func(tx *bolt.Tx) error {
+	return internal(s.st.Commit(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
 	}))
 }
@@ -212,7 +212,7 @@ func (s *Service) DeleteProject(slug string) error {
 // ListProjects returns every registered project ordered by slug.
 func (s *Service) ListProjects() ([]Project, error) {
 	out := []Project{}
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(store.BucketProjects)).ForEach(func(_, v []byte) error {
 			var p Project
 			if err := json.Unmarshal(v, &p); err != nil {
@@ -229,26 +229,26 @@ func (s *Service) ListProjects() ([]Project, error) {
 // HasProject reports whether slug is registered.
 func (s *Service) HasProject(slug string) (bool, error) {
 	var ok bool
-	err := s.st.View(func(tx *bolt.Tx) error {
+	err := s.st.View(func(tx kv.Tx) error {
 		ok = projectExists(tx, slug)
 		return nil
 	})
 	return ok, internal(err)
 }
 
-func projectExists(tx *bolt.Tx, slug string) bool {
+func projectExists(tx kv.Tx, slug string) bool {
 	return slug != "" && tx.Bucket([]byte(store.BucketProjects)).Get([]byte(slug)) != nil
 }
 
 // projectKnown reports whether slug is registered or is the session's own
 // project, which counts as registered (D21, D24).
-func projectKnown(tx *bolt.Tx, slug string, call Call) bool {
+func projectKnown(tx kv.Tx, slug string, call Call) bool {
 	return projectExists(tx, slug) || (slug != "" && slug == call.Project)
 }
 
 // projectForWrite checks that slug takes new tasks, registering the
 // session's own project on its first use in the write's transaction.
-func (s *Service) projectForWrite(tx *bolt.Tx, slug string, call Call) error {
+func (s *Service) projectForWrite(tx kv.Tx, slug string, call Call) error {
 	raw := tx.Bucket([]byte(store.BucketProjects)).Get([]byte(slug))
 	if raw == nil {
 		if slug == "" || slug != call.Project {
@@ -278,10 +278,10 @@ func taskNotFound(field, id string) error {
 
 // --- storage helpers -------------------------------------------------------
 
-func tasksBucket(tx *bolt.Tx) *bolt.Bucket { return tx.Bucket([]byte(store.BucketTasks)) }
+func tasksBucket(tx kv.Tx) kv.Bucket { return tx.Bucket([]byte(store.BucketTasks)) }
 
 // loadRecord reads task num; found is false when it does not exist.
-func loadRecord(tx *bolt.Tx, num uint64) (*record, bool, error) {
+func loadRecord(tx kv.Tx, num uint64) (*record, bool, error) {
 	v := tasksBucket(tx).Get(store.U64(num))
 	if v == nil {
 		return nil, false, nil
@@ -327,7 +327,7 @@ func keyChild(parent, child uint64) []byte {
 // prev is nil — a new task — or the status changed), and the ready entries
 // of rec, its parent and its dependents. It returns the dependents whose
 // last open dependency rec just finished.
-func putRecord(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
+func putRecord(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := tasksBucket(tx).Put(store.U64(rec.num), rec.encode()); err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func putRecord(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 // indexStatus moves rec's project/status, status and parent entries when
 // prev is nil or its status differs, and the status codes stored beside
 // the dependency edges that point at rec.
-func indexStatus(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
+func indexStatus(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
 	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
 	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
 	children := tx.Bucket([]byte(store.BucketTaskChildren))
@@ -406,7 +406,7 @@ func indexStatus(tx *bolt.Tx, rec *record, prev *record) ([]uint64, error) {
 // openChildren counts the sub-tasks of num that are neither done nor
 // cancelled, reading only the children index through c (a cursor on
 // BucketTaskChildren, reused across calls to avoid an allocation each).
-func openChildren(c *bolt.Cursor, num uint64) int {
+func openChildren(c kv.Cursor, num uint64) int {
 	var prefix [8]byte
 	binary.BigEndian.PutUint64(prefix[:], num)
 	n := 0
@@ -419,7 +419,7 @@ func openChildren(c *bolt.Cursor, num uint64) int {
 }
 
 // childIDs lists the sub-task ids of num in number order.
-func childIDs(tx *bolt.Tx, num uint64) []string {
+func childIDs(tx kv.Tx, num uint64) []string {
 	c := tx.Bucket([]byte(store.BucketTaskChildren)).Cursor()
 	prefix := store.U64(num)
 	out := []string{}

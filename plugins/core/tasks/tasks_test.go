@@ -4,17 +4,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
-func TestProjects(t *testing.T) {
+func TestProjects(t *testing.T) { pgtest.EachStore(t, testProjects) }
+
+func testProjects(t *testing.T) {
 	f := newFixture(t)
 	p, err := f.svc.AddProject("alpha")
 	if err != nil || p.Slug != "alpha" || p.CreatedAt != "2026-01-02T03:04:05.123Z" {
@@ -50,7 +54,9 @@ func TestProjects(t *testing.T) {
 	}
 }
 
-func TestCreateDefaultsAndIDs(t *testing.T) {
+func TestCreateDefaultsAndIDs(t *testing.T) { pgtest.EachStore(t, testCreateDefaultsAndIDs) }
+
+func testCreateDefaultsAndIDs(t *testing.T) {
 	f := newFixture(t, "alpha", "beta")
 	a1 := f.create(t, CreateInput{Title: "first", Project: "alpha"})
 	b1 := f.create(t, CreateInput{Title: "second", Project: "beta"})
@@ -91,7 +97,9 @@ func TestCreateDefaultsAndIDs(t *testing.T) {
 	}
 }
 
-func TestCreateAllFields(t *testing.T) {
+func TestCreateAllFields(t *testing.T) { pgtest.EachStore(t, testCreateAllFields) }
+
+func testCreateAllFields(t *testing.T) {
 	f := newFixture(t, "alpha")
 	parent := f.create(t, CreateInput{Title: "parent", Project: "alpha"})
 	out := f.create(t, CreateInput{
@@ -122,7 +130,9 @@ func TestCreateAllFields(t *testing.T) {
 	}
 }
 
-func TestCreateValidation(t *testing.T) {
+func TestCreateValidation(t *testing.T) { pgtest.EachStore(t, testCreateValidation) }
+
+func testCreateValidation(t *testing.T) {
 	f := newFixture(t, "alpha", "beta")
 	f.create(t, CreateInput{Title: "in beta", Project: "beta"}) // T-1
 	base := func(mod func(*CreateInput)) CreateInput {
@@ -197,6 +207,10 @@ func TestCreateValidation(t *testing.T) {
 }
 
 func TestRefusedCreateConsumesNoNumber(t *testing.T) {
+	pgtest.EachStore(t, testRefusedCreateConsumesNoNumber)
+}
+
+func testRefusedCreateConsumesNoNumber(t *testing.T) {
 	f := newFixture(t, "alpha")
 	f.create(t, CreateInput{Title: "a", Project: "alpha"})
 	_, err := f.svc.Create("x", CreateInput{Title: "b", Project: "alpha", ParentID: ptr("T-50")})
@@ -207,7 +221,9 @@ func TestRefusedCreateConsumesNoNumber(t *testing.T) {
 }
 
 // TestTransitions covers all 7×7 status pairs.
-func TestTransitions(t *testing.T) {
+func TestTransitions(t *testing.T) { pgtest.EachStore(t, testTransitions) }
+
+func testTransitions(t *testing.T) {
 	allowed := map[[2]string]bool{}
 	for _, from := range Statuses {
 		for _, to := range AllowedTransitions(from) {
@@ -259,7 +275,9 @@ func TestTransitions(t *testing.T) {
 	}
 }
 
-func TestUpdateValidation(t *testing.T) {
+func TestUpdateValidation(t *testing.T) { pgtest.EachStore(t, testUpdateValidation) }
+
+func testUpdateValidation(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.create(t, CreateInput{Title: "t", Project: "alpha"}).TaskID
 	labels21 := make([]string, 21)
@@ -308,7 +326,9 @@ func TestUpdateValidation(t *testing.T) {
 	}
 }
 
-func TestGetErrors(t *testing.T) {
+func TestGetErrors(t *testing.T) { pgtest.EachStore(t, testGetErrors) }
+
+func testGetErrors(t *testing.T) {
 	f := newFixture(t, "alpha")
 	_, err := f.svc.Get(GetInput{TaskID: "T-1"})
 	wantErr(t, err, 404, errs.TaskNotFound, "task_id", "exists")
@@ -320,7 +340,9 @@ func TestGetErrors(t *testing.T) {
 	wantErr(t, err, 400, errs.InvalidInput, "task_id", "pattern")
 }
 
-func TestUpdateRulesD8(t *testing.T) {
+func TestUpdateRulesD8(t *testing.T) { pgtest.EachStore(t, testUpdateRulesD8) }
+
+func testUpdateRulesD8(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.create(t, CreateInput{Title: "t", Project: "alpha"}).TaskID
 	f.takeEvents()
@@ -391,11 +413,13 @@ func TestUpdateRulesD8(t *testing.T) {
 	}
 }
 
-func TestUpdateFieldsAndEvents(t *testing.T) {
+func TestUpdateFieldsAndEvents(t *testing.T) { pgtest.EachStore(t, testUpdateFieldsAndEvents) }
+
+func testUpdateFieldsAndEvents(t *testing.T) {
 	f := newFixture(t, "alpha")
 	var changes []Change
-	f.svc.cfg.OnChange = func(tx *bolt.Tx, c Change) error {
-		if tx == nil || !tx.Writable() {
+	f.svc.cfg.OnChange = func(tx kv.Tx, c Change) error {
+		if !tx.Writable() {
 			t.Error("OnChange outside a write transaction")
 		}
 		changes = append(changes, c)
@@ -451,12 +475,14 @@ func TestUpdateFieldsAndEvents(t *testing.T) {
 	}
 }
 
-func TestOnChangeErrorAbortsWrite(t *testing.T) {
+func TestOnChangeErrorAbortsWrite(t *testing.T) { pgtest.EachStore(t, testOnChangeErrorAbortsWrite) }
+
+func testOnChangeErrorAbortsWrite(t *testing.T) {
 	f := newFixture(t, "alpha")
 	boom := errors.New("chain append failed")
 	id := f.create(t, CreateInput{Title: "ok", Project: "alpha"}).TaskID
 	f.takeEvents()
-	f.svc.cfg.OnChange = func(*bolt.Tx, Change) error { return boom }
+	f.svc.cfg.OnChange = func(kv.Tx, Change) error { return boom }
 
 	_, err := f.svc.Create("a", CreateInput{Title: "doomed", Project: "alpha"})
 	wantErr(t, err, 500, errs.Internal, "", "")
@@ -473,15 +499,17 @@ func TestOnChangeErrorAbortsWrite(t *testing.T) {
 		t.Fatalf("aborted create consumed a number: %+v", out)
 	}
 	// A typed hook error passes through unchanged.
-	f.svc.cfg.OnChange = func(*bolt.Tx, Change) error { return errs.Invalid("content", "utf8", "bad") }
+	f.svc.cfg.OnChange = func(kv.Tx, Change) error { return errs.Invalid("content", "utf8", "bad") }
 	_, err = f.svc.Create("a", CreateInput{Title: "x", Project: "alpha"})
 	wantErr(t, err, 400, errs.InvalidInput, "content", "utf8")
 }
 
-func TestThoughtTrailHook(t *testing.T) {
+func TestThoughtTrailHook(t *testing.T) { pgtest.EachStore(t, testThoughtTrailHook) }
+
+func testThoughtTrailHook(t *testing.T) {
 	f := newFixture(t, "alpha")
 	id := f.create(t, CreateInput{Title: "t", Project: "alpha"}).TaskID
-	f.svc.cfg.ThoughtTrail = func(tx *bolt.Tx, taskID string) ([]string, error) { return []string{"Θ-1 " + taskID}, nil }
+	f.svc.cfg.ThoughtTrail = func(tx kv.Tx, taskID string) ([]string, error) { return []string{"Θ-1 " + taskID}, nil }
 	got, err := f.svc.Get(GetInput{TaskID: id, IncludeThoughtTrail: ptr(true)})
 	if err != nil || !slices.Equal(got.ThoughtTrail, []string{"Θ-1 T-1"}) {
 		t.Fatalf("%+v %v", got, err)
@@ -493,6 +521,10 @@ func TestThoughtTrailHook(t *testing.T) {
 }
 
 func TestConcurrentCreatesGetDistinctNumbers(t *testing.T) {
+	pgtest.EachStore(t, testConcurrentCreatesGetDistinctNumbers)
+}
+
+func testConcurrentCreatesGetDistinctNumbers(t *testing.T) {
 	f := newFixture(t, "alpha")
 	const n = 40
 	var wg sync.WaitGroup
@@ -521,10 +553,11 @@ func TestConcurrentCreatesGetDistinctNumbers(t *testing.T) {
 	}
 }
 
-func TestPersistsAcrossReopen(t *testing.T) {
+func TestPersistsAcrossReopen(t *testing.T) { pgtest.EachStore(t, testPersistsAcrossReopen) }
+
+func testPersistsAcrossReopen(t *testing.T) {
 	dir := t.TempDir()
-	path := dir + "/core.db"
-	st, err := store.Open(path, store.Options{})
+	st, err := store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +569,7 @@ func TestPersistsAcrossReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Close()
-	st, err = store.Open(path, store.Options{})
+	st, err = store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)
 	}

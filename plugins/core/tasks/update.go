@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	bolt "go.etcd.io/bbolt"
 )
 
 // UpdateInput is the input of task_update. Every field but task_id is
@@ -150,7 +150,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 		events   []pending
 		replayed bool
 	)
-	err = s.st.Commit(func(tx *bolt.Tx) error {
+	err = s.st.Commit(func(tx kv.Tx) error {
 		events = nil
 		var err error
 		out, replayed, err = store.Once(tx, idemUpdate, call.IdemKey, now, func() (UpdateOutput, error) {
@@ -173,7 +173,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 // updateTx applies a validated update inside tx and returns the output and
 // the events to publish after the commit. It decides every refusal before
 // its first write (the group-commit contract).
-func (s *Service) updateTx(tx *bolt.Tx, actor string, in *UpdateInput, num uint64, deps []uint64, now time.Time) (UpdateOutput, []pending, error) {
+func (s *Service) updateTx(tx kv.Tx, actor string, in *UpdateInput, num uint64, deps []uint64, now time.Time) (UpdateOutput, []pending, error) {
 	prev, ok, err := loadRecord(tx, num)
 	if err != nil {
 		return UpdateOutput{}, nil, err

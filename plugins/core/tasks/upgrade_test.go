@@ -8,8 +8,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/plugins/core/store"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
 // downgradeToV2 turns a store file into the layout the release before the
@@ -97,8 +99,8 @@ func TestOlderStoreUpgradesAndAnswersIdentically(t *testing.T) {
 	if err := svc2.IndexError(); err != nil {
 		t.Fatal(err)
 	}
-	_ = st2.View(func(tx *bolt.Tx) error {
-		if n := tx.Bucket([]byte(store.BucketTaskTrigrams)).Stats().KeyN; n == 0 {
+	_ = st2.View(func(tx kv.Tx) error {
+		if n := tx.Bucket([]byte(store.BucketTaskTrigrams)).Count(); n == 0 {
 			t.Error("search index not rebuilt")
 		}
 		if _, ok := searchCandidates(tx, []string{"login"}); !ok {
@@ -155,7 +157,7 @@ func downgradeToV4(t *testing.T, path string) {
 func dumpBuckets(t *testing.T, st *store.Store, names []string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := st.View(func(tx *bolt.Tx) error {
+	err := st.View(func(tx kv.Tx) error {
 		for _, name := range names {
 			if err := tx.Bucket([]byte(name)).ForEach(func(k, v []byte) error {
 				out[name+"\x00"+string(k)] = string(v)

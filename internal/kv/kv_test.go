@@ -1,0 +1,121 @@
+package kv
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// runner is one backend's Update and View.
+type runner struct {
+	update, view func(fn func(Tx) error) error
+}
+
+func backends(t *testing.T, fn func(t *testing.T, r runner)) {
+	t.Run("bbolt", func(t *testing.T) {
+		db, err := bolt.Open(filepath.Join(t.TempDir(), "kv.db"), 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = db.Close() })
+		if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }); err != nil {
+			t.Fatal(err)
+		}
+		fn(t, runner{
+			update: func(f func(Tx) error) error { return db.Update(func(tx *bolt.Tx) error { return f(Bolt(tx)) }) },
+			view:   func(f func(Tx) error) error { return db.View(func(tx *bolt.Tx) error { return f(Bolt(tx)) }) },
+		})
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.DSN(t)
+		ctx := context.Background()
+		pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, TableSQL("test_kv")); err != nil {
+			t.Fatal(err)
+		}
+		pg, err := NewPG(pool, PGConfig{Area: "test", Table: "test_kv", Lock: 42, Where: pgmigrate.Redact(dsn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pg.Close)
+		fn(t, runner{update: pg.Update, view: pg.View})
+	})
+}
+
+// Count, Clear and a cursor's Delete behave alike on both backends, and
+// only an update is writable.
+func TestCountClearAndCursorDelete(t *testing.T) {
+	backends(t, func(t *testing.T, r runner) {
+		name := []byte("b")
+		if err := r.update(func(tx Tx) error {
+			if !tx.Writable() {
+				return fmt.Errorf("an update is not writable")
+			}
+			b := tx.Bucket(name)
+			for i := 0; i < 200; i++ {
+				if err := b.Put([]byte(fmt.Sprintf("k%03d", i)), []byte("v")); err != nil {
+					return err
+				}
+			}
+			// Delete every even key through a cursor walking forward.
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil; k, _ = c.Next() {
+				if (k[3]-'0')%2 == 0 {
+					if err := c.Delete(); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.view(func(tx Tx) error {
+			if tx.Writable() {
+				return fmt.Errorf("a view is writable")
+			}
+			if n := tx.Bucket(name).Count(); n != 100 {
+				return fmt.Errorf("count after cursor deletes = %d, want 100", n)
+			}
+			if v := tx.Bucket(name).Get([]byte("k002")); v != nil {
+				return fmt.Errorf("deleted key k002 still reads %q", v)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.update(func(tx Tx) error {
+			if err := tx.Clear(name); err != nil {
+				return err
+			}
+			return tx.Bucket(name).Put([]byte("after"), []byte("x"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.view(func(tx Tx) error {
+			b := tx.Bucket(name)
+			if n := b.Count(); n != 1 {
+				return fmt.Errorf("count after clear and one put = %d, want 1", n)
+			}
+			if k, _ := b.Cursor().First(); string(k) != "after" {
+				return fmt.Errorf("first key after clear = %q", k)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

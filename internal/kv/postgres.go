@@ -1,0 +1,369 @@
+package kv
+
+// The PostgreSQL backend: every bucket of an area lives in one table
+// (bucket, key, value) whose primary key orders keys bytewise as bbolt
+// does. Every Update takes the area's transaction-scoped advisory lock
+// before it reads anything, so an area's updates run one at a time across
+// every server on the database, exactly as they run one at a time across
+// the processes sharing a bbolt file; that is what keeps id counters,
+// sequences and chain heads atomic cluster-wide. A server that dies
+// mid-update loses its connection; PostgreSQL rolls the transaction back
+// and releases the lock. Views read one REPEATABLE READ snapshot and take
+// no lock.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// TxTimeout bounds one transaction, the wait for the writer lock included.
+const TxTimeout = 30 * time.Second
+
+// cursorPage is how many rows a cursor fetches at once.
+const cursorPage = 64
+
+// PGConfig names an area's table and lock.
+type PGConfig struct {
+	// Area names the area in messages ("admin" → "the admin store …").
+	Area string
+	// Table is the area's key-value table (lower-case letters and _).
+	Table string
+	// Lock is the area's advisory lock id; each area has its own, so one
+	// area's writers never wait for another's.
+	Lock int64
+	// Where is the database URL without its password, for messages.
+	Where string
+	// LockTimeout bounds the wait for the writer lock.
+	LockTimeout time.Duration
+}
+
+// PG runs an area's transactions on PostgreSQL.
+type PG struct {
+	pool *pgxpool.Pool
+	cfg  PGConfig
+	sql  statements
+}
+
+// statements are an area's queries with its table name filled in once.
+type statements struct {
+	get, put, del, all, count, clear string
+	fromAsc, fromDesc, firstAsc      string
+	lastDesc, afterAsc, beforeDesc   string
+}
+
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// TableSQL creates an area's key-value table; areas put it in their first
+// migration.
+func TableSQL(table string) string {
+	return fmt.Sprintf(`CREATE TABLE %s (
+		bucket text  NOT NULL,
+		key    bytea NOT NULL,
+		value  bytea NOT NULL,
+		PRIMARY KEY (bucket, key)
+	)`, table)
+}
+
+// NewPG runs transactions on pool for the area cfg names; the table must
+// exist (the area's migrations create it).
+func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
+	if !tableName.MatchString(cfg.Table) {
+		return nil, fmt.Errorf("kv: table name %q is not a plain lower-case identifier", cfg.Table)
+	}
+	if cfg.LockTimeout <= 0 {
+		cfg.LockTimeout = 5 * time.Second
+	}
+	t := cfg.Table
+	sel := "SELECT key, value FROM " + t + " WHERE bucket = $1"
+	return &PG{pool: pool, cfg: cfg, sql: statements{
+		get: "SELECT value FROM " + t + " WHERE bucket = $1 AND key = $2",
+		put: "INSERT INTO " + t + ` (bucket, key, value) VALUES ($1, $2, $3)
+			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
+		del:        "DELETE FROM " + t + " WHERE bucket = $1 AND key = $2",
+		clear:      "DELETE FROM " + t + " WHERE bucket = $1",
+		count:      "SELECT count(*) FROM " + t + " WHERE bucket = $1",
+		all:        sel + " ORDER BY key",
+		firstAsc:   sel + " ORDER BY key ASC LIMIT $2",
+		lastDesc:   sel + " ORDER BY key DESC LIMIT $2",
+		fromAsc:    sel + " AND key >= $3 ORDER BY key ASC LIMIT $2",
+		fromDesc:   sel + " AND key <= $3 ORDER BY key DESC LIMIT $2",
+		afterAsc:   sel + " AND key > $3 ORDER BY key ASC LIMIT $2",
+		beforeDesc: sel + " AND key < $3 ORDER BY key DESC LIMIT $2",
+	}}, nil
+}
+
+// Pool is the connection pool, for an area's own queries.
+func (p *PG) Pool() *pgxpool.Pool { return p.pool }
+
+// Close closes the pool.
+func (p *PG) Close() { p.pool.Close() }
+
+// Update runs fn in one transaction, alone among the area's updates on
+// every server; fn's error rolls everything back.
+func (p *PG) Update(fn func(tx Tx) error) error {
+	return p.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, fn)
+}
+
+// View runs fn on one consistent snapshot.
+func (p *PG) View(fn func(tx Tx) error) error {
+	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+}
+
+func (p *PG) run(opts pgx.TxOptions, writable bool, fn func(tx Tx) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), TxTimeout)
+	defer cancel()
+	tx, err := p.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return p.unavailable(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if writable {
+		_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
+			p.cfg.LockTimeout.String(), p.cfg.Lock)
+		if err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "55P03" {
+				return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
+			}
+			return p.unavailable(err)
+		}
+	}
+	t := &pgTx{ctx: ctx, tx: tx, writable: writable, p: p}
+	ferr := fn(Tx{pg: t})
+	if t.err != nil {
+		return t.err
+	}
+	if ferr != nil {
+		return ferr
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return p.unavailable(err)
+	}
+	return nil
+}
+
+func (p *PG) unavailable(err error) error {
+	return errs.Newf(503, errs.Unavailable, "the %s store %s did not answer: %v", p.cfg.Area, p.cfg.Where, err)
+}
+
+// pgTx is one transaction. Bucket methods cannot return errors (bbolt's
+// Get cannot fail), so the first database error is kept here and the
+// transaction fails with it, whatever fn returned.
+type pgTx struct {
+	ctx      context.Context
+	tx       pgx.Tx
+	p        *PG
+	writable bool
+	err      error
+	// writes counts changes, so cursors know their buffered rows are stale.
+	writes int
+}
+
+func (t *pgTx) fail(err error) error {
+	if t.err == nil {
+		t.err = errs.Newf(503, errs.Unavailable, "%s store: %v", t.p.cfg.Area, err)
+	}
+	return t.err
+}
+
+func (t *pgTx) clear(name string) error {
+	b := &pgBucket{t: t, name: name}
+	if err := b.writable(); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(t.ctx, t.p.sql.clear, b.name); err != nil {
+		return t.fail(err)
+	}
+	return nil
+}
+
+type pgBucket struct {
+	t    *pgTx
+	name string
+}
+
+func (b *pgBucket) get(key []byte) []byte {
+	if b.t.err != nil {
+		return nil
+	}
+	var v []byte
+	err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.get, b.name, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		b.t.fail(err)
+		return nil
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v
+}
+
+func (b *pgBucket) writable() error {
+	if b.t.err != nil {
+		return b.t.err
+	}
+	if !b.t.writable {
+		return fmt.Errorf("%s store: write in a read-only transaction", b.t.p.cfg.Area)
+	}
+	b.t.writes++
+	return nil
+}
+
+func (b *pgBucket) put(key, value []byte) error {
+	if err := b.writable(); err != nil {
+		return err
+	}
+	if value == nil {
+		value = []byte{}
+	}
+	if _, err := b.t.tx.Exec(b.t.ctx, b.t.p.sql.put, b.name, key, value); err != nil {
+		return b.t.fail(err)
+	}
+	return nil
+}
+
+func (b *pgBucket) delete(key []byte) error {
+	if err := b.writable(); err != nil {
+		return err
+	}
+	if _, err := b.t.tx.Exec(b.t.ctx, b.t.p.sql.del, b.name, key); err != nil {
+		return b.t.fail(err)
+	}
+	return nil
+}
+
+func (b *pgBucket) count() int {
+	if b.t.err != nil {
+		return 0
+	}
+	var n int
+	if err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.count, b.name).Scan(&n); err != nil {
+		b.t.fail(err)
+		return 0
+	}
+	return n
+}
+
+// ForEach reads the whole bucket before calling fn, so fn may run its own
+// queries on the same connection.
+func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
+	rows, err := b.rows(b.t.p.sql.all, b.name)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := fn(r.k, r.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type pair struct{ k, v []byte }
+
+func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
+	if b.t.err != nil {
+		return nil, b.t.err
+	}
+	rs, err := b.t.tx.Query(b.t.ctx, sql, args...)
+	if err != nil {
+		return nil, b.t.fail(err)
+	}
+	var out []pair
+	for rs.Next() {
+		var p pair
+		if err := rs.Scan(&p.k, &p.v); err != nil {
+			rs.Close()
+			return nil, b.t.fail(err)
+		}
+		if p.v == nil {
+			p.v = []byte{}
+		}
+		out = append(out, p)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, b.t.fail(err)
+	}
+	return out, nil
+}
+
+// pgCursor reads a page of rows at a time in the direction it moves and
+// refetches from its position when the direction changes, the page runs
+// out or the transaction has written since the page was read.
+type pgCursor struct {
+	b      *pgBucket
+	page   []pair
+	i      int
+	fwd    bool
+	full   bool // the page hit cursorPage rows, so more may follow
+	writes int
+	at     []byte // current key; nil before the first move or past an end
+}
+
+func (c *pgCursor) fetch(fwd bool, from []byte, inclusive bool) (key, value []byte) {
+	s := &c.b.t.p.sql
+	var sql string
+	switch {
+	case from == nil && fwd:
+		sql = s.firstAsc
+	case from == nil:
+		sql = s.lastDesc
+	case fwd && inclusive:
+		sql = s.fromAsc
+	case fwd:
+		sql = s.afterAsc
+	case inclusive:
+		sql = s.fromDesc
+	default:
+		sql = s.beforeDesc
+	}
+	args := []any{c.b.name, cursorPage}
+	if from != nil {
+		args = append(args, from)
+	}
+	rows, err := c.b.rows(sql, args...)
+	c.page, c.i, c.fwd, c.full, c.writes = rows, 0, fwd, len(rows) == cursorPage, c.b.t.writes
+	if err != nil || len(rows) == 0 {
+		c.page, c.at = nil, nil
+		return nil, nil
+	}
+	c.at = rows[0].k
+	return rows[0].k, rows[0].v
+}
+
+func (c *pgCursor) step(fwd bool) (key, value []byte) {
+	if c.at == nil {
+		return nil, nil
+	}
+	if c.fwd == fwd && c.writes == c.b.t.writes && c.i+1 < len(c.page) {
+		c.i++
+		c.at = c.page[c.i].k
+		return c.page[c.i].k, c.page[c.i].v
+	}
+	if c.fwd == fwd && c.writes == c.b.t.writes && !c.full {
+		c.at = nil
+		return nil, nil
+	}
+	return c.fetch(fwd, c.at, false)
+}
+
+// Delete removes the current pair; the cursor keeps its position, so the
+// next move refetches from it.
+func (c *pgCursor) delete() error {
+	if c.at == nil {
+		return errors.New("kv: cursor delete with no current pair")
+	}
+	return c.b.delete(c.at)
+}

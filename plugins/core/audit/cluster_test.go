@@ -1,0 +1,113 @@
+package audit
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+)
+
+// server is one cairn server's core area: its own store handle (its own
+// connection pool and group commit) on the shared database.
+type server struct {
+	tasks *tasks.Service
+	audit *Service
+}
+
+func openServer(t *testing.T, dsn string) server {
+	t.Helper()
+	st, err := store.OpenPostgres(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	aud := New(st, Config{})
+	return server{tasks: tasks.New(st, tasks.Config{OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail}), audit: aud}
+}
+
+// Two servers on one database, each with four writers creating tasks and
+// appending thoughts to the same shared tasks at once: no task id, project
+// sequence or thought id repeats, each shared chain's positions are exactly
+// 1..n, and every chain of every task verifies. On bbolt two processes
+// cannot open one file at all, so this is PostgreSQL's test.
+func TestTwoServersShareIDsAndChains(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	servers := []server{openServer(t, dsn), openServer(t, dsn)}
+	if _, err := servers[0].tasks.AddProject("demo"); err != nil {
+		t.Fatal(err)
+	}
+	var shared []string
+	for i := 0; i < 3; i++ {
+		out, err := servers[i%2].tasks.Create("lead", tasks.CreateInput{Title: "shared", Project: "demo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, out.TaskID)
+	}
+	const writers, each = 4, 15
+	var (
+		mu        sync.Mutex
+		taskIDs   = map[string]bool{}
+		seqs      = map[uint64]bool{}
+		thoughts  = map[string]bool{}
+		positions = map[string]map[int]bool{}
+		wg        sync.WaitGroup
+	)
+	for si, srv := range servers {
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(srv server, who string) {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					c, err := srv.tasks.Create(who, tasks.CreateInput{Title: fmt.Sprint(who, " ", i), Project: "demo"})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					on := shared[i%len(shared)]
+					r, err := srv.audit.Record(who, RecordInput{TaskID: on, Type: "reflection", Content: fmt.Sprint(who, " ", i)})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					if taskIDs[c.TaskID] || seqs[c.Sequence] || thoughts[r.ThoughtID] || positions[on][r.ChainPosition] {
+						t.Errorf("repeated: task %s seq %d thought %s position %d on %s", c.TaskID, c.Sequence, r.ThoughtID, r.ChainPosition, on)
+					}
+					taskIDs[c.TaskID], seqs[c.Sequence], thoughts[r.ThoughtID] = true, true, true
+					if positions[on] == nil {
+						positions[on] = map[int]bool{}
+					}
+					positions[on][r.ChainPosition] = true
+					mu.Unlock()
+				}
+			}(srv, fmt.Sprintf("s%d-w%d", si, w))
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if n := len(taskIDs); n != 2*writers*each {
+		t.Fatalf("%d distinct tasks, want %d", n, 2*writers*each)
+	}
+	for _, id := range shared {
+		for p := 1; p <= len(positions[id]); p++ {
+			if !positions[id][p] {
+				t.Fatalf("chain of %s lacks position %d of %d", id, p, len(positions[id]))
+			}
+		}
+	}
+	for id := range taskIDs {
+		shared = append(shared, id)
+	}
+	for i, id := range shared {
+		r, err := servers[i%2].audit.Verify(VerifyInput{TaskID: &id})
+		if err != nil || !r.ChainValid || r.IntegrityScore != 100 {
+			t.Fatalf("verify %s on server %d: %+v %v", id, i%2, r, err)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package store
+
+// The bbolt backend: one file in the data dir, held open (and flock'ed) by
+// the process for as long as the store is open. Its layout is versioned by
+// the meta key user_version and upgraded on open by the migrations below,
+// each creating the buckets of one version.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// DefaultTimeout is how long Open waits for the file lock. A second cairn
+// process holding the file must produce an error quickly rather than hang
+// the agent host's startup.
+const DefaultTimeout = time.Second
+
+// Options tune Open.
+type Options struct {
+	// Timeout bounds the wait for the file lock; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// FileMode is the mode of a newly created file; 0 means 0600, since
+	// the store may hold task text that is nobody else's business.
+	FileMode os.FileMode
+}
+
+// Migration moves the bbolt layout one version forward inside the open
+// transaction. Migrations[i] produces version i+1.
+type Migration func(tx *bolt.Tx) error
+
+// migrations is the ordered list applied on open. Append only: a released
+// migration never changes, since stores in the field already ran it.
+var migrations = []Migration{
+	migrateV1,
+	migrateV2,
+	migrateV3,
+	migrateV4,
+	migrateV5,
+}
+
+// CurrentVersion is the schema version this build writes.
+var CurrentVersion = len(migrations)
+
+func createBuckets(tx *bolt.Tx, names ...string) error {
+	for _, name := range names {
+		if _, err := tx.CreateBucketIfNotExists([]byte(name)); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateV1 creates the initial layout.
+func migrateV1(tx *bolt.Tx) error {
+	return createBuckets(tx, BucketCounters, BucketProjectSeq, BucketProjects, BucketTasks,
+		BucketTasksByProject, BucketTasksByProjectStatus, BucketTasksByStatus, BucketTaskChildren)
+}
+
+// migrateV2 adds the decision trail: hash chains and audit sessions.
+func migrateV2(tx *bolt.Tx) error {
+	return createBuckets(tx, BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen)
+}
+
+// migrateV3 adds task dependencies, claims and idempotency records.
+func migrateV3(tx *bolt.Tx) error {
+	return createBuckets(tx, BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder)
+}
+
+// migrateV4 adds the search index. It starts empty; the tasks package
+// builds it from the stored tasks when it finds it not built (meta key
+// "trigrams_built" absent), since only that package can decode a task.
+func migrateV4(tx *bolt.Tx) error { return createBuckets(tx, BucketTaskTrigrams) }
+
+// migrateV5 adds task_list's sorted indexes and counters and the ready and
+// waiting indexes of task_next_actions. Like v4 they start empty and the
+// tasks package fills them from the stored tasks (meta key
+// "list_index_upto" says how far it got).
+func migrateV5(tx *bolt.Tx) error {
+	return createBuckets(tx, BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting, BucketTaskFacets)
+}
+
+type boltBackend struct {
+	db   *bolt.DB
+	path string
+}
+
+// Open opens (creating if needed) the store file at path and brings its
+// schema up to CurrentVersion. Every failure is an *errs.Error with code
+// ERR_INIT_FAILED whose message says what to do.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.FileMode == 0 {
+		opts.FileMode = 0o600
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, initFailed("cannot create the data directory %s: %v; check its permissions or set CAIRN_DATA_DIR", dir, err)
+		}
+	}
+	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, initFailed("store %s is locked by another cairn process; stop it or set CAIRN_DATA_DIR to another directory", path)
+		}
+		return nil, initFailed("cannot open store %s: %v; check the file and its permissions, or set CAIRN_DATA_DIR to another directory", path, err)
+	}
+	s := &Store{bolt: &boltBackend{db: db, path: path}}
+	if s.version, err = migrateBolt(db, path); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// migrateBolt applies every migration past the stored version in one
+// transaction, so a crash mid-way leaves the old version intact.
+func migrateBolt(db *bolt.DB, path string) (int, error) {
+	var v int
+	err := db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists([]byte(BucketMeta))
+		if err != nil {
+			return err
+		}
+		if v, err = checkVersion(kv.Bolt(tx).Bucket([]byte(BucketMeta)), path); err != nil {
+			return err
+		}
+		for ; v < len(migrations); v++ {
+			if err := migrations[v](tx); err != nil {
+				return fmt.Errorf("migration to version %d: %w", v+1, err)
+			}
+		}
+		if err := createBuckets(tx, BucketLastProject); err != nil {
+			return err
+		}
+		return meta.Put(keyUserVersion, u64(uint64(v)))
+	})
+	if err != nil {
+		if e, ok := errs.As(err); ok {
+			return 0, e
+		}
+		return 0, initFailed("cannot migrate store %s: %v; restore it from a backup or set CAIRN_DATA_DIR to a fresh directory", path, err)
+	}
+	return v, nil
+}
+
+// OnBolt presents an already open bbolt handle (a read-only one, for a
+// copy's source) as a Store, without migrating it. Closing the Store closes
+// db.
+func OnBolt(db *bolt.DB) (*Store, error) {
+	s := &Store{bolt: &boltBackend{db: db, path: db.Path()}}
+	err := db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket([]byte(BucketMeta))
+		if meta == nil {
+			return initFailed("%s is not a cairn core store (no meta bucket)", db.Path())
+		}
+		var err error
+		s.version, err = checkVersion(kv.Bolt(tx).Bucket([]byte(BucketMeta)), db.Path())
+		return err
+	})
+	return s, err
+}
+
+// DB is the bbolt handle, or nil on PostgreSQL.
+func (s *Store) DB() *bolt.DB {
+	if s.bolt != nil {
+		return s.bolt.db
+	}
+	return nil
+}
+
+// update and view run fn as bbolt's Update and View do, without wrapping it
+// in a closure: a closure handed to bbolt escapes, one allocation per
+// transaction that reading *bolt.Tx directly never paid.
+func (b *boltBackend) update(fn func(tx kv.Tx) error) error {
+	tx, err := b.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // after Commit: ErrTxClosed, ignored
+	if err := fn(kv.Bolt(tx)); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (b *boltBackend) view(fn func(tx kv.Tx) error) error {
+	tx, err := b.db.Begin(false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(kv.Bolt(tx))
+}
+
+func (b *boltBackend) describe() Description { return Description{Kind: "bbolt", Location: b.path} }
+
+func (b *boltBackend) close() error { return b.db.Close() }

@@ -1,0 +1,115 @@
+package store
+
+// The PostgreSQL backend (CAIRN_STORE=postgres://…): the shared key-value
+// layer on one table, core_kv, with every Update serialized cluster-wide by
+// the core lock (distinct from the admin area's, so the areas never wait
+// for each other). That one lock is what keeps task ids, per-project
+// sequences and every chain head linear when several servers write at
+// once; group commit (Commit) still gathers concurrent calls of one server
+// into one transaction, one lock round and one commit for all.
+
+import (
+	"context"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// MigrationArea names the core area's migrations in cairn_migrations.
+const MigrationArea = "core"
+
+// Table holds every core bucket on PostgreSQL.
+const Table = "core_kv"
+
+// writerLock is the advisory lock of core updates ("cairncor").
+const writerLock int64 = 0x636169726e636f72
+
+// LockTimeout bounds the wait for another server's update on PostgreSQL.
+const LockTimeout = 10 * time.Second
+
+// Migrations are the core area's PostgreSQL schema versions, applied in
+// order at start. Append new steps; never edit an applied one. The bucket
+// layout inside the table is versioned apart, by user_version in meta, as
+// in a bbolt file.
+var Migrations = []pgmigrate.Step{
+	{Version: 1, Name: "buckets", SQL: kv.TableSQL(Table)},
+}
+
+type pgBackend struct {
+	*kv.PG
+	where     string
+	migration int
+}
+
+// OpenPostgres connects to the database at dsn, applies the core area's
+// pending migrations (pgmigrate serializes servers starting at once) and
+// records the layout version. Failures are ERR_INIT_FAILED errors naming
+// the redacted URL.
+func OpenPostgres(dsn string) (*Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), kv.TxTimeout)
+	defer cancel()
+	where := pgmigrate.Redact(dsn)
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		return nil, initFailed("core store: %v", err)
+	}
+	st, err := pgmigrate.Apply(ctx, pool, MigrationArea, Migrations)
+	if err != nil {
+		pool.Close()
+		return nil, initFailed("core store at %s: %v", where, err)
+	}
+	pg, err := kv.NewPG(pool, kv.PGConfig{Area: "core", Table: Table, Lock: writerLock, Where: where, LockTimeout: LockTimeout})
+	if err != nil {
+		pool.Close()
+		return nil, initFailed("core store: %v", err)
+	}
+	s := &Store{pg: &pgBackend{PG: pg, where: where, migration: st.Version}}
+	// Buckets need no creating here; the layout version is recorded so a
+	// newer layout refuses an older cairn, as a bbolt file does.
+	err = s.Update(func(tx kv.Tx) error {
+		meta := tx.Bucket([]byte(BucketMeta))
+		if _, err := checkVersion(meta, where); err != nil {
+			return err
+		}
+		s.version = len(migrations)
+		return meta.Put(keyUserVersion, u64(uint64(s.version)))
+	})
+	if err != nil {
+		pool.Close()
+		if e, ok := errs.As(err); ok && e.Code == errs.InitFailed {
+			return nil, e
+		}
+		return nil, initFailed("core store at %s: %v", where, err)
+	}
+	return s, nil
+}
+
+func (b *pgBackend) describe() Description {
+	return Description{Kind: "postgres", Location: b.where, Migration: b.migration}
+}
+
+func (b *pgBackend) close() error {
+	b.Close()
+	return nil
+}
+
+// CopyFromBolt moves every pair of the bbolt store src into the core table
+// of the empty database at dsn (applying the core migrations first), in
+// one transaction under the core lock; a database whose core table holds
+// anything is refused with an error naming "to".
+func CopyFromBolt(ctx context.Context, src *bolt.DB, dsn string) (kv.Copied, error) {
+	where := pgmigrate.Redact(dsn)
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		return kv.Copied{}, errs.Invalidf("to", "reachable", "%v", err)
+	}
+	defer pool.Close()
+	if _, err := pgmigrate.Apply(ctx, pool, MigrationArea, Migrations); err != nil {
+		return kv.Copied{}, initFailed("core store at %s: %v", where, err)
+	}
+	return kv.CopyBolt(ctx, src, pool, Table, writerLock, where)
+}
