@@ -114,3 +114,29 @@ func serverID() string {
 	_, _ = rand.Read(b[:])
 	return name + "-" + hex.EncodeToString(b[:])
 }
+
+// StoreMigrations is the host's answer to `cairn migrate` for its own
+// tables: with apply it applies the pending steps first, otherwise it only
+// reads (creating nothing, so status runs before the first start).
+func StoreMigrations(ctx context.Context, dsn string, apply bool) (pgmigrate.StoreStatus, error) {
+	out := pgmigrate.StoreStatus{Store: "postgres", Status: pgmigrate.Status{Area: HostArea}}
+	if !apply {
+		st, err := pgmigrate.ReadAt(ctx, dsn, HostArea, HostMigrations)
+		if err != nil {
+			return out, errs.Newf(503, errs.Unavailable, "host tables at %s: %v", pgmigrate.Redact(dsn), err)
+		}
+		out.Status = st
+		return out, nil
+	}
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		return out, errs.Newf(503, errs.Unavailable, "host tables at %s: %v", pgmigrate.Redact(dsn), err)
+	}
+	defer pool.Close()
+	st, err := pgmigrate.Apply(ctx, pool, HostArea, HostMigrations)
+	if err != nil {
+		return out, errs.Newf(500, errs.InitFailed, "host migrations at %s: %v", pgmigrate.Redact(dsn), err)
+	}
+	out.Status = st
+	return out, nil
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -30,15 +31,17 @@ func newMigrate() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply or show the PostgreSQL schema migrations of the core, admin and sdd areas",
+		Short: "Apply or show the PostgreSQL schema migrations of the core, admin and sdd areas and the host",
 		Long: `With CAIRN_STORE=postgres://… the core, admin and sdd areas keep their state in
-PostgreSQL. Each area plugin applies its own pending migrations when it starts
-(under an advisory lock, so servers starting together apply each step once);
-'cairn migrate apply' starts those plugins, lets them migrate, and reports the
-version each one runs. 'cairn migrate status' starts them without opening
-their stores, so nothing is applied, and each lists from the migration table
-what is applied and what is pending. bbolt stores need neither: they upgrade
-themselves when opened.`,
+PostgreSQL, and the host keeps its own tables there (the cluster's event bus
+and the HTTP sessions every server can continue). Each area plugin applies its
+own pending migrations when it starts, the host its own when it serves (under
+an advisory lock, so servers starting together apply each step once);
+'cairn migrate apply' starts those plugins, lets them migrate, applies the
+host's steps, and reports the version each one runs. 'cairn migrate status'
+starts them without opening their stores, so nothing is applied, and each
+lists from the migration table what is applied and what is pending. bbolt
+stores need neither: they upgrade themselves when opened.`,
 	}
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -54,12 +57,22 @@ themselves when opened.`,
 			if err != nil {
 				return err
 			}
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			cleanup()
+			own, err := host.StoreMigrations(cmd.Context(), s.Store, !readOnly)
+			if err != nil {
+				return err
+			}
+			out = append(out, own)
 			return printStatus(cmd.OutOrStdout(), out, asJSON)
 		}
 	}
 	apply := &cobra.Command{
 		Use:   "apply",
-		Short: "Start the core, admin and sdd plugins so each applies its pending migrations",
+		Short: "Start the core, admin and sdd plugins so each applies its pending migrations, then the host's",
 		Args:  cobra.NoArgs,
 		RunE:  report(false),
 	}

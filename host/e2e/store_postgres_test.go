@@ -14,8 +14,8 @@ import (
 // (PRODUCT.md D26) share the admin and sdd state: a key made on one is
 // listed by the other, a lease issued on one is returned on the other and
 // cannot be returned twice; nothing lands in either data dir. `cairn
-// migrate status` lists the pending migrations before the first start and
-// none after `cairn migrate apply`.
+// migrate status` lists the pending migrations (the areas' and the host's
+// own) before the first start and none after `cairn migrate apply`.
 func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	env := []string{"CAIRN_STORE=" + dsn, "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_LOG_LEVEL=warn"}
@@ -27,7 +27,7 @@ func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 	}
 	code, out, errOut = runCairn(t, a, "", env, "migrate", "apply", "--json")
 	var applied []map[string]any
-	if code != 0 || json.Unmarshal([]byte(out), &applied) != nil || len(applied) != 3 {
+	if code != 0 || json.Unmarshal([]byte(out), &applied) != nil || len(applied) != 4 {
 		t.Fatalf("migrate apply: %d %s %s", code, out, errOut)
 	}
 	for _, st := range applied {
@@ -36,7 +36,7 @@ func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 		}
 	}
 	code, out, _ = runCairn(t, a, "", env, "migrate", "status")
-	if code != 0 || strings.Contains(out, "[") || !strings.Contains(out, "core") || !strings.Contains(out, "admin") || !strings.Contains(out, "sdd") {
+	if code != 0 || strings.Contains(out, "[") || !strings.Contains(out, "core") || !strings.Contains(out, "admin") || !strings.Contains(out, "sdd") || !strings.Contains(out, "host") {
 		t.Fatalf("migrate status after apply: %d %s", code, out)
 	}
 
