@@ -110,7 +110,17 @@ func (b Bucket) Count() int {
 	if b.pg != nil {
 		return b.pg.count()
 	}
-	return b.bolt.Stats().KeyN
+	if !b.bolt.Tx().Writable() {
+		return b.bolt.Stats().KeyN
+	}
+	// bbolt's statistics read the pages, not the changes of a write
+	// transaction still in memory: count those by walking.
+	n := 0
+	c := b.bolt.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	return n
 }
 
 // Cursor walks a bucket; every move returns nil, nil past either end.

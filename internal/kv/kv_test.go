@@ -119,3 +119,68 @@ func TestCountClearAndCursorDelete(t *testing.T) {
 		}
 	})
 }
+
+// PostgreSQL sends a transaction's writes in batches, before the next read
+// and at commit: every read still sees the writes made before it, a buffer
+// the caller reuses after Put does not change what was written, an empty
+// value stays empty (not absent), and a failed update leaves nothing.
+func TestReadsSeeEarlierWritesOfTheirTransaction(t *testing.T) {
+	backends(t, func(t *testing.T, r runner) {
+		err := r.update(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			buf := []byte("k1")
+			if err := b.Put(buf, []byte("v1")); err != nil {
+				return err
+			}
+			copy(buf, "zz")
+			if err := b.Put([]byte("k2"), []byte{}); err != nil {
+				return err
+			}
+			if got := b.Get([]byte("k1")); string(got) != "v1" {
+				return fmt.Errorf("get after put: %q", got)
+			}
+			if got := b.Get([]byte("k2")); got == nil || len(got) != 0 {
+				return fmt.Errorf("empty value read back as %v", got)
+			}
+			if err := b.Delete([]byte("k1")); err != nil {
+				return err
+			}
+			if n := b.Count(); n != 1 {
+				return fmt.Errorf("count after delete: %d", n)
+			}
+			for i := range 100 {
+				if err := b.Put([]byte(fmt.Sprintf("m%03d", i)), []byte("x")); err != nil {
+					return err
+				}
+			}
+			k, _ := b.Cursor().Seek([]byte("m050"))
+			if string(k) != "m050" {
+				return fmt.Errorf("cursor after 100 puts: %q", k)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.update(func(tx Tx) error {
+			if err := tx.Bucket([]byte("b")).Put([]byte("lost"), []byte("x")); err != nil {
+				return err
+			}
+			return fmt.Errorf("refused")
+		}); err == nil {
+			t.Fatal("the failing update committed")
+		}
+		if err := r.view(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			if b.Get([]byte("zz")) != nil || b.Get([]byte("k1")) != nil || b.Get([]byte("lost")) != nil {
+				return fmt.Errorf("stray keys")
+			}
+			if n := b.Count(); n != 101 {
+				return fmt.Errorf("count %d, want 101", n)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -139,6 +139,9 @@ func (p *PG) run(opts pgx.TxOptions, writable bool, fn func(tx Tx) error) error 
 	}
 	t := &pgTx{ctx: ctx, tx: tx, writable: writable, p: p}
 	ferr := fn(Tx{pg: t})
+	if ferr == nil {
+		t.flush()
+	}
 	if t.err != nil {
 		return t.err
 	}
@@ -166,6 +169,39 @@ type pgTx struct {
 	err      error
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
+	// queued holds the writes not yet sent. Every write is a round trip
+	// made while the area's lock is held, so consecutive writes go to the
+	// server together, in one batch, before the next read or the commit:
+	// a read still sees every earlier write of its transaction.
+	queued *pgx.Batch
+}
+
+// queue adds a write to the next batch.
+func (t *pgTx) queue(sql string, args ...any) {
+	if t.queued == nil {
+		t.queued = &pgx.Batch{}
+	}
+	t.queued.Queue(sql, args...)
+}
+
+// flush sends the queued writes; the first failure fails the transaction.
+func (t *pgTx) flush() {
+	batch := t.queued
+	if batch == nil || t.err != nil {
+		return
+	}
+	t.queued = nil
+	n := batch.Len()
+	br := t.tx.SendBatch(t.ctx, batch)
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			t.fail(err)
+			break
+		}
+	}
+	if err := br.Close(); err != nil {
+		t.fail(err)
+	}
 }
 
 func (t *pgTx) fail(err error) error {
@@ -180,10 +216,15 @@ func (t *pgTx) clear(name string) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	if _, err := t.tx.Exec(t.ctx, t.p.sql.clear, b.name); err != nil {
-		return t.fail(err)
-	}
+	t.queue(t.p.sql.clear, b.name)
 	return nil
+}
+
+// clone copies p into a new non-nil slice.
+func clone(p []byte) []byte {
+	out := make([]byte, len(p))
+	copy(out, p)
+	return out
 }
 
 type pgBucket struct {
@@ -192,6 +233,7 @@ type pgBucket struct {
 }
 
 func (b *pgBucket) get(key []byte) []byte {
+	b.t.flush()
 	if b.t.err != nil {
 		return nil
 	}
@@ -225,12 +267,9 @@ func (b *pgBucket) put(key, value []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	if value == nil {
-		value = []byte{}
-	}
-	if _, err := b.t.tx.Exec(b.t.ctx, b.t.p.sql.put, b.name, key, value); err != nil {
-		return b.t.fail(err)
-	}
+	// Copies (never nil: a NULL value is not an empty one): bbolt lets a
+	// caller reuse its slices once Put returns.
+	b.t.queue(b.t.p.sql.put, b.name, clone(key), clone(value))
 	return nil
 }
 
@@ -238,13 +277,12 @@ func (b *pgBucket) delete(key []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	if _, err := b.t.tx.Exec(b.t.ctx, b.t.p.sql.del, b.name, key); err != nil {
-		return b.t.fail(err)
-	}
+	b.t.queue(b.t.p.sql.del, b.name, clone(key))
 	return nil
 }
 
 func (b *pgBucket) count() int {
+	b.t.flush()
 	if b.t.err != nil {
 		return 0
 	}
@@ -274,6 +312,7 @@ func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
 type pair struct{ k, v []byte }
 
 func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
+	b.t.flush()
 	if b.t.err != nil {
 		return nil, b.t.err
 	}
