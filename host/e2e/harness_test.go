@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -56,7 +58,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "trust store: %v\n", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	// One throwaway PostgreSQL server for every test that asks for a
+	// database, started on first use.
+	code := pgtest.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -87,6 +91,10 @@ func newWorkspace(t *testing.T) *workspace {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 	}}
+	if suiteOnPostgres {
+		// A database of its own, as a bbolt workspace has files of its own.
+		w.env = append(w.env, "CAIRN_STORE="+pgtest.DSN(t))
+	}
 	// Runs before the temporary root is removed: a shared daemon that
 	// outlived its sessions is stopped, so it neither writes into a
 	// directory being removed nor lingers into later tests.
