@@ -241,14 +241,13 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		}
 		return missing, twice
 	}
-	var missing, twice []string
 	for end := time.Now().Add(90 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if missing, twice = deliveries(); len(missing) == 0 {
+		if missing, _ := deliveries(); len(missing) == 0 {
 			break
 		}
 	}
 	time.Sleep(time.Second) // a late duplicate would arrive now
-	missing, twice = deliveries()
+	missing, twice := deliveries()
 	onKilled := 0
 	for id := range ledger.created {
 		if ledger.createdOn[id] == 1 {
