@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -33,6 +34,10 @@ type publisher struct {
 	// drained is closed and replaced each time pending shrinks.
 	drained chan struct{}
 }
+
+// ErrEventRefused is the outcome (see Plugin.PublishDurable) of an event the
+// host refused as malformed: publishing it again would not help.
+var ErrEventRefused = errors.New("sdk: the host refused the event")
 
 // retryPause is the wait before reopening a broken event stream.
 const retryPause = 100 * time.Millisecond
@@ -164,7 +169,7 @@ func (q *publisher) stream(ctx context.Context) error {
 				outcome = fmt.Errorf("sdk: a subscriber did not handle the event: %s", a.Error)
 			case a.Error != "":
 				q.log.Warn("the host refused an event", "error", a.Error)
-				outcome = fmt.Errorf("sdk: the host refused the event: %s", a.Error)
+				outcome = fmt.Errorf("%w: %s", ErrEventRefused, a.Error)
 			}
 			if a.Seq > seen {
 				q.ack(int(a.Seq-seen), outcome)

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
@@ -65,6 +66,14 @@ func (c *Core) stopDrainer() {
 
 // publishRecorded hands one outbox event to the host under its recorded id
 // and time; done hears when every other area's handler has returned.
+// An event the host refuses as malformed is dropped (with a log line):
+// publishing it again would be refused again.
 func (c *Core) publishRecorded(ev store.OutboxEvent, done func(error)) error {
-	return c.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, done)
+	return c.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
+		if errors.Is(err, sdk.ErrEventRefused) {
+			c.p.Logger().Error("recorded event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)
+			err = nil
+		}
+		done(err)
+	})
 }

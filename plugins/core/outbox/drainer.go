@@ -35,8 +35,9 @@ type Options struct {
 	// another server's lapsed leases, released entries to retry.
 	Poll time.Duration
 	// Retry is the pause before an entry that was not handled is
-	// claimed again.
-	Retry time.Duration
+	// claimed again; it doubles with each failed attempt up to MaxRetry.
+	Retry    time.Duration
+	MaxRetry time.Duration
 	// Batch bounds the entries claimed at once.
 	Batch int
 	// Owner names the drainer in its leases; empty: host, pid and a
@@ -66,6 +67,9 @@ func New(st *store.Store, publish Publish, opts Options) *Drainer {
 	if opts.Retry <= 0 {
 		opts.Retry = time.Second
 	}
+	if opts.MaxRetry < opts.Retry {
+		opts.MaxRetry = 5 * time.Minute
+	}
 	if opts.Batch <= 0 {
 		opts.Batch = 128
 	}
@@ -79,6 +83,15 @@ func New(st *store.Store, publish Publish, opts Options) *Drainer {
 		opts.Now = time.Now
 	}
 	return &Drainer{st: st, publish: publish, opts: opts, kick: make(chan struct{}, 1)}
+}
+
+// retryAt is when an entry that failed attempts times is claimed again.
+func (d *Drainer) retryAt(attempts int) time.Time {
+	pause := d.opts.Retry
+	for i := 1; i < attempts && pause < d.opts.MaxRetry; i++ {
+		pause *= 2
+	}
+	return d.opts.Now().Add(min(pause, d.opts.MaxRetry))
 }
 
 func ownerName() string {
@@ -173,7 +186,7 @@ func (d *Drainer) Drain(ctx context.Context) (int, error) {
 		return len(evs), err
 	}
 	if len(failed) > 0 {
-		if err := d.st.ReleaseEvents(d.opts.Owner, failed, d.opts.Now().Add(d.opts.Retry)); err != nil {
+		if err := d.st.ReleaseEvents(d.opts.Owner, failed, d.retryAt); err != nil {
 			return len(evs), err
 		}
 		return len(evs), fmt.Errorf("%d of %d events not handled: %w", len(failed), len(evs), firstErr)

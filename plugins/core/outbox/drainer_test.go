@@ -159,13 +159,21 @@ func TestDrainKeepsAnEventNotHandledAndRetriesItUnderItsID(t *testing.T) {
 		if n, _ := d.Drain(context.Background()); n != 0 {
 			t.Fatal("an event released for a retry was claimed before its retry time")
 		}
-		s.fail = nil
-		now = now.Add(2 * time.Second)
-		if n, err := d.Drain(context.Background()); n != 1 || err != nil {
-			t.Fatalf("retry drained %d (%v), want 1", n, err)
+		now = now.Add(1500 * time.Millisecond)
+		if n, err := d.Drain(context.Background()); n != 1 || err == nil {
+			t.Fatalf("first retry drained %d (%v), want 1 failing again", n, err)
 		}
-		if s.got[1].ID != s.got[2].ID {
-			t.Fatalf("the retry changed the event's id: %s then %s", s.got[1].ID, s.got[2].ID)
+		now = now.Add(1500 * time.Millisecond)
+		if n, _ := d.Drain(context.Background()); n != 0 {
+			t.Fatal("the pause before a retry did not double after a second failure")
+		}
+		s.fail = nil
+		now = now.Add(time.Second)
+		if n, err := d.Drain(context.Background()); n != 1 || err != nil {
+			t.Fatalf("second retry drained %d (%v), want 1", n, err)
+		}
+		if s.got[1].ID != s.got[2].ID || s.got[2].ID != s.got[3].ID {
+			t.Fatalf("a retry changed the event's id: %s, %s, %s", s.got[1].ID, s.got[2].ID, s.got[3].ID)
 		}
 		if n := pending(t, st); n != 0 {
 			t.Fatalf("%d entries left", n)

@@ -34,6 +34,8 @@ type OutboxEvent struct {
 	// it; once Until has passed, any drainer may claim it again.
 	Owner string `json:"owner,omitempty"`
 	Until int64  `json:"until,omitempty"`
+	// Attempts counts the publications that were not handled.
+	Attempts int `json:"attempts,omitempty"`
 	// Key is the entry's key in BucketEventOutbox.
 	Key []byte `json:"-"`
 }
@@ -159,9 +161,10 @@ func (s *Store) DoneEvents(evs []OutboxEvent) error {
 	})
 }
 
-// ReleaseEvents shortens owner's lease on entries that were not handled,
-// so they are claimed again from retryAt on.
-func (s *Store) ReleaseEvents(owner string, evs []OutboxEvent, retryAt time.Time) error {
+// ReleaseEvents counts a failed attempt on each entry owner published but
+// did not see handled, and sets its lease to end at retryAt(attempts), when
+// it is claimed again.
+func (s *Store) ReleaseEvents(owner string, evs []OutboxEvent, retryAt func(attempts int) time.Time) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -179,7 +182,8 @@ func (s *Store) ReleaseEvents(owner string, evs []OutboxEvent, retryAt time.Time
 			if cur.Owner != owner {
 				continue // claimed again by another drainer meanwhile
 			}
-			cur.Key, cur.Until = ev.Key, retryAt.UnixMilli()
+			cur.Attempts++
+			cur.Key, cur.Until = ev.Key, retryAt(cur.Attempts).UnixMilli()
 			if err := putOutbox(tx, cur); err != nil {
 				return err
 			}
