@@ -22,10 +22,7 @@ func recordEvent(tx kv.Tx, eventType string, data map[string]any, at time.Time) 
 // committed runs after a write committed: the drainer publishes the
 // recorded event now, and subscribed clients hear which resources changed.
 func (c *Core) committed(eventType string, data any) {
-	c.mu.RLock()
-	d := c.drainer
-	c.mu.RUnlock()
-	if d != nil {
+	if d := c.drainer.Load(); d != nil {
 		d.Kick()
 	}
 	if m, ok := data.(map[string]any); ok {
@@ -46,8 +43,8 @@ func (c *Core) startDrainer(st *store.Store) {
 		defer close(done)
 		d.Run(ctx)
 	}()
+	c.drainer.Store(d)
 	c.mu.Lock()
-	c.drainer = d
 	c.drainStop = func() { cancel(); <-done }
 	c.mu.Unlock()
 }
@@ -55,9 +52,10 @@ func (c *Core) startDrainer(st *store.Store) {
 // stopDrainer ends the drainer before the store closes; entries it had
 // not seen handled stay in the outbox for the next drainer.
 func (c *Core) stopDrainer() {
+	c.drainer.Store(nil)
 	c.mu.Lock()
 	stop := c.drainStop
-	c.drainer, c.drainStop = nil, nil
+	c.drainStop = nil
 	c.mu.Unlock()
 	if stop != nil {
 		stop()

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
@@ -60,8 +61,9 @@ type Core struct {
 	audit  *audit.Service
 	skills *skills.Registry
 	active string // CAIRN_PROJECT
-	// drainer publishes the store's event outbox; drainStop ends it.
-	drainer   *outbox.Drainer
+	// drainer publishes the store's event outbox (atomic: writes kick it
+	// without taking mu); drainStop ends it.
+	drainer   atomic.Pointer[outbox.Drainer]
 	drainStop func()
 }
 
