@@ -200,11 +200,6 @@ func (c *Core) health(context.Context) sdk.Health {
 		db["latency_ms"] = float64(lat.Microseconds()) / 1000
 		if err != nil {
 			h.Status, h.Message = "degraded", fmt.Sprintf("core store did not answer: %v", err)
-		} else if n, err := c.store.PendingEvents(); err == nil {
-			// Events recorded with their writes and not yet handled
-			// downstream; a number that keeps growing means they are
-			// not getting through (see docs/architecture.md, Events).
-			h.Details["event_outbox"] = map[string]any{"pending": n}
 		}
 	} else {
 		h.Status, h.Message = "degraded", "core store is not open"
