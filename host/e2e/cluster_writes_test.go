@@ -261,6 +261,7 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		t.Errorf("task.created never delivered for %d acknowledged creates: %v", len(missing), missing)
 	}
 	t.Logf("webhook: %d acknowledged creates' task.created delivered once each (%d acknowledged by the killed server)", len(ledger.created)-len(missing), onKilled)
+
 	checkClusterRateLimit(t, nodes)
 }
 
