@@ -222,6 +222,27 @@ func (p *Plugin) Publish(ctx context.Context, eventType string, data any) error 
 	return h.publish(ctx, eventType, raw)
 }
 
+// PublishDurable puts an event that carries its own id and time (assigned
+// when the plugin recorded it, for example in an outbox written with the
+// change) on the host's bus, queued behind every event published before it
+// without waiting. done hears the outcome: nil once the event is on the bus
+// and every other plugin's handler subscribed to it has returned, or why
+// it must be published again under the same id (a handler failed, the host
+// refused it). done runs on the publisher's goroutine and must not block.
+func (p *Plugin) PublishDurable(ev Event, done func(error)) error {
+	if strings.TrimSpace(ev.Type) == "" || ev.ID == "" {
+		return fmt.Errorf("sdk: publish durable: the event needs a type and an id")
+	}
+	p.mu.RLock()
+	h := p.host
+	p.mu.RUnlock()
+	if h == nil {
+		return fmt.Errorf("sdk: publish %s: plugin is not connected to a host", ev.Type)
+	}
+	h.publishDurable(&pb.Event{Id: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, done)
+	return nil
+}
+
 // FlushEvents waits until the host has put every event published so far on
 // its bus.
 func (p *Plugin) FlushEvents(ctx context.Context) error {
@@ -249,6 +270,7 @@ func (p *Plugin) LogToHost(ctx context.Context, level, msg string, fields map[st
 // hostLink is the plugin's view of the host services.
 type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
+	publishDurable(ev *pb.Event, done func(error))
 	flush(ctx context.Context) error
 	log(ctx context.Context, level, msg string, fields map[string]any) error
 	askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error)

@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,7 +25,7 @@ type publisher struct {
 
 	mu sync.Mutex
 	// pending holds the events not yet acknowledged, oldest first.
-	pending []*pb.Event
+	pending []queued
 	// sent counts the events of pending already written to the current
 	// stream.
 	sent int
@@ -32,6 +34,10 @@ type publisher struct {
 	// drained is closed and replaced each time pending shrinks.
 	drained chan struct{}
 }
+
+// ErrEventRefused is the outcome (see Plugin.PublishDurable) of an event the
+// host refused as malformed: publishing it again would not help.
+var ErrEventRefused = errors.New("sdk: the host refused the event")
 
 // retryPause is the wait before reopening a broken event stream.
 const retryPause = 100 * time.Millisecond
@@ -42,10 +48,18 @@ func newPublisher(ctx context.Context, client pb.HostClient, log hclog.Logger) *
 	return q
 }
 
-// enqueue adds an event behind every event queued before it.
-func (q *publisher) enqueue(ev *pb.Event) {
+// queued is one event waiting for its ack; done, when set, hears the
+// outcome (see Plugin.PublishDurable).
+type queued struct {
+	ev   *pb.Event
+	done func(error)
+}
+
+// enqueue adds an event behind every event queued before it; done (may be
+// nil) hears its outcome.
+func (q *publisher) enqueue(ev *pb.Event, done func(error)) {
 	q.mu.Lock()
-	q.pending = append(q.pending, ev)
+	q.pending = append(q.pending, queued{ev: ev, done: done})
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -71,18 +85,22 @@ func (q *publisher) flush(ctx context.Context) error {
 	}
 }
 
-// ack drops the n oldest events: the host has them.
-func (q *publisher) ack(n int) {
+// ack drops the n oldest events: the host has them. last is the outcome
+// of the newest of them (the host acknowledges each event by its own
+// sequence number, so the older ones, if any, succeeded).
+func (q *publisher) ack(n int, last error) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if n > len(q.pending) {
 		n = len(q.pending)
 	}
 	if n <= 0 {
+		q.mu.Unlock()
 		return
 	}
+	done := make([]queued, n)
+	copy(done, q.pending[:n])
 	for i := 0; i < n; i++ {
-		q.pending[i] = nil
+		q.pending[i] = queued{}
 	}
 	q.pending = q.pending[n:]
 	q.sent -= n
@@ -91,6 +109,17 @@ func (q *publisher) ack(n int) {
 	}
 	close(q.drained)
 	q.drained = make(chan struct{})
+	q.mu.Unlock()
+	for i, e := range done {
+		if e.done == nil {
+			continue
+		}
+		if i == n-1 {
+			e.done(last)
+		} else {
+			e.done(nil)
+		}
+	}
 }
 
 func (q *publisher) run(ctx context.Context) {
@@ -134,22 +163,27 @@ func (q *publisher) stream(ctx context.Context) error {
 				recvErr <- err
 				return
 			}
-			if a.Error != "" {
+			var outcome error
+			switch {
+			case a.Retry:
+				outcome = fmt.Errorf("sdk: a subscriber did not handle the event: %s", a.Error)
+			case a.Error != "":
 				q.log.Warn("the host refused an event", "error", a.Error)
+				outcome = fmt.Errorf("%w: %s", ErrEventRefused, a.Error)
 			}
 			if a.Seq > seen {
-				q.ack(int(a.Seq - seen))
+				q.ack(int(a.Seq-seen), outcome)
 				seen = a.Seq
 			}
 		}
 	}()
 	for {
 		q.mu.Lock()
-		batch := append([]*pb.Event(nil), q.pending[q.sent:]...)
+		batch := append([]queued(nil), q.pending[q.sent:]...)
 		q.sent += len(batch)
 		q.mu.Unlock()
-		for _, ev := range batch {
-			if err := st.Send(&pb.PublishRequest{Event: ev}); err != nil {
+		for _, e := range batch {
+			if err := st.Send(&pb.PublishRequest{Event: e.ev}); err != nil {
 				// The real cause arrives on Recv.
 				return <-recvErr
 			}
@@ -170,7 +204,7 @@ func (q *publisher) unary(ctx context.Context) {
 		q.mu.Lock()
 		var ev *pb.Event
 		if len(q.pending) > 0 {
-			ev = q.pending[0]
+			ev = q.pending[0].ev
 		}
 		q.mu.Unlock()
 		if ev == nil {
@@ -190,6 +224,6 @@ func (q *publisher) unary(ctx context.Context) {
 			}
 			q.log.Warn("event not published", "event", ev.Type, "error", err)
 		}
-		q.ack(1)
+		q.ack(1, err)
 	}
 }

@@ -304,8 +304,12 @@ func newGRPCHost(client pb.HostClient, log hclog.Logger) *grpcHost {
 }
 
 func (h *grpcHost) publish(_ context.Context, eventType string, data []byte) error {
-	h.events.enqueue(&pb.Event{Type: eventType, Data: data})
+	h.events.enqueue(&pb.Event{Type: eventType, Data: data}, nil)
 	return nil
+}
+
+func (h *grpcHost) publishDurable(ev *pb.Event, done func(error)) {
+	h.events.enqueue(ev, done)
 }
 
 func (h *grpcHost) flush(ctx context.Context) error { return h.events.flush(ctx) }

@@ -4,9 +4,12 @@
 package events
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +33,11 @@ type Event struct {
 // slow handler delays only its own queue.
 type Handler func(Event)
 
+// LocalHandler is a local (plugin) subscriber's handler; its error tells a
+// publisher that awaits the handlers (PublishAwait) that the event's side
+// effects are not all done.
+type LocalHandler func(Event) error
+
 // QueueSize bounds each subscriber's backlog; beyond it events are dropped
 // (and counted) rather than stalling publishers.
 const QueueSize = 1024
@@ -42,8 +50,15 @@ type subscriber struct {
 	// server: every server's plugins share one store, so a side effect of
 	// an event must happen on one server only.
 	local bool
-	ch    chan Event
+	ch    chan delivery
 	done  chan struct{}
+}
+
+// delivery is one event in a subscriber's queue; wait, when set, is told
+// once the handler has returned.
+type delivery struct {
+	ev   Event
+	wait *handled
 }
 
 // matches reports whether any of the subscriber's patterns matches, so an
@@ -103,18 +118,19 @@ func (b *Bus) Subscribe(name, pattern string, h Handler) (unsubscribe func()) {
 // nothing. It returns a function that unsubscribes (and waits for the
 // handler goroutine to finish).
 func (b *Bus) SubscribeSet(name string, patterns []string, h Handler) (unsubscribe func()) {
-	return b.subscribe(name, patterns, false, h)
+	return b.subscribe(name, patterns, false, func(ev Event) error { h(ev); return nil })
 }
 
 // SubscribeLocal is SubscribeSet for subscribers with side effects in the
 // shared store (plugins): they hear events published on this server only,
-// never those a cluster bus brings from other servers.
-func (b *Bus) SubscribeLocal(name string, patterns []string, h Handler) (unsubscribe func()) {
+// never those a cluster bus brings from other servers. A publisher that
+// awaits its event (PublishAwait) waits for h to return and hears its error.
+func (b *Bus) SubscribeLocal(name string, patterns []string, h LocalHandler) (unsubscribe func()) {
 	return b.subscribe(name, patterns, true, h)
 }
 
-func (b *Bus) subscribe(name string, patterns []string, local bool, h Handler) (unsubscribe func()) {
-	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), local: local, ch: make(chan Event, QueueSize), done: make(chan struct{})}
+func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandler) (unsubscribe func()) {
+	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), local: local, ch: make(chan delivery, QueueSize), done: make(chan struct{})}
 	b.mu.Lock()
 	b.nextID++
 	s.id = b.nextID
@@ -122,15 +138,19 @@ func (b *Bus) subscribe(name string, patterns []string, local bool, h Handler) (
 	b.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		for ev := range s.ch {
-			func() {
+		for d := range s.ch {
+			err := func() (err error) {
 				defer func() {
 					if r := recover(); r != nil {
-						b.log.Error("event handler panicked", "subscriber", name, "event", ev.Type, "panic", r)
+						b.log.Error("event handler panicked", "subscriber", name, "event", d.ev.Type, "panic", r)
+						err = fmt.Errorf("subscriber %s panicked on %s", name, d.ev.Type)
 					}
 				}()
-				h(ev)
+				return h(d.ev)
 			}()
+			if d.wait != nil {
+				d.wait.finish(name, err)
+			}
 		}
 	}()
 	var once sync.Once
@@ -152,18 +172,35 @@ func (b *Bus) Publish(ev Event) Event {
 	ev.Origin = ""
 	ev = b.stamp(ev)
 	b.published.Add(1)
-	b.fanOut(ev)
+	b.fanOut(ev, nil)
 	if f := b.forward.Load(); f != nil {
 		(*f)(ev)
 	}
 	return ev
 }
 
+// PublishAwait is Publish for a publisher that must know when the event's
+// side effects are done: wait returns once every local (plugin)
+// subscriber's handler has returned, with the first failure (a handler's
+// error, or a queue too full to take the event). Other subscribers
+// (sessions, the cluster bus) are served as by Publish, without waiting.
+func (b *Bus) PublishAwait(ev Event) (stamped Event, wait func(ctx context.Context) error) {
+	ev.Origin = ""
+	ev = b.stamp(ev)
+	b.published.Add(1)
+	h := &handled{done: make(chan struct{})}
+	b.fanOut(ev, h)
+	if f := b.forward.Load(); f != nil {
+		(*f)(ev)
+	}
+	return ev, h.wait
+}
+
 // PublishRemote queues an event another server published for every
 // matching subscriber but the local ones; it goes no further.
 func (b *Bus) PublishRemote(ev Event, origin string) {
 	ev.Origin = origin
-	b.fanOut(b.stamp(ev))
+	b.fanOut(b.stamp(ev), nil)
 }
 
 // Forward sends every event published from now on to f as well (nil
@@ -192,19 +229,33 @@ func (b *Bus) stamp(ev Event) Event {
 	return ev
 }
 
-func (b *Bus) fanOut(ev Event) {
+// fanOut queues ev for every matching subscriber; with h, the local ones
+// tell h when their handler has returned, and h is armed once all are
+// queued.
+func (b *Bus) fanOut(ev Event, h *handled) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for _, s := range b.subs {
 		if !s.matches(ev.Type) || (s.local && ev.Origin != "") {
 			continue
 		}
+		d := delivery{ev: ev}
+		if h != nil && s.local {
+			d.wait = h
+			h.add()
+		}
 		select {
-		case s.ch <- ev:
+		case s.ch <- d:
 		default:
 			b.dropped.Add(1)
 			b.log.Warn("event dropped: subscriber queue full", "subscriber", s.name, "event", ev.Type)
+			if d.wait != nil {
+				d.wait.finish(s.name, errors.New("queue full"))
+			}
 		}
+	}
+	if h != nil {
+		h.arm()
 	}
 }
 

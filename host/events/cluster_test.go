@@ -55,6 +55,12 @@ func (r *recorder) handle(ev Event) {
 	r.mu.Unlock()
 }
 
+// handleLocal is handle as a local (plugin) subscriber's handler.
+func (r *recorder) handleLocal(ev Event) error {
+	r.handle(ev)
+	return nil
+}
+
 func (r *recorder) snapshot() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -92,8 +98,8 @@ func TestClusterDeliversRemoteEventsOnceToSessionsNeverToPlugins(t *testing.T) {
 	var aSessions, bSessions, aPlugins, bPlugins recorder
 	defer a.Subscribe("session", "*", aSessions.handle)()
 	defer b.Subscribe("session", "*", bSessions.handle)()
-	defer a.SubscribeLocal("plugin", []string{"*", "task.*"}, aPlugins.handle)()
-	defer b.SubscribeLocal("plugin", []string{"*", "task.*"}, bPlugins.handle)()
+	defer a.SubscribeLocal("plugin", []string{"*", "task.*"}, aPlugins.handleLocal)()
+	defer b.SubscribeLocal("plugin", []string{"*", "task.*"}, bPlugins.handleLocal)()
 
 	const fromA, fromB = 50, 7
 	for i := range fromA {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
@@ -35,23 +36,65 @@ func (h *hostServices) AskClient(ctx context.Context, req *pb.AskClientRequest) 
 }
 
 func (h *hostServices) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {
-	if req.Event == nil || strings.TrimSpace(req.Event.Type) == "" {
-		return nil, status.Error(codes.InvalidArgument, "event type is required")
+	ev, err := h.event(req)
+	if err != nil {
+		return nil, err
 	}
-	if h.bus == nil {
-		return nil, status.Error(codes.Unavailable, "no event bus")
-	}
-	if len(req.Event.Data) > 0 && !json.Valid(req.Event.Data) {
-		return nil, status.Error(codes.InvalidArgument, "event data must be JSON")
-	}
-	ev := h.bus.Publish(events.Event{Type: req.Event.Type, Source: h.plugin, Data: req.Event.Data})
-	return &pb.PublishResponse{Id: ev.ID}, nil
+	return &pb.PublishResponse{Id: h.bus.Publish(ev).ID}, nil
 }
 
+// event checks a published event. An event that carries its id (and time)
+// keeps them: a durable publisher assigned them when it recorded the event,
+// so a redelivery is recognisably the same event.
+func (h *hostServices) event(req *pb.PublishRequest) (events.Event, error) {
+	if req.Event == nil || strings.TrimSpace(req.Event.Type) == "" {
+		return events.Event{}, status.Error(codes.InvalidArgument, "event type is required")
+	}
+	if h.bus == nil {
+		return events.Event{}, status.Error(codes.Unavailable, "no event bus")
+	}
+	if len(req.Event.Data) > 0 && !json.Valid(req.Event.Data) {
+		return events.Event{}, status.Error(codes.InvalidArgument, "event data must be JSON")
+	}
+	return events.Event{ID: req.Event.Id, Type: req.Event.Type, Source: h.plugin, Time: req.Event.Time, Data: req.Event.Data}, nil
+}
+
+// handlerWait bounds how long an ack waits for the local plugin
+// subscribers' handlers; past it the event is acknowledged for retry.
+const handlerWait = 30 * time.Second
+
 // PublishEvents puts a plugin's streamed events on the bus in the order
-// they arrive and acknowledges each by its sequence number. A refused event
-// is acknowledged with the reason; the stream goes on.
+// they arrive and acknowledges each by its sequence number, in order. An
+// event without an id is acknowledged once it is on the bus; one with its
+// own id (a durable publisher's) only once every local plugin subscriber's
+// handler has returned, with retry set when one failed. Waiting happens
+// off the receiving loop, so later events reach the bus meanwhile. A
+// refused event is acknowledged with the reason; the stream goes on.
 func (h *hostServices) PublishEvents(stream pb.Host_PublishEventsServer) error {
+	ctx := stream.Context()
+	acks := make(chan pendingAck, 256)
+	sendErr := make(chan error, 1)
+	go func() {
+		defer close(sendErr)
+		for a := range acks {
+			ack := a.ack
+			if a.wait != nil {
+				wctx, cancel := context.WithTimeout(ctx, handlerWait)
+				if err := a.wait(wctx); err != nil {
+					ack.Retry, ack.Error = true, err.Error()
+					h.log.Warn("a plugin's handler did not finish an event; its publisher will retry", "id", a.id, "error", ack.Error)
+				}
+				cancel()
+			}
+			if err := stream.Send(ack); err != nil {
+				sendErr <- err
+				for range acks { // drain so the receiving loop never blocks
+				}
+				return
+			}
+		}
+	}()
+	defer close(acks)
 	var seq uint64
 	for {
 		req, err := stream.Recv()
@@ -62,15 +105,31 @@ func (h *hostServices) PublishEvents(stream pb.Host_PublishEventsServer) error {
 			return err
 		}
 		seq++
-		ack := &pb.PublishAck{Seq: seq}
-		if _, err := h.Publish(stream.Context(), req); err != nil {
-			ack.Error = grpcMessage(err)
-			h.log.Warn("plugin event refused", "error", ack.Error)
+		a := pendingAck{ack: &pb.PublishAck{Seq: seq}}
+		ev, err := h.event(req)
+		switch {
+		case err != nil:
+			a.ack.Error = grpcMessage(err)
+			h.log.Warn("plugin event refused", "error", a.ack.Error)
+		case ev.ID != "":
+			a.id = ev.ID
+			_, a.wait = h.bus.PublishAwait(ev)
+		default:
+			h.bus.Publish(ev)
 		}
-		if err := stream.Send(ack); err != nil {
+		select {
+		case acks <- a:
+		case err := <-sendErr:
 			return err
 		}
 	}
+}
+
+// pendingAck is an ack waiting for its event's local handlers.
+type pendingAck struct {
+	ack  *pb.PublishAck
+	id   string
+	wait func(context.Context) error
 }
 
 func (h *hostServices) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {

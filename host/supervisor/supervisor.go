@@ -745,16 +745,18 @@ func (p *Plugin) subscribe(patterns []string) {
 	p.mu.Unlock()
 }
 
-func (p *Plugin) deliver(ev events.Event) {
+// deliver runs the plugin's handlers for ev; its error reaches a publisher
+// that awaits the event (events.Bus.PublishAwait).
+func (p *Plugin) deliver(ev events.Event) error {
 	if ev.Source == p.spec.Name {
-		return // a plugin does not hear its own events
+		return nil // a plugin does not hear its own events
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	rpc, err := p.await(ctx)
 	if err != nil {
 		p.log.Warn("event not delivered", "event", ev.Type, "id", ev.ID, "error", err)
-		return
+		return fmt.Errorf("plugin %s did not take the event: %w", p.spec.Name, err)
 	}
 	req := &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}}
 	p.mu.Lock()
@@ -770,7 +772,9 @@ func (p *Plugin) deliver(ev events.Event) {
 	}
 	if err != nil {
 		p.log.Warn("plugin failed to handle event", "event", ev.Type, "id", ev.ID, "error", grpcMessage(err))
+		return fmt.Errorf("plugin %s failed to handle the event: %s", p.spec.Name, grpcMessage(err))
 	}
+	return nil
 }
 
 // Stop asks the plugin to release its resources, then ends the process.

@@ -10,12 +10,14 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
+	"github.com/cairn-mcp/cairn/plugins/core/outbox"
 	"github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -59,6 +61,10 @@ type Core struct {
 	audit  *audit.Service
 	skills *skills.Registry
 	active string // CAIRN_PROJECT
+	// drainer publishes the store's event outbox (atomic: writes kick it
+	// without taking mu); drainStop ends it.
+	drainer   atomic.Pointer[outbox.Drainer]
+	drainStop func()
 }
 
 // New builds the core plugin.
@@ -98,8 +104,8 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	if err != nil {
 		return err
 	}
-	aud := audit.New(st, audit.Config{Publish: c.publish})
-	svc := tasks.New(st, tasks.Config{Publish: c.publish, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
+	aud := audit.New(st, audit.Config{Publish: c.committed, Record: recordEvent})
+	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEvent, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
 	if err := svc.IndexError(); err != nil {
 		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
 	}
@@ -117,11 +123,13 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	c.mu.Lock()
 	c.store, c.tasks, c.audit, c.skills, c.active = st, svc, aud, reg, os.Getenv("CAIRN_PROJECT")
 	c.mu.Unlock()
+	c.startDrainer(st)
 	c.watchSkills(reg)
 	return nil
 }
 
 func (c *Core) stop(context.Context) error {
+	c.stopDrainer()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var first error
@@ -148,19 +156,8 @@ func (c *Core) svc() (*tasks.Service, error) {
 	return c.tasks, nil
 }
 
-// publishTimeout bounds one event publication to the host.
+// publishTimeout bounds one notice to the host.
 const publishTimeout = 5 * time.Second
-
-func (c *Core) publish(eventType string, data any) {
-	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
-	defer cancel()
-	if err := c.p.Publish(ctx, eventType, data); err != nil {
-		c.p.Logger().Warn("event not published", "event", eventType, "error", err)
-	}
-	if m, ok := data.(map[string]any); ok {
-		c.linkResources(ctx, eventType, m)
-	}
-}
 
 func (c *Core) onProjectEvent(_ context.Context, ev sdk.Event) error {
 	var data struct {

@@ -40,12 +40,16 @@ const (
 	BucketDeliveries     = "deliveries"
 	BucketDeliveryDue    = "delivery_due"  // unix nanos, id → empty
 	BucketDeliveryByHook = "delivery_bywh" // webhook id, 0, created nanos, id → empty
+	// BucketDeliveryByEvent marks the webhooks a bus event was queued for
+	// (event id, 0, webhook id → empty), so a redelivered event (issue 17:
+	// published again after its server died) queues nothing new.
+	BucketDeliveryByEvent = "delivery_byevent"
 )
 
 var allBuckets = []string{
 	BucketMeta, BucketCounters, BucketKeys, BucketKeyHash, BucketKeyUsage, BucketKeyDaily, BucketKeyAudit,
 	BucketWorkspaces, BucketMembers, BucketInvitations, BucketInviteHash, BucketProjects, BucketProjectSlug,
-	BucketOutbox, BucketWebhooks, BucketDeliveries, BucketDeliveryDue, BucketDeliveryByHook,
+	BucketOutbox, BucketWebhooks, BucketDeliveries, BucketDeliveryDue, BucketDeliveryByHook, BucketDeliveryByEvent,
 }
 
 // SchemaVersion is the layout version this build writes.

@@ -153,6 +153,11 @@ func addHistory(tx store.Tx, d *Delivery) error {
 		if err := idx.Delete(k); err != nil {
 			return err
 		}
+		if old != nil {
+			if err := tx.Bucket([]byte(store.BucketDeliveryByEvent)).Delete(eventHookKey(old.EventID, old.WebhookID)); err != nil {
+				return err
+			}
+		}
 		excess--
 	}
 	return nil
@@ -234,11 +239,30 @@ func subscribers(tx store.Tx, ev store.Event, only func(w *Webhook) bool) ([]*We
 
 // enqueueTx queues ev for every webhook that takes it: scheduled for an
 // active webhook, held for a paused one. With claim the new deliveries of
-// active webhooks are claimed for an immediate attempt.
-func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim bool, only func(w *Webhook) bool) (jobs []job, queued, held int, err error) {
+// active webhooks are claimed for an immediate attempt. With once, ev is
+// queued at most once per webhook however often it arrives (a bus event
+// redelivered under its id).
+func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim, once bool, only func(w *Webhook) bool) (jobs []job, queued, held int, err error) {
 	hooks, err := subscribers(tx, ev, only)
 	if err != nil || len(hooks) == 0 {
 		return nil, 0, 0, err
+	}
+	if once {
+		seen := tx.Bucket([]byte(store.BucketDeliveryByEvent))
+		fresh := hooks[:0]
+		for _, w := range hooks {
+			k := eventHookKey(ev.ID, w.ID)
+			if seen.Get(k) != nil {
+				continue
+			}
+			if err := seen.Put(k, []byte{1}); err != nil {
+				return nil, 0, 0, err
+			}
+			fresh = append(fresh, w)
+		}
+		if hooks = fresh; len(hooks) == 0 {
+			return nil, 0, 0, nil
+		}
 	}
 	now := m.now()
 	payload := body(ev)
@@ -283,9 +307,14 @@ func (m *Manager) EnqueueEvent(ev store.Event) error {
 		return internal(err)
 	}
 	return internal(m.st.Update(func(tx store.Tx) error {
-		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
+		_, _, _, err := m.enqueueTx(tx, ev, false, true, nil)
 		return err
 	}))
+}
+
+// eventHookKey keys BucketDeliveryByEvent.
+func eventHookKey(eventID, webhookID string) []byte {
+	return store.Key([]byte(eventID), []byte(webhookID))
 }
 
 // Kick wakes Run to look for due deliveries now.
@@ -608,7 +637,7 @@ func (m *Manager) TriggerEventFor(ctx context.Context, workspaceID, eventType st
 	queued, held := 0, 0
 	err = m.st.Update(func(tx store.Tx) error {
 		var err error
-		jobs, queued, held, err = m.enqueueTx(tx, ev, true, only)
+		jobs, queued, held, err = m.enqueueTx(tx, ev, true, false, only)
 		return err
 	})
 	if err != nil {

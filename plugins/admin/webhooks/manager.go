@@ -158,7 +158,7 @@ func New(st *store.Store, o Options) *Manager {
 		ua: o.UserAgent, kick: make(chan struct{}, 1), limits: &limiter{m: map[string]*window{}}, retain: o.HeldRetention,
 	}
 	st.OnEmit(func(tx store.Tx, ev store.Event) error {
-		_, _, _, err := m.enqueueTx(tx, ev, false, nil)
+		_, _, _, err := m.enqueueTx(tx, ev, false, false, nil)
 		return err
 	})
 	return m

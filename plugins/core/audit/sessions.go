@@ -163,16 +163,24 @@ func (s *Service) StartSession(in StartInput) (StartOutput, error) {
 			return err
 		}
 		sess.num, sess.SessionID = num, sessionIDPrefix+strconv.FormatUint(num, 10)
-		return putSession(tx, &sess)
+		if err := putSession(tx, &sess); err != nil {
+			return err
+		}
+		return s.record(tx, EventAuditStarted, startedEvent(&sess))
 	})
 	if err != nil {
 		return StartOutput{}, errs.From(err)
 	}
 	out := StartOutput{SessionID: sess.SessionID, TaskID: sess.TaskID, AuditorID: sess.AuditorID, Reason: sess.Reason, StartedAt: sess.StartedAt, Scope: sess.Scope}
-	s.publish(EventAuditStarted, map[string]any{
-		"session_id": out.SessionID, "task_id": out.TaskID, "auditor_id": out.AuditorID, "scope": out.Scope, "started_at": out.StartedAt,
-	})
+	s.publish(EventAuditStarted, startedEvent(&sess))
 	return out, nil
+}
+
+// startedEvent is the audit.started event's data.
+func startedEvent(sess *session) map[string]any {
+	return map[string]any{
+		"session_id": sess.SessionID, "task_id": sess.TaskID, "auditor_id": sess.AuditorID, "scope": sess.Scope, "started_at": sess.StartedAt,
+	}
 }
 
 // VerifyInput is audit_verify_chain's input.
@@ -389,16 +397,21 @@ func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
 			SessionID: sess.SessionID, TaskID: f.RestrictedTo, MerkleRoot: f.Root, TreeDepth: f.TreeDepth,
 			LeafCount: f.LeafCount, FinalizedAt: f.FinalizedAt, Frozen: true,
 		}
-		return nil
+		return s.record(tx, EventAuditFinalized, finalizedEvent(out))
 	})
 	if err != nil {
 		return FinalizeOutput{}, errs.From(err)
 	}
-	s.publish(EventAuditFinalized, map[string]any{
+	s.publish(EventAuditFinalized, finalizedEvent(out))
+	return out, nil
+}
+
+// finalizedEvent is the audit.finalized event's data.
+func finalizedEvent(out FinalizeOutput) map[string]any {
+	return map[string]any{
 		"session_id": out.SessionID, "merkle_root": out.MerkleRoot, "leaf_count": out.LeafCount,
 		"tree_depth": out.TreeDepth, "finalized_at": out.FinalizedAt,
-	})
-	return out, nil
+	}
 }
 
 // RootInput is merkle_root's input.

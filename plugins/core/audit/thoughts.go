@@ -49,8 +49,13 @@ const (
 type Config struct {
 	// Clock returns the current time; tests inject a fixed clock.
 	Clock func() time.Time
-	// Publish is called after a write commits (D19 events).
+	// Publish is called after a write commits (D19 events). With Record
+	// set, the events are already recorded: Publish only tells that they
+	// await publication.
 	Publish func(eventType string, data any)
+	// Record, when set, records each event inside the transaction of the
+	// write that causes it (the store's outbox, issue 17).
+	Record func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error
 }
 
 // Service runs the decision trail over a core store. It is safe for
@@ -69,6 +74,14 @@ func New(st *store.Store, cfg Config) *Service {
 }
 
 func (s *Service) now() string { return tasks.FormatTime(s.cfg.Clock()) }
+
+// record records an event in the write's transaction when Record is set.
+func (s *Service) record(tx kv.Tx, eventType string, data map[string]any) error {
+	if s.cfg.Record == nil {
+		return nil
+	}
+	return s.cfg.Record(tx, eventType, data, s.cfg.Clock())
+}
 
 func (s *Service) publish(eventType string, data map[string]any) {
 	if s.cfg.Publish != nil {
@@ -211,11 +224,12 @@ func (s *Service) RecordOnce(actor, key string, in RecordInput) (RecordOutput, e
 			if err != nil {
 				return RecordOutput{}, err
 			}
-			return RecordOutput{
+			out := RecordOutput{
 				ThoughtID: l.body.ID, TaskID: in.TaskID, Type: l.body.Type, Hash: l.hashHex(),
 				PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt, RecordedBy: l.body.RecordedBy,
 				ChainPosition: l.pos,
-			}, nil
+			}
+			return out, s.record(tx, EventThoughtRecorded, thoughtEvent(out))
 		})
 		return err
 	})
@@ -225,11 +239,16 @@ func (s *Service) RecordOnce(actor, key string, in RecordInput) (RecordOutput, e
 	if replayed {
 		return out, nil
 	}
-	s.publish(EventThoughtRecorded, map[string]any{
+	s.publish(EventThoughtRecorded, thoughtEvent(out))
+	return out, nil
+}
+
+// thoughtEvent is the thought.recorded event's data.
+func thoughtEvent(out RecordOutput) map[string]any {
+	return map[string]any{
 		"thought_id": out.ThoughtID, "task_id": out.TaskID, "type": out.Type, "hash": out.Hash,
 		"chain_position": out.ChainPosition, "recorded_by": out.RecordedBy, "recorded_at": out.RecordedAt,
-	})
-	return out, nil
+	}
 }
 
 // ListInput is thought_record_list's input.

@@ -140,7 +140,7 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 				return fmt.Errorf("migration to version %d: %w", v+1, err)
 			}
 		}
-		if err := createBuckets(tx, BucketLastProject); err != nil {
+		if err := createBuckets(tx, BucketLastProject, BucketEventOutbox); err != nil {
 			return err
 		}
 		return meta.Put(keyUserVersion, u64(uint64(v)))

@@ -108,6 +108,9 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 			if rec, err = s.createTx(tx, call, actor, &in, parent, deps, now); err != nil {
 				return CreateOutput{}, err
 			}
+			if err := s.record(tx, EventCreated, createdEvent(rec), now); err != nil {
+				return CreateOutput{}, err
+			}
 			return CreateOutput{
 				TaskID:    rec.id(),
 				Status:    statusName(rec.status),
@@ -122,16 +125,21 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		return CreateOutput{}, internal(err)
 	}
 	if !replayed {
-		s.publish(EventCreated, map[string]any{
-			"task_id":    rec.id(),
-			"project":    rec.project,
-			"title":      rec.title,
-			"status":     statusName(rec.status),
-			"priority":   priorityName(rec.priority),
-			"created_by": rec.createdBy,
-		})
+		s.publish(EventCreated, createdEvent(rec))
 	}
 	return out, nil
+}
+
+// createdEvent is the task.created event's data.
+func createdEvent(rec *record) map[string]any {
+	return map[string]any{
+		"task_id":    rec.id(),
+		"project":    rec.project,
+		"title":      rec.title,
+		"status":     statusName(rec.status),
+		"priority":   priorityName(rec.priority),
+		"created_by": rec.createdBy,
+	}
 }
 
 // createTx writes a validated new task inside tx.

@@ -60,7 +60,13 @@ type Config struct {
 	Clock func() time.Time
 	// Publish is called after a write commits, with EventCreated or
 	// EventUpdated and a map of the event fields. It must not block long.
+	// With Record set, the events are already recorded: Publish only tells
+	// that they await publication.
 	Publish func(eventType string, data any)
+	// Record, when set, records each event inside the transaction of the
+	// write that causes it (the store's outbox, issue 17), so a committed
+	// write's event survives a crash before its publication.
+	Record func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error
 	// OnChange runs inside the write transaction of Create and Update. An
 	// error aborts the whole write, so the task change and whatever the
 	// hook appends commit together or not at all.
@@ -101,6 +107,14 @@ func (s *Service) IndexError() error { return s.indexErr }
 func (s *Service) Store() *store.Store { return s.st }
 
 func (s *Service) now() time.Time { return s.cfg.Clock().UTC().Truncate(time.Millisecond) }
+
+// record records an event in the write's transaction when Record is set.
+func (s *Service) record(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {
+	if s.cfg.Record == nil || data == nil {
+		return nil
+	}
+	return s.cfg.Record(tx, eventType, data, at)
+}
 
 func (s *Service) publish(eventType string, data map[string]any) {
 	if s.cfg.Publish != nil && data != nil {

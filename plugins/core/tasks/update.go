@@ -388,5 +388,10 @@ func (s *Service) updateTx(tx kv.Tx, actor string, in *UpdateInput, num uint64, 
 	for _, u := range unblocked {
 		events = append(events, pending{EventUnblocked, map[string]any{"task_id": FormatTaskID(u), "project": rec.project, "finished_dependency": rec.id()}})
 	}
+	for _, e := range events {
+		if err := s.record(tx, e.typ, e.data, now); err != nil {
+			return UpdateOutput{}, nil, err
+		}
+	}
 	return out, events, nil
 }

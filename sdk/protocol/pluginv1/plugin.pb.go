@@ -1983,7 +1983,13 @@ type PublishAck struct {
 	Seq   uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// Set when the host refused the event at seq (no type, data not JSON);
 	// the stream goes on.
-	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Error string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// Set when the event at seq carried its own id and a local plugin
+	// subscriber's handler failed on it: the event is on the bus, but its side
+	// effects are not all done. A durable publisher publishes it again later
+	// under the same id. For an event with an id, the ack comes only once
+	// every local plugin subscriber's handler has returned.
+	Retry         bool `protobuf:"varint,3,opt,name=retry,proto3" json:"retry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2030,6 +2036,13 @@ func (x *PublishAck) GetError() string {
 		return x.Error
 	}
 	return ""
+}
+
+func (x *PublishAck) GetRetry() bool {
+	if x != nil {
+		return x.Retry
+	}
+	return false
 }
 
 type LogRequest struct {
@@ -2922,11 +2935,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0ePublishRequest\x12,\n" +
 	"\x05event\x18\x01 \x01(\v2\x16.cairn.plugin.v1.EventR\x05event\"!\n" +
 	"\x0fPublishResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"4\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"J\n" +
 	"\n" +
 	"PublishAck\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
-	"\x05error\x18\x02 \x01(\tR\x05error\"T\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x12\x14\n" +
+	"\x05retry\x18\x03 \x01(\bR\x05retry\"T\n" +
 	"\n" +
 	"LogRequest\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +

@@ -1,0 +1,49 @@
+package webhooks
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
+)
+
+// TestEnqueueEventOncePerEventID: a bus event that arrives again under the
+// same id (redelivered after its server died, issue 17) queues nothing
+// new; another event, and a webhook registered since, still queue.
+func TestEnqueueEventOncePerEventID(t *testing.T) {
+	pgtest.EachStore(t, testEnqueueEventOncePerEventID)
+}
+
+func testEnqueueEventOncePerEventID(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	m := devManager(t, st)
+	first := register(t, m, newReceiver(t, 0))
+	ev := store.Event{ID: "evt_once", Type: "audit.finalized", Time: "t", Data: json.RawMessage(`{}`)}
+	for i := 0; i < 3; i++ {
+		if err := m.EnqueueEvent(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, _ := m.GetDeliveryHistory(first, HistoryOptions{}); len(h) != 1 {
+		t.Fatalf("an event enqueued 3 times under one id made %d deliveries, want 1", len(h))
+	}
+	second := register(t, m, newReceiver(t, 0))
+	if err := m.EnqueueEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := m.GetDeliveryHistory(second, HistoryOptions{}); len(h) != 1 {
+		t.Fatalf("a webhook registered after the first delivery got %d deliveries, want 1", len(h))
+	}
+	if h, _ := m.GetDeliveryHistory(first, HistoryOptions{}); len(h) != 1 {
+		t.Fatalf("the first webhook got the event again: %d deliveries", len(h))
+	}
+	other := ev
+	other.ID = "evt_other"
+	if err := m.EnqueueEvent(other); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := m.GetDeliveryHistory(first, HistoryOptions{}); len(h) != 2 {
+		t.Fatalf("a new event id was not queued: %d deliveries, want 2", len(h))
+	}
+}

@@ -1,0 +1,77 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/plugins/core/outbox"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+	"github.com/cairn-mcp/cairn/sdk"
+)
+
+// recordEvent records a write's event in the store's outbox, inside the
+// write's transaction (issue 17): once the write commits, its event is
+// published even if this server dies before publishing it.
+func recordEvent(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {
+	_, err := store.RecordEvent(tx, eventType, data, at)
+	return err
+}
+
+// committed runs after a write committed: the drainer publishes the
+// recorded event now, and subscribed clients hear which resources changed.
+func (c *Core) committed(eventType string, data any) {
+	if d := c.drainer.Load(); d != nil {
+		d.Kick()
+	}
+	if m, ok := data.(map[string]any); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+		defer cancel()
+		c.linkResources(ctx, eventType, m)
+	}
+}
+
+// startDrainer starts publishing st's outbox: at once (what a crash left
+// pending), after each write, and every second (entries of a dead server
+// whose lease lapsed, on PostgreSQL).
+func (c *Core) startDrainer(st *store.Store) {
+	d := outbox.New(st, c.publishRecorded, outbox.Options{Log: c.p.Logger().Named("outbox")})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx)
+	}()
+	c.drainer.Store(d)
+	c.mu.Lock()
+	c.drainStop = func() { cancel(); <-done }
+	c.mu.Unlock()
+}
+
+// stopDrainer ends the drainer before the store closes; entries it had
+// not seen handled stay in the outbox for the next drainer.
+func (c *Core) stopDrainer() {
+	c.drainer.Store(nil)
+	c.mu.Lock()
+	stop := c.drainStop
+	c.drainStop = nil
+	c.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// publishRecorded hands one outbox event to the host under its recorded id
+// and time; done hears when every other area's handler has returned.
+// An event the host refuses as malformed is dropped (with a log line):
+// publishing it again would be refused again.
+func (c *Core) publishRecorded(ev store.OutboxEvent, done func(error)) error {
+	return c.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
+		if errors.Is(err, sdk.ErrEventRefused) {
+			c.p.Logger().Error("recorded event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)
+			err = nil
+		}
+		done(err)
+	})
+}

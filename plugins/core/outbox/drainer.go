@@ -1,0 +1,195 @@
+// Package outbox drains the core store's event outbox (issue 17): it
+// publishes the events recorded with committed writes, in order, and
+// removes each one only once it has been handled downstream, so an
+// acknowledged write's event survives the death of its server. Any number
+// of drainers may share a store; leases in the store keep them from
+// publishing the same entry at once.
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+)
+
+// Publish hands one event downstream without waiting; done hears nil once
+// it has been handled there, or why it must be published again.
+type Publish func(ev store.OutboxEvent, done func(error)) error
+
+// Options tune a Drainer; zero values take the defaults.
+type Options struct {
+	// Lease is how long a claimed entry stays the drainer's; past it
+	// another drainer may publish it (the event keeps its id, so
+	// subscribers recognise the redelivery).
+	Lease time.Duration
+	// Poll is how often the drainer looks for entries without a kick:
+	// another server's lapsed leases, released entries to retry.
+	Poll time.Duration
+	// Retry is the pause before an entry that was not handled is
+	// claimed again; it doubles with each failed attempt up to MaxRetry.
+	Retry    time.Duration
+	MaxRetry time.Duration
+	// Batch bounds the entries claimed at once.
+	Batch int
+	// Owner names the drainer in its leases; empty: host, pid and a
+	// random suffix.
+	Owner string
+	Log   hclog.Logger
+	Now   func() time.Time
+}
+
+// Drainer publishes a store's outbox.
+type Drainer struct {
+	st      *store.Store
+	publish Publish
+	opts    Options
+	kick    chan struct{}
+	mu      sync.Mutex // one drain at a time per drainer
+}
+
+// New returns a drainer of st's outbox; Run starts it.
+func New(st *store.Store, publish Publish, opts Options) *Drainer {
+	if opts.Lease <= 0 {
+		opts.Lease = 30 * time.Second
+	}
+	if opts.Poll <= 0 {
+		opts.Poll = time.Second
+	}
+	if opts.Retry <= 0 {
+		opts.Retry = time.Second
+	}
+	if opts.MaxRetry < opts.Retry {
+		opts.MaxRetry = 5 * time.Minute
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 128
+	}
+	if opts.Owner == "" {
+		opts.Owner = ownerName()
+	}
+	if opts.Log == nil {
+		opts.Log = hclog.NewNullLogger()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Drainer{st: st, publish: publish, opts: opts, kick: make(chan struct{}, 1)}
+}
+
+// retryAt is when an entry that failed attempts times is claimed again.
+func (d *Drainer) retryAt(attempts int) time.Time {
+	pause := d.opts.Retry
+	for i := 1; i < attempts && pause < d.opts.MaxRetry; i++ {
+		pause *= 2
+	}
+	return d.opts.Now().Add(min(pause, d.opts.MaxRetry))
+}
+
+func ownerName() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// Kick asks the drainer to look for entries now: a write recorded one.
+func (d *Drainer) Kick() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run drains until ctx ends: at once (entries a crash left), on each Kick
+// and every Poll.
+func (d *Drainer) Run(ctx context.Context) {
+	if err := d.st.ClearEventLeases(); err != nil {
+		d.opts.Log.Warn("event outbox leases not cleared", "error", err)
+	}
+	t := time.NewTicker(d.opts.Poll)
+	defer t.Stop()
+	for {
+		for ctx.Err() == nil {
+			n, err := d.Drain(ctx)
+			if err != nil && ctx.Err() == nil {
+				d.opts.Log.Warn("event outbox not drained; retrying", "error", err)
+			}
+			if err != nil || n < d.opts.Batch {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.kick:
+		case <-t.C:
+		}
+	}
+}
+
+// Drain claims one batch, publishes it in order and waits for the
+// outcomes: handled entries are removed, the others released for a retry.
+// It returns how many entries it claimed.
+func (d *Drainer) Drain(ctx context.Context) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	evs, err := d.st.ClaimEvents(d.opts.Owner, d.opts.Now(), d.opts.Lease, d.opts.Batch)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	outcomes := make([]chan error, len(evs))
+	var pubErr error
+	for i, ev := range evs {
+		ch := make(chan error, 1)
+		outcomes[i] = ch
+		if pubErr != nil {
+			ch <- pubErr
+			continue
+		}
+		if err := d.publish(ev, func(err error) { ch <- err }); err != nil {
+			pubErr = err
+			ch <- err
+		}
+	}
+	// Past the lease another drainer may take the entries; stop waiting.
+	wctx, cancel := context.WithTimeout(ctx, d.opts.Lease)
+	defer cancel()
+	var done, failed []store.OutboxEvent
+	var firstErr error
+	for i, ch := range outcomes {
+		select {
+		case err := <-ch:
+			if err == nil {
+				done = append(done, evs[i])
+				continue
+			}
+			if firstErr == nil {
+				firstErr = err
+			}
+		case <-wctx.Done():
+			if firstErr == nil {
+				firstErr = errors.New("no outcome before the lease ended")
+			}
+		}
+		failed = append(failed, evs[i])
+	}
+	if err := d.st.DoneEvents(done); err != nil {
+		return len(evs), err
+	}
+	if len(failed) > 0 {
+		if err := d.st.ReleaseEvents(d.opts.Owner, failed, d.retryAt); err != nil {
+			return len(evs), err
+		}
+		return len(evs), fmt.Errorf("%d of %d events not handled: %w", len(failed), len(evs), firstErr)
+	}
+	return len(evs), nil
+}
