@@ -204,6 +204,7 @@ var searchCases = []listCase{
 	{"common_10pct_limit_50", fixed(ListInput{Search: ptr(benchCommon), Limit: ptr(50)})},
 	{"common_30pct_limit_50", fixed(ListInput{Search: ptr("login"), Limit: ptr(50)})},
 	{"two_terms", fixed(ListInput{Search: ptr("login parser")})},
+	{"short_term_scan", fixed(ListInput{Search: ptr("zz"), Limit: ptr(50)})},
 }
 
 func BenchmarkSearch10k(b *testing.B)  { benchList(b, 10_000, searchCases) }

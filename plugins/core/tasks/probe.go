@@ -28,7 +28,7 @@ func newCursorProbe(b kv.Bucket, prefix []byte) *cursorProbe {
 // find returns the value stored under prefix+num and whether it exists.
 func (p *cursorProbe) find(num uint64) ([]byte, bool) {
 	target := binary.BigEndian.AppendUint64(p.prefix, num)
-	if p.k == nil || bytes.Compare(p.k, target) > 0 {
+	if p.k == nil || bytes.Compare(p.k, target) > 0 || p.far(num) {
 		p.k, p.v = p.c.Seek(target)
 	} else {
 		for i := 0; p.k != nil && bytes.Compare(p.k, target) < 0; i++ {
@@ -43,4 +43,14 @@ func (p *cursorProbe) find(num uint64) ([]byte, bool) {
 		return nil, false
 	}
 	return p.v, true
+}
+
+// far reports whether the current key is under the prefix with a number
+// more than 8 below num: numbers are distinct, so at least 9 entries lie
+// between, and one seek costs less than stepping over them.
+func (p *cursorProbe) far(num uint64) bool {
+	if len(p.k) != len(p.prefix)+8 || !bytes.HasPrefix(p.k, p.prefix) {
+		return false
+	}
+	return num-binary.BigEndian.Uint64(p.k[len(p.prefix):]) > 8
 }

@@ -89,9 +89,10 @@ func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
 	}
 	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
 	type walker struct {
-		c kv.Cursor
-		g []byte
-		k []byte
+		c    kv.Cursor
+		g    []byte
+		k    []byte
+		nums []uint64
 	}
 	var ws []walker
 	seen := map[[3]byte]bool{}
@@ -109,23 +110,18 @@ func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
 	if len(ws) == 0 {
 		return nil, false
 	}
-	rarest := -1
-	for rarest < 0 {
+	// Each walker collects its numbers as it goes, so the first to run out
+	// holds its whole list.
+	for {
 		for i := range ws {
-			if ws[i].k == nil || !bytes.HasPrefix(ws[i].k, ws[i].g) {
-				rarest = i
-				break
+			w := &ws[i]
+			if w.k == nil || !bytes.HasPrefix(w.k, w.g) {
+				return w.nums, true
 			}
-			ws[i].k, _ = ws[i].c.Next()
+			if len(w.k) == 11 {
+				w.nums = append(w.nums, binary.BigEndian.Uint64(w.k[3:]))
+			}
+			w.k, _ = w.c.Next()
 		}
 	}
-	g := ws[rarest].g
-	var out []uint64
-	c := ws[rarest].c
-	for k, _ := c.Seek(g); k != nil && bytes.HasPrefix(k, g); k, _ = c.Next() {
-		if len(k) == 11 {
-			out = append(out, binary.BigEndian.Uint64(k[3:]))
-		}
-	}
-	return out, true
 }
