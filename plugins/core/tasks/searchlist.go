@@ -84,9 +84,8 @@ func listSearchText(tx kv.Tx, q *listQuery, out *ListOutput, nums []uint64, have
 // of q's terms with the fewest postings — a superset of the matches that
 // the search text then verifies — and false when the index cannot narrow
 // the search (not built, or only terms shorter than three bytes). The
-// trigrams' postings are walked in lockstep until the first runs out, so
-// finding the rarest costs the number of trigrams times its count, however
-// common the others are.
+// trigrams' postings are walked in lockstep until the first runs out or,
+// for common trigrams, until their densities show (see lockstepSteps).
 func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
 	if tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
 		return nil, false
@@ -115,13 +114,33 @@ func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
 		return nil, false
 	}
 	// Each walker collects its numbers as it goes, so the first to run out
-	// holds its whole list.
-	for {
+	// holds its whole list. Past lockstepSteps steps the walker that has
+	// reached the highest task number — the sparsest postings so far —
+	// goes on alone: any trigram's postings hold every match, so a wrong
+	// guess costs candidates, never a result.
+	for step := 0; ; step++ {
 		for i := range ws {
-			w := &ws[i]
-			if w.k == nil || !bytes.HasPrefix(w.k, w.g) {
+			if w := &ws[i]; w.k == nil || !bytes.HasPrefix(w.k, w.g) {
 				return w.nums, true
 			}
+		}
+		if step == lockstepSteps {
+			best := 0
+			for i := range ws {
+				if bytes.Compare(ws[i].k[3:], ws[best].k[3:]) > 0 {
+					best = i
+				}
+			}
+			w := &ws[best]
+			for ; w.k != nil && bytes.HasPrefix(w.k, w.g); w.k, _ = w.c.Next() {
+				if len(w.k) == 11 {
+					w.nums = append(w.nums, binary.BigEndian.Uint64(w.k[3:]))
+				}
+			}
+			return w.nums, true
+		}
+		for i := range ws {
+			w := &ws[i]
 			if len(w.k) == 11 {
 				w.nums = append(w.nums, binary.BigEndian.Uint64(w.k[3:]))
 			}
@@ -129,3 +148,8 @@ func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
 		}
 	}
 }
+
+// lockstepSteps bounds the lockstep walk of rarestPostings: enough
+// postings per trigram to judge their density, few enough that a common
+// word's trigrams are not each walked to the end.
+var lockstepSteps = 512
