@@ -45,6 +45,7 @@ var migrations = []Migration{
 	migrateV3,
 	migrateV4,
 	migrateV5,
+	migrateV6,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -87,6 +88,11 @@ func migrateV4(tx *bolt.Tx) error { return createBuckets(tx, BucketTaskTrigrams)
 func migrateV5(tx *bolt.Tx) error {
 	return createBuckets(tx, BucketTaskSorted, BucketTaskCounts, BucketTaskReady, BucketTaskReadyOf, BucketTaskWaiting, BucketTaskFacets)
 }
+
+// migrateV6 adds the search text of every task. It starts empty; the
+// tasks package fills it from the stored tasks (meta key
+// "search_text_built" absent until it has).
+func migrateV6(tx *bolt.Tx) error { return createBuckets(tx, BucketTaskSearchText) }
 
 type boltBackend struct {
 	db   *bolt.DB

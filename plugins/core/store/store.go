@@ -109,6 +109,12 @@ const (
 	// facets (schema v5): facet scope (see the tasks package), task number
 	// → empty. Their counters live in BucketTaskCounts.
 	BucketTaskFacets = "idx_task_facet"
+	// BucketTaskSearchText holds, per task, what task_list's search checks
+	// and sorts on (schema v6): task number (8 bytes) → status, priority,
+	// times, progress, project and the lower-cased title and description
+	// (see the tasks package), so verifying a search candidate reads no
+	// task record.
+	BucketTaskSearchText = "task_search_text"
 
 	// BucketLastProject remembers, per caller, the project they used last
 	// (D7). It is created on open rather than by a versioned migration:

@@ -168,6 +168,8 @@ var listCases = []listCase{
 	{"assignee_offset_1000", fixed(ListInput{Assignee: ptr("agent-3"), Offset: ptr(1_000)})},
 	{"project_label", fixed(ListInput{Project: ptr("proj-3"), Label: ptr("cache")})},
 	{"status_label_priority", fixed(ListInput{Status: []string{StatusReview}, Label: ptr("cache"), Priority: []string{PriorityHigh}})},
+	// make bench's "task_list status + priority + label" row.
+	{"todo_inprogress_high_label", fixed(ListInput{Status: []string{StatusTodo, StatusInProgress}, Priority: []string{PriorityHigh}, Label: ptr("cache")})},
 	{"assignee_and_label", fixed(ListInput{Assignee: ptr("agent-3"), Label: ptr("cache")})},
 	{"created_range_1pct", func(n int) ListInput {
 		return ListInput{CreatedAfter: ptr(FormatTime(benchT0.Add(time.Duration(n/2) * time.Millisecond))), CreatedBefore: ptr(FormatTime(benchT0.Add(time.Duration(n/2+n/100) * time.Millisecond)))}
@@ -202,6 +204,7 @@ var searchCases = []listCase{
 	{"common_10pct_limit_50", fixed(ListInput{Search: ptr(benchCommon), Limit: ptr(50)})},
 	{"common_30pct_limit_50", fixed(ListInput{Search: ptr("login"), Limit: ptr(50)})},
 	{"two_terms", fixed(ListInput{Search: ptr("login parser")})},
+	{"short_term_scan", fixed(ListInput{Search: ptr("zz"), Limit: ptr(50)})},
 }
 
 func BenchmarkSearch10k(b *testing.B)  { benchList(b, 10_000, searchCases) }

@@ -11,7 +11,7 @@ import (
 )
 
 // indexBuckets are the buckets the builds on open fill.
-var indexBuckets = append([]string{store.BucketTaskTrigrams}, listIndexBuckets...)
+var indexBuckets = append([]string{store.BucketTaskTrigrams, store.BucketTaskSearchText}, listIndexBuckets...)
 
 // indexPairs counts the pairs of every index bucket.
 func indexPairs(t *testing.T, st *store.Store) map[string]int {
@@ -39,7 +39,7 @@ func forgetIndexes(t *testing.T, st *store.Store) {
 			}
 		}
 		meta := tx.Bucket([]byte(store.BucketMeta))
-		for _, k := range [][]byte{metaTrigramsBuilt, metaTrigramsUpto, metaListIndexUpto} {
+		for _, k := range [][]byte{metaTrigramsBuilt, metaTrigramsUpto, metaSearchTextBuilt, metaSearchTextUpto, metaListIndexUpto} {
 			if err := meta.Delete(k); err != nil {
 				return err
 			}

@@ -59,8 +59,13 @@ func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 		})
 		nums, have = facetMembers(tx, smallest), true
 	}
+	text := len(q.terms) > 0 && searchTextReady(tx)
 	if len(q.terms) > 0 && (!have || len(nums) > 64) {
-		if found, ok := searchCandidates(tx, q.terms); ok && (!have || len(found) < len(nums)) {
+		candidates := searchCandidates
+		if text {
+			candidates = rarestPostings
+		}
+		if found, ok := candidates(tx, q.terms); ok && (!have || len(found) < len(nums)) {
 			nums, have = found, true
 		}
 	}
@@ -72,6 +77,9 @@ func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 		if found, ok := createdRange(tx, q, limit); ok {
 			nums, have = found, true
 		}
+	}
+	if text {
+		return listSearchText(tx, q, out, nums, have)
 	}
 	return listScan(tx, q, out, nums, have)
 }

@@ -21,6 +21,9 @@ type walkHead struct {
 	c      kv.Cursor
 	prefix []byte
 	suffix []byte // sort value and number of the current entry
+	// value and num are suffix decoded: comparing two integers is several
+	// times cheaper than bytes.Compare, and the walk compares on every step.
+	value, num uint64
 }
 
 func newMergeWalk(b kv.Bucket, prefixes [][]byte) *mergeWalk {
@@ -49,11 +52,14 @@ func (h *walkHead) load(k, _ []byte) bool {
 		return false
 	}
 	h.suffix = k[len(h.prefix):]
+	h.value = binary.BigEndian.Uint64(h.suffix)
+	h.num = binary.BigEndian.Uint64(h.suffix[8:])
 	return true
 }
 
 func (w *mergeWalk) less(i, j int) bool {
-	return bytes.Compare(w.heads[i].suffix, w.heads[j].suffix) < 0
+	a, b := &w.heads[i], &w.heads[j]
+	return a.value < b.value || a.value == b.value && a.num < b.num
 }
 
 func (w *mergeWalk) down(i int) {
@@ -80,7 +86,7 @@ func (w *mergeWalk) next() (uint64, bool) {
 		return 0, false
 	}
 	h := &w.heads[0]
-	num := binary.BigEndian.Uint64(h.suffix[8:])
+	num := h.num
 	if !h.load(h.c.Next()) {
 		last := len(w.heads) - 1
 		w.heads[0] = w.heads[last]
@@ -146,29 +152,55 @@ func sortedWalk(tx kv.Tx, q *listQuery, scope []byte, statuses, priorities []uin
 // listIndexed answers an indexedOnly query from the sorted indexes:
 // total_count from the counters, the page by skipping offset entries of the
 // merged ranges and decoding only the rows returned.
+//
+// Sorted by priority, the ranges of one priority come wholly before the
+// next priority's, so they are walked one priority at a time: the
+// counters skip every priority the offset passes without reading an entry,
+// and the merge holds only one priority's ranges.
 func listIndexed(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	scope, statuses, priorities := q.cells()
 	out.TotalCount = countCells(tx, scope, statuses, priorities)
 	if q.offset >= out.TotalCount {
 		return nil
 	}
-	w := sortedWalk(tx, q, scope, statuses, priorities)
-	for i := 0; i < q.offset; i++ {
-		if _, ok := w.next(); !ok {
-			return nil
+	groups := [][]uint8{priorities}
+	if q.sortBy == SortPriority {
+		groups = groups[:0]
+		for i := range priorities {
+			p := priorities[i]
+			if q.desc {
+				p = priorities[len(priorities)-1-i]
+			}
+			groups = append(groups, []uint8{p})
 		}
 	}
+	skip := q.offset
 	tc := tasksBucket(tx).Cursor()
 	var raw rawRecord
-	for len(out.Tasks) < q.limit {
-		num, ok := w.next()
-		if !ok {
+	for _, group := range groups {
+		if n := countCells(tx, scope, statuses, group); skip >= n {
+			skip -= n
+			continue
+		}
+		w := sortedWalk(tx, q, scope, statuses, group)
+		for ; skip > 0; skip-- {
+			if _, ok := w.next(); !ok {
+				return nil
+			}
+		}
+		for len(out.Tasks) < q.limit {
+			num, ok := w.next()
+			if !ok {
+				break
+			}
+			if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+				return err
+			}
+			out.Tasks = append(out.Tasks, listItem(&raw))
+		}
+		if len(out.Tasks) == q.limit {
 			break
 		}
-		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
-			return err
-		}
-		out.Tasks = append(out.Tasks, listItem(&raw))
 	}
 	return nil
 }
@@ -182,12 +214,21 @@ func listFiltered(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	w := sortedWalk(tx, q, scope, statuses, priorities)
 	tc := tasksBucket(tx).Cursor()
 	var raw rawRecord
+	// The filters this plan applies (priority, assignee, label; no search
+	// or creation time) sit at the head of a record, so a rejected task
+	// costs no full decode.
+	head := q.after == nil && q.before == nil && len(q.terms) == 0
 	for skipped := 0; len(out.Tasks) < q.limit; {
 		num, ok := w.next()
 		if !ok {
 			break
 		}
-		if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+		v := seekExact(tc, store.U64(num))
+		if head {
+			if err := decodeHead(num, v, &raw); err != nil {
+				return err
+			}
+		} else if err := decodeRaw(num, v, &raw); err != nil {
 			return err
 		}
 		if !q.match(&raw) {
@@ -197,7 +238,34 @@ func listFiltered(tx kv.Tx, q *listQuery, out *ListOutput) error {
 			skipped++
 			continue
 		}
+		if head {
+			if err := decodeRaw(num, v, &raw); err != nil {
+				return err
+			}
+		}
 		out.Tasks = append(out.Tasks, listItem(&raw))
+	}
+	return nil
+}
+
+// decodeHead decodes a record's fields up to its labels — what the facet
+// and priority filters read — leaving the rest of r unset.
+func decodeHead(num uint64, b []byte, r *rawRecord) error {
+	d := decoder{b: b}
+	if d.byte1() != recordFormatVersion {
+		return errCorrupt
+	}
+	r.num = num
+	r.project = d.bytes()
+	r.parent = d.uvarint()
+	r.status = d.byte1()
+	r.priority = d.byte1()
+	r.progress = d.f64()
+	r.assignee = d.bytes()
+	r.labelCount = int(d.uvarint())
+	r.labels = d.bytes()
+	if d.bad {
+		return errCorrupt
 	}
 	return nil
 }

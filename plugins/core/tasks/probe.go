@@ -17,10 +17,12 @@ type cursorProbe struct {
 	c      kv.Cursor
 	prefix []byte
 	k, v   []byte
+	// steps is how many entries find steps over before it seeks instead.
+	steps int
 }
 
 func newCursorProbe(b kv.Bucket, prefix []byte) *cursorProbe {
-	p := &cursorProbe{c: b.Cursor(), prefix: slices.Clip(prefix)}
+	p := &cursorProbe{c: b.Cursor(), prefix: slices.Clip(prefix), steps: 8}
 	p.k, p.v = p.c.Seek(p.prefix)
 	return p
 }
@@ -28,11 +30,11 @@ func newCursorProbe(b kv.Bucket, prefix []byte) *cursorProbe {
 // find returns the value stored under prefix+num and whether it exists.
 func (p *cursorProbe) find(num uint64) ([]byte, bool) {
 	target := binary.BigEndian.AppendUint64(p.prefix, num)
-	if p.k == nil || bytes.Compare(p.k, target) > 0 {
+	if p.k == nil || bytes.Compare(p.k, target) > 0 || p.far(num) {
 		p.k, p.v = p.c.Seek(target)
 	} else {
 		for i := 0; p.k != nil && bytes.Compare(p.k, target) < 0; i++ {
-			if i == 8 {
+			if i == p.steps {
 				p.k, p.v = p.c.Seek(target)
 				break
 			}
@@ -43,4 +45,14 @@ func (p *cursorProbe) find(num uint64) ([]byte, bool) {
 		return nil, false
 	}
 	return p.v, true
+}
+
+// far reports whether the current key is under the prefix with a number
+// more than steps below num: numbers are distinct, so more than steps
+// entries lie between, and one seek costs less than stepping over them.
+func (p *cursorProbe) far(num uint64) bool {
+	if len(p.k) != len(p.prefix)+8 || !bytes.HasPrefix(p.k, p.prefix) {
+		return false
+	}
+	return num-binary.BigEndian.Uint64(p.k[len(p.prefix):]) > uint64(p.steps)
 }

@@ -62,8 +62,17 @@ func trigramKey(g [3]byte, num uint64) []byte {
 }
 
 // indexText updates the trigram postings of task num from its old text
-// (prev nil: a new task) to rec's.
+// (prev nil: a new task) to rec's, and writes its search text.
 func indexText(tx kv.Tx, rec, prev *record) error {
+	if err := indexSearchText(tx, rec); err != nil {
+		return err
+	}
+	return indexTrigrams(tx, rec, prev)
+}
+
+// indexTrigrams updates the trigram postings of task num from prev's text
+// to rec's.
+func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 	if prev != nil && prev.title == rec.title && prev.description == rec.description {
 		return nil
 	}
@@ -96,8 +105,8 @@ func indexText(tx kv.Tx, rec, prev *record) error {
 // small transactions keep every insert cheap.
 var rebuildBatch = 256
 
-// ensureSearchIndex builds the trigram index when this store has not built
-// it yet (a store written before the index existed). It empties the index,
+// ensureSearchIndex builds the trigram index and the search text when this
+// store has not built them yet (a store written before they existed). It empties the index,
 // then indexes the stored tasks in batches and marks the index built in the
 // last batch's transaction. Writes made meanwhile keep the postings of the
 // tasks they touch themselves, so the result is the same as one rebuild.
@@ -105,6 +114,14 @@ var rebuildBatch = 256
 // transaction, so servers opening one database at once share the build
 // instead of emptying each other's work.
 func (s *Service) ensureSearchIndex() error {
+	if err := s.ensureTrigrams(); err != nil {
+		return err
+	}
+	return s.ensureSearchText()
+}
+
+// ensureTrigrams builds the trigram postings; see ensureSearchIndex.
+func (s *Service) ensureTrigrams() error {
 	built := false
 	if err := s.st.View(func(tx kv.Tx) error {
 		built = tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) != nil
@@ -144,7 +161,7 @@ func (s *Service) ensureSearchIndex() error {
 					return err
 				}
 				rec := record{num: num, title: string(raw.title), description: string(raw.description)}
-				if err := indexText(tx, &rec, nil); err != nil {
+				if err := indexTrigrams(tx, &rec, nil); err != nil {
 					return err
 				}
 				if err := meta.Put(metaTrigramsUpto, store.U64(num+1)); err != nil {

@@ -27,13 +27,13 @@ func downgradeToV2(t *testing.T, path string) {
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range []string{store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims,
-			store.BucketIdempotency, store.BucketIdempotencyOrder, store.BucketTaskTrigrams} {
+			store.BucketIdempotency, store.BucketIdempotencyOrder, store.BucketTaskTrigrams, store.BucketTaskSearchText} {
 			if err := tx.DeleteBucket([]byte(b)); err != nil {
 				return err
 			}
 		}
 		meta := tx.Bucket([]byte(store.BucketMeta))
-		for _, k := range []string{"trigrams_built", "idempotency_count", "idempotency_seq"} {
+		for _, k := range []string{"trigrams_built", "search_text_built", "idempotency_count", "idempotency_seq"} {
 			if err := meta.Delete([]byte(k)); err != nil {
 				return err
 			}
@@ -284,5 +284,112 @@ func TestV4StoreGetsListIndexesAndAnswersIdentically(t *testing.T) {
 	out, err := svc2.List(ListInput{SortBy: ptr(SortUpdated), Limit: ptr(1)})
 	if err != nil || len(out.Tasks) != 1 || out.Tasks[0].TaskID != "T-1" {
 		t.Fatalf("after update: %v %v", out.Tasks, err)
+	}
+}
+
+// A store written by the release before the search text (schema v5) opens,
+// writes every task's search text from the stored tasks — byte for byte
+// what the writes maintained — and answers searches identically.
+func TestV5StoreGetsSearchTextAndAnswersIdentically(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "core.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := newClock()
+	svc := New(st, Config{Clock: clock.now})
+	for _, p := range []string{"alpha", "beta"} {
+		if _, err := svc.AddProject(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := []string{"Fix login cache", "Straße parser", "Ünïcode LOGIN", "deploy metrics", "cache the cache", "x"}
+	for i := 0; i < 70; i++ {
+		in := CreateInput{Title: texts[i%len(texts)], Project: []string{"alpha", "beta"}[i%2], Priority: ptr(Priorities[i%4]),
+			Description: ptr(texts[(i*7)%len(texts)] + " details"), Labels: []string{[]string{"ui", "db"}[i%3%2]}}
+		if i%3 == 0 {
+			in.Assignee = ptr("ann")
+		}
+		out, err := svc.Create("a", in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%4 != 0 {
+			if _, err := svc.Update("a", UpdateInput{TaskID: out.TaskID, Status: ptr(StatusTodo), Progress: ptr(float64(i % 9 * 10))}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var queries []ListInput
+	for _, sortBy := range SortKeys {
+		queries = append(queries,
+			ListInput{Search: ptr("login"), SortBy: ptr(sortBy), Limit: ptr(500)},
+			ListInput{Search: ptr("CACHE det"), SortBy: ptr(sortBy), SortOrder: ptr(OrderAsc), Offset: ptr(2), Limit: ptr(5)},
+			ListInput{Search: ptr("straße"), Project: ptr("beta"), Status: []string{StatusTodo}, SortBy: ptr(sortBy)},
+			ListInput{Search: ptr("ca"), Priority: []string{PriorityHigh, PriorityLow}, Label: ptr("db"), SortBy: ptr(sortBy)},
+			ListInput{Search: ptr("ünï"), Assignee: ptr("ann"), SortBy: ptr(sortBy)})
+	}
+	answers := func(svc *Service) []ListOutput {
+		var out []ListOutput
+		for _, in := range queries {
+			got, err := svc.List(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, got)
+		}
+		return out
+	}
+	before := answers(svc)
+	textBefore := dumpBuckets(t, st, []string{store.BucketTaskSearchText})
+	if len(textBefore) != 70 {
+		t.Fatalf("%d search text entries written, want 70", len(textBefore))
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket([]byte(store.BucketTaskSearchText)); err != nil {
+			return err
+		}
+		meta := tx.Bucket([]byte(store.BucketMeta))
+		if err := meta.Delete(metaSearchTextBuilt); err != nil {
+			return err
+		}
+		return meta.Put([]byte("user_version"), store.U64(5))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st2, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if st2.UserVersion() != store.CurrentVersion {
+		t.Fatalf("version %d after upgrade", st2.UserVersion())
+	}
+	saved := rebuildBatch
+	rebuildBatch = 8 // several build transactions, as a large store needs
+	svc2 := New(st2, Config{Clock: clock.now})
+	rebuildBatch = saved
+	if err := svc2.IndexError(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dumpBuckets(t, st2, []string{store.BucketTaskSearchText}); !maps.Equal(got, textBefore) {
+		t.Fatalf("rebuilt search text differs: %d entries, %d maintained", len(got), len(textBefore))
+	}
+	after := answers(svc2)
+	for i := range queries {
+		if !reflect.DeepEqual(after[i], before[i]) {
+			t.Fatalf("list %s: %v (%d), before %v (%d)", describe(queries[i]), ids(after[i].Tasks), after[i].TotalCount, ids(before[i].Tasks), before[i].TotalCount)
+		}
 	}
 }
