@@ -252,19 +252,7 @@ func listFiltered(tx kv.Tx, q *listQuery, out *ListOutput) error {
 // and priority filters read — leaving the rest of r unset.
 func decodeHead(num uint64, b []byte, r *rawRecord) error {
 	d := decoder{b: b}
-	if d.byte1() != recordFormatVersion {
-		return errCorrupt
-	}
-	r.num = num
-	r.project = d.bytes()
-	r.parent = d.uvarint()
-	r.status = d.byte1()
-	r.priority = d.byte1()
-	r.progress = d.f64()
-	r.assignee = d.bytes()
-	r.labelCount = int(d.uvarint())
-	r.labels = d.bytes()
-	if d.bad {
+	if !d.head(num, r) || d.bad {
 		return errCorrupt
 	}
 	return nil

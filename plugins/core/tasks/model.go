@@ -284,18 +284,9 @@ func (d *decoder) bytes() []byte {
 // decodeRaw parses a stored record without copying.
 func decodeRaw(num uint64, b []byte, r *rawRecord) error {
 	d := decoder{b: b}
-	if d.byte1() != recordFormatVersion {
+	if !d.head(num, r) {
 		return errCorrupt
 	}
-	r.num = num
-	r.project = d.bytes()
-	r.parent = d.uvarint()
-	r.status = d.byte1()
-	r.priority = d.byte1()
-	r.progress = d.f64()
-	r.assignee = d.bytes()
-	r.labelCount = int(d.uvarint())
-	r.labels = d.bytes()
 	r.hasEstimate = d.byte1() == 1
 	if r.hasEstimate {
 		r.estimate = d.f64()
@@ -314,6 +305,24 @@ func decodeRaw(num uint64, b []byte, r *rawRecord) error {
 		return errCorrupt
 	}
 	return nil
+}
+
+// head decodes a record's fields up to its labels into r; false when the
+// record is not of this format.
+func (d *decoder) head(num uint64, r *rawRecord) bool {
+	if d.byte1() != recordFormatVersion {
+		return false
+	}
+	r.num = num
+	r.project = d.bytes()
+	r.parent = d.uvarint()
+	r.status = d.byte1()
+	r.priority = d.byte1()
+	r.progress = d.f64()
+	r.assignee = d.bytes()
+	r.labelCount = int(d.uvarint())
+	r.labels = d.bytes()
+	return true
 }
 
 // eachLabel calls fn for every label of r until fn returns false.

@@ -141,17 +141,33 @@ func (s *Service) ensureTrigrams() error {
 	}); err != nil {
 		return err
 	}
+	return s.indexStoredTasks(metaTrigramsBuilt, metaTrigramsUpto, func(tx kv.Tx, raw *rawRecord) error {
+		rec := record{num: raw.num, title: string(raw.title), description: string(raw.description)}
+		return indexTrigrams(tx, &rec, nil)
+	})
+}
+
+// indexStoredTasks runs index over the stored tasks from the number in
+// meta's upto key on (1 when absent), rebuildBatch tasks per transaction,
+// recording progress in upto, and marks the index built in the last
+// batch's transaction. Progress read inside each batch's transaction lets
+// servers opening one database at once share the work.
+func (s *Service) indexStoredTasks(built, upto []byte, index func(tx kv.Tx, raw *rawRecord) error) error {
 	for done := false; !done; {
 		err := s.st.Update(func(tx kv.Tx) error {
 			meta := tx.Bucket([]byte(store.BucketMeta))
-			if meta.Get(metaTrigramsBuilt) != nil {
+			if meta.Get(built) != nil {
 				done = true
 				return nil
+			}
+			from := meta.Get(upto)
+			if from == nil {
+				from = store.U64(1)
 			}
 			var raw rawRecord
 			c := tasksBucket(tx).Cursor()
 			n := 0
-			k, v := c.Seek(meta.Get(metaTrigramsUpto))
+			k, v := c.Seek(from)
 			for ; k != nil && n < rebuildBatch; k, v = c.Next() {
 				if len(k) != 8 {
 					continue
@@ -160,11 +176,10 @@ func (s *Service) ensureTrigrams() error {
 				if err := decodeRaw(num, v, &raw); err != nil {
 					return err
 				}
-				rec := record{num: num, title: string(raw.title), description: string(raw.description)}
-				if err := indexTrigrams(tx, &rec, nil); err != nil {
+				if err := index(tx, &raw); err != nil {
 					return err
 				}
-				if err := meta.Put(metaTrigramsUpto, store.U64(num+1)); err != nil {
+				if err := meta.Put(upto, store.U64(num+1)); err != nil {
 					return err
 				}
 				n++
@@ -173,10 +188,10 @@ func (s *Service) ensureTrigrams() error {
 				return nil
 			}
 			done = true
-			if err := meta.Delete(metaTrigramsUpto); err != nil {
+			if err := meta.Delete(upto); err != nil {
 				return err
 			}
-			return meta.Put(metaTrigramsBuilt, []byte{1})
+			return meta.Put(built, []byte{1})
 		})
 		if err != nil {
 			return err

@@ -83,51 +83,9 @@ func (s *Service) ensureSearchText() error {
 	}); err != nil || built {
 		return err
 	}
-	for done := false; !done; {
-		err := s.st.Update(func(tx kv.Tx) error {
-			meta := tx.Bucket([]byte(store.BucketMeta))
-			if meta.Get(metaSearchTextBuilt) != nil {
-				done = true
-				return nil
-			}
-			from := meta.Get(metaSearchTextUpto)
-			if from == nil {
-				from = store.U64(1)
-			}
-			var raw rawRecord
-			c := tasksBucket(tx).Cursor()
-			n := 0
-			k, v := c.Seek(from)
-			for ; k != nil && n < rebuildBatch; k, v = c.Next() {
-				if len(k) != 8 {
-					continue
-				}
-				num := binary.BigEndian.Uint64(k)
-				if err := decodeRaw(num, v, &raw); err != nil {
-					return err
-				}
-				if err := indexSearchText(tx, raw.materialize()); err != nil {
-					return err
-				}
-				if err := meta.Put(metaSearchTextUpto, store.U64(num+1)); err != nil {
-					return err
-				}
-				n++
-			}
-			if k != nil {
-				return nil
-			}
-			done = true
-			if err := meta.Delete(metaSearchTextUpto); err != nil {
-				return err
-			}
-			return meta.Put(metaSearchTextBuilt, []byte{1})
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.indexStoredTasks(metaSearchTextBuilt, metaSearchTextUpto, func(tx kv.Tx, raw *rawRecord) error {
+		return indexSearchText(tx, raw.materialize())
+	})
 }
 
 // textMatches reports whether every term occurs in text.
