@@ -434,8 +434,10 @@ func (h *Host) hooks() supervisor.Hooks {
 	}
 }
 
-// publishReady tells every plugin that all are subscribed (sdk.EventHostReady).
+// publishReady tells every plugin that all are subscribed (sdk.EventHostReady)
+// and opens the bus to durable events.
 func (h *Host) publishReady() {
+	h.bus.MarkSubscribed()
 	h.bus.Publish(events.Event{Type: sdk.EventHostReady, Source: "host", Data: json.RawMessage(`{}`)})
 }
 

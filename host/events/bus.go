@@ -86,6 +86,10 @@ type Bus struct {
 	forward atomic.Pointer[func(Event)]
 	// cluster is the cluster bus joined, for server_health.
 	cluster atomic.Pointer[Cluster]
+	// subscribed is set once every plugin of this server has subscribed:
+	// before, an event awaited by its publisher (PublishAwait) would find
+	// some handlers missing and be called handled without them.
+	subscribed atomic.Bool
 }
 
 // New returns an empty bus.
@@ -195,6 +199,11 @@ func (b *Bus) PublishAwait(ev Event) (stamped Event, wait func(ctx context.Conte
 	}
 	return ev, h.wait
 }
+
+// MarkSubscribed records that every plugin of this server has subscribed;
+// Subscribed reports it. The host marks it once its plugins have started.
+func (b *Bus) MarkSubscribed()  { b.subscribed.Store(true) }
+func (b *Bus) Subscribed() bool { return b.subscribed.Load() }
 
 // PublishRemote queues an event another server published for every
 // matching subscriber but the local ones; it goes no further.

@@ -67,7 +67,8 @@ const handlerWait = 30 * time.Second
 // they arrive and acknowledges each by its sequence number, in order. An
 // event without an id is acknowledged once it is on the bus; one with its
 // own id (a durable publisher's) only once every local plugin subscriber's
-// handler has returned, with retry set when one failed. Waiting happens
+// handler has returned, with retry set when one failed — or at once with
+// retry while the server's plugins have not all subscribed. Waiting happens
 // off the receiving loop, so later events reach the bus meanwhile. A
 // refused event is acknowledged with the reason; the stream goes on.
 func (h *hostServices) PublishEvents(stream pb.Host_PublishEventsServer) error {
@@ -111,6 +112,10 @@ func (h *hostServices) PublishEvents(stream pb.Host_PublishEventsServer) error {
 		case err != nil:
 			a.ack.Error = grpcMessage(err)
 			h.log.Warn("plugin event refused", "error", a.ack.Error)
+		case ev.ID != "" && !h.bus.Subscribed():
+			// Not every plugin has subscribed yet: the event could not be
+			// handled by all of them, so its publisher keeps it for later.
+			a.ack.Retry, a.ack.Error = true, "the server is still starting its plugins"
 		case ev.ID != "":
 			a.id = ev.ID
 			_, a.wait = h.bus.PublishAwait(ev)

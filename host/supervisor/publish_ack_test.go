@@ -61,6 +61,13 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- h.PublishEvents(st) }()
 
+	// Before every plugin has subscribed, a durable event is handed back.
+	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_0", Type: "task.early", Data: []byte(`{}`)}}
+	if a := <-st.acks; a.Seq != 1 || !a.Retry {
+		t.Fatalf("ack %+v, want seq 1 with retry before the plugins subscribed", a)
+	}
+	bus.MarkSubscribed()
+
 	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_1", Type: "task.slow", Time: "2026-01-01T00:00:00.000Z", Data: []byte(`{}`)}}
 	ev := <-seen
 	if ev.ID != "evt_1" || ev.Time != "2026-01-01T00:00:00.000Z" || ev.Source != "core" {
@@ -72,19 +79,19 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if a := <-st.acks; a.Seq != 1 || a.Retry || a.Error != "" {
-		t.Fatalf("ack %+v, want seq 1 without retry", a)
+	if a := <-st.acks; a.Seq != 2 || a.Retry || a.Error != "" {
+		t.Fatalf("ack %+v, want seq 2 without retry", a)
 	}
 
 	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_2", Type: "task.bad", Data: []byte(`{}`)}}
 	<-seen
-	if a := <-st.acks; a.Seq != 2 || !a.Retry {
-		t.Fatalf("ack %+v, want seq 2 with retry after a failed handler", a)
+	if a := <-st.acks; a.Seq != 3 || !a.Retry {
+		t.Fatalf("ack %+v, want seq 3 with retry after a failed handler", a)
 	}
 
 	st.in <- &pb.PublishRequest{Event: &pb.Event{Type: "task.plain", Data: []byte(`{}`)}}
-	if a := <-st.acks; a.Seq != 3 || a.Retry || a.Error != "" {
-		t.Fatalf("ack %+v, want seq 3", a)
+	if a := <-st.acks; a.Seq != 4 || a.Retry || a.Error != "" {
+		t.Fatalf("ack %+v, want seq 4", a)
 	}
 	<-seen
 	close(st.in)
