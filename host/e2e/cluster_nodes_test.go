@@ -29,7 +29,6 @@ type clusterNode struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	stderr *syncBuffer
-	url    string
 }
 
 func newClusterNode(t testing.TB, w *workspace, env []string, args ...string) *clusterNode {
@@ -44,11 +43,7 @@ func newClusterNode(t testing.TB, w *workspace, env []string, args ...string) *c
 	t.Cleanup(func() {
 		n.stop(syscall.SIGTERM)
 		if t.Failed() {
-			n.mu.Lock()
-			if n.stderr != nil {
-				t.Logf("server %s stderr:\n%s", n.addr, n.stderr.String())
-			}
-			n.mu.Unlock()
+			t.Logf("server %s stderr:\n%s", n.addr, n.log())
 		}
 	})
 	return n
@@ -56,6 +51,14 @@ func newClusterNode(t testing.TB, w *workspace, env []string, args ...string) *c
 
 // start runs the server and waits for its listener.
 func (n *clusterNode) start() {
+	n.t.Helper()
+	n.launch()
+	n.waitListening()
+}
+
+// launch starts the server process without waiting for it, so several
+// servers start at once.
+func (n *clusterNode) launch() {
 	n.t.Helper()
 	cmd := newCmd(n.w, append([]string{"serve", "--http", n.addr}, n.args...)...)
 	cmd.Env = append(cmd.Env, n.env...)
@@ -67,18 +70,30 @@ func (n *clusterNode) start() {
 	n.mu.Lock()
 	n.cmd, n.stderr = cmd, stderr
 	n.mu.Unlock()
-	n.mu.Lock()
-	n.url = "http://" + n.addr + "/mcp"
-	n.mu.Unlock()
+}
+
+// waitListening waits until the server accepts connections.
+func (n *clusterNode) waitListening() {
+	n.t.Helper()
 	for end := time.Now().Add(90 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.DialTimeout("tcp", n.addr, time.Second); err == nil {
 			_ = c.Close()
 			return
 		}
 		if time.Now().After(end) {
-			n.t.Fatalf("server %s did not listen within 90 s\n%s", n.addr, stderr.String())
+			n.t.Fatalf("server %s did not listen within 90 s\n%s", n.addr, n.log())
 		}
 	}
+}
+
+// log is what the server has written to stderr so far.
+func (n *clusterNode) log() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stderr == nil {
+		return ""
+	}
+	return n.stderr.String()
 }
 
 // stop signals the server and waits for it to exit.
@@ -94,11 +109,8 @@ func (n *clusterNode) stop(sig syscall.Signal) {
 	_ = cmd.Wait()
 }
 
-func (n *clusterNode) mcpURL() string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.url
-}
+// mcpURL is the server's MCP endpoint; its port stays across restarts.
+func (n *clusterNode) mcpURL() string { return "http://" + n.addr + "/mcp" }
 
 // clusterClient is one agent of a cluster test: an MCP client over HTTP on
 // one node that moves to the next node when its node stops answering.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,62 +23,24 @@ import (
 // once per subscriber, a 2025-11-25 session survives the server that
 // opened it, a 2026-07-28 client may use any server.
 
-// clusterServer is one `cairn serve --http` of a cluster.
-type clusterServer struct {
-	url    string
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-}
-
-// kill ends the server with SIGKILL: nothing of it gets to clean up.
-func (s *clusterServer) kill(t *testing.T) {
+// startCluster starts n servers on dsn at the same time, each in a
+// workspace of its own with env added, and waits until each listens and
+// has joined the cluster.
+func startCluster(t *testing.T, n int, dsn string, env []string, args ...string) []*clusterNode {
 	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	nodes := make([]*clusterNode, n)
+	for i := range nodes {
+		nodeEnv := append([]string{"CAIRN_STORE=" + dsn, "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_PROJECT=cluster"}, env...)
+		nodes[i] = newClusterNode(t, newWorkspace(t), nodeEnv, args...)
+		nodes[i].launch()
 	}
-	_, _ = s.cmd.Process.Wait()
-}
-
-// startCluster starts n servers on dsn, each in a workspace of its own
-// (workspace i gets env(i) too when env is not nil), at the same time.
-func startCluster(t *testing.T, n int, dsn string, env []string, args ...string) ([]*clusterServer, []*workspace) {
-	t.Helper()
-	servers, spaces := make([]*clusterServer, n), make([]*workspace, n)
-	for i := range servers {
-		w := newWorkspace(t)
-		w.env = append(w.env, "CAIRN_STORE="+dsn, "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_PROJECT=cluster")
-		w.env = append(w.env, env...)
-		spaces[i] = w
-		cmd := newCmd(w, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-		s := &clusterServer{cmd: cmd, stderr: &syncBuffer{}}
-		cmd.Stderr = s.stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("server %d stderr:\n%s", i+1, s.stderr.String())
-			}
+	for _, node := range nodes {
+		node.waitListening()
+		eventually(t, 30*time.Second, "server joined the cluster", func() bool {
+			return strings.Contains(node.log(), "joined the cluster")
 		})
-		servers[i] = s
 	}
-	for i, s := range servers {
-		eventually(t, 90*time.Second, "server listening", func() bool {
-			for _, line := range strings.Split(s.stderr.String(), "\n") {
-				if j := strings.Index(line, "url=http://"); j >= 0 {
-					s.url = strings.Trim(strings.TrimSpace(line[j+4:]), `"`)
-					return true
-				}
-			}
-			return false
-		})
-		if !strings.Contains(s.stderr.String(), "joined the cluster") {
-			t.Fatalf("server %d did not join the cluster:\n%s", i+1, s.stderr.String())
-		}
-	}
-	return servers, spaces
+	return nodes
 }
 
 // sessionCall is one JSON-RPC request in a 2025-11-25 session; it returns
@@ -210,10 +171,10 @@ func (l *sseListener) updates(uri string) int {
 // delivered each event once.
 func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	servers, _ := startCluster(t, 3, dsn, []string{"CAIRN_ENV=development"}, "--no-auth")
+	servers := startCluster(t, 3, dsn, []string{"CAIRN_ENV=development"}, "--no-auth")
 	recv := newHookReceiver(t)
 
-	far, near := httpEraClient(t, servers[0].url, false), httpEraClient(t, servers[1].url, false)
+	far, near := httpEraClient(t, servers[0].mcpURL(), false), httpEraClient(t, servers[1].mcpURL(), false)
 	created, _ := near.call("task_create", map[string]any{"title": "Shared across servers", "project": "cluster"})
 	taskID, _ := created["task_id"].(string)
 	if taskID == "" {
@@ -281,7 +242,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	// A webhook registered through server 1, a task created through server
 	// 3, and the admin plugins of all three servers hear task.created:
 	// only server 3's queues it.
-	first := httpEraClient(t, servers[0].url, false)
+	first := httpEraClient(t, servers[0].mcpURL(), false)
 	reg, _ := first.call("admin_webhook_register", map[string]any{"url": recv.srv.URL + "/hook", "event_types": []string{"task.created"}})
 	hook, _ := reg["webhook"].(map[string]any)
 	if hook == nil {
@@ -290,12 +251,12 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	recv.mu.Lock()
 	recv.secret = hook["secret"].(string)
 	recv.mu.Unlock()
-	third := httpEraClient(t, servers[2].url, false)
+	third := httpEraClient(t, servers[2].mcpURL(), false)
 	made, _ := third.call("task_create", map[string]any{"title": "Announced once", "project": "cluster"})
 	madeID, _ := made["task_id"].(string)
 	// And an event triggered by hand through server 2 is claimed from the
 	// shared queue by one server.
-	second := httpEraClient(t, servers[1].url, false)
+	second := httpEraClient(t, servers[1].mcpURL(), false)
 	if out, res := second.call("admin_event_trigger", map[string]any{"event_type": "task.created", "payload": map[string]any{"task_id": "PROBE-1"}}); res.IsError {
 		t.Fatalf("admin_event_trigger: %v", out)
 	}
@@ -356,8 +317,8 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 // its requests may go to another server.
 func TestClusterHTTPSessionSurvivesItsServer(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	servers, _ := startCluster(t, 3, dsn, nil, "--no-auth")
-	a, b, c := servers[0].url, servers[1].url, servers[2].url
+	servers := startCluster(t, 3, dsn, nil, "--no-auth")
+	a, b, c := servers[0].mcpURL(), servers[1].mcpURL(), servers[2].mcpURL()
 
 	// A task on server 3 to subscribe to.
 	status, msgs := sessionCall(t, c, "", openClusterSession(t, c, "", "setup"), callBody(2, "task_create", map[string]any{"title": "Watched", "project": "cluster"}))
@@ -381,7 +342,7 @@ func TestClusterHTTPSessionSurvivesItsServer(t *testing.T) {
 		t.Fatalf("task_create on server 1: %d %v", status, msgs)
 	}
 
-	servers[0].kill(t)
+	servers[0].stop(syscall.SIGKILL)
 
 	// Server 2 has never seen the session.
 	status, msgs = sessionCall(t, b, "", sid, callBody(5, "task_create", map[string]any{"title": "After", "project": "cluster"}))
@@ -489,16 +450,16 @@ func TestClusterHTTPSessionKeepsItsKey(t *testing.T) {
 	keys.env = append(keys.env, "CAIRN_STORE="+dsn)
 	_, alice := createKey(t, keys, "--name", "alice's agent", "--user", "alice")
 	_, bob := createKey(t, keys, "--name", "bob's agent", "--user", "bob")
-	servers, _ := startCluster(t, 2, dsn, nil)
-	sid := openClusterSession(t, servers[0].url, alice, "alice-agent")
-	if status, msgs := sessionCall(t, servers[1].url, bob, sid, callBody(2, "server_ping", map[string]any{})); status != 404 {
+	servers := startCluster(t, 2, dsn, nil)
+	sid := openClusterSession(t, servers[0].mcpURL(), alice, "alice-agent")
+	if status, msgs := sessionCall(t, servers[1].mcpURL(), bob, sid, callBody(2, "server_ping", map[string]any{})); status != 404 {
 		t.Errorf("bob with alice's session on server 2: %d %v; want 404", status, msgs)
 	}
-	status, msgs := sessionCall(t, servers[1].url, alice, sid, callBody(3, "task_create", map[string]any{"title": "Alice's", "project": "cluster"}))
+	status, msgs := sessionCall(t, servers[1].mcpURL(), alice, sid, callBody(3, "task_create", map[string]any{"title": "Alice's", "project": "cluster"}))
 	if sc := toolResult(msgs, 3); status != 200 || sc["created_by"] != "alice" {
 		t.Errorf("alice's session on server 2: %d %v", status, msgs)
 	}
-	if status, msgs := sessionCall(t, servers[0].url, bob, sid, callBody(4, "server_ping", map[string]any{})); status != 404 {
+	if status, msgs := sessionCall(t, servers[0].mcpURL(), bob, sid, callBody(4, "server_ping", map[string]any{})); status != 404 {
 		t.Errorf("bob with alice's session on server 1: %d %v; want 404", status, msgs)
 	}
 }

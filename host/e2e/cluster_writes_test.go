@@ -67,12 +67,12 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &agentKey); err != nil || agentKey.Plaintext == "" {
 		t.Fatalf("key: %v %s", err, out)
 	}
-	var wg sync.WaitGroup
 	for _, n := range nodes {
-		wg.Add(1)
-		go func() { defer wg.Done(); n.start() }()
+		n.launch()
 	}
-	wg.Wait()
+	for _, n := range nodes {
+		n.waitListening()
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
