@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -391,6 +392,9 @@ func (h *Host) supervisorEnv() supervisor.Env {
 	}
 	if h.cfg.Project != "" {
 		extra = append(extra, "CAIRN_PROJECT="+h.cfg.Project)
+	}
+	if h.cfg.AuditKeyFile != "" {
+		extra = append(extra, bundle.KeyFileEnv+"="+h.cfg.AuditKeyFile)
 	}
 	// TEST mode's stores live in its temporary data dir, never in a shared
 	// database.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,10 +43,10 @@ public key can check it offline with 'cairn audit verify'.`,
 			defer cleanup()
 			// A key is minted for a data dir, never for a directory
 			// that holds none.
-			if _, err := os.Stat(s.DataDir); errors.Is(err, fs.ErrNotExist) && !s.TempDataDir {
+			if _, err := os.Stat(s.DataDir); errors.Is(err, fs.ErrNotExist) && !s.TempDataDir && s.AuditKeyFile == "" {
 				return noDataDir(s.DataDir)
 			}
-			_, vkey, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+			_, vkey, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.DataDir, s.AuditKeyFile), AuditKeyName)
 			if err != nil {
 				return err
 			}
@@ -81,7 +80,7 @@ daemon when there is one); this command signs them with the data dir's key.`,
 				return err
 			}
 			meta, records, root, s := exp.Session, exp.Records, exp.Root, c.s
-			signer, _, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+			signer, _, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.DataDir, s.AuditKeyFile), AuditKeyName)
 			if err != nil {
 				return err
 			}
@@ -163,9 +162,10 @@ func verifierKeyFor(flag, configFile string) (string, error) {
 		return "", err
 	}
 	defer cleanup()
-	if _, err := os.Stat(filepath.Join(s.DataDir, bundle.KeyFile)); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no signing key in %s: pass --key with the exporter's verifier key ('cairn audit pubkey' where the bundle was made)", s.DataDir)
+	path := bundle.KeyPath(s.DataDir, s.AuditKeyFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no signing key at %s: pass --key with the exporter's verifier key ('cairn audit pubkey' where the bundle was made)", path)
 	}
-	_, vkey, err := bundle.LoadOrCreateKey(s.DataDir, AuditKeyName)
+	_, vkey, err := bundle.LoadOrCreateKey(path, AuditKeyName)
 	return vkey, err
 }

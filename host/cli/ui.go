@@ -70,6 +70,7 @@ func startDashboard(_ context.Context, h *host.Host, p daemon.Paths) func() {
 	logger := newLogger(h.Settings()).Named("ui")
 	s, err := ui.Start(h, ui.Config{
 		DataDir: h.Settings().DataDir,
+		KeyFile: h.Settings().AuditKeyFile,
 		KeyName: AuditKeyName,
 		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
 			var sts []supervisor.Status

@@ -42,6 +42,7 @@ type Var struct {
 var Vars = []Var{
 	{"CAIRN_ROOT", "working directory", "Workspace root: skills in .agents/skills, commands in .agents/commands, plans in .planning."},
 	{"CAIRN_DATA_DIR", "<root>/.cairn/data", "Where the stores, keys and state/sdd-state.json live."},
+	{"CAIRN_AUDIT_KEY_FILE", "<data dir>/audit-signing.key", "The ed25519 key that signs audit proof bundles (created on first use, mode 0600). Servers sharing one PostgreSQL store point it at one key file so one verifier key checks every export."},
 	{"CAIRN_STORE", "bbolt", "Where the admin and sdd areas keep their state: bbolt (files in the data dir) or a postgres://… URL that several cairn servers share (docs/deploy.md). Ignored in TEST mode."},
 	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
 	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},
@@ -88,6 +89,9 @@ type Settings struct {
 	PluginDir      string
 	// PluginDirExplicit is true when CAIRN_PLUGIN_DIR named the plugin dir.
 	PluginDirExplicit bool
+	// AuditKeyFile is CAIRN_AUDIT_KEY_FILE as an absolute path, or "" for
+	// the data dir's key (bundle.KeyPath).
+	AuditKeyFile string
 	// TrustFile is the operator's trust store (PRODUCT.md D23).
 	TrustFile string
 	// RestartBackoffMax caps the wait between restarts of a crashing plugin.
@@ -286,6 +290,14 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 	}
 	if s.Store, err = parseStore(get("CAIRN_STORE", "")); err != nil {
 		return s, err
+	}
+	if s.AuditKeyFile = get("CAIRN_AUDIT_KEY_FILE", ""); s.AuditKeyFile != "" {
+		if !filepath.IsAbs(s.AuditKeyFile) {
+			s.AuditKeyFile = filepath.Join(cwd, s.AuditKeyFile)
+		}
+		if st, err := os.Stat(s.AuditKeyFile); err == nil && st.IsDir() {
+			return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_AUDIT_KEY_FILE %q is a directory; name the key file itself", s.AuditKeyFile)
+		}
 	}
 	s.AgentID = get("CAIRN_AGENT_ID", "")
 	s.Project = get("CAIRN_PROJECT", "")

@@ -37,7 +37,7 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, e)
 		return
 	}
-	signer, _, err := bundle.LoadOrCreateKey(s.cfg.DataDir, s.cfg.KeyName)
+	signer, _, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.cfg.DataDir, s.cfg.KeyFile), s.cfg.KeyName)
 	if err != nil {
 		writeErr(w, errs.New(500, errs.Internal, err.Error()))
 		return
@@ -97,7 +97,7 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, errs.Invalid("key", "required", "this installation has no signing key yet: paste the exporter's verifier key (`cairn audit pubkey`)"))
 			return
 		}
-		_, vkey, err = bundle.LoadOrCreateKey(s.cfg.DataDir, s.cfg.KeyName)
+		_, vkey, err = bundle.LoadOrCreateKey(bundle.KeyPath(s.cfg.DataDir, s.cfg.KeyFile), s.cfg.KeyName)
 		if err != nil {
 			writeErr(w, errs.New(500, errs.Internal, err.Error()))
 			return

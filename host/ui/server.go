@@ -35,6 +35,8 @@ type Backend interface {
 type Config struct {
 	// DataDir holds ui.json (port and cookie key) and the audit signing key.
 	DataDir string
+	// KeyFile is CAIRN_AUDIT_KEY_FILE ("" for the data dir's key).
+	KeyFile string
 	// KeyName names the audit checkpoint signer, as `cairn audit` names it.
 	KeyName string
 	// Status, when set, returns the daemon's status (its sessions) for the

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -115,7 +116,7 @@ func (c *Core) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) 
 	if err != nil {
 		return nil, err
 	}
-	signer, _, err := bundle.LoadOrCreateKey(c.p.Config().DataDir, proofKeyName)
+	signer, _, err := bundle.LoadOrCreateKey(bundle.KeyPath(c.p.Config().DataDir, os.Getenv(bundle.KeyFileEnv)), proofKeyName)
 	if err != nil {
 		return nil, errs.Newf(500, errs.Internal, "audit signing key: %v", err)
 	}

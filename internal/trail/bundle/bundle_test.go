@@ -2,7 +2,9 @@ package bundle
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +64,7 @@ func testSession() Session {
 
 func testKey(t testing.TB) (note.Signer, string) {
 	t.Helper()
-	signer, vkey, err := LoadOrCreateKey(t.TempDir(), "cairn")
+	signer, vkey, err := LoadOrCreateKey(KeyPath(t.TempDir(), ""), "cairn")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +248,7 @@ func TestProblemsAreBounded(t *testing.T) {
 
 func TestLoadOrCreateKey(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	s1, v1, err := LoadOrCreateKey(dir, "cairn")
+	s1, v1, err := LoadOrCreateKey(KeyPath(dir, ""), "cairn")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func TestLoadOrCreateKey(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %o", fi.Mode().Perm())
 	}
-	s2, v2, err := LoadOrCreateKey(dir, "cairn")
+	s2, v2, err := LoadOrCreateKey(KeyPath(dir, ""), "cairn")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,20 +277,20 @@ func TestLoadOrCreateKey(t *testing.T) {
 	if !strings.HasPrefix(v1, "cairn+") || strings.Contains(v1, "PRIVATE") {
 		t.Fatalf("verifier key %q", v1)
 	}
-	if _, _, err := LoadOrCreateKey(dir, "other"); err == nil {
+	if _, _, err := LoadOrCreateKey(KeyPath(dir, ""), "other"); err == nil {
 		t.Fatal("key of another name accepted")
 	}
 	if err := os.Chmod(filepath.Join(dir, KeyFile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := LoadOrCreateKey(dir, "cairn"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+	if _, _, err := LoadOrCreateKey(KeyPath(dir, ""), "cairn"); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Fatalf("world-readable key accepted: %v", err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("temp files left behind: %v", entries)
 	}
-	if _, _, err := LoadOrCreateKey(t.TempDir(), "bad name"); err == nil {
+	if _, _, err := LoadOrCreateKey(KeyPath(t.TempDir(), ""), "bad name"); err == nil {
 		t.Fatal("invalid key name accepted")
 	}
 }
@@ -326,6 +328,36 @@ func BenchmarkBuildAndVerify(b *testing.B) {
 		}
 		if err := VerifyBundle(bd, vkey); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A key file named outside the data dir (CAIRN_AUDIT_KEY_FILE) is created
+// there, in a directory made for it, and two data dirs pointed at it sign
+// with one key.
+func TestKeyFileOutsideTheDataDir(t *testing.T) {
+	base := t.TempDir()
+	shared := filepath.Join(base, "secrets", "cairn-audit.key")
+	if got := KeyPath(filepath.Join(base, "a"), shared); got != shared {
+		t.Fatalf("KeyPath with a file = %q", got)
+	}
+	if got := KeyPath(filepath.Join(base, "a"), ""); got != filepath.Join(base, "a", KeyFile) {
+		t.Fatalf("KeyPath without a file = %q", got)
+	}
+	_, v1, err := LoadOrCreateKey(KeyPath(filepath.Join(base, "a"), shared), "cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v2, err := LoadOrCreateKey(KeyPath(filepath.Join(base, "b"), shared), "cairn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 != v2 {
+		t.Fatalf("two data dirs on one key file got %q and %q", v1, v2)
+	}
+	for _, d := range []string{"a", "b"} {
+		if _, err := os.Stat(filepath.Join(base, d)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("data dir %s was created or written: %v", d, err)
 		}
 	}
 }

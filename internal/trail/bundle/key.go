@@ -20,20 +20,33 @@ import (
 // in the note signer key format (PRIVATE+KEY+<name>+<hash>+<base64>).
 const KeyFile = "audit-signing.key"
 
+// KeyFileEnv names the setting that puts the signer key somewhere else
+// than the data dir: servers of one cluster each have their own data dir
+// but must sign with one key, so a verifier needs one verifier key.
+const KeyFileEnv = "CAIRN_AUDIT_KEY_FILE"
+
+// KeyPath is where the signer key lives: file when set, else the data
+// dir's KeyFile.
+func KeyPath(dataDir, file string) string {
+	if file != "" {
+		return file
+	}
+	return filepath.Join(dataDir, KeyFile)
+}
+
 // LoadOrCreateKey returns the host's checkpoint signer and its verifier key
 // (the note verifier key format, <name>+<hash>+<base64>, which `cairn audit
 // pubkey` prints and `cairn audit verify` takes). The signer key lives in
-// <dataDir>/audit-signing.key with mode 0600; it is created on first use. name
-// is the key name (no spaces or '+'); an existing key of another name is
+// path (see KeyPath) with mode 0600; it is created on first use. name is
+// the key name (no spaces or '+'); an existing key of another name is
 // refused rather than silently replaced.
-func LoadOrCreateKey(dataDir, name string) (note.Signer, string, error) {
+func LoadOrCreateKey(path, name string) (note.Signer, string, error) {
 	if name == "" || strings.ContainsRune(name, '+') || strings.IndexFunc(name, unicode.IsSpace) >= 0 {
 		return nil, "", fmt.Errorf("audit key name %q is invalid: it must be non-empty, without spaces or '+'", name)
 	}
-	path := filepath.Join(dataDir, KeyFile)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := createKey(dataDir, path, name); err != nil {
+		if err := createKey(path, name); err != nil {
 			return nil, "", err
 		}
 		data, err = os.ReadFile(path)
@@ -64,15 +77,16 @@ func LoadOrCreateKey(dataDir, name string) (note.Signer, string, error) {
 // createKey writes a fresh key without ever exposing a partial file or
 // replacing a key another process created meanwhile: write a private temp
 // file, then hard-link it into place, which fails if the name exists.
-func createKey(dataDir, path, name string) error {
+func createKey(path, name string) error {
+	dir := filepath.Dir(path)
 	skey, _, err := note.GenerateKey(rand.Reader, name)
 	if err != nil {
 		return fmt.Errorf("generate audit signing key %q: %w", name, err)
 	}
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return fmt.Errorf("create data dir: %w", err)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the signing key's directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dataDir, ".audit-signing-*.tmp")
+	tmp, err := os.CreateTemp(dir, ".audit-signing-*.tmp")
 	if err != nil {
 		return fmt.Errorf("create audit signing key: %w", err)
 	}

@@ -638,7 +638,7 @@ func testExportBuildsAVerifiableBundle(t *testing.T) {
 	if root != fin.MerkleRoot || uint64(len(records)) != fin.LeafCount || len(meta.TaskIDs) != 2 {
 		t.Fatalf("export root %s records %d tasks %v, finalize %+v", root, len(records), meta.TaskIDs, fin)
 	}
-	signer, vkey, err := bundle.LoadOrCreateKey(t.TempDir(), "cairn-test")
+	signer, vkey, err := bundle.LoadOrCreateKey(bundle.KeyPath(t.TempDir(), ""), "cairn-test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func testExportPartsSurviveJSONAndVerify(t *testing.T) {
 	if back.Root != fin.MerkleRoot || uint64(len(back.Records)) != fin.LeafCount || back.Session.SessionID != sess.SessionID {
 		t.Fatalf("exported root %s, %d records, session %s; finalize said %+v", back.Root, len(back.Records), back.Session.SessionID, fin)
 	}
-	signer, vkey, err := bundle.LoadOrCreateKey(t.TempDir(), "cairn-test")
+	signer, vkey, err := bundle.LoadOrCreateKey(bundle.KeyPath(t.TempDir(), ""), "cairn-test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,7 @@ func testTamperReportsNameTheDisagreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer, _, _ := bundle.LoadOrCreateKey(t.TempDir(), "k")
+	signer, _, _ := bundle.LoadOrCreateKey(bundle.KeyPath(t.TempDir(), ""), "k")
 	if _, err := bundle.BuildBundle(meta, records, root, signer); err == nil {
 		t.Fatal("export signed a rewritten trail")
 	}
@@ -372,7 +372,7 @@ func TestStoreFromBeforeLeafSeals(t *testing.T) {
 	if err != nil || len(records) != 8 {
 		t.Fatalf("export: %d records %v", len(records), err)
 	}
-	signer, _, _ := bundle.LoadOrCreateKey(t.TempDir(), "k")
+	signer, _, _ := bundle.LoadOrCreateKey(bundle.KeyPath(t.TempDir(), ""), "k")
 	if _, err := bundle.BuildBundle(meta, records, root, signer); err != nil {
 		t.Fatal(err)
 	}
