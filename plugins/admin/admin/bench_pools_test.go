@@ -1,0 +1,54 @@
+package admin
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
+)
+
+// BenchmarkCheckRateLimitServers is CheckRateLimit on PostgreSQL with one
+// key hammered from 1 and from 3 connection pools at once, each pool
+// standing for a cairn server: the figure says whether servers wait on
+// each other to count a request. Compare pools=3 with pools=1 of the same
+// run.
+func BenchmarkCheckRateLimitServers(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	for _, pools := range []int{1, 3} {
+		b.Run(fmt.Sprintf("pools=%d", pools), func(b *testing.B) {
+			libs := make([]*Admin, pools)
+			for i := range libs {
+				st, err := store.OpenPostgres(dsn, store.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(st.Close)
+				if libs[i], err = New(st, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			big := 100_000_000
+			k, err := libs[0].CreateAPIKey(CreateAPIKeyOptions{Name: "bench", UserID: "u", RateLimit: &RateLimit{PerMinute: big, PerHour: big, PerDay: big}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var next atomic.Int64
+			b.SetParallelism(2) // 2×GOMAXPROCS clients in all, spread over the pools
+			b.ResetTimer()
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				lib := libs[int(next.Add(1))%pools]
+				for pb.Next() {
+					if r, err := lib.CheckRateLimit(k.ID); err != nil || !r.Allowed {
+						b.Error(r, err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "checks/s")
+		})
+	}
+}
