@@ -118,21 +118,15 @@ func unavailable(err error) error {
 func (p *pgUsage) check(id string) (RateLimitResult, error) {
 	a := p.a
 	var res RateLimitResult
-	var k APIKey
-	if err := a.st.View(func(tx store.Tx) error {
-		var sk storedKey
-		found, err := store.Get(tx, store.BucketKeys, []byte(id), &sk)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", id)
-		}
-		k = sk.APIKey
-		return nil
-	}); err != nil {
+	var sk storedKey
+	found, err := a.st.GetOne(store.BucketKeys, []byte(id), &sk)
+	if err != nil {
 		return res, err
 	}
+	if !found {
+		return res, errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", id)
+	}
+	k := sk.APIKey
 	now := a.now()
 	m, h, d := windowStarts(now)
 	starts := [3]time.Time{m, h, d}
