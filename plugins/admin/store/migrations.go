@@ -13,4 +13,5 @@ const MigrationArea = "admin"
 var Migrations = []pgmigrate.Step{
 	{Version: 1, Name: "buckets", SQL: kv.TableSQL(table)},
 	{Version: 2, Name: "usage tables", SQL: usageTablesSQL},
+	{Version: 3, Name: "delivery queue", SQL: queueTableSQL},
 }

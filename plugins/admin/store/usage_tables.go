@@ -76,14 +76,15 @@ FROM admin_kv WHERE bucket = '` + BucketKeyDaily + `' AND length(value) = 8;
 DELETE FROM admin_kv WHERE bucket IN ('` + BucketKeyUsage + `', '` + BucketKeyDaily + `');
 `
 
-// moveUsage runs moveUsageSQL in tx and reports the rows the usage tables
-// then hold.
-func moveUsage(ctx context.Context, tx pgx.Tx) (keys, days int, err error) {
-	if _, err := tx.Exec(ctx, moveUsageSQL); err != nil {
-		return 0, 0, fmt.Errorf("move the usage counters into %s: %w", UsageTable, err)
+// moveToTables moves the buckets that PostgreSQL keeps in tables of their
+// own (usage counters, the delivery queue) out of admin_kv in tx, and
+// reports the rows those tables then hold.
+func moveToTables(ctx context.Context, tx pgx.Tx) (rows int, err error) {
+	if _, err := tx.Exec(ctx, moveUsageSQL+moveQueueSQL); err != nil {
+		return 0, fmt.Errorf("move the usage counters and the delivery queue into their tables: %w", err)
 	}
-	err = tx.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+UsageTable+"), (SELECT count(*) FROM "+DailyTable+")").Scan(&keys, &days)
-	return keys, days, err
+	err = tx.QueryRow(ctx, "SELECT (SELECT count(*) FROM "+UsageTable+") + (SELECT count(*) FROM "+DailyTable+") + (SELECT count(*) FROM "+QueueTable+")").Scan(&rows)
+	return rows, err
 }
 
 // Postgres is the connection pool of a PostgreSQL store, for the admin
