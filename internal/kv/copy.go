@@ -50,6 +50,13 @@ func OpenBoltSource(path string) (*bolt.DB, error) {
 // TableSQL) in one transaction under lock. A table that already holds any
 // row is refused: a copy goes into an empty database, never over data.
 func CopyBolt(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table string, lock int64, where string) (Copied, error) {
+	return CopyBoltThen(ctx, src, pool, table, lock, where, nil)
+}
+
+// CopyBoltThen is CopyBolt followed, in the same transaction, by then (when
+// not nil): an area that keeps some buckets in tables of their own moves
+// them there, so the copy lands whole or not at all.
+func CopyBoltThen(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table string, lock int64, where string, then func(ctx context.Context, tx pgx.Tx) error) (Copied, error) {
 	var out Copied
 	if !tableName.MatchString(table) {
 		return out, fmt.Errorf("kv: table name %q is not a plain lower-case identifier", table)
@@ -65,7 +72,7 @@ func CopyBolt(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table strin
 		if used {
 			return errs.Invalidf("to", "empty", "%s already holds data in %s: `cairn store copy` moves a data dir into an empty database only", where, table)
 		}
-		return src.View(func(btx *bolt.Tx) error {
+		if err := src.View(func(btx *bolt.Tx) error {
 			rows := &boltRows{tx: btx, top: btx.Cursor()}
 			n, err := tx.CopyFrom(ctx, pgx.Identifier{table}, []string{"bucket", "key", "value"}, rows)
 			if err != nil {
@@ -76,7 +83,10 @@ func CopyBolt(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table strin
 			}
 			out = Copied{Buckets: rows.buckets, Pairs: int(n)}
 			return nil
-		})
+		}); err != nil || then == nil {
+			return err
+		}
+		return then(ctx, tx)
 	})
 	if _, ok := errs.As(err); err != nil && !ok {
 		err = errs.Newf(503, errs.Unavailable, "copy into %s at %s: %v", table, where, err)

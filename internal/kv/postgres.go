@@ -406,3 +406,16 @@ func (c *pgCursor) delete() error {
 	}
 	return c.b.delete(c.at)
 }
+
+// SQL is the PostgreSQL transaction under t, with its queued writes sent,
+// for an area's own tables beside its key-value table (the admin area's
+// usage counters); tx is nil on bbolt. Statements run on it share the
+// transaction's snapshot, lock and fate. err is the transaction's earlier
+// failure, if any.
+func (t Tx) SQL() (ctx context.Context, tx pgx.Tx, err error) {
+	if t.pg == nil {
+		return nil, nil, nil
+	}
+	t.pg.flush()
+	return t.pg.ctx, t.pg.tx, t.pg.err
+}

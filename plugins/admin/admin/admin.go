@@ -54,6 +54,7 @@ type Admin struct {
 	prefix    string
 	now       func() time.Time
 	threshold float64
+	usage     usageCounter
 }
 
 // New binds the library to an open store.
@@ -73,7 +74,9 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 	if opts.UsageThreshold < 0 || opts.UsageThreshold > 1 {
 		return nil, errs.Invalidf("usage_threshold", "range", "usage threshold must be a share in (0, 1] (got %v)", opts.UsageThreshold)
 	}
-	return &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now, threshold: opts.UsageThreshold}, nil
+	a := &Admin{st: st, prefix: opts.KeyPrefix, now: opts.Now, threshold: opts.UsageThreshold}
+	a.usage = counterFor(a, st)
+	return a, nil
 }
 
 // Open opens the admin store CAIRN_STORE names (the file in dataDir by

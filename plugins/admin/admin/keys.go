@@ -279,8 +279,8 @@ func (a *Admin) loadKey(tx store.Tx, id string) (*APIKey, error) {
 	}
 	k := sk.APIKey
 	k.KeyHash = sk.KeyHash
-	var u usageRecord
-	if _, err := store.Get(tx, store.BucketKeyUsage, []byte(id), &u); err != nil {
+	u, err := a.usage.read(tx, id)
+	if err != nil {
 		return nil, err
 	}
 	k.Usage = Usage{TotalRequests: u.Total}

@@ -2,7 +2,6 @@ package admin
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -94,124 +93,63 @@ func windowStarts(now time.Time) (minute, hour, day time.Time) {
 }
 
 // CheckRateLimit checks the key's three windows and, only when all three
-// have room, counts the request in all of them — one transaction, so the
-// check and the count are atomic across goroutines and processes and a
-// refused request counts nowhere. Unknown keys are a 404.
+// have room, counts the request in all of them, atomically across
+// goroutines, processes and servers, so a refused request counts nowhere.
+// Each window's usage.threshold_exceeded levels are announced once. Unknown
+// keys are a 404.
 func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
-	var res RateLimitResult
-	err := a.st.Update(func(tx store.Tx) error {
-		var sk storedKey
-		found, err := store.Get(tx, store.BucketKeys, []byte(apiKeyID), &sk)
-		if err != nil {
-			return err
-		}
-		if !found {
-			return errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", apiKeyID)
-		}
-		var u usageRecord
-		if _, err := store.Get(tx, store.BucketKeyUsage, []byte(apiKeyID), &u); err != nil {
-			return err
-		}
-		now := a.now()
-		m, h, d := windowStarts(now)
-		if u.MinuteStart != m.UnixMilli() {
-			u.MinuteStart, u.MinuteCount, u.MinuteFlags = m.UnixMilli(), 0, 0
-		}
-		if u.HourStart != h.UnixMilli() {
-			u.HourStart, u.HourCount, u.HourFlags = h.UnixMilli(), 0, 0
-		}
-		if u.DayStart != d.UnixMilli() {
-			u.DayStart, u.DayCount, u.DayFlags = d.UnixMilli(), 0, 0
-		}
-		lim := sk.RateLimit
-		resets := [3]time.Time{m.Add(time.Minute), h.Add(time.Hour), d.AddDate(0, 0, 1)}
-		res.ResetAt = ResetAt{FormatTime(resets[0]), FormatTime(resets[1]), FormatTime(resets[2])}
-		var retry time.Time
-		for i, w := range []struct {
-			name         string
-			count, limit int
-		}{{"minute", u.MinuteCount, lim.PerMinute}, {"hour", u.HourCount, lim.PerHour}, {"day", u.DayCount, lim.PerDay}} {
-			if w.count+1 > w.limit {
-				res.LimitedBy = append(res.LimitedBy, w.name)
-				if resets[i].After(retry) {
-					retry = resets[i]
-				}
-			}
-		}
-		if len(res.LimitedBy) > 0 {
-			res.Remaining = Remaining{max(lim.PerMinute-u.MinuteCount, 0), max(lim.PerHour-u.HourCount, 0), max(lim.PerDay-u.DayCount, 0)}
-			res.RetryAt = FormatTime(retry)
-			// A refused request still reports a limit not yet announced
-			// (the limit was lowered after the window filled).
-			changed, err := a.thresholds(tx, &sk.APIKey, &u, resets)
-			if err != nil || !changed {
-				return err
-			}
-			return store.Put(tx, store.BucketKeyUsage, []byte(apiKeyID), u)
-		}
-		u.MinuteCount++
-		u.HourCount++
-		u.DayCount++
-		u.Total++
-		u.LastUsedAt = FormatTime(now)
-		res.Allowed = true
-		res.Remaining = Remaining{lim.PerMinute - u.MinuteCount, lim.PerHour - u.HourCount, lim.PerDay - u.DayCount}
-		if _, err := a.thresholds(tx, &sk.APIKey, &u, resets); err != nil {
-			return err
-		}
-		if err := store.Put(tx, store.BucketKeyUsage, []byte(apiKeyID), u); err != nil {
-			return err
-		}
-		return bumpDaily(tx, apiKeyID, d.Format("2006-01-02"))
-	})
+	res, err := a.usage.check(apiKeyID)
 	return res, internal(err)
 }
 
-// thresholds emits usage.threshold_exceeded for every window of u whose
-// count has reached the warning share or the limit and has not announced
-// that level in this window yet, and marks it announced. It reports whether
-// any flag changed.
-func (a *Admin) thresholds(tx store.Tx, k *APIKey, u *usageRecord, resets [3]time.Time) (bool, error) {
-	changed := false
-	for i, w := range []struct {
-		name  string
-		used  int
-		limit int
-		flags *uint8
-	}{{"minute", u.MinuteCount, k.RateLimit.PerMinute, &u.MinuteFlags}, {"hour", u.HourCount, k.RateLimit.PerHour, &u.HourFlags}, {"day", u.DayCount, k.RateLimit.PerDay, &u.DayFlags}} {
-		if w.limit <= 0 {
-			continue
-		}
-		for _, lv := range []struct {
-			flag  uint8
-			level string
-			share float64
-		}{{flagWarned, "warning", a.threshold}, {flagLimit, "limit", 1}} {
-			need := int(math.Ceil(lv.share*float64(w.limit) - 1e-9)) // 0.7×10 is 7.000000000000001 in floating point
-			if w.used < need || *w.flags&lv.flag != 0 {
-				continue
-			}
-			*w.flags |= lv.flag
-			changed = true
-			if err := a.event(tx, EventUsageThreshold, map[string]any{
-				"key_id": k.ID, "user_id": k.UserID, "workspace_id": k.WorkspaceID, "window": w.name, "level": lv.level,
-				"threshold": lv.share, "used": w.used, "limit": w.limit, "reset_at": FormatTime(resets[i]),
-			}); err != nil {
-				return changed, err
+// windowNames name the three windows in their order everywhere.
+var windowNames = [3]string{"minute", "hour", "day"}
+
+// refuse fills res for a request that finds used already counted in the
+// three windows: when any has no room left it names the exhausted windows,
+// the remaining allowance and when to retry, and reports true.
+func (res *RateLimitResult) refuse(used [3]int, lim RateLimit, resets [3]time.Time) bool {
+	limits := [3]int{lim.PerMinute, lim.PerHour, lim.PerDay}
+	var retry time.Time
+	for i, name := range windowNames {
+		if used[i]+1 > limits[i] {
+			res.LimitedBy = append(res.LimitedBy, name)
+			if resets[i].After(retry) {
+				retry = resets[i]
 			}
 		}
 	}
-	return changed, nil
+	if len(res.LimitedBy) == 0 {
+		return false
+	}
+	res.Remaining = Remaining{max(limits[0]-used[0], 0), max(limits[1]-used[1], 0), max(limits[2]-used[2], 0)}
+	res.RetryAt = FormatTime(retry)
+	return true
 }
 
-func bumpDaily(tx store.Tx, id, day string) error {
-	b := tx.Bucket([]byte(store.BucketKeyDaily))
-	k := store.Key([]byte(id), []byte(day))
-	var n uint64
-	if v := b.Get(k); len(v) == 8 {
-		n = binary.BigEndian.Uint64(v)
-	}
-	return b.Put(k, store.U64(n+1))
+// need is the count at which share of limit is reached.
+func need(share float64, limit int) int {
+	return int(math.Ceil(share*float64(limit) - 1e-9)) // 0.7×10 is 7.000000000000001 in floating point
+}
+
+// level is one level of usage.threshold_exceeded.
+type level struct {
+	flag  uint8 // its bit in a bbolt usage record's window flags
+	name  string
+	share float64
+}
+
+// levels are the warning at the configured share, then the limit itself.
+func (a *Admin) levels() [2]level {
+	return [2]level{{flagWarned, "warning", a.threshold}, {flagLimit, "limit", 1}}
+}
+
+// announce records one usage.threshold_exceeded event.
+func (a *Admin) announce(tx store.Tx, k *APIKey, window, level string, share float64, used, limit int, reset time.Time) error {
+	return a.event(tx, EventUsageThreshold, map[string]any{
+		"key_id": k.ID, "user_id": k.UserID, "workspace_id": k.WorkspaceID, "window": window, "level": level,
+		"threshold": share, "used": used, "limit": limit, "reset_at": FormatTime(reset),
+	})
 }
 
 // DailyUsage is one day's request count.
@@ -268,8 +206,8 @@ func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) 
 		if err != nil || !found {
 			return err
 		}
-		var u usageRecord
-		if _, err := store.Get(tx, store.BucketKeyUsage, []byte(id), &u); err != nil {
+		u, err := a.usage.read(tx, id)
+		if err != nil {
 			return err
 		}
 		m, h, d := windowStarts(now)
@@ -291,14 +229,8 @@ func (a *Admin) GetAPIKeyUsage(id string, o UsageOptions) (*UsageReport, error) 
 		if u.DayStart == d.UnixMilli() {
 			r.Day.Used = u.DayCount
 		}
-		prefix := store.Key([]byte(id), nil)
-		c := tx.Bucket([]byte(store.BucketKeyDaily)).Cursor()
-		for k, v := c.Seek(store.Key([]byte(id), []byte(since))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			day := string(k[len(prefix):])
-			if day > until {
-				break
-			}
-			r.Daily = append(r.Daily, DailyUsage{Date: day, Requests: int64(binary.BigEndian.Uint64(v))})
+		if r.Daily, err = a.usage.daily(tx, id, since, until); err != nil {
+			return err
 		}
 		out = r
 		return nil

@@ -483,31 +483,30 @@ func (a *Admin) GetWorkspaceStats(id string) (*WorkspaceStats, error) {
 		}
 		_, _, day := windowStarts(a.now())
 		today := day.Format("2006-01-02")
-		daily := tx.Bucket([]byte(store.BucketKeyDaily))
+		var scoped []string
 		if err := tx.Bucket([]byte(store.BucketKeys)).ForEach(func(k, v []byte) error {
 			var sk storedKey
 			if err := json.Unmarshal(v, &sk); err != nil {
 				return err
 			}
 			if sk.WorkspaceID != nil && *sk.WorkspaceID == id {
-				if n := daily.Get(store.Key(k, []byte(today))); len(n) == 8 {
-					st.APICallsToday += int64(bytesToU64(n))
-				}
+				scoped = append(scoped, string(k))
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
+		for _, key := range scoped {
+			days, err := a.usage.daily(tx, key, today, today)
+			if err != nil {
+				return err
+			}
+			for _, d := range days {
+				st.APICallsToday += d.Requests
+			}
+		}
 		out = st
 		return nil
 	})
 	return out, internal(err)
-}
-
-func bytesToU64(b []byte) uint64 {
-	var n uint64
-	for _, c := range b {
-		n = n<<8 | uint64(c)
-	}
-	return n
 }

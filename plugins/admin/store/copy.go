@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+
+	"github.com/jackc/pgx/v5"
 	"path/filepath"
 	"time"
 
@@ -11,7 +13,8 @@ import (
 )
 
 // CopyReport is what CopyToPostgres moved: every pair of admin.db, counted
-// again on the target.
+// again on the target (the usage and delivery-queue buckets as rows of
+// their tables).
 type CopyReport struct {
 	Area    string `json:"area"`
 	Found   bool   `json:"found"`
@@ -40,7 +43,14 @@ func CopyToPostgres(ctx context.Context, dataDir, dsn string) (CopyReport, error
 	if _, err := pgmigrate.Apply(ctx, pool, MigrationArea, Migrations); err != nil {
 		return rep, errs.Newf(500, errs.InitFailed, "admin store at %s: %v", where, err)
 	}
-	c, err := kv.CopyBolt(ctx, db, pool, table, writerLock, where)
+	// The usage and delivery-queue buckets go on into their own tables,
+	// in the same transaction; every pair is counted once on the target,
+	// wherever it landed.
+	var moved int
+	c, err := kv.CopyBoltThen(ctx, db, pool, table, writerLock, where, func(ctx context.Context, tx pgx.Tx) (err error) {
+		moved, err = moveToTables(ctx, tx)
+		return err
+	})
 	if err != nil {
 		return rep, err
 	}
@@ -49,8 +59,8 @@ func CopyToPostgres(ctx context.Context, dataDir, dsn string) (CopyReport, error
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 		return rep, errs.Newf(503, errs.Unavailable, "count the copy in %s: %v", where, err)
 	}
-	if n != c.Pairs {
-		return rep, errs.Newf(500, errs.Internal, "the admin copy in %s holds %d pairs, the source %d; drop that database and copy again", where, n, c.Pairs)
+	if n+moved != c.Pairs {
+		return rep, errs.Newf(500, errs.Internal, "the admin copy in %s holds %d pairs (%d of them usage counters and queued deliveries), the source %d; drop that database and copy again", where, n+moved, moved, c.Pairs)
 	}
 	return rep, nil
 }

@@ -12,4 +12,6 @@ const MigrationArea = "admin"
 // order at start. Append new steps; never edit an applied one.
 var Migrations = []pgmigrate.Step{
 	{Version: 1, Name: "buckets", SQL: kv.TableSQL(table)},
+	{Version: 2, Name: "usage tables", SQL: usageTablesSQL},
+	{Version: 3, Name: "delivery queue", SQL: queueTableSQL},
 }

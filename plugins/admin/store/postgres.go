@@ -8,7 +8,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
@@ -63,3 +66,23 @@ func (b *pgBackend) close() { b.Close() }
 func (b *pgBackend) update(fn func(tx Tx) error) error { return b.Update(fn) }
 
 func (b *pgBackend) view(fn func(tx Tx) error) error { return b.View(fn) }
+
+// getOne reads one record in a single statement, without the BEGIN and
+// COMMIT round trips of a View: a hot path's lookup (the key record of
+// every rate-limit check) needs no snapshot beyond its own row.
+func (b *pgBackend) getOne(bucket string, key []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), kv.TxTimeout)
+	defer cancel()
+	var v []byte
+	err := b.Pool().QueryRow(ctx, "SELECT value FROM "+table+" WHERE bucket = $1 AND key = $2", bucket, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errs.Newf(503, errs.Unavailable, "the admin store %s did not answer: %v", b.where, err)
+	}
+	if v == nil {
+		v = []byte{}
+	}
+	return v, nil
+}

@@ -10,6 +10,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -172,6 +173,28 @@ func Get(tx Tx, bucket string, key []byte, v any) (found bool, err error) {
 	raw := tx.Bucket([]byte(bucket)).Get(key)
 	if raw == nil {
 		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("decode %s/%s: %w", bucket, key, err)
+	}
+	return true, nil
+}
+
+// GetOne decodes the JSON record under key in bucket outside any
+// transaction: one statement on PostgreSQL, a View on bbolt. found is false
+// when it is absent.
+func (s *Store) GetOne(bucket string, key []byte, v any) (found bool, err error) {
+	var raw []byte
+	if pg, ok := s.b.(*pgBackend); ok {
+		raw, err = pg.getOne(bucket, key)
+	} else {
+		err = s.View(func(tx Tx) error {
+			raw = bytes.Clone(tx.Bucket([]byte(bucket)).Get(key))
+			return nil
+		})
+	}
+	if err != nil || raw == nil {
+		return false, err
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		return true, fmt.Errorf("decode %s/%s: %w", bucket, key, err)

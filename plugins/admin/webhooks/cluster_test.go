@@ -110,3 +110,81 @@ func testClaimOfDeadServerRetriedByAnother(t *testing.T) {
 		t.Fatalf("history after the late outcome: %+v", h)
 	}
 }
+
+func TestTwoServersClaimDisjointDeliveries(t *testing.T) {
+	pgtest.EachStore(t, testTwoServersClaimDisjointDeliveries)
+}
+
+// Two managers on one store claim at once, without finishing, until
+// nothing is left: every queued delivery is claimed by exactly one of them
+// (on PostgreSQL with FOR UPDATE SKIP LOCKED, neither waiting for the
+// other). Their attempts then reach each webhook once per event.
+func testTwoServersClaimDisjointDeliveries(t *testing.T) {
+	dir := t.TempDir()
+	servers := []*Manager{devManager(t, openStore(t, dir)), devManager(t, openStore(t, dir))}
+	const hooks, events = 4, 10
+	receivers := make([]*receiver, hooks)
+	for i := range receivers {
+		receivers[i] = newReceiver(t, 0)
+		register(t, servers[0], receivers[i], "task.*")
+	}
+	for i := range events {
+		ev := store.Event{ID: fmt.Sprintf("evt_%d", i), Type: "task.created", Source: "core", Time: "2026-11-22T10:00:00.000Z", Data: []byte(`{"task_id":"T-1"}`)}
+		if err := servers[i%2].EnqueueEvent(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	claimedBy := map[string]int{}
+	jobs := make([][]job, len(servers))
+	var wg sync.WaitGroup
+	for s, m := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Bounded: a claim taken twice would keep the loop going.
+			for range hooks * events {
+				batch, err := m.claimDue(3)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(batch) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range batch {
+					if other, dup := claimedBy[j.d.ID]; dup {
+						t.Errorf("delivery %s claimed by server %d and server %d", j.d.ID, other, s)
+					}
+					claimedBy[j.d.ID] = s
+				}
+				mu.Unlock()
+				jobs[s] = append(jobs[s], batch...)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(claimedBy) != hooks*events {
+		t.Fatalf("%d deliveries claimed, want %d", len(claimedBy), hooks*events)
+	}
+	for s, m := range servers {
+		if delivered, _, _ := m.runJobs(context.Background(), jobs[s]); delivered != len(jobs[s]) {
+			t.Fatalf("server %d delivered %d of its %d claims", s, delivered, len(jobs[s]))
+		}
+		if n, err := m.ProcessDue(context.Background()); err != nil || n != 0 {
+			t.Fatalf("server %d found %d more to attempt (%v), want none", s, n, err)
+		}
+	}
+	for i, r := range receivers {
+		seen := map[any]int{}
+		r.mu.Lock()
+		for _, b := range r.bodies {
+			seen[b["id"]]++
+		}
+		r.mu.Unlock()
+		if r.calls.Load() != events || len(seen) != events {
+			t.Errorf("webhook %d: %d calls for %d distinct events, want %d once each", i, r.calls.Load(), len(seen), events)
+		}
+	}
+}

@@ -83,13 +83,28 @@ func historyKey(webhookID string, seq uint64, id string) []byte {
 	return store.Key([]byte(webhookID), store.U64(seq), []byte(id))
 }
 
+// indexDue schedules d at due: the due bucket on bbolt, the queue table on
+// PostgreSQL.
 func indexDue(tx store.Tx, d *Delivery, due time.Time) error {
 	d.Due = due.UnixNano()
 	d.NextAttemptAt = formatTime(due)
+	if q, err := queueIn(tx); q != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return q.schedule(d.ID, due, "", time.Time{})
+	}
 	return tx.Bucket([]byte(store.BucketDeliveryDue)).Put(dueKey(d.Due, d.ID), nil)
 }
 
 func unindexDue(tx store.Tx, d *Delivery) error {
+	if q, err := queueIn(tx); q != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		d.Due = 0
+		return q.remove(d.ID)
+	}
 	if d.Due == 0 {
 		return nil
 	}
@@ -192,11 +207,32 @@ func forHistory(tx store.Tx, webhookID string, f func(d *Delivery) (bool, error)
 // claimFor marks d as being attempted by this process until the claim
 // expires; a process that dies mid-attempt leaves it to be retried.
 func (m *Manager) claimFor(tx store.Tx, d *Delivery, w *Webhook, now time.Time) error {
+	d.Claim = newDeliveryID()
+	if q, err := queueIn(tx); q != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		d.Due, d.NextAttemptAt = now.UnixNano(), formatTime(now.Add(leaseFor(w)))
+		return q.schedule(d.ID, now, d.Claim, now.Add(leaseFor(w)))
+	}
 	if err := unindexDue(tx, d); err != nil {
 		return err
 	}
-	d.Claim = newDeliveryID()
-	return indexDue(tx, d, now.Add(time.Duration(w.Config.Timeout)*time.Millisecond+30*time.Second))
+	return indexDue(tx, d, now.Add(leaseFor(w)))
+}
+
+// stillClaimed reports whether the stored delivery d is still claimed by
+// claim: the record's claim on bbolt, the queue row's on PostgreSQL (whose
+// claims are made without touching the record).
+func stillClaimed(tx store.Tx, d *Delivery, claim string) (bool, error) {
+	if q, err := queueIn(tx); q != nil || err != nil {
+		if err != nil {
+			return false, err
+		}
+		owner, err := q.claimedBy(d.ID)
+		return owner == claim, err
+	}
+	return d.Claim == claim, nil
 }
 
 // receives reports whether w takes ev: subscribed, active or paused (a
@@ -391,9 +427,9 @@ func (m *Manager) finish(j job, o outcome) (pending bool, err error) {
 		if err != nil || d == nil {
 			return err
 		}
-		if d.Claim != j.d.Claim || d.Status != DeliveryPending {
+		if ours, err := stillClaimed(tx, d, j.d.Claim); err != nil || !ours || d.Status != DeliveryPending {
 			// Our claim expired and another process took over.
-			return nil
+			return err
 		}
 		now := m.now()
 		if err := unindexDue(tx, d); err != nil {
@@ -438,6 +474,9 @@ func (m *Manager) finish(j job, o outcome) (pending bool, err error) {
 // schedule order. A due delivery of a webhook that is no longer active is
 // held until the webhook is resumed.
 func (m *Manager) claimDue(limit int) ([]job, error) {
+	if m.pg != nil {
+		return m.claimDuePG(limit)
+	}
 	var jobs []job
 	taken := map[string]bool{}
 	err := m.st.Update(func(tx store.Tx) error {
@@ -510,6 +549,9 @@ func (m *Manager) claimDue(limit int) ([]job, error) {
 
 // nextDue is when the earliest queued delivery is due (zero if none).
 func (m *Manager) nextDue() time.Time {
+	if m.pg != nil {
+		return m.nextDuePG()
+	}
 	var t time.Time
 	_ = m.st.View(func(tx store.Tx) error {
 		if k, _ := tx.Bucket([]byte(store.BucketDeliveryDue)).Cursor().First(); k != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -104,6 +105,10 @@ type Manager struct {
 	retain   time.Duration
 	// lastSweep is when Run last expired old held deliveries (unix nanos).
 	lastSweep atomic.Int64
+	// pg is the store's connection pool on PostgreSQL, where deliveries
+	// are claimed from the queue table without the writer lock; nil on
+	// bbolt.
+	pg *pgxpool.Pool
 }
 
 // New binds a manager to the store and registers its fan-out, so every
@@ -156,6 +161,7 @@ func New(st *store.Store, o Options) *Manager {
 		st: st, validate: NewURLValidator(o.Development, o.Resolver), client: o.Client, backoff: o.Backoff,
 		sleep: o.Sleep, now: o.Now, log: o.Logger, poll: o.PollInterval, workers: o.Workers, grace: o.SecretGrace,
 		ua: o.UserAgent, kick: make(chan struct{}, 1), limits: &limiter{m: map[string]*window{}}, retain: o.HeldRetention,
+		pg: st.Postgres(),
 	}
 	st.OnEmit(func(tx store.Tx, ev store.Event) error {
 		_, _, _, err := m.enqueueTx(tx, ev, false, false, nil)
