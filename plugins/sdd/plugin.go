@@ -10,10 +10,10 @@ package sdd
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
@@ -50,6 +50,7 @@ func New() *sdk.Plugin {
 		sdk.WithToolset(Toolset))
 	s := &SDD{p: p}
 	p.OnConfigure(s.configure)
+	p.OnStop(s.stop)
 	p.SetHealth(s.health)
 	s.registerTools()
 	s.registerResources()
@@ -66,7 +67,7 @@ func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
 	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
 		return nil // only sdd_store_migrations answers; see pgmigrate.ReadOnlySetting
 	}
-	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Store: os.Getenv("CAIRN_STORE")})
+	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Log: s.p.Logger().Warn, Store: os.Getenv("CAIRN_STORE")})
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)
 	}
@@ -93,14 +94,32 @@ func (s *SDD) engine() (*engine.Engine, error) {
 	return s.eng, nil
 }
 
-// publish forwards engine events to the host bus. A lost event is logged,
-// never turned into a failed tool call: the state change is already durable.
-func (s *SDD) publish(eventType string, data any) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.p.Publish(ctx, eventType, data); err != nil {
-		s.p.Logger().Warn("event not published", "event", eventType, "error", err)
+// publish hands one event of the engine's outbox to the host bus under its
+// recorded id and time; done hears when every other area's handler has
+// returned (sdk.Plugin.PublishDurable). An event the host refuses as
+// malformed is dropped with a log line: publishing it again would be
+// refused again.
+func (s *SDD) publish(ev engine.Event, done func(error)) error {
+	return s.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
+		if errors.Is(err, sdk.ErrEventRefused) {
+			s.p.Logger().Error("sdd event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)
+			err = nil
+		}
+		done(err)
+	})
+}
+
+// stop ends the engine's event publication (what is not handled yet stays
+// in the state for the next start) and closes its store.
+func (s *SDD) stop(context.Context) error {
+	s.mu.Lock()
+	eng := s.eng
+	s.eng = nil
+	s.mu.Unlock()
+	if eng != nil {
+		eng.Close()
 	}
+	return nil
 }
 
 // health is degraded only when a corrupt state file had to be set aside; a
