@@ -11,6 +11,7 @@ package sdd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -122,9 +123,11 @@ func (s *SDD) stop(context.Context) error {
 	return nil
 }
 
-// health is degraded only when a corrupt state file had to be set aside; a
-// stale project is reported by sdd_vitals, sdd_dash and sdd_evolve instead,
-// because an idle workflow is not a fault of the server.
+// health is degraded when a corrupt state file had to be set aside, or
+// while events wait in the state after some had to be shed (the host has
+// not been handling them); a stale project is reported by sdd_vitals,
+// sdd_dash and sdd_evolve instead, because an idle workflow is not a fault
+// of the server.
 func (s *SDD) health(context.Context) sdk.Health {
 	eng, err := s.engine()
 	if err != nil {
@@ -132,15 +135,28 @@ func (s *SDD) health(context.Context) sdk.Health {
 	}
 	h := eng.Health()
 	kind, version := eng.StoreVersion()
-	details := map[string]any{"sdd": map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot(), "store": kind, "schema_version": version}}
-	if h.Recovery == nil {
-		return sdk.Health{Status: "ok", Details: details}
-	}
+	sdd := map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot(), "store": kind, "schema_version": version}
+	details := map[string]any{"sdd": sdd}
 	var problems []string
-	for _, p := range h.Problems {
-		if strings.Contains(p, h.Recovery.MovedTo) {
-			problems = append(problems, p)
+	if h.Recovery != nil {
+		for _, p := range h.Problems {
+			if strings.Contains(p, h.Recovery.MovedTo) {
+				problems = append(problems, p)
+			}
 		}
+	}
+	pending, shed, err := eng.PendingEvents()
+	switch {
+	case err != nil:
+		problems = append(problems, "sdd events not counted: "+errs.From(err).Message)
+	default:
+		sdd["pending_events"], sdd["events_shed"] = pending, shed
+		if shed > 0 && pending > 0 {
+			problems = append(problems, fmt.Sprintf("%d sdd events wait for the host to handle them, and %d older ones were dropped to keep the state within its bounds", pending, shed))
+		}
+	}
+	if len(problems) == 0 {
+		return sdk.Health{Status: "ok", Details: details}
 	}
 	details["problems"] = problems
 	return sdk.Health{Status: "degraded", Message: strings.Join(problems, "; "), Details: details}

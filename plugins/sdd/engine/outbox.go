@@ -41,6 +41,13 @@ type Event struct {
 // the event was not handed over at all.
 type PublishFunc func(ev Event, done func(error)) error
 
+// pendingLimit and pendingByteLimit are MaxPendingEvents and
+// MaxPendingEventBytes; tests lower them to reach them quickly.
+var (
+	pendingLimit     = MaxPendingEvents
+	pendingByteLimit = MaxPendingEventBytes
+)
+
 // newEventID returns a random event id, in the form core's outbox uses.
 func newEventID() string {
 	var b [12]byte
@@ -94,12 +101,11 @@ func dropHandled(s *state, handled map[string]bool) bool {
 	return true
 }
 
-// shedOldest keeps s's outbox within MaxPendingEvents and
-// MaxPendingEventBytes by dropping its oldest events, counted in
+// shedOldest keeps s's outbox within pendingLimit and pendingByteLimit by dropping its oldest events, counted in
 // s.EventsShed.
 func shedOldest(s *state) {
 	drop, size := 0, outboxSize(s.Outbox)
-	for drop < len(s.Outbox) && (len(s.Outbox)-drop > MaxPendingEvents || size > MaxPendingEventBytes) {
+	for drop < len(s.Outbox) && (len(s.Outbox)-drop > pendingLimit || size > pendingByteLimit) {
 		size -= s.Outbox[drop].size()
 		drop++
 	}
