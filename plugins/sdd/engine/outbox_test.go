@@ -53,7 +53,9 @@ func shorten(t *testing.T) {
 	t.Helper()
 	old := [5]time.Duration{retryBase, retryMax, removeDelay, foreignGrace, pollEvery}
 	retryBase, retryMax, removeDelay, foreignGrace, pollEvery = 20*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond, 100*time.Millisecond, 20*time.Millisecond
-	t.Cleanup(func() { retryBase, retryMax, removeDelay, foreignGrace, pollEvery = old[0], old[1], old[2], old[3], old[4] })
+	t.Cleanup(func() {
+		retryBase, retryMax, removeDelay, foreignGrace, pollEvery = old[0], old[1], old[2], old[3], old[4]
+	})
 }
 
 // openWith opens an engine on root (and, on PostgreSQL, the test's
@@ -93,7 +95,9 @@ func pendingIn(t *testing.T, e *Engine) (int, int64) {
 // (a crash between the write and the host's answer) and the next engine
 // publishes it under the same id, time and data; once handled it leaves
 // the state and a third engine publishes nothing.
-func TestUnhandledEventSurvivesReopen(t *testing.T) { pgtest.EachStore(t, testUnhandledEventSurvivesReopen) }
+func TestUnhandledEventSurvivesReopen(t *testing.T) {
+	pgtest.EachStore(t, testUnhandledEventSurvivesReopen)
+}
 
 func testUnhandledEventSurvivesReopen(t *testing.T) {
 	shorten(t)
