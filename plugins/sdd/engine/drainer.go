@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -54,13 +56,24 @@ type drainer struct {
 	handledAt time.Time // when the oldest of handled was
 	// failed: not handled; published again at .at.
 	failed map[string]retry
-	// seen: when this process first saw an event; the zero time for its
-	// own, which need no grace.
+	// own: events this process recorded (no grace), by the number of
+	// the record call; seq numbers those calls.
+	own map[string]uint64
+	seq uint64
+	// seen: when this process first saw another process's event.
 	seen map[string]time.Time
 	// hold pauses publication after the publisher refused an event
 	// outright (no host), doubling with holdN.
 	hold  time.Time
 	holdN int
+	// gen counts forget calls: a pass whose look at the document
+	// predates one may hold events already removed, and starts again.
+	gen int
+
+	// version and cached are the PostgreSQL row version last read and its
+	// outbox; only the loop touches them.
+	version string
+	cached  []Event
 
 	kick     chan struct{}
 	stop     chan struct{}
@@ -77,7 +90,7 @@ type retry struct {
 func newDrainer(e *Engine, publish PublishFunc) *drainer {
 	d := &drainer{
 		e: e, publish: publish,
-		inflight: map[string]bool{}, handled: map[string]bool{}, failed: map[string]retry{}, seen: map[string]time.Time{},
+		inflight: map[string]bool{}, handled: map[string]bool{}, failed: map[string]retry{}, own: map[string]uint64{}, seen: map[string]time.Time{},
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), finished: make(chan struct{}),
 	}
 	if e.pg != nil {
@@ -99,10 +112,11 @@ func backoff(attempts int) time.Duration {
 func (d *drainer) record(evs []Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.seq++
 	for _, ev := range evs {
 		d.fifo = append(d.fifo, ev)
 		d.inflight[ev.ID] = true
-		d.seen[ev.ID] = time.Time{}
+		d.own[ev.ID] = d.seq
 	}
 }
 
@@ -193,8 +207,10 @@ func (d *drainer) forget(ids map[string]bool) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.gen++
 	for id := range ids {
 		delete(d.handled, id)
+		delete(d.own, id)
 		delete(d.seen, id)
 	}
 	if len(d.handled) > 0 {
@@ -271,7 +287,10 @@ func (d *drainer) pass() time.Duration {
 			next = max(w, time.Millisecond)
 		}
 	}
-	outbox, err := d.e.pendingOutbox()
+	d.mu.Lock()
+	gen, seq := d.gen, d.seq
+	d.mu.Unlock()
+	outbox, err := d.outbox()
 	if err != nil {
 		d.e.warn("sdd event outbox not read; retrying", "error", err)
 		return min(next, retryBase)
@@ -279,6 +298,10 @@ func (d *drainer) pass() time.Duration {
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	d.mu.Lock()
+	if d.gen != gen {
+		d.mu.Unlock()
+		return time.Millisecond // events left the document meanwhile; look again
+	}
 	inDoc := make(map[string]bool, len(outbox))
 	var due []Event
 	for _, ev := range outbox {
@@ -290,14 +313,16 @@ func (d *drainer) pass() time.Duration {
 			soon(d.hold)
 			continue
 		}
-		first, ok := d.seen[ev.ID]
-		if !ok {
-			first = now
-			d.seen[ev.ID] = now
-		}
-		if !first.IsZero() && now.Sub(first) < d.grace {
-			soon(first.Add(d.grace))
-			continue
+		if _, mine := d.own[ev.ID]; !mine {
+			first, ok := d.seen[ev.ID]
+			if !ok {
+				first = now
+				d.seen[ev.ID] = now
+			}
+			if now.Sub(first) < d.grace {
+				soon(first.Add(d.grace))
+				continue
+			}
 		}
 		if r, ok := d.failed[ev.ID]; ok && now.Before(r.at) {
 			soon(r.at)
@@ -307,7 +332,14 @@ func (d *drainer) pass() time.Duration {
 		due = append(due, ev)
 	}
 	// What is no longer in the document was removed (here or by another
-	// server); forget it, unless it is still in flight.
+	// server); forget it, unless it is still in flight or was recorded
+	// after this look at the document began.
+	for id, n := range d.own {
+		if !inDoc[id] && !d.inflight[id] && !d.handled[id] && n <= seq {
+			delete(d.own, id)
+			delete(d.failed, id)
+		}
+	}
 	for id := range d.seen {
 		if !inDoc[id] && !d.inflight[id] && !d.handled[id] {
 			delete(d.seen, id)
@@ -320,4 +352,27 @@ func (d *drainer) pass() time.Duration {
 	d.mu.Unlock()
 	d.send(due)
 	return next
+}
+
+// outbox is the document's pending events, oldest first. On PostgreSQL the
+// row is read only when its version changed since the last look, and then
+// only its outbox is decoded.
+func (d *drainer) outbox() ([]Event, error) {
+	if d.e.pg == nil {
+		return d.e.pendingOutbox()
+	}
+	doc, version, err := d.e.pg.loadIfChanged(d.version)
+	if err != nil || version == d.version {
+		return d.cached, err
+	}
+	var st struct {
+		Outbox []Event `json:"pendingEvents"`
+	}
+	if len(doc) > 0 {
+		if err := json.Unmarshal(doc, &st); err != nil {
+			return nil, fmt.Errorf("the SDD state in %s does not decode: %w", d.e.pg.where, err)
+		}
+	}
+	d.version, d.cached = version, st.Outbox
+	return d.cached, nil
 }

@@ -222,6 +222,9 @@ func testPendingEventsBounded(t *testing.T) {
 	waitFor(t, "the kept events published", func() bool { return len(out.events()) >= pendingLimit })
 	for i, ev := range out.events() {
 		if !strings.Contains(string(ev.Data), fmt.Sprintf(`"taskId":"T-%d"`, extra+i)) {
+			for _, e := range out.events() {
+				t.Log(string(e.Data))
+			}
 			t.Fatalf("published event %d: %s; want the kept ones oldest first (T-%d)", i, ev.Data, extra+i)
 		}
 	}
