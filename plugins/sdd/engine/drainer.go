@@ -66,6 +66,11 @@ type drainer struct {
 	// outright (no host), doubling with holdN.
 	hold  time.Time
 	holdN int
+	// rescan asks the loop to look at the document at its next pass (an
+	// event failed, publication was held or resumed); nextScan is when
+	// it looks anyway.
+	rescan   bool
+	nextScan time.Time
 	// gen counts forget calls: a pass whose look at the document
 	// predates one may hold events already removed, and starts again.
 	gen int
@@ -141,6 +146,7 @@ func (d *drainer) send(evs []Event) {
 			now := time.Now()
 			d.holdN++
 			d.hold = now.Add(backoff(d.holdN))
+			d.rescan = true
 			for _, rest := range evs[i:] {
 				delete(d.inflight, rest.ID)
 			}
@@ -164,12 +170,15 @@ func (d *drainer) finish(id string, err error) {
 		d.handled[id] = true
 		delete(d.failed, id)
 		// The host is there again: what waited behind a refusal goes now.
-		d.hold, d.holdN = time.Time{}, 0
+		if !d.hold.IsZero() {
+			d.hold, d.holdN, d.rescan = time.Time{}, 0, true
+		}
 	} else {
 		r := d.failed[id]
 		r.attempts++
 		r.at = now.Add(backoff(r.attempts))
 		d.failed[id] = r
+		d.rescan = true
 	}
 	d.mu.Unlock()
 	if err != nil {
@@ -269,16 +278,38 @@ func (d *drainer) removeHandled() {
 	d.forget(ids)
 }
 
-// pass does what is due and returns how long until something else may be.
+// pass does what is due and returns how long until something else may be:
+// it removes handled events once removeDelay has passed, and looks at the
+// document when asked to (rescan) or when a look is due (nextScan).
 func (d *drainer) pass() time.Duration {
 	now := time.Now()
 	d.mu.Lock()
 	removeDue := len(d.handled) > 0 && !now.Before(d.handledAt.Add(removeDelay))
+	scan := d.rescan || !now.Before(d.nextScan)
+	d.rescan = false
 	d.mu.Unlock()
 	if removeDue {
 		d.removeHandled()
 	}
-	next := time.Duration(1<<63 - 1)
+	if scan {
+		d.scan(now)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	wait := d.nextScan.Sub(now)
+	if len(d.handled) > 0 {
+		wait = min(wait, d.handledAt.Add(removeDelay).Sub(now))
+	}
+	return max(wait, time.Millisecond)
+}
+
+// never is a wait that does not end.
+const never = time.Duration(1 << 62)
+
+// scan publishes the document's events that are due and sets when the
+// next look is: at the next retry, end of a hold or grace, or poll.
+func (d *drainer) scan(now time.Time) {
+	next := never
 	if d.poll > 0 {
 		next = d.poll
 	}
@@ -293,14 +324,19 @@ func (d *drainer) pass() time.Duration {
 	outbox, err := d.outbox()
 	if err != nil {
 		d.e.warn("sdd event outbox not read; retrying", "error", err)
-		return min(next, retryBase)
+		d.mu.Lock()
+		d.nextScan = now.Add(min(next, retryBase))
+		d.mu.Unlock()
+		return
 	}
 	d.pubMu.Lock()
 	defer d.pubMu.Unlock()
 	d.mu.Lock()
 	if d.gen != gen {
+		// Events left the document meanwhile; look again.
+		d.rescan = true
 		d.mu.Unlock()
-		return time.Millisecond // events left the document meanwhile; look again
+		return
 	}
 	inDoc := make(map[string]bool, len(outbox))
 	var due []Event
@@ -346,12 +382,9 @@ func (d *drainer) pass() time.Duration {
 			delete(d.failed, id)
 		}
 	}
-	if len(d.handled) > 0 {
-		soon(d.handledAt.Add(removeDelay))
-	}
+	d.nextScan = now.Add(next)
 	d.mu.Unlock()
 	d.send(due)
-	return next
 }
 
 // outbox is the document's pending events, oldest first. On PostgreSQL the
