@@ -272,7 +272,10 @@ func (d *drainer) removeHandled() {
 		return
 	}
 	if err := d.e.removeEvents(ids); err != nil {
-		d.e.warn("handled sdd events not removed from the state; they will be published again", "error", err)
+		d.e.warn("handled sdd events not removed from the state; retrying", "error", err)
+		d.mu.Lock()
+		d.handledAt = time.Now().Add(retryBase) // not a hot loop on a failing disk
+		d.mu.Unlock()
 		return
 	}
 	d.forget(ids)

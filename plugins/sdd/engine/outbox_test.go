@@ -295,3 +295,25 @@ func TestOtherServerDrainsOnPostgres(t *testing.T) {
 	}
 	waitFor(t, "the event to leave the shared document", func() bool { n, _ := pendingIn(t, b); return n == 0 })
 }
+
+// A downstream that never handles an event gets it again after pauses
+// that double up to retryMax, not in a loop: over 30 retryMax the attempts
+// stay near the doubling schedule's count.
+func TestFailingDownstreamIsNoHotLoop(t *testing.T) { pgtest.EachStore(t, testFailingDownstreamIsNoHotLoop) }
+
+func testFailingDownstreamIsNoHotLoop(t *testing.T) {
+	shorten(t)
+	out := &sink{fail: errors.New("a subscriber failed")}
+	e := openWith(t, t.TempDir(), out)
+	if _, err := e.CreateLease("T-1", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * retryMax)
+	// 20, 40, 80 ms, then every 100 ms: about 30 attempts in 3 s.
+	if n := len(out.events()); n < 10 || n > 40 {
+		t.Fatalf("%d publications of a failing event in %v; want the backoff's ~30", n, 30*retryMax)
+	}
+	if n, _ := pendingIn(t, e); n != 1 {
+		t.Fatalf("%d events pending, want the failing one", n)
+	}
+}
