@@ -299,7 +299,9 @@ func TestOtherServerDrainsOnPostgres(t *testing.T) {
 // A downstream that never handles an event gets it again after pauses
 // that double up to retryMax, not in a loop: over 30 retryMax the attempts
 // stay near the doubling schedule's count.
-func TestFailingDownstreamIsNoHotLoop(t *testing.T) { pgtest.EachStore(t, testFailingDownstreamIsNoHotLoop) }
+func TestFailingDownstreamIsNoHotLoop(t *testing.T) {
+	pgtest.EachStore(t, testFailingDownstreamIsNoHotLoop)
+}
 
 func testFailingDownstreamIsNoHotLoop(t *testing.T) {
 	shorten(t)
