@@ -110,16 +110,22 @@ func (s *SDD) publish(ev engine.Event, done func(error)) error {
 	})
 }
 
-// stop ends the engine's event publication (what is not handled yet stays
-// in the state for the next start) and closes its store.
-func (s *SDD) stop(context.Context) error {
+// stop waits for the host's answers to the events already published, so
+// the handled ones leave the state, then ends the engine's event
+// publication (what is not handled stays in the state for the next start)
+// and closes its store.
+func (s *SDD) stop(ctx context.Context) error {
 	s.mu.Lock()
 	eng := s.eng
 	s.eng = nil
 	s.mu.Unlock()
-	if eng != nil {
-		eng.Close()
+	if eng == nil {
+		return nil
 	}
+	if err := s.p.FlushEvents(ctx); err != nil {
+		s.p.Logger().Warn("sdd events not answered before stop; the next start publishes them again", "error", err)
+	}
+	eng.Close()
 	return nil
 }
 
