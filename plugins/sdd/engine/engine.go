@@ -417,6 +417,9 @@ func (e *Engine) apply(cur *state, now time.Time, k callKey, recorded *json.RawM
 			return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot encode an SDD event: %v", err)
 		}
 		shedOldest(next)
+		if shed := next.EventsShed - cur.EventsShed; shed > 0 {
+			e.warn("sdd events dropped unhandled: the state holds at most MaxPendingEvents of them", "dropped", shed, "pending", len(next.Outbox))
+		}
 	}
 	data, err := json.Marshal(next)
 	if err != nil {
