@@ -418,7 +418,7 @@ func (e *Engine) apply(cur *state, now time.Time, k callKey, recorded *json.RawM
 		}
 		shedOldest(next)
 		if shed := next.EventsShed - cur.EventsShed; shed > 0 {
-			e.warn("sdd events dropped unhandled: the state holds at most MaxPendingEvents of them", "dropped", shed, "pending", len(next.Outbox))
+			e.warn("sdd events dropped unhandled, oldest first: the state keeps at most 1,000 pending events (2 MiB) while the host does not handle them", "dropped", shed, "pending", len(next.Outbox))
 		}
 	}
 	data, err := json.Marshal(next)
