@@ -10,10 +10,11 @@ package sdd
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
@@ -50,6 +51,7 @@ func New() *sdk.Plugin {
 		sdk.WithToolset(Toolset))
 	s := &SDD{p: p}
 	p.OnConfigure(s.configure)
+	p.OnStop(s.stop)
 	p.SetHealth(s.health)
 	s.registerTools()
 	s.registerResources()
@@ -66,7 +68,7 @@ func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
 	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
 		return nil // only sdd_store_migrations answers; see pgmigrate.ReadOnlySetting
 	}
-	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Store: os.Getenv("CAIRN_STORE")})
+	eng, err := engine.New(engine.Config{Root: cfg.Root, DataDir: cfg.DataDir, Publish: s.publish, Log: s.p.Logger().Warn, Store: os.Getenv("CAIRN_STORE")})
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "sdd: %v", errs.From(err).Message)
 	}
@@ -93,19 +95,45 @@ func (s *SDD) engine() (*engine.Engine, error) {
 	return s.eng, nil
 }
 
-// publish forwards engine events to the host bus. A lost event is logged,
-// never turned into a failed tool call: the state change is already durable.
-func (s *SDD) publish(eventType string, data any) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.p.Publish(ctx, eventType, data); err != nil {
-		s.p.Logger().Warn("event not published", "event", eventType, "error", err)
-	}
+// publish hands one event of the engine's outbox to the host bus under its
+// recorded id and time; done hears when every other area's handler has
+// returned (sdk.Plugin.PublishDurable). An event the host refuses as
+// malformed is dropped with a log line: publishing it again would be
+// refused again.
+func (s *SDD) publish(ev engine.Event, done func(error)) error {
+	return s.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
+		if errors.Is(err, sdk.ErrEventRefused) {
+			s.p.Logger().Error("sdd event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)
+			err = nil
+		}
+		done(err)
+	})
 }
 
-// health is degraded only when a corrupt state file had to be set aside; a
-// stale project is reported by sdd_vitals, sdd_dash and sdd_evolve instead,
-// because an idle workflow is not a fault of the server.
+// stop waits for the host's answers to the events already published, so
+// the handled ones leave the state, then ends the engine's event
+// publication (what is not handled stays in the state for the next start)
+// and closes its store.
+func (s *SDD) stop(ctx context.Context) error {
+	s.mu.Lock()
+	eng := s.eng
+	s.eng = nil
+	s.mu.Unlock()
+	if eng == nil {
+		return nil
+	}
+	if err := s.p.FlushEvents(ctx); err != nil {
+		s.p.Logger().Warn("sdd events not answered before stop; the next start publishes them again", "error", err)
+	}
+	eng.Close()
+	return nil
+}
+
+// health is degraded when a corrupt state file had to be set aside, or
+// while events wait in the state after some had to be shed (the host has
+// not been handling them); a stale project is reported by sdd_vitals,
+// sdd_dash and sdd_evolve instead, because an idle workflow is not a fault
+// of the server.
 func (s *SDD) health(context.Context) sdk.Health {
 	eng, err := s.engine()
 	if err != nil {
@@ -113,15 +141,28 @@ func (s *SDD) health(context.Context) sdk.Health {
 	}
 	h := eng.Health()
 	kind, version := eng.StoreVersion()
-	details := map[string]any{"sdd": map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot(), "store": kind, "schema_version": version}}
-	if h.Recovery == nil {
-		return sdk.Health{Status: "ok", Details: details}
-	}
+	sdd := map[string]any{"state_path": eng.StatePath(), "planning_root": eng.PlanningRoot(), "store": kind, "schema_version": version}
+	details := map[string]any{"sdd": sdd}
 	var problems []string
-	for _, p := range h.Problems {
-		if strings.Contains(p, h.Recovery.MovedTo) {
-			problems = append(problems, p)
+	if h.Recovery != nil {
+		for _, p := range h.Problems {
+			if strings.Contains(p, h.Recovery.MovedTo) {
+				problems = append(problems, p)
+			}
 		}
+	}
+	pending, shed, err := eng.PendingEvents()
+	switch {
+	case err != nil:
+		problems = append(problems, "sdd events not counted: "+errs.From(err).Message)
+	default:
+		sdd["pending_events"], sdd["events_shed"] = pending, shed
+		if shed > 0 && pending > 0 {
+			problems = append(problems, fmt.Sprintf("%d sdd events wait for the host to handle them, and %d older ones were dropped to keep the state within its bounds", pending, shed))
+		}
+	}
+	if len(problems) == 0 {
+		return sdk.Health{Status: "ok", Details: details}
 	}
 	details["problems"] = problems
 	return sdk.Health{Status: "degraded", Message: strings.Join(problems, "; "), Details: details}

@@ -71,9 +71,15 @@ type Config struct {
 	DataDir string
 	// Clock returns the current time; default time.Now. Tests inject it.
 	Clock func() time.Time
-	// Publish receives domain events; nil discards them. It is called
-	// without the engine lock held, so it may call back into the engine.
-	Publish func(eventType string, data any)
+	// Publish receives domain events, recorded in the state document
+	// with the write that caused them and removed once Publish reports
+	// them handled (outbox.go, drainer.go); nil discards them. It is
+	// called without the engine lock held, so it may call back into the
+	// engine.
+	Publish PublishFunc
+	// Log receives warnings (events not published, not removed); nil
+	// drops them.
+	Log func(msg string, keyvals ...any)
 	// Store is CAIRN_STORE (PRODUCT.md D26): empty or "bbolt" keeps the
 	// state in DataDir's file; a postgres:// URL keeps it in that
 	// database (pgstate.go), shared by every server using it.
@@ -92,6 +98,7 @@ type Engine struct {
 	pg       *pgState
 	loaded   bool
 	recovery *Recovery
+	drain    *drainer // nil without Publish
 }
 
 // Recovery describes a corrupt state file that was set aside at load.
@@ -142,14 +149,26 @@ func New(cfg Config) (*Engine, error) {
 	default:
 		return nil, errs.Invalidf("CAIRN_STORE", "enum", "CAIRN_STORE must be bbolt or a postgres:// URL")
 	}
+	if cfg.Publish != nil {
+		e.drain = newDrainer(e, cfg.Publish)
+	}
 	return e, nil
 }
 
-// Close releases the state store's connections (nothing to do for the
-// file).
+// Close stops publishing events (those not yet handled stay in the state
+// for the next engine) and releases the state store's connections.
 func (e *Engine) Close() {
+	if e.drain != nil {
+		e.drain.close()
+	}
 	if e.pg != nil {
 		e.pg.close()
+	}
+}
+
+func (e *Engine) warn(msg string, keyvals ...any) {
+	if e.cfg.Log != nil {
+		e.cfg.Log(msg, keyvals...)
 	}
 }
 
@@ -174,7 +193,8 @@ func (e *Engine) PlanningRoot() string { return filepath.Join(e.root, ".planning
 // state. A corrupt file is renamed to sdd-state.json.corrupt-<time>, a fresh
 // state is used, and the problem is reported by Health and GetStats (and
 // published as sdd.state.recovered) instead of being overwritten silently.
-// It returns true, mirroring the specification.
+// It returns true, mirroring the specification. It starts publishing the
+// events the state holds (those a previous process left, too).
 func (e *Engine) Initialize() (bool, error) {
 	e.mu.Lock()
 	rec, err := e.loadLocked()
@@ -183,7 +203,16 @@ func (e *Engine) Initialize() (bool, error) {
 		return false, err
 	}
 	if rec != nil {
-		e.publish([]event{{EventStateRecovered, rec}})
+		// The fresh state is written at once, with the event in it.
+		if err := e.write(func(_ *state, _ time.Time, emit func(string, any)) error {
+			emit(EventStateRecovered, rec)
+			return nil
+		}); err != nil {
+			return false, err
+		}
+	}
+	if e.drain != nil {
+		e.drain.start()
 	}
 	return true, nil
 }
@@ -254,20 +283,11 @@ func (e *Engine) ensureLocked() error {
 	return err
 }
 
-// event is a domain event queued during a locked section and published
-// after the lock is released.
+// event is a domain event emitted by a write, recorded in the outbox
+// (outbox.go) with it.
 type event struct {
 	typ  string
 	data any
-}
-
-func (e *Engine) publish(evs []event) {
-	if e.cfg.Publish == nil {
-		return
-	}
-	for _, ev := range evs {
-		e.cfg.Publish(ev.typ, ev.data)
-	}
 }
 
 // read runs fn under the lock on the cached state.
@@ -298,14 +318,19 @@ func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) 
 // commit runs fn on a copy of the state, prunes it, persists it atomically
 // and only then swaps it in, so a failed write leaves the cache unchanged
 // (no acknowledged-but-unpersisted change). Events emitted by fn are
-// published after a successful write, outside the lock.
+// recorded in the same document (outbox.go) and published after a
+// successful write, outside the lock; events already handled leave the
+// document with it.
 //
 // With a key (k), the lookup, fn and the record of fn's result happen
 // under one lock and land in one file replace: when k is already recorded
 // its result is stored in *recorded and fn does not run.
 func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) error {
-	var evs []event
-	emit := func(t string, d any) { evs = append(evs, event{t, d}) }
+	var handled map[string]bool
+	if e.drain != nil {
+		handled = e.drain.handledSnapshot()
+	}
+	var evs []Event
 	err := func() error {
 		e.mu.Lock()
 		defer e.mu.Unlock()
@@ -313,75 +338,153 @@ func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, 
 			return err
 		}
 		if e.pg != nil {
-			return e.pg.replace(func(cur []byte) ([]byte, error) {
-				evs = nil
+			err := e.pg.replace(func(cur []byte) ([]byte, error) {
 				now := e.cfg.Clock()
 				st, err := e.decodePG(cur, now)
 				if err != nil {
 					return nil, err
 				}
-				_, data, err := apply(st, now, k, recorded, fn, emit)
-				if data == nil {
-					evs = nil
-				}
+				var data []byte
+				_, data, evs, err = e.apply(st, now, k, recorded, handled, fn)
 				return data, err
 			})
+			if err == nil && evs != nil {
+				e.committed(evs, handled)
+			}
+			return err
 		}
-		next, data, err := apply(e.st, e.cfg.Clock(), k, recorded, fn, emit)
+		next, data, recordedEvs, err := e.apply(e.st, e.cfg.Clock(), k, recorded, handled, fn)
 		if err != nil || next == nil {
-			evs = nil
 			return err
 		}
 		if err := e.persist(append(data, '\n')); err != nil {
 			return errs.Newf(500, errs.Internal, "cannot persist SDD state to %s: %v", e.statePath, err)
 		}
 		e.st = next
+		evs = recordedEvs
+		e.committed(evs, handled)
 		return nil
 	}()
-	if err == nil {
-		e.publish(evs)
+	if err == nil && e.drain != nil {
+		e.drain.pump()
 	}
 	return err
 }
 
-// apply runs fn on a copy of cur and returns the pruned copy and its
-// encoding, both nil when there is nothing to write (a replayed key, or
-// errUnchanged).
-func apply(cur *state, now time.Time, k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error), emit func(string, any)) (*state, []byte, error) {
+// committed tells the drainer what a persisted write recorded and removed;
+// the caller holds the lock, so records arrive in commit order.
+func (e *Engine) committed(evs []Event, handled map[string]bool) {
+	if e.drain == nil {
+		return
+	}
+	e.drain.record(evs)
+	e.drain.forget(handled)
+}
+
+// apply runs fn on a copy of cur and returns the pruned copy, its encoding
+// and the events it recorded; all nil when there is nothing to write (a
+// replayed key, or errUnchanged). Events in handled leave the outbox.
+func (e *Engine) apply(cur *state, now time.Time, k callKey, recorded *json.RawMessage, handled map[string]bool, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) (*state, []byte, []Event, error) {
 	if raw, ok, err := lookupCall(cur, k); err != nil || ok {
 		if ok && recorded != nil {
 			*recorded = raw
 		}
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	next, err := cur.clone()
 	if err != nil {
-		return nil, nil, errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
+		return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot copy SDD state: %v", err)
 	}
-	result, err := fn(next, now, emit)
+	var raw []event
+	result, err := fn(next, now, func(t string, d any) { raw = append(raw, event{t, d}) })
 	if errors.Is(err, errUnchanged) {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if k.key != "" {
 		if err := recordCall(next, k, result, now); err != nil {
-			return nil, nil, errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
+			return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
 		}
 	}
 	next.Project.LastWriteAt = iso(now)
 	prune(next, now)
+	dropHandled(next, handled)
+	evs := []Event{}
+	if e.drain != nil {
+		if evs, err = recordEvents(next, raw, now); err != nil {
+			return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot encode an SDD event: %v", err)
+		}
+		shedOldest(next)
+		if shed := next.EventsShed - cur.EventsShed; shed > 0 {
+			e.warn("sdd events dropped unhandled, oldest first: the state keeps at most 1,000 pending events (2 MiB) while the host does not handle them", "dropped", shed, "pending", len(next.Outbox))
+		}
+	}
 	data, err := json.Marshal(next)
 	if err != nil {
-		return nil, nil, errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
+		return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot encode SDD state: %v", err)
 	}
-	if len(data) > stateLimit {
-		return nil, nil, errs.Invalidf("state", "maxBytes",
+	// The outbox has bounds of its own (MaxPendingEventBytes).
+	if size := len(data) - outboxSize(next.Outbox); size > stateLimit {
+		return nil, nil, nil, errs.Invalidf("state", "maxBytes",
 			"this write would grow the SDD state to %d bytes, over its limit of %d; delete values you no longer need (sdd_state delete) or return leases",
-			len(data), stateLimit).With("limit", stateLimit)
+			size, stateLimit).With("limit", stateLimit)
 	}
-	return next, data, nil
+	return next, data, evs, nil
+}
+
+// removeEvents drops the events in ids from the document, in a replace of
+// its own (no write changed the document meanwhile to take them along).
+func (e *Engine) removeEvents(ids map[string]bool) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.ensureLocked(); err != nil {
+		return err
+	}
+	if e.pg != nil {
+		return e.pg.replace(func(cur []byte) ([]byte, error) {
+			st, err := e.decodePG(cur, e.cfg.Clock())
+			if err != nil || !dropHandled(st, ids) {
+				return nil, err
+			}
+			return json.Marshal(st)
+		})
+	}
+	next := *e.st
+	if !dropHandled(&next, ids) {
+		return nil
+	}
+	data, err := json.Marshal(&next)
+	if err != nil {
+		return err
+	}
+	if err := e.persist(append(data, '\n')); err != nil {
+		return err
+	}
+	e.st = &next
+	return nil
+}
+
+// pendingOutbox returns the events waiting in the document, oldest first.
+func (e *Engine) pendingOutbox() ([]Event, error) {
+	var out []Event
+	err := e.read(func(s *state, _ time.Time) error {
+		out = s.Outbox
+		return nil
+	})
+	return out, err
+}
+
+// PendingEvents reports how many events wait in the state to be handled
+// downstream, and how many were shed to keep within MaxPendingEvents and
+// MaxPendingEventBytes.
+func (e *Engine) PendingEvents() (pending int, shed int64, err error) {
+	err = e.read(func(s *state, _ time.Time) error {
+		pending, shed = len(s.Outbox), s.EventsShed
+		return nil
+	})
+	return pending, shed, err
 }
 
 // loadPG reads the current document from PostgreSQL.

@@ -31,7 +31,14 @@ type recorded struct {
 	evs []string
 }
 
-func (r *recorded) publish(t string, _ any) { r.mu.Lock(); r.evs = append(r.evs, t); r.mu.Unlock() }
+// publish records the event's type and reports it handled at once.
+func (r *recorded) publish(ev Event, done func(error)) error {
+	r.mu.Lock()
+	r.evs = append(r.evs, ev.Type)
+	r.mu.Unlock()
+	done(nil)
+	return nil
+}
 func (r *recorded) types() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -74,6 +74,19 @@ func (p *pgState) load() ([]byte, error) {
 	return doc, nil
 }
 
+// loadIfChanged returns the stored document and its row version (xmin,
+// new with every update), or only the version when it is still tag: a
+// poll of a document nobody changed reads a few bytes.
+func (p *pgState) loadIfChanged(tag string) (doc []byte, version string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
+	defer cancel()
+	err = p.pool.QueryRow(ctx, "SELECT xmin::text, CASE WHEN xmin::text = $1 THEN NULL ELSE doc END FROM sdd_state WHERE id = 1", tag).Scan(&version, &doc)
+	if err != nil {
+		return nil, "", p.failed(err)
+	}
+	return doc, version, nil
+}
+
 // replace runs fn on the current document while holding its row, and
 // stores what fn returns; fn returning nil, or an error, leaves it as it
 // was.

@@ -22,6 +22,11 @@ type state struct {
 	// Calls records the outcome of recent writes made under an
 	// idempotency key, in the same atomic write as the change itself.
 	Calls []callRecord `json:"idempotency"`
+	// Outbox holds the events of writes not yet handled downstream
+	// (outbox.go), oldest first; EventsShed counts those dropped to keep
+	// it within its bounds.
+	Outbox     []Event `json:"pendingEvents"`
+	EventsShed int64   `json:"eventsShed,omitempty"`
 }
 
 // ProjectData is the project section of the state.
@@ -105,6 +110,9 @@ func (s *state) normalize(now time.Time) {
 	}
 	if s.Calls == nil {
 		s.Calls = []callRecord{}
+	}
+	if s.Outbox == nil {
+		s.Outbox = []Event{}
 	}
 }
 
