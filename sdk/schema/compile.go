@@ -50,7 +50,7 @@ type node struct {
 
 	minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf *big.Rat
 
-	not                *node
+	not                 *node
 	allOf, anyOf, oneOf []*node
 
 	// ptr is where the node sits in its document (a JSON pointer), for
