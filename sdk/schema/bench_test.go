@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -55,6 +56,24 @@ func BenchmarkValidate(b *testing.B) {
 		for b.Loop() {
 			if c, _ := o.validate(doc); c != nil {
 				b.Fatal(c[0])
+			}
+		}
+	})
+}
+
+// BenchmarkForType derives a schema with nested structs, as AddTool does
+// for every tool; json.Marshal beside it is what ForType did before.
+func BenchmarkForType(b *testing.B) {
+	t := reflect.TypeOf(encAll{})
+	b.Run("ForType", func(b *testing.B) {
+		for b.Loop() {
+			ForType(t)
+		}
+	})
+	b.Run("reflect+json.Marshal", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := json.Marshal(derived(t)); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})

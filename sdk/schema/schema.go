@@ -39,7 +39,7 @@ func ForType(t reflect.Type) json.RawMessage {
 	applyTags(t, s, 0)
 	s.Version = ""
 	s.ID = ""
-	raw, err := json.Marshal(s)
+	raw, err := marshalSchema(s)
 	if err != nil {
 		// The reflector only produces marshalable values; a failure here
 		// is a bug in a plugin's types, surfaced at registration.
