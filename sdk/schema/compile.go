@@ -110,17 +110,17 @@ func MustCompile(raw json.RawMessage) *Validator {
 
 // Supported lists the keywords Compile accepts: those it validates, then
 // the annotations it accepts and ignores.
-func Supported() (validation, annotations []string) {
+func Supported() (validating, annotations []string) {
 	for k, kind := range keywords {
-		if kind == annotation {
-			annotations = append(annotations, k)
+		if kind == validation {
+			validating = append(validating, k)
 		} else {
-			validation = append(validation, k)
+			annotations = append(annotations, k)
 		}
 	}
-	sort.Strings(validation)
+	sort.Strings(validating)
 	sort.Strings(annotations)
-	return validation, annotations
+	return validating, annotations
 }
 
 type keywordKind uint8
