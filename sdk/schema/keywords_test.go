@@ -11,8 +11,8 @@ import (
 func TestKeywordRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, schema, doc string
-		field, constraint  string
-		message, rule      string // "" rule: no rule detail
+		field, constraint string
+		message, rule     string // "" rule: no rule detail
 	}{
 		{"valid", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{"a":"x"}`, "", "", "", ""},
 		{"type", `{"type":"object","properties":{"a":{"type":"string"}}}`, `{"a":1}`,
