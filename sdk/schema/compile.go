@@ -260,6 +260,11 @@ func (c *compiler) keyword(n *node, k string, v any, ptr string, root bool) erro
 	case "maxLength":
 		n.maxLength, err = c.count(v, at, k)
 	case "pattern":
+		// Patterns are Go RE2, as they were with the previous validator:
+		// what RE2 lacks of ECMA-262 (look-around, back-references) does
+		// not compile and refuses the schema; where both compile, \s and
+		// "." differ on non-ASCII spaces and line separators, and matching
+		// is by code point, not UTF-16 unit.
 		s, ok := v.(string)
 		if !ok {
 			return c.fail(at, "pattern must be a string (got %s)", typeOf(v))
