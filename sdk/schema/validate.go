@@ -34,7 +34,13 @@ func (v *Validator) ValidateValue(inst any) *errs.Error {
 	if v.root.check(inst, nil, false) == nil {
 		return nil
 	}
-	return describe(v.root.check(inst, nil, true))
+	f := v.root.check(inst, nil, true)
+	if f == nil {
+		// Both passes apply the same rules; should they ever disagree,
+		// the refusal still stands, unexplained rather than lost.
+		return errs.Invalid("", "schema", "the arguments do not match the tool's input schema")
+	}
+	return describe(f)
 }
 
 // failure is a violation at an instance location, with the violations it
@@ -309,11 +315,7 @@ func (n *node) checkApplicators(v any, loc []string, collect bool, found []*fail
 		if !collect {
 			return append(found, invalid)
 		}
-		causes := make([]*failure, len(n.anyOf))
-		for i, sub := range n.anyOf {
-			causes[i] = sub.check(v, loc, true)
-		}
-		found = append(found, group(loc, anyOfKind{}, causes))
+		found = append(found, group(loc, anyOfKind{}, collectAll(n.anyOf, v, loc)))
 	}
 	if len(n.oneOf) > 0 {
 		matched := -1
@@ -330,11 +332,7 @@ func (n *node) checkApplicators(v any, loc []string, collect bool, found []*fail
 			if !collect {
 				return append(found, invalid)
 			}
-			causes := make([]*failure, len(n.oneOf))
-			for i, sub := range n.oneOf {
-				causes[i] = sub.check(v, loc, true)
-			}
-			found = append(found, group(loc, oneOfFailed{}, causes))
+			found = append(found, group(loc, oneOfFailed{}, collectAll(n.oneOf, v, loc)))
 		}
 	}
 	return found
@@ -347,4 +345,16 @@ func anyMatches(schemas []*node, v any, loc []string) bool {
 		}
 	}
 	return false
+}
+
+// collectAll gathers the violations of schemas a first pass found v
+// breaks, in order.
+func collectAll(schemas []*node, v any, loc []string) []*failure {
+	causes := make([]*failure, 0, len(schemas))
+	for _, sub := range schemas {
+		if f := sub.check(v, loc, true); f != nil {
+			causes = append(causes, f)
+		}
+	}
+	return causes
 }
