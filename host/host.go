@@ -30,6 +30,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -566,8 +567,15 @@ func (h *Host) CheckToolsets(mode string, ts config.Toolsets) error {
 func (h *Host) adopt(ctx context.Context, p *supervisor.Plugin) error {
 	desc := p.Describe()
 	tools := make([]*registry.Tool, 0, len(desc.Tools))
+	// A plugin from outside the binary has its schemas compiled here, so a
+	// keyword the validator does not implement (or a bad pattern) refuses
+	// the plugin at registration. The built-in areas' schemas are fixed at
+	// build time and compiled by their tests (sdk/schema's differential
+	// test over every tool snapshot); theirs compile on a tool's first
+	// call, as start-up should not pay for tools a session never calls.
+	check := !p.Spec().Builtin()
 	for _, t := range desc.Tools {
-		rt, err := convertTool(t)
+		rt, err := convertTool(t, check)
 		if err != nil {
 			return fmt.Errorf("plugin %s: tool %s: %w", p.Name(), t.Name, err)
 		}
@@ -580,13 +588,26 @@ func (h *Host) adopt(ctx context.Context, p *supervisor.Plugin) error {
 	return nil
 }
 
-func convertTool(t *pb.Tool) (*registry.Tool, error) {
+// convertTool converts a described tool; with compile, its input schema is
+// compiled now (else on the tool's first call, registry.Tool.Validate) and
+// its output schema checked.
+func convertTool(t *pb.Tool, compile bool) (*registry.Tool, error) {
 	in := json.RawMessage(t.InputSchema)
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
-	// The input schema is compiled on the tool's first call
-	// (registry.Tool.Validate), not for every tool at start-up.
+	var validator *schema.Validator
+	if compile {
+		var err error
+		if validator, err = schema.Compile(in); err != nil {
+			return nil, fmt.Errorf("input schema: %w", err)
+		}
+		if len(t.OutputSchema) > 0 {
+			if _, err := schema.Compile(t.OutputSchema); err != nil {
+				return nil, fmt.Errorf("output schema: %w", err)
+			}
+		}
+	}
 	out, err := registry.WrapOutputSchema(t.OutputSchema)
 	if err != nil {
 		return nil, err
@@ -594,6 +615,7 @@ func convertTool(t *pb.Tool) (*registry.Tool, error) {
 	rt := &registry.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.OutputSchema), HonoursIdempotency: t.HonoursIdempotency,
+		Validator: validator,
 	}
 	if a := t.Annotations; a != nil {
 		rt.ReadOnly = a.GetReadOnly()

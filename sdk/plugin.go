@@ -101,13 +101,14 @@ func WithToolset(ts string) Option { return func(p *Plugin) { p.toolset = ts } }
 // WithLogger replaces the default logger (JSON lines on stderr).
 func WithLogger(l hclog.Logger) Option { return func(p *Plugin) { p.logger = l } }
 
-var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // New creates a plugin. name must match ^[a-z0-9][a-z0-9_-]{0,63}$ and
 // version should be semver.
 func New(name, version string, opts ...Option) *Plugin {
-	if !namePattern.MatchString(name) {
-		panic(fmt.Sprintf("sdk.New: plugin name %q must match %s", name, namePattern))
+	if !namePattern().MatchString(name) {
+		panic(fmt.Sprintf("sdk.New: plugin name %q must match %s", name, namePattern()))
 	}
 	p := &Plugin{name: name, version: version, toolset: name, tools: map[string]*tool{}}
 	for _, o := range opts {

@@ -133,14 +133,15 @@ type tool struct {
 	call   func(ctx context.Context, args []byte) (any, error)
 }
 
-var toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var toolNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // AddTool declares a tool on p. It panics on a declaration error (bad name,
 // duplicate name), which is a programming error caught the first time the
 // plugin starts. Schemas are checked by CheckSchemas (and on first use).
 func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
-	if !toolNamePattern.MatchString(t.Name) {
-		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern))
+	if !toolNamePattern().MatchString(t.Name) {
+		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern()))
 	}
 	if t.Handler == nil {
 		panic(fmt.Sprintf("sdk.AddTool: tool %q has no handler", t.Name))

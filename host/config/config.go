@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -150,7 +151,8 @@ func (t Toolsets) String() string {
 	return strings.Join(parts, ",")
 }
 
-var toolsetPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var toolsetPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // ParseToolsets parses a CAIRN_TOOLSETS value.
 func ParseToolsets(s string) (Toolsets, error) {
@@ -166,7 +168,7 @@ func ParseToolsets(s string) (Toolsets, error) {
 			t.All = true
 			continue
 		}
-		if !toolsetPattern.MatchString(name) {
+		if !toolsetPattern().MatchString(name) {
 			return t, errs.Newf(400, errs.ConfigInvalid, "CAIRN_TOOLSETS: %q is not a toolset name (expected a comma-separated list such as core,sdd)", raw)
 		}
 		if excluded {
@@ -208,8 +210,8 @@ type PluginEntry struct {
 }
 
 var (
-	pluginNamePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
-	sha256Pattern     = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	pluginNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+	sha256Pattern     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 )
 
 // LoadFile reads and checks a config file. A missing file is not an error
@@ -230,12 +232,12 @@ func LoadFile(path string, optional bool) (File, error) {
 	}
 	base := filepath.Dir(path)
 	for name, p := range f.Plugins {
-		if !pluginNamePattern.MatchString(name) {
-			return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugin name %q must match %s", path, name, pluginNamePattern)
+		if !pluginNamePattern().MatchString(name) {
+			return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugin name %q must match %s", path, name, pluginNamePattern())
 		}
 		if p.SHA256 != "" {
 			p.SHA256 = strings.ToLower(p.SHA256)
-			if !sha256Pattern.MatchString(p.SHA256) {
+			if !sha256Pattern().MatchString(p.SHA256) {
 				return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s.sha256 must be 64 hex digits", path, name)
 			}
 		}

@@ -142,7 +142,7 @@ func FuzzParseToolsets(f *testing.F) {
 			return
 		}
 		for name := range ts.Enabled {
-			if !toolsetPattern.MatchString(name) {
+			if !toolsetPattern().MatchString(name) {
 				t.Fatalf("accepted toolset %q", name)
 			}
 		}

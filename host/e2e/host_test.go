@@ -652,3 +652,28 @@ func TestHostReadyEvent(t *testing.T) {
 		return ready() == 1
 	})
 }
+
+// A plugin whose tool schema uses a keyword cairn's validator does not
+// implement is refused when the host registers its tools, naming the
+// plugin, the tool, the keyword and where it is, rather than having the
+// keyword silently ignored.
+func TestUnsupportedSchemaKeywordRefusedAtRegistration(t *testing.T) {
+	w := newWorkspace(t)
+	w.writeFile(".cairn/config.yaml", fmt.Sprintf(`plugins:
+  odd:
+    path: %s
+    env: {TESTKIT_NAME: odd, TESTKIT_SCHEMA_KEYWORD: contains}
+`, testkitBin), 0o644)
+	code, stdout, stderr := runCairn(t, w, "", nil, "serve")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"ERR_INIT_FAILED", "plugin odd", "tool odd_odd_schema", `at #/properties/tags: keyword "contains" is not supported`} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if stdout != "" {
+		t.Errorf("stdout should be empty, got %q", stdout)
+	}
+}

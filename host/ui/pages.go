@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -40,14 +41,23 @@ var funcs = template.FuncMap{
 	"has":       func(list []string, v string) bool { return slices.Contains(list, v) },
 }
 
-// pages are the page templates, each parsed with the layout.
-var pages = func() map[string]*template.Template {
-	m := map[string]*template.Template{}
-	for _, name := range []string{"board", "task", "audits", "audit", "sdd", "system"} {
-		m[name] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+// pageNames are the page templates, each parsed with the layout.
+var pageNames = []string{"board", "task", "audits", "audit", "sdd", "system"}
+
+// pages parses the page templates on the first page served, not at package
+// init: every process of the cairn binary (relay, daemon, each built-in
+// plugin) links this package, and only the daemon serving the UI needs them.
+var pages = sync.OnceValues(func() (map[string]*template.Template, error) {
+	m := make(map[string]*template.Template, len(pageNames))
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("page template %s: %w", name, err)
+		}
+		m[name] = t
 	}
-	return m
-}()
+	return m, nil
+})
 
 // pageData is what every page template receives.
 type pageData struct {
@@ -66,8 +76,13 @@ func (s *Server) page(name string, load func(r *http.Request, g Grant) (any, *er
 		g := grantFrom(r.Context())
 		d, e := load(r, g)
 		pd := pageData{Page: name, Title: strings.ToUpper(name[:1]) + name[1:], Person: g.Person, Actions: g.AllowActions, Data: d, Error: e}
+		tmpl, err := pages()
+		if err != nil {
+			http.Error(w, "render: "+err.Error(), 500)
+			return
+		}
 		var buf bytes.Buffer
-		if err := pages[name].Execute(&buf, pd); err != nil {
+		if err := tmpl[name].Execute(&buf, pd); err != nil {
 			http.Error(w, "render: "+err.Error(), 500)
 			return
 		}

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -17,10 +18,13 @@ var listedOutput = json.RawMessage(`{"type":"object","properties":{"error":{"typ
 // tool snapshots and docs/tools.md; listing it would cost a client's
 // context on every tools/list (issue 15: half of the list's bytes).
 func Listed(full json.RawMessage) (json.RawMessage, error) {
+	// A check, not a decode: the host lists every tool of every plugin at
+	// start-up, and decoding each full output schema only to drop it was a
+	// tenth of the host's start-up.
 	if len(full) > 0 {
-		var probe map[string]any
-		if err := json.Unmarshal(full, &probe); err != nil {
-			return nil, fmt.Errorf("output schema is not a JSON object: %w", err)
+		trimmed := bytes.TrimSpace(full)
+		if !json.Valid(trimmed) || trimmed[0] != '{' {
+			return nil, fmt.Errorf("output schema is not a JSON object: %.40s", full)
 		}
 	}
 	return append(json.RawMessage(nil), listedOutput...), nil

@@ -29,3 +29,17 @@ func TestListedAdmitsSuccessAndErrorEnvelope(t *testing.T) {
 		t.Error("Listed accepted a schema that is not an object")
 	}
 }
+
+// Listed refuses what is not a JSON object, valid JSON or not.
+func TestListedRefusesWhatIsNotAnObject(t *testing.T) {
+	for _, bad := range []string{`[1,2]`, `"x"`, `{"a":`, `{} {}`, `  7 `, `{"a":1}x`} {
+		if _, err := Listed(json.RawMessage(bad)); err == nil {
+			t.Errorf("Listed accepted %s", bad)
+		}
+	}
+	for _, ok := range []string{``, ` {"type":"object"} `, `{}`} {
+		if _, err := Listed(json.RawMessage(ok)); err != nil {
+			t.Errorf("Listed refused %q: %v", ok, err)
+		}
+	}
+}

@@ -205,6 +205,15 @@ func New(name string) *sdk.Plugin {
 			return bigOut{Size: in.Bytes, Data: strings.Repeat("x", in.Bytes)}, nil
 		},
 	})
+	if kw := os.Getenv("TESTKIT_SCHEMA_KEYWORD"); kw != "" {
+		// A tool whose input schema uses a keyword of the caller's
+		// choosing, for the host's registration-time check.
+		sdk.AddTool(p, sdk.Tool[struct{}, struct{}]{
+			Name: name + "_odd_schema", Description: "Declares an input schema with TESTKIT_SCHEMA_KEYWORD in it.",
+			InputSchema: json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"tags":{"type":"array",%q:{"type":"string"}}}}`, kw)),
+			Handler:     func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil },
+		})
+	}
 	sdk.AddTool(p, sdk.Tool[struct{}, pidOut]{
 		Name: name + "_pid", Description: "Returns the plugin's process id.", ReadOnly: true,
 		Handler: func(context.Context, struct{}) (pidOut, error) { return pidOut{PID: os.Getpid()}, nil },

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
@@ -35,7 +36,8 @@ const DefaultKeyPrefix = "cairn"
 // Source names this area on events.
 const Source = "admin"
 
-var prefixPattern = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var prefixPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,15}$`) })
 
 // Options configure an Admin.
 type Options struct {
@@ -62,8 +64,8 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = DefaultKeyPrefix
 	}
-	if !prefixPattern.MatchString(opts.KeyPrefix) {
-		return nil, errs.Invalidf("key_prefix", "pattern", "key prefix %q must match %s", opts.KeyPrefix, prefixPattern)
+	if !prefixPattern().MatchString(opts.KeyPrefix) {
+		return nil, errs.Invalidf("key_prefix", "pattern", "key prefix %q must match %s", opts.KeyPrefix, prefixPattern())
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now

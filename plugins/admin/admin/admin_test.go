@@ -452,7 +452,7 @@ func testProjectsSlugsAndEvent(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{"Web App": "web-app", "  API v2!! ": "api-v2", strings.Repeat("Ab ", 40): strings.TrimRight(strings.Repeat("ab-", 21), "-")} {
-		if got := Slugify(name); got != want || !SlugPattern.MatchString(got) {
+		if got := Slugify(name); got != want || !SlugPattern().MatchString(got) {
 			t.Errorf("Slugify(%q) = %q, want %q", name, got, want)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
@@ -44,7 +45,8 @@ const MaxGracePeriod = 7 * 24 * time.Hour
 // keyPattern is the plaintext format: a prefix, "_", 64 lowercase hex. Any
 // well-formed prefix passes the format check, so changing the configured
 // prefix does not make existing keys malformed; the hash lookup decides.
-var keyPattern = regexp.MustCompile(`^[a-z][a-z0-9]{0,15}_[0-9a-f]{64}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var keyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]{0,15}_[0-9a-f]{64}$`) })
 
 // RateLimit is a key's allowance per window.
 type RateLimit struct {
@@ -121,7 +123,7 @@ func HashKey(plaintext string) string {
 }
 
 // CheckKeyFormat reports whether s has the API key format.
-func CheckKeyFormat(s string) bool { return keyPattern.MatchString(s) }
+func CheckKeyFormat(s string) bool { return keyPattern().MatchString(s) }
 
 // preview shows the prefix and the last four characters, enough to tell
 // keys apart without revealing them.

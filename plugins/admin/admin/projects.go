@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -29,7 +30,8 @@ const (
 )
 
 // SlugPattern is the project slug rule shared with the core area (D7).
-var SlugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var SlugPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`) })
 
 // Project is a workspace project. Its slug is globally unique, because the
 // core area files tasks under bare slugs.
@@ -81,8 +83,8 @@ func Slugify(name string) string {
 
 // CheckSlug validates a project slug.
 func CheckSlug(field, slug string) error {
-	if !SlugPattern.MatchString(slug) {
-		return errs.Invalidf(field, "pattern", "%s must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit (pattern %s; got %q)", field, SlugPattern, slug)
+	if !SlugPattern().MatchString(slug) {
+		return errs.Invalidf(field, "pattern", "%s must be 1 to 63 lowercase letters, digits or dashes, starting with a letter or digit (pattern %s; got %q)", field, SlugPattern(), slug)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
@@ -38,7 +39,8 @@ type Argument struct {
 
 // argumentName is the form of an argument name: it becomes a prompt
 // argument a client fills in.
-var argumentName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+// Compiled on first use, not in package init, which every cairn process runs.
+var argumentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 // frontmatter mirrors the YAML keys. Unknown keys are allowed because
 // SKILL.md files in the wild carry extra keys (license, allowed-tools, ...).
@@ -92,8 +94,8 @@ func Parse(data []byte) (Meta, error) {
 	seen := map[string]bool{}
 	for i, a := range fm.Arguments {
 		a.Name, a.Description = strings.TrimSpace(a.Name), strings.TrimSpace(a.Description)
-		if !argumentName.MatchString(a.Name) {
-			return Meta{}, fmt.Errorf("frontmatter: arguments[%d].name %q must match %s", i, a.Name, argumentName)
+		if !argumentName().MatchString(a.Name) {
+			return Meta{}, fmt.Errorf("frontmatter: arguments[%d].name %q must match %s", i, a.Name, argumentName())
 		}
 		if seen[a.Name] {
 			return Meta{}, fmt.Errorf("frontmatter: arguments[%d].name %q is repeated", i, a.Name)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -14,10 +15,11 @@ import (
 // ProjectSlugPattern is the rule for project slugs (D7).
 const ProjectSlugPattern = `^[a-z0-9][a-z0-9-]{0,62}$`
 
-var slugRE = regexp.MustCompile(ProjectSlugPattern)
+// Compiled on first use, not in package init, which every cairn process runs.
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(ProjectSlugPattern) })
 
 // ValidProjectSlug reports whether slug matches ProjectSlugPattern.
-func ValidProjectSlug(slug string) bool { return slugRE.MatchString(slug) }
+func ValidProjectSlug(slug string) bool { return slugRE().MatchString(slug) }
 
 func checkSlug(field, slug string) error {
 	if slug == "" {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -14,7 +15,8 @@ var (
 	// name or URI: phases, command and agent ids, resource ids, intents,
 	// skill and agent ids. It cannot contain a separator, so it can never
 	// name a path; ".." is refused separately.
-	safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	// Compiled on first use, not in package init, which every cairn process runs.
+	safeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 	// keySegment is the D17 key-path segment pattern.
 	keySegment = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
 )
@@ -40,7 +42,7 @@ func checkName(field, v string) error {
 	if v == "" {
 		return errs.Invalidf(field, "required", "%s is required", field)
 	}
-	if !safeName.MatchString(v) || strings.Contains(v, "..") {
+	if !safeName().MatchString(v) || strings.Contains(v, "..") {
 		return errs.Invalidf(field, "pattern",
 			"%s %q is not a safe name: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, without '..' or path separators",
 			field, v)

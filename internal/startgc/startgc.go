@@ -1,0 +1,47 @@
+// Package startgc keeps the garbage collector off while a cairn process
+// starts.
+//
+// Every cairn process (relay, daemon, each built-in plugin: one executable)
+// allocates about 3 MB in package initialisation alone, most of it in
+// santhosh-tekuri/jsonschema (linked through mcp-go's server, which compiles
+// every draft's meta-schemas in its init). With the default 4 MB first goal
+// a collection started during init or just after it in every process
+// (GODEBUG=gctrace=1), a mark phase competing for the CPU with the start-up
+// it delays, to free a heap that is mostly still live.
+//
+// Importing this package turns collection off in its init, which runs before
+// the heavy ones (a package is initialised as soon as its few dependencies
+// are, lowest import path first). Done restores the collector; the cairn
+// command calls it once start-up is over. A memory limit stays in force
+// meanwhile, so a start-up that allocates a lot is still collected.
+package startgc
+
+import (
+	"runtime/debug"
+	"sync"
+)
+
+// startLimit bounds the heap while collection is off: past it the runtime
+// collects anyway.
+const startLimit = 256 << 20
+
+var prevPercent, prevLimit int64
+
+func init() {
+	prevPercent = int64(debug.SetGCPercent(-1))
+	prevLimit = debug.SetMemoryLimit(-1)
+	if prevLimit > startLimit {
+		debug.SetMemoryLimit(startLimit)
+	}
+}
+
+var done sync.Once
+
+// Done restores the collector as GOGC and GOMEMLIMIT set it. Calling it
+// again does nothing.
+func Done() {
+	done.Do(func() {
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(int(prevPercent))
+	})
+}
