@@ -145,6 +145,10 @@ type ConnOptions struct {
 	MaxConcurrentCalls int
 }
 
+// maxKeptLine bounds the line buffer a session's writer keeps between
+// messages: a rare large answer does not pin its memory.
+const maxKeptLine = 1 << 20
+
 // RelayLogLine is the daemon-to-relay line carrying text for the relay's
 // stderr; it is never a JSON-RPC message, so the relay can divert it.
 type RelayLogLine struct {
@@ -194,18 +198,23 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	go func() {
 		defer close(writerDone)
 		failed := false
+		var buf []byte // reused from line to line
 		write := func(v any) {
 			if failed {
 				return
 			}
-			b, err := json.Marshal(v)
+			b, err := appendMessage(buf[:0], v)
 			if err != nil {
 				h.log.Warn("cannot encode a message for a session", "session", sess.id, "error", err)
 				return
 			}
-			if _, err := w.Write(append(b, '\n')); err != nil {
+			b = append(b, '\n')
+			if _, err := w.Write(b); err != nil {
 				failed = true
 				cancel()
+			}
+			if cap(b) <= maxKeptLine {
+				buf = b
 			}
 		}
 		drain := func() {

@@ -250,6 +250,10 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	}
 	if len(out.Output) == 0 {
 		out.Output = json.RawMessage(`{}`)
+	} else if checked, e := checkOutput(c.Name, out.Output); e != nil {
+		return pipeline.Fail(e)
+	} else {
+		out.Output = checked
 	}
 	for _, ct := range res.Content {
 		out.Content = append(out.Content, contentFromProto(ct))
