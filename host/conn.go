@@ -344,7 +344,7 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	msg := append([]byte(nil), line...)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
-	go func() {
+	h.requests.run(func() {
 		defer wg.Done()
 		if limited {
 			select {
@@ -354,14 +354,16 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 				return
 			}
 		}
-		if e, refused := h.refuseSubscription(cctx, msg); refused {
-			respond(e)
-			return
+		if probe.Method == string(mcp.MethodResourcesSubscribe) {
+			if e, refused := h.refuseSubscription(cctx, msg); refused {
+				respond(e)
+				return
+			}
 		}
 		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
 			respond(invalidParams(probe.Method, resp))
 		}
-	}()
+	})
 }
 
 // invalidParams gives a resource read or prompt refused for its arguments
