@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -129,18 +130,26 @@ func embeddable(raw []byte) bool {
 		rawjson.Check(raw, maxOutputDepth) == nil
 }
 
-// appendID writes a request id: a string or an integer (what clients send);
-// false for anything else.
+// appendID writes a request id. mcp-go hands back the id it decoded into an
+// any: a string or a float64 (an integer, from every client we know).
 func appendID(dst []byte, id mcp.RequestId) ([]byte, bool) {
 	switch v := id.Value().(type) {
 	case string:
 		return appendString(dst, v), true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return strconv.AppendInt(dst, int64(v), 10), true
+		}
 	case int64:
 		return strconv.AppendInt(dst, v, 10), true
 	case int:
 		return strconv.AppendInt(dst, int64(v), 10), true
 	}
-	return dst, false
+	b, err := json.Marshal(id)
+	if err != nil {
+		return dst, false
+	}
+	return append(dst, b...), true
 }
 
 // stringSafe marks the ASCII bytes a JSON string carries unescaped.

@@ -66,6 +66,8 @@ func TestAppendMessageAgreesWithEncodingJSON(t *testing.T) {
 		{"text escapes", callResponse(int64(11), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("\x00\x1f\"\\\u2028\u2029\xff\xfe\t\r\n<>&é😀")}})},
 		{"unstructured struct content", callResponse(int64(12), &mcp.CallToolResult{StructuredContent: map[string]any{"k": "v"}})},
 		{"float id", callResponse(1.5, toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
+		{"decoded integer id", callResponse(float64(42), toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
+		{"large id", callResponse(float64(1<<60), toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
 		{"notification", mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: "notifications/progress"}}},
 		{"other result", mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1)), Result: mcp.EmptyResult{}}},
 	} {
@@ -102,8 +104,10 @@ func TestAppendToolResponseDirect(t *testing.T) {
 		"error":   toResult(pipeline.Fail(errs.New(404, errs.NotFound, "no task T-9"))),
 		"content": toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200, Content: []pipeline.Content{{Type: "image", Data: []byte{1}, MIMEType: "image/png"}}}),
 	} {
-		if _, ok := appendToolResponse(nil, callResponse(int64(1), res), res); !ok {
-			t.Errorf("%s: not written directly", name)
+		for _, id := range []any{float64(7), int64(7), "seven", 1.5, float64(1 << 60)} {
+			if _, ok := appendToolResponse(nil, callResponse(id, res), res); !ok {
+				t.Errorf("%s, id %v: not written directly", name, id)
+			}
 		}
 	}
 }
