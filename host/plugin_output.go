@@ -14,6 +14,10 @@ import (
 // typed error, never a broken or missing response. Output spread over lines
 // (a hand-written plugin's indented JSON) is compacted.
 func checkOutput(tool string, out []byte) ([]byte, *errs.Error) {
+	if blank(out) {
+		return nil, errs.Newf(502, errs.ToolOutputMalformed, "the plugin of %s answered with blank output, not a JSON value", tool).
+			With("field", "output").With("constraint", rawjson.ConstraintJSON)
+	}
 	if e := rawjson.Check(out, maxOutputDepth); e != nil {
 		field, _ := e.Details["field"].(string)
 		constraint, _ := e.Details["constraint"].(string)

@@ -28,6 +28,7 @@ func TestCheckOutput(t *testing.T) {
 		{name: "invalid UTF-8", out: "{\"title\":\"\xff\"}", field: "output.title", constraint: "utf8"},
 		{name: "lone surrogate", out: `{"title":"\ud800"}`, field: "output.title", constraint: "utf8"},
 		{name: "not JSON", out: `<html>`, field: "output", constraint: "json"},
+		{name: "blank", out: " \n\t", field: "output", constraint: "json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, e := checkOutput("task_get", []byte(c.out))

@@ -127,8 +127,12 @@ func onlyStatus(m *mcp.Meta) (int, bool) {
 // a line break, which in valid JSON can only be whitespace between tokens.
 func embeddable(raw []byte) bool {
 	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 &&
-		rawjson.Check(raw, maxOutputDepth) == nil
+		!blank(raw) && rawjson.Check(raw, maxOutputDepth) == nil
 }
+
+// blank reports whether raw holds only JSON whitespace, which rawjson
+// passes (nothing to refuse) but which is no value.
+func blank(raw []byte) bool { return len(bytes.Trim(raw, " \t\r\n")) == 0 }
 
 // appendID writes a request id. mcp-go hands back the id it decoded into an
 // any: a string or a float64 (an integer, from every client we know).

@@ -34,8 +34,11 @@ func callResponse(id any, res *mcp.CallToolResult) mcp.JSONRPCResponse {
 
 func decodeAny(t *testing.T, b []byte) any {
 	t.Helper()
+	// Numbers as written: a value out of float64's range is still JSON.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, b)
 	}
 	return v
@@ -115,7 +118,7 @@ func TestAppendToolResponseDirect(t *testing.T) {
 // TestAppendToolResponseRefusesBrokenStructuredContent: bytes that are not
 // one JSON value on one line never reach the line as they are.
 func TestAppendToolResponseRefusesBrokenStructuredContent(t *testing.T) {
-	for _, raw := range []string{`{"a":`, `{"a":1} {"b":2}`, "{\n\"a\":1}", `{"a":"\xff"}`, `{"a":"\ud800"}`, `nul`} {
+	for _, raw := range []string{`{"a":`, `{"a":1} {"b":2}`, "{\n\"a\":1}", `{"a":"\xff"}`, `{"a":"\ud800"}`, `nul`, " ", "\t"} {
 		res := &mcp.CallToolResult{RawStructuredContent: json.RawMessage(raw), Content: []mcp.Content{mcp.NewTextContent(raw)}}
 		if out, ok := appendToolResponse([]byte("x"), callResponse(int64(1), res), res); ok || string(out) != "x" {
 			t.Errorf("%q: written directly (%v) or dst changed: %q", raw, ok, out)
