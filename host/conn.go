@@ -186,48 +186,26 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// One writer goroutine writes everything, and before each response it
-	// writes every notification already queued: a notification sent while
-	// a request ran (its progress) always precedes that request's result.
+	// This goroutine writes the notifications and the lines queued on out,
+	// each after every notification already queued: a notification sent
+	// while a request ran (its progress) always precedes that request's
+	// result. A tool call about which nothing else was sent skips the
+	// queue: the goroutine that ran it writes its answer (sessionWriter).
+	sw := &sessionWriter{w: w, notes: sess.notifications, tag: sess.tagged, onFail: cancel, log: h.log.With("session", sess.id)}
 	out := make(chan any, 64)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		failed := false
-		write := func(v any) {
-			if failed {
-				return
-			}
-			b, err := json.Marshal(v)
-			if err != nil {
-				h.log.Warn("cannot encode a message for a session", "session", sess.id, "error", err)
-				return
-			}
-			if _, err := w.Write(append(b, '\n')); err != nil {
-				failed = true
-				cancel()
-			}
-		}
-		drain := func() {
-			for {
-				select {
-				case n := <-sess.notifications:
-					write(sess.tagged(n))
-				default:
-					return
-				}
-			}
-		}
 		for {
 			select {
 			case n := <-sess.notifications:
-				write(sess.tagged(n))
+				sw.notify(n)
 			case v, ok := <-out:
-				drain()
 				if !ok {
+					sw.flush()
 					return
 				}
-				write(v)
+				sw.respond(v)
 			}
 		}
 	}()
@@ -278,7 +256,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST,
 				jsonl.TooLongMessage(opts.MaxMessage), nil)})
 		case len(bytes.TrimSpace(line)) > 0:
-			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond)
+			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond, sw.respond)
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || ctx.Err() != nil {
@@ -290,19 +268,31 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 }
 
 // handleLine dispatches one JSON-RPC message of a session.
-func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond func(any)) {
+//
+// respond queues a line for the session's writer, which writes every
+// notification queued before it first; answer writes a tool call's answer
+// at once, after the notifications already queued.
+func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond, answer func(any)) {
+	// The one look the host takes at a request: what mcp-go needs, it
+	// decodes itself. No maps: this decode is on every call.
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params struct {
-			Meta map[string]any `json:"_meta"`
+			Meta struct {
+				ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+			} `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(line, &probe) != nil {
 		respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
 		return
 	}
-	if v, _ := probe.Params.Meta[mcp.MetaKeyProtocolVersion].(string); mcp.IsModernProtocol(v) {
+	var version string
+	if v := probe.Params.Meta.ProtocolVersion; len(v) > 0 && v[0] == '"' {
+		_ = json.Unmarshal(v, &version)
+	}
+	if mcp.IsModernProtocol(version) {
 		if c, ok := server.ClientSessionFromContext(ctx).(*connSession); ok {
 			c.modern.Store(true)
 		}
@@ -331,11 +321,12 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 		return
 	}
 	id := string(probe.ID)
-	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id]})
+	notified := new(atomic.Bool)
+	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id], notified: notified})
 	msg := append([]byte(nil), line...)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
-	go func() {
+	h.requests.run(func() {
 		defer wg.Done()
 		if limited {
 			select {
@@ -345,14 +336,23 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 				return
 			}
 		}
-		if e, refused := h.refuseSubscription(cctx, msg); refused {
-			respond(e)
-			return
+		if probe.Method == string(mcp.MethodResourcesSubscribe) {
+			if e, refused := h.refuseSubscription(cctx, msg); refused {
+				respond(e)
+				return
+			}
 		}
-		if resp := h.mcp.HandleMessage(cctx, msg); resp != nil {
+		resp := h.mcp.HandleMessage(cctx, msg)
+		switch {
+		case resp == nil:
+		case limited && !notified.Load():
+			// Nothing was said about this call but its answer: the
+			// goroutine that ran it writes it.
+			answer(resp)
+		default:
 			respond(invalidParams(probe.Method, resp))
 		}
-	}()
+	})
 }
 
 // invalidParams gives a resource read or prompt refused for its arguments

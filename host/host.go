@@ -89,6 +89,9 @@ type Host struct {
 	unwatch func()
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
 	cluster clusterMembership
+
+	// requests runs the requests of the byte-stream sessions (ServeConn).
+	requests requestWorkers
 }
 
 // New prepares a host; Start launches the plugins.
@@ -104,7 +107,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		opts.Executable = exe
 	}
 	h := &Host{
-		cfg: cfg, opts: opts, log: opts.Logger,
+		cfg: cfg, opts: opts, log: opts.Logger, requests: newRequestWorkers(),
 		bus: events.New(opts.Logger.Named("events")), reg: registry.New(), metrics: pipeline.NewMetrics(),
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},

@@ -139,6 +139,7 @@ func (h *Host) requestLog(ctx context.Context, level mcp.LoggingLevel, format st
 	if want == "" || !level.ShouldSendTo(want) {
 		return
 	}
+	markNotified(ctx)
 	err := h.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "cairn", fmt.Sprintf(format, args...)))
 	if err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
 		h.log.Trace("log message not sent to the client", "error", err)
@@ -168,6 +169,7 @@ func (h *Host) sendCallLog(ctx context.Context, level, logger string, data json.
 		data, _ = json.Marshal(string(data))
 	}
 	n := mcp.NewLoggingMessageNotification(l, logger, data)
+	markNotified(ctx)
 	if err := h.mcp.SendLogMessageToClient(ctx, n); err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
 		h.log.Trace("plugin log line not sent to the client", "error", err)
 	}

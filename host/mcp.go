@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -107,6 +108,7 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				if message != "" {
 					params["message"] = message
 				}
+				markNotified(ctx)
 				if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 					h.log.Debug("progress notification not sent", "tool", name, "error", err)
 				}
@@ -150,6 +152,17 @@ type callMetaKey struct{}
 type callMeta struct {
 	id     string
 	replay bool
+	// notified is set once a notification about this request (its
+	// progress, its log lines) was sent; nil outside byte-stream sessions.
+	notified *atomic.Bool
+}
+
+// markNotified records that a notification about the request in ctx was
+// queued: its answer must then follow it through the session's writer.
+func markNotified(ctx context.Context) {
+	if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok && m.notified != nil {
+		m.notified.Store(true)
+	}
 }
 
 // toResult renders an outcome as PRODUCT.md D3 fixes it.
@@ -250,6 +263,10 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	}
 	if len(out.Output) == 0 {
 		out.Output = json.RawMessage(`{}`)
+	} else if checked, e := checkOutput(c.Name, out.Output); e != nil {
+		return pipeline.Fail(e)
+	} else {
+		out.Output = checked
 	}
 	for _, ct := range res.Content {
 		out.Content = append(out.Content, contentFromProto(ct))

@@ -241,12 +241,8 @@ func (r *relay) readDaemon(br *bufio.Reader, gen int) {
 			r.mu.Unlock()
 			return
 		}
-		var probe struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Log    *string         `json:"cairn_log"`
-		}
-		if json.Unmarshal(line, &probe) != nil {
+		probe, ok := probeDaemonLine(line)
+		if !ok {
 			continue
 		}
 		switch {

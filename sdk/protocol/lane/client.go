@@ -96,7 +96,9 @@ func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, wh
 	if dl, ok := ctx.Deadline(); ok {
 		binary.BigEndian.PutUint64(frame[headerSize:], uint64(dl.UnixNano()))
 	}
-	frame, err := proto.MarshalOptions{}.MarshalAppend(frame, msg)
+	// proto.Size above cached the sizes: the encoder does not walk the
+	// message for them again.
+	frame, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(frame, msg)
 	if err != nil {
 		return nil, fmt.Errorf("lane: encode %s: %w", what, err)
 	}

@@ -1,6 +1,7 @@
 package lane
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -52,31 +53,53 @@ func parseHeader(b []byte) (header, error) {
 	return h, nil
 }
 
+// readBuffer is the size of a frame reader's buffer: a call or a result
+// of ordinary size arrives, header and body, in one read.
+const readBuffer = 64 << 10
+
+// maxKeptBody bounds the body buffer a frame reader keeps for the next
+// frame: a rare large frame does not pin its memory.
+const maxKeptBody = 1 << 20
+
 // frameReader reads frames from one connection. It is used by one goroutine.
 type frameReader struct {
 	r     io.Reader
 	limit int
 	hdr   [headerSize]byte
+	// buf, once set up by next, buffers r: one read for header and body.
+	buf *bufio.Reader
+	// body is reused from frame to frame.
+	body []byte
 }
 
 // next reads one frame. A body over the limit is skipped (the connection
 // stays in step) and reported with tooLarge set and body nil. Any error
-// means the connection is unusable.
+// means the connection is unusable. body is valid until the next call:
+// callers decode it (protobuf copies what it keeps) before reading on.
 func (fr *frameReader) next() (h header, body []byte, tooLarge bool, err error) {
-	if _, err = io.ReadFull(fr.r, fr.hdr[:]); err != nil {
+	if fr.buf == nil {
+		fr.buf = bufio.NewReaderSize(fr.r, readBuffer)
+	}
+	if _, err = io.ReadFull(fr.buf, fr.hdr[:]); err != nil {
 		return h, nil, false, err
 	}
 	if h, err = parseHeader(fr.hdr[:]); err != nil {
 		return h, nil, false, err
 	}
 	if int64(h.size) > int64(fr.limit) {
-		if _, err = io.CopyN(io.Discard, fr.r, int64(h.size)); err != nil {
+		if _, err = io.CopyN(io.Discard, fr.buf, int64(h.size)); err != nil {
 			return h, nil, false, err
 		}
 		return h, nil, true, nil
 	}
-	body = make([]byte, h.size)
-	if _, err = io.ReadFull(fr.r, body); err != nil {
+	if int(h.size) > cap(fr.body) {
+		fr.body = make([]byte, h.size)
+	}
+	body = fr.body[:h.size]
+	if cap(fr.body) > maxKeptBody {
+		fr.body = nil
+	}
+	if _, err = io.ReadFull(fr.buf, body); err != nil {
 		return h, nil, false, err
 	}
 	return h, body, false, nil

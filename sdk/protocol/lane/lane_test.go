@@ -325,3 +325,34 @@ func TestEventsReachTheHandlerAndFailuresComeBackTyped(t *testing.T) {
 		t.Fatalf("call after events: %v, %v", res, err)
 	}
 }
+
+// TestReusedFrameBuffersLeaveResultsIntact: both ends read every frame into
+// one reused buffer; what a call or a result carries must not change when
+// the next frame arrives (large pages and small calls alike, in turn).
+func TestReusedFrameBuffersLeaveResultsIntact(t *testing.T) {
+	var seen sync.Map
+	c, _ := pair(t, func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+		seen.Store(req.Tool, req) // kept past the next frame
+		return echo(ctx, req)
+	}, big, big)
+	var results []*pb.ToolResult
+	var want []string
+	for i := 0; i < 20; i++ {
+		args := fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), (i%3)*40000))
+		res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: fmt.Sprintf("t%d", i), Arguments: []byte(args)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+		want = append(want, fmt.Sprintf("t%d:%s", i, args))
+	}
+	for i, res := range results {
+		if string(res.Output) != want[i] {
+			t.Fatalf("result %d changed after later frames: %.40q…", i, res.Output)
+		}
+		req, _ := seen.Load(fmt.Sprintf("t%d", i))
+		if got := "t" + fmt.Sprint(i) + ":" + string(req.(*pb.CallToolRequest).Arguments); got != want[i] {
+			t.Fatalf("call %d's arguments changed after later frames", i)
+		}
+	}
+}

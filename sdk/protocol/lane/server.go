@@ -186,7 +186,8 @@ func (sc *serverConn) cancel(id uint64) {
 // reply writes a result frame; a result over the limit is replaced by a
 // typed error saying so.
 func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
-	frame, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize, headerSize+proto.Size(res)), res)
+	// proto.Size cached the sizes the encoder needs.
+	frame, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, headerSize, headerSize+proto.Size(res)), res)
 	if err != nil {
 		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(500, errs.Internal, "the result does not encode: %v", err)))
 	}

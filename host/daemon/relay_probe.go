@@ -1,0 +1,75 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// daemonLine is what the relay needs to know of a line from the daemon.
+type daemonLine struct {
+	// ID is the raw id of a request or response (nil for a notification).
+	ID json.RawMessage `json:"id"`
+	// Method is set on requests and notifications, empty on responses.
+	Method string `json:"method"`
+	// Log is set on a RelayLogLine (text for the relay's stderr).
+	Log *string `json:"cairn_log"`
+}
+
+// responsePrefix begins every response the daemon writes (the host's
+// writer, appendMessage, and encoding/json alike put jsonrpc and id first).
+var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
+
+// probeDaemonLine reads a line from the daemon. A response — most lines,
+// and the long ones: a page of tasks — is recognised from its first bytes,
+// without decoding the rest; anything else is decoded as before. ok is
+// false for a line that is not JSON.
+func probeDaemonLine(line []byte) (p daemonLine, ok bool) {
+	if id, ok := responseID(line); ok {
+		return daemonLine{ID: id}, true
+	}
+	if json.Unmarshal(line, &p) != nil {
+		return daemonLine{}, false
+	}
+	return p, true
+}
+
+// responseID returns the id of a line that starts
+// {"jsonrpc":"2.0","id":<id>,"result": (or ,"error":), where <id> is a
+// number or a string; false for any other line.
+func responseID(line []byte) (json.RawMessage, bool) {
+	rest, ok := bytes.CutPrefix(line, responsePrefix)
+	if !ok || len(rest) == 0 {
+		return nil, false
+	}
+	n := 0
+	switch c := rest[0]; {
+	case c == '"':
+		n = 1
+		for ; n < len(rest) && rest[n] != '"'; n++ {
+			switch {
+			case rest[n] == '\\':
+				n++ // the escaped byte cannot end the string
+			case rest[n] < 0x20:
+				return nil, false
+			}
+		}
+		if n >= len(rest) {
+			return nil, false
+		}
+		n++
+	case c == '-' || c >= '0' && c <= '9':
+		for n < len(rest) && (rest[n] >= '0' && rest[n] <= '9' || bytes.IndexByte([]byte("-+.eE"), rest[n]) >= 0) {
+			n++
+		}
+		if !json.Valid(rest[:n]) {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	after := rest[n:]
+	if !bytes.HasPrefix(after, []byte(`,"result":`)) && !bytes.HasPrefix(after, []byte(`,"error":`)) {
+		return nil, false
+	}
+	return rest[:n:n], true
+}

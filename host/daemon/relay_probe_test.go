@@ -1,0 +1,69 @@
+package daemon
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// referenceProbe is how the relay read every line before probeDaemonLine.
+func referenceProbe(line []byte) (daemonLine, bool) {
+	var p daemonLine
+	if json.Unmarshal(line, &p) != nil {
+		return daemonLine{}, false
+	}
+	return p, true
+}
+
+func TestProbeDaemonLine(t *testing.T) {
+	for _, c := range []struct {
+		line   string
+		id     string
+		method string
+		log    bool
+	}{
+		{line: `{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`, id: `7`},
+		{line: `{"jsonrpc":"2.0","id":-1.5e3,"result":{}}`, id: `-1.5e3`},
+		{line: `{"jsonrpc":"2.0","id":"a\"b\\","error":{"code":-32603,"message":"x"}}`, id: `"a\"b\\"`},
+		{line: `{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage","params":{}}`, id: `3`, method: "sampling/createMessage"},
+		{line: `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}`, method: "notifications/progress"},
+		{line: `{"cairn_log":"hello"}`, log: true},
+		{line: `{"id":9,"jsonrpc":"2.0","result":{}}`, id: `9`},
+	} {
+		p, ok := probeDaemonLine([]byte(c.line))
+		if !ok || string(p.ID) != c.id || p.Method != c.method || (p.Log != nil) != c.log {
+			t.Errorf("%s: got %+v %v", c.line, p, ok)
+		}
+	}
+	if _, ok := probeDaemonLine([]byte(`not json`)); ok {
+		t.Error("a line that is not JSON was accepted")
+	}
+}
+
+// FuzzProbeDaemonLine: on every line the reference reads as a JSON object,
+// the fast probe agrees with it — but for a response that names its id or a
+// method a second time after its result, which is no JSON-RPC message and
+// which the daemon never writes (the reference would take the later key).
+func FuzzProbeDaemonLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":"x","error":{}}`,
+		`{"jsonrpc":"2.0","id":01,"result":{}}`, `{"jsonrpc":"2.0","id":"\u0041","result":1}`,
+		`{"jsonrpc":"2.0","method":"m"}`, `{"cairn_log":"x"}`, `{"jsonrpc":"2.0","id":1,"result":`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		want, wok := referenceProbe(line)
+		if !wok {
+			return // the daemon writes JSON; a broken line may go either way
+		}
+		if bytes.HasPrefix(line, responsePrefix) && (bytes.Count(line, []byte(`"id"`)) > 1 || bytes.Contains(line, []byte(`"method"`))) {
+			return
+		}
+		got, ok := probeDaemonLine(line)
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: got %+v %v, want %+v", line, got, ok, want)
+		}
+	})
+}
