@@ -39,7 +39,7 @@ func forgetIndexes(t *testing.T, st *store.Store) {
 			}
 		}
 		meta := tx.Bucket([]byte(store.BucketMeta))
-		for _, k := range [][]byte{metaTrigramsBuilt, metaTrigramsUpto, metaSearchTextBuilt, metaSearchTextUpto, metaListIndexUpto} {
+		for _, k := range [][]byte{metaTrigramsBuilt, metaTrigramsUpto, metaPositionsBuilt, metaPositionsUpto, metaSearchTextBuilt, metaSearchTextUpto, metaListIndexUpto} {
 			if err := meta.Delete(k); err != nil {
 				return err
 			}

@@ -60,6 +60,14 @@ func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 		nums, have = facetMembers(tx, smallest), true
 	}
 	text := len(q.terms) > 0 && searchTextReady(tx)
+	if text && len(facets) == 0 && q.after == nil && q.before == nil {
+		if hits, ok := exactSearchHits(tx, q.terms); ok {
+			if q.project == "" && q.statuses == nil && q.priorities == nil && listIndexReady(tx) && hitsWalkCheap(tx, q, len(hits)) {
+				return listHitsWalk(tx, q, out, hits)
+			}
+			return listSearchText(tx, q, out, hits, true)
+		}
+	}
 	if len(q.terms) > 0 && (!have || len(nums) > 64) {
 		candidates := searchCandidates
 		if text {

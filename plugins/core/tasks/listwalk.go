@@ -149,6 +149,24 @@ func sortedWalk(tx kv.Tx, q *listQuery, scope []byte, statuses, priorities []uin
 	return newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
 }
 
+// sortGroups splits priorities into the groups whose sorted ranges are
+// merged together: all at once, or by priority one after another when the
+// list sorts by priority.
+func sortGroups(q *listQuery, priorities []uint8) [][]uint8 {
+	if q.sortBy != SortPriority {
+		return [][]uint8{priorities}
+	}
+	groups := make([][]uint8, 0, len(priorities))
+	for i := range priorities {
+		p := priorities[i]
+		if q.desc {
+			p = priorities[len(priorities)-1-i]
+		}
+		groups = append(groups, []uint8{p})
+	}
+	return groups
+}
+
 // listIndexed answers an indexedOnly query from the sorted indexes:
 // total_count from the counters, the page by skipping offset entries of the
 // merged ranges and decoding only the rows returned.
@@ -163,17 +181,7 @@ func listIndexed(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	if q.offset >= out.TotalCount {
 		return nil
 	}
-	groups := [][]uint8{priorities}
-	if q.sortBy == SortPriority {
-		groups = groups[:0]
-		for i := range priorities {
-			p := priorities[i]
-			if q.desc {
-				p = priorities[len(priorities)-1-i]
-			}
-			groups = append(groups, []uint8{p})
-		}
-	}
+	groups := sortGroups(q, priorities)
 	skip := q.offset
 	tc := tasksBucket(tx).Cursor()
 	var raw rawRecord

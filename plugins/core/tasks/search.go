@@ -42,15 +42,24 @@ func lowerText(s string) string {
 	return string(b)
 }
 
-// trigramsOf returns the distinct byte trigrams of the folded title and
-// description.
-func trigramsOf(title, description string) map[[3]byte]struct{} {
-	out := map[[3]byte]struct{}{}
-	for _, s := range []string{lowerText(title), lowerText(description)} {
+// trigramPositions returns, per distinct byte trigram of the folded title
+// and description, its posting value: the trigram's start offsets in the
+// search text's joined form (title, newline, description) as uvarint
+// deltas. No trigram spans the newline: a term holds no whitespace.
+func trigramPositions(title, description string) map[[3]byte][]byte {
+	out := map[[3]byte][]byte{}
+	last := map[[3]byte]int{}
+	add := func(s string, base int) {
 		for i := 0; i+3 <= len(s); i++ {
-			out[[3]byte{s[i], s[i+1], s[i+2]}] = struct{}{}
+			g := [3]byte{s[i], s[i+1], s[i+2]}
+			p := base + i
+			out[g] = binary.AppendUvarint(out[g], uint64(p-last[g]))
+			last[g] = p
 		}
 	}
+	t := lowerText(title)
+	add(t, 0)
+	add(lowerText(description), len(t)+1)
 	return out
 }
 
@@ -71,7 +80,9 @@ func indexText(tx kv.Tx, rec, prev *record) error {
 }
 
 // indexTrigrams updates the trigram postings of task num from prev's text
-// to rec's.
+// to rec's. A posting's value holds the trigram's positions; an empty value
+// (written by a build from before positions) says only that the trigram
+// occurs, and a search verifies such a task against its search text.
 func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 	if prev != nil && prev.title == rec.title && prev.description == rec.description {
 		return nil
@@ -80,9 +91,11 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 	if !b.Exists() {
 		return nil // a store opened read-only by an older layout's tooling
 	}
-	now := trigramsOf(rec.title, rec.description)
+	now := trigramPositions(rec.title, rec.description)
+	var old map[[3]byte][]byte
 	if prev != nil {
-		for g := range trigramsOf(prev.title, prev.description) {
+		old = trigramPositions(prev.title, prev.description)
+		for g := range old {
 			if _, keep := now[g]; keep {
 				continue
 			}
@@ -91,8 +104,11 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 			}
 		}
 	}
-	for g := range now {
-		if err := b.Put(trigramKey(g, rec.num), nil); err != nil {
+	for g, v := range now {
+		if o, ok := old[g]; ok && bytes.Equal(o, v) {
+			continue
+		}
+		if err := b.Put(trigramKey(g, rec.num), v); err != nil {
 			return err
 		}
 	}
@@ -117,7 +133,37 @@ func (s *Service) ensureSearchIndex() error {
 	if err := s.ensureTrigrams(); err != nil {
 		return err
 	}
+	if err := s.ensureTrigramPositions(); err != nil {
+		return err
+	}
 	return s.ensureSearchText()
+}
+
+// metaPositionsBuilt marks every posting as carrying its positions;
+// metaPositionsUpto is the next task number the positions build rewrites,
+// present only while it is under way.
+var (
+	metaPositionsBuilt = []byte("trigram_positions_built")
+	metaPositionsUpto  = []byte("trigram_positions_upto")
+)
+
+// ensureTrigramPositions rewrites the postings of every stored task with
+// their positions when the index was built before postings carried them.
+// It only overwrites values, never membership, so searches stay exact
+// meanwhile (an empty value is verified against the search text) and a
+// server of the previous release writing beside it stays correct too.
+func (s *Service) ensureTrigramPositions() error {
+	built := false
+	if err := s.st.View(func(tx kv.Tx) error {
+		built = tx.Bucket([]byte(store.BucketMeta)).Get(metaPositionsBuilt) != nil
+		return nil
+	}); err != nil || built {
+		return err
+	}
+	return s.indexStoredTasks(metaPositionsBuilt, metaPositionsUpto, func(tx kv.Tx, raw *rawRecord) error {
+		rec := record{num: raw.num, title: string(raw.title), description: string(raw.description)}
+		return indexTrigrams(tx, &rec, nil)
+	})
 }
 
 // ensureTrigrams builds the trigram postings; see ensureSearchIndex.
@@ -135,6 +181,10 @@ func (s *Service) ensureTrigrams() error {
 			return nil // built, or being built by another server
 		}
 		if err := tx.Clear([]byte(store.BucketTaskTrigrams)); err != nil {
+			return err
+		}
+		// This build writes positions itself.
+		if err := meta.Put(metaPositionsBuilt, []byte{1}); err != nil {
 			return err
 		}
 		return meta.Put(metaTrigramsUpto, store.U64(1))

@@ -1,0 +1,277 @@
+package tasks
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+)
+
+// Exact search from positional postings (issue 14). A term of three bytes
+// or more occurs at offset s of the folded text exactly when its trigrams
+// at offsets 0, 3, 6, … and len-3 — which together cover every byte of it —
+// occur at s plus those offsets. The postings hold each trigram's
+// positions, so a term's matches come from its covering trigrams' postings
+// alone, with no search text read; only postings written before positions
+// existed (empty values) leave a task to verify against its search text.
+
+// termCover returns the offsets of t's covering trigrams.
+func termCover(t string) []int {
+	var offs []int
+	for o := 0; o+3 <= len(t); o += 3 {
+		offs = append(offs, o)
+	}
+	if last := len(t) - 3; offs[len(offs)-1] != last {
+		offs = append(offs, last)
+	}
+	return offs
+}
+
+// hasPosition reports whether the uvarint-delta positions in v hold p.
+func hasPosition(v []byte, p int) bool {
+	at := 0
+	for len(v) > 0 {
+		d, w := binary.Uvarint(v)
+		if w <= 0 {
+			return false
+		}
+		v = v[w:]
+		at += int(d)
+		if at >= p {
+			return at == p
+		}
+	}
+	return false
+}
+
+// termHit is a task holding all of a term's covering trigrams; verify is set
+// when a posting carried no positions, so only the search text can tell.
+type termHit struct {
+	num    uint64
+	verify bool
+}
+
+// termHits returns, in number order, the tasks whose text holds t (len ≥ 3)
+// — exactly, but for hits marked verify.
+func termHits(b kv.Bucket, t string) []termHit {
+	offs := termCover(t)
+	type check struct {
+		g     []byte
+		off   int
+		probe *cursorProbe
+	}
+	checks := make([]check, len(offs))
+	for i, o := range offs {
+		checks[i] = check{g: []byte(t[o : o+3]), off: o}
+	}
+	d := rarestGram(b, func(i int) []byte { return checks[i].g }, len(checks))
+	driver := checks[d]
+	checks = append(checks[:d], checks[d+1:]...)
+	for i := range checks {
+		checks[i].probe = newCursorProbe(b, checks[i].g)
+	}
+	var out []termHit
+	var starts []int
+	c := b.Cursor()
+	for k, v := c.Seek(driver.g); k != nil && bytes.HasPrefix(k, driver.g); k, v = c.Next() {
+		if len(k) != 11 {
+			continue
+		}
+		num := binary.BigEndian.Uint64(k[3:])
+		verify := len(v) == 0
+		starts = starts[:0]
+		at := 0
+		for rest := v; len(rest) > 0; {
+			d, w := binary.Uvarint(rest)
+			if w <= 0 {
+				verify = true // unreadable positions: let the search text decide
+				break
+			}
+			rest = rest[w:]
+			at += int(d)
+			if at >= driver.off {
+				starts = append(starts, at-driver.off)
+			}
+		}
+		ok := true
+		for _, ch := range checks {
+			pv, found := ch.probe.find(num)
+			if !found {
+				ok = false
+				break
+			}
+			if verify {
+				continue
+			}
+			if len(pv) == 0 {
+				verify = true
+				continue
+			}
+			kept := starts[:0]
+			for _, s := range starts {
+				if hasPosition(pv, s+ch.off) {
+					kept = append(kept, s)
+				}
+			}
+			starts = kept
+			if len(starts) == 0 {
+				ok = false
+				break
+			}
+		}
+		if ok && (verify || len(starts) > 0) {
+			out = append(out, termHit{num: num, verify: verify})
+		}
+	}
+	return out
+}
+
+// rarestGram returns which of n trigrams has the fewest postings, walking
+// their postings in lockstep: the first to run out, or after lockstepSteps
+// steps the one that has reached the highest task number.
+func rarestGram(b kv.Bucket, gram func(i int) []byte, n int) int {
+	if n == 1 {
+		return 0
+	}
+	cs := make([]kv.Cursor, n)
+	ks := make([][]byte, n)
+	for i := range cs {
+		cs[i] = b.Cursor()
+		ks[i], _ = cs[i].Seek(gram(i))
+	}
+	for step := 0; ; step++ {
+		for i := range ks {
+			if ks[i] == nil || !bytes.HasPrefix(ks[i], gram(i)) {
+				return i
+			}
+		}
+		if step == lockstepSteps {
+			best := 0
+			for i := range ks {
+				if bytes.Compare(ks[i][3:], ks[best][3:]) > 0 {
+					best = i
+				}
+			}
+			return best
+		}
+		for i := range cs {
+			ks[i], _ = cs[i].Next()
+		}
+	}
+}
+
+// exactSearchHits returns, in number order, the tasks whose title or
+// description holds every term (D9), and false when the postings cannot
+// answer: the index is not built, or a term is shorter than three bytes.
+func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
+	if len(terms) == 0 || tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
+		return nil, false
+	}
+	for _, t := range terms {
+		if len(t) < 3 {
+			return nil, false
+		}
+	}
+	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	var hits []termHit
+	for i, t := range terms {
+		next := termHits(b, t)
+		if i == 0 {
+			hits = next
+			continue
+		}
+		hits = intersectHits(hits, next)
+	}
+	var out []uint64
+	sc := tx.Bucket([]byte(store.BucketTaskSearchText)).Cursor()
+	bterms := make([][]byte, len(terms))
+	for i, t := range terms {
+		bterms[i] = []byte(t)
+	}
+	for _, h := range hits {
+		if h.verify {
+			e, ok := decodeSearchEntry(h.num, seekExact(sc, store.U64(h.num)))
+			if !ok || !textMatches(e.text, bterms) {
+				continue
+			}
+		}
+		out = append(out, h.num)
+	}
+	return out, true
+}
+
+// intersectHits keeps the tasks in both a and b (each in number order); a
+// task left to verify by either stays to verify.
+func intersectHits(a, b []termHit) []termHit {
+	out := a[:0]
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i].num < b[j].num:
+			i++
+		case a[i].num > b[j].num:
+			j++
+		default:
+			out = append(out, termHit{num: a[i].num, verify: a[i].verify || b[j].verify})
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// listHitsWalk pages exact search hits of a query with no other filter:
+// total_count is the number of hits, and the page comes from walking the
+// requested order over every task and taking the hits — about
+// (offset+limit)·tasks/hits steps — reading only the page's tasks.
+func listHitsWalk(tx kv.Tx, q *listQuery, out *ListOutput, hits []uint64) error {
+	out.TotalCount = len(hits)
+	if q.offset >= len(hits) {
+		return nil
+	}
+	maxNum := hits[len(hits)-1]
+	in := make([]uint64, maxNum/64+1)
+	for _, n := range hits {
+		in[n/64] |= 1 << (n % 64)
+	}
+	scope, statuses, priorities := q.cells()
+	skip := q.offset
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for _, group := range sortGroups(q, priorities) {
+		w := sortedWalk(tx, q, scope, statuses, group)
+		for {
+			num, ok := w.next()
+			if !ok {
+				break
+			}
+			if num > maxNum || in[num/64]&(1<<(num%64)) == 0 {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if err := decodeRaw(num, seekExact(tc, store.U64(num)), &raw); err != nil {
+				return err
+			}
+			out.Tasks = append(out.Tasks, listItem(&raw))
+			if len(out.Tasks) == q.limit {
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// hitsWalkCheap reports whether paging n hits by walking the sorted index
+// (about (offset+limit)·tasks/n steps of small keys) costs less than reading
+// the search text entry of each hit (n reads of large values, counted as
+// four steps each).
+func hitsWalkCheap(tx kv.Tx, q *listQuery, n int) bool {
+	if n == 0 {
+		return true
+	}
+	all := countCells(tx, scopeAll(), allCodes(len(Statuses)), allCodes(len(Priorities)))
+	return (q.offset+q.limit)*all/n <= 4*n
+}
