@@ -16,21 +16,30 @@ import (
 type cursorProbe struct {
 	c      kv.Cursor
 	prefix []byte
+	// target is prefix and room for a number: find writes each key it
+	// looks for here instead of allocating one.
+	target []byte
 	k, v   []byte
 	// steps is how many entries find steps over before it seeks instead.
 	steps int
+	// sparse says the bucket's numbers under prefix leave gaps (trigram
+	// postings), so a gap between numbers says nothing of the entries
+	// between them: find always steps first.
+	sparse bool
 }
 
 func newCursorProbe(b kv.Bucket, prefix []byte) *cursorProbe {
 	p := &cursorProbe{c: b.Cursor(), prefix: slices.Clip(prefix), steps: 8}
+	p.target = append(append(make([]byte, 0, len(prefix)+8), prefix...), make([]byte, 8)...)
 	p.k, p.v = p.c.Seek(p.prefix)
 	return p
 }
 
 // find returns the value stored under prefix+num and whether it exists.
 func (p *cursorProbe) find(num uint64) ([]byte, bool) {
-	target := binary.BigEndian.AppendUint64(p.prefix, num)
-	if p.k == nil || bytes.Compare(p.k, target) > 0 || p.far(num) {
+	target := p.target
+	binary.BigEndian.PutUint64(target[len(p.prefix):], num)
+	if p.k == nil || bytes.Compare(p.k, target) > 0 || !p.sparse && p.far(num) {
 		p.k, p.v = p.c.Seek(target)
 	} else {
 		for i := 0; p.k != nil && bytes.Compare(p.k, target) < 0; i++ {

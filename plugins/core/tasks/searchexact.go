@@ -70,6 +70,7 @@ func termHits(b kv.Bucket, t string) []termHit {
 	checks = append(checks[:d], checks[d+1:]...)
 	for i := range checks {
 		checks[i].probe = newCursorProbe(b, checks[i].g)
+		checks[i].probe.sparse = true
 	}
 	var out []termHit
 	var starts []int
