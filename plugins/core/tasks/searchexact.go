@@ -3,6 +3,7 @@ package tasks
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
@@ -53,79 +54,114 @@ type termHit struct {
 }
 
 // termHits returns, in number order, the tasks whose text holds t (len ≥ 3)
-// — exactly, but for hits marked verify.
-func termHits(b kv.Bucket, t string) []termHit {
+// — exactly, but for hits marked verify. With within set it looks only at
+// those tasks, probing t's postings for each, and keeps their verify marks;
+// otherwise it walks the postings of t's rarest covering trigram.
+func termHits(b kv.Bucket, t string, within []termHit) []termHit {
 	offs := termCover(t)
-	type check struct {
-		g     []byte
-		off   int
-		probe *cursorProbe
-	}
-	checks := make([]check, len(offs))
+	checks := make([]gramCheck, len(offs))
 	for i, o := range offs {
-		checks[i] = check{g: []byte(t[o : o+3]), off: o}
+		checks[i] = gramCheck{g: []byte(t[o : o+3]), off: o}
+	}
+	var out []termHit
+	m := termMatcher{}
+	if within != nil {
+		for i := range checks {
+			checks[i].probe = newSparseProbe(b, checks[i].g)
+		}
+		for _, h := range within {
+			v, found := checks[0].probe.find(h.num)
+			if !found {
+				continue
+			}
+			if ok, verify := m.match(h.num, checks[0].off, v, checks[1:]); ok {
+				out = append(out, termHit{num: h.num, verify: verify || h.verify})
+			}
+		}
+		return out
 	}
 	d := rarestGram(b, func(i int) []byte { return checks[i].g }, len(checks))
 	driver := checks[d]
 	checks = append(checks[:d], checks[d+1:]...)
 	for i := range checks {
-		checks[i].probe = newCursorProbe(b, checks[i].g)
-		checks[i].probe.sparse = true
+		checks[i].probe = newSparseProbe(b, checks[i].g)
 	}
-	var out []termHit
-	var starts []int
 	c := b.Cursor()
 	for k, v := c.Seek(driver.g); k != nil && bytes.HasPrefix(k, driver.g); k, v = c.Next() {
 		if len(k) != 11 {
 			continue
 		}
 		num := binary.BigEndian.Uint64(k[3:])
-		verify := len(v) == 0
-		starts = starts[:0]
-		at := 0
-		for rest := v; len(rest) > 0; {
-			d, w := binary.Uvarint(rest)
-			if w <= 0 {
-				verify = true // unreadable positions: let the search text decide
-				break
-			}
-			rest = rest[w:]
-			at += int(d)
-			if at >= driver.off {
-				starts = append(starts, at-driver.off)
-			}
-		}
-		ok := true
-		for _, ch := range checks {
-			pv, found := ch.probe.find(num)
-			if !found {
-				ok = false
-				break
-			}
-			if verify {
-				continue
-			}
-			if len(pv) == 0 {
-				verify = true
-				continue
-			}
-			kept := starts[:0]
-			for _, s := range starts {
-				if hasPosition(pv, s+ch.off) {
-					kept = append(kept, s)
-				}
-			}
-			starts = kept
-			if len(starts) == 0 {
-				ok = false
-				break
-			}
-		}
-		if ok && (verify || len(starts) > 0) {
+		if ok, verify := m.match(num, driver.off, v, checks); ok {
 			out = append(out, termHit{num: num, verify: verify})
 		}
 	}
 	return out
+}
+
+// gramCheck is one covering trigram of a term: the trigram, its offset in
+// the term, and a probe into its postings.
+type gramCheck struct {
+	g     []byte
+	off   int
+	probe *cursorProbe
+}
+
+func newSparseProbe(b kv.Bucket, g []byte) *cursorProbe {
+	p := newCursorProbe(b, g)
+	p.sparse = true
+	return p
+}
+
+// termMatcher decides one task from the posting value v of one covering
+// trigram (at offset off) and the other checks' postings; it keeps its
+// buffer of candidate term starts between tasks.
+type termMatcher struct {
+	starts []int
+}
+
+// match reports whether the task holds the term (or, verify, whether only
+// its search text can tell: a posting without positions).
+func (m *termMatcher) match(num uint64, off int, v []byte, checks []gramCheck) (ok, verify bool) {
+	verify = len(v) == 0
+	m.starts = m.starts[:0]
+	at := 0
+	for rest := v; len(rest) > 0; {
+		d, w := binary.Uvarint(rest)
+		if w <= 0 {
+			verify = true // unreadable positions: let the search text decide
+			break
+		}
+		rest = rest[w:]
+		at += int(d)
+		if at >= off {
+			m.starts = append(m.starts, at-off)
+		}
+	}
+	for _, ch := range checks {
+		pv, found := ch.probe.find(num)
+		if !found {
+			return false, false
+		}
+		if verify {
+			continue
+		}
+		if len(pv) == 0 {
+			verify = true
+			continue
+		}
+		kept := m.starts[:0]
+		for _, s := range m.starts {
+			if hasPosition(pv, s+ch.off) {
+				kept = append(kept, s)
+			}
+		}
+		m.starts = kept
+		if len(m.starts) == 0 {
+			return false, false
+		}
+	}
+	return verify || len(m.starts) > 0, verify
 }
 
 // rarestGram returns which of n trigrams has the fewest postings, walking
@@ -175,14 +211,19 @@ func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
 		}
 	}
 	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	// The longest term is likely the rarest: its hits bound the work of
+	// the others, each probed only at those hits.
+	order := slices.Clone(terms)
+	slices.SortStableFunc(order, func(a, b string) int { return len(b) - len(a) })
 	var hits []termHit
-	for i, t := range terms {
-		next := termHits(b, t)
-		if i == 0 {
-			hits = next
-			continue
+	for i, t := range order {
+		if i > 0 && len(hits) == 0 {
+			break
 		}
-		hits = intersectHits(hits, next)
+		hits = termHits(b, t, hits)
+		if hits == nil {
+			hits = []termHit{}
+		}
 	}
 	var out []uint64
 	sc := tx.Bucket([]byte(store.BucketTaskSearchText)).Cursor()
@@ -200,25 +241,6 @@ func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
 		out = append(out, h.num)
 	}
 	return out, true
-}
-
-// intersectHits keeps the tasks in both a and b (each in number order); a
-// task left to verify by either stays to verify.
-func intersectHits(a, b []termHit) []termHit {
-	out := a[:0]
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i].num < b[j].num:
-			i++
-		case a[i].num > b[j].num:
-			j++
-		default:
-			out = append(out, termHit{num: a[i].num, verify: a[i].verify || b[j].verify})
-			i++
-			j++
-		}
-	}
-	return out
 }
 
 // listHitsWalk pages exact search hits of a query with no other filter:
