@@ -173,3 +173,40 @@ func stripPositions(t *testing.T, st *store.Store, rng *rand.Rand) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzTrigramPositions checks the posting values against the text they
+// index: a trigram is recorded at exactly the offsets of the joined text
+// where it occurs, never across the newline; and a term holds at an offset
+// exactly when its covering trigrams do. Arbitrary values never panic.
+func FuzzTrigramPositions(f *testing.F) {
+	f.Add("abab", "aaaa", "aba", []byte{0x80})
+	f.Add("Straße", "kestrel trel", "kestrel", []byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, title, description, term string, junk []byte) {
+		_ = hasPosition(junk, len(junk))
+		pos := trigramPositions(title, description)
+		tl := lowerText(title)
+		joined := tl + "\n" + lowerText(description)
+		for p := 0; p+3 <= len(joined); p++ {
+			var g [3]byte
+			copy(g[:], joined[p:p+3])
+			spans := p <= len(tl) && p+3 > len(tl)
+			if hasPosition(pos[g], p) == spans {
+				t.Fatalf("%q at %d: recorded %v, spans the newline %v", g, p, !spans, spans)
+			}
+		}
+		if len(term) < 3 || strings.ContainsAny(term, "\n") {
+			return
+		}
+		for s := 0; s+len(term) <= len(joined); s++ {
+			all := true
+			for _, o := range termCover(term) {
+				var g [3]byte
+				copy(g[:], term[o:o+3])
+				all = all && hasPosition(pos[g], s+o)
+			}
+			if all != (joined[s:s+len(term)] == term) {
+				t.Fatalf("term %q at %d in %q: covered %v", term, s, joined, all)
+			}
+		}
+	})
+}
