@@ -82,8 +82,10 @@ const (
 
 	// BucketTaskTrigrams indexes the lower-cased title and description of
 	// every task for task_list's search (schema v4): trigram (3 bytes),
-	// task number (8 bytes) → empty. The tasks package fills it on first
-	// open of an older store and keeps it in each task write's transaction.
+	// task number (8 bytes) → the trigram's positions in the folded text
+	// (uvarint deltas; empty in postings written before positions, which a
+	// search verifies instead). The tasks package fills it on first open of
+	// an older store and keeps it in each task write's transaction.
 	BucketTaskTrigrams = "idx_task_trigram"
 
 	// BucketTaskSorted holds task_list's sorted indexes (schema v5): sort

@@ -30,7 +30,10 @@ import (
 //     postings, or the tasks of the creation-time range (a walk of the
 //     created index) — is read and filtered, else the project/status
 //     indexes are. The work is bounded by that set, not by the number of
-//     tasks; search must read each candidate to check D9's substring rule.
+//     tasks; search must read each candidate to check D9's substring rule
+//     unless its terms are all three bytes or more: then the positional
+//     postings give the matches exactly, and with no other filter the page
+//     comes from walking the sorted index over them (listHitsWalk).
 func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	plan, facets := choosePlan(tx, q)
 	switch plan {

@@ -13,9 +13,9 @@ import (
 // The search index (issue 14). D9's search is substring matching: every
 // lower-cased term must occur in the lower-cased title or description. A
 // term of three bytes or more occurs only where each of its byte trigrams
-// occurs, so the tasks holding all trigrams of every such term are a
-// superset of the matches; List verifies each candidate with the exact rule
-// and only short terms fall back to a scan. The index holds the trigrams of
+// occurs; with each posting holding its trigram's positions, the term's
+// matches follow exactly from its trigrams' postings (searchexact.go), and
+// only short terms fall back to a scan. The index holds the trigrams of
 // strings.ToLower(title) and strings.ToLower(description), the same folding
 // the match uses.
 
