@@ -33,16 +33,12 @@ func (c *Core) committed(eventType string, data any) {
 }
 
 // startDrainer starts publishing st's outbox: at once (what a crash left
-// pending), each write's event as its commit returns, and every second (entries of a dead server
-// whose lease lapsed, on PostgreSQL).
+// pending), each write's event as its commit returns, and every second
+// (entries of a dead server whose lease lapsed, on PostgreSQL).
 func (c *Core) startDrainer(st *store.Store) {
 	d := outbox.New(st, c.publishRecorded, outbox.Options{Log: c.p.Logger().Named("outbox")})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		d.Run(ctx)
-	}()
+	done := d.Start(ctx)
 	c.mu.Lock()
 	c.drainStop = func() { cancel(); <-done }
 	c.mu.Unlock()

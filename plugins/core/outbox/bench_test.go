@@ -35,25 +35,26 @@ func BenchmarkDrainedWrites8(b *testing.B) {
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup
 			kick := make(chan struct{}, 1)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if mode == "handoff" {
-					d.Run(ctx)
-					return
-				}
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-kick:
+			if mode == "handoff" {
+				stopped := d.Start(ctx)
+				wg.Add(1)
+				go func() { defer wg.Done(); <-stopped }()
+			} else {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-ctx.Done():
+							return
+						case <-kick:
+						}
+						if _, err := d.Drain(ctx); err != nil && ctx.Err() == nil {
+							b.Error(err)
+						}
 					}
-					if _, err := d.Drain(ctx); err != nil && ctx.Err() == nil {
-						b.Error(err)
-					}
-				}
-			}()
-			time.Sleep(20 * time.Millisecond) // let Run take the store's events
+				}()
+			}
 			floor := func() float64 {
 				r, err := store.CommitFloor(filepath.Join(b.TempDir(), "floor.db"), 200)
 				if err != nil {

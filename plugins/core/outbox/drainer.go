@@ -109,19 +109,34 @@ func ownerName() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Run drains until ctx ends: what a crash left at once, then every Poll
-// (entries of a dead server whose lease lapsed, retries); meanwhile it
-// publishes the events the store hands it as their writes commit.
-func (d *Drainer) Run(ctx context.Context) {
+// Start clears the leases a dead process left (on bbolt), takes the
+// events the store's group commits record from now on, and drains in a
+// goroutine until ctx ends: what a crash left at once, then every Poll
+// (entries of a dead server whose lease lapsed, retries, events recorded
+// outside a group commit). done closes once it has stopped. Taking before
+// Start returns means no write after it records an event only a poll finds.
+func (d *Drainer) Start(ctx context.Context) (done <-chan struct{}) {
 	if err := d.st.ClearEventLeases(); err != nil {
 		d.opts.Log.Warn("event outbox leases not cleared", "error", err)
 	}
 	d.running.Store(true)
 	stopTaking := d.st.TakeEvents(&store.EventTaker{Owner: d.opts.Owner, Lease: d.opts.Lease, Now: d.opts.Now, Take: d.take})
-	defer func() {
-		stopTaking()
-		d.running.Store(false)
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer func() {
+			stopTaking()
+			d.running.Store(false)
+		}()
+		d.poll(ctx)
 	}()
+	return stopped
+}
+
+// Run is Start, returning once the drainer has stopped.
+func (d *Drainer) Run(ctx context.Context) { <-d.Start(ctx) }
+
+func (d *Drainer) poll(ctx context.Context) {
 	t := time.NewTicker(d.opts.Poll)
 	defer t.Stop()
 	for {
