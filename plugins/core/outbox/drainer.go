@@ -60,11 +60,11 @@ type Drainer struct {
 	publish Publish
 	opts    Options
 	mu      sync.Mutex // one drain at a time per drainer
-	// running is true while Run takes the store's fresh events.
+	// running is true while the drainer takes the store's fresh events.
 	running atomic.Bool
 }
 
-// New returns a drainer of st's outbox; Run starts it.
+// New returns a drainer of st's outbox; Start or Run starts it.
 func New(st *store.Store, publish Publish, opts Options) *Drainer {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
@@ -160,7 +160,7 @@ func (d *Drainer) poll(ctx context.Context) {
 // take publishes the entries a group commit recorded leased to this
 // drainer, in order, without waiting: a handled one leaves with a later
 // commit, one that was not is released for a retry. Entries it gets after
-// Run ended stay leased, like a crash's.
+// the drainer stopped stay leased, like a crash's.
 func (d *Drainer) take(evs []store.OutboxEvent) {
 	if !d.running.Load() {
 		return

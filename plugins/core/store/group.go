@@ -74,9 +74,11 @@ func (s *Store) commitBatch(batch []*groupCall) {
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
+		removalFailed := false
 		err := s.Update(func(tx kv.Tx) error {
 			s.beginFresh(tx)
 			if err := removeOutbox(tx, handled); err != nil {
+				removalFailed = true
 				return err
 			}
 			for i, c := range batch {
@@ -89,6 +91,11 @@ func (s *Store) commitBatch(batch []*groupCall) {
 		})
 		taker, fresh := s.endFresh()
 		switch {
+		case removalFailed:
+			// The writes must not fail for the sake of cleanup: they run
+			// again alone, and the removals wait for a later commit.
+			s.restoreHandled(handled)
+			handled = nil
 		case failed >= 0:
 			// Answer the failing call and retry the rest without it. Its
 			// error is what it saw after the calls before it, all of which
