@@ -11,20 +11,20 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// recordEvent records a write's event in the store's outbox, inside the
-// write's transaction (issue 17): once the write commits, its event is
-// published even if this server dies before publishing it.
-func recordEvent(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {
-	_, err := store.RecordEvent(tx, eventType, data, at)
-	return err
+// recordEventIn records a write's event in st's outbox, inside the write's
+// transaction (issue 17): once the write commits, its event is published
+// even if this server dies before publishing it. The store hands it to the
+// drainer when the commit returns.
+func recordEventIn(st *store.Store) func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {
+	return func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {
+		_, err := st.RecordEvent(tx, eventType, data, at)
+		return err
+	}
 }
 
-// committed runs after a write committed: the drainer publishes the
-// recorded event now, and subscribed clients hear which resources changed.
+// committed runs after a write committed (its event is already on its
+// way, see recordEventIn): subscribed clients hear which resources changed.
 func (c *Core) committed(eventType string, data any) {
-	if d := c.drainer.Load(); d != nil {
-		d.Kick()
-	}
 	if m, ok := data.(map[string]any); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		defer cancel()
@@ -33,17 +33,12 @@ func (c *Core) committed(eventType string, data any) {
 }
 
 // startDrainer starts publishing st's outbox: at once (what a crash left
-// pending), after each write, and every second (entries of a dead server
-// whose lease lapsed, on PostgreSQL).
+// pending), each write's event as its commit returns, and every second
+// (entries of a dead server whose lease lapsed, on PostgreSQL).
 func (c *Core) startDrainer(st *store.Store) {
 	d := outbox.New(st, c.publishRecorded, outbox.Options{Log: c.p.Logger().Named("outbox")})
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		d.Run(ctx)
-	}()
-	c.drainer.Store(d)
+	done := d.Start(ctx)
 	c.mu.Lock()
 	c.drainStop = func() { cancel(); <-done }
 	c.mu.Unlock()
@@ -52,7 +47,6 @@ func (c *Core) startDrainer(st *store.Store) {
 // stopDrainer ends the drainer before the store closes; entries it had
 // not seen handled stay in the outbox for the next drainer.
 func (c *Core) stopDrainer() {
-	c.drainer.Store(nil)
 	c.mu.Lock()
 	stop := c.drainStop
 	c.drainStop = nil

@@ -10,14 +10,12 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
-	"github.com/cairn-mcp/cairn/plugins/core/outbox"
 	"github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -61,9 +59,7 @@ type Core struct {
 	audit  *audit.Service
 	skills *skills.Registry
 	active string // CAIRN_PROJECT
-	// drainer publishes the store's event outbox (atomic: writes kick it
-	// without taking mu); drainStop ends it.
-	drainer   atomic.Pointer[outbox.Drainer]
+	// drainStop ends the drainer of the store's event outbox.
 	drainStop func()
 }
 
@@ -104,8 +100,8 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	if err != nil {
 		return err
 	}
-	aud := audit.New(st, audit.Config{Publish: c.committed, Record: recordEvent})
-	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEvent, OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
+	aud := audit.New(st, audit.Config{Publish: c.committed, Record: recordEventIn(st)})
+	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
 	if err := svc.IndexError(); err != nil {
 		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
 	}

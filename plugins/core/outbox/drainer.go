@@ -4,6 +4,12 @@
 // acknowledged write's event survives the death of its server. Any number
 // of drainers may share a store; leases in the store keep them from
 // publishing the same entry at once.
+//
+// A running drainer takes the events this process's group commits record
+// straight from the store, already leased to it, and publishes them at
+// once; handled ones leave with a later commit (issue 14: no claim or
+// removal commit per write batch). It claims only what that path does not
+// cover: entries a crash or another server left, lapsed leases, retries.
 package outbox
 
 import (
@@ -14,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,11 +59,12 @@ type Drainer struct {
 	st      *store.Store
 	publish Publish
 	opts    Options
-	kick    chan struct{}
 	mu      sync.Mutex // one drain at a time per drainer
+	// running is true while the drainer takes the store's fresh events.
+	running atomic.Bool
 }
 
-// New returns a drainer of st's outbox; Run starts it.
+// New returns a drainer of st's outbox; Start or Run starts it.
 func New(st *store.Store, publish Publish, opts Options) *Drainer {
 	if opts.Lease <= 0 {
 		opts.Lease = 30 * time.Second
@@ -82,7 +90,7 @@ func New(st *store.Store, publish Publish, opts Options) *Drainer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Drainer{st: st, publish: publish, opts: opts, kick: make(chan struct{}, 1)}
+	return &Drainer{st: st, publish: publish, opts: opts}
 }
 
 // retryAt is when an entry that failed attempts times is claimed again.
@@ -101,20 +109,34 @@ func ownerName() string {
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// Kick asks the drainer to look for entries now: a write recorded one.
-func (d *Drainer) Kick() {
-	select {
-	case d.kick <- struct{}{}:
-	default:
-	}
-}
-
-// Run drains until ctx ends: at once (entries a crash left), on each Kick
-// and every Poll.
-func (d *Drainer) Run(ctx context.Context) {
+// Start clears the leases a dead process left (on bbolt), takes the
+// events the store's group commits record from now on, and drains in a
+// goroutine until ctx ends: what a crash left at once, then every Poll
+// (entries of a dead server whose lease lapsed, retries, events recorded
+// outside a group commit). done closes once it has stopped. Taking before
+// Start returns means no write after it records an event only a poll finds.
+func (d *Drainer) Start(ctx context.Context) (done <-chan struct{}) {
 	if err := d.st.ClearEventLeases(); err != nil {
 		d.opts.Log.Warn("event outbox leases not cleared", "error", err)
 	}
+	d.running.Store(true)
+	stopTaking := d.st.TakeEvents(&store.EventTaker{Owner: d.opts.Owner, Lease: d.opts.Lease, Now: d.opts.Now, Take: d.take})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer func() {
+			stopTaking()
+			d.running.Store(false)
+		}()
+		d.poll(ctx)
+	}()
+	return stopped
+}
+
+// Run is Start, returning once the drainer has stopped.
+func (d *Drainer) Run(ctx context.Context) { <-d.Start(ctx) }
+
+func (d *Drainer) poll(ctx context.Context) {
 	t := time.NewTicker(d.opts.Poll)
 	defer t.Stop()
 	for {
@@ -130,10 +152,41 @@ func (d *Drainer) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.kick:
 		case <-t.C:
 		}
 	}
+}
+
+// take publishes the entries a group commit recorded leased to this
+// drainer, in order, without waiting: a handled one leaves with a later
+// commit, one that was not is released for a retry. Entries it gets after
+// the drainer stopped stay leased, like a crash's.
+func (d *Drainer) take(evs []store.OutboxEvent) {
+	if !d.running.Load() {
+		return
+	}
+	for i, ev := range evs {
+		if err := d.publish(ev, func(err error) { d.settle(ev, err) }); err != nil {
+			go d.release(evs[i:], err)
+			return
+		}
+	}
+}
+
+// settle records the outcome of a taken entry's publication.
+func (d *Drainer) settle(ev store.OutboxEvent, err error) {
+	if err == nil {
+		d.st.DoneEventsLater([]store.OutboxEvent{ev})
+		return
+	}
+	go d.release([]store.OutboxEvent{ev}, err)
+}
+
+func (d *Drainer) release(evs []store.OutboxEvent, cause error) {
+	if err := d.st.ReleaseEvents(d.opts.Owner, evs, d.retryAt); err != nil {
+		d.opts.Log.Warn("event outbox entries not released; they retry when their lease lapses", "error", err)
+	}
+	d.opts.Log.Warn("events not handled; retrying", "events", len(evs), "error", cause)
 }
 
 // Drain claims one batch, publishes it in order and waits for the

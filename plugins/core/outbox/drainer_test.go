@@ -35,7 +35,7 @@ func record(t *testing.T, st *store.Store, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
 		if err := st.Update(func(tx kv.Tx) error {
-			_, err := store.RecordEvent(tx, "task.created", map[string]any{"n": fmt.Sprintf("e%d", i)}, time.Now())
+			_, err := st.RecordEvent(tx, "task.created", map[string]any{"n": fmt.Sprintf("e%d", i)}, time.Now())
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -87,7 +87,7 @@ func TestRecordEventCommitsWithTheWrite(t *testing.T) {
 		st := openEach(t, t.TempDir())
 		boom := errors.New("the write failed")
 		err := st.Update(func(tx kv.Tx) error {
-			if _, err := store.RecordEvent(tx, "task.created", map[string]any{}, time.Now()); err != nil {
+			if _, err := st.RecordEvent(tx, "task.created", map[string]any{}, time.Now()); err != nil {
 				return err
 			}
 			return boom

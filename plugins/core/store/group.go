@@ -69,10 +69,18 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 var errRetry = errors.New("store: batch member failed")
 
 func (s *Store) commitBatch(batch []*groupCall) {
+	// Handled outbox entries leave with this transaction (handoff.go).
+	handled := s.takeHandled()
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
+		removalFailed := false
 		err := s.Update(func(tx kv.Tx) error {
+			s.beginFresh(tx)
+			if err := removeOutbox(tx, handled); err != nil {
+				removalFailed = true
+				return err
+			}
 			for i, c := range batch {
 				if err := safeRun(c.fn, tx); err != nil {
 					failed, failErr = i, err
@@ -81,7 +89,13 @@ func (s *Store) commitBatch(batch []*groupCall) {
 			}
 			return nil
 		})
+		taker, fresh := s.endFresh()
 		switch {
+		case removalFailed:
+			// The writes must not fail for the sake of cleanup: they run
+			// again alone, and the removals wait for a later commit.
+			s.restoreHandled(handled)
+			handled = nil
 		case failed >= 0:
 			// Answer the failing call and retry the rest without it. Its
 			// error is what it saw after the calls before it, all of which
@@ -92,9 +106,15 @@ func (s *Store) commitBatch(batch []*groupCall) {
 			for _, c := range batch {
 				c.done <- err
 			}
+			if err != nil {
+				s.restoreHandled(handled)
+			} else if len(fresh) > 0 {
+				taker.Take(fresh)
+			}
 			return
 		}
 	}
+	s.restoreHandled(handled) // every call failed: nothing committed
 }
 
 // safeRun turns a panic in fn into an error so that one bad call cannot take

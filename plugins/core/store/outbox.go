@@ -57,8 +57,11 @@ func nextStamp(now time.Time) int64 {
 }
 
 // RecordEvent records an event in tx, the transaction of the write that
-// causes it, with its final id and time.
-func RecordEvent(tx kv.Tx, eventType string, data any, now time.Time) (OutboxEvent, error) {
+// causes it, with its final id and time. Inside a group commit (Commit)
+// while a drainer takes this store's events (TakeEvents), the entry is
+// recorded already leased to that drainer and handed to it once the commit
+// returns, so publishing it costs no claim transaction (handoff.go).
+func (s *Store) RecordEvent(tx kv.Tx, eventType string, data any, now time.Time) (OutboxEvent, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return OutboxEvent{}, fmt.Errorf("store: event %s data: %w", eventType, err)
@@ -68,6 +71,7 @@ func RecordEvent(tx kv.Tx, eventType string, data any, now time.Time) (OutboxEve
 	ev := OutboxEvent{ID: "evt_" + hex.EncodeToString(id[:]), Type: eventType, Time: now.UTC().Format("2006-01-02T15:04:05.000Z"), Data: raw}
 	ev.Key = binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(ev.ID)), uint64(nextStamp(now)))
 	ev.Key = append(ev.Key, ev.ID...)
+	ev = s.leaseFresh(tx, ev)
 	return ev, putOutbox(tx, ev)
 }
 
@@ -144,21 +148,33 @@ func (s *Store) ClaimEvents(owner string, now time.Time, lease time.Duration, ma
 	return claimed, err
 }
 
-// DoneEvents removes handled entries. An entry already gone (another
-// drainer redelivered and removed it) is no error.
+// DoneEvents removes handled entries at once, in a commit of their own.
+// An entry already gone (another drainer redelivered and removed it) is no
+// error. DoneEventsLater saves that commit.
 func (s *Store) DoneEvents(evs []OutboxEvent) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	return s.Update(func(tx kv.Tx) error {
-		b := tx.Bucket([]byte(BucketEventOutbox))
-		for _, ev := range evs {
-			if err := b.Delete(ev.Key); err != nil {
-				return err
-			}
-		}
+	keys := make([][]byte, len(evs))
+	for i, ev := range evs {
+		keys[i] = ev.Key
+	}
+	return s.Update(func(tx kv.Tx) error { return removeOutbox(tx, keys) })
+}
+
+// removeOutbox deletes the entries under keys; a key already gone is no
+// error.
+func removeOutbox(tx kv.Tx, keys [][]byte) error {
+	if len(keys) == 0 {
 		return nil
-	})
+	}
+	b := tx.Bucket([]byte(BucketEventOutbox))
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReleaseEvents counts a failed attempt on each entry owner published but

@@ -17,6 +17,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
@@ -146,6 +147,11 @@ type Store struct {
 	pg      *pgBackend
 	version int
 	group   group
+	// outbox hands the events a group commit recorded to this process's
+	// drainer and removes handled entries with a later commit.
+	outbox outboxState
+	// commits counts durable commits, for benchmarks and tests.
+	commits atomic.Uint64
 }
 
 // Description says where a store keeps its data, for health and logs.
@@ -195,8 +201,10 @@ func (s *Store) Describe() Description {
 // password on PostgreSQL.
 func (s *Store) Path() string { return s.Describe().Location }
 
-// Close releases the file and its lock, or the database connections.
+// Close releases the file and its lock, or the database connections,
+// after removing the handled outbox entries no commit has removed yet.
 func (s *Store) Close() error {
+	s.removeHandledNow()
 	if s.pg != nil {
 		return s.pg.close()
 	}
@@ -206,11 +214,20 @@ func (s *Store) Close() error {
 // Update runs fn in one durable read-write transaction, alone among all
 // writers; fn's error rolls everything back.
 func (s *Store) Update(fn func(tx kv.Tx) error) error {
+	var err error
 	if s.pg != nil {
-		return s.pg.Update(fn)
+		err = s.pg.Update(fn)
+	} else {
+		err = s.bolt.update(fn)
 	}
-	return s.bolt.update(fn)
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return err
 }
+
+// Commits counts the durable commits this Store made since it was opened.
+func (s *Store) Commits() uint64 { return s.commits.Load() }
 
 // View runs fn in a read-only transaction with a consistent snapshot.
 func (s *Store) View(fn func(tx kv.Tx) error) error {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
-	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
 // BenchmarkCreateWithOutbox measures durable task_create with 1 and 8
@@ -22,7 +21,7 @@ func BenchmarkCreateWithOutbox(b *testing.B) {
 					f := newFixture(b, "alpha")
 					if outbox {
 						f.svc.cfg.Record = func(tx kv.Tx, typ string, data map[string]any, at time.Time) error {
-							_, err := store.RecordEvent(tx, typ, data, at)
+							_, err := f.st.RecordEvent(tx, typ, data, at)
 							return err
 						}
 					}

@@ -20,7 +20,7 @@ func TestWritesRecordTheirEventsInTheOutbox(t *testing.T) {
 func testWritesRecordTheirEventsInTheOutbox(t *testing.T) {
 	f := newFixture(t, "demo")
 	f.svc.cfg.Record = func(tx kv.Tx, typ string, data map[string]any, at time.Time) error {
-		_, err := store.RecordEvent(tx, typ, data, at)
+		_, err := f.st.RecordEvent(tx, typ, data, at)
 		return err
 	}
 	outbox := func() []store.OutboxEvent {
