@@ -326,7 +326,7 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	msg := append([]byte(nil), line...)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
-	h.requests.run(func() {
+	h.requests.Run(func() {
 		defer wg.Done()
 		if limited {
 			select {

@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -91,7 +92,7 @@ type Host struct {
 	cluster clusterMembership
 
 	// requests runs the requests of the byte-stream sessions (ServeConn).
-	requests requestWorkers
+	requests workers.Pool
 }
 
 // New prepares a host; Start launches the plugins.
@@ -107,7 +108,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		opts.Executable = exe
 	}
 	h := &Host{
-		cfg: cfg, opts: opts, log: opts.Logger, requests: newRequestWorkers(),
+		cfg: cfg, opts: opts, log: opts.Logger, requests: workers.New(nil),
 		bus: events.New(opts.Logger.Named("events")), reg: registry.New(), metrics: pipeline.NewMetrics(),
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},

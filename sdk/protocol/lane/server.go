@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
 // Handler runs one tool call on the plugin side. It must return a result
@@ -44,7 +45,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 		_ = conn.Close() // unblocks the read below
 	}()
 	sc := &serverConn{s: s, conn: conn, running: map[uint64]context.CancelFunc{}}
-	work := &workers{idle: make(chan func()), done: ctx.Done()}
+	work := workers.New(ctx.Done())
 	fr := frameReader{r: conn, limit: s.Limit}
 	for {
 		h, body, tooLarge, err := fr.next()
@@ -66,7 +67,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				continue
 			}
 			cctx, id, done := sc.begin(ctx, h.id, deadline)
-			work.run(func() {
+			work.Run(func() {
 				defer done()
 				sc.reply(id, sc.event(cctx, req.Event))
 			})
@@ -83,7 +84,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				continue
 			}
 			cctx, id, done := sc.begin(ctx, h.id, deadline)
-			work.run(func() {
+			work.Run(func() {
 				defer done()
 				sc.reply(id, sc.handle(cctx, req))
 			})
