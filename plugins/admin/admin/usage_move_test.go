@@ -1,16 +1,14 @@
 package admin
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cairn-mcp/cairn/internal/kv"
-	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
+	"github.com/cairn-mcp/cairn/plugins/admin/store/storetest"
 )
 
 // Usage counted on bbolt reaches the PostgreSQL usage tables both ways it
@@ -19,32 +17,7 @@ import (
 // counts and the levels already announced carry over, so counting goes on
 // exactly where it stopped.
 func TestUsageMovesIntoTheTables(t *testing.T) {
-	for name, move := range map[string]func(t *testing.T, dataDir, dsn string){
-		"store copy": func(t *testing.T, dataDir, dsn string) {
-			if _, err := store.CopyToPostgres(context.Background(), dataDir, dsn); err != nil {
-				t.Fatal(err)
-			}
-		},
-		"migration of an older database": func(t *testing.T, dataDir, dsn string) {
-			ctx := context.Background()
-			pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
-			if _, err := pgmigrate.Apply(ctx, pool, store.MigrationArea, store.Migrations[:1]); err != nil {
-				t.Fatal(err)
-			}
-			db, err := kv.OpenBoltSource(filepath.Join(dataDir, store.FileName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := kv.CopyBolt(ctx, db, pool, "admin_kv", 1, "test"); err != nil {
-				t.Fatal(err)
-			}
-		},
-	} {
+	for name, move := range storetest.Moves(1) {
 		t.Run(name, func(t *testing.T) {
 			dir, dsn := t.TempDir(), pgtest.DSN(t)
 			c := &clock{t: time.Date(2026, 11, 22, 10, 30, 15, 0, time.UTC)}

@@ -4,44 +4,17 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/cairn-mcp/cairn/internal/kv"
-	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
+	"github.com/cairn-mcp/cairn/plugins/admin/store/storetest"
 )
 
 // A delivery queued on bbolt and not yet attempted is delivered from
 // PostgreSQL's queue table after `cairn store copy`, and after the
 // migration of a database written before the table (queue in admin_kv).
 func TestQueuedDeliveryMovesIntoTheQueue(t *testing.T) {
-	for name, move := range map[string]func(t *testing.T, dataDir, dsn string){
-		"store copy": func(t *testing.T, dataDir, dsn string) {
-			if _, err := store.CopyToPostgres(context.Background(), dataDir, dsn); err != nil {
-				t.Fatal(err)
-			}
-		},
-		"migration of an older database": func(t *testing.T, dataDir, dsn string) {
-			ctx := context.Background()
-			pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer pool.Close()
-			if _, err := pgmigrate.Apply(ctx, pool, store.MigrationArea, store.Migrations[:2]); err != nil {
-				t.Fatal(err)
-			}
-			db, err := kv.OpenBoltSource(filepath.Join(dataDir, store.FileName))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
-			if _, err := kv.CopyBolt(ctx, db, pool, "admin_kv", 1, "test"); err != nil {
-				t.Fatal(err)
-			}
-		},
-	} {
+	for name, move := range storetest.Moves(2) {
 		t.Run(name, func(t *testing.T) {
 			dir, dsn := t.TempDir(), pgtest.DSN(t)
 			src, err := store.Open(filepath.Join(dir, store.FileName), store.Options{})
