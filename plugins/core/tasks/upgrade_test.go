@@ -220,15 +220,8 @@ func TestV4StoreGetsListIndexesAndAnswersIdentically(t *testing.T) {
 	}
 	nexts := []NextInput{{Project: "alpha", Limit: ptr(100), IncludeBlocked: ptr(true)}, {Project: "beta", Limit: ptr(100), IncludeBlocked: ptr(true)}, {Project: "alpha", Limit: ptr(1)}}
 	answers := func(svc *Service) ([]ListOutput, []NextOutput) {
-		var l []ListOutput
+		l := listAll(t, svc, lists)
 		var n []NextOutput
-		for _, in := range lists {
-			out, err := svc.List(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l = append(l, out)
-		}
 		for _, in := range nexts {
 			out, err := svc.NextActions(in)
 			if err != nil {
@@ -329,17 +322,7 @@ func TestV5StoreGetsSearchTextAndAnswersIdentically(t *testing.T) {
 			ListInput{Search: ptr("ca"), Priority: []string{PriorityHigh, PriorityLow}, Label: ptr("db"), SortBy: ptr(sortBy)},
 			ListInput{Search: ptr("ünï"), Assignee: ptr("ann"), SortBy: ptr(sortBy)})
 	}
-	answers := func(svc *Service) []ListOutput {
-		var out []ListOutput
-		for _, in := range queries {
-			got, err := svc.List(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, got)
-		}
-		return out
-	}
+	answers := func(svc *Service) []ListOutput { return listAll(t, svc, queries) }
 	before := answers(svc)
 	textBefore := dumpBuckets(t, st, []string{store.BucketTaskSearchText})
 	if len(textBefore) != 70 {
@@ -425,17 +408,7 @@ func TestPositionlessPostingsGetPositionsAndAnswerIdentically(t *testing.T) {
 				ListInput{Search: ptr(s), SortBy: ptr(sortBy), SortOrder: ptr(OrderAsc), Limit: ptr(500)})
 		}
 	}
-	answers := func(svc *Service) []ListOutput {
-		var out []ListOutput
-		for _, in := range queries {
-			got, err := svc.List(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, got)
-		}
-		return out
-	}
+	answers := func(svc *Service) []ListOutput { return listAll(t, svc, queries) }
 	check := func(what string, got, want []ListOutput) {
 		t.Helper()
 		for i := range queries {
@@ -483,4 +456,18 @@ func TestPositionlessPostingsGetPositionsAndAnswerIdentically(t *testing.T) {
 		t.Fatalf("rebuilt postings differ: %d entries, %d maintained", len(got), len(postings))
 	}
 	check("rebuilt", answers(svc2), before)
+}
+
+// listAll answers every query on svc, in order.
+func listAll(t *testing.T, svc *Service, queries []ListInput) []ListOutput {
+	t.Helper()
+	var out []ListOutput
+	for _, in := range queries {
+		got, err := svc.List(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, got)
+	}
+	return out
 }
