@@ -92,19 +92,7 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 
 	// A webhook for task.created and a root sealed before the run.
 	recv := newHookReceiver(t)
-	code, out, errOut = runCairn(t, nodes[0].w, "", env, "admin", "webhooks", "register", recv.srv.URL, "--json",
-		"--event", "task.created", "--timeout", "2000", "--max-retries", "10")
-	var hook struct {
-		Webhook struct {
-			Secret string `json:"secret"`
-		} `json:"webhook"`
-	}
-	if err := json.Unmarshal([]byte(out), &hook); code != 0 || err != nil || hook.Webhook.Secret == "" {
-		t.Fatalf("admin webhooks register: %d %s %s", code, out, errOut)
-	}
-	recv.mu.Lock()
-	recv.secret = hook.Webhook.Secret
-	recv.mu.Unlock()
+	recv.registerByCLI(t, nodes[0].w, env, "--event", "task.created", "--timeout", "2000", "--max-retries", "10")
 	var shared []string
 	for i := range 6 {
 		shared = append(shared, must("task_create", map[string]any{"title": fmt.Sprintf("shared %d", i)})["task_id"].(string))
@@ -391,18 +379,7 @@ func TestClusterEventOfAKilledServerReachesTheWebhook(t *testing.T) {
 	// admin store, which the test is about to lock.
 	nodes := []*clusterNode{newClusterNode(t, newWorkspace(t), env)}
 	recv := newHookReceiver(t)
-	code, out, errOut := runCairn(t, nodes[0].w, "", env, "admin", "webhooks", "register", recv.srv.URL, "--json", "--event", "task.created")
-	var hook struct {
-		Webhook struct {
-			Secret string `json:"secret"`
-		} `json:"webhook"`
-	}
-	if err := json.Unmarshal([]byte(out), &hook); code != 0 || err != nil || hook.Webhook.Secret == "" {
-		t.Fatalf("admin webhooks register: %d %s %s", code, out, errOut)
-	}
-	recv.mu.Lock()
-	recv.secret = hook.Webhook.Secret
-	recv.mu.Unlock()
+	recv.registerByCLI(t, nodes[0].w, env, "--event", "task.created")
 	nodes[0].start()
 	dying := newWorkspace(t).serve(env...)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -458,4 +435,23 @@ func TestClusterEventOfAKilledServerReachesTheWebhook(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("task.created of %s delivered %d times, want once", id, n)
 	}
+}
+
+// registerByCLI registers h with `cairn admin webhooks register` in w and
+// keeps the signing secret it prints, so h checks every delivery's
+// signature.
+func (h *hookReceiver) registerByCLI(t *testing.T, w *workspace, env []string, flags ...string) {
+	t.Helper()
+	code, out, errOut := runCairn(t, w, "", env, append([]string{"admin", "webhooks", "register", h.srv.URL, "--json"}, flags...)...)
+	var hook struct {
+		Webhook struct {
+			Secret string `json:"secret"`
+		} `json:"webhook"`
+	}
+	if err := json.Unmarshal([]byte(out), &hook); code != 0 || err != nil || hook.Webhook.Secret == "" {
+		t.Fatalf("admin webhooks register: %d %s %s", code, out, errOut)
+	}
+	h.mu.Lock()
+	h.secret = hook.Webhook.Secret
+	h.mu.Unlock()
 }
