@@ -65,6 +65,11 @@ type PluginHealth struct {
 	// (issue 11: crash loops back off, never give up).
 	LastExit    string `json:"last_exit,omitempty"`
 	NextAttempt string `json:"next_attempt,omitempty"`
+	// Details is what the plugin reports about itself (its store, its
+	// queues: sdd's pending_events and events_shed), so an operator sees a
+	// backlog before it becomes a problem line. Its problems are lifted
+	// into the report's problems instead.
+	Details map[string]json.RawMessage `json:"details,omitempty"`
 }
 
 // EventsInfo reports the event bus.
@@ -216,6 +221,15 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 			out.Status = "degraded"
 		}
 		d := details[i]
+		for k, v := range d {
+			if k == "problems" {
+				continue
+			}
+			if out.Plugins[i].Details == nil {
+				out.Plugins[i].Details = map[string]json.RawMessage{}
+			}
+			out.Plugins[i].Details[k] = v
+		}
 		if raw, ok := d["db"]; ok && !out.DB.Open {
 			_ = json.Unmarshal(raw, &out.DB)
 		}

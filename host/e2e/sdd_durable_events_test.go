@@ -37,6 +37,12 @@ func TestSddEventSurvivesKilledPlugin(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = syscall.Kill(adminPID, syscall.SIGCONT) })
 	lease := okCall(t, s, "sdd_lease", map[string]any{"action": "issue", "taskId": "T-durable"})["lease"].(map[string]any)
+	// server_health shows the backlog an operator would look for: the sdd
+	// plugin's own details, passed on by the host.
+	sddDetails, _ := pluginHealth(t, s, "sdd")["details"].(map[string]any)
+	if q, _ := sddDetails["sdd"].(map[string]any); q["pending_events"] != float64(1) || q["events_shed"] != float64(0) {
+		t.Fatalf("server_health shows sdd details %v, want pending_events 1 and events_shed 0", sddDetails)
+	}
 	pendingID := ""
 	if !suiteOnPostgres {
 		pending := pendingEvents(t, w)
