@@ -238,6 +238,7 @@ func benchWrites(b *testing.B, tab *table) {
 		var count atomic.Int64
 		var wg sync.WaitGroup
 		var failed atomic.Value
+		share := startCPUShare(w, sessions)
 		start := time.Now()
 		for _, s := range sessions {
 			wg.Add(1)
@@ -254,12 +255,13 @@ func benchWrites(b *testing.B, tab *table) {
 		}
 		wg.Wait()
 		rate := float64(count.Load()) / time.Since(start).Seconds()
+		cpu := share.perOp(count.Load())
 		if err, _ := failed.Load().(error); err != nil {
 			b.Fatal(err)
 		}
 		floorAfter := boltRate(b, w.root, d/2)
 		tab.add(row{name: c.name + ", 8 clients, durable", figure: rate, floor: (floorBefore + floorAfter) / 2, unit: "/s",
-			minRatio: 0.6, note: "floor: bbolt single-key commits/s, same disk"})
+			minRatio: 0.6, note: "floor: bbolt single-key commits/s, same disk; " + cpu})
 	}
 }
 
