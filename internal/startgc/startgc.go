@@ -14,9 +14,15 @@
 // are, lowest import path first). Done restores the collector; the cairn
 // command calls it once start-up is over. A memory limit stays in force
 // meanwhile, so a start-up that allocates a lot is still collected.
+//
+// Steady lets a process choose the GC percent Done restores when GOGC
+// does not set one: a built-in plugin's heap is small and nearly all its
+// allocation is per-call garbage, so under load the default percent
+// collects it hundreds of times a second.
 package startgc
 
 import (
+	"os"
 	"runtime/debug"
 	"sync"
 )
@@ -27,6 +33,9 @@ const startLimit = 256 << 20
 
 var prevPercent, prevLimit int64
 
+// gogcSet records whether GOGC chose the percent: then Steady keeps it.
+var gogcSet = os.Getenv("GOGC") != ""
+
 func init() {
 	prevPercent = int64(debug.SetGCPercent(-1))
 	prevLimit = debug.SetMemoryLimit(-1)
@@ -35,13 +44,34 @@ func init() {
 	}
 }
 
-var done sync.Once
+var (
+	mu       sync.Mutex
+	finished bool
+)
 
-// Done restores the collector as GOGC and GOMEMLIMIT set it. Calling it
-// again does nothing.
+// Done restores the collector as GOGC and GOMEMLIMIT set it, or as Steady
+// chose. Calling it again does nothing.
 func Done() {
-	done.Do(func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(int(prevPercent))
-	})
+	mu.Lock()
+	defer mu.Unlock()
+	if finished {
+		return
+	}
+	finished = true
+	debug.SetMemoryLimit(prevLimit)
+	debug.SetGCPercent(int(prevPercent))
+}
+
+// Steady makes percent the GC percent of the running process, unless GOGC
+// set one: applied by Done, or at once when Done already ran.
+func Steady(percent int) {
+	if gogcSet {
+		return
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	prevPercent = int64(percent)
+	if finished {
+		debug.SetGCPercent(percent)
+	}
 }

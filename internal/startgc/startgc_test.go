@@ -36,3 +36,25 @@ func TestOffUntilDone(t *testing.T) {
 		t.Errorf("a second Done changed the GC percent to %d", p)
 	}
 }
+
+// Steady chooses the running percent when GOGC did not; once Done ran it
+// applies at once. A GOGC of the operator's wins over it.
+func TestSteady(t *testing.T) {
+	Done()
+	defer debug.SetGCPercent(100)
+	saved := gogcSet
+	defer func() { gogcSet = saved }()
+
+	gogcSet = false
+	Steady(300)
+	if p := debug.SetGCPercent(300); p != 300 {
+		t.Errorf("GC percent after Steady(300) = %d, want 300", p)
+	}
+
+	gogcSet = true
+	debug.SetGCPercent(150)
+	Steady(400)
+	if p := debug.SetGCPercent(150); p != 150 {
+		t.Errorf("with GOGC set, Steady changed the GC percent to %d", p)
+	}
+}
