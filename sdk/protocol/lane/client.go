@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -25,8 +24,7 @@ type Client struct {
 	conn  net.Conn
 	limit int
 
-	// wmu serialises whole frames on the connection.
-	wmu sync.Mutex
+	w frameWriter
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -54,7 +52,7 @@ func Dial(ctx context.Context, path string, limit int) (*Client, error) {
 // NewClient runs a lane over an established connection and starts its
 // reader.
 func NewClient(conn net.Conn, limit int) *Client {
-	c := &Client{conn: conn, limit: limit, pending: map[uint64]chan answer{}, done: make(chan struct{})}
+	c := &Client{conn: conn, limit: limit, w: frameWriter{conn: conn}, pending: map[uint64]chan answer{}, done: make(chan struct{})}
 	go c.read()
 	return c
 }
@@ -152,21 +150,7 @@ func (c *Client) cancel(id uint64) {
 	_ = c.write(frame[:]) // a dead connection cancels everything anyway
 }
 
-// writeTimeout bounds one frame's write: a plugin that stopped reading
-// must not hold every caller behind wmu.
-const writeTimeout = 30 * time.Second
-
-func (c *Client) write(frame []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_ = c.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := c.conn.Write(frame); err != nil {
-		// A partial frame leaves the stream out of step: end it.
-		_ = c.conn.Close()
-		return fmt.Errorf("%w: %v", ErrClosed, err)
-	}
-	return nil
-}
+func (c *Client) write(frame []byte) error { return c.w.write(frame) }
 
 // read is the connection's only reader: it hands each result to its caller.
 func (c *Client) read() {

@@ -44,7 +44,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 		<-ctx.Done()
 		_ = conn.Close() // unblocks the read below
 	}()
-	sc := &serverConn{s: s, conn: conn, running: map[uint64]context.CancelFunc{}}
+	sc := &serverConn{s: s, conn: conn, w: frameWriter{conn: conn}, running: map[uint64]context.CancelFunc{}}
 	work := workers.New(ctx.Done())
 	fr := frameReader{r: conn, limit: s.Limit}
 	for {
@@ -109,7 +109,7 @@ func decodeBody(body []byte, msg proto.Message) (time.Time, error) {
 type serverConn struct {
 	s    *Server
 	conn net.Conn
-	wmu  sync.Mutex
+	w    frameWriter
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc
@@ -197,12 +197,8 @@ func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
 			With("constraint", fmt.Sprintf("size <= %d", sc.s.Limit))))
 	}
 	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kindResult, id: id})
-	sc.wmu.Lock()
-	defer sc.wmu.Unlock()
-	_ = sc.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-	if _, err := sc.conn.Write(frame); err != nil {
-		_ = sc.conn.Close() // out of step or gone: the host fails its calls
-	}
+	// A failed write closes the connection: the host fails its calls.
+	_ = sc.w.write(frame)
 }
 
 // failure is a result carrying a typed error.
