@@ -134,6 +134,15 @@ func (b *Bus) SubscribeLocal(name string, patterns []string, h LocalHandler) (un
 }
 
 func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandler) (unsubscribe func()) {
+	return b.start(name, patterns, local, 1, func(ds []delivery, outcomes []error) {
+		outcomes[0] = b.safely(name, ds[0].ev.Type, func() error { return h(ds[0].ev) })
+	})
+}
+
+// start registers a subscriber and runs its goroutine: it takes the next
+// delivery and, up to most in all, those already queued behind it (never waiting
+// for more), runs them, and tells each awaiting publisher its own outcome.
+func (b *Bus) start(name string, patterns []string, local bool, most int, run func(ds []delivery, outcomes []error)) (unsubscribe func()) {
 	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), local: local, ch: make(chan delivery, QueueSize), done: make(chan struct{})}
 	b.mu.Lock()
 	b.nextID++
@@ -142,19 +151,19 @@ func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandl
 	b.mu.Unlock()
 	go func() {
 		defer close(s.done)
+		ds := make([]delivery, 0, most)
+		outcomes := make([]error, most)
 		for d := range s.ch {
-			err := func() (err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						b.log.Error("event handler panicked", "subscriber", name, "event", d.ev.Type, "panic", r)
-						err = fmt.Errorf("subscriber %s panicked on %s", name, d.ev.Type)
-					}
-				}()
-				return h(d.ev)
-			}()
-			if d.wait != nil {
-				d.wait.finish(name, err)
+			ds = drain(s.ch, append(ds[:0], d), most)
+			out := outcomes[:len(ds)]
+			clear(out)
+			run(ds, out)
+			for i, d := range ds {
+				if d.wait != nil {
+					d.wait.finish(name, out[i])
+				}
 			}
+			clear(ds) // the events' data is not kept past their run
 		}
 	}()
 	var once sync.Once
@@ -167,6 +176,18 @@ func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandl
 			<-s.done
 		})
 	}
+}
+
+// safely runs f, turning a panic into an error (logged) so one event's
+// handler cannot end its subscriber's goroutine.
+func (b *Bus) safely(name, what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error("event handler panicked", "subscriber", name, "event", what, "panic", r)
+			err = fmt.Errorf("subscriber %s panicked on %s", name, what)
+		}
+	}()
+	return f()
 }
 
 // Publish stamps ev (id and time when empty) and queues it for every
