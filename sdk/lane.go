@@ -45,19 +45,33 @@ func (s *server) openLane() (string, error) {
 			s.p.logger.Debug("the host did not connect to the call lane (an older host?); calls use gRPC", "error", err)
 			return
 		}
-		srv := &lane.Server{
-			Handle: s.unaryCall,
-			HandleEvent: func(ctx context.Context, ev *pb.Event) error {
-				return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
-			},
-			Limit: protocol.MaxMessageBytes,
-			OnPanic: func(v any, stack []byte) {
-				s.p.logger.Error("call lane handler panicked", "panic", fmt.Sprint(v), "stack", string(stack))
-			},
-		}
-		_ = srv.ServeConn(context.Background(), conn)
+		_ = s.laneServer().ServeConn(context.Background(), conn)
 	}()
 	return path, nil
+}
+
+// laneServer is the plugin's end of the lane: tool calls, and bus events
+// one by one or in batches (each event's handlers run in order; a failing
+// or panicking handler fails only its own event's outcome).
+func (s *server) laneServer() *lane.Server {
+	return &lane.Server{
+		Handle: s.unaryCall,
+		HandleEvent: func(ctx context.Context, ev *pb.Event) error {
+			return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+		},
+		Limit: protocol.MaxMessageBytes,
+		OnPanic: func(v any, stack []byte) {
+			s.p.logger.Error("call lane handler panicked", "panic", fmt.Sprint(v), "stack", string(stack))
+		},
+	}
+}
+
+// laneEventBatches reports whether the lane advertises event batches
+// (ConfigureResponse.lane_event_batches). CAIRN_LANE_EVENT_BATCHES=off
+// makes the plugin answer as an older SDK does, one event per frame (to
+// compare the two, or to rule batches out).
+func laneEventBatches() bool {
+	return os.Getenv("CAIRN_LANE_EVENT_BATCHES") != "off"
 }
 
 // unaryCall answers a call without progress (the lane and the unary Call RPC).

@@ -132,6 +132,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 			s.p.logger.Warn("no call lane; calls use gRPC", "error", err)
 		} else {
 			resp.CallLane = path
+			resp.LaneEventBatches = laneEventBatches()
 		}
 	}
 	return resp, nil

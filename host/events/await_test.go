@@ -15,17 +15,17 @@ func TestPublishAwaitWaitsForLocalHandlers(t *testing.T) {
 	b := newBus()
 	release := make(chan struct{})
 	var handled atomic.Int32
-	defer b.SubscribeLocal("admin", []string{"*"}, func(Event) error {
+	defer b.SubscribeLocalBatch("admin", []string{"*"}, oneByOne(func(Event) error {
 		<-release
 		handled.Add(1)
 		return nil
-	})()
-	defer b.SubscribeLocal("other", []string{"task.*"}, func(ev Event) error {
+	}))()
+	defer b.SubscribeLocalBatch("other", []string{"task.*"}, oneByOne(func(ev Event) error {
 		if ev.Type == "task.bad" {
 			return errors.New("store down")
 		}
 		return nil
-	})()
+	}))()
 	stuck := make(chan struct{})
 	unsubSession := b.Subscribe("session", "*", func(Event) { <-stuck })
 	defer func() { close(stuck); unsubSession() }()

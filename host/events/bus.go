@@ -33,11 +33,6 @@ type Event struct {
 // slow handler delays only its own queue.
 type Handler func(Event)
 
-// LocalHandler is a local (plugin) subscriber's handler; its error tells a
-// publisher that awaits the handlers (PublishAwait) that the event's side
-// effects are not all done.
-type LocalHandler func(Event) error
-
 // QueueSize bounds each subscriber's backlog; beyond it events are dropped
 // (and counted) rather than stalling publishers.
 const QueueSize = 1024
@@ -125,15 +120,16 @@ func (b *Bus) SubscribeSet(name string, patterns []string, h Handler) (unsubscri
 	return b.subscribe(name, patterns, false, func(ev Event) error { h(ev); return nil })
 }
 
-// SubscribeLocal is SubscribeSet for subscribers with side effects in the
-// shared store (plugins): they hear events published on this server only,
-// never those a cluster bus brings from other servers. A publisher that
-// awaits its event (PublishAwait) waits for h to return and hears its error.
-func (b *Bus) SubscribeLocal(name string, patterns []string, h LocalHandler) (unsubscribe func()) {
-	return b.subscribe(name, patterns, true, h)
+func (b *Bus) subscribe(name string, patterns []string, local bool, h func(Event) error) (unsubscribe func()) {
+	return b.start(name, patterns, local, 1, func(ds []delivery, outcomes []error) {
+		outcomes[0] = b.safely(name, ds[0].ev.Type, func() error { return h(ds[0].ev) })
+	})
 }
 
-func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandler) (unsubscribe func()) {
+// start registers a subscriber and runs its goroutine: it takes the next
+// delivery and, up to most in all, those already queued behind it (never waiting
+// for more), runs them, and tells each awaiting publisher its own outcome.
+func (b *Bus) start(name string, patterns []string, local bool, most int, run func(ds []delivery, outcomes []error)) (unsubscribe func()) {
 	s := &subscriber{name: name, patterns: append([]string(nil), patterns...), local: local, ch: make(chan delivery, QueueSize), done: make(chan struct{})}
 	b.mu.Lock()
 	b.nextID++
@@ -142,19 +138,19 @@ func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandl
 	b.mu.Unlock()
 	go func() {
 		defer close(s.done)
+		ds := make([]delivery, 0, most)
+		outcomes := make([]error, most)
 		for d := range s.ch {
-			err := func() (err error) {
-				defer func() {
-					if r := recover(); r != nil {
-						b.log.Error("event handler panicked", "subscriber", name, "event", d.ev.Type, "panic", r)
-						err = fmt.Errorf("subscriber %s panicked on %s", name, d.ev.Type)
-					}
-				}()
-				return h(d.ev)
-			}()
-			if d.wait != nil {
-				d.wait.finish(name, err)
+			ds = drain(s.ch, append(ds[:0], d), most)
+			out := outcomes[:len(ds)]
+			clear(out)
+			run(ds, out)
+			for i, d := range ds {
+				if d.wait != nil {
+					d.wait.finish(name, out[i])
+				}
 			}
+			clear(ds) // the events' data is not kept past their run
 		}
 	}()
 	var once sync.Once
@@ -167,6 +163,18 @@ func (b *Bus) subscribe(name string, patterns []string, local bool, h LocalHandl
 			<-s.done
 		})
 	}
+}
+
+// safely runs f, turning a panic into an error (logged) so one event's
+// handler cannot end its subscriber's goroutine.
+func (b *Bus) safely(name, what string, f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			b.log.Error("event handler panicked", "subscriber", name, "event", what, "panic", r)
+			err = fmt.Errorf("subscriber %s panicked on %s", name, what)
+		}
+	}()
+	return f()
 }
 
 // Publish stamps ev (id and time when empty) and queues it for every

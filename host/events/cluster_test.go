@@ -98,8 +98,8 @@ func TestClusterDeliversRemoteEventsOnceToSessionsNeverToPlugins(t *testing.T) {
 	var aSessions, bSessions, aPlugins, bPlugins recorder
 	defer a.Subscribe("session", "*", aSessions.handle)()
 	defer b.Subscribe("session", "*", bSessions.handle)()
-	defer a.SubscribeLocal("plugin", []string{"*", "task.*"}, aPlugins.handleLocal)()
-	defer b.SubscribeLocal("plugin", []string{"*", "task.*"}, bPlugins.handleLocal)()
+	defer a.SubscribeLocalBatch("plugin", []string{"*", "task.*"}, oneByOne(aPlugins.handleLocal))()
+	defer b.SubscribeLocalBatch("plugin", []string{"*", "task.*"}, oneByOne(bPlugins.handleLocal))()
 
 	const fromA, fromB = 50, 7
 	for i := range fromA {

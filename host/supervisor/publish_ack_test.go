@@ -46,7 +46,7 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	bus := events.New(hclog.NewNullLogger())
 	release := make(chan struct{})
 	seen := make(chan events.Event, 8)
-	defer bus.SubscribeLocal("admin", []string{"*"}, func(ev events.Event) error {
+	defer bus.SubscribeLocalBatch("admin", []string{"*"}, oneByOne(func(ev events.Event) error {
 		seen <- ev
 		if ev.Type == "task.slow" {
 			<-release
@@ -55,7 +55,7 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 			return errors.New("admin store down")
 		}
 		return nil
-	})()
+	}))()
 	h := &hostServices{plugin: "core", bus: bus, log: hclog.NewNullLogger()}
 	st := &fakePublishStream{ctx: t.Context(), in: make(chan *pb.PublishRequest, 8), acks: make(chan *pb.PublishAck, 8)}
 	served := make(chan error, 1)
@@ -97,5 +97,16 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	close(st.in)
 	if err := <-served; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// oneByOne runs h on each event of a batch in turn.
+func oneByOne(h func(events.Event) error) events.BatchHandler {
+	return func(evs []events.Event) []error {
+		out := make([]error, len(evs))
+		for i, ev := range evs {
+			out[i] = h(ev)
+		}
+		return out
 	}
 }

@@ -161,6 +161,9 @@ type Plugin struct {
 	// lane is the running process's call lane (nil when it offers none or
 	// the connection ended): calls without progress take it.
 	lane *lane.Client
+	// laneBatches: the running process's lane takes event batches
+	// (ConfigureResponse.lane_event_batches).
+	laneBatches bool
 	// streamOnly is set when the running process answered the unary Call
 	// with Unimplemented (an older SDK): calls use the CallTool stream.
 	streamOnly bool
@@ -386,6 +389,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 		return errStopping
 	}
 	p.client, p.rpc, p.runner, p.desc, p.lane = client, rpc, r, desc, calls
+	p.laneBatches = conf.GetLaneEventBatches()
 	p.streamOnly = false
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
@@ -734,7 +738,7 @@ func (p *Plugin) subscribe(patterns []string) {
 	if p.env.Bus == nil || len(set) == 0 {
 		return
 	}
-	unsub := p.env.Bus.SubscribeLocal(p.spec.Name, set, p.deliver)
+	unsub := p.env.Bus.SubscribeLocalBatch(p.spec.Name, set, p.deliverBatch)
 	p.mu.Lock()
 	if p.stopping {
 		p.mu.Unlock()
@@ -751,7 +755,7 @@ func (p *Plugin) deliver(ev events.Event) error {
 	if ev.Source == p.spec.Name {
 		return nil // a plugin does not hear its own events
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
 	defer cancel()
 	rpc, err := p.await(ctx)
 	if err != nil {

@@ -28,14 +28,22 @@ type Client struct {
 
 	mu      sync.Mutex
 	nextID  uint64
-	pending map[uint64]chan answer
+	pending map[uint64]waiter
 	closed  bool
 	done    chan struct{}
 }
 
+// waiter is a frame waiting for its result; batch says the result is a
+// HandleEventsResponse rather than a ToolResult.
+type waiter struct {
+	ch    chan answer
+	batch bool
+}
+
 type answer struct {
-	res *pb.ToolResult
-	err error
+	res   *pb.ToolResult
+	batch *pb.HandleEventsResponse
+	err   error
 }
 
 // Dial connects to a plugin's lane socket. limit bounds a frame's body in
@@ -52,7 +60,7 @@ func Dial(ctx context.Context, path string, limit int) (*Client, error) {
 // NewClient runs a lane over an established connection and starts its
 // reader.
 func NewClient(conn net.Conn, limit int) *Client {
-	c := &Client{conn: conn, limit: limit, w: frameWriter{conn: conn}, pending: map[uint64]chan answer{}, done: make(chan struct{})}
+	c := &Client{conn: conn, limit: limit, w: frameWriter{conn: conn}, pending: map[uint64]waiter{}, done: make(chan struct{})}
 	go c.read()
 	return c
 }
@@ -71,25 +79,41 @@ func (c *Client) Close() error {
 // plugin is told to cancel the call and ctx's error is returned. A request
 // over the limit fails with ERR_LIMIT_EXCEEDED before anything is sent.
 func (c *Client) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
-	return c.roundTrip(ctx, kindCall, req, "the call to "+req.Tool, "arguments")
+	a := c.roundTrip(ctx, kindCall, req, "the call to "+req.Tool, "arguments")
+	return a.res, a.err
 }
 
 // Deliver hands one bus event to the plugin and waits until its handlers
 // ran; their failure comes back as a typed error.
 func (c *Client) Deliver(ctx context.Context, ev *pb.HandleEventRequest) error {
-	res, err := c.roundTrip(ctx, kindEvent, ev, "the event", "event")
-	if err != nil {
-		return err
+	a := c.roundTrip(ctx, kindEvent, ev, "the event", "event")
+	if a.err != nil {
+		return a.err
 	}
-	if e := res.GetError(); e != nil {
-		return errs.New(int(e.Status), e.Code, e.Message)
+	return errorFromProto(a.res.GetError())
+}
+
+// errorFromProto is a protocol error as a typed error; nil for none.
+func errorFromProto(e *pb.ToolError) error {
+	if e == nil {
+		return nil
 	}
-	return nil
+	return errs.New(int(e.Status), e.Code, e.Message)
 }
 
 // roundTrip sends a frame carrying ctx's deadline and msg and waits for
 // the result frame with the same id.
-func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, what, field string) (*pb.ToolResult, error) {
+func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, what, field string) answer {
+	frame, err := c.encode(ctx, msg, what, field)
+	if err != nil {
+		return answer{err: err}
+	}
+	return c.send(ctx, kind, frame)
+}
+
+// encode lays out a frame: header room, ctx's deadline, msg. A body over
+// the limit is a typed error naming it; nothing is sent.
+func (c *Client) encode(ctx context.Context, msg proto.Message, what, field string) ([]byte, error) {
 	frame := make([]byte, headerSize+deadlineSize, headerSize+deadlineSize+proto.Size(msg))
 	if dl, ok := ctx.Deadline(); ok {
 		binary.BigEndian.PutUint64(frame[headerSize:], uint64(dl.UnixNano()))
@@ -100,36 +124,39 @@ func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, wh
 	if err != nil {
 		return nil, fmt.Errorf("lane: encode %s: %w", what, err)
 	}
-	size := len(frame) - headerSize
-	if size > c.limit {
+	if size := len(frame) - headerSize; size > c.limit {
 		return nil, errs.Newf(413, errs.LimitExceeded, "%s is %d bytes; the limit between host and plugin is %d", what, size, c.limit).
 			With("field", field).With("constraint", fmt.Sprintf("size <= %d", c.limit))
 	}
-	ch := make(chan answer, 1)
+	return frame, nil
+}
+
+// send writes an encoded frame under a new id and waits for its result.
+func (c *Client) send(ctx context.Context, kind byte, frame []byte) answer {
+	w := waiter{ch: make(chan answer, 1), batch: kind == kindEvents}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil, ErrClosed
+		return answer{err: ErrClosed}
 	}
 	c.nextID++
 	id := c.nextID
-	c.pending[id] = ch
+	c.pending[id] = w
 	c.mu.Unlock()
-	putHeader(frame, header{size: uint32(size), kind: kind, id: id})
+	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kind, id: id})
 	if err := c.write(frame); err != nil {
 		c.forget(id)
-		return nil, err
+		return answer{err: err}
 	}
 	select {
-	case a := <-ch:
-		return a.res, a.err
+	case a := <-w.ch:
+		return a
 	case <-ctx.Done():
 		if c.forget(id) {
 			c.cancel(id)
-			return nil, ctx.Err()
+			return answer{err: ctx.Err()}
 		}
-		a := <-ch // answered (or failed) while we gave up: take it
-		return a.res, a.err
+		return <-w.ch // answered (or failed) while we gave up: take it
 	}
 }
 
@@ -165,27 +192,35 @@ func (c *Client) read() {
 			_ = c.conn.Close() // the plugin does not speak the lane
 			return
 		}
-		a := answer{}
-		switch {
-		case tooLarge:
-			a.err = errs.Newf(502, errs.LimitExceeded, "the plugin's result is %d bytes; the limit between host and plugin is %d", h.size, c.limit).
-				With("constraint", fmt.Sprintf("size <= %d", c.limit))
-		default:
-			res := &pb.ToolResult{}
-			if err := proto.Unmarshal(body, res); err != nil {
-				a.err = errs.Newf(502, errs.PluginUnavailable, "the plugin sent a result that does not decode: %v", err)
-			} else {
-				a.res = res
-			}
-		}
 		c.mu.Lock()
-		ch, ok := c.pending[h.id]
+		w, ok := c.pending[h.id]
 		delete(c.pending, h.id)
 		c.mu.Unlock()
 		if ok {
-			ch <- a
+			w.ch <- c.decodeResult(w.batch, h, body, tooLarge)
 		}
 	}
+}
+
+// decodeResult turns a result frame into its waiter's answer.
+func (c *Client) decodeResult(batch bool, h header, body []byte, tooLarge bool) answer {
+	if tooLarge {
+		return answer{err: errs.Newf(502, errs.LimitExceeded, "the plugin's result is %d bytes; the limit between host and plugin is %d", h.size, c.limit).
+			With("constraint", fmt.Sprintf("size <= %d", c.limit))}
+	}
+	var a answer
+	var msg proto.Message
+	if batch {
+		a.batch = &pb.HandleEventsResponse{}
+		msg = a.batch
+	} else {
+		a.res = &pb.ToolResult{}
+		msg = a.res
+	}
+	if err := proto.Unmarshal(body, msg); err != nil {
+		return answer{err: errs.Newf(502, errs.PluginUnavailable, "the plugin sent a result that does not decode: %v", err)}
+	}
+	return a
 }
 
 // shut marks the lane closed and fails every pending call.
@@ -197,8 +232,8 @@ func (c *Client) shut() {
 	}
 	c.closed = true
 	_ = c.conn.Close()
-	for id, ch := range c.pending {
-		ch <- answer{err: ErrClosed}
+	for id, w := range c.pending {
+		w.ch <- answer{err: ErrClosed}
 		delete(c.pending, id)
 	}
 	close(c.done)

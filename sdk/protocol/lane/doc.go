@@ -14,19 +14,28 @@
 // process's lifecycle, handshake, health and events.
 //
 // Wire format, both directions: a 16-byte header — body length (uint32, big
-// endian), frame kind (one byte), three zero bytes, call id (uint64, big
-// endian) — then the body:
+// endian), frame kind (one byte: call 1, cancel 2, result 3, event 4,
+// events 5), three zero bytes, call id (uint64, big endian) — then the
+// body:
 //
 //	call   (host → plugin): deadline in Unix nanoseconds (int64, 0 = none),
 //	                        then a CallToolRequest (protobuf)
 //	event  (host → plugin): deadline, then a HandleEventRequest: a bus
 //	                        event for the plugin's subscriptions
-//	cancel (host → plugin): empty; the call with that id is cancelled
-//	result (plugin → host): a ToolResult (protobuf), the answer to the call
-//	                        or event with that id (an event's carries only
-//	                        an error, when its handlers failed)
+//	events (host → plugin): deadline, then a HandleEventsRequest: several
+//	                        bus events, run in order; sent only to a plugin
+//	                        whose ConfigureResponse set lane_event_batches
+//	cancel (host → plugin): empty; the call (or event, or batch) with that
+//	                        id is cancelled
+//	result (plugin → host): the answer to the frame with that id: for a
+//	                        call or an event a ToolResult (protobuf; an
+//	                        event's carries only an error, when its handlers
+//	                        failed), for an events frame a
+//	                        HandleEventsResponse, one outcome per event in
+//	                        order (or one error when the batch was refused)
 //
 // A frame whose body exceeds the receiver's limit is read past and answered
-// (a call) or failed (a result) with a typed error naming the limit: the
-// connection stays open.
+// (a call, an event, a batch) or failed (a result) with a typed error naming
+// the limit: the connection stays open. The host never sends a batch over
+// its limit: it splits it into frames that fit, sent in order.
 package lane

@@ -13,6 +13,7 @@ const (
 	kindCancel byte = 2
 	kindResult byte = 3
 	kindEvent  byte = 4
+	kindEvents byte = 5
 )
 
 // headerSize is the fixed header before every body.
@@ -46,7 +47,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, errMalformed{"reserved header bytes are not zero"}
 	}
 	switch h.kind {
-	case kindCall, kindCancel, kindResult, kindEvent:
+	case kindCall, kindCancel, kindResult, kindEvent, kindEvents:
 	default:
 		return h, errMalformed{fmt.Sprintf("unknown frame kind %d", h.kind)}
 	}

@@ -10,10 +10,10 @@ import (
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
-// FuzzFrameDecoder feeds arbitrary bytes to the frame reader and the call
-// decoder: they must never panic, never return a body over the limit or of
-// another length than its header says, and a well-formed call must decode
-// to what was encoded.
+// FuzzFrameDecoder feeds arbitrary bytes to the frame reader and the call,
+// event-batch and result decoders: they must never panic, never return a
+// body over the limit or of another length than its header says, and a
+// decoded batch answer is either a refusal or outcomes, never a panic.
 func FuzzFrameDecoder(f *testing.F) {
 	call, _ := proto.Marshal(&pb.CallToolRequest{Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`)})
 	good := make([]byte, headerSize+deadlineSize)
@@ -21,6 +21,15 @@ func FuzzFrameDecoder(f *testing.F) {
 	binary.BigEndian.PutUint64(good[headerSize:], 1)
 	good = append(good, call...)
 	f.Add(good, uint16(64))
+	batch, _ := proto.Marshal(&pb.HandleEventsRequest{Events: []*pb.Event{{Id: "e1", Type: "task.created", Data: []byte(`{}`)}, {Type: "x"}}})
+	events := make([]byte, headerSize+deadlineSize)
+	putHeader(events, header{size: uint32(deadlineSize + len(batch)), kind: kindEvents, id: 8})
+	events = append(events, batch...)
+	f.Add(events, uint16(200))
+	answer, _ := proto.Marshal(&pb.HandleEventsResponse{Outcomes: []*pb.EventOutcome{{}, {Error: &pb.ToolError{Code: "ERR_CONFLICT", Status: 409}}}})
+	result := make([]byte, headerSize)
+	putHeader(result, header{size: uint32(len(answer)), kind: kindResult, id: 8})
+	f.Add(append(append(result, answer...), good...), uint16(300))
 	f.Add(good[:20], uint16(64))
 	f.Add(append(good, good...), uint16(8))
 	f.Add([]byte("\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"), uint16(0))
@@ -41,10 +50,24 @@ func FuzzFrameDecoder(f *testing.F) {
 			if len(body) != int(h.size) || len(body) > int(limit) {
 				t.Fatalf("body %d bytes, header %d, limit %d", len(body), h.size, limit)
 			}
-			if h.kind == kindCall {
+			switch h.kind {
+			case kindCall:
 				req := &pb.CallToolRequest{}
 				if _, err := decodeBody(body, req); err == nil && len(body) < deadlineSize {
 					t.Fatal("decodeBody took a body without a deadline")
+				}
+			case kindEvents:
+				req := &pb.HandleEventsRequest{}
+				if _, err := decodeBody(body, req); err == nil && len(body) < deadlineSize {
+					t.Fatal("decodeBody took a batch without a deadline")
+				}
+			case kindResult:
+				c := &Client{limit: int(limit)}
+				for _, batch := range []bool{false, true} {
+					a := c.decodeResult(batch, h, body, false)
+					if a.err == nil && (batch != (a.batch != nil) || batch == (a.res != nil)) {
+						t.Fatalf("batch %v decoded to %v / %v", batch, a.res, a.batch)
+					}
 				}
 			}
 		}

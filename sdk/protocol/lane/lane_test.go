@@ -19,6 +19,12 @@ import (
 // dialled to it; serverConn receives the server's end for tests that cut it.
 func pair(t *testing.T, h Handler, clientLimit, serverLimit int) (*Client, chan net.Conn) {
 	t.Helper()
+	return pairServer(t, &Server{Handle: h, Limit: serverLimit}, clientLimit)
+}
+
+// pairServer is pair for a server set up by the test (event handlers).
+func pairServer(t *testing.T, srv *Server, clientLimit int) (*Client, chan net.Conn) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -35,7 +41,7 @@ func pair(t *testing.T, h Handler, clientLimit, serverLimit int) (*Client, chan 
 			return
 		}
 		conns <- conn
-		_ = (&Server{Handle: h, Limit: serverLimit}).ServeConn(ctx, conn)
+		_ = srv.ServeConn(ctx, conn)
 	}()
 	c, err := Dial(context.Background(), path, clientLimit)
 	if err != nil {

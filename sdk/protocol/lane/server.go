@@ -69,7 +69,24 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			cctx, id, done := sc.begin(ctx, h.id, deadline)
 			work.Run(func() {
 				defer done()
-				sc.reply(id, sc.event(cctx, req.Event))
+				sc.reply(id, eventResult(sc.event(cctx, req.Event)))
+			})
+		case kindEvents:
+			if tooLarge {
+				go sc.reply(h.id, batchFailure(errs.Newf(413, errs.LimitExceeded, "the event batch is %d bytes; the limit between host and plugin is %d", h.size, s.Limit).
+					With("field", "events").With("constraint", fmt.Sprintf("size <= %d", s.Limit))))
+				continue
+			}
+			req := &pb.HandleEventsRequest{}
+			deadline, err := decodeBody(body, req)
+			if err != nil {
+				go sc.reply(h.id, batchFailure(errs.Newf(400, errs.InvalidInput, "the event batch does not decode: %v", err)))
+				continue
+			}
+			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			work.Run(func() {
+				defer done()
+				sc.reply(id, sc.events(cctx, req.Events))
 			})
 		case kindCall:
 			if tooLarge {
@@ -138,25 +155,49 @@ func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) 
 }
 
 // event runs the event handlers; a failure or panic comes back as a typed
-// error.
-func (sc *serverConn) event(ctx context.Context, ev *pb.Event) (res *pb.ToolResult) {
+// error, nil when they all succeeded.
+func (sc *serverConn) event(ctx context.Context, ev *pb.Event) (fail *errs.Error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if sc.s.OnPanic != nil {
 				sc.s.OnPanic(r, debug.Stack())
 			}
-			res = failure(errs.Newf(500, errs.Internal, "the handler of %s failed unexpectedly; the plugin logged the details", ev.Type))
+			fail = errs.Newf(500, errs.Internal, "the handler of %s failed unexpectedly; the plugin logged the details", ev.Type)
 		}
 	}()
 	if sc.s.HandleEvent == nil {
-		return failure(errs.New(501, errs.Internal, "this plugin takes no events on the lane"))
+		return errs.New(501, errs.Internal, "this plugin takes no events on the lane")
 	}
 	if err := sc.s.HandleEvent(ctx, ev); err != nil {
 		e := errs.From(err)
 		if e.Status == 0 {
 			e.Status = 500
 		}
-		return failure(e)
+		return e
+	}
+	return nil
+}
+
+// events runs a batch's events one after another, in order; each event's
+// failure (or panic) is its own outcome and the next event runs anyway.
+func (sc *serverConn) events(ctx context.Context, evs []*pb.Event) *pb.HandleEventsResponse {
+	out := &pb.HandleEventsResponse{Outcomes: make([]*pb.EventOutcome, len(evs))}
+	for i, ev := range evs {
+		o := &pb.EventOutcome{}
+		if ev == nil {
+			o.Error = ErrorToProto(errs.New(400, errs.InvalidInput, "the batch holds an empty event"))
+		} else if e := sc.event(ctx, ev); e != nil {
+			o.Error = ErrorToProto(e)
+		}
+		out.Outcomes[i] = o
+	}
+	return out
+}
+
+// eventResult is a single event's answer: an error only when it failed.
+func eventResult(fail *errs.Error) *pb.ToolResult {
+	if fail != nil {
+		return failure(fail)
 	}
 	return &pb.ToolResult{Status: 200}
 }
@@ -184,16 +225,20 @@ func (sc *serverConn) cancel(id uint64) {
 	}
 }
 
-// reply writes a result frame; a result over the limit is replaced by a
-// typed error saying so.
-func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
+// reply writes a result frame (a ToolResult, or a HandleEventsResponse for
+// a batch); a result over the limit is replaced by a typed error saying so.
+func (sc *serverConn) reply(id uint64, res proto.Message) {
+	fail := func(e *errs.Error) proto.Message { return failure(e) }
+	if _, ok := res.(*pb.HandleEventsResponse); ok {
+		fail = func(e *errs.Error) proto.Message { return batchFailure(e) }
+	}
 	// proto.Size cached the sizes the encoder needs.
 	frame, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, headerSize, headerSize+proto.Size(res)), res)
 	if err != nil {
-		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(500, errs.Internal, "the result does not encode: %v", err)))
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), fail(errs.Newf(500, errs.Internal, "the result does not encode: %v", err)))
 	}
 	if size := len(frame) - headerSize; size > sc.s.Limit {
-		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), failure(errs.Newf(413, errs.LimitExceeded, "the result is %d bytes; the limit between plugin and host is %d", size, sc.s.Limit).
+		frame, _ = proto.MarshalOptions{}.MarshalAppend(make([]byte, headerSize), fail(errs.Newf(413, errs.LimitExceeded, "the result is %d bytes; the limit between plugin and host is %d", size, sc.s.Limit).
 			With("constraint", fmt.Sprintf("size <= %d", sc.s.Limit))))
 	}
 	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kindResult, id: id})
@@ -204,4 +249,9 @@ func (sc *serverConn) reply(id uint64, res *pb.ToolResult) {
 // failure is a result carrying a typed error.
 func failure(e *errs.Error) *pb.ToolResult {
 	return &pb.ToolResult{Status: int32(e.Status), Error: ErrorToProto(e)}
+}
+
+// batchFailure answers a batch the plugin refused as a whole: no event ran.
+func batchFailure(e *errs.Error) *pb.HandleEventsResponse {
+	return &pb.HandleEventsResponse{Error: ErrorToProto(e)}
 }

@@ -128,9 +128,13 @@ type ConfigureResponse struct {
 	// progress: the call lane (package sdk/protocol/lane), lighter than a gRPC
 	// call. The host dials it once, after Configure; empty when the plugin
 	// offers none, and then every call goes over gRPC.
-	CallLane      string `protobuf:"bytes,1,opt,name=call_lane,json=callLane,proto3" json:"call_lane,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CallLane string `protobuf:"bytes,1,opt,name=call_lane,json=callLane,proto3" json:"call_lane,omitempty"`
+	// The call lane takes event batches (HandleEventsRequest in one frame):
+	// the host may send every bus event already queued for the plugin at
+	// once. Unset (an older plugin): one event per frame.
+	LaneEventBatches bool `protobuf:"varint,2,opt,name=lane_event_batches,json=laneEventBatches,proto3" json:"lane_event_batches,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ConfigureResponse) Reset() {
@@ -168,6 +172,13 @@ func (x *ConfigureResponse) GetCallLane() string {
 		return x.CallLane
 	}
 	return ""
+}
+
+func (x *ConfigureResponse) GetLaneEventBatches() bool {
+	if x != nil {
+		return x.LaneEventBatches
+	}
+	return false
 }
 
 type DescribeRequest struct {
@@ -2788,6 +2799,156 @@ func (x *AskClientResponse) GetError() *ToolError {
 	return nil
 }
 
+// HandleEventsRequest carries several bus events for the plugin's
+// subscriptions in one call-lane frame, in the order the bus queued them;
+// the plugin runs each event's handlers in that order.
+type HandleEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandleEventsRequest) Reset() {
+	*x = HandleEventsRequest{}
+	mi := &file_plugin_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandleEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandleEventsRequest) ProtoMessage() {}
+
+func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandleEventsRequest.ProtoReflect.Descriptor instead.
+func (*HandleEventsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *HandleEventsRequest) GetEvents() []*Event {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+// HandleEventsResponse answers a HandleEventsRequest: one outcome per event,
+// in the request's order.
+type HandleEventsResponse struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Outcomes []*EventOutcome        `protobuf:"bytes,1,rep,name=outcomes,proto3" json:"outcomes,omitempty"`
+	// Set when the batch as a whole was refused (over the plugin's frame
+	// limit, or it did not decode): no event in it ran, outcomes is empty.
+	Error         *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandleEventsResponse) Reset() {
+	*x = HandleEventsResponse{}
+	mi := &file_plugin_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandleEventsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandleEventsResponse) ProtoMessage() {}
+
+func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandleEventsResponse.ProtoReflect.Descriptor instead.
+func (*HandleEventsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *HandleEventsResponse) GetOutcomes() []*EventOutcome {
+	if x != nil {
+		return x.Outcomes
+	}
+	return nil
+}
+
+func (x *HandleEventsResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// EventOutcome is one event's outcome in a batch.
+type EventOutcome struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set when the event's handlers failed (or panicked); unset when they
+	// all returned without error.
+	Error         *ToolError `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EventOutcome) Reset() {
+	*x = EventOutcome{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EventOutcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EventOutcome) ProtoMessage() {}
+
+func (x *EventOutcome) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EventOutcome.ProtoReflect.Descriptor instead.
+func (*EventOutcome) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *EventOutcome) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2802,9 +2963,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\bsettings\x18\x06 \x03(\v2/.cairn.plugin.v1.ConfigureRequest.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"0\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"^\n" +
 	"\x11ConfigureResponse\x12\x1b\n" +
-	"\tcall_lane\x18\x01 \x01(\tR\bcallLane\"\x11\n" +
+	"\tcall_lane\x18\x01 \x01(\tR\bcallLane\x12,\n" +
+	"\x12lane_event_batches\x18\x02 \x01(\bR\x10laneEventBatches\"\x11\n" +
 	"\x0fDescribeRequest\"\x81\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -2992,7 +3154,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06params\x18\x03 \x01(\fR\x06params\"]\n" +
 	"\x11AskClientResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x120\n" +
-	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xea\a\n" +
+	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"E\n" +
+	"\x13HandleEventsRequest\x12.\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.cairn.plugin.v1.EventR\x06events\"\x83\x01\n" +
+	"\x14HandleEventsResponse\x129\n" +
+	"\boutcomes\x18\x01 \x03(\v2\x1d.cairn.plugin.v1.EventOutcomeR\boutcomes\x120\n" +
+	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"@\n" +
+	"\fEventOutcome\x120\n" +
+	"\x05error\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xea\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -3024,7 +3193,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -3070,12 +3239,15 @@ var file_plugin_proto_goTypes = []any{
 	(*CompleteResponse)(nil),      // 41: cairn.plugin.v1.CompleteResponse
 	(*AskClientRequest)(nil),      // 42: cairn.plugin.v1.AskClientRequest
 	(*AskClientResponse)(nil),     // 43: cairn.plugin.v1.AskClientResponse
-	nil,                           // 44: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 45: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 46: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*HandleEventsRequest)(nil),   // 44: cairn.plugin.v1.HandleEventsRequest
+	(*HandleEventsResponse)(nil),  // 45: cairn.plugin.v1.HandleEventsResponse
+	(*EventOutcome)(nil),          // 46: cairn.plugin.v1.EventOutcome
+	nil,                           // 47: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 48: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 49: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	44, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	47, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -3092,49 +3264,53 @@ var file_plugin_proto_depIdxs = []int32{
 	21, // 14: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
 	33, // 15: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
 	34, // 16: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	45, // 17: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	48, // 17: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
 	13, // 18: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
 	38, // 19: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
 	12, // 20: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	46, // 21: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	49, // 21: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
 	12, // 22: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
-	0,  // 23: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
-	2,  // 24: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
-	7,  // 25: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
-	16, // 26: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
-	18, // 27: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
-	22, // 28: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
-	24, // 29: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
-	26, // 30: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	35, // 31: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	37, // 32: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	40, // 33: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	7,  // 34: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
-	28, // 35: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	31, // 36: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	28, // 37: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	42, // 38: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
-	1,  // 39: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 40: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 41: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	17, // 42: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	20, // 43: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	23, // 44: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	25, // 45: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	27, // 46: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	36, // 47: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	39, // 48: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	41, // 49: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	11, // 50: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
-	29, // 51: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	32, // 52: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	30, // 53: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	43, // 54: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
-	39, // [39:55] is the sub-list for method output_type
-	23, // [23:39] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	21, // 23: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
+	46, // 24: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
+	12, // 25: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
+	12, // 26: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
+	0,  // 27: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
+	2,  // 28: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
+	7,  // 29: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
+	16, // 30: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
+	18, // 31: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
+	22, // 32: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
+	24, // 33: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
+	26, // 34: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
+	35, // 35: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	37, // 36: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	40, // 37: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	7,  // 38: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
+	28, // 39: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	31, // 40: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	28, // 41: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	42, // 42: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	1,  // 43: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 44: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 45: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	17, // 46: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	20, // 47: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	23, // 48: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	25, // 49: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	27, // 50: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	36, // 51: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	39, // 52: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	41, // 53: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	11, // 54: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
+	29, // 55: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	32, // 56: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	30, // 57: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	43, // 58: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	43, // [43:59] is the sub-list for method output_type
+	27, // [27:43] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3154,7 +3330,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   47,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
