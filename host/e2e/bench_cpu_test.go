@@ -42,7 +42,7 @@ func (c *cpuShare) sample() map[string]time.Duration {
 	if d := daemonPID(c.w.t, c.w); d != 0 {
 		out["daemon"] = procCPU(d)
 		for _, pid := range childrenOf(d) {
-			out[pluginName(pid)] += procCPU(pid)
+			out[processName(pid)] += procCPU(pid)
 		}
 	}
 	var ru syscall.Rusage
@@ -104,15 +104,102 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-// pluginName names a plugin process by the area it serves
-// ("__serve-plugin core"), or by its executable.
-func pluginName(pid int) string {
+// callCPU is the CPU a call costs each process of a tree, sampled around
+// an interleaved run: the floor server's and cairn's, side by side.
+type callCPU struct {
+	roots []int
+	start map[string]time.Duration
+}
+
+// startCallCPU samples the trees under roots (pids; 0 is skipped).
+func startCallCPU(roots ...int) *callCPU {
+	c := &callCPU{roots: roots}
+	c.start = c.sample()
+	return c
+}
+
+func (c *callCPU) sample() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	seen := map[int]bool{}
+	var walk func(pid int)
+	walk = func(pid int) {
+		if seen[pid] {
+			return
+		}
+		seen[pid] = true
+		out[processName(pid)] += procCPU(pid)
+		for _, child := range childrenOf(pid) {
+			walk(child)
+		}
+	}
+	for _, r := range c.roots {
+		if r > 0 { // no daemon: daemonPID is 0
+			walk(r)
+		}
+	}
+	return out
+}
+
+// perCall is "name µs" for every process, per call, largest first.
+func (c *callCPU) perCall(calls int) string {
+	end := c.sample()
+	type part struct {
+		name string
+		us   float64
+	}
+	var parts []part
+	for name, d := range end {
+		if us := float64((d - c.start[name]).Microseconds()) / float64(calls); us >= 1 {
+			parts = append(parts, part{name, us})
+		}
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].us > parts[j].us })
+	var b strings.Builder
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.0f µs", p.name, p.us)
+	}
+	return b.String()
+}
+
+// processName names a cairn process by its role: the area a plugin
+// process serves, "daemon", or "serve" for the process the client started
+// (the relay, or with --no-daemon the host itself); else the executable's
+// name.
+func processName(pid int) string {
 	raw, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 	for i, a := range args {
-		if a == "__serve-plugin" && i+1 < len(args) {
+		switch {
+		case a == "__serve-plugin" && i+1 < len(args):
 			return args[i+1]
+		case a == "__daemon":
+			return "daemon"
+		case a == "serve":
+			return "serve"
 		}
 	}
 	return filepath.Base(args[0])
+}
+
+// floorPID is the floor server's process, a child of this benchmark.
+func floorPID() int {
+	for _, pid := range childrenOf(os.Getpid()) {
+		if processName(pid) == "floor" {
+			return pid
+		}
+	}
+	return 0
+}
+
+// total is the CPU per call summed over the tree.
+func (c *callCPU) total(calls int) float64 {
+	end := c.sample()
+	var d time.Duration
+	for name, v := range end {
+		d += v - c.start[name]
+	}
+	return float64(d.Microseconds()) / float64(calls)
 }

@@ -83,11 +83,16 @@ func benchCalls(b *testing.B, tab *table) {
 				_ = floor.call()
 			}
 			if c.name != "task_update" {
+				// Where a call's CPU goes, beside the floor server's: the
+				// figure the ratio comes from, process by process.
+				fcpu, scpu := startCallCPU(floorPID()), startCallCPU(s.cmd.Process.Pid, daemonPID(w.t, w))
 				fl, sub, err := interleave(floor.call, c.fn, 300, 3000, callBudget)
 				if err != nil {
 					b.Fatal(err)
 				}
-				tab.add(latencyRow(c.name+", "+mode.name, fl, sub, mode.goal))
+				r := latencyRow(c.name+", "+mode.name, fl, sub, mode.goal)
+				r.note += fmt.Sprintf("; CPU per call: %s; floor server %.0f µs", scpu.perCall(len(sub)), fcpu.total(len(fl)))
+				tab.add(r)
 				continue
 			}
 			// The goal counts the hop, not the disk: each update is
