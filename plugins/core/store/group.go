@@ -65,6 +65,24 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 	return <-c.done
 }
 
+// maxBatch bounds the calls one transaction takes in, so that a stream of
+// arrivals cannot keep a transaction open (and its first callers waiting)
+// indefinitely.
+const maxBatch = 256
+
+// join appends to batch the calls pending now, up to maxBatch in all.
+func (g *group) join(batch []*groupCall) []*groupCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.pending), maxBatch-len(batch))
+	if n <= 0 {
+		return batch
+	}
+	batch = append(batch, g.pending[:n]...)
+	g.pending = append(g.pending[:0], g.pending[n:]...)
+	return batch
+}
+
 // errRetry marks a transaction rolled back because one of its calls failed.
 var errRetry = errors.New("store: batch member failed")
 
@@ -81,13 +99,22 @@ func (s *Store) commitBatch(batch []*groupCall) {
 				removalFailed = true
 				return err
 			}
-			for i, c := range batch {
-				if err := safeRun(c.fn, tx); err != nil {
+			for i := 0; ; i++ {
+				if i == len(batch) {
+					// Calls that arrived while this transaction was being
+					// built join it rather than wait for a commit of their
+					// own: the commit (spill, two fsyncs) is most of a
+					// write's cost, and a bigger batch shares it wider.
+					batch = s.group.join(batch)
+					if i == len(batch) {
+						return nil
+					}
+				}
+				if err := safeRun(batch[i].fn, tx); err != nil {
 					failed, failErr = i, err
 					return errRetry
 				}
 			}
-			return nil
 		})
 		taker, fresh := s.endFresh()
 		switch {

@@ -1,0 +1,81 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+)
+
+func (g *group) pendingCalls() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}
+
+// Calls that arrive while a group commit's transaction is being built join
+// that transaction: one durable commit for all of them, each seeing the
+// writes of the calls before it.
+func TestGroupCommitJoinsTheOpenTransaction(t *testing.T) {
+	pgtest.EachStore(t, testGroupCommitJoinsTheOpenTransaction)
+}
+
+func testGroupCommitJoinsTheOpenTransaction(t *testing.T) {
+	s, _ := openEach(t)
+	const late = 5
+	before := s.Commits()
+	var wg sync.WaitGroup
+	firstDone := make(chan error, 1)
+	go func() {
+		firstDone <- s.Commit(func(tx kv.Tx) error {
+			// Hold the transaction open until the late calls are queued.
+			for deadline := time.Now().Add(10 * time.Second); s.group.pendingCalls() < late; {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("late calls never queued")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			_, err := NextID(tx, CounterThought)
+			return err
+		})
+	}()
+	// The first call is the committer once its fn runs.
+	for s.group.pendingCalls() != 0 || !s.groupRunning() {
+		time.Sleep(time.Millisecond)
+	}
+	seen := make([]uint64, late)
+	for i := 0; i < late; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := s.Commit(func(tx kv.Tx) error {
+				var err error
+				seen[i], err = NextID(tx, CounterThought)
+				return err
+			}); err != nil {
+				t.Errorf("late call %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - before; got != 1 {
+		t.Errorf("%d durable commits, want 1: the late calls must join the open transaction", got)
+	}
+	for i, n := range seen {
+		if n < 2 || n > late+1 {
+			t.Errorf("late call %d got number %d, want one after the first call's", i, n)
+		}
+	}
+}
+
+func (s *Store) groupRunning() bool {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return s.group.running
+}
