@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 )
@@ -13,8 +14,9 @@ import (
 // appends (eight agents recording thoughts at once) would queue for one
 // commit each. Commit gathers the calls that arrive while a commit is in
 // flight and runs them together in the next transaction, one commit for all.
-// Unlike bbolt's Batch it never waits for company: a lone caller commits at
-// once.
+// Calls arriving while that transaction is being built join it, and under
+// load it lingers briefly for the calls it expects (linger.go). Unlike
+// bbolt's Batch a lone caller never waits for company: it commits at once.
 
 type groupCall struct {
 	fn   func(tx kv.Tx) error
@@ -25,6 +27,14 @@ type group struct {
 	mu      sync.Mutex
 	pending []*groupCall
 	running bool
+	// arrived wakes a committer lingering for company (linger.go).
+	arrived chan struct{}
+	timer   *time.Timer
+	// peak is the largest batch committed in the current window of
+	// commits, prevPeak that of the window before.
+	peak, prevPeak, commits int
+	// lingerMax overrides the const of that name (tests).
+	lingerMax time.Duration
 }
 
 // Commit runs fn in a durable read-write transaction, possibly shared with
@@ -42,6 +52,7 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
 	if g.running {
+		g.wake()
 		g.mu.Unlock()
 		return <-c.done
 	}
@@ -89,6 +100,7 @@ var errRetry = errors.New("store: batch member failed")
 func (s *Store) commitBatch(batch []*groupCall) {
 	// Handled outbox entries leave with this transaction (handoff.go).
 	handled := s.takeHandled()
+	var until time.Time // the end of lingering, once it started
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
@@ -100,13 +112,15 @@ func (s *Store) commitBatch(batch []*groupCall) {
 				return err
 			}
 			for i := 0; ; i++ {
-				if i == len(batch) {
-					// Calls that arrived while this transaction was being
-					// built join it rather than wait for a commit of their
-					// own: the commit (spill, two fsyncs) is most of a
-					// write's cost, and a bigger batch shares it wider.
-					batch = s.group.join(batch)
-					if i == len(batch) {
+				// Calls that arrived while this transaction was being built
+				// join it rather than wait for a commit of their own: the
+				// commit (spill, two fsyncs) is most of a write's cost, and
+				// a bigger batch shares it wider.
+				for i == len(batch) {
+					if batch = s.group.join(batch); i < len(batch) {
+						break
+					}
+					if !s.group.linger(len(batch), &until) {
 						return nil
 					}
 				}
@@ -130,6 +144,9 @@ func (s *Store) commitBatch(batch []*groupCall) {
 			batch[failed].done <- failErr
 			batch = append(batch[:failed:failed], batch[failed+1:]...)
 		default:
+			if err == nil {
+				s.group.committed(len(batch))
+			}
 			for _, c := range batch {
 				c.done <- err
 			}

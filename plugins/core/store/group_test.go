@@ -79,3 +79,44 @@ func (s *Store) groupRunning() bool {
 	defer s.group.mu.Unlock()
 	return s.group.running
 }
+
+// After commits of two calls, a transaction holding one call lingers for a
+// second and commits both at once; a store whose batches were of one (a lone
+// writer) never lingers.
+func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
+	s, _ := openTemp(t)
+	s.group.lingerMax = time.Hour // only an arrival ends the wait
+	s.group.committed(2)
+	before := s.Commits()
+	second := make(chan error, 1)
+	err := s.Commit(func(tx kv.Tx) error {
+		go func() {
+			// Arrive after this transaction ran out of calls to run.
+			time.Sleep(20 * time.Millisecond)
+			second <- s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err })
+		}()
+		_, err := NextID(tx, CounterThought)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - before; got != 1 {
+		t.Errorf("%d durable commits, want 1: the transaction should have waited for the second call", got)
+	}
+
+	lone, _ := openTemp(t)
+	lone.group.lingerMax = time.Hour
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		if err := lone.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("a lone writer's commits took %v: they must not linger", d)
+	}
+}
