@@ -120,3 +120,45 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 		t.Errorf("a lone writer's commits took %v: they must not linger", d)
 	}
 }
+
+// A transaction takes in at most maxBatch calls; the calls beyond wait for
+// the next one, however many keep arriving.
+func TestGroupCommitBatchIsBounded(t *testing.T) {
+	s, _ := openTemp(t)
+	s.group.committed(maxBatch) // a peak that would have it linger
+	const calls = maxBatch + 40
+	before := s.Commits()
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = s.Commit(func(tx kv.Tx) error { <-release; return nil })
+	}()
+	for s.group.pendingCalls() != 0 || !s.groupRunning() {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i < calls; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for s.group.pendingCalls() < calls-1 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if got := s.Commits() - before; got != 2 {
+		t.Errorf("%d commits for %d calls, want 2 (a full transaction, then the rest)", got, calls)
+	}
+	_ = s.View(func(tx kv.Tx) error {
+		if got := PeekID(tx, CounterThought); got != calls-1 {
+			t.Errorf("counter %d, want %d", got, calls-1)
+		}
+		return nil
+	})
+}

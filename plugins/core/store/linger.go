@@ -36,6 +36,9 @@ func (g *group) wake() {
 // before *until (set on the first wait), for another call to arrive; false
 // means commit now.
 func (g *group) linger(batch int, until *time.Time) bool {
+	if batch >= maxBatch {
+		return false // full: later calls wait for the next transaction
+	}
 	g.mu.Lock()
 	expect := max(g.peak, g.prevPeak)
 	if batch >= expect || len(g.pending) > 0 {
