@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 )
@@ -13,8 +14,9 @@ import (
 // appends (eight agents recording thoughts at once) would queue for one
 // commit each. Commit gathers the calls that arrive while a commit is in
 // flight and runs them together in the next transaction, one commit for all.
-// Unlike bbolt's Batch it never waits for company: a lone caller commits at
-// once.
+// Calls arriving while that transaction is being built join it, and under
+// load it lingers briefly for the calls it expects (linger.go). Unlike
+// bbolt's Batch a lone caller never waits for company: it commits at once.
 
 type groupCall struct {
 	fn   func(tx kv.Tx) error
@@ -25,6 +27,14 @@ type group struct {
 	mu      sync.Mutex
 	pending []*groupCall
 	running bool
+	// arrived wakes a committer lingering for company (linger.go).
+	arrived chan struct{}
+	timer   *time.Timer
+	// peak is the largest batch committed in the current window of
+	// commits, prevPeak that of the window before.
+	peak, prevPeak, commits int
+	// lingerMax overrides the const of that name (tests).
+	lingerMax time.Duration
 }
 
 // Commit runs fn in a durable read-write transaction, possibly shared with
@@ -42,6 +52,7 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
 	if g.running {
+		g.wake()
 		g.mu.Unlock()
 		return <-c.done
 	}
@@ -65,12 +76,31 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 	return <-c.done
 }
 
+// maxBatch bounds the calls one transaction takes in, so that a stream of
+// arrivals cannot keep a transaction open (and its first callers waiting)
+// indefinitely.
+const maxBatch = 256
+
+// join appends to batch the calls pending now, up to maxBatch in all.
+func (g *group) join(batch []*groupCall) []*groupCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := min(len(g.pending), maxBatch-len(batch))
+	if n <= 0 {
+		return batch
+	}
+	batch = append(batch, g.pending[:n]...)
+	g.pending = append(g.pending[:0], g.pending[n:]...)
+	return batch
+}
+
 // errRetry marks a transaction rolled back because one of its calls failed.
 var errRetry = errors.New("store: batch member failed")
 
 func (s *Store) commitBatch(batch []*groupCall) {
 	// Handled outbox entries leave with this transaction (handoff.go).
 	handled := s.takeHandled()
+	var until time.Time // the end of lingering, once it started
 	for len(batch) > 0 {
 		failed := -1
 		var failErr error
@@ -81,13 +111,24 @@ func (s *Store) commitBatch(batch []*groupCall) {
 				removalFailed = true
 				return err
 			}
-			for i, c := range batch {
-				if err := safeRun(c.fn, tx); err != nil {
+			for i := 0; ; i++ {
+				// Calls that arrived while this transaction was being built
+				// join it rather than wait for a commit of their own: the
+				// commit (spill, two fsyncs) is most of a write's cost, and
+				// a bigger batch shares it wider.
+				for i == len(batch) {
+					if batch = s.group.join(batch); i < len(batch) {
+						break
+					}
+					if !s.group.linger(len(batch), &until) {
+						return nil
+					}
+				}
+				if err := safeRun(batch[i].fn, tx); err != nil {
 					failed, failErr = i, err
 					return errRetry
 				}
 			}
-			return nil
 		})
 		taker, fresh := s.endFresh()
 		switch {
@@ -103,6 +144,9 @@ func (s *Store) commitBatch(batch []*groupCall) {
 			batch[failed].done <- failErr
 			batch = append(batch[:failed:failed], batch[failed+1:]...)
 		default:
+			if err == nil {
+				s.group.committed(len(batch))
+			}
 			for _, c := range batch {
 				c.done <- err
 			}

@@ -62,7 +62,7 @@ func nextStamp(now time.Time) int64 {
 // recorded already leased to that drainer and handed to it once the commit
 // returns, so publishing it costs no claim transaction (handoff.go).
 func (s *Store) RecordEvent(tx kv.Tx, eventType string, data any, now time.Time) (OutboxEvent, error) {
-	raw, err := json.Marshal(data)
+	raw, err := marshalEventData(data)
 	if err != nil {
 		return OutboxEvent{}, fmt.Errorf("store: event %s data: %w", eventType, err)
 	}
@@ -72,7 +72,7 @@ func (s *Store) RecordEvent(tx kv.Tx, eventType string, data any, now time.Time)
 	ev.Key = binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(ev.ID)), uint64(nextStamp(now)))
 	ev.Key = append(ev.Key, ev.ID...)
 	ev = s.leaseFresh(tx, ev)
-	return ev, putOutbox(tx, ev)
+	return ev, tx.Bucket([]byte(BucketEventOutbox)).Put(ev.Key, marshalOutboxEvent(ev))
 }
 
 func putOutbox(tx kv.Tx, ev OutboxEvent) error {

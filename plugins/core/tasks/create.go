@@ -100,6 +100,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		out      CreateOutput
 		replayed bool
 		rec      *record
+		event    map[string]any
 	)
 	err = s.st.Commit(func(tx kv.Tx) error {
 		var err error
@@ -108,7 +109,8 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 			if rec, err = s.createTx(tx, call, actor, &in, parent, deps, now); err != nil {
 				return CreateOutput{}, err
 			}
-			if err := s.record(tx, EventCreated, createdEvent(rec), now); err != nil {
+			event = createdEvent(rec)
+			if err := s.record(tx, EventCreated, event, now); err != nil {
 				return CreateOutput{}, err
 			}
 			return CreateOutput{
@@ -125,7 +127,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		return CreateOutput{}, internal(err)
 	}
 	if !replayed {
-		s.publish(EventCreated, createdEvent(rec))
+		s.publish(EventCreated, event)
 	}
 	return out, nil
 }

@@ -87,9 +87,12 @@ func sortedPrefix(variant byte, scope []byte, status, priority uint8) []byte {
 	return append(k, status, priority)
 }
 
-func sortedKey(rec *record, variant byte, scope []byte) []byte {
+// appendSortedKey appends rec's key in the index variant of scope to k.
+func appendSortedKey(k []byte, rec *record, variant byte, scope []byte) []byte {
 	sortBy, desc := SortKeys[variant/2], variant%2 == 1
-	k := sortedPrefix(variant, scope, rec.status, rec.priority)
+	k = append(k, variant)
+	k = append(k, scope...)
+	k = append(k, rec.status, rec.priority)
 	k = binary.BigEndian.AppendUint64(k, sortValue(rec, sortBy, desc))
 	return binary.BigEndian.AppendUint64(k, rec.num)
 }
@@ -104,11 +107,14 @@ func indexList(tx kv.Tx, rec, prev *record) error {
 		return err
 	}
 	b := tx.Bucket([]byte(store.BucketTaskSorted))
+	// Both stores copy a key they are given, so one buffer serves every
+	// key of this write.
+	var k, old []byte
 	for _, scope := range [][]byte{scopeAll(), scopeProject(rec.project)} {
 		for v := byte(0); v < byte(len(SortKeys)*2); v++ {
-			k := sortedKey(rec, v, scope)
+			k = appendSortedKey(k[:0], rec, v, scope)
 			if prev != nil {
-				old := sortedKey(prev, v, scope)
+				old = appendSortedKey(old[:0], prev, v, scope)
 				if string(old) == string(k) {
 					continue
 				}

@@ -63,11 +63,11 @@ func trigramPositions(title, description string) map[[3]byte][]byte {
 	return out
 }
 
-func trigramKey(g [3]byte, num uint64) []byte {
-	k := make([]byte, 11)
-	copy(k, g[:])
+// trigramKey writes the posting key of trigram g for task num into k.
+func trigramKey(k *[11]byte, g [3]byte, num uint64) []byte {
+	copy(k[:], g[:])
 	binary.BigEndian.PutUint64(k[3:], num)
-	return k
+	return k[:]
 }
 
 // indexText updates the trigram postings of task num from its old text
@@ -92,6 +92,7 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 		return nil // a store opened read-only by an older layout's tooling
 	}
 	now := trigramPositions(rec.title, rec.description)
+	var key [11]byte // both stores copy a key they are given
 	var old map[[3]byte][]byte
 	if prev != nil {
 		old = trigramPositions(prev.title, prev.description)
@@ -99,7 +100,7 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 			if _, keep := now[g]; keep {
 				continue
 			}
-			if err := b.Delete(trigramKey(g, rec.num)); err != nil {
+			if err := b.Delete(trigramKey(&key, g, rec.num)); err != nil {
 				return err
 			}
 		}
@@ -108,7 +109,7 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 		if o, ok := old[g]; ok && bytes.Equal(o, v) {
 			continue
 		}
-		if err := b.Put(trigramKey(g, rec.num), v); err != nil {
+		if err := b.Put(trigramKey(&key, g, rec.num), v); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,164 @@
+package store
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+)
+
+func (g *group) pendingCalls() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.pending)
+}
+
+// Calls that arrive while a group commit's transaction is being built join
+// that transaction: one durable commit for all of them, each seeing the
+// writes of the calls before it.
+func TestGroupCommitJoinsTheOpenTransaction(t *testing.T) {
+	pgtest.EachStore(t, testGroupCommitJoinsTheOpenTransaction)
+}
+
+func testGroupCommitJoinsTheOpenTransaction(t *testing.T) {
+	s, _ := openEach(t)
+	const late = 5
+	before := s.Commits()
+	var wg sync.WaitGroup
+	firstDone := make(chan error, 1)
+	go func() {
+		firstDone <- s.Commit(func(tx kv.Tx) error {
+			// Hold the transaction open until the late calls are queued.
+			for deadline := time.Now().Add(10 * time.Second); s.group.pendingCalls() < late; {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("late calls never queued")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			_, err := NextID(tx, CounterThought)
+			return err
+		})
+	}()
+	// The first call is the committer once its fn runs.
+	for s.group.pendingCalls() != 0 || !s.groupRunning() {
+		time.Sleep(time.Millisecond)
+	}
+	seen := make([]uint64, late)
+	for i := 0; i < late; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if err := s.Commit(func(tx kv.Tx) error {
+				var err error
+				seen[i], err = NextID(tx, CounterThought)
+				return err
+			}); err != nil {
+				t.Errorf("late call %d: %v", i, err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - before; got != 1 {
+		t.Errorf("%d durable commits, want 1: the late calls must join the open transaction", got)
+	}
+	for i, n := range seen {
+		if n < 2 || n > late+1 {
+			t.Errorf("late call %d got number %d, want one after the first call's", i, n)
+		}
+	}
+}
+
+func (s *Store) groupRunning() bool {
+	s.group.mu.Lock()
+	defer s.group.mu.Unlock()
+	return s.group.running
+}
+
+// After commits of two calls, a transaction holding one call lingers for a
+// second and commits both at once; a store whose batches were of one (a lone
+// writer) never lingers.
+func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
+	s, _ := openTemp(t)
+	s.group.lingerMax = time.Hour // only an arrival ends the wait
+	s.group.committed(2)
+	before := s.Commits()
+	second := make(chan error, 1)
+	err := s.Commit(func(tx kv.Tx) error {
+		go func() {
+			// Arrive after this transaction ran out of calls to run.
+			time.Sleep(20 * time.Millisecond)
+			second <- s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err })
+		}()
+		_, err := NextID(tx, CounterThought)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Commits() - before; got != 1 {
+		t.Errorf("%d durable commits, want 1: the transaction should have waited for the second call", got)
+	}
+
+	lone, _ := openTemp(t)
+	lone.group.lingerMax = time.Hour
+	start := time.Now()
+	for i := 0; i < 3; i++ {
+		if err := lone.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("a lone writer's commits took %v: they must not linger", d)
+	}
+}
+
+// A transaction takes in at most maxBatch calls; the calls beyond wait for
+// the next one, however many keep arriving.
+func TestGroupCommitBatchIsBounded(t *testing.T) {
+	s, _ := openTemp(t)
+	s.group.committed(maxBatch) // a peak that would have it linger
+	const calls = maxBatch + 40
+	before := s.Commits()
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = s.Commit(func(tx kv.Tx) error { <-release; return nil })
+	}()
+	for s.group.pendingCalls() != 0 || !s.groupRunning() {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 1; i < calls; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	for s.group.pendingCalls() < calls-1 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if got := s.Commits() - before; got != 2 {
+		t.Errorf("%d commits for %d calls, want 2 (a full transaction, then the rest)", got, calls)
+	}
+	_ = s.View(func(tx kv.Tx) error {
+		if got := PeekID(tx, CounterThought); got != calls-1 {
+			t.Errorf("counter %d, want %d", got, calls-1)
+		}
+		return nil
+	})
+}
