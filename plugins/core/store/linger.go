@@ -18,8 +18,9 @@ import (
 const lingerMax = time.Millisecond
 
 // peakWindow is the number of commits after which the expected batch size
-// forgets older peaks.
-const peakWindow = 32
+// forgets older peaks: short, so a writer left alone after a burst pays
+// the linger on a handful of commits at most (2 × peakWindow).
+const peakWindow = 4
 
 // wake tells a lingering committer that a call arrived; g.mu is held.
 func (g *group) wake() {
