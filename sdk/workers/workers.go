@@ -36,6 +36,9 @@ func (p Pool) loop(f func()) {
 	defer t.Stop()
 	for {
 		f()
+		if p.idle == nil {
+			return // the zero Pool: nothing can reach this worker
+		}
 		t.Reset(Idle)
 		select {
 		case f = <-p.idle:

@@ -81,7 +81,10 @@ func scopeProject(project string) []byte {
 // sortedPrefix is the key prefix of one (variant, scope, status, priority)
 // range.
 func sortedPrefix(variant byte, scope []byte, status, priority uint8) []byte {
-	k := make([]byte, 0, len(scope)+19)
+	return appendSortedPrefix(make([]byte, 0, len(scope)+19), variant, scope, status, priority)
+}
+
+func appendSortedPrefix(k []byte, variant byte, scope []byte, status, priority uint8) []byte {
 	k = append(k, variant)
 	k = append(k, scope...)
 	return append(k, status, priority)
@@ -90,9 +93,7 @@ func sortedPrefix(variant byte, scope []byte, status, priority uint8) []byte {
 // appendSortedKey appends rec's key in the index variant of scope to k.
 func appendSortedKey(k []byte, rec *record, variant byte, scope []byte) []byte {
 	sortBy, desc := SortKeys[variant/2], variant%2 == 1
-	k = append(k, variant)
-	k = append(k, scope...)
-	k = append(k, rec.status, rec.priority)
+	k = appendSortedPrefix(k, variant, scope, rec.status, rec.priority)
 	k = binary.BigEndian.AppendUint64(k, sortValue(rec, sortBy, desc))
 	return binary.BigEndian.AppendUint64(k, rec.num)
 }
