@@ -34,6 +34,9 @@ type connSession struct {
 	clientCaps    atomic.Value // mcp.ClientCapabilities
 	logLevel      atomic.Value // mcp.LoggingLevel; unset until logging/setLevel
 	settings      *SessionSettings
+	// key, with a request's JSON-RPC id, is a call's idempotency key: the
+	// relay's session key, which outlives a daemon, else one of its own.
+	key string
 	// modern is set once the client spoke protocol 2026-07-28, where every
 	// notification is opt-in through subscriptions/listen.
 	modern atomic.Bool
@@ -177,6 +180,10 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 		id:            "conn-" + strconv.FormatUint(connSeq.Add(1), 10),
 		notifications: make(chan mcp.JSONRPCNotification, 256),
 		settings:      settings,
+		key:           settings.Key,
+	}
+	if sess.key == "" {
+		sess.key = newKey()
 	}
 	if err := h.mcp.RegisterSession(ctx, sess); err != nil {
 		return err
@@ -273,19 +280,12 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 // notification queued before it first; answer writes a tool call's answer
 // at once, after the notifications already queued.
 func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond, answer func(any)) {
-	// The one look the host takes at a request: what mcp-go needs, it
-	// decodes itself. No maps: this decode is on every call.
-	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-		Params struct {
-			Meta struct {
-				ProtocolVersion json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
-			} `json:"_meta"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(line, &probe) != nil {
-		respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.PARSE_ERROR, "Parse error", nil)})
+	probe, refusal, handled := probeMessage(line)
+	if handled {
+		// Malformed: answered here, once (docs/decisions.md D32).
+		if refusal != nil {
+			respond(*refusal)
+		}
 		return
 	}
 	var version string

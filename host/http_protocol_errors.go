@@ -11,21 +11,35 @@ import (
 )
 
 // protocolErrors gives HTTP clients the JSON-RPC error codes stdio clients
-// get where mcp-go alone answers otherwise: a resources/subscribe to a URI
+// get where mcp-go alone answers otherwise: a malformed envelope is
+// answered once with the request's id (probeMessage), a resources/subscribe to a URI
 // that does not exist is refused with -32002 (refuseSubscription), and a
 // prompts/get refused for its arguments or name is invalid params (-32602)
 // instead of an internal error (invalidParams).
 func (h *Host) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = withHTTPIdempotencyKey(r)
 		body := bodyOf(r)
 		if r.Method != http.MethodPost || len(body) == 0 {
 			next.ServeHTTP(w, r)
 			return
 		}
-		var probe struct {
-			Method string `json:"method"`
+		probe, answer, handled := probeMessage(body)
+		if handled {
+			// Malformed: answered here, once (docs/decisions.md D32). An
+			// answer with the request's id is the request's answer (200);
+			// one with id null says the message was not a request (400).
+			if answer == nil {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			if answer.ID.IsNil() {
+				w.WriteHeader(http.StatusBadRequest)
+			}
+			_ = json.NewEncoder(w).Encode(answer)
+			return
 		}
-		_ = json.Unmarshal(body, &probe) // a batch or bad JSON: mcp-go answers
 		switch mcp.MCPMethod(probe.Method) {
 		case mcp.MethodResourcesSubscribe:
 			if e, refused := h.refuseSubscription(r.Context(), body); refused {

@@ -95,8 +95,8 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 		if p, ok := ctx.Value(apiKeyPrincipalKey{}).(Principal); ok && p.UserID != "" {
 			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
 		}
-		if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok && sess.Key != "" {
-			call.IdempotencyKey, call.Replay = sess.Key+":"+m.id, m.replay
+		if e := h.idempotencyOf(ctx, req, call); e != nil {
+			return toResult(pipeline.Fail(e)), nil
 		}
 		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
 			token := req.Params.Meta.ProgressToken
@@ -220,8 +220,11 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 	if c.Replay && !c.Tool.ReadOnly && !c.Tool.HonoursIdempotency {
 		// The call may have run before the daemon died; running it again
 		// could apply it twice, and the tool cannot tell.
+		// The caller is not told to retry: it might apply the call twice
+		// (docs/decisions.md D32).
 		e := errs.Newf(503, errs.Unavailable, "the cairn daemon restarted while %s was running; it may or may not have taken effect, and the tool cannot tell a replay apart: check its effect before calling it again", c.Name)
-		e.Details["retryable"] = true
+		e.Details["applied"] = "unknown"
+		e.Details["retryable"] = false
 		return pipeline.Fail(e)
 	}
 	req := &pb.CallToolRequest{
@@ -245,7 +248,8 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 		req.LogLevel = c.LogLevel
 		onLog = func(m *pb.LogMessage) { c.Log(m.Level, m.Logger, m.Data) }
 	}
-	res, err := p.CallTool(ctx, req, onProgress, onLog, c.Tool.ReadOnly || c.Tool.Idempotent)
+	retrySafe := c.Tool.ReadOnly || c.Tool.Idempotent || (c.Tool.HonoursIdempotency && c.IdempotencyKey != "")
+	res, err := p.CallTool(ctx, req, onProgress, onLog, retrySafe)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}

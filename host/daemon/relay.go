@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,9 +32,19 @@ type RelayConfig struct {
 	// reading; a longer one is answered with a JSON-RPC error).
 	MaxMessage int
 	// Attempts is how many consecutive failed starts end the relay
-	// (default 5).
+	// (default 5); after the client closed its input it also bounds how
+	// often a lost daemon is resumed for the calls still running.
 	Attempts int
+	// Drain bounds how long the relay waits, once the client closed its
+	// input, for the calls still running (default DefaultDrain); then it
+	// answers them with an error and exits.
+	Drain time.Duration
 }
+
+// DefaultDrain is how long a relay whose client closed its input waits for
+// the calls still running: long enough for a slow tool, short enough that
+// a relay never outlives its client for long.
+const DefaultDrain = 2 * time.Minute
 
 // ErrRefused wraps the daemon's refusal of a session's settings.
 var ErrRefused = errors.New("the cairn daemon refused this session")
@@ -53,11 +64,14 @@ func RunRelay(ctx context.Context, cfg RelayConfig, in io.Reader, out io.Writer)
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = 8 << 20
 	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = DefaultDrain
+	}
 	cfg.Hello.Relay = 1
 	if cfg.Hello.SessionKey == "" {
 		cfg.Hello.SessionKey = newSessionKey()
 	}
-	r := &relay{cfg: cfg, out: out, inflight: map[string][]byte{}, internal: map[string]chan struct{}{}}
+	r := &relay{cfg: cfg, out: out, inflight: map[string]pendingCall{}, internal: map[string]chan struct{}{}}
 	if err := r.connect(ctx, false); err != nil {
 		return err
 	}
@@ -72,15 +86,15 @@ type relay struct {
 	mu       sync.Mutex // guards everything below
 	conn     net.Conn
 	gen      int
-	inflight map[string][]byte // JSON-RPC id → request line, until answered
-	order    []string          // ids in the order they were sent
+	inflight map[string]pendingCall // idKey → the request, until answered
+	order    []string               // idKeys in the order they were sent
 	// The session's state, replayed on a fresh daemon before anything else.
 	initialize  []byte
 	initialized []byte
 	setLevel    []byte
 	subscribes  [][]byte
-	// internal ids of requests the relay sends itself while resuming; their
-	// answers are swallowed and signalled.
+	// internal idKeys of requests the relay sends itself while resuming;
+	// their answers are swallowed and signalled.
 	internal map[string]chan struct{}
 	seq      int
 	// stopped: the daemon stopped on purpose (cairn stop, idle); the relay
@@ -89,6 +103,16 @@ type relay struct {
 	daemonPID int
 	eof       bool
 	lost      chan struct{} // closed when the current connection is lost
+	// dropped counts answers for requests already answered (a daemon
+	// that died after writing an answer is sent the request again; its
+	// second answer must not reach the client).
+	dropped int
+}
+
+// pendingCall is a request sent to the daemon and not yet answered.
+type pendingCall struct {
+	id   json.RawMessage // as the client wrote it
+	line []byte
 }
 
 // connect dials (or starts) the daemon and, when resuming, restores the
@@ -114,7 +138,7 @@ func (r *relay) connect(ctx context.Context, resume bool) error {
 		hello := r.cfg.Hello
 		hello.Resume = resume
 		if resume {
-			hello.Replay = append([]string(nil), r.order...)
+			hello.Replay = r.replayIDsLocked()
 		}
 		conn, br, w, err := Connect(ctx, r.cfg.Paths, hello, r.cfg.Start, r.cfg.Timeout)
 		if err != nil {
@@ -197,12 +221,21 @@ func (r *relay) restoreLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, id := range r.order {
-		if err := send(r.inflight[id]); err != nil {
+	for _, key := range r.order {
+		if err := send(r.inflight[key].line); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// replayIDsLocked lists the raw ids of the requests a resume sends again.
+func (r *relay) replayIDsLocked() []string {
+	ids := make([]string, len(r.order))
+	for i, key := range r.order {
+		ids[i] = string(r.inflight[key].id)
+	}
+	return ids
 }
 
 // internalLocked rewrites a request's id to one of the relay's own, whose
@@ -213,14 +246,14 @@ func (r *relay) internalLocked(line []byte) ([]byte, chan struct{}, error) {
 		return nil, nil, err
 	}
 	r.seq++
-	id := fmt.Sprintf(`"cairn-relay-%d"`, r.seq)
-	m["id"] = json.RawMessage(id)
+	id := fmt.Sprintf("cairn-relay-%d", r.seq)
+	m["id"] = json.RawMessage(strconv.Quote(id))
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, nil, err
 	}
 	done := make(chan struct{})
-	r.internal[id] = done
+	r.internal["s"+id] = done
 	return append(b, '\n'), done, nil
 }
 
@@ -250,17 +283,27 @@ func (r *relay) readDaemon(br *bufio.Reader, gen int) {
 			fmt.Fprintln(r.cfg.Stderr, *probe.Log)
 			continue
 		case len(probe.ID) > 0 && probe.Method == "":
-			id := string(probe.ID)
+			key, valid := idKey(probe.ID)
+			if !valid {
+				break // id null: the daemon refused a malformed request
+			}
 			r.mu.Lock()
-			done, internal := r.internal[id]
+			done, internal := r.internal[key]
+			answered := false
 			if internal {
-				delete(r.internal, id)
+				delete(r.internal, key)
 				close(done)
 			} else {
-				r.forgetLocked(id)
+				answered = !r.forgetLocked(key)
+				if answered {
+					r.dropped++
+				}
 			}
 			r.mu.Unlock()
-			if internal {
+			if internal || answered {
+				// Exactly one answer per request (docs/decisions.md
+				// D32): a request replayed on a fresh daemon may be
+				// answered by both.
 				continue
 			}
 		}
@@ -268,17 +311,20 @@ func (r *relay) readDaemon(br *bufio.Reader, gen int) {
 	}
 }
 
-func (r *relay) forgetLocked(id string) {
-	if _, ok := r.inflight[id]; !ok {
-		return
+// forgetLocked ends the wait for a request; false when it was not waiting
+// (already answered).
+func (r *relay) forgetLocked(key string) bool {
+	if _, ok := r.inflight[key]; !ok {
+		return false
 	}
-	delete(r.inflight, id)
+	delete(r.inflight, key)
 	for i, o := range r.order {
-		if o == id {
+		if o == key {
 			r.order = append(r.order[:i], r.order[i+1:]...)
 			break
 		}
 	}
+	return true
 }
 
 func (r *relay) write(line []byte) {
@@ -319,13 +365,28 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 			}
 		}
 	}()
+	// Once the client closed its input, the calls still running get
+	// cfg.Drain and cfg.Attempts resumes of a lost daemon to finish; then
+	// they are answered with an error and the relay exits, so a relay never
+	// outlives its client for long nor reconnects in a loop (D32).
+	var drain <-chan time.Time
+	resumesAfterEOF := 0
 	for {
 		r.mu.Lock()
-		lost, stopped, eof := r.lost, r.stopped, r.eof
+		lost, stopped, eof, connected := r.lost, r.stopped, r.eof, r.conn != nil
 		pending := len(r.order)
 		r.mu.Unlock()
 		if eof && (pending == 0 || stopped) {
 			r.closeWrite()
+			if connected && lost != nil {
+				// The daemon ends its side once it has written every
+				// answer, refusals of malformed requests included.
+				select {
+				case <-lost:
+				case <-drain:
+				case <-ctx.Done():
+				}
+			}
 			return nil
 		}
 		select {
@@ -334,6 +395,11 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 			return nil
 		case err := <-sendErr:
 			return err
+		case <-drain:
+			r.answerPending(fmt.Sprintf("the client closed its input and this call was still running after %s; the relay stopped waiting for it", r.cfg.Drain),
+				fmt.Sprintf("the client closed its input; %d call(s) still running after %s were abandoned", pending, r.cfg.Drain))
+			r.closeConn()
+			return nil
 		case <-readErr:
 			r.mu.Lock()
 			r.eof = true
@@ -344,6 +410,7 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 			}
 			r.mu.Unlock()
 			readErr = nil // a nil channel is never selected again
+			drain = time.After(r.cfg.Drain)
 		case <-lost:
 			r.mu.Lock()
 			if r.conn != nil { // send has already resumed the session
@@ -363,6 +430,13 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 				r.lost = nil
 				r.mu.Unlock()
 				continue
+			}
+			if r.isEOF() {
+				if resumesAfterEOF++; resumesAfterEOF > r.cfg.Attempts {
+					r.answerPending("the cairn daemon was lost repeatedly after the client closed its input; this call's outcome is unknown",
+						fmt.Sprintf("the daemon was lost %d times after the client closed its input; %d call(s) abandoned", resumesAfterEOF, pending))
+					return nil
+				}
 			}
 			if err := r.connect(ctx, true); err != nil {
 				r.failPending(err)
@@ -403,8 +477,10 @@ func (r *relay) closeConn() {
 // session first when the daemon is gone.
 func (r *relay) send(ctx context.Context, line []byte) error {
 	var probe struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
+		ID json.RawMessage `json:"id"`
+		// Raw: a request whose method is not a string is still a
+		// request, answered by the daemon, and tracked like any other.
+		Method json.RawMessage `json:"method"`
 	}
 	_ = json.Unmarshal(line, &probe)
 	for {
@@ -438,7 +514,9 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 }
 
 // track remembers what a resume must replay (r.mu held).
-func (r *relay) track(id json.RawMessage, method string, line []byte) {
+func (r *relay) track(id, rawMethod json.RawMessage, line []byte) {
+	var method string
+	_ = json.Unmarshal(rawMethod, &method)
 	switch method {
 	case "initialize":
 		r.initialize = line
@@ -449,25 +527,36 @@ func (r *relay) track(id json.RawMessage, method string, line []byte) {
 	case "resources/subscribe", "resources/unsubscribe":
 		r.subscribes = append(r.subscribes, line)
 	}
-	if len(id) > 0 && method != "" {
-		key := string(id)
+	if key, valid := idKey(id); valid && len(rawMethod) > 0 {
 		if _, dup := r.inflight[key]; !dup {
 			r.order = append(r.order, key)
 		}
-		r.inflight[key] = line
+		r.inflight[key] = pendingCall{id: id, line: line}
 	}
 }
 
 // failPending answers every request still in flight with an error, so the
 // client is never left waiting when the relay gives up.
 func (r *relay) failPending(cause error) {
+	r.answerPending("the cairn daemon is unavailable: "+cause.Error(), cause.Error())
+}
+
+// answerPending answers every request still in flight with message, once:
+// they are no longer tracked, so an answer the daemon sends later is
+// dropped. note goes to stderr.
+func (r *relay) answerPending(message, note string) {
 	r.mu.Lock()
-	ids := append([]string(nil), r.order...)
+	var ids []json.RawMessage
+	for _, key := range r.order {
+		ids = append(ids, r.inflight[key].id)
+		delete(r.inflight, key)
+	}
+	r.order = nil
 	r.mu.Unlock()
-	fmt.Fprintf(r.cfg.Stderr, "cairn: %v\n", cause)
+	fmt.Fprintf(r.cfg.Stderr, "cairn: %s\n", note)
 	for _, id := range ids {
-		msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "error": map[string]any{
-			"code": -32603, "message": "the cairn daemon is unavailable: " + cause.Error(),
+		msg := map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+			"code": -32603, "message": message,
 		}}
 		b, _ := json.Marshal(msg)
 		r.write(append(b, '\n'))

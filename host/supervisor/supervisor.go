@@ -548,16 +548,20 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 	if ms < 100 {
 		ms = 100 // an attempt is under way; give it a moment
 	}
+	// The call was never sent: it is known not to have happened.
 	return errs.Newf(503, errs.PluginUnavailable, "plugin %s is restarting (%s); retry in %d ms", p.spec.Name, lastErr, ms).
-		With("retry_after_ms", ms).With("retryable", true)
+		With("retry_after_ms", ms).With("retryable", true).With("applied", false)
 }
 
 // CallTool runs a tool on the plugin, streaming progress to onProgress
 // and the plugin's log lines for the client to onLog (either may be nil).
 //
-// When the plugin dies under a call, a retrySafe call (read-only or
-// idempotent tool) is sent again once the plugin is back; any other call
-// fails with ERR_PLUGIN_UNAVAILABLE, because it may have taken effect.
+// When the plugin dies under a call, a retrySafe call (a read, a tool that
+// is idempotent by nature, or a write under an idempotency key its tool
+// honours) is sent again, marked as a replay, once the plugin is back: it
+// takes effect at most once (docs/decisions.md D32). Any other call fails
+// with ERR_PLUGIN_UNAVAILABLE and details.applied "unknown": it may have
+// taken effect, so it is not replayed and the caller is not told to retry.
 func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
 	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
@@ -587,9 +591,15 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 		}
 	}
 	p.log.Info("plugin went away during a retry-safe call; retrying after restart", "tool", req.Tool)
+	req.Replay = true
 	res, _, err = p.callOnce(ctx, req, onProgress, onLog)
 	if err != nil {
-		return nil, p.callError(ctx, err)
+		e := p.callError(ctx, err)
+		if te, ok := errs.As(e); ok && te.Details["applied"] == false {
+			// The replay was not sent, but the first attempt was.
+			return nil, p.lostDuringCall()
+		}
+		return nil, e
 	}
 	return res, nil
 }
@@ -670,16 +680,21 @@ func (p *Plugin) callError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return errs.New(499, errs.Cancelled, "the call was cancelled: "+ctx.Err().Error())
 	}
-	if errors.Is(err, lane.ErrClosed) {
-		return errs.Newf(503, errs.PluginUnavailable, "plugin %s stopped during the call; it is being restarted, so retry the call", p.spec.Name)
+	if connectionLost(err) {
+		return p.lostDuringCall()
 	}
-	switch status.Code(err) {
-	case codes.DeadlineExceeded:
+	if status.Code(err) == codes.DeadlineExceeded {
 		return errs.New(504, errs.Cancelled, "the call ran past its deadline")
-	case codes.Unavailable, codes.Canceled:
-		return errs.Newf(503, errs.PluginUnavailable, "plugin %s stopped during the call; it is being restarted, so retry the call", p.spec.Name)
 	}
 	return errs.Newf(502, errs.PluginUnavailable, "plugin %s: %s", p.spec.Name, grpcMessage(err))
+}
+
+// lostDuringCall is the answer for a call whose plugin died under it and
+// that could not be replayed: it may or may not have taken effect.
+func (p *Plugin) lostDuringCall() *errs.Error {
+	return errs.Newf(503, errs.PluginUnavailable,
+		"plugin %s stopped during the call and is being restarted; the call may or may not have taken effect, so check its effect before calling it again", p.spec.Name).
+		With("applied", "unknown").With("retryable", false)
 }
 
 // ListResources asks the plugin for its resources.

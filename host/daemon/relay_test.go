@@ -1,0 +1,225 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeDaemon listens on p's socket, welcomes every connection and hands it
+// to serve; it counts the connections (sessions and resumes) it accepted.
+type fakeDaemon struct {
+	p     Paths
+	conns atomic.Int32
+	ln    net.Listener
+}
+
+func startFakeDaemon(t *testing.T, serve func(conn net.Conn, hello Hello, r *bufio.Reader)) *fakeDaemon {
+	t.Helper()
+	d := &fakeDaemon{p: PathsFor(t.TempDir())}
+	ln, err := net.Listen("unix", d.p.Socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.ln = ln
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d.conns.Add(1)
+			go func() {
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					return
+				}
+				var h Hello
+				_ = json.Unmarshal(line, &h)
+				_, _ = conn.Write([]byte(`{"ok":true,"daemon_pid":999999999}` + "\n"))
+				serve(conn, h, r)
+			}()
+		}
+	}()
+	return d
+}
+
+// runRelay relays in through d and returns what reached the client; it
+// fails the test if the relay does not end.
+func runRelay(t *testing.T, d *fakeDaemon, drain time.Duration, in string) []map[string]json.RawMessage {
+	t.Helper()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- RunRelay(context.Background(), RelayConfig{
+			Paths: d.p, Timeout: 5 * time.Second, Drain: drain, Attempts: 3,
+			Start: func() (func() (bool, error), error) { return func() (bool, error) { return false, nil }, nil },
+		}, strings.NewReader(in), &syncWriter{w: &out})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("relay: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the relay did not exit after its client closed its input")
+	}
+	var msgs []map[string]json.RawMessage
+	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("the relay wrote %q: %v", line, err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// answersByID counts the answers per id.
+func answersByID(msgs []map[string]json.RawMessage) map[string]int {
+	n := map[string]int{}
+	for _, m := range msgs {
+		if _, isAnswer := m["id"]; isAnswer && m["method"] == nil {
+			key, ok := idKey(m["id"])
+			if !ok {
+				key = "invalid:" + string(m["id"])
+			}
+			n[key]++
+		}
+	}
+	return n
+}
+
+// A daemon that answers every request twice (as a replayed request is
+// answered by the daemon that died and the fresh one) reaches the client
+// once per request, whatever escaping the daemon uses for a string id.
+func TestRelayDeliversEachAnswerOnce(t *testing.T) {
+	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(line, &req)
+			id := bytes.ReplaceAll(req.ID, []byte("<"), []byte(`\u003c`))
+			answer := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), []byte(`,"result":{}}`+"\n")...)
+			_, _ = conn.Write(answer)
+			_, _ = conn.Write(answer)
+		}
+	})
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"a<b","method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}` + "\n"
+	got := answersByID(runRelay(t, d, time.Minute, in))
+	want := map[string]int{"n1": 1, "sa<b": 1, "sx": 1}
+	if len(got) != len(want) {
+		t.Fatalf("answers per id: %v, want %v", got, want)
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("id %s answered %d times, want %d (all: %v)", k, got[k], n, got)
+		}
+	}
+}
+
+// A request the daemon never answers, after the client closed its input,
+// is answered with an error once the drain ends, and the relay exits.
+func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
+	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
+		_, _ = io.Copy(io.Discard, r) // reads, never answers
+		time.Sleep(time.Hour)
+	})
+	got := runRelay(t, d, 50*time.Millisecond, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`+"\n")
+	if n := answersByID(got); n["n7"] != 1 || len(n) != 1 {
+		t.Fatalf("answers %v, want one for id 7", got)
+	}
+	if !bytes.Contains(got[0]["error"], []byte("closed its input")) {
+		t.Errorf("the abandoned call's answer says %s", got[0]["error"])
+	}
+}
+
+// A daemon that drops the session without answering, every time, is
+// resumed a bounded number of times once the client has left: the relay
+// never reconnects in a loop.
+func TestRelayDoesNotLoopWhenTheDaemonNeverAnswers(t *testing.T) {
+	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
+		_, _ = r.ReadBytes('\n')
+		// Close without answering, as a daemon that dies would.
+	})
+	got := runRelay(t, d, time.Hour, `{"jsonrpc":"2.0","id":"q","method":"tools/call","params":{"name":"t"}}`+"\n")
+	if n := answersByID(got); n["sq"] != 1 {
+		t.Fatalf("answers %v, want one error for id q", got)
+	}
+	if c := d.conns.Load(); c > 5 {
+		t.Errorf("the relay connected %d times for one unanswered call; want at most 1 + Attempts resumes", c)
+	}
+}
+
+// A request with an id MCP does not allow is refused by the daemon with id
+// null; the relay passes that answer on and does not wait for another.
+func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
+	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
+		for {
+			if _, err := r.ReadBytes('\n'); err != nil {
+				return
+			}
+			_, _ = conn.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request"}}` + "\n"))
+		}
+	})
+	in := ""
+	for _, id := range []string{"[1]", "{}", "true", "1.5", "null", "9007199254740993"} {
+		in += `{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}` + "\n"
+	}
+	got := runRelay(t, d, time.Hour, in)
+	if len(got) != 6 {
+		t.Fatalf("the client got %d answers, want the daemon's 6 refusals: %v", len(got), got)
+	}
+}
+
+func TestIDKey(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		key  string
+		want bool
+	}{
+		{`1`, "n1", true}, {`-42`, "n-42", true}, {`0`, "n0", true},
+		{`"a"`, "sa", true}, {`"a\u003cb"`, "sa<b", true}, {`"a<b"`, "sa<b", true}, {`""`, "s", true},
+		{`9007199254740991`, "n9007199254740991", true},
+		{`9007199254740992`, "", false}, {`1.0`, "", false}, {`1e3`, "", false}, {`-0`, "", false},
+		{`null`, "", false}, {`[1]`, "", false}, {`{}`, "", false}, {`true`, "", false}, {``, "", false},
+	} {
+		key, ok := idKey(json.RawMessage(tc.raw))
+		if ok != tc.want || key != tc.key {
+			t.Errorf("idKey(%s) = %q, %v; want %q, %v", tc.raw, key, ok, tc.key, tc.want)
+		}
+	}
+}
+
