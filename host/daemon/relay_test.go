@@ -222,4 +222,3 @@ func TestIDKey(t *testing.T) {
 		}
 	}
 }
-
