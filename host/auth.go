@@ -22,7 +22,7 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, key string) (Principal, error)
 }
 
-// Principal is an authenticated HTTP caller (PRODUCT.md D22).
+// Principal is an authenticated HTTP caller (docs/decisions.md D22).
 type Principal struct {
 	UserID string
 	KeyID  string

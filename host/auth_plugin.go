@@ -14,7 +14,7 @@ import (
 const AuthenticateTool = "admin_key_authenticate"
 
 // PluginAuthenticator checks HTTP callers' keys by calling the area that
-// owns them (PRODUCT.md D22: the host never opens an area's store). Each
+// owns them (docs/decisions.md D22: the host never opens an area's store). Each
 // request is counted against the key's rate limits, so nothing is cached.
 // It fails when no loaded plugin declares the authenticator.
 func (h *Host) PluginAuthenticator() (Authenticator, error) {

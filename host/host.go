@@ -236,7 +236,7 @@ func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
 // Specs resolves which plugins to start: the built-in areas (or their
 // replacements named in the config file), the config file's other plugins,
 // and cairn-plugin-* executables in the plugin directory. Workspace plugins
-// the operator has not trusted are left out (PRODUCT.md D23); Untrusted
+// the operator has not trusted are left out (docs/decisions.md D23); Untrusted
 // lists them.
 func (h *Host) Specs() ([]supervisor.Spec, error) {
 	specs, untrusted, err := h.resolveSpecs(true)

@@ -165,7 +165,7 @@ func markNotified(ctx context.Context) {
 	}
 }
 
-// toResult renders an outcome as PRODUCT.md D3 fixes it.
+// toResult renders an outcome as docs/decisions.md D3 fixes it.
 func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{}
 	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"status": out.Status}}

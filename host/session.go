@@ -14,7 +14,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// SessionSettings are what PRODUCT.md D21 makes each session's own in a
+// SessionSettings are what docs/decisions.md D21 makes each session's own in a
 // shared server: identity, active project, toolsets and mode.
 type SessionSettings struct {
 	// AgentID is the session's CAIRN_AGENT_ID (empty: the client's name).

@@ -18,7 +18,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
-// Timestamp formats t as PRODUCT.md D5 fixes it (JavaScript's toISOString).
+// Timestamp formats t as docs/decisions.md D5 fixes it (JavaScript's toISOString).
 func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // NoInput is the input of tools that take no arguments.
@@ -94,7 +94,7 @@ type HealthOutput struct {
 	Plugins    []PluginHealth `json:"plugins"`
 	Problems   []string       `json:"problems"`
 	// Untrusted lists workspace plugins left unstarted until the operator
-	// trusts them (PRODUCT.md D23), each with the command that does.
+	// trusts them (docs/decisions.md D23), each with the command that does.
 	Untrusted []trust.Untrusted `json:"untrusted,omitempty"`
 	Calls     uint64            `json:"calls"`
 	Events    EventsInfo        `json:"events"`

@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// Caller identifies who made a tool call (PRODUCT.md D4).
+// Caller identifies who made a tool call (docs/decisions.md D4).
 type Caller struct {
 	// ID is the acting identity: CAIRN_AGENT_ID, else the MCP client's
 	// name, else "unknown"; over authenticated HTTP, the API key's user.
@@ -17,11 +17,11 @@ type Caller struct {
 	ClientName    string
 	ClientVersion string
 	// Scopes are an API-key caller's scopes ("read", "write", "admin").
-	// Empty for the local operator, who holds every right (PRODUCT.md D22),
+	// Empty for the local operator, who holds every right (docs/decisions.md D22),
 	// unless its session is READONLY: then ["read"].
 	Scopes []string
 	// Project is the session's active project (CAIRN_PROJECT, else the
-	// slug of its workspace root's directory name; PRODUCT.md D21, D24).
+	// slug of its workspace root's directory name; docs/decisions.md D21, D24).
 	// The host registers it when the session starts; empty when unknown.
 	Project string
 }

@@ -46,7 +46,7 @@ type Health struct {
 // them when it receives this, so no subscriber misses them.
 const EventHostReady = "host.ready"
 
-// Event is a message on the host's event bus (PRODUCT.md D19).
+// Event is a message on the host's event bus (docs/decisions.md D19).
 type Event struct {
 	ID     string
 	Type   string

@@ -36,7 +36,7 @@ func mustBase64(s string) []byte {
 type NoInput struct{}
 
 // TextOutput is a fixture's JSON answer; the host also sends it as the
-// first text content block (PRODUCT.md D3).
+// first text content block (docs/decisions.md D3).
 type TextOutput struct {
 	Text string `json:"text"`
 }

@@ -14,7 +14,7 @@ import (
 
 func init() { register(newAudit) }
 
-// AuditKeyName names the checkpoint signer key (PRODUCT.md D13); it is the
+// AuditKeyName names the checkpoint signer key (docs/decisions.md D13); it is the
 // first part of every verifier key and checkpoint origin cairn writes.
 const AuditKeyName = "cairn"
 

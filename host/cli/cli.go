@@ -62,7 +62,7 @@ func Main(args []string) int {
 }
 
 // report prints an error and picks the exit status: 2 for command lines that
-// cannot run and for configuration and start-up errors (PRODUCT.md D15), 1
+// cannot run and for configuration and start-up errors (docs/decisions.md D15), 1
 // for refusals.
 func report(err error) int {
 	var u usageErr

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The host talks to areas only through the plugin protocol (PRODUCT.md D22,
+// The host talks to areas only through the plugin protocol (docs/decisions.md D22,
 // issue 12): no package under host/ imports an area's packages, so no host
 // code can open an area's store. The built-in registry is the exception
 // that links the areas into the cairn binary.

@@ -19,7 +19,7 @@ import (
 // pluginSubcommands are attached to `cairn plugins` by newPlugins.
 var pluginSubcommands = []func() *cobra.Command{newPluginsTrust, newPluginsUntrust}
 
-// newPluginsTrust is `cairn plugins trust NAME|PATH` (PRODUCT.md D23).
+// newPluginsTrust is `cairn plugins trust NAME|PATH` (docs/decisions.md D23).
 func newPluginsTrust() *cobra.Command {
 	var configFile string
 	cmd := &cobra.Command{

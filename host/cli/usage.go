@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit status 2 is for command lines that cannot run (PRODUCT.md D15, issue
+// Exit status 2 is for command lines that cannot run (docs/decisions.md D15, issue
 // 13): an unknown verb, a missing or malformed argument or flag. Refusals of
 // a command that ran are 1; success is 0.
 

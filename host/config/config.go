@@ -19,7 +19,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Modes (PRODUCT.md D15).
+// Modes (docs/decisions.md D15).
 const (
 	ModeFull     = "FULL"
 	ModeReadOnly = "READONLY"
@@ -27,7 +27,7 @@ const (
 	ModeMinimal  = "MINIMAL"
 )
 
-// BuiltinToolsets are the toolsets of the built-in areas (PRODUCT.md D16).
+// BuiltinToolsets are the toolsets of the built-in areas (docs/decisions.md D16).
 var BuiltinToolsets = []string{"core", "sdd", "vision", "computer", "admin"}
 
 // DefaultToolsets is the CAIRN_TOOLSETS default.
@@ -76,7 +76,7 @@ type Settings struct {
 	Root    string
 	DataDir string
 	// Store is CAIRN_STORE: "" (bbolt, the data dir's files) or a
-	// PostgreSQL URL (PRODUCT.md D26). The host passes it to the area
+	// PostgreSQL URL (docs/decisions.md D26). The host passes it to the area
 	// plugins, which own their tables and migrations.
 	Store      string
 	Mode       string
@@ -93,7 +93,7 @@ type Settings struct {
 	// AuditKeyFile is CAIRN_AUDIT_KEY_FILE as an absolute path, or "" for
 	// the data dir's key (bundle.KeyPath).
 	AuditKeyFile string
-	// TrustFile is the operator's trust store (PRODUCT.md D23).
+	// TrustFile is the operator's trust store (docs/decisions.md D23).
 	TrustFile string
 	// RestartBackoffMax caps the wait between restarts of a crashing plugin.
 	RestartBackoffMax time.Duration

@@ -9,7 +9,7 @@ import (
 )
 
 // ConfigFromWorkspace reports whether the config file is workspace content
-// (PRODUCT.md D23): the default <root>/.cairn/config.yaml, or any file
+// (docs/decisions.md D23): the default <root>/.cairn/config.yaml, or any file
 // inside the root. A file outside the root that the operator named with
 // --config or CAIRN_CONFIG is the operator's own, and its plugins run
 // without a trust entry.

@@ -53,7 +53,7 @@ var ErrRefused = errors.New("the cairn daemon refused this session")
 // cfg.Paths, and keeps it alive across the daemon's death: it starts a
 // fresh daemon, resumes the session with the client's original initialize,
 // and sends again every request still waiting for its answer, marked as a
-// replay so the daemon applies each write at most once (PRODUCT.md D21).
+// replay so the daemon applies each write at most once (docs/decisions.md D21).
 func RunRelay(ctx context.Context, cfg RelayConfig, in io.Reader, out io.Writer) error {
 	if cfg.Attempts <= 0 {
 		cfg.Attempts = 5

@@ -51,7 +51,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 	}
-	// The operator trusts the plugins the tests build (PRODUCT.md D23);
+	// The operator trusts the plugins the tests build (docs/decisions.md D23);
 	// tests of trust itself give a workspace its own store.
 	trustFile = filepath.Join(dir, "trust.json")
 	if err := writeTrustStore(trustFile, testkitBin, semverBin); err != nil {

@@ -24,7 +24,7 @@ func runningExe(path string) int {
 
 // The admin area replaced by a pinned external binary in the config: API
 // keys are created through it, `serve --http` authenticates and authorizes
-// with it, and a revocation applies at once (PRODUCT.md D22: the host never
+// with it, and a revocation applies at once (docs/decisions.md D22: the host never
 // opens an area's store).
 func TestHTTPAuthAgainstExternalAdminBinary(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "cairn-plugin-admin")

@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The authorization proof over `cairn serve --http` (PRODUCT.md D22), with
+// The authorization proof over `cairn serve --http` (docs/decisions.md D22), with
 // real keys the operator created: scopes decide which class of tool a key
 // may call, workspace roles decide which admin operation its user may run,
 // a key manages only its own user's keys, and no key grants more than its

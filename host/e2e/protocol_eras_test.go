@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// eraClient is an mcp-go client on one protocol era (PRODUCT.md D28), with
+// eraClient is an mcp-go client on one protocol era (docs/decisions.md D28), with
 // the notifications it received.
 type eraClient struct {
 	t      *testing.T

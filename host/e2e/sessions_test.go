@@ -19,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Sessions in the shared daemon are each their own (PRODUCT.md D21).
+// Sessions in the shared daemon are each their own (docs/decisions.md D21).
 
 // sharedEnv turns the daemon on without the fixed project of daemonEnv.
 var sharedEnv = []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=3s"}

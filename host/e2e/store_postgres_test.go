@@ -11,7 +11,7 @@ import (
 )
 
 // Two cairn servers with separate data dirs on one PostgreSQL database
-// (PRODUCT.md D26) share the admin and sdd state: a key made on one is
+// (docs/decisions.md D26) share the admin and sdd state: a key made on one is
 // listed by the other, a lease issued on one is returned on the other and
 // cannot be returned twice; nothing lands in either data dir. `cairn
 // migrate status` lists the pending migrations (the areas' and the host's

@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/trust"
 )
 
-// writeTrustStore writes an operator trust store (PRODUCT.md D23) at path
+// writeTrustStore writes an operator trust store (docs/decisions.md D23) at path
 // that trusts the given binaries, as `cairn plugins trust` would.
 func writeTrustStore(path string, bins ...string) error {
 	return trust.Update(path, func(s *trust.Store) error {

@@ -1,4 +1,4 @@
-// Package events is the host's event bus (PRODUCT.md D19): plugins publish
+// Package events is the host's event bus (docs/decisions.md D19): plugins publish
 // through the host services, the bus stamps each event and fans it out to
 // subscribers without ever blocking the publisher.
 package events

@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// RequiredScope is the API-key scope a tool needs (PRODUCT.md D22): admin
+// RequiredScope is the API-key scope a tool needs (docs/decisions.md D22): admin
 // for the admin toolset, read for read-only tools, write for the rest. The
 // host's own tools need none.
 func RequiredScope(t *registry.Tool) string {

@@ -19,7 +19,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
-// Caller is the acting identity of a call (PRODUCT.md D4).
+// Caller is the acting identity of a call (docs/decisions.md D4).
 type Caller struct {
 	ID            string
 	Source        string

@@ -153,7 +153,7 @@ func (r *Registry) Owned(owner string) []string {
 
 // WrapOutputSchema returns the output schema tools/list publishes for a
 // plugin's success schema: schema.Listed, which admits the success object
-// and the error envelope (PRODUCT.md D3) alike, since MCP clients that
+// and the error envelope (docs/decisions.md D3) alike, since MCP clients that
 // validate structuredContent against outputSchema do so on errors too.
 func WrapOutputSchema(success json.RawMessage) (json.RawMessage, error) {
 	return schema.Listed(success)

@@ -7,7 +7,7 @@ import (
 
 // TestPluginEnvironment: a plugin that is not built in sees only the
 // minimal environment, the host's deliberate CAIRN_* entries and its
-// config env; a built-in area keeps the host's environment (PRODUCT.md D23).
+// config env; a built-in area keeps the host's environment (docs/decisions.md D23).
 func TestPluginEnvironment(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-secret-from-host")
 	t.Setenv("HOST_ONLY", "1")

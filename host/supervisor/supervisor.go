@@ -51,7 +51,7 @@ type Spec struct {
 }
 
 // Builtin reports whether the spec runs a built-in area from the cairn
-// binary; only those inherit the host's environment (PRODUCT.md D23).
+// binary; only those inherit the host's environment (docs/decisions.md D23).
 func (s Spec) Builtin() bool { return s.Source == "builtin" }
 
 // Fingerprint identifies everything about a spec that requires a restart

@@ -1,4 +1,4 @@
-// Package trust is the operator's trust store (PRODUCT.md D23): the sha256
+// Package trust is the operator's trust store (docs/decisions.md D23): the sha256
 // of every workspace plugin binary the operator agreed to run, kept outside
 // any workspace so that a cloned repository cannot trust its own code.
 package trust

@@ -14,7 +14,7 @@ import (
 )
 
 // Grant is what a login gives a browser: who acts (a person is a principal
-// too, PRODUCT.md D22), whether actions are on, and the landing project.
+// too, docs/decisions.md D22), whether actions are on, and the landing project.
 type Grant struct {
 	Person       string `json:"p"`
 	AllowActions bool   `json:"a,omitempty"`

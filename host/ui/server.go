@@ -1,4 +1,4 @@
-// Package ui is cairn's web dashboard (PRODUCT.md D25): served by the shared
+// Package ui is cairn's web dashboard (docs/decisions.md D25): served by the shared
 // daemon of a data dir on a loopback port, behind a one-time login token, it
 // shows the task board, decision trails, audit sessions, the spec-driven
 // workflow and the system, live from the event bus. Every page reads through

@@ -1,5 +1,5 @@
 // Package kv is the key-value layer the areas keep their state in
-// (PRODUCT.md D26): ordered buckets of byte keys and values inside
+// (docs/decisions.md D26): ordered buckets of byte keys and values inside
 // transactions. Two backends provide it: a bbolt file (Bolt wraps a
 // *bolt.Tx) and PostgreSQL (PG, one table per area, every update
 // serialized cluster-wide by the area's advisory lock). The domain code of

@@ -202,7 +202,7 @@ func (s *Server) Stop() {
 	_ = os.RemoveAll(s.dir)
 }
 
-// StoreEnv is the setting that picks a store backend (PRODUCT.md D26).
+// StoreEnv is the setting that picks a store backend (docs/decisions.md D26).
 const StoreEnv = "CAIRN_STORE"
 
 // EachStore runs fn twice as subtests (or sub-benchmarks): "bbolt" with

@@ -1,6 +1,6 @@
 // Package trail is the cryptographic core of cairn's decision trail: the
 // JSON.stringify-exact serialization of chain records, their SHA-256 hashes
-// and the verification of per-task hash chains (PRODUCT.md D11).
+// and the verification of per-task hash chains (docs/decisions.md D11).
 //
 // It knows nothing of storage, MCP or gRPC so that the store, the audit tools
 // and the offline verifier share one definition of "the hash of a record".

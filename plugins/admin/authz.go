@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// Authorization inside the admin area (PRODUCT.md D22). The host has
+// Authorization inside the admin area (docs/decisions.md D22). The host has
 // already checked the caller's scopes against the tool's annotations; here
 // workspace roles and key ownership decide. The rules themselves live in
 // the library (admin.RequireRole, admin.CanManageKey, admin.ScopeCeiling);

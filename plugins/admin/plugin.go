@@ -4,7 +4,7 @@
 // event to the webhooks subscribed to it (D19), and publishes the area's own
 // events — project.created, archived, unarchived and deleted among them,
 // which the core area applies to its task projects — on the bus. Inside the
-// toolset it enforces workspace roles and key ownership (PRODUCT.md D22,
+// toolset it enforces workspace roles and key ownership (docs/decisions.md D22,
 // authz.go), and it offers the host its API-key authenticator in the
 // reserved "internal" toolset (authenticate.go).
 package admin

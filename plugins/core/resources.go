@@ -14,7 +14,7 @@ import (
 )
 
 // Resource URI families of the core area: a task, its decision trail, a
-// finalized audit session's portable proof (PRODUCT.md D13) and a
+// finalized audit session's portable proof (docs/decisions.md D13) and a
 // project's task list.
 const (
 	ResourcePrefix   = "cairn://"

@@ -2,7 +2,7 @@
 // sdd_ tools, the sdd:// resources and the sdd.* events. It wires the domain
 // package (plugins/sdd/engine) to the SDK and nothing more.
 //
-// Files (PRODUCT.md D2): state in <datadir>/state/sdd-state.json, command
+// Files (docs/decisions.md D2): state in <datadir>/state/sdd-state.json, command
 // files in <root>/.agents/commands/<id>.md and agent files in
 // <root>/.agents/agents/<id>.md (bundled defaults when absent), plans in
 // <root>/.planning/PLAN-phase-<N>.md.
@@ -26,7 +26,7 @@ import (
 // Version of the sdd plugin.
 const Version = "0.1.0"
 
-// Toolset is the toolset of every sdd tool (PRODUCT.md D16).
+// Toolset is the toolset of every sdd tool (docs/decisions.md D16).
 const Toolset = "sdd"
 
 // ResourcePrefix is the scheme of the sdd resources.

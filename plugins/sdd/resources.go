@@ -60,5 +60,5 @@ func (s *SDD) readResource(_ context.Context, uri string) ([]sdk.ResourceContent
 	return []sdk.ResourceContents{{URI: uri, MIMEType: rc.MimeType, Text: rc.Content}}, nil
 }
 
-// ResourceContentLimit is RESOURCE_CONTENT_LIMIT (PRODUCT.md D17).
+// ResourceContentLimit is RESOURCE_CONTENT_LIMIT (docs/decisions.md D17).
 const ResourceContentLimit = engine.ResourceContentLimit

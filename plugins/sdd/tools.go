@@ -23,7 +23,7 @@ type DashOutput struct {
 	Dashboard *engine.Dashboard `json:"dashboard,omitempty" description:"format json: stats, phases, active leases, pending spawns, spawn counts, bindings, evolution counts."`
 }
 
-// Tool names (PRODUCT.md D16: the sdd toolset). They live here only: the
+// Tool names (docs/decisions.md D16: the sdd toolset). They live here only: the
 // engine knows nothing of MCP.
 const (
 	ToolVitals   = "sdd_vitals"

@@ -5,7 +5,7 @@
 // "vision" and "computer", both off by default (CAIRN_TOOLSETS).
 //
 // Configuration comes from the environment the host passes on
-// (PRODUCT.md D20): ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
+// (docs/decisions.md D20): ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
 // CAIRN_VISION_MODEL, DISPLAY, and optionally CAIRN_VISION_TIMEOUT,
 // CAIRN_VISION_MAX_RETRIES and CAIRN_COMPUTER_TOOL. Without a key or a
 // display the affected tools answer ERR_NOT_CONFIGURED naming the variable.
@@ -29,7 +29,7 @@ import (
 // Version of the vision plugin.
 const Version = "0.1.0"
 
-// Toolsets of the plugin (PRODUCT.md D16).
+// Toolsets of the plugin (docs/decisions.md D16).
 const (
 	ToolsetVision   = "vision"
 	ToolsetComputer = "computer"

@@ -3,7 +3,7 @@
 // encoding/json replaces invalid UTF-8 and lone UTF-16 surrogate escapes with
 // U+FFFD while decoding, so a check on the decoded strings comes too late:
 // the bytes the caller sent are already gone, and a hash over the decoded
-// text silently covers something else (PRODUCT.md D11). Deeply nested values
+// text silently covers something else (docs/decisions.md D11). Deeply nested values
 // cost memory and time out of proportion to their size. Check refuses both on
 // the raw bytes, in one pass without allocating, and names the offending
 // value by its JSON path ("content", "tags[2]", "value.a.b").

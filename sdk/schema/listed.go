@@ -10,7 +10,7 @@ import (
 var listedOutput = json.RawMessage(`{"type":"object","properties":{"error":{"type":"object"}}}`)
 
 // Listed returns the output schema a tool publishes in tools/list for its
-// full output schema: an object that may carry "error" (PRODUCT.md D3).
+// full output schema: an object that may carry "error" (docs/decisions.md D3).
 // It requires no field and admits unknown ones, so it accepts both the
 // success object and the error envelope without repeating the envelope's
 // definition in every tool. The full schema stays with the plugin, which

@@ -6,7 +6,7 @@ import (
 )
 
 // The listed output schema must admit every success object and the error
-// envelope (PRODUCT.md D3), whatever the full schema requires.
+// envelope (docs/decisions.md D3), whatever the full schema requires.
 func TestListedAdmitsSuccessAndErrorEnvelope(t *testing.T) {
 	full := json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id"],"properties":{"id":{"type":"string"},"n":{"type":"integer"}}}`)
 	listed, err := Listed(full)

@@ -1,5 +1,5 @@
 // Package bundle builds and verifies cairn's portable proof of an audit
-// session (PRODUCT.md D13): the session's records with their hash inputs, the
+// session (docs/decisions.md D13): the session's records with their hash inputs, the
 // Merkle leaves and root, one inclusion proof per record, and a checkpoint
 // signed with the host's ed25519 key in the C2SP signed-note format.
 //

@@ -1,4 +1,4 @@
-// Package tree is the Merkle tree of cairn's audit sessions (PRODUCT.md D12),
+// Package tree is the Merkle tree of cairn's audit sessions (docs/decisions.md D12),
 // built on github.com/transparency-dev/merkle.
 //
 // D12 differs from RFC 6962 in its hashing only: a leaf is the raw 32-byte

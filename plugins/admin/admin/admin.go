@@ -82,7 +82,7 @@ func New(st *store.Store, opts Options) (*Admin, error) {
 }
 
 // Open opens the admin store CAIRN_STORE names (the file in dataDir by
-// default, PRODUCT.md D26) and binds the library to it.
+// default, docs/decisions.md D26) and binds the library to it.
 func Open(dataDir string, opts Options) (*Admin, *store.Store, error) {
 	st, err := store.OpenFor(dataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
@@ -98,7 +98,7 @@ func Open(dataDir string, opts Options) (*Admin, *store.Store, error) {
 // Store returns the underlying store.
 func (a *Admin) Store() *store.Store { return a.st }
 
-// FormatTime renders t as JavaScript's toISOString does (PRODUCT.md D5).
+// FormatTime renders t as JavaScript's toISOString does (docs/decisions.md D5).
 func FormatTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // ParseTime reads an ISO-8601 time (RFC 3339, with or without fraction).

@@ -7,7 +7,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Actor is who performs an operation (PRODUCT.md D22). The local operator
+// Actor is who performs an operation (docs/decisions.md D22). The local operator
 // (stdio, the CLI) holds every right; everyone else is a user whose
 // workspace roles and, for API-key callers, key scopes decide.
 type Actor struct {

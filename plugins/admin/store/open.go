@@ -10,7 +10,7 @@ import (
 // SettingEnv is the environment variable naming the store backend.
 const SettingEnv = "CAIRN_STORE"
 
-// OpenFor opens the store CAIRN_STORE names (PRODUCT.md D26): "" or
+// OpenFor opens the store CAIRN_STORE names (docs/decisions.md D26): "" or
 // "bbolt" is the file in dataDir, a postgres:// or postgresql:// URL is
 // that database.
 func OpenFor(dataDir, setting string) (*Store, error) {

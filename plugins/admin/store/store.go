@@ -3,7 +3,7 @@
 // `cairn admin` CLI. The domain code sees ordered buckets of keys and
 // values inside transactions (Tx, tx.go); two backends provide them:
 // bbolt files in the data dir (bolt.go, the default) and PostgreSQL
-// (postgres.go, CAIRN_STORE=postgres://…, PRODUCT.md D26), where several
+// (postgres.go, CAIRN_STORE=postgres://…, docs/decisions.md D26), where several
 // cairn servers share one truth. Both give every Update the same
 // guarantee: it runs alone, serialized with every other Update of every
 // process or server, and commits durably or not at all.

@@ -1,7 +1,7 @@
 // Package areas links cairn's built-in areas into a binary: importing it
 // runs each area's registration with the built-in registry (package
 // builtin). The cairn command imports this package, so the host itself
-// names no area package (PRODUCT.md D22: the host talks to areas only
+// names no area package (docs/decisions.md D22: the host talks to areas only
 // through the plugin protocol).
 package areas
 

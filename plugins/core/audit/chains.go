@@ -1,6 +1,6 @@
 // Package audit is the decision trail of Area A: per-task hash chains of
 // thought records and task events, audit sessions that verify them, and the
-// Merkle roots that seal a session's records (PRODUCT.md D11, D12).
+// Merkle roots that seal a session's records (docs/decisions.md D11, D12).
 //
 // It stores everything in the core store next to the tasks, so a task change
 // and its event-chain link commit in one transaction, and it knows nothing of

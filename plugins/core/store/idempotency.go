@@ -9,7 +9,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
-// Idempotency records (PRODUCT.md D21): a call replayed after its server
+// Idempotency records (docs/decisions.md D21): a call replayed after its server
 // died must not write twice. A tool that honours the key looks it up at the
 // start of its write transaction and, when it is new, records the call's
 // output in that same transaction, so "written" and "recorded" commit

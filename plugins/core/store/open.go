@@ -13,7 +13,7 @@ const SettingEnv = "CAIRN_STORE"
 // FileName is the core store's file name inside the data dir.
 const FileName = "core.db"
 
-// OpenFor opens the store CAIRN_STORE names (PRODUCT.md D26): "" or
+// OpenFor opens the store CAIRN_STORE names (docs/decisions.md D26): "" or
 // "bbolt" is core.db in dataDir, a postgres:// or postgresql:// URL is
 // that database.
 func OpenFor(dataDir, setting string) (*Store, error) {

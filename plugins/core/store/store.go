@@ -1,7 +1,7 @@
 // Package store is the core (Area A) store: projects, tasks and their
 // indexes, the thought and event chains and audit sessions, as ordered
 // buckets of the shared key-value layer (internal/kv). Two backends hold
-// them (PRODUCT.md D26): a bbolt file in the data dir (bolt.go, the default)
+// them (docs/decisions.md D26): a bbolt file in the data dir (bolt.go, the default)
 // or PostgreSQL (postgres.go, CAIRN_STORE=postgres://…), where several cairn
 // servers share one truth.
 //

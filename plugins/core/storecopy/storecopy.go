@@ -1,5 +1,5 @@
 // Package storecopy moves the core area's bbolt store into PostgreSQL
-// (`cairn store copy`, PRODUCT.md D26) and proves the copy: every pair is
+// (`cairn store copy`, docs/decisions.md D26) and proves the copy: every pair is
 // copied byte for byte, then on the target every task's thought and event
 // chain must verify and every finalized audit session's Merkle root,
 // recomputed from the copied records, must equal the root the source

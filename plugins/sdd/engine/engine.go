@@ -15,7 +15,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Constants of PRODUCT.md D17.
+// Constants of docs/decisions.md D17.
 const (
 	// LeaseDurationMS is the lifetime of an execution lease.
 	LeaseDurationMS = 3_600_000
@@ -80,7 +80,7 @@ type Config struct {
 	// Log receives warnings (events not published, not removed); nil
 	// drops them.
 	Log func(msg string, keyvals ...any)
-	// Store is CAIRN_STORE (PRODUCT.md D26): empty or "bbolt" keeps the
+	// Store is CAIRN_STORE (docs/decisions.md D26): empty or "bbolt" keeps the
 	// state in DataDir's file; a postgres:// URL keeps it in that
 	// database (pgstate.go), shared by every server using it.
 	Store string

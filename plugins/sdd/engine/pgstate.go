@@ -1,6 +1,6 @@
 package engine
 
-// The state document on PostgreSQL (CAIRN_STORE=postgres://…, PRODUCT.md
+// The state document on PostgreSQL (CAIRN_STORE=postgres://…, docs/decisions.md
 // D26): one row of sdd_state holds the same JSON the file would. Every
 // write locks that row (SELECT … FOR UPDATE) before it reads the document,
 // so writes of every server run one at a time on the latest document —

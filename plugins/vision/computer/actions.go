@@ -14,7 +14,7 @@ import (
 type ActionType string
 
 // The action types of the specification, plus the ones the hosted model's
-// computer tool versions add (PRODUCT.md D29): middle_click,
+// computer tool versions add (docs/decisions.md D29): middle_click,
 // left_click_drag, triple_click, left_mouse_down, left_mouse_up, hold_key,
 // wait and zoom.
 const (

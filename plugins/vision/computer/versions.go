@@ -77,7 +77,7 @@ func actionNames(m map[string]betaSpec) []string {
 	return out
 }
 
-// The supported tool versions, oldest first (PRODUCT.md D29).
+// The supported tool versions, oldest first (docs/decisions.md D29).
 var (
 	ToolVersion20241022 = ToolVersion{ToolType: "computer_20241022", Beta: "computer-use-2024-10-22", Actions: actionNames(actions20241022)}
 	ToolVersion20250124 = ToolVersion{ToolType: "computer_20250124", Beta: "computer-use-2025-01-24", Actions: actionNames(actions20250124)}

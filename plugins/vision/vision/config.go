@@ -25,7 +25,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Environment variables read by ConfigFromEnv (PRODUCT.md D20).
+// Environment variables read by ConfigFromEnv (docs/decisions.md D20).
 const (
 	EnvAPIKey  = "ANTHROPIC_API_KEY"
 	EnvBaseURL = "ANTHROPIC_BASE_URL"
@@ -40,7 +40,7 @@ const (
 // Defaults for the hosted-model client.
 const (
 	// DefaultModel is a current vision- and computer-use-capable model
-	// (PRODUCT.md D29), named by the SDK's own constant; override it with
+	// (docs/decisions.md D29), named by the SDK's own constant; override it with
 	// CAIRN_VISION_MODEL.
 	DefaultModel = string(anthropic.ModelClaudeSonnet5_5)
 	// DefaultMaxRetries: the SDK retries 408, 409, 429 and 5xx with

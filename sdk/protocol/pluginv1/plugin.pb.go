@@ -509,9 +509,9 @@ type Caller struct {
 	ClientName    string `protobuf:"bytes,4,opt,name=client_name,json=clientName,proto3" json:"client_name,omitempty"`
 	ClientVersion string `protobuf:"bytes,5,opt,name=client_version,json=clientVersion,proto3" json:"client_version,omitempty"`
 	// Scopes of an API-key caller ("read", "write", "admin"). Empty for the
-	// local operator (stdio), who holds every right (PRODUCT.md D22).
+	// local operator (stdio), who holds every right (docs/decisions.md D22).
 	Scopes []string `protobuf:"bytes,6,rep,name=scopes,proto3" json:"scopes,omitempty"`
-	// The session's active project (PRODUCT.md D21, D24): its CAIRN_PROJECT,
+	// The session's active project (docs/decisions.md D21, D24): its CAIRN_PROJECT,
 	// else the slug of its workspace root's directory name. Empty when the
 	// transport knows none.
 	Project       string `protobuf:"bytes,7,opt,name=project,proto3" json:"project,omitempty"`
