@@ -99,6 +99,9 @@ type Idempotency struct {
 	Key string
 	// Replay is true when the call may already have run once.
 	Replay bool
+	// Call is a digest of the tool and its arguments: the same key sent
+	// with another call is a client's mistake, answered 409 by Once.
+	Call string
 }
 
 // IdempotencyOf returns the idempotency key of the call running in ctx. A
