@@ -51,6 +51,7 @@ var allBuckets = []string{
 	BucketMeta, BucketCounters, BucketKeys, BucketKeyHash, BucketKeyUsage, BucketKeyDaily, BucketKeyAudit,
 	BucketWorkspaces, BucketMembers, BucketInvitations, BucketInviteHash, BucketProjects, BucketProjectSlug,
 	BucketOutbox, BucketWebhooks, BucketDeliveries, BucketDeliveryDue, BucketDeliveryByHook, BucketDeliveryByEvent,
+	BucketIdempotency, BucketIdempotencyOrder, BucketIdempotencySealed,
 }
 
 // SchemaVersion is the layout version this build writes.
