@@ -278,3 +278,6 @@ func (s *Store) DrainOutbox(publish func(Event) error) (int, error) {
 	}
 	return done, pubErr
 }
+
+// Buckets names every bucket of the admin store.
+func Buckets() []string { return append([]string(nil), allBuckets...) }
