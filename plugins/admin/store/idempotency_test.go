@@ -3,8 +3,11 @@ package store
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -247,5 +250,44 @@ func testIdempotencySecrets(t *testing.T) {
 	raw, _, _ = st.Lookup(mk(), t0)
 	if bytes.Contains(raw, []byte(plain)) {
 		t.Fatalf("after the sweep a replay got the secret: %s", raw)
+	}
+}
+
+// An admin.db written before the idempotency buckets existed gets them
+// when opened, and keyed writes work on it.
+func TestIdempotencyBucketsAddedToAnOlderFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if name == BucketIdempotency || name == BucketIdempotencyOrder || name == BucketIdempotencySealed {
+				continue
+			}
+			if _, err := tx.CreateBucket([]byte(name)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket([]byte(BucketMeta)).Put([]byte("schema_version"), U64(1))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	for i := range 2 {
+		ran, err := writeOnce(t, st, call(t, "tool", "k", map[string]any{}), now, secretOut{ID: "x"})
+		if err != nil || ran != (i == 0) {
+			t.Fatalf("run %d on the upgraded file: %v %v", i, ran, err)
+		}
 	}
 }
