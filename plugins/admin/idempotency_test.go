@@ -153,7 +153,9 @@ func (r *idemRig) workspace() string {
 	return r.must("admin_workspace_create", map[string]any{"name": r.uniq("ws")})["id"].(string)
 }
 
-func (r *idemRig) key() string { return r.must("admin_key_create", map[string]any{"name": r.uniq("k")})["id"].(string) }
+func (r *idemRig) key() string {
+	return r.must("admin_key_create", map[string]any{"name": r.uniq("k")})["id"].(string)
+}
 
 func (r *idemRig) member(ws string) string {
 	u := r.uniq("user")
@@ -394,7 +396,9 @@ func testIdempotencyEveryWriteTool(t *testing.T) {
 
 // A failed call records nothing: the same key carries the corrected call.
 // A plaintext key returned again by a repeat is the one that works.
-func TestIdempotencyFailureAndSecret(t *testing.T) { pgtest.EachStore(t, testIdempotencyFailureAndSecret) }
+func TestIdempotencyFailureAndSecret(t *testing.T) {
+	pgtest.EachStore(t, testIdempotencyFailureAndSecret)
+}
 
 func testIdempotencyFailureAndSecret(t *testing.T) {
 	r := newIdemRig(t)

@@ -287,10 +287,10 @@ func (s *Store) SweepIdempotency(now time.Time) (int, error) {
 	due := false
 	if err := s.View(func(tx Tx) error {
 		k, _ := tx.Bucket([]byte(BucketIdempotencySealed)).Cursor().First()
-		due = k != nil && len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > SecretWindow
+		due = len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > SecretWindow
 		if !due {
 			k, _ = tx.Bucket([]byte(BucketIdempotencyOrder)).Cursor().First()
-			due = k != nil && len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > IdempotencyRetention
+			due = len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > IdempotencyRetention
 		}
 		return nil
 	}); err != nil || !due {
@@ -369,7 +369,7 @@ func unseal(tx Tx, now time.Time, max int) (int, error) {
 	n := 0
 	for ; n < max; n++ {
 		k, _ := c.First()
-		if k == nil || len(k) < 9 || now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) <= SecretWindow {
+		if len(k) < 9 || now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) <= SecretWindow {
 			break
 		}
 		id := bytes.Clone(k[9:])
