@@ -162,12 +162,17 @@ func (a *Area) parts() (*admin.Admin, *webhooks.Manager, error) {
 	return a.lib, a.hooks, nil
 }
 
+// sweepEvery is how often runOutbox erases the secrets of recorded calls
+// past store.SecretWindow and the records past their retention.
+const sweepEvery = time.Minute
+
 // runOutbox publishes the area's events on the host bus: right after an
 // operation of this process (kicked), and every second for events the CLI
-// queued while this process ran.
+// queued while this process ran. It also sweeps the idempotency records.
 func (a *Area) runOutbox(ctx context.Context) {
 	t := time.NewTimer(outboxFallback)
 	defer t.Stop()
+	var swept time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -179,6 +184,14 @@ func (a *Area) runOutbox(ctx context.Context) {
 		a.mu.RLock()
 		st := a.st
 		a.mu.RUnlock()
+		if time.Since(swept) >= sweepEvery {
+			// Secrets of recorded calls must not outlive their window
+			// on a store that sees no keyed write to prune them.
+			swept = time.Now()
+			if _, err := st.SweepIdempotency(swept); err != nil && ctx.Err() == nil {
+				a.p.Logger().Warn("idempotency records not swept", "error", err)
+			}
+		}
 		if _, err := st.DrainOutbox(func(ev store.Event) error {
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -140,11 +141,12 @@ type AuditLog struct {
 
 func (a *Area) keyTools() {
 	sdk.AddTool(a.p, sdk.Tool[KeyCreateInput, *admin.APIKey]{
-		Name:          "admin_key_create",
-		Title:         "Create API key",
-		Description:   "Issue an API key; its plaintext is in this result only, so store it now.",
-		SuccessStatus: 201,
-		Handler: func(ctx context.Context, in KeyCreateInput) (*admin.APIKey, error) {
+		Name:               "admin_key_create",
+		HonoursIdempotency: true,
+		Title:              "Create API key",
+		Description:        "Issue an API key; its plaintext is in this result only, so store it now.",
+		SuccessStatus:      201,
+		Handler: keyed(a, "admin_key_create", secrets[KeyCreateInput](keyNotice, "plaintext_key"), func(ctx context.Context, in KeyCreateInput, c *store.Call) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -175,10 +177,10 @@ func (a *Area) keyTools() {
 			if in.ExpiresAt != "" {
 				o.ExpiresAt = &in.ExpiresAt
 			}
-			k, err := lib.CreateAPIKey(o)
+			k, err := lib.Keyed(c).CreateAPIKey(o)
 			a.published()
 			return k, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_get", Title: "Get API key", ReadOnly: true, Idempotent: true,
@@ -219,9 +221,9 @@ func (a *Area) keyTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUpdateInput, *admin.APIKey]{
-		Name: "admin_key_update", Title: "Update API key",
+		Name: "admin_key_update", Title: "Update API key", HonoursIdempotency: true,
 		Description: "Change an API key's name, permissions, scopes, rate limit, status or metadata.",
-		Handler: func(ctx context.Context, in KeyUpdateInput) (*admin.APIKey, error) {
+		Handler: keyed(a, "admin_key_update", nil, func(ctx context.Context, in KeyUpdateInput, c *store.Call) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -233,17 +235,17 @@ func (a *Area) keyTools() {
 			if err := admin.ScopeCeiling("scopes", in.Scopes, by); err != nil {
 				return nil, err
 			}
-			k, err := lib.UpdateAPIKey(in.KeyID, admin.APIKeyUpdates{Name: in.Name, Permissions: in.Permissions, Scopes: in.Scopes, RateLimit: in.RateLimit, Status: in.Status, Metadata: in.Metadata, UpdatedBy: by.ID})
+			k, err := lib.Keyed(c).UpdateAPIKey(in.KeyID, admin.APIKeyUpdates{Name: in.Name, Permissions: in.Permissions, Scopes: in.Scopes, RateLimit: in.RateLimit, Status: in.Status, Metadata: in.Metadata, UpdatedBy: by.ID})
 			if err == nil && k == nil {
 				err = notFound("key_id", "API key", in.KeyID)
 			}
 			return k, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
-		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true,
+		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true, HonoursIdempotency: true,
 		Description: "Revoke an API key at once; later requests with it are refused.",
-		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
+		Handler: keyed(a, "admin_key_revoke", nil, func(ctx context.Context, in KeyIDInput, c *store.Call) (*admin.APIKey, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -251,18 +253,18 @@ func (a *Area) keyTools() {
 			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
 				return nil, err
 			}
-			k, err := lib.RevokeAPIKey(in.KeyID, caller(ctx))
+			k, err := lib.Keyed(c).RevokeAPIKey(in.KeyID, caller(ctx))
 			if err == nil && k == nil {
 				err = notFound("key_id", "API key", in.KeyID)
 			}
 			a.published()
 			return k, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyRotateInput, *admin.RotateResult]{
-		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true,
+		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true, HonoursIdempotency: true,
 		Description: "Replace a key with a new one (plaintext shown once), optionally keeping the old one valid for a grace period.",
-		Handler: func(ctx context.Context, in KeyRotateInput) (*admin.RotateResult, error) {
+		Handler: keyed(a, "admin_key_rotate", secrets[KeyRotateInput](keyNotice, "new_key.plaintext_key"), func(ctx context.Context, in KeyRotateInput, c *store.Call) (*admin.RotateResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -275,13 +277,13 @@ func (a *Area) keyTools() {
 			if err := admin.ScopeCeiling("key_id", old.Scopes, by); err != nil {
 				return nil, err
 			}
-			r, err := lib.RotateAPIKey(in.KeyID, admin.RotateOptions{RotatedBy: by.ID, GracePeriodMs: in.GracePeriodMs})
+			r, err := lib.Keyed(c).RotateAPIKey(in.KeyID, admin.RotateOptions{RotatedBy: by.ID, GracePeriodMs: in.GracePeriodMs})
 			if err == nil && r == nil {
 				err = notFound("key_id", "API key", in.KeyID)
 			}
 			a.published()
 			return r, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyValidateInput, admin.ValidationResult]{
 		Name: "admin_key_validate", Title: "Validate API key", ReadOnly: true, Idempotent: true,
@@ -295,9 +297,9 @@ func (a *Area) keyTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, admin.RateLimitResult]{
-		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits",
+		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits", HonoursIdempotency: true,
 		Description: "Count one request against a key's minute, hour and day windows if all have room.",
-		Handler: func(ctx context.Context, in KeyIDInput) (admin.RateLimitResult, error) {
+		Handler: keyed(a, "admin_key_check_rate_limit", nil, func(ctx context.Context, in KeyIDInput, c *store.Call) (admin.RateLimitResult, error) {
 			lib, _, err := a.parts()
 			if err != nil {
 				return admin.RateLimitResult{}, err
@@ -305,10 +307,10 @@ func (a *Area) keyTools() {
 			if _, err := managedKey(ctx, lib, in.KeyID); err != nil {
 				return admin.RateLimitResult{}, err
 			}
-			r, err := lib.CheckRateLimit(in.KeyID)
+			r, err := lib.Keyed(c).CheckRateLimit(in.KeyID)
 			a.published()
 			return r, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[KeyUsageInput, *admin.UsageReport]{
 		Name: "admin_key_usage", Title: "API key usage", ReadOnly: true, Idempotent: true,

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -63,7 +64,10 @@ type RotateSecretInput struct {
 // RotatedSecret is admin_webhook_rotate_secret's output.
 type RotatedSecret struct {
 	WebhookID string `json:"webhook_id"`
-	Secret    string `json:"secret"`
+	Secret    string `json:"secret,omitempty"`
+	// SecretNotice replaces Secret in a repeat of a keyed call made after
+	// the secret was dropped.
+	SecretNotice string `json:"secret_notice,omitempty"`
 }
 
 // DeliveriesInput is admin_webhook_deliveries' input.
@@ -119,9 +123,9 @@ func (a *Area) webhookTools() {
 		return m, check(l, w, actor(ctx))
 	}
 	sdk.AddTool(a.p, sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
-		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true,
+		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true, HonoursIdempotency: true,
 		Description: "Register an http(s) endpoint for signed event deliveries; returns the signing secret once.",
-		Handler: func(ctx context.Context, in WebhookRegisterInput) (*webhooks.RegisterResult, error) {
+		Handler: keyed(a, "admin_webhook_register", secrets[WebhookRegisterInput](webhookNotice, "webhook.secret"), func(ctx context.Context, in WebhookRegisterInput, c *store.Call) (*webhooks.RegisterResult, error) {
 			l, m, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -136,8 +140,8 @@ func (a *Area) webhookTools() {
 			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
 				return nil, err
 			}
-			return m.Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata, WorkspaceID: in.WorkspaceID, CreatedBy: by.ID})
-		},
+			return m.Keyed(c).Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata, WorkspaceID: in.WorkspaceID, CreatedBy: by.ID})
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
 		Name: "admin_webhook_get", Title: "Get webhook", ReadOnly: true, Idempotent: true,
@@ -178,73 +182,78 @@ func (a *Area) webhookTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
-		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true,
+		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Change a webhook's url, event types, config, metadata or status.",
-		Handler: func(ctx context.Context, in WebhookUpdateInput) (*webhooks.Webhook, error) {
+		Handler: keyed(a, "admin_webhook_update", nil, func(ctx context.Context, in WebhookUpdateInput, c *store.Call) (*webhooks.Webhook, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
-			w, err := m.UpdateWebhook(ctx, in.WebhookID, webhooks.Updates{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Config: in.Config, Metadata: in.Metadata, Status: in.Status})
+			w, err := m.Keyed(c).UpdateWebhook(ctx, in.WebhookID, webhooks.Updates{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Config: in.Config, Metadata: in.Metadata, Status: in.Status})
 			if err == nil && w == nil {
 				err = notFound("webhook_id", "webhook", in.WebhookID)
 			}
 			return w, err
-		},
+		}),
 	})
 	for _, op := range []struct {
 		name, title, desc string
-		f                 func(m *webhooks.Manager, id string) (bool, error)
+		f                 func(k webhooks.Keyed, id string) (bool, error)
 		destructive       bool
 	}{
-		{"admin_webhook_pause", "Pause webhook", "Pause a webhook; its events are held in order until it is resumed.", (*webhooks.Manager).Pause, false},
-		{"admin_webhook_resume", "Resume webhook", "Resume a paused webhook and deliver its held events in order.", (*webhooks.Manager).Resume, false},
-		{"admin_webhook_unregister", "Unregister webhook", "Delete a webhook and cancel its pending deliveries; its history stays.", (*webhooks.Manager).Unregister, true},
+		{"admin_webhook_pause", "Pause webhook", "Pause a webhook; its events are held in order until it is resumed.", webhooks.Keyed.Pause, false},
+		{"admin_webhook_resume", "Resume webhook", "Resume a paused webhook and deliver its held events in order.", webhooks.Keyed.Resume, false},
+		{"admin_webhook_unregister", "Unregister webhook", "Delete a webhook and cancel its pending deliveries; its history stays.", webhooks.Keyed.Unregister, true},
 	} {
 		sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, Success]{
-			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive,
-			Handler: func(ctx context.Context, in WebhookIDInput) (Success, error) {
+			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive, HonoursIdempotency: true,
+			Handler: keyed(a, op.name, func(c *store.Call, _ WebhookIDInput) {
+				store.Present(c, func(ok bool) Success { return Success{Success: ok} })
+			}, func(ctx context.Context, in WebhookIDInput, c *store.Call) (Success, error) {
 				m, err := hook(ctx, in.WebhookID, canManageWebhook)
 				if err != nil {
 					return Success{}, err
 				}
-				ok, err := op.f(m, in.WebhookID)
+				ok, err := op.f(m.Keyed(c), in.WebhookID)
 				if err == nil && !ok {
 					err = notFound("webhook_id", "webhook", in.WebhookID)
 				}
 				return Success{Success: ok}, err
-			},
+			}),
 		})
 	}
 	sdk.AddTool(a.p, sdk.Tool[RotateSecretInput, RotatedSecret]{
-		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret",
+		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret", HonoursIdempotency: true,
 		Description: "Give a webhook a new signing secret (returned once); the old one also signs for 24 hours.",
-		Handler: func(ctx context.Context, in RotateSecretInput) (RotatedSecret, error) {
+		Handler: keyed(a, "admin_webhook_rotate_secret", func(c *store.Call, in RotateSecretInput) {
+			c.Secrets(webhookNotice, "secret")
+			store.Present(c, func(s string) RotatedSecret { return RotatedSecret{WebhookID: in.WebhookID, Secret: s} })
+		}, func(ctx context.Context, in RotateSecretInput, c *store.Call) (RotatedSecret, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return RotatedSecret{}, err
 			}
-			s, err := m.RotateSecret(in.WebhookID, in.Secret)
+			s, err := m.Keyed(c).RotateSecret(in.WebhookID, in.Secret)
 			if err == nil && s == "" {
 				err = notFound("webhook_id", "webhook", in.WebhookID)
 			}
 			return RotatedSecret{WebhookID: in.WebhookID, Secret: s}, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.TestResult]{
-		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true,
+		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Send one signed test ping to a webhook now and report its response.",
-		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.TestResult, error) {
+		Handler: keyed(a, "admin_webhook_test", nil, func(ctx context.Context, in WebhookIDInput, c *store.Call) (*webhooks.TestResult, error) {
 			m, err := hook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
-			r, err := m.TestWebhook(ctx, in.WebhookID)
+			r, err := m.Keyed(c).TestWebhook(ctx, in.WebhookID)
 			if err == nil && r == nil {
 				err = notFound("webhook_id", "webhook", in.WebhookID)
 			}
 			return r, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[DeliveriesInput, DeliveryList]{
 		Name: "admin_webhook_deliveries", Title: "Webhook delivery history", ReadOnly: true, Idempotent: true,
@@ -292,9 +301,9 @@ func (a *Area) webhookTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
-		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true,
+		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Fire an event at the webhooks subscribed to it and report the first delivery attempts.",
-		Handler: func(ctx context.Context, in TriggerInput) (*webhooks.TriggerResult, error) {
+		Handler: keyed(a, "admin_event_trigger", nil, func(ctx context.Context, in TriggerInput, c *store.Call) (*webhooks.TriggerResult, error) {
 			l, m, err := a.parts()
 			if err != nil {
 				return nil, err
@@ -313,8 +322,8 @@ func (a *Area) webhookTools() {
 			if in.Payload == nil {
 				payload = map[string]any{}
 			}
-			return m.TriggerEventFor(ctx, in.WorkspaceID, in.EventType, payload)
-		},
+			return m.Keyed(c).TriggerEventFor(ctx, in.WorkspaceID, in.EventType, payload)
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[NoInput, EventTypes]{
 		Name: "admin_event_types", Title: "Webhook event types", ReadOnly: true, Idempotent: true,

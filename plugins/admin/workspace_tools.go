@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
@@ -169,9 +170,9 @@ func (a *Area) workspaceTools() {
 		return l, err
 	}
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceCreateInput, *admin.Workspace]{
-		Name: "admin_workspace_create", Title: "Create workspace", SuccessStatus: 201,
+		Name: "admin_workspace_create", Title: "Create workspace", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Create a workspace; you become its first owner.",
-		Handler: func(ctx context.Context, in WorkspaceCreateInput) (*admin.Workspace, error) {
+		Handler: keyed(a, "admin_workspace_create", nil, func(ctx context.Context, in WorkspaceCreateInput, c *store.Call) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -190,10 +191,10 @@ func (a *Area) workspaceTools() {
 			if in.OrgID != "" {
 				o.OrgID = &in.OrgID
 			}
-			ws, err := l.CreateWorkspace(o)
+			ws, err := l.Keyed(c).CreateWorkspace(o)
 			a.published()
 			return ws, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.Workspace]{
 		Name: "admin_workspace_get", Title: "Get workspace", ReadOnly: true, Idempotent: true,
@@ -237,9 +238,9 @@ func (a *Area) workspaceTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceUpdateInput, *admin.Workspace]{
-		Name: "admin_workspace_update", Title: "Update workspace",
+		Name: "admin_workspace_update", Title: "Update workspace", HonoursIdempotency: true,
 		Description: "Change a workspace's name, description, settings, metadata, status or limits.",
-		Handler: func(ctx context.Context, in WorkspaceUpdateInput) (*admin.Workspace, error) {
+		Handler: keyed(a, "admin_workspace_update", nil, func(ctx context.Context, in WorkspaceUpdateInput, c *store.Call) (*admin.Workspace, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -247,18 +248,18 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
 				return nil, err
 			}
-			ws, err := l.UpdateWorkspace(in.WorkspaceID, admin.WorkspaceUpdates{Name: in.Name, Description: in.Description, Settings: in.Settings, Metadata: in.Metadata, Status: in.Status, ResourceLimits: in.ResourceLimits})
+			ws, err := l.Keyed(c).UpdateWorkspace(in.WorkspaceID, admin.WorkspaceUpdates{Name: in.Name, Description: in.Description, Settings: in.Settings, Metadata: in.Metadata, Status: in.Status, ResourceLimits: in.ResourceLimits})
 			if err == nil && ws == nil {
 				err = notFound("workspace_id", "workspace", in.WorkspaceID)
 			}
 			a.published()
 			return ws, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, admin.DeleteResult]{
-		Name: "admin_workspace_delete", Title: "Delete (archive) workspace", Destructive: true, Idempotent: true,
+		Name: "admin_workspace_delete", Title: "Delete (archive) workspace", Destructive: true, Idempotent: true, HonoursIdempotency: true,
 		Description: "Archive a workspace with its projects, invitations and keys (owner role).",
-		Handler: func(ctx context.Context, in WorkspaceIDInput) (admin.DeleteResult, error) {
+		Handler: keyed(a, "admin_workspace_delete", nil, func(ctx context.Context, in WorkspaceIDInput, c *store.Call) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {
 				return admin.DeleteResult{}, err
@@ -266,13 +267,13 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleOwner); err != nil {
 				return admin.DeleteResult{}, err
 			}
-			r, err := l.DeleteWorkspace(in.WorkspaceID, caller(ctx))
+			r, err := l.Keyed(c).DeleteWorkspace(in.WorkspaceID, caller(ctx))
 			if err == nil && !r.Success {
 				err = notFound("workspace_id", "workspace", in.WorkspaceID)
 			}
 			a.published()
 			return r, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[WorkspaceIDInput, *admin.WorkspaceStats]{
 		Name: "admin_workspace_stats", Title: "Workspace statistics", ReadOnly: true, Idempotent: true,
@@ -294,9 +295,9 @@ func (a *Area) workspaceTools() {
 	})
 
 	sdk.AddTool(a.p, sdk.Tool[MemberAddInput, *admin.Member]{
-		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201,
+		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Add a user to a workspace with a role.",
-		Handler: func(ctx context.Context, in MemberAddInput) (*admin.Member, error) {
+		Handler: keyed(a, "admin_member_add", nil, func(ctx context.Context, in MemberAddInput, c *store.Call) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -305,10 +306,10 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
 				return nil, err
 			}
-			m, err := l.AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
+			m, err := l.Keyed(c).AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
 			a.published()
 			return m, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberInput, *admin.Member]{
 		Name: "admin_member_get", Title: "Get member", ReadOnly: true, Idempotent: true,
@@ -347,9 +348,9 @@ func (a *Area) workspaceTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberRoleInput, *admin.Member]{
-		Name: "admin_member_update_role", Title: "Change member role",
+		Name: "admin_member_update_role", Title: "Change member role", HonoursIdempotency: true,
 		Description: "Change a member's role; only an owner grants or changes the owner role.",
-		Handler: func(ctx context.Context, in MemberRoleInput) (*admin.Member, error) {
+		Handler: keyed(a, "admin_member_update_role", nil, func(ctx context.Context, in MemberRoleInput, c *store.Call) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -362,15 +363,17 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
 				return nil, err
 			}
-			m, err := l.UpdateMemberRoleAs(in.WorkspaceID, in.UserID, in.Role, by)
+			m, err := l.Keyed(c).UpdateMemberRoleAs(in.WorkspaceID, in.UserID, in.Role, by)
 			a.published()
 			return m, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[MemberInput, Removed]{
-		Name: "admin_member_remove", Title: "Remove member", Destructive: true, Idempotent: true,
+		Name: "admin_member_remove", Title: "Remove member", Destructive: true, Idempotent: true, HonoursIdempotency: true,
 		Description: "Remove a member from a workspace, or leave it yourself.",
-		Handler: func(ctx context.Context, in MemberInput) (Removed, error) {
+		Handler: keyed(a, "admin_member_remove", func(c *store.Call, _ MemberInput) {
+			store.Present(c, func(ok bool) Removed { return Removed{Removed: ok} })
+		}, func(ctx context.Context, in MemberInput, c *store.Call) (Removed, error) {
 			l, err := lib()
 			if err != nil {
 				return Removed{}, err
@@ -383,16 +386,16 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
 				return Removed{}, err
 			}
-			ok, err := l.RemoveMemberAs(in.WorkspaceID, in.UserID, by)
+			ok, err := l.Keyed(c).RemoveMemberAs(in.WorkspaceID, in.UserID, by)
 			a.published()
 			return Removed{Removed: ok}, err
-		},
+		}),
 	})
 
 	sdk.AddTool(a.p, sdk.Tool[InviteInput, *admin.Invitation]{
-		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201,
+		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Invite someone to a workspace; the one-time token (valid 7 days) is in this result only.",
-		Handler: func(ctx context.Context, in InviteInput) (*admin.Invitation, error) {
+		Handler: keyed(a, "admin_invitation_create", secrets[InviteInput](inviteNotice, "token"), func(ctx context.Context, in InviteInput, c *store.Call) (*admin.Invitation, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -401,13 +404,13 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
 				return nil, err
 			}
-			return l.InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: by.ID, Message: in.Message, Operator: by.Operator})
-		},
+			return l.Keyed(c).InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: by.ID, Message: in.Message, Operator: by.Operator})
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[AcceptInput, admin.AcceptResult]{
-		Name: "admin_invitation_accept", Title: "Accept invitation",
+		Name: "admin_invitation_accept", Title: "Accept invitation", HonoursIdempotency: true,
 		Description: "Redeem an invitation token to join its workspace with the invited role.",
-		Handler: func(ctx context.Context, in AcceptInput) (admin.AcceptResult, error) {
+		Handler: keyed(a, "admin_invitation_accept", nil, func(ctx context.Context, in AcceptInput, c *store.Call) (admin.AcceptResult, error) {
 			l, err := lib()
 			if err != nil {
 				return admin.AcceptResult{}, err
@@ -420,15 +423,17 @@ func (a *Area) workspaceTools() {
 				}
 				user = by.ID
 			}
-			r, err := l.AcceptInvitation(in.Token, user)
+			r, err := l.Keyed(c).AcceptInvitation(in.Token, user)
 			a.published()
 			return r, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationIDInput, Revoked]{
-		Name: "admin_invitation_revoke", Title: "Revoke invitation", Destructive: true, Idempotent: true,
+		Name: "admin_invitation_revoke", Title: "Revoke invitation", Destructive: true, Idempotent: true, HonoursIdempotency: true,
 		Description: "Revoke a pending invitation so its token no longer works.",
-		Handler: func(ctx context.Context, in InvitationIDInput) (Revoked, error) {
+		Handler: keyed(a, "admin_invitation_revoke", func(c *store.Call, _ InvitationIDInput) {
+			store.Present(c, func(ok bool) Revoked { return Revoked{Revoked: ok} })
+		}, func(ctx context.Context, in InvitationIDInput, c *store.Call) (Revoked, error) {
 			l, err := lib()
 			if err != nil {
 				return Revoked{}, err
@@ -443,9 +448,9 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(inv.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
 				return Revoked{}, err
 			}
-			ok, err := l.RevokeInvitation(in.InvitationID)
+			ok, err := l.Keyed(c).RevokeInvitation(in.InvitationID)
 			return Revoked{Revoked: ok}, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[InvitationListInput, InvitationList]{
 		Name: "admin_invitation_list", Title: "List invitations", ReadOnly: true, Idempotent: true,
@@ -467,9 +472,9 @@ func (a *Area) workspaceTools() {
 	})
 
 	sdk.AddTool(a.p, sdk.Tool[ProjectCreateInput, *admin.Project]{
-		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201,
+		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Create a project in a workspace; task_create accepts its slug moments later.",
-		Handler: func(ctx context.Context, in ProjectCreateInput) (*admin.Project, error) {
+		Handler: keyed(a, "admin_project_create", nil, func(ctx context.Context, in ProjectCreateInput, c *store.Call) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -478,10 +483,10 @@ func (a *Area) workspaceTools() {
 			if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
 				return nil, err
 			}
-			p, err := l.CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: by.ID})
+			p, err := l.Keyed(c).CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: by.ID})
 			a.published()
 			return p, err
-		},
+		}),
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
 		Name: "admin_project_get", Title: "Get project", ReadOnly: true, Idempotent: true,
@@ -513,9 +518,9 @@ func (a *Area) workspaceTools() {
 		},
 	})
 	sdk.AddTool(a.p, sdk.Tool[ProjectUpdateInput, *admin.Project]{
-		Name: "admin_project_update", Title: "Update project",
+		Name: "admin_project_update", Title: "Update project", HonoursIdempotency: true,
 		Description: "Change a project's name, description or metadata.",
-		Handler: func(ctx context.Context, in ProjectUpdateInput) (*admin.Project, error) {
+		Handler: keyed(a, "admin_project_update", nil, func(ctx context.Context, in ProjectUpdateInput, c *store.Call) (*admin.Project, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
@@ -524,13 +529,13 @@ func (a *Area) workspaceTools() {
 			if err != nil {
 				return nil, err
 			}
-			p, err := l.UpdateProject(cur.ID, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
+			p, err := l.Keyed(c).UpdateProject(cur.ID, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
 			if err == nil && p == nil {
 				err = notFound("project_id", "project", in.ProjectID)
 			}
 			a.published()
 			return p, err
-		},
+		}),
 	})
 	for _, op := range []struct {
 		name, title, desc string
@@ -540,8 +545,8 @@ func (a *Area) workspaceTools() {
 		{"admin_project_unarchive", "Unarchive project", "Make an archived project active again.", (*admin.Admin).UnarchiveProject},
 	} {
 		sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, *admin.Project]{
-			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true,
-			Handler: func(ctx context.Context, in ProjectIDInput) (*admin.Project, error) {
+			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, HonoursIdempotency: true,
+			Handler: keyed(a, op.name, nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (*admin.Project, error) {
 				l, err := lib()
 				if err != nil {
 					return nil, err
@@ -550,19 +555,19 @@ func (a *Area) workspaceTools() {
 				if err != nil {
 					return nil, err
 				}
-				p, err := op.f(l, cur.ID)
+				p, err := op.f(l.Keyed(c), cur.ID)
 				if err == nil && p == nil {
 					err = notFound("project_id", "project", in.ProjectID)
 				}
 				a.published()
 				return p, err
-			},
+			}),
 		})
 	}
 	sdk.AddTool(a.p, sdk.Tool[ProjectIDInput, admin.DeleteResult]{
-		Name: "admin_project_delete", Title: "Delete project", Destructive: true,
+		Name: "admin_project_delete", Title: "Delete project", Destructive: true, HonoursIdempotency: true,
 		Description: "Delete a workspace project and free its slug.",
-		Handler: func(ctx context.Context, in ProjectIDInput) (admin.DeleteResult, error) {
+		Handler: keyed(a, "admin_project_delete", nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (admin.DeleteResult, error) {
 			l, err := lib()
 			if err != nil {
 				return admin.DeleteResult{}, err
@@ -571,13 +576,13 @@ func (a *Area) workspaceTools() {
 			if err != nil {
 				return admin.DeleteResult{}, err
 			}
-			r, err := l.DeleteProject(cur.ID)
+			r, err := l.Keyed(c).DeleteProject(cur.ID)
 			if err == nil && !r.Success {
 				err = notFound("project_id", "project", in.ProjectID)
 			}
 			a.published()
 			return r, err
-		},
+		}),
 	})
 }
 

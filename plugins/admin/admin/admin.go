@@ -57,6 +57,8 @@ type Admin struct {
 	now       func() time.Time
 	threshold float64
 	usage     usageCounter
+	// call is the keyed call this copy of the library serves (Keyed).
+	call *store.Call
 }
 
 // New binds the library to an open store.
@@ -226,4 +228,31 @@ func orNone(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// Keyed returns the library bound to one keyed call (docs/decisions.md
+// D32): each write it makes looks c up in its transaction, answering the
+// recorded outcome (c.Replayed) without writing, or records its result in
+// the same transaction. A nil c is a call without a key.
+func (a *Admin) Keyed(c *store.Call) *Admin {
+	b := *a
+	b.call = c
+	return &b
+}
+
+// update runs fn in one write transaction under the library's call: a
+// recorded call leaves *out zero and writes nothing; otherwise *out, as fn
+// leaves it, is recorded with fn's writes.
+func update[T any](a *Admin, out *T, fn func(tx store.Tx) error) error {
+	return a.st.Update(func(tx store.Tx) error {
+		_, err := store.Once(tx, a.call, a.now(), func() (T, error) {
+			err := fn(tx)
+			return *out, err
+		})
+		if a.call.Replayed() != nil {
+			var zero T
+			*out = zero
+		}
+		return err
+	})
 }

@@ -95,6 +95,9 @@ type APIKey struct {
 	GraceEndsAt  *string        `json:"grace_ends_at" jsonschema:"oneof_type=string;null"`
 	Metadata     map[string]any `json:"metadata"`
 	PlaintextKey string         `json:"plaintext_key,omitempty"`
+	// SecretNotice replaces PlaintextKey in a repeat of a keyed call made
+	// after the plaintext was dropped: it says how to get a new key.
+	SecretNotice string `json:"secret_notice,omitempty"`
 }
 
 // storedKey is the on-disk form: the key plus its hash.
@@ -211,7 +214,7 @@ func (a *Admin) CreateAPIKey(o CreateAPIKeyOptions) (*APIKey, error) {
 		createdBy = o.UserID
 	}
 	var out *APIKey
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		if o.WorkspaceID != nil && *o.WorkspaceID != "" {
 			ws, err := getWorkspace(tx, *o.WorkspaceID)
 			if err != nil {
@@ -493,7 +496,7 @@ func (a *Admin) UpdateAPIKey(id string, u APIKeyUpdates) (*APIKey, error) {
 		return nil, err
 	}
 	var out *APIKey
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		k, err := a.loadKey(tx, id)
 		if err != nil || k == nil {
 			return err
@@ -539,7 +542,7 @@ func (a *Admin) UpdateAPIKey(id string, u APIKeyUpdates) (*APIKey, error) {
 // Revoking a revoked key changes nothing.
 func (a *Admin) RevokeAPIKey(id, revokedBy string) (*APIKey, error) {
 	var out *APIKey
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		k, err := a.loadKey(tx, id)
 		if err != nil || k == nil {
 			return err
@@ -587,7 +590,7 @@ func (a *Admin) RotateAPIKey(id string, o RotateOptions) (*RotateResult, error) 
 		return nil, errs.Invalidf("grace_period_ms", "maximum", "grace_period_ms must be between 0 and %d", MaxGracePeriod.Milliseconds())
 	}
 	var out *RotateResult
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		old, err := a.loadKey(tx, id)
 		if err != nil || old == nil {
 			return err

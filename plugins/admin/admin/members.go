@@ -161,7 +161,7 @@ func (a *Admin) AddMember(workspaceID string, o AddMemberOptions) (*Member, erro
 		return nil, err
 	}
 	var out *Member
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		ws, err := liveWorkspace(tx, workspaceID)
 		if err != nil {
 			return err
@@ -214,7 +214,7 @@ func (a *Admin) RemoveMember(workspaceID, userID, actor string) (bool, error) {
 func (a *Admin) RemoveMemberAs(workspaceID, userID string, by Actor) (bool, error) {
 	actor := by.ID
 	removed := false
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &removed, func(tx store.Tx) error {
 		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
 			return err
 		}
@@ -325,7 +325,7 @@ func (a *Admin) UpdateMemberRoleAs(workspaceID, userID, role string, by Actor) (
 		return nil, err
 	}
 	var out *Member
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		if _, err := liveWorkspace(tx, workspaceID); err != nil {
 			return err
 		}
@@ -378,6 +378,9 @@ type Invitation struct {
 	AcceptedAt  *string `json:"accepted_at" jsonschema:"oneof_type=string;null"`
 	AcceptedBy  *string `json:"accepted_by" jsonschema:"oneof_type=string;null"`
 	Token       string  `json:"token,omitempty"`
+	// SecretNotice replaces Token in a repeat of a keyed call made after
+	// the token was dropped.
+	SecretNotice string `json:"secret_notice,omitempty"`
 }
 
 type storedInvitation struct {
@@ -417,7 +420,7 @@ func (a *Admin) InviteMember(workspaceID string, o InviteMemberOptions) (*Invita
 		return nil, err
 	}
 	var out *Invitation
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		if _, err := liveWorkspace(tx, workspaceID); err != nil {
 			return err
 		}
@@ -474,7 +477,7 @@ func (a *Admin) AcceptInvitation(token, userID string) (AcceptResult, error) {
 		return res, nil
 	}
 	th := hashToken(token)
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &res, func(tx store.Tx) error {
 		id := tx.Bucket([]byte(store.BucketInviteHash)).Get([]byte(th))
 		if id == nil {
 			res.Reason = InviteReasonInvalid
@@ -549,7 +552,7 @@ func (a *Admin) GetInvitation(invitationID string) (*Invitation, error) {
 // or no longer pending.
 func (a *Admin) RevokeInvitation(invitationID string) (bool, error) {
 	ok := false
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &ok, func(tx store.Tx) error {
 		var si storedInvitation
 		found, err := store.Get(tx, store.BucketInvitations, []byte(invitationID), &si)
 		if err != nil || !found || si.Status != InvitePending {
@@ -611,3 +614,7 @@ func (a *Admin) ListInvitations(workspaceID string, o ListInvitationsOptions) ([
 	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt > out[j].CreatedAt })
 	return paginate(out, p), nil
 }
+
+// Empty reports a refused acceptance: a keyed call records nothing for
+// it, so the same key may carry the corrected call.
+func (r AcceptResult) Empty() bool { return !r.Success }

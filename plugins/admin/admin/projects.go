@@ -113,7 +113,7 @@ func (a *Admin) CreateProject(workspaceID string, o CreateProjectOptions) (*Proj
 		return nil, err
 	}
 	var out *Project
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		ws, err := liveWorkspace(tx, workspaceID)
 		if err != nil {
 			return err
@@ -319,7 +319,7 @@ func projectEvent(p *Project) map[string]any {
 // stores it and emits event.
 func (a *Admin) changeProject(id, event string, f func(tx store.Tx, p *Project) (bool, error)) (*Project, error) {
 	var out *Project
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		p, err := getProject(tx, id)
 		if err != nil || p == nil {
 			return err
@@ -347,7 +347,7 @@ func (a *Admin) changeProject(id, event string, f func(tx store.Tx, p *Project) 
 // unknown id.
 func (a *Admin) DeleteProject(projectID string) (DeleteResult, error) {
 	res := DeleteResult{ID: projectID}
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &res, func(tx store.Tx) error {
 		p, err := getProject(tx, projectID)
 		if err != nil || p == nil {
 			return err
@@ -365,3 +365,7 @@ func (a *Admin) DeleteProject(projectID string) (DeleteResult, error) {
 	})
 	return res, internal(err)
 }
+
+// Empty reports a deletion of nothing (an unknown id): a keyed call
+// records nothing for it.
+func (r DeleteResult) Empty() bool { return !r.Success }

@@ -98,7 +98,7 @@ func windowStarts(now time.Time) (minute, hour, day time.Time) {
 // Each window's usage.threshold_exceeded levels are announced once. Unknown
 // keys are a 404.
 func (a *Admin) CheckRateLimit(apiKeyID string) (RateLimitResult, error) {
-	res, err := a.usage.check(apiKeyID)
+	res, err := a.usage.check(apiKeyID, a.call)
 	return res, internal(err)
 }
 

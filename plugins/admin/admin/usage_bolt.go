@@ -14,10 +14,10 @@ import (
 // goroutines and the processes sharing the file.
 type boltUsage struct{ a *Admin }
 
-func (b boltUsage) check(apiKeyID string) (RateLimitResult, error) {
+func (b boltUsage) check(apiKeyID string, c *store.Call) (RateLimitResult, error) {
 	a := b.a
 	var res RateLimitResult
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a.Keyed(c), &res, func(tx store.Tx) error {
 		var sk storedKey
 		found, err := store.Get(tx, store.BucketKeys, []byte(apiKeyID), &sk)
 		if err != nil {

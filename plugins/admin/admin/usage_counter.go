@@ -13,8 +13,8 @@ import (
 type usageCounter interface {
 	// check counts one request of key id when all three windows have room
 	// and announces the usage.threshold_exceeded levels it reaches; 404
-	// for an unknown key.
-	check(id string) (RateLimitResult, error)
+	// for an unknown key. Under a keyed call (c) a repeat counts nothing.
+	check(id string, c *store.Call) (RateLimitResult, error)
 	// read is key id's counters as tx sees them; zero when it was never
 	// used. Window counts are those of the window starting at the record's
 	// start, which may have passed.

@@ -115,32 +115,69 @@ func unavailable(err error) error {
 	return errs.Newf(503, errs.Unavailable, "admin usage counters: %v", err)
 }
 
-func (p *pgUsage) check(id string) (RateLimitResult, error) {
-	a := p.a
+// querier runs one statement: the pool, or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func (p *pgUsage) check(id string, c *store.Call) (RateLimitResult, error) {
+	if !c.Keyed() {
+		var sk storedKey
+		found, err := p.a.st.GetOne(store.BucketKeys, []byte(id), &sk)
+		if err != nil {
+			return RateLimitResult{}, err
+		}
+		if !found {
+			return RateLimitResult{}, errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), kv.TxTimeout)
+		defer cancel()
+		return p.count(ctx, p.pool, sk.APIKey, p.a.st.Update)
+	}
+	// A keyed check counts inside an admin Update, so the count and the
+	// record of its outcome commit together (docs/decisions.md D32); it
+	// takes the writer lock the unkeyed hot path avoids.
 	var res RateLimitResult
-	var sk storedKey
-	found, err := a.st.GetOne(store.BucketKeys, []byte(id), &sk)
-	if err != nil {
-		return res, err
-	}
-	if !found {
-		return res, errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", id)
-	}
-	k := sk.APIKey
+	err := p.a.st.Update(func(tx store.Tx) error {
+		var err error
+		res, err = store.Once(tx, c, p.a.now(), func() (RateLimitResult, error) {
+			var sk storedKey
+			found, err := store.Get(tx, store.BucketKeys, []byte(id), &sk)
+			if err != nil {
+				return RateLimitResult{}, err
+			}
+			if !found {
+				return RateLimitResult{}, errs.NotFoundf(errs.NotFound, "api_key_id", "API key %s does not exist", id)
+			}
+			ctx, sqlTx, err := tx.SQL()
+			if err != nil {
+				return RateLimitResult{}, err
+			}
+			return p.count(ctx, sqlTx, sk.APIKey, func(fn func(tx store.Tx) error) error { return fn(tx) })
+		})
+		return err
+	})
+	return res, err
+}
+
+// count checks and counts one request of k with q, announcing the levels
+// it reaches in a transaction of update.
+func (p *pgUsage) count(ctx context.Context, q querier, k APIKey, update func(func(tx store.Tx) error) error) (RateLimitResult, error) {
+	a := p.a
+	id := k.ID
+	var res RateLimitResult
 	now := a.now()
 	m, h, d := windowStarts(now)
 	starts := [3]time.Time{m, h, d}
 	resets := [3]time.Time{m.Add(time.Minute), h.Add(time.Hour), d.AddDate(0, 0, 1)}
 	limits := [3]int{k.RateLimit.PerMinute, k.RateLimit.PerHour, k.RateLimit.PerDay}
 	res.ResetAt = ResetAt{FormatTime(resets[0]), FormatTime(resets[1]), FormatTime(resets[2])}
-	ctx, cancel := context.WithTimeout(context.Background(), kv.TxTimeout)
-	defer cancel()
 	var due []announcement
 	// A refusal whose re-read finds room (the window rolled over between
 	// the two, or another server's clock is ahead) counts again.
 	for try := 0; ; try++ {
 		var got [3]windowRow
-		err := p.pool.QueryRow(ctx, countSQL, id, now, m, h, d, d, limits[0], limits[1], limits[2],
+		err := q.QueryRow(ctx, countSQL, id, now, m, h, d, d, limits[0], limits[1], limits[2],
 			need(a.threshold, limits[0]), need(a.threshold, limits[1]), need(a.threshold, limits[2])).Scan(
 			&got[0].count, &got[0].marks[0], &got[0].marks[1],
 			&got[1].count, &got[1].marks[0], &got[1].marks[1],
@@ -160,7 +197,7 @@ func (p *pgUsage) check(id string) (RateLimitResult, error) {
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return res, unavailable(err)
 		}
-		refused, err := p.refusal(ctx, id, starts, limits, resets, &res, &due)
+		refused, err := p.refusal(ctx, q, id, starts, limits, resets, &res, &due)
 		if err != nil || refused {
 			if err != nil {
 				return res, err
@@ -174,7 +211,7 @@ func (p *pgUsage) check(id string) (RateLimitResult, error) {
 	if len(due) == 0 {
 		return res, nil
 	}
-	return res, a.st.Update(func(tx store.Tx) error {
+	return res, update(func(tx store.Tx) error {
 		for _, an := range due {
 			if err := a.announce(tx, &k, windowNames[an.window], an.lv.name, an.lv.share, an.used, limits[an.window], resets[an.window]); err != nil {
 				return err
@@ -189,10 +226,10 @@ func (p *pgUsage) check(id string) (RateLimitResult, error) {
 // conditional update, so one server wins) the levels a refusal reaches
 // that were never announced in the window: a limit lowered after the
 // window filled.
-func (p *pgUsage) refusal(ctx context.Context, id string, starts [3]time.Time, limits [3]int, resets [3]time.Time, res *RateLimitResult, due *[]announcement) (refused bool, err error) {
+func (p *pgUsage) refusal(ctx context.Context, q querier, id string, starts [3]time.Time, limits [3]int, resets [3]time.Time, res *RateLimitResult, due *[]announcement) (refused bool, err error) {
 	var rows [3]windowRow
 	var used [3]int
-	err = p.pool.QueryRow(ctx, windowsSQL, id).Scan(
+	err = q.QueryRow(ctx, windowsSQL, id).Scan(
 		&rows[0].start, &rows[0].count, &rows[0].marks[0], &rows[0].marks[1],
 		&rows[1].start, &rows[1].count, &rows[1].marks[0], &rows[1].marks[1],
 		&rows[2].start, &rows[2].count, &rows[2].marks[0], &rows[2].marks[1])
@@ -218,7 +255,7 @@ func (p *pgUsage) refusal(ctx context.Context, id string, starts [3]time.Time, l
 				continue
 			}
 			var n int
-			err := p.pool.QueryRow(ctx, fmt.Sprintf("UPDATE %[1]s SET %[2]s_%[3]s = %[2]s_count WHERE key_id = $1 AND %[2]s_start >= $2 AND %[2]s_%[3]s = 0 AND %[2]s_count >= $3 RETURNING %[2]s_count",
+			err := q.QueryRow(ctx, fmt.Sprintf("UPDATE %[1]s SET %[2]s_%[3]s = %[2]s_count WHERE key_id = $1 AND %[2]s_start >= $2 AND %[2]s_%[3]s = 0 AND %[2]s_count >= $3 RETURNING %[2]s_count",
 				store.UsageTable, w, markCols[l]), id, starts[i], need(lv.share, limits[i])).Scan(&n)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows): // another server announced it

@@ -141,7 +141,7 @@ func (a *Admin) CreateWorkspace(o CreateWorkspaceOptions) (*Workspace, error) {
 		Settings: orEmpty(o.Settings), Metadata: orEmpty(o.Metadata), Status: WorkspaceActive,
 		ResourceLimits: limits, CreatedAt: ts, UpdatedAt: ts, CreatedBy: by,
 	}
-	err = a.st.Update(func(tx store.Tx) error {
+	err = update(a, &ws, func(tx store.Tx) error {
 		if err := store.Put(tx, store.BucketWorkspaces, []byte(ws.ID), ws); err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (a *Admin) UpdateWorkspace(id string, u WorkspaceUpdates) (*Workspace, erro
 		return nil, err
 	}
 	var out *Workspace
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &out, func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, id)
 		if err != nil || ws == nil {
 			return err
@@ -341,7 +341,7 @@ type DeleteResult struct {
 // revoked. Members stay for the record. Unknown id: success false.
 func (a *Admin) DeleteWorkspace(id, deletedBy string) (DeleteResult, error) {
 	res := DeleteResult{ID: id}
-	err := a.st.Update(func(tx store.Tx) error {
+	err := update(a, &res, func(tx store.Tx) error {
 		ws, err := getWorkspace(tx, id)
 		if err != nil || ws == nil {
 			return err

@@ -51,6 +51,7 @@ var allBuckets = []string{
 	BucketMeta, BucketCounters, BucketKeys, BucketKeyHash, BucketKeyUsage, BucketKeyDaily, BucketKeyAudit,
 	BucketWorkspaces, BucketMembers, BucketInvitations, BucketInviteHash, BucketProjects, BucketProjectSlug,
 	BucketOutbox, BucketWebhooks, BucketDeliveries, BucketDeliveryDue, BucketDeliveryByHook, BucketDeliveryByEvent,
+	BucketIdempotency, BucketIdempotencyOrder, BucketIdempotencySealed,
 }
 
 // SchemaVersion is the layout version this build writes.
@@ -277,3 +278,6 @@ func (s *Store) DrainOutbox(publish func(Event) error) (int, error) {
 	}
 	return done, pubErr
 }
+
+// Buckets names every bucket of the admin store.
+func Buckets() []string { return append([]string(nil), allBuckets...) }

@@ -660,6 +660,15 @@ func (m *Manager) TriggerEvent(ctx context.Context, eventType string, payload an
 // TriggerEventFor is TriggerEvent aimed at one workspace's webhooks when
 // workspaceID is not empty.
 func (m *Manager) TriggerEventFor(ctx context.Context, workspaceID, eventType string, payload any) (*TriggerResult, error) {
+	return m.triggerEventFor(ctx, workspaceID, eventType, payload, nil)
+}
+
+// triggerEventFor under a keyed call records, with the queued deliveries,
+// the outcome as queued (every delivery pending), and amends it with the
+// first attempts' outcome once they are done: a repeat after a crash
+// between the two answers the queued outcome, and the persisted schedule
+// delivers what was claimed.
+func (m *Manager) triggerEventFor(ctx context.Context, workspaceID, eventType string, payload any, c *store.Call) (*TriggerResult, error) {
 	if !IsValidEventType(eventType) {
 		return nil, errs.Invalidf("eventType", "enum", "%q is not an event type (see the event type list)", eventType)
 	}
@@ -678,18 +687,31 @@ func (m *Manager) TriggerEventFor(ctx context.Context, workspaceID, eventType st
 	var jobs []job
 	queued, held := 0, 0
 	err = m.st.Update(func(tx store.Tx) error {
-		var err error
-		jobs, queued, held, err = m.enqueueTx(tx, ev, true, false, only)
+		_, err := store.Once(tx, c, m.now(), func() (*TriggerResult, error) {
+			var err error
+			jobs, queued, held, err = m.enqueueTx(tx, ev, true, false, only)
+			return &TriggerResult{Triggered: queued, Held: held, Pending: queued - held}, err
+		})
 		return err
 	})
 	if err != nil {
 		return nil, internal(err)
+	}
+	if c.Replayed() != nil {
+		return nil, nil
 	}
 	res := &TriggerResult{Triggered: queued, Held: held}
 	res.Delivered, res.Failed, res.Pending = m.runJobs(ctx, jobs)
 	res.Pending += res.Triggered - res.Held - len(jobs)
 	if res.Pending > 0 {
 		m.Kick()
+	}
+	if c.Keyed() {
+		if err := m.st.Update(func(tx store.Tx) error { return store.Amend(tx, c, res, m.now()) }); err != nil {
+			// The deliveries are queued and attempted; only a repeat's
+			// answer stays the queued one.
+			m.log.Warn("the outcome of a keyed event trigger was not recorded", "event_type", eventType, "error", err)
+		}
 	}
 	return res, nil
 }
@@ -735,9 +757,16 @@ func (m *Manager) Deliver(ctx context.Context, w *Webhook, ev store.Event) (*Del
 
 // record stores a finished delivery and, with stats, counts it on its
 // webhook.
-func (m *Manager) record(d *Delivery, stats bool) error {
+func (m *Manager) record(d *Delivery, stats bool) error { return m.recordAs(d, stats, nil, nil) }
+
+// recordAs is record that, under a keyed call c, also amends c's recorded
+// outcome to v in the same transaction.
+func (m *Manager) recordAs(d *Delivery, stats bool, c *store.Call, v any) error {
 	return internal(m.st.Update(func(tx store.Tx) error {
 		if err := putDelivery(tx, d); err != nil {
+			return err
+		}
+		if err := store.Amend(tx, c, v, m.now()); err != nil {
 			return err
 		}
 		if err := addHistory(tx, d); err != nil {
@@ -768,6 +797,16 @@ type TestResult struct {
 // webhook's status and subscription) and records it in the history
 // without touching the stats. nil for an unknown webhook.
 func (m *Manager) TestWebhook(ctx context.Context, id string) (*TestResult, error) {
+	return m.testWebhook(ctx, id, nil)
+}
+
+// InterruptedTest is the outcome a repeat of a keyed webhook test gets
+// when the first call stopped between its ping and recording the response.
+const InterruptedTest = "the first attempt of this call stopped before its response was recorded; its ping was sent at most once. Call admin_webhook_test again with a new idempotency key to test the endpoint"
+
+// testWebhook under a keyed call records the call before the ping (as
+// interrupted) and its response after, so a repeat never pings again.
+func (m *Manager) testWebhook(ctx context.Context, id string, c *store.Call) (*TestResult, error) {
 	w, err := m.GetWebhook(id)
 	if err != nil || w == nil {
 		return nil, err
@@ -777,16 +816,30 @@ func (m *Manager) TestWebhook(ctx context.Context, id string) (*TestResult, erro
 		Data: json.RawMessage(fmt.Sprintf(`{"webhook_id":%q,"message":"cairn webhook test"}`, id))}
 	ts := formatTime(now)
 	d := &Delivery{ID: newDeliveryID(), WebhookID: id, EventID: ev.ID, EventType: ev.Type, Payload: body(ev), CreatedAt: ts, UpdatedAt: ts, Test: true}
+	if c.Keyed() {
+		if err := m.st.Update(func(tx store.Tx) error {
+			_, err := store.Once(tx, c, now, func() (*TestResult, error) {
+				return &TestResult{DeliveryID: d.ID, Error: InterruptedTest}, nil
+			})
+			return err
+		}); err != nil {
+			return nil, internal(err)
+		}
+		if c.Replayed() != nil {
+			return nil, nil
+		}
+	}
 	o := m.attempt(ctx, w, d, 1)
 	d.Attempts, d.StatusCode, d.Duration, d.LastError = 1, o.StatusCode, o.Duration.Milliseconds(), o.Err
 	d.Status = DeliveryFailed
 	if o.ok() {
 		d.Status = DeliveryDelivered
 	}
-	if err := m.record(d, false); err != nil {
+	res := &TestResult{Success: o.ok(), StatusCode: o.StatusCode, Duration: d.Duration, DeliveryID: d.ID, Error: o.Err}
+	if err := m.recordAs(d, false, c, res); err != nil {
 		return nil, err
 	}
-	return &TestResult{Success: o.ok(), StatusCode: o.StatusCode, Duration: d.Duration, DeliveryID: d.ID, Error: o.Err}, nil
+	return res, nil
 }
 
 // HistoryOptions filter getDeliveryHistory.

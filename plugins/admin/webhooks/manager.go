@@ -221,7 +221,10 @@ type RegisterOptions struct {
 type Registered struct {
 	ID     string `json:"id"`
 	URL    string `json:"url"`
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
+	// SecretNotice replaces Secret in a repeat of a keyed call made after
+	// the secret was dropped: it says how to get a new one.
+	SecretNotice string `json:"secret_notice,omitempty"`
 }
 
 // RegisterResult is register's result.
@@ -238,6 +241,10 @@ func fail(err error) (*RegisterResult, error) {
 // Register validates and stores a webhook. On a validation failure the
 // result says success false and the error is a typed ERR_INVALID_INPUT.
 func (m *Manager) Register(ctx context.Context, o RegisterOptions) (*RegisterResult, error) {
+	return m.register(ctx, o, nil)
+}
+
+func (m *Manager) register(ctx context.Context, o RegisterOptions, c *store.Call) (*RegisterResult, error) {
 	if r := m.validate.Validate(ctx, o.URL); !r.Valid {
 		return fail(errs.Invalid("url", "url", r.Error))
 	}
@@ -273,10 +280,17 @@ func (m *Manager) Register(ctx context.Context, o RegisterOptions) (*RegisterRes
 	if w.Metadata == nil {
 		w.Metadata = map[string]any{}
 	}
-	if err := m.st.Update(func(tx store.Tx) error { return putWebhook(tx, w) }); err != nil {
+	res := &RegisterResult{Success: true, Webhook: &Registered{ID: w.ID, URL: w.URL, Secret: secret}}
+	if err := m.st.Update(func(tx store.Tx) error {
+		_, err := store.Once(tx, c, m.now(), func() (*RegisterResult, error) { return res, putWebhook(tx, w) })
+		return err
+	}); err != nil {
 		return fail(internal(err))
 	}
-	return &RegisterResult{Success: true, Webhook: &Registered{ID: w.ID, URL: w.URL, Secret: secret}}, nil
+	if c.Replayed() != nil {
+		return nil, nil
+	}
+	return res, nil
 }
 
 func internal(err error) error {
@@ -380,6 +394,10 @@ type Updates struct {
 
 // UpdateWebhook changes a webhook; nil for an unknown one.
 func (m *Manager) UpdateWebhook(ctx context.Context, id string, u Updates) (*Webhook, error) {
+	return m.updateWebhook(ctx, id, u, nil)
+}
+
+func (m *Manager) updateWebhook(ctx context.Context, id string, u Updates, c *store.Call) (*Webhook, error) {
 	if u.URL != nil {
 		if r := m.validate.Validate(ctx, *u.URL); !r.Valid {
 			return nil, errs.Invalid("url", "url", r.Error)
@@ -398,7 +416,7 @@ func (m *Manager) UpdateWebhook(ctx context.Context, id string, u Updates) (*Web
 	if u.Description != nil && len([]rune(*u.Description)) > 1000 {
 		return nil, errs.Invalid("description", "maxLength", "description must be at most 1000 characters")
 	}
-	return m.change(id, func(w *Webhook) error {
+	return m.change(id, c, func(w *Webhook) error {
 		cfg, err := u.Config.apply(w.Config)
 		if err != nil {
 			return err
@@ -420,30 +438,38 @@ func (m *Manager) UpdateWebhook(ctx context.Context, id string, u Updates) (*Web
 			return w.SetStatus(*u.Status)
 		}
 		return nil
-	})
+	}, func(w *Webhook) any { return w })
 }
 
 // change applies f to a webhook. A webhook that becomes active releases
 // the deliveries held while it was not, in the order they were queued.
-func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) {
+// Under a keyed call c it records what result makes of the changed webhook
+// (the caller's return value), and a repeat changes nothing and returns
+// nil.
+func (m *Manager) change(id string, c *store.Call, f func(w *Webhook) error, result func(w *Webhook) any) (*Webhook, error) {
 	var out *Webhook
 	err := m.st.Update(func(tx store.Tx) error {
-		w, err := getWebhook(tx, id)
-		if err != nil || w == nil {
-			return err
-		}
-		if err := f(w); err != nil {
-			return err
-		}
-		w.UpdatedAt = formatTime(m.now())
-		out = w
-		if err := putWebhook(tx, w); err != nil {
-			return err
-		}
-		if w.Status == StatusActive {
-			return m.releaseHeld(tx, w.ID)
-		}
-		return nil
+		_, err := store.Once(tx, c, m.now(), func() (any, error) {
+			w, err := getWebhook(tx, id)
+			if err != nil || w == nil {
+				return nil, err
+			}
+			if err := f(w); err != nil {
+				return nil, err
+			}
+			w.UpdatedAt = formatTime(m.now())
+			out = w
+			if err := putWebhook(tx, w); err != nil {
+				return nil, err
+			}
+			if w.Status == StatusActive {
+				if err := m.releaseHeld(tx, w.ID); err != nil {
+					return nil, err
+				}
+			}
+			return result(w), nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, internal(err)
@@ -456,70 +482,87 @@ func (m *Manager) change(id string, f func(w *Webhook) error) (*Webhook, error) 
 
 // Pause stops deliveries to a webhook; false if unknown. Events for it are
 // held (persisted, in order) until Resume, for at most HeldRetention.
-func (m *Manager) Pause(id string) (bool, error) {
-	w, err := m.change(id, func(w *Webhook) error { return w.SetStatus(StatusPaused) })
+func (m *Manager) Pause(id string) (bool, error) { return m.setStatus(id, StatusPaused, nil) }
+
+// setStatus sets a webhook's status (checked by the caller); false if
+// unknown. Under a keyed call it records true.
+func (m *Manager) setStatus(id, status string, c *store.Call) (bool, error) {
+	w, err := m.change(id, c, func(w *Webhook) error { return w.SetStatus(status) }, func(*Webhook) any { return true })
 	return w != nil, err
 }
 
 // Resume makes a webhook active again (clearing an error run) and releases
 // its held deliveries in order; false if unknown.
-func (m *Manager) Resume(id string) (bool, error) {
-	w, err := m.change(id, func(w *Webhook) error { return w.SetStatus(StatusActive) })
-	return w != nil, err
-}
+func (m *Manager) Resume(id string) (bool, error) { return m.setStatus(id, StatusActive, nil) }
 
 // SetStatus sets any status; false if unknown.
 func (m *Manager) SetStatus(id, status string) (bool, error) {
 	if err := CheckStatus(status); err != nil {
 		return false, err
 	}
-	w, err := m.change(id, func(w *Webhook) error { return w.SetStatus(status) })
-	return w != nil, err
+	return m.setStatus(id, status, nil)
 }
 
 // RotateSecret gives a webhook a new secret (generated when newSecret is
 // empty) and returns it; the old one keeps signing for the grace period.
 // "" and nil error for an unknown webhook.
 func (m *Manager) RotateSecret(id, newSecret string) (string, error) {
+	return m.rotateSecret(id, newSecret, nil)
+}
+
+func (m *Manager) rotateSecret(id, newSecret string, c *store.Call) (string, error) {
 	if newSecret != "" {
 		if err := CheckSecret(newSecret); err != nil {
 			return "", err
 		}
 	}
 	var secret string
-	_, err := m.change(id, func(w *Webhook) error {
+	w, err := m.change(id, c, func(w *Webhook) error {
 		s, err := w.RotateSecret(newSecret, m.grace, m.now())
 		secret = s
 		return err
-	})
+	}, func(*Webhook) any { return secret })
+	if w == nil {
+		secret = "" // unknown, or a repeat that changed nothing
+	}
 	return secret, err
 }
 
 // Unregister deletes a webhook and cancels its queued deliveries; its
 // history stays. false if unknown.
-func (m *Manager) Unregister(id string) (bool, error) {
+func (m *Manager) Unregister(id string) (bool, error) { return m.unregister(id, nil) }
+
+func (m *Manager) unregister(id string, c *store.Call) (bool, error) {
 	ok := false
 	err := m.st.Update(func(tx store.Tx) error {
-		b := tx.Bucket([]byte(store.BucketWebhooks))
-		if b.Get([]byte(id)) == nil {
-			return nil
-		}
-		ok = true
-		if err := b.Delete([]byte(id)); err != nil {
-			return err
-		}
-		return forHistory(tx, id, func(d *Delivery) (bool, error) {
-			if d.Status != DeliveryPending && d.Status != DeliveryHeld {
+		_, err := store.Once(tx, c, m.now(), func() (bool, error) {
+			b := tx.Bucket([]byte(store.BucketWebhooks))
+			if b.Get([]byte(id)) == nil {
 				return false, nil
 			}
-			if err := unindexDue(tx, d); err != nil {
+			if err := b.Delete([]byte(id)); err != nil {
 				return false, err
 			}
-			d.Status, d.NextAttemptAt = DeliveryCancelled, ""
-			return true, nil
+			ok = true
+			return true, m.cancelQueued(tx, id)
 		})
+		return err
 	})
 	return ok, internal(err)
+}
+
+// cancelQueued cancels an unregistered webhook's queued deliveries.
+func (m *Manager) cancelQueued(tx store.Tx, id string) error {
+	return forHistory(tx, id, func(d *Delivery) (bool, error) {
+		if d.Status != DeliveryPending && d.Status != DeliveryHeld {
+			return false, nil
+		}
+		if err := unindexDue(tx, d); err != nil {
+			return false, err
+		}
+		d.Status, d.NextAttemptAt = DeliveryCancelled, ""
+		return true, nil
+	})
 }
 
 // Stats is getStats' result.
