@@ -22,14 +22,14 @@ func (c *Core) auditSvc() (*audit.Service, error) {
 
 // auditTool declares one decision-trail tool whose handler only needs the
 // service (and the caller), so each declaration stays one line of logic.
-func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(svc *audit.Service, caller string, in In) (Out, error)) {
+func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.Context, svc *audit.Service, in In) (Out, error)) {
 	t.Handler = func(ctx context.Context, in In) (Out, error) {
 		svc, err := c.auditSvc()
 		if err != nil {
 			var zero Out
 			return zero, err
 		}
-		return run(svc, sdk.CallerFrom(ctx).ID, in)
+		return run(ctx, svc, in)
 	}
 	sdk.AddTool(c.p, t)
 }
@@ -56,16 +56,17 @@ func (c *Core) registerAuditTools() {
 		Description: "Read a task's or audit session's thought records, oldest first.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in thoughtListArgs) (audit.ListOutput, error) {
+	}, func(_ context.Context, svc *audit.Service, in thoughtListArgs) (audit.ListOutput, error) {
 		return svc.List(audit.ListInput(in))
 	})
 	auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
-		Name:          "audit_session_start",
-		Title:         "Start audit session",
-		Description:   "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
-		SuccessStatus: 201,
-	}, func(svc *audit.Service, _ string, in auditStartArgs) (audit.StartOutput, error) {
-		return svc.StartSession(audit.StartInput(in))
+		Name:               "audit_session_start",
+		Title:              "Start audit session",
+		Description:        "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
+		SuccessStatus:      201,
+		HonoursIdempotency: true,
+	}, func(ctx context.Context, svc *audit.Service, in auditStartArgs) (audit.StartOutput, error) {
+		return svc.StartSessionOnce(sdk.IdempotencyOf(ctx).Key, audit.StartInput(in))
 	})
 	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
@@ -73,15 +74,16 @@ func (c *Core) registerAuditTools() {
 		Description: "Check that a task's or audit session's thought and event chains are intact. Answers 200 either way; see chain_valid and broken_links.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in auditVerifyArgs) (audit.VerifyOutput, error) {
+	}, func(_ context.Context, svc *audit.Service, in auditVerifyArgs) (audit.VerifyOutput, error) {
 		return svc.Verify(audit.VerifyInput(in))
 	})
 	auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
-		Name:        "merkle_finalize",
-		Title:       "Finalize Merkle root",
-		Description: "Freeze an audit session's Merkle root once; later records never change it.",
-	}, func(svc *audit.Service, _ string, in merkleFinalizeArgs) (finalizedSession, error) {
-		out, err := svc.Finalize(audit.FinalizeInput(in))
+		Name:               "merkle_finalize",
+		Title:              "Finalize Merkle root",
+		Description:        "Freeze an audit session's Merkle root once; later records never change it.",
+		HonoursIdempotency: true,
+	}, func(ctx context.Context, svc *audit.Service, in merkleFinalizeArgs) (finalizedSession, error) {
+		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx).Key, audit.FinalizeInput(in))
 		return finalizedSession(out), err
 	})
 	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
@@ -90,7 +92,7 @@ func (c *Core) registerAuditTools() {
 		Description: "Show an audit session's Merkle root: the frozen one once finalized, else the current one.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in merkleRootArgs) (audit.RootOutput, error) {
+	}, func(_ context.Context, svc *audit.Service, in merkleRootArgs) (audit.RootOutput, error) {
 		return svc.Root(audit.RootInput(in))
 	})
 	// The dashboard's proof-bundle download: the host signs what this
@@ -103,7 +105,7 @@ func (c *Core) registerAuditTools() {
 		Description: "For the host only (reserved toolset internal, never listed to clients): the frozen records of a finalized audit session with their hash inputs, and its frozen root, from which the host builds and signs the proof bundle of `cairn audit export`. An open session answers 409 ERR_CONFLICT; an unknown one 404 ERR_SESSION_NOT_FOUND.",
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in merkleRootArgs) (audit.ExportOutput, error) {
+	}, func(_ context.Context, svc *audit.Service, in merkleRootArgs) (audit.ExportOutput, error) {
 		return svc.ExportParts(audit.ExportInput{SessionID: in.SessionID})
 	})
 	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
@@ -114,7 +116,7 @@ func (c *Core) registerAuditTools() {
 		InputSchema: auditSessionListSchema,
 		ReadOnly:    true,
 		Idempotent:  true,
-	}, func(svc *audit.Service, _ string, in audit.SessionListInput) (audit.SessionListOutput, error) {
+	}, func(_ context.Context, svc *audit.Service, in audit.SessionListInput) (audit.SessionListOutput, error) {
 		return svc.ListSessions(in)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 
@@ -133,6 +134,13 @@ type StartOutput struct {
 
 // StartSession opens an audit session over a task (audit_session_start).
 func (s *Service) StartSession(in StartInput) (StartOutput, error) {
+	return s.StartSessionOnce("", in)
+}
+
+// StartSessionOnce is StartSession under an idempotency key: a repeat of
+// the key returns the session first started and starts none
+// (docs/decisions.md D32).
+func (s *Service) StartSessionOnce(key string, in StartInput) (StartOutput, error) {
 	n, err := checkTaskID("task_id", in.TaskID)
 	if err != nil {
 		return StartOutput{}, err
@@ -154,25 +162,33 @@ func (s *Service) StartSession(in StartInput) (StartOutput, error) {
 		sess.Scope = *in.Scope
 	}
 	sess.StartedAt = s.now()
+	var out StartOutput
+	var replayed bool
 	err = s.st.Commit(func(tx kv.Tx) error {
-		if !taskExists(tx, n) {
-			return errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
-		}
-		num, err := store.NextID(tx, store.CounterAudit)
-		if err != nil {
-			return err
-		}
-		sess.num, sess.SessionID = num, sessionIDPrefix+strconv.FormatUint(num, 10)
-		if err := putSession(tx, &sess); err != nil {
-			return err
-		}
-		return s.record(tx, EventAuditStarted, startedEvent(&sess))
+		var err error
+		out, replayed, err = store.Once(tx, "audit_session_start", key, time.Now(), func() (StartOutput, error) {
+			if !taskExists(tx, n) {
+				return StartOutput{}, errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
+			}
+			num, err := store.NextID(tx, store.CounterAudit)
+			if err != nil {
+				return StartOutput{}, err
+			}
+			sess.num, sess.SessionID = num, sessionIDPrefix+strconv.FormatUint(num, 10)
+			if err := putSession(tx, &sess); err != nil {
+				return StartOutput{}, err
+			}
+			out := StartOutput{SessionID: sess.SessionID, TaskID: sess.TaskID, AuditorID: sess.AuditorID, Reason: sess.Reason, StartedAt: sess.StartedAt, Scope: sess.Scope}
+			return out, s.record(tx, EventAuditStarted, startedEvent(&sess))
+		})
+		return err
 	})
 	if err != nil {
 		return StartOutput{}, errs.From(err)
 	}
-	out := StartOutput{SessionID: sess.SessionID, TaskID: sess.TaskID, AuditorID: sess.AuditorID, Reason: sess.Reason, StartedAt: sess.StartedAt, Scope: sess.Scope}
-	s.publish(EventAuditStarted, startedEvent(&sess))
+	if !replayed {
+		s.publish(EventAuditStarted, startedEvent(&sess))
+	}
 	return out, nil
 }
 
@@ -346,7 +362,15 @@ type FinalizeOutput struct {
 // Finalize freezes a session's Merkle root, leaf count and record set
 // (merkle_finalize). With task_id only that task's records are sealed.
 func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
+	return s.FinalizeOnce("", in)
+}
+
+// FinalizeOnce is Finalize under an idempotency key: a repeat of the key
+// returns the root first frozen instead of 409 ERR_ALREADY_FINALIZED
+// (docs/decisions.md D32).
+func (s *Service) FinalizeOnce(key string, in FinalizeInput) (FinalizeOutput, error) {
 	var out FinalizeOutput
+	var replayed bool
 	var restrict uint64
 	if in.TaskID != nil {
 		n, err := checkTaskID("task_id", *in.TaskID)
@@ -357,53 +381,64 @@ func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
 	}
 	now := s.now()
 	err := s.st.Commit(func(tx kv.Tx) error {
-		sess, err := loadSession(tx, "session_id", in.SessionID, errs.SessionNotFound)
-		if err != nil {
-			return err
-		}
-		if sess.Frozen != nil {
-			return errs.Conflictf(errs.AlreadyFinalized, "audit session %s was finalized at %s with root %s; its root is frozen — start a new session to seal newer records", sess.SessionID, sess.Frozen.FinalizedAt, sess.Frozen.Root).With("field", "session_id")
-		}
-		scope := sess.scope(tx)
-		if restrict != 0 {
-			if !containsNum(scope, restrict) {
-				return errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope (%s over %s)", *in.TaskID, sess.SessionID, sess.Scope, sess.TaskID)
-			}
-			scope = []uint64{restrict}
-		}
-		refs, err := collectLeaves(tx, scope)
-		if err != nil {
-			return err
-		}
-		root := rootOf(refs)
-		f := &frozen{
-			Root: hex.EncodeToString(root), LeafCount: uint64(len(refs)), TreeDepth: tree.TreeDepth(uint64(len(refs))),
-			FinalizedAt: now, TaskIDs: make([]string, len(scope)), LeafHashes: true,
-		}
-		for i, n := range scope {
-			f.TaskIDs[i] = taskID(n)
-		}
-		if in.TaskID != nil {
-			f.RestrictedTo = *in.TaskID
-		}
-		if err := tx.Bucket([]byte(store.BucketAuditFrozen)).Put(store.U64(sess.num), packSealed(refs)); err != nil {
-			return err
-		}
-		sess.Frozen = f
-		if err := putSession(tx, sess); err != nil {
-			return err
-		}
-		out = FinalizeOutput{
-			SessionID: sess.SessionID, TaskID: f.RestrictedTo, MerkleRoot: f.Root, TreeDepth: f.TreeDepth,
-			LeafCount: f.LeafCount, FinalizedAt: f.FinalizedAt, Frozen: true,
-		}
-		return s.record(tx, EventAuditFinalized, finalizedEvent(out))
+		var err error
+		out, replayed, err = store.Once(tx, "merkle_finalize", key, time.Now(), func() (FinalizeOutput, error) {
+			return s.finalizeIn(tx, in, restrict, now)
+		})
+		return err
 	})
 	if err != nil {
 		return FinalizeOutput{}, errs.From(err)
 	}
-	s.publish(EventAuditFinalized, finalizedEvent(out))
+	if !replayed {
+		s.publish(EventAuditFinalized, finalizedEvent(out))
+	}
 	return out, nil
+}
+
+// finalizeIn freezes the session's root inside tx.
+func (s *Service) finalizeIn(tx kv.Tx, in FinalizeInput, restrict uint64, now string) (FinalizeOutput, error) {
+	sess, err := loadSession(tx, "session_id", in.SessionID, errs.SessionNotFound)
+	if err != nil {
+		return FinalizeOutput{}, err
+	}
+	if sess.Frozen != nil {
+		return FinalizeOutput{}, errs.Conflictf(errs.AlreadyFinalized, "audit session %s was finalized at %s with root %s; its root is frozen — start a new session to seal newer records", sess.SessionID, sess.Frozen.FinalizedAt, sess.Frozen.Root).With("field", "session_id")
+	}
+	scope := sess.scope(tx)
+	if restrict != 0 {
+		if !containsNum(scope, restrict) {
+			return FinalizeOutput{}, errs.Invalidf("task_id", "in_scope", "task %s is not in audit session %s's scope (%s over %s)", *in.TaskID, sess.SessionID, sess.Scope, sess.TaskID)
+		}
+		scope = []uint64{restrict}
+	}
+	refs, err := collectLeaves(tx, scope)
+	if err != nil {
+		return FinalizeOutput{}, err
+	}
+	root := rootOf(refs)
+	f := &frozen{
+		Root: hex.EncodeToString(root), LeafCount: uint64(len(refs)), TreeDepth: tree.TreeDepth(uint64(len(refs))),
+		FinalizedAt: now, TaskIDs: make([]string, len(scope)), LeafHashes: true,
+	}
+	for i, n := range scope {
+		f.TaskIDs[i] = taskID(n)
+	}
+	if in.TaskID != nil {
+		f.RestrictedTo = *in.TaskID
+	}
+	if err := tx.Bucket([]byte(store.BucketAuditFrozen)).Put(store.U64(sess.num), packSealed(refs)); err != nil {
+		return FinalizeOutput{}, err
+	}
+	sess.Frozen = f
+	if err := putSession(tx, sess); err != nil {
+		return FinalizeOutput{}, err
+	}
+	out := FinalizeOutput{
+		SessionID: sess.SessionID, TaskID: f.RestrictedTo, MerkleRoot: f.Root, TreeDepth: f.TreeDepth,
+		LeafCount: f.LeafCount, FinalizedAt: f.FinalizedAt, Frozen: true,
+	}
+	return out, s.record(tx, EventAuditFinalized, finalizedEvent(out))
 }
 
 // finalizedEvent is the audit.finalized event's data.
