@@ -92,6 +92,12 @@ func TestMalformedRequestsAnsweredOnce(t *testing.T) {
 			if nulls != len(badID) {
 				t.Errorf("%d answers with id null, want one per request with an invalid id (%d)", nulls, len(badID))
 			}
+			if mode == "relay" {
+				// Its only client gone, the daemon goes idle on schedule
+				// (CAIRN_DAEMON_IDLE=3s): nothing keeps replaying.
+				pid := daemonPID(t, w)
+				eventually(t, 60*time.Second, "the daemon's idle exit", func() bool { return !processAlive(pid) })
+			}
 		})
 	}
 }
