@@ -182,6 +182,8 @@ func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error
 type daemonHandler struct {
 	h *host.Host
 	s config.Settings
+	// idle is how long the daemon outlives its last session or listener.
+	idle time.Duration
 }
 
 func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello daemon.Hello) error {
@@ -282,12 +284,15 @@ func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
 
 // DaemonStatus is what `cairn status` shows.
 type DaemonStatus struct {
-	PID      int                  `json:"pid"`
-	Version  string               `json:"version"`
-	DataDir  string               `json:"data_dir"`
-	Socket   string               `json:"socket"`
-	Mode     string               `json:"mode"`
-	Toolsets string               `json:"toolsets"`
+	PID      int    `json:"pid"`
+	Version  string `json:"version"`
+	DataDir  string `json:"data_dir"`
+	Socket   string `json:"socket"`
+	Mode     string `json:"mode"`
+	Toolsets string `json:"toolsets"`
+	// Idle is how long the daemon stays up after its last session or
+	// HTTP listener (CAIRN_DAEMON_IDLE).
+	Idle     string               `json:"idle"`
 	Sessions []daemon.SessionInfo `json:"sessions"`
 	// HTTP are the listeners `cairn serve --http` commands hold open in
 	// the daemon.
@@ -302,7 +307,7 @@ func (d daemonHandler) Status(sessions []daemon.SessionInfo, listeners []daemon.
 	p := daemon.PathsFor(d.s.DataDir)
 	return DaemonStatus{
 		PID: os.Getpid(), Version: host.Version, DataDir: p.DataDir, Socket: p.Socket,
-		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Sessions: sessions, HTTP: listeners, Health: d.h.Health(ctx),
+		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Idle: d.idle.String(), Sessions: sessions, HTTP: listeners, Health: d.h.Health(ctx),
 	}
 }
 
@@ -359,7 +364,7 @@ func newDaemon() *cobra.Command {
 			}
 			logger := newLogger(s).Named("daemon")
 			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
-			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings()}, daemon.Options{
+			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings(), idle: idle}, daemon.Options{
 				Idle: idle, Version: host.Version,
 				Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 			})
@@ -409,6 +414,9 @@ func newStatus() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "cairn daemon %s, pid %d, mode %s, toolsets %s\n", st.Version, st.PID, st.Mode, st.Toolsets)
 			fmt.Fprintf(out, "data dir %s\nsocket   %s\n", st.DataDir, st.Socket)
+			if st.Idle != "" {
+				fmt.Fprintf(out, "idle     exits %s after its last session or HTTP listener (cairn stop: now)\n", st.Idle)
+			}
 			fmt.Fprintf(out, "store    %s (open %v, schema %d)\n\n", st.Health.DB.Path, st.Health.DB.Open, st.Health.DB.UserVersion)
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SESSION\tAGENT\tCLIENT PID\tSINCE")
