@@ -79,7 +79,7 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
 		return err
 	}
-	hs, err := loadHTTPSettings(getenv)
+	hs, err := loadHTTPSettings(o.getenv())
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package host
 
-import "net/http"
+import (
+	"net/http"
+)
 
 // HTTPOptions are one HTTP listener's own settings. The in-process server
 // of `cairn serve --http` has one listener with the host's settings; the
@@ -15,7 +17,23 @@ type HTTPOptions struct {
 	// CAIRN_MODE of the command that opened it, not the daemon's. Nil: the
 	// host's own settings.
 	Session *SessionSettings
+	// Env, when not nil, is the listener's environment for its HTTP
+	// settings (CAIRN_HTTP_*): the command's that opened it, not the
+	// daemon's. Nil: this process's environment.
+	Env map[string]string
 }
+
+// getenv reads the listener's HTTP settings.
+func (o HTTPOptions) getenv() func(string) string {
+	if o.Env == nil {
+		return getenv
+	}
+	return func(k string) string { return o.Env[k] }
+}
+
+// HTTPEnvPrefix begins the names of the variables that are an HTTP
+// listener's own settings.
+const HTTPEnvPrefix = "CAIRN_HTTP_"
 
 // withSession gives every request on the listener its session settings.
 func (o HTTPOptions) withSession(next http.Handler) http.Handler {

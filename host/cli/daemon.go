@@ -244,7 +244,13 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 			return err
 		}
 	}
-	return d.h.ServeHTTPWith(ctx, hello.Addr, host.HTTPOptions{Auth: auth, Session: sess}, func(a net.Addr) {
+	// The listener's HTTP settings are the command's, even those it left
+	// unset: never the environment the daemon happened to start with.
+	env := map[string]string{}
+	for k, v := range hello.HTTPEnv {
+		env[k] = v
+	}
+	return d.h.ServeHTTPWith(ctx, hello.Addr, host.HTTPOptions{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
 		d.h.AnnounceProject(sess)
 		ready(daemon.HTTPListener{Addr: a.String(), URL: "http://" + a.String() + "/mcp", APIKeysRequired: auth != nil})
 	})

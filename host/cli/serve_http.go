@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -68,7 +69,7 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 	p := daemon.PathsFor(s.DataDir)
 	defer forwardHUP(p)()
 	hello := sessionHello(s)
-	hello.Addr, hello.NoAuth = addr, noAuth
+	hello.Addr, hello.NoAuth, hello.HTTPEnv = addr, noAuth, httpEnv()
 	logger := newLogger(s)
 	start := func() (func() (bool, error), error) { return startDaemon(p, configFile) }
 	hold, err := daemon.OpenHTTP(ctx, p, hello, start, connectTimeout)
@@ -98,6 +99,18 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 		hello.Addr = l.Addr
 		hold, err = reopenHTTP(ctx, p, hello, start)
 	}
+}
+
+// httpEnv is this command's CAIRN_HTTP_* environment, the settings of its
+// listener.
+func httpEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, host.HTTPEnvPrefix) {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // reopenHTTP reopens a listener whose daemon died, trying a few times: the

@@ -105,6 +105,9 @@ type Hello struct {
 	// bind and whether to serve it without API keys.
 	Addr   string `json:"addr,omitempty"`
 	NoAuth bool   `json:"no_auth,omitempty"`
+	// HTTPEnv is the requester's CAIRN_HTTP_* environment: the listener's
+	// own settings (allowed origins, session idle, ...).
+	HTTPEnv map[string]string `json:"http_env,omitempty"`
 }
 
 // Welcome is the daemon's answer to Hello.

@@ -173,10 +173,18 @@ func TestDaemonServesHTTPBesideStdio(t *testing.T) {
 		t.Fatalf("the stdio session after serve --http stopped: %v", err)
 	}
 
-	// Killed outright, serve --http takes its listener with it.
-	killed := startHTTPServe(t, w, daemonEnv...)
+	// Killed outright, serve --http takes its listener with it. Its HTTP
+	// settings are its own, not those of the environment the daemon
+	// started in.
+	killed := startHTTPServe(t, w, append(daemonEnv, "CAIRN_HTTP_ALLOWED_ORIGINS=https://agents.example.com")...)
 	if !newHTTPAgent(t, killed.url, key).call("task_get", map[string]any{"task_id": stdioTask["task_id"]}).ok {
 		t.Fatal("the second listener does not serve")
+	}
+	if resp, _ := rawMCP(t, killed.url, rawReq{method: "POST", key: key, origin: "https://agents.example.com", body: initBody}); resp.StatusCode != 200 {
+		t.Fatalf("the origin this serve --http allows: %d", resp.StatusCode)
+	}
+	if resp, body := rawMCP(t, killed.url, rawReq{method: "POST", key: key, origin: "https://evil.example", body: initBody}); resp.StatusCode != 403 {
+		t.Fatalf("a foreign origin: %d %v", resp.StatusCode, body)
 	}
 	if err := killed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
