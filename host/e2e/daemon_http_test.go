@@ -21,6 +21,7 @@ import (
 type httpServe struct {
 	cmd    *exec.Cmd
 	stderr *syncBuffer
+	stdout *syncBuffer
 	url    string
 	addr   string
 	exited chan struct{}
@@ -32,15 +33,15 @@ func startHTTPServe(t *testing.T, w *workspace, env ...string) *httpServe {
 	t.Helper()
 	cmd := newCmd(w, "serve", "--http", "127.0.0.1:0")
 	cmd.Env = append(cmd.Env, env...)
-	hs := &httpServe{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
-	cmd.Stderr = hs.stderr
+	hs := &httpServe{cmd: cmd, stderr: &syncBuffer{}, stdout: &syncBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr, cmd.Stdout = hs.stderr, hs.stdout
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(hs.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		<-hs.exited
+		hs.wait(t)
 		if t.Failed() {
 			t.Logf("cairn serve --http stderr:\n%s", hs.stderr.String())
 		}
@@ -61,6 +62,16 @@ func startHTTPServe(t *testing.T, w *workspace, env ...string) *httpServe {
 		return false
 	})
 	return hs
+}
+
+// wait waits for the command to exit.
+func (hs *httpServe) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-hs.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("cairn serve --http did not exit:\n%s", hs.stderr.String())
+	}
 }
 
 // refused reports whether nothing listens on addr any more.
@@ -161,9 +172,12 @@ func TestDaemonServesHTTPBesideStdio(t *testing.T) {
 	if err := hs.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	<-hs.exited
+	hs.wait(t)
 	if code := hs.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("serve --http exited %d on SIGTERM:\n%s", code, hs.stderr.String())
+	}
+	if out := hs.stdout.String(); out != "" {
+		t.Fatalf("serve --http wrote to stdout: %q", out)
 	}
 	eventually(t, 30*time.Second, "the port to refuse after serve --http stopped", func() bool { return refused(hs.addr) })
 	if !processAlive(pid) || daemonPID(t, w) != pid {
@@ -189,7 +203,7 @@ func TestDaemonServesHTTPBesideStdio(t *testing.T) {
 	if err := killed.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-killed.exited
+	killed.wait(t)
 	eventually(t, 30*time.Second, "the port to refuse after serve --http was killed", func() bool { return refused(killed.addr) })
 	eventually(t, 30*time.Second, "the status to drop the listener", func() bool { return len(statusOf(t, w).HTTP) == 0 })
 	if !processAlive(pid) {
@@ -214,6 +228,49 @@ func TestServeHTTPStartsTheDaemon(t *testing.T) {
 		t.Fatalf("task_create over HTTP: %v %v", got, got.result)
 	}
 	_ = hs.cmd.Process.Signal(syscall.SIGTERM)
-	<-hs.exited
+	hs.wait(t)
 	eventually(t, 60*time.Second, "the daemon to go idle after its only listener", func() bool { return !processAlive(pid) })
+}
+
+// A daemon killed under serve --http is replaced and the listener reopened
+// on the same address; a daemon stopped on purpose ends serve --http with
+// that reason.
+func TestServeHTTPSurvivesItsDaemon(t *testing.T) {
+	w := newWorkspace(t)
+	_, key := createKey(t, w, "--name", "agent", "--user", "alice")
+	hs := startHTTPServe(t, w, daemonEnv...)
+	first := newHTTPAgent(t, hs.url, key).call("task_create", map[string]any{"title": "before the kill", "project": "web"})
+	if !first.ok {
+		t.Fatalf("task_create: %v %v", first, first.result)
+	}
+	pid := daemonPID(t, w)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "a fresh daemon with the listener reopened", func() bool {
+		np := daemonPID(t, w)
+		if np == pid || !processAlive(np) {
+			return false
+		}
+		ls := statusOf(t, w).HTTP
+		return len(ls) == 1 && ls[0].URL == hs.url
+	})
+	if !strings.Contains(hs.stderr.String(), "reopening it on a fresh daemon") {
+		t.Fatalf("serve --http did not say it reopened its listener:\n%s", hs.stderr.String())
+	}
+	got := newHTTPAgent(t, hs.url, key).call("task_get", map[string]any{"task_id": first.result["task_id"]})
+	if !got.ok || got.result["title"] != "before the kill" {
+		t.Fatalf("the reopened listener: %v %v", got, got.result)
+	}
+
+	if code, out, stderr := runCairn(t, w, "", daemonEnv, "stop"); code != 0 || !strings.Contains(out, "stopped") {
+		t.Fatalf("cairn stop: %d %s %s", code, out, stderr)
+	}
+	hs.wait(t)
+	if code := hs.cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(hs.stderr.String(), "was stopped") {
+		t.Fatalf("serve --http after cairn stop: exit %d\n%s", code, hs.stderr.String())
+	}
+	if !refused(hs.addr) {
+		t.Fatal("the listener outlived cairn stop")
+	}
 }
