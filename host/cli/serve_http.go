@@ -76,6 +76,10 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 	for {
 		if err != nil {
 			if errors.Is(err, daemon.ErrRefused) {
+				if strings.Contains(err.Error(), fmt.Sprintf("unknown control request %q", daemon.ControlHTTP)) {
+					// A daemon of an older cairn, from before it served HTTP.
+					return errs.Newf(500, errs.InitFailed, "the running cairn daemon of %s predates serving HTTP; `cairn stop` it and run this command again", s.DataDir)
+				}
 				return refusal(err)
 			}
 			if ctx.Err() != nil {
