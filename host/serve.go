@@ -69,10 +69,17 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	h.mu.Lock()
 	auth := h.auth
 	h.mu.Unlock()
+	return h.ServeHTTPWith(ctx, addr, HTTPOptions{Auth: auth}, ready)
+}
+
+// ServeHTTPWith is ServeHTTP with the listener's own options: the shared
+// daemon opens one listener per `cairn serve --http` (see serve_options.go).
+func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, ready func(net.Addr)) error {
+	auth := o.Auth
 	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
 		return err
 	}
-	hs, err := loadHTTPSettings(getenv)
+	hs, err := loadHTTPSettings(o.getenv())
 	if err != nil {
 		return err
 	}
@@ -109,7 +116,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 	}
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, opts...)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h.httpHandler(auth, sessions, hs, mcpHTTP))
+	mux.Handle("/mcp", o.withSession(h.httpHandler(auth, sessions, hs, mcpHTTP)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, Timestamp(time.Now()))

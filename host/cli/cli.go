@@ -225,12 +225,15 @@ request must carry an API key of the admin area (Authorization: Bearer
 cairn_…), whose user becomes the caller and whose rate limits apply.
 --no-auth drops the key requirement, for loopback addresses only.
 
-Over stdio, cairn shares one daemon per data dir among every agent host on
-the machine: serve finds the running daemon (a Unix socket in the data dir)
-or starts one, and relays its session to it. The daemon owns the plugins and
-the stores and exits CAIRN_DAEMON_IDLE (default 5m) after its last session.
---no-daemon (or CAIRN_DAEMON=off) serves in this process instead; TEST mode
-never uses the daemon. 'cairn status' and 'cairn stop' manage the daemon.
+cairn runs one server per data dir, shared by every agent host on the
+machine: serve finds the running daemon (a Unix socket in the data dir) or
+starts one. Over stdio it relays its session to the daemon; with --http it
+asks the daemon to open the HTTP listener, prints its URL on stderr and holds
+it open until this command ends. The daemon owns the plugins and the stores
+and exits CAIRN_DAEMON_IDLE (default 5m) after its last session or listener.
+--no-daemon (or CAIRN_DAEMON=off) serves in this process instead, and is
+refused while a daemon serves the data dir; TEST mode never uses the daemon.
+'cairn status' and 'cairn stop' manage the daemon.
 
 SIGHUP re-reads the config file and restarts the plugins whose binary or
 settings changed. SIGINT and SIGTERM stop cleanly.`,
@@ -243,15 +246,13 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			if httpAddr == "" {
-				s, cleanup, err := settings(configFile)
-				if err != nil {
-					return err
-				}
-				cleanup()
-				if useDaemon(noDaemon, s) {
-					return relay(ctx, s, configFile, os.Stdin, stdoutguard.Stdout())
-				}
+			s, cleanup, err := settings(configFile)
+			if err != nil {
+				return err
+			}
+			cleanup()
+			if served, err := serveThroughDaemon(ctx, s, configFile, httpAddr, noDaemon, noAuth); served || err != nil {
+				return err
 			}
 			h, shutdown, err := startHost(ctx, configFile, nil)
 			if err != nil {
@@ -277,7 +278,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
 	cmd.Flags().StringVar(&configFile, "config", "", "config file (default $CAIRN_CONFIG or <root>/.cairn/config.yaml)")
-	cmd.Flags().BoolVar(&noDaemon, "no-daemon", false, "serve stdio in this process instead of relaying to the shared daemon")
+	cmd.Flags().BoolVar(&noDaemon, "no-daemon", false, "serve in this process instead of through the shared daemon (refused while one runs)")
 	cmd.Flags().BoolVar(&noAuth, "no-auth", false, "with --http on a loopback address: serve without API keys")
 	return cmd
 }

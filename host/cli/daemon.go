@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -56,26 +57,8 @@ func useDaemon(noDaemon bool, s config.Settings) bool {
 // session; it gives up only after repeated failed starts.
 func relay(ctx context.Context, s config.Settings, configFile string, stdin io.Reader, stdout io.Writer) error {
 	p := daemon.PathsFor(s.DataDir)
-	toolsets := ""
-	if s.Toolsets.Explicit {
-		toolsets = s.Toolsets.String()
-	}
-	hello := daemon.Hello{
-		AgentID: s.AgentID, ClientPID: os.Getpid(), Mode: s.Mode, Toolsets: toolsets,
-		ToolsetsSet: s.Toolsets.Explicit, Project: s.Project, Root: s.Root,
-	}
-	// SIGHUP to this process reloads the daemon's configuration, as it
-	// would reload a server running in this process.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			if _, err := daemon.Control(p, "reload", 10*time.Second); err != nil {
-				fmt.Fprintf(os.Stderr, "cairn: reload: %v\n", err)
-			}
-		}
-	}()
+	hello := sessionHello(s)
+	defer forwardHUP(p)()
 	maxMessage, err := relayMaxMessage()
 	if err != nil {
 		return err
@@ -85,16 +68,51 @@ func relay(ctx context.Context, s config.Settings, configFile string, stdin io.R
 		Start: func() (func() (bool, error), error) { return startDaemon(p, configFile) },
 	}, stdin, stdout)
 	if errors.Is(err, daemon.ErrRefused) {
-		msg := strings.TrimPrefix(err.Error(), daemon.ErrRefused.Error()+": ")
-		if code, text, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(code, "ERR_") {
-			return errs.New(400, code, text)
-		}
-		return errs.New(400, errs.ConfigInvalid, msg)
+		return refusal(err)
 	}
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "%v (run with --no-daemon to serve without the shared daemon)", err)
 	}
 	return nil
+}
+
+// sessionHello carries a command's own session settings (D21) to the
+// daemon.
+func sessionHello(s config.Settings) daemon.Hello {
+	toolsets := ""
+	if s.Toolsets.Explicit {
+		toolsets = s.Toolsets.String()
+	}
+	return daemon.Hello{
+		AgentID: s.AgentID, ClientPID: os.Getpid(), Mode: s.Mode, Toolsets: toolsets,
+		ToolsetsSet: s.Toolsets.Explicit, Project: s.Project, Root: s.Root,
+	}
+}
+
+// forwardHUP makes SIGHUP to this process reload the daemon's
+// configuration, as it would reload a server running in this process. The
+// returned function stops forwarding.
+func forwardHUP(p daemon.Paths) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			if _, err := daemon.Control(p, "reload", 10*time.Second); err != nil {
+				fmt.Fprintf(os.Stderr, "cairn: reload: %v\n", err)
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(hup) }
+}
+
+// refusal turns the daemon's refusal (daemon.ErrRefused: "ERR_CODE:
+// text") into the typed error a server of its own would have returned.
+func refusal(err error) error {
+	msg := strings.TrimPrefix(err.Error(), daemon.ErrRefused.Error()+": ")
+	if code, text, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(code, "ERR_") {
+		return errs.New(400, code, text)
+	}
+	return errs.New(400, errs.ConfigInvalid, msg)
 }
 
 // relayMaxMessage is the relay's bound on one client message.
@@ -164,6 +182,8 @@ func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error
 type daemonHandler struct {
 	h *host.Host
 	s config.Settings
+	// idle is how long the daemon outlives its last session or listener.
+	idle time.Duration
 }
 
 func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello daemon.Hello) error {
@@ -205,6 +225,37 @@ func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error
 
 func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
 
+// ServeHTTP opens the HTTP listener a `cairn serve --http` asked for, with
+// that command's session settings and key requirement, on the daemon's
+// host: stdio sessions, HTTP sessions, the dashboard and the operator CLI
+// share one process and one set of stores (docs/decisions.md D21).
+func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready func(daemon.HTTPListener)) error {
+	sess, err := d.session(hello)
+	if err != nil {
+		return errs.New(400, errs.ConfigInvalid, err.Error())
+	}
+	if err := d.h.CheckToolsets(sess.Mode, sess.Toolsets); err != nil {
+		return err
+	}
+	var auth host.Authenticator
+	if !hello.NoAuth {
+		// Keys are checked by the area that owns them (see newServe).
+		if auth, err = d.h.PluginAuthenticator(); err != nil {
+			return err
+		}
+	}
+	// The listener's HTTP settings are the command's, even those it left
+	// unset: never the environment the daemon happened to start with.
+	env := map[string]string{}
+	for k, v := range hello.HTTPEnv {
+		env[k] = v
+	}
+	return d.h.ServeHTTPWith(ctx, hello.Addr, host.HTTPOptions{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
+		d.h.AnnounceProject(sess)
+		ready(daemon.HTTPListener{Addr: a.String(), URL: "http://" + a.String() + "/mcp", APIKeysRequired: auth != nil})
+	})
+}
+
 // controlVerbs are the daemon's extra control requests, registered by the
 // command files that need them (for example the dashboard's "ui").
 var controlVerbs = map[string]func(d daemonHandler, data json.RawMessage) (json.RawMessage, error){}
@@ -239,24 +290,30 @@ func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
 
 // DaemonStatus is what `cairn status` shows.
 type DaemonStatus struct {
-	PID      int                  `json:"pid"`
-	Version  string               `json:"version"`
-	DataDir  string               `json:"data_dir"`
-	Socket   string               `json:"socket"`
-	Mode     string               `json:"mode"`
-	Toolsets string               `json:"toolsets"`
+	PID      int    `json:"pid"`
+	Version  string `json:"version"`
+	DataDir  string `json:"data_dir"`
+	Socket   string `json:"socket"`
+	Mode     string `json:"mode"`
+	Toolsets string `json:"toolsets"`
+	// Idle is how long the daemon stays up after its last session or
+	// HTTP listener (CAIRN_DAEMON_IDLE).
+	Idle     string               `json:"idle"`
 	Sessions []daemon.SessionInfo `json:"sessions"`
-	Health   host.HealthOutput    `json:"health"`
+	// HTTP are the listeners `cairn serve --http` commands hold open in
+	// the daemon.
+	HTTP   []daemon.HTTPListener `json:"http_listeners"`
+	Health host.HealthOutput     `json:"health"`
 }
 
-func (d daemonHandler) Status(sessions []daemon.SessionInfo) any {
+func (d daemonHandler) Status(sessions []daemon.SessionInfo, listeners []daemon.HTTPListener) any {
 	sort.Slice(sessions, func(i, j int) bool { return sessions[i].ID < sessions[j].ID })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p := daemon.PathsFor(d.s.DataDir)
 	return DaemonStatus{
 		PID: os.Getpid(), Version: host.Version, DataDir: p.DataDir, Socket: p.Socket,
-		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Sessions: sessions, Health: d.h.Health(ctx),
+		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Idle: d.idle.String(), Sessions: sessions, HTTP: listeners, Health: d.h.Health(ctx),
 	}
 }
 
@@ -313,7 +370,7 @@ func newDaemon() *cobra.Command {
 			}
 			logger := newLogger(s).Named("daemon")
 			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
-			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings()}, daemon.Options{
+			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings(), idle: idle}, daemon.Options{
 				Idle: idle, Version: host.Version,
 				Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
 			})
@@ -338,7 +395,7 @@ func newStatus() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the shared daemon of this data dir: sessions, plugins and stores",
+		Short: "Show the shared daemon of this data dir: sessions, HTTP listeners, plugins and stores",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := configuredPaths(configFile)
@@ -363,6 +420,9 @@ func newStatus() *cobra.Command {
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "cairn daemon %s, pid %d, mode %s, toolsets %s\n", st.Version, st.PID, st.Mode, st.Toolsets)
 			fmt.Fprintf(out, "data dir %s\nsocket   %s\n", st.DataDir, st.Socket)
+			if st.Idle != "" {
+				fmt.Fprintf(out, "idle     exits %s after its last session or HTTP listener (cairn stop: now)\n", st.Idle)
+			}
 			fmt.Fprintf(out, "store    %s (open %v, schema %d)\n\n", st.Health.DB.Path, st.Health.DB.Open, st.Health.DB.UserVersion)
 			tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "SESSION\tAGENT\tCLIENT PID\tSINCE")
@@ -370,6 +430,17 @@ func newStatus() *cobra.Command {
 				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", se.ID, se.AgentID, se.ClientPID, se.Since)
 			}
 			fmt.Fprintln(tw)
+			if len(st.HTTP) > 0 {
+				fmt.Fprintln(tw, "HTTP LISTENER\tAPI KEYS\tSERVE PID\tSINCE")
+				for _, l := range st.HTTP {
+					keys := "required"
+					if !l.APIKeysRequired {
+						keys = "none (loopback)"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", l.URL, keys, l.ClientPID, l.Since)
+				}
+				fmt.Fprintln(tw)
+			}
 			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tHEALTH\tTOOLS\tRESTARTS")
 			for _, pl := range st.Health.Plugins {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", pl.Name, pl.Version, pl.State, pl.Status, pl.Tools, pl.Restarts)

@@ -1,8 +1,10 @@
 // Package daemon lets many agent hosts share one cairn: the first `cairn
 // serve` on a data dir starts a daemon that owns the plugins and the stores,
 // and every `cairn serve` relays its stdio session to it over a Unix socket
-// in the data dir. The daemon serves any number of sessions and exits after
-// an idle period once the last one is gone.
+// in the data dir. `cairn serve --http` asks the same daemon to open an HTTP
+// listener and holds it open for as long as it runs (http.go). The daemon
+// serves any number of sessions and listeners and exits after an idle
+// period once the last one is gone.
 //
 // Start-up is race-free without a coordinator: the daemon holds an exclusive
 // flock on daemon.lock for its whole life (the kernel drops it when the
@@ -99,6 +101,13 @@ type Hello struct {
 	// Data is the argument of a Handler.Control verb (the operator CLI's
 	// "call": one tool call, run as the local operator).
 	Data json.RawMessage `json:"data,omitempty"`
+	// Addr and NoAuth are a ControlHTTP request's listener: the address to
+	// bind and whether to serve it without API keys.
+	Addr   string `json:"addr,omitempty"`
+	NoAuth bool   `json:"no_auth,omitempty"`
+	// HTTPEnv is the requester's CAIRN_HTTP_* environment: the listener's
+	// own settings (allowed origins, session idle, ...).
+	HTTPEnv map[string]string `json:"http_env,omitempty"`
 }
 
 // Welcome is the daemon's answer to Hello.
@@ -140,6 +149,22 @@ func flock(path string, nonBlocking bool) (*os.File, error) {
 
 // ErrNotRunning reports that no daemon answers for the data dir.
 var ErrNotRunning = errors.New("no cairn daemon is running for this data dir")
+
+// Running reports whether a daemon answers on p's socket, and its pid as
+// daemon.json records it (0 when unreadable). It sends nothing: a daemon
+// ignores a connection that says nothing.
+func Running(p Paths) (pid int, ok bool) {
+	conn, err := net.DialTimeout("unix", p.Socket, time.Second)
+	if err != nil {
+		return 0, false
+	}
+	_ = conn.Close()
+	var info Info
+	if b, err := os.ReadFile(p.Info); err == nil {
+		_ = json.Unmarshal(b, &info)
+	}
+	return info.PID, true
+}
 
 // Dial connects to the running daemon and exchanges Hello and Welcome. The
 // returned reader holds whatever the daemon sent after its Welcome line.
@@ -249,8 +274,12 @@ type Handler interface {
 	// Check validates a relayed session's settings: an error refuses the
 	// session with its real cause; warnings go to the relay's stderr.
 	Check(hello Hello) (warnings []string, err error)
+	// ServeHTTP serves MCP over HTTP on hello.Addr with the options of a
+	// ControlHTTP hello until ctx ends. It calls ready once the listener is
+	// bound; an error before that is the listener's refusal.
+	ServeHTTP(ctx context.Context, hello Hello, ready func(HTTPListener)) error
 	// Status describes the daemon for `cairn status`.
-	Status(sessions []SessionInfo) any
+	Status(sessions []SessionInfo, listeners []HTTPListener) any
 	// Reload re-reads the configuration (a relay forwards its SIGHUP).
 	Reload()
 	// Control answers any other control request (Hello.Control) with a
@@ -326,6 +355,9 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 		nextID   int
 		idle     *time.Timer
 		wg       sync.WaitGroup
+		// listeners are the HTTP listeners held open by `cairn serve
+		// --http` commands; the daemon does not go idle under one.
+		listeners = &httpListeners{byKey: map[string]*HTTPListener{}}
 	)
 	armIdle := func() { // with mu held
 		if idle != nil {
@@ -333,7 +365,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 		}
 		idle = time.AfterFunc(opts.Idle, func() {
 			mu.Lock()
-			n := len(sessions)
+			n := len(sessions) + listeners.count()
 			mu.Unlock()
 			if n == 0 {
 				opts.Logf("no session for %s: stopping", opts.Idle)
@@ -383,14 +415,27 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 				for _, s := range sessions {
 					list = append(list, s)
 				}
+				held := listeners.list()
 				mu.Unlock()
-				st, _ := json.Marshal(h.Status(list))
+				st, _ := json.Marshal(h.Status(list, held))
 				reply(Welcome{OK: true, Status: st})
 				return
 			case hello.Control == "reload":
 				reply(Welcome{OK: true})
 				opts.Logf("reload requested")
 				h.Reload()
+				return
+			case hello.Control == ControlHTTP:
+				serveListener(ctx, conn, r, hello, h, listeners, reply, func(opened bool) {
+					mu.Lock()
+					defer mu.Unlock()
+					switch {
+					case opened && idle != nil:
+						idle.Stop()
+					case !opened && len(sessions) == 0 && listeners.count() == 0:
+						armIdle()
+					}
+				}, opts.Logf)
 				return
 			case hello.Control == "stop":
 				reply(Welcome{OK: true})
@@ -431,7 +476,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 			err = h.ServeSession(ctx, bufferedConn{Reader: r, Conn: conn}, hello)
 			mu.Lock()
 			delete(sessions, id)
-			if len(sessions) == 0 {
+			if len(sessions) == 0 && listeners.count() == 0 {
 				armIdle()
 			}
 			mu.Unlock()

@@ -1,0 +1,34 @@
+package host
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+func TestHTTPOptionsAreTheListenersOwn(t *testing.T) {
+	t.Setenv("CAIRN_HTTP_SESSION_IDLE", "9m")
+	if got := (HTTPOptions{}).getenv()("CAIRN_HTTP_SESSION_IDLE"); got != "9m" {
+		t.Errorf("without Env: %q, want the process environment", got)
+	}
+	o := HTTPOptions{Env: map[string]string{"CAIRN_HTTP_ALLOWED_ORIGINS": "https://a.example"}}
+	if got := o.getenv()("CAIRN_HTTP_SESSION_IDLE"); got != "" {
+		t.Errorf("with Env: %q leaked from the process environment", got)
+	}
+	if hs, err := loadHTTPSettings(o.getenv()); err != nil || hs.sessionIdle != DefaultHTTPSessionIdle || len(hs.allowedOrigins) != 1 {
+		t.Errorf("settings from Env: %+v %v", hs, err)
+	}
+
+	h := &Host{defaultSession: &SessionSettings{Project: "daemon"}}
+	var seen *SessionSettings
+	probe := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = h.sessionOf(r.Context()) })
+	HTTPOptions{}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
+	if seen != h.defaultSession {
+		t.Errorf("without Session: %+v, want the host's", seen)
+	}
+	own := &SessionSettings{Project: "web", Mode: "READONLY"}
+	HTTPOptions{Session: own}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
+	if seen != own {
+		t.Errorf("with Session: %+v, want the listener's", seen)
+	}
+}
