@@ -323,7 +323,9 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	id := string(probe.ID)
 	notified := new(atomic.Bool)
 	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id], notified: notified})
-	msg := append([]byte(nil), line...)
+	// line is this message's own (jsonl.ReadLine allocates each); a
+	// tools/call's arguments stay in it, raw, for the tool handler.
+	cctx, msg := liftToolArguments(cctx, probe.Method, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
 	h.requests.Run(func() {

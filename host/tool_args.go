@@ -1,0 +1,64 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
+)
+
+// toolArgs carries a tools/call's arguments, as the raw bytes of the
+// message, from the transport to the tool handler. mcp-go would decode them
+// into map[string]any (tens of bytes per JSON token) and keep two more
+// copies; the host needs them raw (docs/decisions.md D33).
+type toolArgs struct {
+	raw   json.RawMessage
+	taken atomic.Bool
+}
+
+type toolArgsKey struct{}
+
+// liftToolArguments takes a tools/call's arguments out of msg before mcp-go
+// sees it: it returns msg with the arguments replaced by {} and ctx carrying
+// them. Any other message, or one whose shape the scan is not sure of (a
+// key written with escapes or in another case, which encoding/json would
+// still match, or a repeated key), is returned as it is, for mcp-go to
+// decode as before. msg must be valid JSON.
+func liftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {
+	if method != string(mcp.MethodToolsCall) {
+		return ctx, msg
+	}
+	start, end, ok := argumentsSpan(msg)
+	if !ok {
+		return ctx, msg
+	}
+	out := make([]byte, 0, start+2+len(msg)-end)
+	out = append(append(append(out, msg[:start]...), "{}"...), msg[end:]...)
+	return context.WithValue(ctx, toolArgsKey{}, &toolArgs{raw: msg[start:end:end]}), out
+}
+
+// liftedArguments returns the arguments liftToolArguments took out of the
+// message being handled, once: a tool that calls another with the same
+// context does not pass them on.
+func liftedArguments(ctx context.Context) (json.RawMessage, bool) {
+	a, ok := ctx.Value(toolArgsKey{}).(*toolArgs)
+	if !ok || !a.taken.CompareAndSwap(false, true) {
+		return nil, false
+	}
+	return a.raw, true
+}
+
+// argumentsSpan finds params.arguments in a valid JSON-RPC message without
+// decoding it: the offsets of its value.
+func argumentsSpan(msg []byte) (start, end int, ok bool) {
+	s := rawjson.Scanner{B: msg}
+	ps, pe, ok := s.Member("params")
+	if !ok || msg[ps] != '{' {
+		return 0, 0, false
+	}
+	s = rawjson.Scanner{B: msg[:pe], I: ps}
+	return s.Member("arguments")
+}
