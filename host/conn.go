@@ -248,6 +248,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	// Requests in flight when the client stops sending still get their
 	// answers: wait for them before the writer closes.
 	defer wg.Wait()
+	budget := newMessageBudget(opts.MaxMessage, &wg)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, tooLong, err := jsonl.ReadLine(br, opts.MaxMessage)
@@ -256,7 +257,12 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST,
 				jsonl.TooLongMessage(opts.MaxMessage), nil)})
 		case len(bytes.TrimSpace(line)) > 0:
-			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond, sw.respond)
+			work, start, ok := budget.hold(ctx, len(line))
+			if !ok {
+				return nil
+			}
+			h.handleLine(ctx, line, opts.Replayed, calls, work, respond, sw.respond)
+			start()
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || ctx.Err() != nil {

@@ -110,15 +110,14 @@ func (m *lenMeter) value() (int, bool) {
 // stringLen is the encoded length of the JSON string lit as json.Marshal
 // writes it once decoded; the decoded text is left in m.str.
 func (m *lenMeter) stringLen(lit []byte) (int, bool) {
-	m.str = m.str[:0]
 	if !hasEscapes(lit) && utf8.Valid(lit) {
-		m.str = append(m.str, lit[1:len(lit)-1]...)
+		m.str = lit[1 : len(lit)-1] // as it is decoded, uncopied
 	} else {
 		var s string
 		if json.Unmarshal(lit, &s) != nil {
 			return 0, false
 		}
-		m.str = append(m.str, s...)
+		m.str = []byte(s)
 	}
 	n := 2
 	for i := 0; i < len(m.str); {
