@@ -31,7 +31,7 @@ func (h *Host) protocolErrors(next http.Handler) http.Handler {
 		case mcp.MethodToolsCall:
 			// The arguments reach the tool handler raw, undecoded by
 			// mcp-go (liftToolArguments).
-			ctx, msg := liftToolArguments(r.Context(), probe.Method, body)
+			ctx, msg := h.liftToolArguments(r.Context(), probe.Method, body)
 			r = r.WithContext(ctx)
 			r.Body = io.NopCloser(bytes.NewReader(msg))
 		case mcp.MethodResourcesSubscribe:

@@ -23,15 +23,28 @@ type toolArgsKey struct{}
 
 // liftToolArguments takes a tools/call's arguments out of msg before mcp-go
 // sees it: it returns msg with the arguments replaced by {} and ctx carrying
-// them. Any other message, or one whose shape the scan is not sure of (a
-// key written with escapes or in another case, which encoding/json would
-// still match, or a repeated key), is returned as it is, for mcp-go to
-// decode as before. msg must be valid JSON.
-func liftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {
+// them. Any other message, a call to a tool with a handler of its own (not
+// the host's, whose arguments mcp-go must pass), or one whose shape the
+// scan is not sure of (a key written with escapes or in another case,
+// which encoding/json would still match, or a repeated key), is returned as
+// it is, for mcp-go to decode as before. msg must be valid JSON.
+func (h *Host) liftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {
 	if method != string(mcp.MethodToolsCall) {
 		return ctx, msg
 	}
-	start, end, ok := argumentsSpan(msg)
+	ps, pe, ok := (&rawjson.Scanner{B: msg}).Member("params")
+	if !ok || msg[ps] != '{' {
+		return ctx, msg
+	}
+	params := msg[:pe]
+	var name string
+	if ns, ne, ok := (&rawjson.Scanner{B: params, I: ps}).Member("name"); !ok || json.Unmarshal(msg[ns:ne], &name) != nil {
+		return ctx, msg
+	}
+	if _, ours := h.reg.Get(name); !ours && h.mcp.GetTool(name) != nil {
+		return ctx, msg
+	}
+	start, end, ok := (&rawjson.Scanner{B: params, I: ps}).Member("arguments")
 	if !ok {
 		return ctx, msg
 	}
@@ -49,16 +62,4 @@ func liftedArguments(ctx context.Context) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return a.raw, true
-}
-
-// argumentsSpan finds params.arguments in a valid JSON-RPC message without
-// decoding it: the offsets of its value.
-func argumentsSpan(msg []byte) (start, end int, ok bool) {
-	s := rawjson.Scanner{B: msg}
-	ps, pe, ok := s.Member("params")
-	if !ok || msg[ps] != '{' {
-		return 0, 0, false
-	}
-	s = rawjson.Scanner{B: msg[:pe], I: ps}
-	return s.Member("arguments")
 }
