@@ -120,7 +120,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 		// Bodies have their own deadline (boundBody); no ReadTimeout, which
 		// would also end the long reads of event streams' connections.
 		IdleTimeout: httpIdleTimeout,
-		ErrorLog:          log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
+		ErrorLog:    log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
 	}
 	if ready != nil {
 		ready(ln.Addr())
