@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,12 +27,6 @@ func (h *Host) protocolErrors(next http.Handler) http.Handler {
 		}
 		_ = json.Unmarshal(body, &probe) // a batch or bad JSON: mcp-go answers
 		switch mcp.MCPMethod(probe.Method) {
-		case mcp.MethodToolsCall:
-			// The arguments reach the tool handler raw, undecoded by
-			// mcp-go (liftToolArguments).
-			ctx, msg := h.liftToolArguments(r.Context(), probe.Method, body)
-			r = r.WithContext(ctx)
-			r.Body = io.NopCloser(bytes.NewReader(msg))
 		case mcp.MethodResourcesSubscribe:
 			if e, refused := h.refuseSubscription(r.Context(), body); refused {
 				w.Header().Set("Content-Type", "application/json")

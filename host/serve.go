@@ -155,7 +155,7 @@ func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSe
 	if hs.maxPerKey <= 0 {
 		hs.maxPerKey = DefaultHTTPMaxPerKey
 	}
-	next := guardSessions(sessions, h.protocolErrors(mcpHTTP))
+	next := h.liftHTTPArguments(guardSessions(sessions, h.protocolErrors(mcpHTTP)))
 	next = boundBody(h.limits.maxMessage, hs.bodyTimeout, next)
 	if auth != nil {
 		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
