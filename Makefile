@@ -54,6 +54,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'LargeMessages' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'Issue17Cluster' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ClusterHop|Publish$$' -timeout 30m ./host/events/
 	$(GO) test -run '^$$' -bench 'SessionCheck' -timeout 30m ./host/

@@ -255,6 +255,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	// Requests in flight when the client stops sending still get their
 	// answers: wait for them before the writer closes.
 	defer wg.Wait()
+	budget := newMessageBudget(opts.MaxMessage, &wg)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, tooLong, err := jsonl.ReadLine(br, opts.MaxMessage)
@@ -263,7 +264,12 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			respond(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST,
 				jsonl.TooLongMessage(opts.MaxMessage), nil)})
 		case len(bytes.TrimSpace(line)) > 0:
-			h.handleLine(ctx, line, opts.Replayed, calls, &wg, respond, sw.respond)
+			work, start, ok := budget.hold(ctx, len(line))
+			if !ok {
+				return nil
+			}
+			h.handleLine(ctx, line, opts.Replayed, calls, work, respond, sw.respond)
+			start()
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) || ctx.Err() != nil {
@@ -323,7 +329,9 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	id := string(probe.ID)
 	notified := new(atomic.Bool)
 	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id], notified: notified})
-	msg := append([]byte(nil), line...)
+	// line is this message's own (jsonl.ReadLine allocates each); a
+	// tools/call's arguments stay in it, raw, for the tool handler.
+	cctx, msg := h.liftToolArguments(cctx, probe.Method, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
 	h.requests.Run(func() {

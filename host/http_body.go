@@ -3,10 +3,12 @@ package host
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -16,26 +18,38 @@ import (
 // boundBody reads a POST body of at most limit bytes (CAIRN_MAX_MESSAGE,
 // the same bound as over stdio) before anything parses it. A larger body is
 // refused with 413 and a JSON-RPC invalid-request error, unread past the
-// limit; the session stays usable.
-func boundBody(limit int, next http.Handler) http.Handler {
+// limit; the session stays usable. A body that has not fully arrived
+// within timeout (CAIRN_HTTP_BODY_TIMEOUT) is cut off with 408 and the
+// connection closed: a client trickling its body would otherwise hold the
+// connection, and what it sent so far, for as long as it liked
+// (docs/decisions.md D33).
+func boundBody(limit int, timeout time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
 		if err != nil {
+			// The deadline stays: the server's discarding the rest of a
+			// body that trickles would wait for it otherwise.
 			var tooBig *http.MaxBytesError
 			status := http.StatusBadRequest
 			msg := "the request body could not be read: " + err.Error()
-			if errors.As(err, &tooBig) {
+			switch {
+			case errors.As(err, &tooBig):
 				status, msg = http.StatusRequestEntityTooLarge, jsonl.TooLongMessage(limit)
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				status = http.StatusRequestTimeout
+				msg = fmt.Sprintf("the request body did not arrive within %s (CAIRN_HTTP_BODY_TIMEOUT); it was discarded", timeout)
+				w.Header().Set("Connection", "close")
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_ = json.NewEncoder(w).Encode(mcp.JSONRPCError{JSONRPC: mcp.JSONRPC_VERSION, Error: mcp.NewJSONRPCErrorDetails(mcp.INVALID_REQUEST, msg, nil)})
+			writeJSONRPCError(w, status, mcp.INVALID_REQUEST, msg)
 			return
 		}
+		_ = rc.SetReadDeadline(time.Time{})
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), httpBodyKey{}, body)))
 	})

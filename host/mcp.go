@@ -56,16 +56,20 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		tool, _ := h.reg.Get(name)
 		call := &pipeline.Call{Name: name, Tool: tool}
-		switch raw := req.GetRawArguments().(type) {
-		case json.RawMessage:
-			call.Args = raw
-		case nil:
-		default:
-			b, err := json.Marshal(raw)
-			if err != nil {
-				return toResult(pipeline.Fail(errs.Invalid("", "json", "arguments cannot be encoded as JSON"))), nil
+		if lifted, ok := liftedArguments(ctx); ok {
+			call.Args = lifted
+		} else {
+			switch raw := req.GetRawArguments().(type) {
+			case json.RawMessage:
+				call.Args = raw
+			case nil:
+			default:
+				b, err := json.Marshal(raw)
+				if err != nil {
+					return toResult(pipeline.Fail(errs.Invalid("", "json", "arguments cannot be encoded as JSON"))), nil
+				}
+				call.Args = b
 			}
-			call.Args = b
 		}
 		if sess := server.ClientSessionFromContext(ctx); sess != nil {
 			call.Caller.SessionID = sess.SessionID()

@@ -123,8 +123,11 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 	})
 	srv := &http.Server{
 		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
+		ReadHeaderTimeout: httpHeaderTimeout,
+		// Bodies have their own deadline (boundBody); no ReadTimeout, which
+		// would also end the long reads of event streams' connections.
+		IdleTimeout: httpIdleTimeout,
+		ErrorLog:    log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
 	}
 	if ready != nil {
 		ready(ln.Addr())
@@ -153,10 +156,16 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 // mcp-go's streamable HTTP server. Headers that protocol revisions add are
 // read by mcp-go or, for cairn's own checks, in needsSession.
 func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
-	next := guardSessions(sessions, h.protocolErrors(mcpHTTP))
-	next = boundBody(h.limits.maxMessage, next)
+	if hs.bodyTimeout <= 0 {
+		hs.bodyTimeout = DefaultHTTPBodyTimeout
+	}
+	if hs.maxPerKey <= 0 {
+		hs.maxPerKey = DefaultHTTPMaxPerKey
+	}
+	next := h.liftHTTPArguments(guardSessions(sessions, h.protocolErrors(mcpHTTP)))
+	next = boundBody(h.limits.maxMessage, hs.bodyTimeout, next)
 	if auth != nil {
-		next = requireAPIKey(auth, next)
+		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
 	}
 	return guardOrigin(newOriginPolicy(hs.allowedOrigins), next)
 }

@@ -179,8 +179,9 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In
 			if len(bytes.TrimSpace(args)) > 0 {
-				dec := json.NewDecoder(bytes.NewReader(args))
-				if err := dec.Decode(&input); err != nil {
+				// Unmarshal, not a Decoder: a Decoder copies the
+				// arguments into its own buffer first.
+				if err := json.Unmarshal(args, &input); err != nil {
 					if e, ok := errs.As(err); ok {
 						// A typed refusal from the input's own decoding
 						// (UnmarshalJSON) names its field: keep it.

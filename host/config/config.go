@@ -62,6 +62,8 @@ var Vars = []Var{
 	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session or HTTP listener before it exits."},
 	{"CAIRN_HTTP_ALLOWED_ORIGINS", "", "With --http: comma-separated origins (scheme://host[:port]) whose web pages may call the server, besides its own; requests from any other Origin get 403."},
 	{"CAIRN_HTTP_SESSION_IDLE", "30m", "With --http: an MCP session with no request for this long ends (its Mcp-Session-Id then answers 404)."},
+	{"CAIRN_HTTP_BODY_TIMEOUT", "30s", "With --http: a request body not fully received this long after its headers is cut off (408)."},
+	{"CAIRN_HTTP_MAX_CONNS_PER_KEY", "16", "With --http and API keys: requests one key may have open at once (event streams included); the next gets 429."},
 	{"ANTHROPIC_API_KEY", "", "Key for the hosted model behind the vision and computer toolsets (never logged)."},
 	{"ANTHROPIC_BASE_URL", "the vendor's API", "Base URL of the Messages API."},
 	{"CAIRN_VISION_MODEL", "claude-sonnet-5-5", "Model for image analysis and computer use."},

@@ -56,6 +56,9 @@ type node struct {
 	// ptr is where the node sits in its document (a JSON pointer), for
 	// compile errors.
 	ptr string
+
+	// shallow and plain guide decodeFor (markShallow).
+	shallow, plain bool
 }
 
 type patternProp struct {
@@ -96,6 +99,7 @@ func Compile(raw json.RawMessage) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
+	markShallow(c.nodes)
 	return &Validator{root: root}, nil
 }
 

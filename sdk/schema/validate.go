@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/json"
 	"math/big"
 	"sort"
 	"strconv"
@@ -18,7 +19,13 @@ func (v *Validator) Validate(doc []byte) *errs.Error {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		doc = []byte("{}")
 	}
-	inst, err := decodeJSON(doc)
+	// Valid JSON is decoded only as far as the schema looks (decodeFor);
+	// anything else is decoded as before, for the same error.
+	decode := decodeJSON
+	if json.Valid(doc) {
+		decode = func(doc []byte) (any, error) { return decodeFor(v.root, doc) }
+	}
+	inst, err := decode(doc)
 	if err != nil {
 		return errs.Invalid("", "json", "arguments are not valid JSON: "+err.Error())
 	}
@@ -109,7 +116,7 @@ func (n *node) check(v any, loc []string, collect bool) *failure {
 		found = n.checkArray(v, loc, collect, found)
 	case string:
 		found = n.checkString(v, loc, collect, found)
-	case bool, nil:
+	case bool, nil, skipped:
 	default:
 		found = n.checkNumber(v, loc, collect, found)
 	}

@@ -108,6 +108,8 @@ func typeOf(v any) jsonType {
 		return arrayType
 	case map[string]any:
 		return objectType
+	case skipped:
+		return jsonType(v)
 	}
 	return invalidType
 }

@@ -11,22 +11,33 @@ import (
 
 // ReadLine reads one newline-terminated message of at most limit bytes. A
 // longer message is consumed to its newline without being kept and reported
-// as tooLong: memory never grows past the limit.
+// as tooLong: memory never grows past the limit. The line is newly
+// allocated, of its exact size: a long line is gathered in the reader's
+// pieces and copied once, where growing one slice would leave several
+// times its size behind for the collector (docs/decisions.md D33).
 func ReadLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
-	var buf []byte
+	var parts [][]byte
+	size := 0
 	for {
 		part, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(buf)+len(part) > limit+1 { // +1: the newline itself
-				tooLong, buf = true, nil
-			} else {
-				buf = append(buf, part...)
+		switch {
+		case tooLong:
+		case size+len(part) > limit+1: // +1: the newline itself
+			tooLong, parts = true, nil
+		case err == bufio.ErrBufferFull:
+			parts = append(parts, append([]byte(nil), part...))
+			size += len(part)
+		case size+len(part) > 0:
+			line = make([]byte, 0, size+len(part))
+			for _, p := range parts {
+				line = append(line, p...)
 			}
+			line = append(line, part...)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return buf, tooLong, err
+		return line, tooLong, err
 	}
 }
 

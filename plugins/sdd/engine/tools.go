@@ -339,6 +339,10 @@ func (e *Engine) StateTool(c Call, in StateInput) (*StateResult, error) {
 			return nil, errs.Invalidf("value", "maxDepth", "value nests more than %d levels deep (at least %d); store a flatter value", MaxValueDepth, depth).
 				With("limit", MaxValueDepth)
 		}
+		// And the size, before decoding builds a tree many times larger.
+		if size, ok := encodedLen(in.Value); ok && size > MaxValueBytes {
+			return nil, errValueTooLarge(size)
+		}
 		v, err := decodeGeneric(in.Value)
 		if err != nil {
 			return nil, err

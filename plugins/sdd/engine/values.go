@@ -148,10 +148,15 @@ func normalizeValue(v any) (any, error) {
 			With("limit", MaxValueDepth)
 	}
 	if len(data) > MaxValueBytes {
-		return nil, errs.Invalidf("value", "maxBytes", "value encodes to %d bytes of compact JSON; at most %d are allowed", len(data), MaxValueBytes).
-			With("limit", MaxValueBytes)
+		return nil, errValueTooLarge(len(data))
 	}
 	return decodeGeneric(data)
+}
+
+// errValueTooLarge refuses a value whose compact encoding is size bytes.
+func errValueTooLarge(size int) error {
+	return errs.Invalidf("value", "maxBytes", "value encodes to %d bytes of compact JSON; at most %d are allowed", size, MaxValueBytes).
+		With("limit", MaxValueBytes)
 }
 
 // decodeGeneric decodes JSON into its generic form, keeping numbers exact.

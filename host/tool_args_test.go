@@ -1,0 +1,53 @@
+package host
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/host/config"
+)
+
+// A tools/call's arguments are taken out raw, once; a message whose shape
+// encoding/json could read otherwise is left for mcp-go.
+func TestToolArgumentsAreLiftedRaw(t *testing.T) {
+	h, err := New(config.Settings{Root: t.TempDir(), Mode: config.ModeMinimal}, Options{Executable: "/nonexistent", Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lifted := []struct{ msg, args, rest string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,"}"]}}}`,
+			`{"a":[1,"}"]}`, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}}`},
+		{`{"params" : { "arguments" : "s\"" , "name" : "x" , "_meta":{"arguments":1} }, "method":"tools/call","id":"a"}`,
+			`"s\""`, `{"params" : { "arguments" : {} , "name" : "x" , "_meta":{"arguments":1} }, "method":"tools/call","id":"a"}`},
+	}
+	for _, c := range lifted {
+		ctx, rest := h.liftToolArguments(context.Background(), "tools/call", []byte(c.msg))
+		args, ok := liftedArguments(ctx)
+		if !ok || string(args) != c.args || string(rest) != c.rest {
+			t.Errorf("%s: lifted %q (%v), left %s", c.msg, args, ok, rest)
+		}
+		if _, again := liftedArguments(ctx); again {
+			t.Errorf("%s: the arguments were handed out twice", c.msg)
+		}
+	}
+	kept := []string{
+		`{"method":"tools/call","params":{"name":"x","\u0061rguments":{"a":1}}}`,
+		`{"method":"tools/call","params":{"name":"x","Arguments":{"a":1}}}`,
+		`{"method":"tools/call","params":{"name":"x","arguments":{"a":1},"arguments":{}}}`,
+		`{"method":"tools/call","params":{"name":"x"}}`,
+		`{"method":"tools/call","params":[]}`,
+		`{"method":"tools/call","Params":{"name":"x","arguments":{}}}`,
+	}
+	for _, msg := range kept {
+		ctx, rest := h.liftToolArguments(context.Background(), "tools/call", []byte(msg))
+		if _, ok := liftedArguments(ctx); ok || string(rest) != msg {
+			t.Errorf("%s: lifted, leaving %s", msg, rest)
+		}
+	}
+	ctx, _ := h.liftToolArguments(context.Background(), "prompts/get", []byte(`{"params":{"name":"x","arguments":{}}}`))
+	if _, ok := liftedArguments(ctx); ok {
+		t.Error("a prompts/get's arguments were lifted")
+	}
+}
