@@ -129,7 +129,6 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		pipeline.Identify(cfg.AgentID),
 		pipeline.Authorize(),
 		pipeline.Filter(h.refuse),
-		pipeline.Validate(),
 		pipeline.Audit(h.log.Named("audit")),
 		h.metrics.Stage(),
 	)

@@ -237,8 +237,6 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 			ClientName: c.Caller.ClientName, ClientVersion: c.Caller.ClientVersion,
 			Scopes: c.Caller.Scopes, Project: c.Caller.Project},
 		IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
-		// The pipeline's validate stage checked the arguments.
-		Validated: true,
 	}
 	var onProgress func(*pb.Progress)
 	if c.Progress != nil {

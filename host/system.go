@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
 	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
@@ -140,6 +141,18 @@ func mustWrap(raw json.RawMessage) json.RawMessage {
 }
 
 func (h *Host) callSystemTool(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
+	// The host runs these handlers, so it checks their arguments, as the
+	// SDK does for a plugin's (docs/decisions.md D34).
+	args := c.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
+		return pipeline.Fail(e)
+	}
+	if e := c.Tool.Validate(args); e != nil {
+		return pipeline.Fail(e)
+	}
 	var v any
 	switch c.Name {
 	case "server_ping":

@@ -83,24 +83,22 @@ func streamCall(t *testing.T, c pb.PluginClient, req *pb.CallToolRequest) *pb.To
 
 // TestUnaryCallMatchesTheStream: the unary Call and the CallTool stream
 // answer alike (output, status, typed errors, caller), and both validate
-// unless the host says it already did.
+// every call: nothing in a request waives the check (docs/decisions.md D34).
 func TestUnaryCallMatchesTheStream(t *testing.T) {
 	c := dialPlugin(t, countPlugin())
 	cases := []struct {
-		name      string
-		args      string
-		validated bool
-		wantCode  string
-		wantN     float64
+		name     string
+		args     string
+		wantCode string
+		wantN    float64
 	}{
-		{"valid", `{"n":3}`, false, "", 3},
-		{"schema violation refused by the plugin", `{"n":99}`, false, "ERR_INVALID_INPUT", 0},
-		{"raw JSON rule refused by the plugin", "{\"n\":1,\"x\":\"\xff\"}", false, "ERR_INVALID_INPUT", 0},
-		{"host validated: not checked again", `{"n":99}`, true, "", 99},
+		{"valid", `{"n":3}`, "", 3},
+		{"schema violation refused by the plugin", `{"n":99}`, "ERR_INVALID_INPUT", 0},
+		{"raw JSON rule refused by the plugin", "{\"n\":1,\"x\":\"\xff\"}", "ERR_INVALID_INPUT", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req := &pb.CallToolRequest{Tool: "calltest_count", Arguments: []byte(tc.args), Caller: &pb.Caller{Id: "agent-7"}, Validated: tc.validated}
+			req := &pb.CallToolRequest{Tool: "calltest_count", Arguments: []byte(tc.args), Caller: &pb.Caller{Id: "agent-7"}}
 			unary, err := c.Call(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)

@@ -77,5 +77,5 @@ func laneEventBatches() bool {
 // unaryCall answers a call without progress (the lane and the unary Call RPC).
 func (s *server) unaryCall(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
 	s.idle.called()
-	return resultToProto(s.p.invoke(s.withClientAsker(callContext(ctx, req), req), req.Tool, req.Arguments, req.Validated))
+	return resultToProto(s.p.Invoke(s.withClientAsker(callContext(ctx, req), req), req.Tool, req.Arguments))
 }

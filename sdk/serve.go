@@ -186,7 +186,7 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 		_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
 	})
 	s.idle.called()
-	res := s.p.invoke(ctx, req.Tool, req.Arguments, req.Validated)
+	res := s.p.Invoke(ctx, req.Tool, req.Arguments)
 	sendMu.Lock()
 	defer sendMu.Unlock()
 	done = true

@@ -202,16 +202,14 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	p.toolOrder = append(p.toolOrder, t.Name)
 }
 
-// Invoke runs a tool in-process exactly as a call from the host would:
-// validation, decoding, the handler, panic recovery and output encoding.
-// ctx may carry a Caller (WithCaller) and a progress sink (WithProgress).
+// Invoke runs a tool exactly as a call from the host does — in-process
+// (tests) or for the host — checking its arguments first: the raw-JSON
+// rules and the input schema, on every call, whoever sent it
+// (docs/decisions.md D34). The host does not validate plugin tools'
+// arguments itself, so this is the one check. Then decoding, the handler,
+// panic recovery and output encoding. ctx may carry a Caller (WithCaller)
+// and a progress sink (WithProgress).
 func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
-	return p.invoke(ctx, name, args, false)
-}
-
-// invoke runs a tool; validated skips the raw and schema checks, which the
-// host already made (only calls from the host set it).
-func (p *Plugin) invoke(ctx context.Context, name string, args []byte, validated bool) Result {
 	p.mu.RLock()
 	t := p.tools[name]
 	p.mu.RUnlock()
@@ -219,15 +217,16 @@ func (p *Plugin) invoke(ctx context.Context, name string, args []byte, validated
 		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
 		return Result{Err: e, Status: e.Status}
 	}
-	if !validated {
-		// Raw checks first: decoding for validation would already have
-		// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
-		if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
-			return Result{Err: e, Status: e.Status}
-		}
-		if e := t.input.validate(args); e != nil {
-			return Result{Err: e, Status: e.Status}
-		}
+	if len(args) == 0 || string(args) == "null" {
+		args = []byte(`{}`)
+	}
+	// Raw checks first: decoding for validation would already have
+	// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
+	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
+		return Result{Err: e, Status: e.Status}
+	}
+	if e := t.input.validate(args); e != nil {
+		return Result{Err: e, Status: e.Status}
 	}
 	out, err := p.safeCall(ctx, t, args)
 	if err != nil {

@@ -117,7 +117,7 @@ func TestCallSucceedsAsD3Says(t *testing.T) {
 	health := structured(t, s.call("server_health", map[string]any{}))
 	validateAgainst(t, w, tools["server_health"], health)
 	stages := fmt.Sprint(health["middleware"].(map[string]any)["stages"])
-	for _, st := range []string{"validate", "identify", "filter", "audit", "metrics", "dispatch"} {
+	for _, st := range []string{"identify", "authorize", "filter", "audit", "metrics", "dispatch"} {
 		if !strings.Contains(stages, st) {
 			t.Errorf("health middleware stages %s lack %s", stages, st)
 		}

@@ -1,5 +1,5 @@
 // Package pipeline runs every tool call through named middleware stages
-// (recover, identify, filter, validate, audit, metrics, dispatch) that
+// (recover, identify, authorize, filter, audit, metrics, dispatch) that
 // server_health reports.
 package pipeline
 
@@ -16,7 +16,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
 // Caller is the acting identity of a call (docs/decisions.md D4).
@@ -155,26 +154,6 @@ func Filter(refuse func(context.Context, *registry.Tool) *errs.Error) Stage {
 				return Fail(errs.Newf(404, errs.NotFound, "no tool named %q", c.Name))
 			}
 			if e := refuse(ctx, c.Tool); e != nil {
-				return Fail(e)
-			}
-			return next(ctx, c)
-		}
-	}}
-}
-
-// Validate checks the arguments against the tool's input schema.
-func Validate() Stage {
-	return Stage{Name: "validate", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
-			if len(c.Args) == 0 || string(c.Args) == "null" {
-				c.Args = json.RawMessage(`{}`)
-			}
-			// Before any decoding: decoding replaces invalid UTF-8 and
-			// lone surrogates (D11 refuses them) and walks any depth.
-			if e := rawjson.Check(c.Args, rawjson.DefaultMaxDepth); e != nil {
-				return Fail(e)
-			}
-			if e := c.Tool.Validate(c.Args); e != nil {
 				return Fail(e)
 			}
 			return next(ctx, c)

@@ -601,7 +601,9 @@ func (x *Caller) GetProject() string {
 type CallToolRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tool  string                 `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
-	// JSON object of arguments, already validated by the host.
+	// JSON object of arguments. The plugin validates them against the
+	// tool's input schema (and the raw-JSON rules) on every call: the host
+	// does not, and nothing in a request can waive the check.
 	Arguments []byte  `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	Caller    *Caller `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
 	RequestId string  `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
@@ -614,10 +616,6 @@ type CallToolRequest struct {
 	// True when the call is a replay of one that may already have run (its
 	// relay lost the daemon while the call was in flight).
 	Replay bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
-	// True when the host checked arguments against the tool's input schema
-	// (and the raw-JSON rules) before sending them: the plugin does not check
-	// them again. Only the host sets it; in-process calls always validate.
-	Validated bool `protobuf:"varint,8,opt,name=validated,proto3" json:"validated,omitempty"`
 	// The lowest MCP log level (debug, info, notice, warning, error,
 	// critical, alert, emergency) the client wants to hear for this call;
 	// empty when it wants none. The host then sends the call on CallTool,
@@ -707,13 +705,6 @@ func (x *CallToolRequest) GetIdempotencyKey() string {
 func (x *CallToolRequest) GetReplay() bool {
 	if x != nil {
 		return x.Replay
-	}
-	return false
-}
-
-func (x *CallToolRequest) GetValidated() bool {
-	if x != nil {
-		return x.Validated
 	}
 	return false
 }
@@ -3009,7 +3000,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xdd\x02\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\xd0\x02\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3018,11 +3009,10 @@ const file_plugin_proto_rawDesc = "" +
 	"request_id\x18\x04 \x01(\tR\trequestId\x12%\n" +
 	"\x0ewants_progress\x18\x05 \x01(\bR\rwantsProgress\x12'\n" +
 	"\x0fidempotency_key\x18\x06 \x01(\tR\x0eidempotencyKey\x12\x16\n" +
-	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1c\n" +
-	"\tvalidated\x18\b \x01(\bR\tvalidated\x12\x1b\n" +
+	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1b\n" +
 	"\tlog_level\x18\t \x01(\tR\blogLevel\x12%\n" +
 	"\x0eclient_channel\x18\n" +
-	" \x01(\x04R\rclientChannel\"\xb9\x01\n" +
+	" \x01(\x04R\rclientChannelJ\x04\b\b\x10\tR\tvalidated\"\xb9\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06result\x12/\n" +
