@@ -281,11 +281,17 @@ func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, 
 	// that is not trusted stops the start with what to do, rather than
 	// leaving its area silently missing.
 	var refusal error
-	admit := func(s supervisor.Spec, workspace bool, origin string) bool {
+	admit := func(s *supervisor.Spec, workspace bool, origin string) bool {
 		if !workspace {
 			return true
 		}
 		u, ok := gate.Admit(trust.Candidate{Name: s.Name, Path: s.Path, Origin: origin})
+		if ok && s.SHA256 == "" {
+			// The bytes trusted are the bytes run: the supervisor runs
+			// exactly these, at every start and restart (docs/decisions.md
+			// D36). A config pin that differs refuses the start.
+			s.SHA256 = u.SHA256
+		}
 		if !ok {
 			untrusted = append(untrusted, u)
 			warn("workspace plugin not started: the operator has not trusted it", "plugin", s.Name, "path", s.Path, "reason", u.Reason, "trust_with", u.Command)
@@ -306,7 +312,7 @@ func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, 
 			continue
 		}
 		if inFile && entry.Path != "" {
-			if s := fileSpec(a.Name, entry, true); admit(s, configFromWorkspace, configOrigin) {
+			if s := fileSpec(a.Name, entry, true); admit(&s, configFromWorkspace, configOrigin) {
 				specs = append(specs, s)
 			}
 			continue
@@ -342,7 +348,7 @@ func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, 
 		if e.Path == "" {
 			return nil, nil, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s needs a path to its executable", h.cfg.ConfigFile, n)
 		}
-		if s := fileSpec(n, e, e.Required); admit(s, configFromWorkspace, configOrigin) {
+		if s := fileSpec(n, e, e.Required); admit(&s, configFromWorkspace, configOrigin) {
 			specs = append(specs, s)
 		}
 	}
@@ -366,7 +372,7 @@ func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, 
 			continue
 		}
 		taken[name] = true
-		if s := (supervisor.Spec{Name: name, Source: "dir", Path: path}); admit(s, dirFromWorkspace, dirOrigin) {
+		if s := (supervisor.Spec{Name: name, Source: "dir", Path: path}); admit(&s, dirFromWorkspace, dirOrigin) {
 			specs = append(specs, s)
 		}
 	}

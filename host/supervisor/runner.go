@@ -56,8 +56,14 @@ type procRunner struct {
 
 var _ runner.Runner = (*procRunner)(nil)
 
-func newProcRunner(log hclog.Logger, path string, args, env []string, ll *lastLine) (*procRunner, error) {
+// newProcRunner prepares the plugin process: path run as it is, or, with a
+// checked image, the image's bytes (path then only names it in argv[0]).
+func newProcRunner(log hclog.Logger, path string, im *image, args, env []string, ll *lastLine) (*procRunner, error) {
 	cmd := exec.Command(path, args...)
+	if im != nil {
+		cmd.Path = im.execPath()
+		cmd.ExtraFiles = []*os.File{im.f}
+	}
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

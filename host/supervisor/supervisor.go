@@ -124,6 +124,10 @@ type Plugin struct {
 	hooks   Hooks
 	log     hclog.Logger
 	backoff Backoff
+	// image holds a pinned or trusted executable's checked bytes, loaded
+	// at the first start and run at every start after it (image_linux.go).
+	imageMu sync.Mutex
+	image   *image
 
 	// stopCtx ends with Stop, cancelling a restart's Configure/Describe.
 	stopCtx    context.Context
@@ -281,22 +285,29 @@ func (p *Plugin) processEnv(goPlugin []string) []string {
 	return append(env, p.spec.Env...)
 }
 
-func (p *Plugin) checkPin() error {
+// checkedImage returns the image of a plugin whose spec names its sha256
+// (a config pin, or the operator's trust of a workspace plugin): the bytes
+// checked at its first start, run again at every restart. nil for a plugin
+// that is run from its path (a built-in area, an operator's own plugin).
+func (p *Plugin) checkedImage() (*image, error) {
 	if p.spec.SHA256 == "" {
-		return nil
+		return nil, nil
 	}
-	sum, err := trust.SHA256(p.spec.Path)
-	if err != nil {
-		return fmt.Errorf("plugin %s: read %s to check its sha256 pin: %w", p.spec.Name, p.spec.Path, err)
+	p.imageMu.Lock()
+	defer p.imageMu.Unlock()
+	if p.image == nil {
+		im, err := loadImage(p.spec.Name, p.spec.Path, p.spec.SHA256)
+		if err != nil {
+			return nil, err
+		}
+		p.image = im
 	}
-	if sum != p.spec.SHA256 {
-		return fmt.Errorf("plugin %s: %s has sha256 %s but the config pins %s; refusing to start it (update the pin if the new binary is intended)", p.spec.Name, p.spec.Path, sum, p.spec.SHA256)
-	}
-	return nil
+	return p.image, nil
 }
 
 func (p *Plugin) launch(ctx context.Context, restart bool) error {
-	if err := p.checkPin(); err != nil {
+	im, err := p.checkedImage()
+	if err != nil {
 		return err
 	}
 	var r *procRunner
@@ -315,7 +326,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 			if p.stopping {
 				return nil, errStopping
 			}
-			nr, err := newProcRunner(p.log, p.spec.Path, p.spec.Args, p.processEnv(cmd.Env), ll)
+			nr, err := newProcRunner(p.log, p.spec.Path, im, p.spec.Args, p.processEnv(cmd.Env), ll)
 			if err != nil {
 				return nil, err
 			}
@@ -832,4 +843,8 @@ func (p *Plugin) Stop(ctx context.Context) {
 		client.Kill()
 	}
 	p.loops.Wait()
+	p.imageMu.Lock()
+	p.image.close()
+	p.image = nil
+	p.imageMu.Unlock()
 }
