@@ -687,16 +687,24 @@ func (h *Host) Reload(ctx context.Context) error {
 	h.mu.Lock()
 	var stop []*supervisor.Plugin
 	var start []supervisor.Spec
+	// A plugin whose binary or settings changed is replaced make before
+	// break: the old process serves until the new one runs, so an upgrade
+	// never leaves its tools missing (docs/decisions.md D36).
+	replacing := map[string]*supervisor.Plugin{}
+	oldSpecs := map[string]supervisor.Spec{}
 	for name, p := range h.plugins {
 		s, keep := want[name]
-		if !keep || s.Fingerprint() != h.fprints[name] {
+		switch {
+		case !keep:
 			stop = append(stop, p)
 			delete(h.plugins, name)
 			delete(h.problems, name)
+		case s.Fingerprint() != h.fprints[name]:
+			replacing[name], oldSpecs[name] = p, h.specs[name]
 		}
 	}
 	for name, s := range want {
-		if _, running := h.plugins[name]; !running {
+		if _, running := h.plugins[name]; !running || replacing[name] != nil {
 			start = append(start, s)
 		}
 	}
@@ -710,24 +718,50 @@ func (h *Host) Reload(ctx context.Context) error {
 	sort.Slice(start, func(i, j int) bool { return start[i].Name < start[j].Name })
 	started := h.startAll(ctx, start)
 	var firstErr error
+	keepOld := func(name string, p *supervisor.Plugin, why string) {
+		old := replacing[name]
+		h.mu.Lock()
+		h.plugins[name], h.specs[name], h.fprints[name] = old, oldSpecs[name], oldSpecs[name].Fingerprint()
+		h.mu.Unlock()
+		h.setProblem(name, "its new version did not start, so the old one keeps serving: "+why)
+		h.log.Error("new plugin version refused on reload; the old one keeps serving", "plugin", name, "error", why)
+		p.Stop(ctx)
+	}
 	for _, s := range start {
 		p := started[s.Name]
 		if p.Status().State != supervisor.StateRunning {
+			if replacing[s.Name] != nil {
+				keepOld(s.Name, p, p.Status().LastError)
+				continue
+			}
 			h.setProblem(s.Name, p.Status().LastError)
 			h.log.Error("plugin failed to start on reload", "plugin", s.Name, "error", p.Status().LastError)
 			continue
 		}
 		if err := h.adopt(ctx, p); err != nil {
+			if replacing[s.Name] != nil {
+				keepOld(s.Name, p, err.Error())
+				continue
+			}
 			h.log.Error("plugin refused on reload", "plugin", s.Name, "error", err)
 			h.setProblem(s.Name, err.Error())
 			p.Stop(ctx)
 			if firstErr == nil {
 				firstErr = err
 			}
+			continue
+		}
+		if old := replacing[s.Name]; old != nil {
+			// The new version serves now; the old one's calls end with it.
+			h.log.Info("plugin replaced on reload", "plugin", s.Name)
+			h.mu.Lock()
+			delete(h.problems, s.Name)
+			h.mu.Unlock()
+			old.Stop(ctx)
 		}
 	}
 	h.syncTools()
-	h.log.Info("configuration reloaded", "restarted_or_stopped", len(stop), "started", len(start))
+	h.log.Info("configuration reloaded", "stopped", len(stop), "replaced", len(replacing), "started", len(start)-len(replacing))
 	return firstErr
 }
 

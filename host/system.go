@@ -62,6 +62,9 @@ type PluginHealth struct {
 	Restarts int    `json:"restarts"`
 	Tools    int    `json:"tools"`
 	PID      int    `json:"pid,omitempty"`
+	// SHA256 is the digest of the bytes a trusted or pinned plugin runs
+	// (docs/decisions.md D36), so an upgrade can be seen to have landed.
+	SHA256 string `json:"sha256,omitempty"`
 	// LastExit and NextAttempt describe a crashing plugin between restarts
 	// (issue 11: crash loops back off, never give up).
 	LastExit    string `json:"last_exit,omitempty"`
@@ -210,7 +213,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 		go func(i int, p *supervisor.Plugin) {
 			defer wg.Done()
 			st := p.Status()
-			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
+			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, SHA256: st.SHA256, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
 			if st.State == supervisor.StateRunning {
 				if hr, err := p.Health(ctx); err != nil {
 					line.Message = "health check failed: " + err.Error()

@@ -216,10 +216,12 @@ func (p *Plugin) Describe() *pb.DescribeResponse {
 
 // Status is a snapshot for health and the CLI.
 type Status struct {
-	Name      string `json:"name"`
-	Version   string `json:"version"`
-	Source    string `json:"source"`
-	Path      string `json:"path"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Source  string `json:"source"`
+	Path    string `json:"path"`
+	// SHA256 is the digest of the bytes a trusted or pinned plugin runs.
+	SHA256    string `json:"sha256,omitempty"`
 	State     State  `json:"state"`
 	PID       int    `json:"pid,omitempty"`
 	Protocol  int    `json:"protocol"`
@@ -238,7 +240,7 @@ type Status struct {
 func (p *Plugin) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := Status{Name: p.spec.Name, Source: p.spec.Source, Path: p.spec.Path, State: p.state, Restarts: p.restarts, LastError: p.lastErr}
+	st := Status{Name: p.spec.Name, Source: p.spec.Source, Path: p.spec.Path, SHA256: p.spec.SHA256, State: p.state, Restarts: p.restarts, LastError: p.lastErr}
 	if p.lastExit != "" {
 		st.LastExit = withLastLine(p.lastExit, p.exitLine)
 	}
