@@ -331,7 +331,7 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id], notified: notified})
 	// line is this message's own (jsonl.ReadLine allocates each); a
 	// tools/call's arguments stay in it, raw, for the tool handler.
-	cctx, msg := h.liftToolArguments(cctx, probe.Method, line)
+	cctx, msg := h.liftProbed(cctx, probe, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
 	h.requests.Run(func() {

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
 // Every JSON-RPC request gets exactly one answer (docs/decisions.md D32),
@@ -25,13 +28,33 @@ type requestProbe struct {
 			IdempotencyKey  json.RawMessage `json:"io.cairn/idempotencyKey"`
 		} `json:"_meta"`
 	} `json:"params"`
+	// call is where params, its name and its arguments lie in the message,
+	// when the probe scanned it (liftProbed).
+	call callSpans
+}
+
+// callSpans are offsets into a message: [0, 0] for a member that is absent.
+type callSpans struct {
+	scanned            bool
+	params, name, args [2]int
 }
 
 // probeMessage reads a message's envelope. handled reports a malformed
 // message that goes no further, answered with answer (nil: nothing may
 // answer it).
+//
+// A message is scanned once, without reflection (scanRequest); one whose
+// shape the scan is not sure of is decoded by encoding/json, as before.
 func probeMessage(line []byte) (p requestProbe, answer *mcp.JSONRPCError, handled bool) {
-	if json.Unmarshal(line, &p) == nil && (len(p.ID) == 0 && p.Method != "" || len(p.ID) > 0 && ValidID(p.ID)) {
+	ok := false
+	if json.Valid(line) {
+		p, ok = scanRequest(line)
+	}
+	if !ok {
+		p = requestProbe{}
+		ok = json.Unmarshal(line, &p) == nil
+	}
+	if ok && (len(p.ID) == 0 && p.Method != "" || len(p.ID) > 0 && ValidID(p.ID)) {
 		return p, nil, false
 	}
 	// The slow path, for malformed messages only.
@@ -137,4 +160,110 @@ func decodeID(raw json.RawMessage) any {
 	}
 	n, _ := strconv.ParseInt(string(raw), 10, 64)
 	return n
+}
+
+// scanRequest reads a valid message into a requestProbe as encoding/json
+// would, in one pass over its top level, its params and their _meta. false
+// when the message needs encoding/json after all: any of them not an
+// object, a method that is not a plain string, a key it looks for written
+// twice, with escapes or in another case (which encoding/json would still
+// match), or any key with escapes.
+func scanRequest(line []byte) (p requestProbe, ok bool) {
+	var top [3][2]int // id, method, params
+	if !members(line, 0, []string{"id", "method", "params"}, top[:]) {
+		return p, false
+	}
+	if id := top[0]; id[1] > 0 {
+		p.ID = line[id[0]:id[1]:id[1]]
+	}
+	if m := top[1]; m[1] > 0 {
+		method, plain := plainString(line[m[0]:m[1]])
+		if !plain {
+			return p, false
+		}
+		p.Method = method
+	}
+	p.call = callSpans{scanned: true, params: top[2]}
+	if top[2][1] == 0 {
+		return p, true
+	}
+	if line[top[2][0]] != '{' {
+		return p, false
+	}
+	var params [3][2]int // _meta, name, arguments
+	if !members(line, top[2][0], []string{"_meta", "name", "arguments"}, params[:]) {
+		return p, false
+	}
+	p.call.name, p.call.args = params[1], params[2]
+	if meta := params[0]; meta[1] > 0 {
+		if line[meta[0]] != '{' {
+			return p, false
+		}
+		var fields [2][2]int
+		if !members(line, meta[0], []string{"io.modelcontextprotocol/protocolVersion", "io.cairn/idempotencyKey"}, fields[:]) {
+			return p, false
+		}
+		if v := fields[0]; v[1] > 0 {
+			p.Params.Meta.ProtocolVersion = line[v[0]:v[1]:v[1]]
+		}
+		if v := fields[1]; v[1] > 0 {
+			p.Params.Meta.IdempotencyKey = line[v[0]:v[1]:v[1]]
+		}
+	}
+	return p, true
+}
+
+// members finds keys in the object of valid JSON b that starts at at,
+// setting spans[i] to the offsets of keys[i]'s value ([0, 0] when absent).
+// false when b[at] is not an object, a key is repeated, or a key could stand
+// for one of keys as encoding/json matches them (escapes, another case).
+func members(b []byte, at int, keys []string, spans [][2]int) bool {
+	s := rawjson.Scanner{B: b, I: at}
+	s.Space()
+	if s.I >= len(b) || b[s.I] != '{' {
+		return false
+	}
+	s.I++
+	for {
+		s.Space()
+		if s.I >= len(b) || b[s.I] == '}' {
+			return true
+		}
+		if b[s.I] == ',' {
+			s.I++
+			continue
+		}
+		ks := s.I
+		s.SkipString()
+		name := b[ks+1 : s.I-1]
+		s.Space()
+		s.I++ // ':'
+		s.Space()
+		vs := s.I
+		s.Skip()
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		for i, k := range keys {
+			switch {
+			case string(name) == k:
+				if spans[i][1] > 0 {
+					return false
+				}
+				spans[i] = [2]int{vs, s.I}
+			case bytes.EqualFold(name, []byte(k)):
+				return false
+			}
+		}
+	}
+}
+
+// plainString returns the text of a JSON string written without escapes, in
+// valid UTF-8: what encoding/json would decode it to. false for anything
+// else (another type, escapes, bytes encoding/json would replace).
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 )
 
@@ -74,4 +75,48 @@ func FuzzProbeMessage(f *testing.F) {
 		}
 		_ = p
 	})
+}
+
+var probeLines = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_get","arguments":{"task_id":"T-1"}}}`,
+	`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.cairn/idempotencyKey":"k"}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`{"id":1,"method":"ping","params":null}`, `{"id":1,"method":null}`, `{"id":1,"method":"p\u0069ng"}`,
+	`{"id":1,"Method":"ping"}`, `{"id":1,"method":"ping","params":{"_META":{}}}`, `{"id":1,"id":2,"method":"ping"}`,
+	`{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolversion":"x"}}}`,
+	`{"id":1,"method":"m","params":{"_meta":null}}`, `{"id":1,"method":"m","params":{"_meta":{"a":[1,{"b":"}"}]}}}`,
+	"{\"id\":1,\"method\":\"\xff\"}", `{"id":1,"method":"ping","params":"x"}`, `null`, `[1]`, `{"id":1,`,
+}
+
+// The scan reads a message as encoding/json reads it into a requestProbe.
+func TestScanRequestMatchesEncodingJSON(t *testing.T) {
+	for _, l := range probeLines {
+		checkScanRequest(t, []byte(l))
+	}
+}
+
+func FuzzScanRequest(f *testing.F) {
+	for _, l := range probeLines {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkScanRequest(t, line) })
+}
+
+func checkScanRequest(t *testing.T, line []byte) {
+	t.Helper()
+	if !json.Valid(line) {
+		return
+	}
+	got, ok := scanRequest(line)
+	if !ok {
+		return
+	}
+	var want requestProbe
+	if err := json.Unmarshal(line, &want); err != nil {
+		t.Fatalf("%q: scanned, but encoding/json refuses it: %v", line, err)
+	}
+	got.call = callSpans{}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q: scanned %+v, encoding/json read %+v", line, got, want)
+	}
 }

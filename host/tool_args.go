@@ -51,6 +51,35 @@ func (h *Host) liftToolArguments(ctx context.Context, method string, msg []byte)
 	if !ok {
 		return ctx, msg
 	}
+	return liftSpan(ctx, msg, start, end)
+}
+
+// liftProbed is liftToolArguments for a message probeMessage scanned: it
+// takes the arguments where the probe found them, without scanning the
+// message again.
+func (h *Host) liftProbed(ctx context.Context, p requestProbe, msg []byte) (context.Context, []byte) {
+	if p.Method != string(mcp.MethodToolsCall) {
+		return ctx, msg
+	}
+	c := p.call
+	if !c.scanned {
+		return h.liftToolArguments(ctx, p.Method, msg)
+	}
+	if c.params[1] == 0 || c.name[1] == 0 || c.args[1] == 0 {
+		return ctx, msg
+	}
+	name, plain := plainString(msg[c.name[0]:c.name[1]])
+	if !plain {
+		return h.liftToolArguments(ctx, p.Method, msg)
+	}
+	if _, ours := h.reg.Get(name); !ours && h.mcp.GetTool(name) != nil {
+		return ctx, msg
+	}
+	return liftSpan(ctx, msg, c.args[0], c.args[1])
+}
+
+// liftSpan takes msg[start:end] out of msg, leaving {} in its place.
+func liftSpan(ctx context.Context, msg []byte, start, end int) (context.Context, []byte) {
 	out := make([]byte, 0, start+2+len(msg)-end)
 	out = append(append(append(out, msg[:start]...), "{}"...), msg[end:]...)
 	return context.WithValue(ctx, toolArgsKey{}, &toolArgs{raw: msg[start:end:end]}), out

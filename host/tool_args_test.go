@@ -51,3 +51,38 @@ func TestToolArgumentsAreLiftedRaw(t *testing.T) {
 		t.Error("a prompts/get's arguments were lifted")
 	}
 }
+
+// liftProbed, on a message probeMessage scanned, lifts exactly what
+// liftToolArguments lifts.
+func TestLiftProbedMatchesLiftToolArguments(t *testing.T) {
+	h, err := New(config.Settings{Root: t.TempDir(), Mode: config.ModeMinimal}, Options{Executable: "/nonexistent", Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, msg := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,"}"]}}}`,
+		`{"params" : { "arguments" : "s\"" , "name" : "x" , "_meta":{"arguments":1} }, "method":"tools/call","id":"a"}`,
+		`{"id":1,"method":"tools/call","params":{"name":"x","\u0061rguments":{"a":1}}}`,
+		`{"id":1,"method":"tools/call","params":{"name":"x","Arguments":{"a":1}}}`,
+		`{"id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1},"arguments":{}}}`,
+		`{"id":1,"method":"tools/call","params":{"name":"x"}}`,
+		`{"id":1,"method":"tools/call","params":{"arguments":{}}}`,
+		`{"id":1,"method":"tools/call","params":{"name":null,"arguments":{}}}`,
+		`{"id":1,"method":"tools/call","params":{"name":"\u0078","arguments":{}}}`,
+		`{"id":1,"method":"tools/call","params":[]}`,
+		`{"id":1,"method":"tools/call","Params":{"name":"x","arguments":{}}}`,
+		`{"id":1,"method":"prompts/get","params":{"name":"x","arguments":{}}}`,
+	} {
+		p, _, handled := probeMessage([]byte(msg))
+		if handled {
+			continue
+		}
+		wctx, want := h.liftToolArguments(context.Background(), p.Method, []byte(msg))
+		gctx, got := h.liftProbed(context.Background(), p, []byte(msg))
+		wargs, wok := liftedArguments(wctx)
+		gargs, gok := liftedArguments(gctx)
+		if string(got) != string(want) || string(gargs) != string(wargs) || gok != wok {
+			t.Errorf("%s: lifted %q (%v) leaving %s; liftToolArguments lifted %q (%v) leaving %s", msg, gargs, gok, got, wargs, wok, want)
+		}
+	}
+}

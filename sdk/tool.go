@@ -225,7 +225,7 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
 		return Result{Err: e, Status: e.Status}
 	}
-	if e := t.input.validate(args); e != nil {
+	if e := t.input.validateChecked(args); e != nil {
 		return Result{Err: e, Status: e.Status}
 	}
 	out, err := p.safeCall(ctx, t, args)
@@ -300,6 +300,15 @@ func (l *lazyValidator) validate(args []byte) *errs.Error {
 		return errs.Newf(500, errs.Internal, "tool %s declares a schema that does not compile: %v", l.tool, err)
 	}
 	return l.v.Validate(args)
+}
+
+// validateChecked is validate for arguments rawjson.Check passed: they are
+// not scanned for validity a second time.
+func (l *lazyValidator) validateChecked(args []byte) *errs.Error {
+	if err := l.compile(); err != nil {
+		return errs.Newf(500, errs.Internal, "tool %s declares a schema that does not compile: %v", l.tool, err)
+	}
+	return l.v.ValidateChecked(args)
 }
 
 // CheckSchemas compiles the input and output schema of every declared

@@ -476,13 +476,7 @@ func (r *relay) closeConn() {
 // send records a client message and writes it to the daemon, resuming the
 // session first when the daemon is gone.
 func (r *relay) send(ctx context.Context, line []byte) error {
-	var probe struct {
-		ID json.RawMessage `json:"id"`
-		// Raw: a request whose method is not a string is still a
-		// request, answered by the daemon, and tracked like any other.
-		Method json.RawMessage `json:"method"`
-	}
-	_ = json.Unmarshal(line, &probe)
+	probe := probeClientLine(line)
 	for {
 		r.mu.Lock()
 		conn := r.conn
@@ -493,7 +487,7 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 			}
 			continue
 		}
-		r.track(probe.ID, probe.Method, line)
+		r.track(probe, line)
 		_, err := conn.Write(line)
 		r.mu.Unlock()
 		if err == nil {
@@ -514,10 +508,8 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 }
 
 // track remembers what a resume must replay (r.mu held).
-func (r *relay) track(id, rawMethod json.RawMessage, line []byte) {
-	var method string
-	_ = json.Unmarshal(rawMethod, &method)
-	switch method {
+func (r *relay) track(probe clientLine, line []byte) {
+	switch probe.Method {
 	case "initialize":
 		r.initialize = line
 	case "notifications/initialized":
@@ -527,11 +519,11 @@ func (r *relay) track(id, rawMethod json.RawMessage, line []byte) {
 	case "resources/subscribe", "resources/unsubscribe":
 		r.subscribes = append(r.subscribes, line)
 	}
-	if key, valid := idKey(id); valid && len(rawMethod) > 0 {
+	if key, valid := idKey(probe.ID); valid && len(probe.RawMethod) > 0 {
 		if _, dup := r.inflight[key]; !dup {
 			r.order = append(r.order, key)
 		}
-		r.inflight[key] = pendingCall{id: id, line: line}
+		r.inflight[key] = pendingCall{id: probe.ID, line: line}
 	}
 }
 

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
 // daemonLine is what the relay needs to know of a line from the daemon.
@@ -106,3 +109,85 @@ func idKey(raw json.RawMessage) (string, bool) {
 // maxSafeID bounds integer ids as the host does: larger ones do not survive
 // the float64 the daemon's JSON-RPC layer reads them through.
 const maxSafeID = 1<<53 - 1
+
+// clientLine is what the relay needs of a client's message: its raw id and
+// method (raw: a request whose method is not a string is still a request,
+// answered by the daemon and tracked like any other), and the method as a
+// string when it is one.
+type clientLine struct {
+	ID, RawMethod json.RawMessage
+	Method        string
+}
+
+// probeClientLine reads a client's message as encoding/json would into
+// {id, method} (nothing for a line that is not JSON or not an object), in
+// one scan without reflection: every request crosses it. A message whose
+// shape the scan is not sure of (a key written with escapes or in another
+// case, a repeated key) is decoded as before.
+func probeClientLine(line []byte) clientLine {
+	if !json.Valid(line) {
+		return clientLine{}
+	}
+	if p, ok := scanClientLine(line); ok {
+		return p
+	}
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	_ = json.Unmarshal(line, &probe)
+	p := clientLine{ID: probe.ID, RawMethod: probe.Method}
+	_ = json.Unmarshal(probe.Method, &p.Method)
+	return p
+}
+
+// scanClientLine is probeClientLine's fast path, for a valid line; false
+// when the line needs encoding/json.
+func scanClientLine(line []byte) (p clientLine, ok bool) {
+	s := rawjson.Scanner{B: line}
+	s.Space()
+	if s.I >= len(line) || line[s.I] != '{' {
+		return p, false
+	}
+	s.I++
+	for {
+		s.Space()
+		if s.I >= len(line) || line[s.I] == '}' {
+			break
+		}
+		if line[s.I] == ',' {
+			s.I++
+			continue
+		}
+		ks := s.I
+		s.SkipString()
+		name := line[ks+1 : s.I-1]
+		s.Space()
+		s.I++ // ':'
+		s.Space()
+		vs := s.I
+		s.Skip()
+		v := line[vs:s.I:s.I]
+		switch {
+		case string(name) == "id":
+			if p.ID != nil {
+				return p, false
+			}
+			p.ID = v
+		case string(name) == "method":
+			if p.RawMethod != nil {
+				return p, false
+			}
+			p.RawMethod = v
+		case bytes.IndexByte(name, '\\') >= 0 || bytes.EqualFold(name, []byte("id")) || bytes.EqualFold(name, []byte("method")):
+			return p, false
+		}
+	}
+	if m := p.RawMethod; len(m) > 0 && m[0] == '"' {
+		if bytes.IndexByte(m, '\\') >= 0 || !utf8.Valid(m) {
+			return p, false // encoding/json would unescape or replace
+		}
+		p.Method = string(m[1 : len(m)-1])
+	}
+	return p, true
+}

@@ -67,3 +67,50 @@ func FuzzProbeDaemonLine(f *testing.F) {
 		}
 	})
 }
+
+// referenceClientProbe is how the relay read every client line before
+// probeClientLine.
+func referenceClientProbe(line []byte) clientLine {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	_ = json.Unmarshal(line, &probe)
+	p := clientLine{ID: probe.ID, RawMethod: probe.Method}
+	_ = json.Unmarshal(probe.Method, &p.Method)
+	return p
+}
+
+var clientLines = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_get","arguments":{"task_id":"T-1"}}}`,
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+	`{ "id" : "a\"b" , "method" : "ping" }`,
+	`{"id":null,"method":"ping"}`, `{"id":1,"method":7}`, `{"id":1,"method":null}`,
+	`{"id":1,"method":"tools\/call"}`, `{"ID":1,"method":"ping"}`, `{"id":1,"Method":"ping"}`,
+	`{"id":1,"id":2,"method":"ping"}`, `{"\u0069d":1,"method":"ping"}`, `{"id":[1],"method":{"a":1}}`,
+	`{"jsonrpc":"2.0","id":3,"result":{}}`, `[{"id":1}]`, `"x"`, `not json`, `{"id":1,`, ``,
+	"{\"method\":\"\x83\"}",
+	`{"id":-1.5e3,"params":{"id":9,"method":"x"},"method":"m"}`,
+}
+
+func TestProbeClientLineMatchesEncodingJSON(t *testing.T) {
+	for _, l := range clientLines {
+		if got, want := probeClientLine([]byte(l)), referenceClientProbe([]byte(l)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %+v, want %+v", l, got, want)
+		}
+	}
+}
+
+// FuzzProbeClientLine: the fast probe reads every line as encoding/json
+// does.
+func FuzzProbeClientLine(f *testing.F) {
+	for _, l := range clientLines {
+		f.Add([]byte(l))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, want := probeClientLine(line), referenceClientProbe(line)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: got %+v, want %+v", line, got, want)
+		}
+	})
+}

@@ -32,6 +32,20 @@ func (v *Validator) Validate(doc []byte) *errs.Error {
 	return v.ValidateValue(inst)
 }
 
+// ValidateChecked is Validate for a document already known to be one valid
+// JSON value or blank (rawjson.Check passed it): it is not scanned for
+// validity again, only decoded as far as the schema looks.
+func (v *Validator) ValidateChecked(doc []byte) *errs.Error {
+	if len(bytes.TrimSpace(doc)) == 0 {
+		doc = []byte("{}")
+	}
+	inst, err := decodeFor(v.root, doc)
+	if err != nil {
+		return errs.Invalid("", "json", "arguments are not valid JSON: "+err.Error())
+	}
+	return v.ValidateValue(inst)
+}
+
 // ValidateValue is Validate for an already decoded value (as produced by
 // encoding/json, numbers best as json.Number).
 func (v *Validator) ValidateValue(inst any) *errs.Error {
