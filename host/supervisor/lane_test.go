@@ -2,8 +2,10 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,9 +19,9 @@ func laneOf(p *Plugin) bool {
 }
 
 // TestCallsTakeTheLane: a plugin on this SDK offers a call lane and the
-// host uses it for calls without progress: results, a handler's panic, a
-// deadline (which reaches the handler), progress (which takes gRPC), and a
-// plugin that dies mid-call all answer as they do over gRPC.
+// host uses it for every call: results, a handler's panic, a deadline
+// (which reaches the handler), progress, and a plugin that dies mid-call
+// all answer as they do over gRPC.
 func TestCallsTakeTheLane(t *testing.T) {
 	env := testEnv(t, Backoff{Initial: 10 * time.Minute, Max: 10 * time.Minute})
 	p := startTestkit(t, Spec{}, env, Hooks{})
@@ -80,5 +82,57 @@ func TestCallLaneOffUsesGRPC(t *testing.T) {
 	}
 	if out, err := call(p, "testkit_echo", map[string]any{"message": "hi"}); err != nil || out["message"] != "hi" {
 		t.Fatalf("echo over gRPC: %v, %v", out, err)
+	}
+}
+
+// TestProgressAndLogLinesPrecedeTheResult: a call that asks for progress
+// and log lines gets them in the order the handler sent them, every one
+// before the result, on the plugin's one call transport: the lane, or with
+// CAIRN_CALL_LANE=off the CallTool stream (docs/decisions.md D34).
+func TestProgressAndLogLinesPrecedeTheResult(t *testing.T) {
+	for _, transport := range []string{"lane", "stream"} {
+		t.Run(transport, func(t *testing.T) {
+			if transport == "stream" {
+				t.Setenv("CAIRN_CALL_LANE", "off")
+			}
+			p := startTestkit(t, Spec{}, testEnv(t, Backoff{}), Hooks{})
+			if laneOf(p) != (transport == "lane") {
+				t.Fatalf("lane in use = %v on the %s transport", laneOf(p), transport)
+			}
+			var mu sync.Mutex
+			var got []string
+			returned := false
+			record := func(s string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if returned {
+					t.Errorf("%s arrived after the result", s)
+				}
+				got = append(got, s)
+			}
+			req := &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":60,"log":true}`), WantsProgress: true, LogLevel: "info"}
+			res, err := p.CallTool(context.Background(), req,
+				func(pr *pb.Progress) { record(fmt.Sprintf("progress %g %s", pr.Progress, pr.Message)) },
+				func(m *pb.LogMessage) { record(fmt.Sprintf("log %s %s", m.Level, m.Data)) }, false)
+			mu.Lock()
+			returned = true
+			events := append([]string(nil), got...)
+			mu.Unlock()
+			if err != nil || res.Error != nil || res.Status != 201 {
+				t.Fatalf("call: %v, %v", res, err)
+			}
+			if len(events) < 2 || len(events)%2 != 0 {
+				t.Fatalf("events = %q, want progress and log line pairs", events)
+			}
+			for i := 0; i < len(events); i += 2 {
+				step := i/2 + 1
+				if want := fmt.Sprintf("progress %d step %d", step, step); events[i] != want {
+					t.Fatalf("event %d = %q, want %q (all: %q)", i, events[i], want, events)
+				}
+				if want := fmt.Sprintf(`log info "step %d"`, step); events[i+1] != want {
+					t.Fatalf("event %d = %q, want %q (all: %q)", i+1, events[i+1], want, events)
+				}
+			}
+		})
 	}
 }

@@ -158,15 +158,14 @@ type Plugin struct {
 	startedAt     time.Time
 	unsub         func()
 	subKey        string
-	// lane is the running process's call lane (nil when it offers none or
-	// the connection ended): calls without progress take it.
+	// lane is the running process's call lane, its one call transport
+	// (docs/decisions.md D34); nil when it offers none, CAIRN_CALL_LANE is
+	// "off", or the connection ended, and then calls take the CallTool
+	// stream.
 	lane *lane.Client
 	// laneBatches: the running process's lane takes event batches
 	// (ConfigureResponse.lane_event_batches).
 	laneBatches bool
-	// streamOnly is set when the running process answered the unary Call
-	// with Unimplemented (an older SDK): calls use the CallTool stream.
-	streamOnly bool
 }
 
 // Start launches the plugin and waits until it is configured and described.
@@ -390,7 +389,6 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	p.client, p.rpc, p.runner, p.desc, p.lane = client, rpc, r, desc, calls
 	p.laneBatches = conf.GetLaneEventBatches()
-	p.streamOnly = false
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
 	if restart {
@@ -604,45 +602,44 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 	return res, nil
 }
 
+// callOnce sends the call on the plugin's one call transport, chosen at
+// the handshake (docs/decisions.md D34): the call lane when the plugin
+// offered one and CAIRN_CALL_LANE is not "off", else the CallTool stream.
+// Both carry the call's progress and log lines ahead of its result. A lane
+// whose connection ended is dropped, and later calls to the same process
+// take the stream.
 func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.mu.Lock()
-	r, streamOnly, calls := p.runner, p.streamOnly, p.lane
+	r, calls := p.runner, p.lane
 	p.mu.Unlock()
-	if onProgress == nil && onLog == nil && calls != nil {
-		res, err := calls.Call(ctx, req)
+	if calls != nil {
+		res, err := calls.Call(ctx, req, onProgress, onLog)
 		if errors.Is(err, lane.ErrClosed) {
 			p.dropLane(calls)
 		}
 		return res, r, err
 	}
-	if onProgress == nil && onLog == nil && !streamOnly {
-		// No progress or log lines to carry: one unary round trip instead
-		// of a stream.
-		res, err := rpc.Call(ctx, req)
-		if status.Code(err) != codes.Unimplemented {
-			return res, r, err
-		}
-		p.mu.Lock()
-		if p.runner == r {
-			p.streamOnly = true
-		}
-		p.mu.Unlock()
-	}
+	res, err := p.stream(ctx, rpc, req, onProgress, onLog)
+	return res, r, err
+}
+
+// stream runs one call on the CallTool stream.
+func (p *Plugin) stream(ctx context.Context, rpc *protocol.ClientV1, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, error) {
 	stream, err := rpc.CallTool(ctx, req)
 	if err != nil {
-		return nil, r, err
+		return nil, err
 	}
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, r, errs.Newf(502, errs.PluginUnavailable, "plugin %s ended the call without a result", p.spec.Name)
+				return nil, errs.Newf(502, errs.PluginUnavailable, "plugin %s ended the call without a result", p.spec.Name)
 			}
-			return nil, r, err
+			return nil, err
 		}
 		switch e := ev.Event.(type) {
 		case *pb.CallToolEvent_Progress:
@@ -654,7 +651,7 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 				onLog(e.Log)
 			}
 		case *pb.CallToolEvent_Result:
-			return e.Result, r, nil
+			return e.Result, nil
 		}
 	}
 }
