@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/host/pipeline"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
@@ -37,7 +39,7 @@ func TestCallsTakeTheLane(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, nil, false)
+	res, err := p.callTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, nil, false)
 	// Host and plugin share the deadline: either the host gives up first
 	// or the plugin's answer (the handler's cancellation) arrives first.
 	if err != nil {
@@ -51,7 +53,7 @@ func TestCallsTakeTheLane(t *testing.T) {
 	})
 
 	var steps int
-	res, err = p.CallTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, nil, false)
+	res, err = p.callTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, nil, false)
 	if err != nil || res.Error != nil || steps == 0 {
 		t.Fatalf("a call with progress: %v, %v, %d progress notes", res, err, steps)
 	}
@@ -110,16 +112,16 @@ func TestProgressAndLogLinesPrecedeTheResult(t *testing.T) {
 				}
 				got = append(got, s)
 			}
-			req := &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":60,"log":true}`), WantsProgress: true, LogLevel: "info"}
-			res, err := p.CallTool(context.Background(), req,
-				func(pr *pb.Progress) { record(fmt.Sprintf("progress %g %s", pr.Progress, pr.Message)) },
-				func(m *pb.LogMessage) { record(fmt.Sprintf("log %s %s", m.Level, m.Data)) }, false)
+			c := &pipeline.Call{Name: "testkit_sleep", Args: []byte(`{"ms":60,"log":true}`), LogLevel: "info",
+				Progress: func(progress, _ float64, message string) { record(fmt.Sprintf("progress %g %s", progress, message)) },
+				Log:      func(level, _ string, data json.RawMessage) { record(fmt.Sprintf("log %s %s", level, data)) }}
+			res := p.Call(context.Background(), c, CallOptions{})
 			mu.Lock()
 			returned = true
 			events := append([]string(nil), got...)
 			mu.Unlock()
-			if err != nil || res.Error != nil || res.Status != 201 {
-				t.Fatalf("call: %v, %v", res, err)
+			if res.Err != nil || res.Status != 201 {
+				t.Fatalf("call: %+v", res)
 			}
 			if len(events) < 2 || len(events)%2 != 0 {
 				t.Fatalf("events = %q, want progress and log line pairs", events)

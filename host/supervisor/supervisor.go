@@ -25,6 +25,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/host/plugin/convert"
+	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/protocol"
@@ -94,8 +98,10 @@ type Env struct {
 	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
 	Backoff Backoff
 	// AskClient answers a plugin's Host.AskClient: a request to the MCP
-	// client of a call the plugin is running. Nil refuses every request.
-	AskClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
+	// client of a call the plugin is running; it returns the client's
+	// result, or the typed error that kept the client from answering. Nil
+	// refuses every request.
+	AskClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -202,11 +208,34 @@ func (p *Plugin) Spec() Spec { return p.spec }
 // Name returns the host's name for the plugin.
 func (p *Plugin) Name() string { return p.spec.Name }
 
-// Describe returns the latest description (nil before the first start).
-func (p *Plugin) Describe() *pb.DescribeResponse {
+// Describe returns the latest description, less the tools (the zero
+// Description before the first start).
+func (p *Plugin) Describe() hostplugin.Description {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.desc
+	if p.desc == nil {
+		return hostplugin.Description{}
+	}
+	return convert.DescriptionFromProto(p.desc)
+}
+
+// Tools returns the tools of the latest description as registry tools
+// (none before the first start). With compile, each one's schemas are
+// compiled now, and a schema that does not compile is an error naming the
+// tool (convert.ToolFromProto).
+func (p *Plugin) Tools(compile bool) ([]*registry.Tool, error) {
+	p.mu.Lock()
+	desc := p.desc
+	p.mu.Unlock()
+	tools := make([]*registry.Tool, 0, len(desc.GetTools()))
+	for _, t := range desc.GetTools() {
+		rt, err := convert.ToolFromProto(t, compile)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.GetName(), err)
+		}
+		tools = append(tools, rt)
+	}
+	return tools, nil
 }
 
 // Status is a snapshot for health and the CLI.
@@ -551,7 +580,29 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 		With("retry_after_ms", ms).With("retryable", true).With("applied", false)
 }
 
-// CallTool runs a tool on the plugin, streaming progress to onProgress
+// CallOptions says how the plugin runs one call.
+type CallOptions struct {
+	// ClientChannel lets the plugin ask the call's client (sampling,
+	// elicitation) while the call runs; 0 when it may not.
+	ClientChannel uint64
+	// RetrySafe: the call may be sent again after the plugin died under
+	// it (see callTool).
+	RetrySafe bool
+}
+
+// Call runs a tool call on the plugin, forwarding its progress and log
+// lines to c.Progress and c.Log (when set), and returns its outcome: the
+// plugin's result, or a typed error when the plugin could not answer. The
+// output is returned as the plugin sent it (empty: `{}`), unchecked.
+func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *pipeline.Outcome {
+	res, err := p.callTool(ctx, convert.CallToProto(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
+	if err != nil {
+		return pipeline.Fail(errs.From(err))
+	}
+	return convert.OutcomeFromProto(res)
+}
+
+// callTool runs a tool on the plugin, streaming progress to onProgress
 // and the plugin's log lines for the client to onLog (either may be nil).
 //
 // When the plugin dies under a call, a retrySafe call (a read, a tool that
@@ -560,7 +611,7 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 // takes effect at most once (docs/decisions.md D32). Any other call fails
 // with ERR_PLUGIN_UNAVAILABLE and details.applied "unknown": it may have
 // taken effect, so it is not replayed and the caller is not told to retry.
-func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
+func (p *Plugin) callTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
 	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
@@ -695,38 +746,47 @@ func (p *Plugin) lostDuringCall() *errs.Error {
 }
 
 // ListResources asks the plugin for its resources.
-func (p *Plugin) ListResources(ctx context.Context) (*pb.ListResourcesResponse, error) {
+func (p *Plugin) ListResources(ctx context.Context) (hostplugin.Resources, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return nil, err
+		return hostplugin.Resources{}, err
 	}
-	return rpc.ListResources(ctx, &pb.ListResourcesRequest{})
+	resp, err := rpc.ListResources(ctx, &pb.ListResourcesRequest{})
+	if err != nil {
+		return hostplugin.Resources{}, err
+	}
+	return convert.ResourcesFromProto(resp), nil
 }
 
-// ReadResource reads one resource from the plugin.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) (*pb.ReadResourceResponse, error) {
+// ReadResource reads one resource from the plugin. err is set when the
+// plugin could not be asked; its own refusal is the result's Err.
+func (p *Plugin) ReadResource(ctx context.Context, uri string) (hostplugin.ReadResult, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return nil, err
+		return hostplugin.ReadResult{}, err
 	}
 	resp, err := rpc.ReadResource(ctx, &pb.ReadResourceRequest{Uri: uri})
 	if err != nil {
-		return nil, p.callError(ctx, err)
+		return hostplugin.ReadResult{}, p.callError(ctx, err)
 	}
-	return resp, nil
+	return convert.ReadResultFromProto(resp), nil
 }
 
 // Health asks the plugin for its health, within a short deadline.
-func (p *Plugin) Health(ctx context.Context) (*pb.HealthResponse, error) {
+func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
 	p.mu.Lock()
 	state, rpc := p.state, p.rpc
 	p.mu.Unlock()
 	if state != StateRunning {
-		return nil, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
+		return hostplugin.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	return rpc.Health(ctx, &pb.HealthRequest{})
+	resp, err := rpc.Health(ctx, &pb.HealthRequest{})
+	if err != nil {
+		return hostplugin.Health{}, err
+	}
+	return convert.HealthFromProto(resp), nil
 }
 
 // subscribe makes the plugin's one bus subscription for its pattern set,
