@@ -8,8 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // clientAsks holds the tool calls whose client a plugin may ask something
@@ -62,13 +62,14 @@ func (a *clientAsks) open(ctx context.Context, plugin string) (uint64, func()) {
 }
 
 // askClient sends a plugin's request to the client of one of its running
-// calls and returns the client's result. rpcCtx is the plugin's request:
-// its end (the plugin gave up) ends the wait, as does the call's.
-func (h *Host) askClient(rpcCtx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse {
+// calls and returns the client's result, or the typed error that kept the
+// client from answering. rpcCtx is the plugin's request: its end (the
+// plugin gave up) ends the wait, as does the call's.
+func (h *Host) askClient(rpcCtx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error) {
 	h.asks.mu.Lock()
-	call, ok := h.asks.calls[req.ClientChannel]
+	call, ok := h.asks.calls[req.Channel]
 	h.asks.mu.Unlock()
-	if !ok || call.plugin != plugin {
+	if !ok || call.plugin != owner {
 		return askFailed(errs.New(409, errs.ClientUnsupported, "no running call of this plugin has that client channel: ask only while the tool call runs, with the channel it came with").With("field", "client_channel"))
 	}
 	ctx, cancel := context.WithCancel(call.ctx)
@@ -114,13 +115,7 @@ func (h *Host) askClient(rpcCtx context.Context, plugin string, req *pb.AskClien
 	if err != nil {
 		return askFailed(errs.New(502, errs.UpstreamFailed, "the client's answer to "+req.Method+" cannot be encoded: "+err.Error()))
 	}
-	return &pb.AskClientResponse{Result: raw}
+	return raw, nil
 }
 
-func askFailed(e *errs.Error) *pb.AskClientResponse {
-	details, _ := json.Marshal(e.Details)
-	if details == nil {
-		details = []byte(`{}`)
-	}
-	return &pb.AskClientResponse{Error: &pb.ToolError{Code: e.Code, Message: e.Message, Details: details, Status: int32(e.Status)}}
-}
+func askFailed(e *errs.Error) (json.RawMessage, *errs.Error) { return nil, e }

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/host/plugin"
 )
 
 // askedSession is a client session that answers sampling and elicitation
@@ -69,14 +69,14 @@ func TestAskClientRules(t *testing.T) {
 			if tc.channel < 0 {
 				ch = ch + 1000
 			}
-			resp := h.askClient(context.Background(), tc.plugin, &pb.AskClientRequest{ClientChannel: ch, Method: tc.method, Params: tc.params})
+			result, fail := h.askClient(context.Background(), tc.plugin, plugin.Ask{Channel: ch, Method: tc.method, Params: tc.params})
 			switch {
 			case tc.wantCode != "":
-				if resp.Error == nil || resp.Error.Code != tc.wantCode {
-					t.Fatalf("answer %v; want %s", resp, tc.wantCode)
+				if fail == nil || fail.Code != tc.wantCode {
+					t.Fatalf("answer %s, %v; want %s", result, fail, tc.wantCode)
 				}
-			case resp.Error != nil || !json.Valid(resp.Result) || !strings.Contains(string(resp.Result), tc.want):
-				t.Fatalf("answer %v; want a result with %s", resp, tc.want)
+			case fail != nil || !json.Valid(result) || !strings.Contains(string(result), tc.want):
+				t.Fatalf("answer %s, %v; want a result with %s", result, fail, tc.want)
 			}
 		})
 	}

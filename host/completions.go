@@ -6,7 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/host/plugin"
 )
 
 // completions answers completion/complete by asking the plugin that owns the
@@ -34,15 +34,11 @@ func (h *Host) complete(ctx context.Context, refType, name, owner string, arg mc
 	if p == nil {
 		return nil, fmt.Errorf("plugin %s is not running", owner)
 	}
-	resp, err := p.Complete(ctx, &pb.CompleteRequest{RefType: refType, RefName: name, Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	resp, err := p.Complete(ctx, plugin.CompleteRequest{RefType: refType, RefName: name, Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
 	if err != nil {
 		return nil, err
 	}
-	out := &mcp.Completion{Values: resp.Values, Total: int(resp.Total), HasMore: resp.HasMore}
-	if out.Values == nil {
-		out.Values = []string{}
-	}
-	return out, nil
+	return &mcp.Completion{Values: resp.Values, Total: resp.Total, HasMore: resp.HasMore}, nil
 }
 
 // templateOwner names the plugin serving a resource template, given the

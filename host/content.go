@@ -6,7 +6,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // mcpContent renders a plugin's content block (of a tool result or a
@@ -27,9 +26,4 @@ func mcpContent(c pipeline.Content) mcp.Content {
 	default:
 		return mcp.NewTextContent(c.Text)
 	}
-}
-
-// contentFromProto is a content block as the plugin protocol carries it.
-func contentFromProto(c *pb.Content) pipeline.Content {
-	return pipeline.Content{Type: c.Type, Text: c.Text, MIMEType: c.MimeType, Data: c.Data, URI: c.Uri}
 }

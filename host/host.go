@@ -29,8 +29,6 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
-	"github.com/cairn-mcp/cairn/sdk/schema"
 	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
@@ -574,71 +572,21 @@ func (h *Host) CheckToolsets(mode string, ts config.Toolsets) error {
 
 // adopt registers a described plugin's tools and resources.
 func (h *Host) adopt(ctx context.Context, p *supervisor.Plugin) error {
-	desc := p.Describe()
-	tools := make([]*registry.Tool, 0, len(desc.Tools))
 	// A plugin from outside the binary has its schemas compiled here, so a
 	// keyword the validator does not implement (or a bad pattern) refuses
 	// the plugin at registration. The built-in areas' schemas are fixed at
 	// build time and compiled by their tests (sdk/schema's differential
 	// test over every tool snapshot); theirs compile on a tool's first
 	// call, as start-up should not pay for tools a session never calls.
-	check := !p.Spec().Builtin()
-	for _, t := range desc.Tools {
-		rt, err := convertTool(t, check)
-		if err != nil {
-			return fmt.Errorf("plugin %s: tool %s: %w", p.Name(), t.Name, err)
-		}
-		tools = append(tools, rt)
+	tools, err := p.Tools(!p.Spec().Builtin())
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Name(), err)
 	}
 	if err := h.reg.Set(p.Name(), tools); err != nil {
 		return err
 	}
 	h.adoptResources(ctx, p)
 	return nil
-}
-
-// convertTool converts a described tool; with compile, its input schema is
-// compiled now (else on the tool's first call, registry.Tool.Validate) and
-// its output schema checked.
-func convertTool(t *pb.Tool, compile bool) (*registry.Tool, error) {
-	in := json.RawMessage(t.InputSchema)
-	if len(in) == 0 {
-		in = json.RawMessage(`{"type":"object"}`)
-	}
-	var validator *schema.Validator
-	if compile {
-		var err error
-		if validator, err = schema.Compile(in); err != nil {
-			return nil, fmt.Errorf("input schema: %w", err)
-		}
-		if len(t.OutputSchema) > 0 {
-			if _, err := schema.Compile(t.OutputSchema); err != nil {
-				return nil, fmt.Errorf("output schema: %w", err)
-			}
-		}
-	}
-	out, err := registry.WrapOutputSchema(t.OutputSchema)
-	if err != nil {
-		return nil, err
-	}
-	rt := &registry.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.OutputSchema), HonoursIdempotency: t.HonoursIdempotency,
-		Validator: validator,
-	}
-	if a := t.Annotations; a != nil {
-		rt.ReadOnly = a.GetReadOnly()
-		rt.Destructive = a.GetDestructive()
-		rt.Idempotent = a.GetIdempotent()
-		rt.OpenWorld = a.GetOpenWorld()
-		if rt.Title == "" {
-			rt.Title = a.Title
-		}
-	}
-	if rt.Toolset == "" {
-		rt.Toolset = "default"
-	}
-	return rt, nil
 }
 
 // Plugins returns the supervised plugins in name order.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // syncTools publishes the visible tools to the MCP server. SetTools sends
@@ -231,60 +231,26 @@ func (h *Host) dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome
 		e.Details["retryable"] = false
 		return pipeline.Fail(e)
 	}
-	req := &pb.CallToolRequest{
-		Tool: c.Name, Arguments: c.Args, RequestId: c.RequestID, WantsProgress: c.Progress != nil,
-		Caller: &pb.Caller{Id: c.Caller.ID, Source: c.Caller.Source, SessionId: c.Caller.SessionID,
-			ClientName: c.Caller.ClientName, ClientVersion: c.Caller.ClientVersion,
-			Scopes: c.Caller.Scopes, Project: c.Caller.Project},
-		IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
-	}
-	var onProgress func(*pb.Progress)
-	if c.Progress != nil {
-		onProgress = func(pr *pb.Progress) { c.Progress(pr.Progress, pr.Total, pr.Message) }
-	}
 	channel, closeChannel := h.asks.open(ctx, c.Tool.Owner)
 	defer closeChannel()
-	req.ClientChannel = channel
-	var onLog func(*pb.LogMessage)
-	if c.Log != nil {
-		req.LogLevel = c.LogLevel
-		onLog = func(m *pb.LogMessage) { c.Log(m.Level, m.Logger, m.Data) }
-	}
 	retrySafe := c.Tool.ReadOnly || c.Tool.Idempotent || (c.Tool.HonoursIdempotency && c.IdempotencyKey != "")
-	res, err := p.CallTool(ctx, req, onProgress, onLog, retrySafe)
-	if err != nil {
-		return pipeline.Fail(errs.From(err))
+	out := p.Call(ctx, c, supervisor.CallOptions{ClientChannel: channel, RetrySafe: retrySafe})
+	if out.Err != nil {
+		return out
 	}
-	if res.Error != nil {
-		details := map[string]any{}
-		if len(res.Error.Details) > 0 {
-			_ = json.Unmarshal(res.Error.Details, &details)
-		}
-		e := &errs.Error{Code: res.Error.Code, Message: res.Error.Message, Details: details, Status: int(res.Error.Status)}
+	checked, e := checkOutput(c.Name, out.Output)
+	if e != nil {
 		return pipeline.Fail(e)
 	}
-	out := &pipeline.Outcome{Output: res.Output, Status: int(res.Status)}
-	if out.Status == 0 {
-		out.Status = 200
-	}
-	if len(out.Output) == 0 {
-		out.Output = json.RawMessage(`{}`)
-	} else if checked, e := checkOutput(c.Name, out.Output); e != nil {
-		return pipeline.Fail(e)
-	} else {
-		out.Output = checked
-	}
-	for _, ct := range res.Content {
-		out.Content = append(out.Content, contentFromProto(ct))
-	}
+	out.Output = checked
 	return out
 }
 
 // resourcePlugin is what the host needs of a plugin to serve its resources.
 type resourcePlugin interface {
 	Name() string
-	ListResources(context.Context) (*pb.ListResourcesResponse, error)
-	ReadResource(context.Context, string) (*pb.ReadResourceResponse, error)
+	ListResources(context.Context) (plugin.Resources, error)
+	ReadResource(context.Context, string) (plugin.ReadResult, error)
 }
 
 // adoptResources registers a plugin's resources, templates and prompts with
@@ -304,18 +270,18 @@ func (h *Host) adoptResources(ctx context.Context, p interface {
 		if err != nil {
 			return nil, err
 		}
-		if r.Error != nil {
-			if r.Error.Status == 404 {
-				return nil, fmt.Errorf("%w: %s: %s", server.ErrResourceNotFound, r.Error.Code, r.Error.Message)
+		if r.Err != nil {
+			if r.Err.Status == 404 {
+				return nil, fmt.Errorf("%w: %s: %s", server.ErrResourceNotFound, r.Err.Code, r.Err.Message)
 			}
-			return nil, fmt.Errorf("%s: %s", r.Error.Code, r.Error.Message)
+			return nil, fmt.Errorf("%s: %s", r.Err.Code, r.Err.Message)
 		}
 		out := make([]mcp.ResourceContents, 0, len(r.Contents))
 		for _, c := range r.Contents {
 			if c.Blob != nil {
-				out = append(out, mcp.BlobResourceContents{URI: c.Uri, MIMEType: c.MimeType, Blob: base64.StdEncoding.EncodeToString(c.Blob)})
+				out = append(out, mcp.BlobResourceContents{URI: c.URI, MIMEType: c.MIMEType, Blob: base64.StdEncoding.EncodeToString(c.Blob)})
 			} else {
-				out = append(out, mcp.TextResourceContents{URI: c.Uri, MIMEType: c.MimeType, Text: c.Text})
+				out = append(out, mcp.TextResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text})
 			}
 		}
 		return out, nil
@@ -323,13 +289,13 @@ func (h *Host) adoptResources(ctx context.Context, p interface {
 	var resources []server.ServerResource
 	var templates []server.ServerResourceTemplate
 	for _, r := range resp.Resources {
-		res := mcp.NewResource(r.Uri, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MimeType))
+		res := mcp.NewResource(r.URI, r.Name, mcp.WithResourceDescription(r.Description), mcp.WithMIMEType(r.MIMEType))
 		resources = append(resources, server.ServerResource{Resource: res, Handler: read})
 	}
 	for _, t := range resp.Templates {
 		tpl, err := newTemplate(t)
 		if err != nil {
-			h.log.Warn("plugin resource template refused", "plugin", p.Name(), "template", t.UriTemplate, "error", err)
+			h.log.Warn("plugin resource template refused", "plugin", p.Name(), "template", t.URITemplate, "error", err)
 			continue
 		}
 		templates = append(templates, server.ServerResourceTemplate{Template: tpl, Handler: read})
@@ -348,13 +314,13 @@ func (h *Host) adoptResources(ctx context.Context, p interface {
 }
 
 // resourceKey fingerprints a plugin's resource listing.
-func resourceKey(resp *pb.ListResourcesResponse) string {
+func resourceKey(resp plugin.Resources) string {
 	var b strings.Builder
 	for _, r := range resp.Resources {
-		fmt.Fprintf(&b, "r\x00%s\x00%s\x00%s\x00%s\n", r.Uri, r.Name, r.Description, r.MimeType)
+		fmt.Fprintf(&b, "r\x00%s\x00%s\x00%s\x00%s\n", r.URI, r.Name, r.Description, r.MIMEType)
 	}
 	for _, t := range resp.Templates {
-		fmt.Fprintf(&b, "t\x00%s\x00%s\x00%s\x00%s\n", t.UriTemplate, t.Name, t.Description, t.MimeType)
+		fmt.Fprintf(&b, "t\x00%s\x00%s\x00%s\x00%s\n", t.URITemplate, t.Name, t.Description, t.MIMEType)
 	}
 	return b.String()
 }
@@ -368,14 +334,14 @@ func (h *Host) refreshResources(ctx context.Context) {
 	}
 }
 
-func newTemplate(t *pb.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
+func newTemplate(t plugin.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("invalid URI template: %v", r)
 		}
 	}()
-	return mcp.NewResourceTemplate(t.UriTemplate, t.Name,
-		mcp.WithTemplateDescription(t.Description), mcp.WithTemplateMIMEType(t.MimeType)), nil
+	return mcp.NewResourceTemplate(t.URITemplate, t.Name,
+		mcp.WithTemplateDescription(t.Description), mcp.WithTemplateMIMEType(t.MIMEType)), nil
 }
 
 func (h *Host) dropResources(plugin string) {

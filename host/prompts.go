@@ -10,17 +10,17 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // promptPlugin is what the host needs of a plugin to serve its prompts.
 type promptPlugin interface {
 	Name() string
-	ListPrompts(context.Context) (*pb.ListPromptsResponse, error)
-	GetPrompt(context.Context, string, map[string]string) (*pb.GetPromptResponse, error)
+	ListPrompts(context.Context) ([]plugin.Prompt, error)
+	GetPrompt(context.Context, string, map[string]string) (plugin.PromptResult, error)
 }
 
 // promptTable holds every plugin's prompts as last listed, and a
@@ -38,14 +38,14 @@ func newPromptTable() *promptTable {
 // adoptPrompts asks a plugin for its prompts and publishes them when they
 // changed; mcp-go then sends notifications/prompts/list_changed.
 func (h *Host) adoptPrompts(ctx context.Context, p promptPlugin) {
-	resp, err := p.ListPrompts(ctx)
+	prompts, err := p.ListPrompts(ctx)
 	if err != nil {
 		h.log.Debug("plugin did not list prompts", "plugin", p.Name(), "error", err)
 		return
 	}
 	var b strings.Builder
-	list := make([]server.ServerPrompt, 0, len(resp.Prompts))
-	for _, pr := range resp.Prompts {
+	list := make([]server.ServerPrompt, 0, len(prompts))
+	for _, pr := range prompts {
 		fmt.Fprintf(&b, "%s\x00%s\x00%s", pr.Name, pr.Title, pr.Description)
 		opts := []mcp.PromptOption{mcp.WithPromptDescription(pr.Description)}
 		if pr.Title != "" {
@@ -81,8 +81,8 @@ func (h *Host) promptHandler(p promptPlugin) server.PromptHandlerFunc {
 		if err != nil {
 			return nil, err
 		}
-		if r.Error != nil {
-			return nil, fmt.Errorf("%s: %s", r.Error.Code, r.Error.Message)
+		if r.Err != nil {
+			return nil, fmt.Errorf("%s: %s", r.Err.Code, r.Err.Message)
 		}
 		msgs := make([]mcp.PromptMessage, 0, len(r.Messages))
 		for _, m := range r.Messages {
@@ -92,7 +92,7 @@ func (h *Host) promptHandler(p promptPlugin) server.PromptHandlerFunc {
 			}
 			var content mcp.Content = mcp.NewTextContent(m.Text)
 			if m.Content != nil {
-				content = mcpContent(contentFromProto(m.Content))
+				content = mcpContent(*m.Content)
 			}
 			msgs = append(msgs, mcp.NewPromptMessage(role, content))
 		}

@@ -3,7 +3,10 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -11,6 +14,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/cairn-mcp/cairn/sdk/protocol"
+	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
@@ -81,11 +86,38 @@ func streamCall(t *testing.T, c pb.PluginClient, req *pb.CallToolRequest) *pb.To
 	}
 }
 
-// TestUnaryCallMatchesTheStream: the unary Call and the CallTool stream
-// answer alike (output, status, typed errors, caller), and both validate
-// every call: nothing in a request waives the check (docs/decisions.md D34).
-func TestUnaryCallMatchesTheStream(t *testing.T) {
-	c := dialPlugin(t, countPlugin())
+// dialLane serves p's real lane server on a Unix socket and dials it.
+func dialLane(t *testing.T, p *Plugin) *lane.Client {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		conn, err := ln.Accept()
+		ln.Close()
+		if err == nil {
+			_ = (&server{p: p}).laneServer().ServeConn(ctx, conn)
+		}
+	}()
+	c, err := lane.Dial(context.Background(), path, protocol.MaxMessageBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); cancel(); <-served })
+	return c
+}
+
+// TestLaneMatchesTheStream: the call lane and the CallTool stream answer
+// alike (output, status, typed errors, caller), and both validate every
+// call: nothing in a request waives the check (docs/decisions.md D34).
+func TestLaneMatchesTheStream(t *testing.T) {
+	p := countPlugin()
+	c, lc := dialPlugin(t, p), dialLane(t, p)
 	cases := []struct {
 		name     string
 		args     string
@@ -99,12 +131,12 @@ func TestUnaryCallMatchesTheStream(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			req := &pb.CallToolRequest{Tool: "calltest_count", Arguments: []byte(tc.args), Caller: &pb.Caller{Id: "agent-7"}}
-			unary, err := c.Call(t.Context(), req)
+			onLane, err := lc.Call(t.Context(), req, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			streamed := streamCall(t, c, req)
-			for via, res := range map[string]*pb.ToolResult{"unary": unary, "stream": streamed} {
+			for via, res := range map[string]*pb.ToolResult{"lane": onLane, "stream": streamed} {
 				if tc.wantCode != "" {
 					if res.Error == nil || res.Error.Code != tc.wantCode || res.Status != 400 {
 						t.Fatalf("%s: result %v, want %s 400", via, res, tc.wantCode)
@@ -123,6 +155,88 @@ func TestUnaryCallMatchesTheStream(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCallEventsAlikeOnBothTransports: the progress and log lines a
+// request asks for reach the host in the handler's order and before the
+// result, on the lane as on the stream; a log line below the requested
+// level, and progress nobody asked for, are not sent; a report made after
+// the call returned changes nothing.
+func TestCallEventsAlikeOnBothTransports(t *testing.T) {
+	late := make(chan func(), 2)
+	p := New("eventtest", "0.0.1", WithLogger(hclog.NewNullLogger()))
+	AddTool(p, Tool[struct{}, struct{}]{
+		Name: "eventtest_chatter", Description: "Reports progress and logs.",
+		Handler: func(ctx context.Context, _ struct{}) (struct{}, error) {
+			ReportProgress(ctx, 1, 2, "one")
+			Log(ctx, LogDebug, "too low", nil)
+			Log(ctx, LogWarning, "careful", map[string]any{"n": 1})
+			ReportProgress(ctx, 2, 2, "two")
+			Log(ctx, LogInfo, "done", nil)
+			late <- func() { ReportProgress(ctx, 3, 2, "late"); Log(ctx, LogError, "late", nil) }
+			return struct{}{}, nil
+		},
+	})
+	c, lc := dialPlugin(t, p), dialLane(t, p)
+	type run func(req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) *pb.ToolResult
+	transports := map[string]run{
+		"lane": func(req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) *pb.ToolResult {
+			res, err := lc.Call(t.Context(), req, onProgress, onLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res
+		},
+		"stream": func(req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) *pb.ToolResult {
+			st, err := c.CallTool(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				ev, err := st.Recv()
+				if err != nil {
+					t.Fatal(err)
+				}
+				switch {
+				case ev.GetProgress() != nil:
+					onProgress(ev.GetProgress())
+				case ev.GetLog() != nil:
+					onLog(ev.GetLog())
+				case ev.GetResult() != nil:
+					return ev.GetResult()
+				}
+			}
+		},
+	}
+	for via, call := range transports {
+		for _, tc := range []struct {
+			name string
+			req  *pb.CallToolRequest
+			want string
+		}{
+			{"progress and info logs", &pb.CallToolRequest{Tool: "eventtest_chatter", WantsProgress: true, LogLevel: LogInfo},
+				`progress 1/2 one; log warning eventtest {"message":"careful","n":1}; progress 2/2 two; log info eventtest "done"`},
+			{"warnings only", &pb.CallToolRequest{Tool: "eventtest_chatter", LogLevel: LogWarning},
+				`log warning eventtest {"message":"careful","n":1}`},
+			{"nothing asked", &pb.CallToolRequest{Tool: "eventtest_chatter"}, ``},
+		} {
+			t.Run(via+"/"+tc.name, func(t *testing.T) {
+				var got []string
+				res := call(tc.req,
+					func(pr *pb.Progress) {
+						got = append(got, fmt.Sprintf("progress %g/%g %s", pr.Progress, pr.Total, pr.Message))
+					},
+					func(m *pb.LogMessage) { got = append(got, fmt.Sprintf("log %s %s %s", m.Level, m.Logger, m.Data)) })
+				if res.Error != nil || res.Status != 200 {
+					t.Fatalf("result %v", res)
+				}
+				(<-late)() // reports after the result: nothing may be sent
+				if s := strings.Join(got, "; "); s != tc.want {
+					t.Fatalf("events:\n got %s\nwant %s", s, tc.want)
+				}
+			})
+		}
 	}
 }
 

@@ -55,7 +55,9 @@ func (s *server) openLane() (string, error) {
 // or panicking handler fails only its own event's outcome).
 func (s *server) laneServer() *lane.Server {
 	return &lane.Server{
-		Handle: s.unaryCall,
+		Handle: func(ctx context.Context, req *pb.CallToolRequest, send lane.Sender) *pb.ToolResult {
+			return s.call(ctx, req, send)
+		},
 		HandleEvent: func(ctx context.Context, ev *pb.Event) error {
 			return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
 		},
@@ -72,10 +74,4 @@ func (s *server) laneServer() *lane.Server {
 // compare the two, or to rule batches out).
 func laneEventBatches() bool {
 	return os.Getenv("CAIRN_LANE_EVENT_BATCHES") != "off"
-}
-
-// unaryCall answers a call without progress (the lane and the unary Call RPC).
-func (s *server) unaryCall(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
-	s.idle.called()
-	return resultToProto(s.p.Invoke(s.withClientAsker(callContext(ctx, req), req), req.Tool, req.Arguments))
 }

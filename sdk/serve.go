@@ -157,20 +157,33 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 	return resp, nil
 }
 
+// CallTool runs one call on the gRPC stream: the transport for a host that
+// did not take the call lane (docs/decisions.md D34).
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
-	ctx := s.withClientAsker(callContext(stream.Context(), req), req)
-	// A handler's goroutine may report after the result: done drops it, so
-	// nothing follows the result and nothing is sent on a finished stream.
+	res := s.call(stream.Context(), req, func(ev *pb.CallToolEvent) { _ = stream.Send(ev) })
+	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: res}})
+}
+
+// call runs one tool call for either transport, the gRPC stream or the
+// lane: the request's caller, id, idempotency key and client channel go
+// into the handler's context, and the progress and log lines the request
+// asks for (wants_progress, log_level) go to send, one at a time. Once call
+// returns, send is not called again: a handler's goroutine that reports
+// late is dropped, so nothing follows the result.
+func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*pb.CallToolEvent)) *pb.ToolResult {
+	ctx = s.withClientAsker(callContext(ctx, req), req)
 	var sendMu sync.Mutex
 	done := false
+	emit := func(ev *pb.CallToolEvent) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if !done {
+			send(ev)
+		}
+	}
 	if req.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {
-			sendMu.Lock()
-			defer sendMu.Unlock()
-			if done {
-				return
-			}
-			_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
+			emit(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
 		})
 	}
 	ctx = WithLog(ctx, req.LogLevel, func(level string, data any) {
@@ -178,24 +191,14 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 		if err != nil {
 			raw, _ = json.Marshal(fmt.Sprint(data))
 		}
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		if done {
-			return
-		}
-		_ = stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
+		emit(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
 	})
 	s.idle.called()
-	res := s.p.Invoke(ctx, req.Tool, req.Arguments)
+	res := resultToProto(s.p.Invoke(ctx, req.Tool, req.Arguments))
 	sendMu.Lock()
-	defer sendMu.Unlock()
 	done = true
-	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: resultToProto(res)}})
-}
-
-// Call is CallTool without progress: a unary round trip.
-func (s *server) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
-	return s.unaryCall(ctx, req), nil
+	sendMu.Unlock()
+	return res
 }
 
 // callContext carries the request's caller, id and idempotency key.

@@ -34,3 +34,42 @@ func TestHostImportsNoAreaPackage(t *testing.T) {
 		}
 	}
 }
+
+// The host speaks to plugins through its own types and one converter
+// (docs/decisions.md D34): only the plugin boundary (host/supervisor) and
+// the converter (host/plugin/convert) import the protocol's generated
+// types, in their code or their tests; every other host package uses
+// pipeline.Call, registry.Tool and the types of host/plugin.
+func TestOnlyTheSeamImportsTheProtocolTypes(t *testing.T) {
+	const protocolTypes = "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	allowed := map[string]bool{
+		"github.com/cairn-mcp/cairn/host/supervisor":     true,
+		"github.com/cairn-mcp/cairn/host/plugin/convert": true,
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`, "github.com/cairn-mcp/cairn/host/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	seen := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		pkg := fields[0]
+		for _, imp := range fields[1:] {
+			if imp != protocolTypes {
+				continue
+			}
+			seen[pkg] = true
+			if !allowed[pkg] {
+				t.Errorf("%s imports %s: outside host/supervisor and host/plugin/convert the host uses its own types (convert them in host/plugin/convert)", pkg, imp)
+			}
+		}
+	}
+	// The rule is checked against real imports: the boundary itself must
+	// show up, or the listing above did not see the protocol at all.
+	if !seen["github.com/cairn-mcp/cairn/host/supervisor"] {
+		t.Fatalf("go list shows no import of %s by host/supervisor; the check saw nothing", protocolTypes)
+	}
+}

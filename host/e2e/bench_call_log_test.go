@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkCallWithLogLevel measures what a session pays for asking for
-// log lines: its tool calls then go to the plugin on the CallTool stream
-// (which carries the plugin's log lines) instead of the unary Call, and
-// the host writes its own lines per call. Each figure is beside the floor
+// log lines: its tool calls then carry a log level (the plugin's log lines
+// come back on the call's own transport, the call lane, ahead of the
+// result), and the host writes its own lines per call. Each figure is beside the floor
 // measured in the same run; run with -benchtime 1x.
 func BenchmarkCallWithLogLevel(b *testing.B) {
 	floor, err := startFloor(context.Background())
@@ -41,9 +41,9 @@ func BenchmarkCallWithLogLevel(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		name := "task_get, --no-daemon, no log level (unary Call)"
+		name := "task_get, --no-daemon, no log level"
 		if level != "" {
-			name = "task_get, --no-daemon, log level " + string(level) + " (CallTool stream)"
+			name = "task_get, --no-daemon, log level " + string(level)
 		}
 		tab.add(latencyRow(name, fl, sub, 1.6))
 		s.close()

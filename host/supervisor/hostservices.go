@@ -13,6 +13,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/host/plugin/convert"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
@@ -23,16 +26,16 @@ type hostServices struct {
 	bus    *events.Bus
 	log    hclog.Logger
 	// askClient routes AskClient to the host; nil refuses.
-	askClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
+	askClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
 }
 
 // AskClient passes a plugin's request for its caller's client to the host,
 // naming the plugin, so one plugin cannot reach another's calls.
 func (h *hostServices) AskClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
 	if h.askClient == nil {
-		return &pb.AskClientResponse{Error: &pb.ToolError{Code: "ERR_CLIENT_UNAVAILABLE", Message: "this host cannot ask clients", Status: 501, Details: []byte(`{}`)}}, nil
+		return convert.AnswerToProto(nil, errs.New(501, "ERR_CLIENT_UNAVAILABLE", "this host cannot ask clients")), nil
 	}
-	return h.askClient(ctx, h.plugin, req), nil
+	return convert.AnswerToProto(h.askClient(ctx, h.plugin, convert.AskFromProto(req))), nil
 }
 
 func (h *hostServices) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {

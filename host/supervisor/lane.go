@@ -9,9 +9,11 @@ import (
 )
 
 // dialLane connects to the call lane the plugin named in its Configure
-// answer. Without one (a plugin on an older SDK), or when the dial fails,
-// it returns nil and every call goes over gRPC. CAIRN_CALL_LANE=off keeps
-// every call on gRPC (to compare the two, or to rule the lane out).
+// answer: from then on the lane is the plugin's call transport
+// (docs/decisions.md D34). Without one (a plugin on an older SDK), or when
+// the dial fails, it returns nil and every call takes the CallTool stream.
+// CAIRN_CALL_LANE=off keeps every call on the stream (to compare the two,
+// or to rule the lane out).
 func (p *Plugin) dialLane(ctx context.Context, path string) *lane.Client {
 	if path == "" || os.Getenv("CAIRN_CALL_LANE") == "off" {
 		return nil
@@ -25,7 +27,8 @@ func (p *Plugin) dialLane(ctx context.Context, path string) *lane.Client {
 }
 
 // dropLane stops using a lane whose connection ended: later calls to the
-// same process go over gRPC (a crash replaces the lane on restart).
+// same process take the CallTool stream (a crash replaces the lane on
+// restart).
 func (p *Plugin) dropLane(c *lane.Client) {
 	p.mu.Lock()
 	if p.lane == c {

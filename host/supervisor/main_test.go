@@ -16,8 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // testkitBin is the real test plugin (host/internal/testkit), built once.
@@ -95,17 +95,15 @@ func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Plugin {
 	return p
 }
 
-// call runs a tool and returns its JSON output or its error.
+// call runs a tool through the supervisor's public API and returns its
+// JSON output or its error (the plugin's typed error included).
 func call(p *Plugin, tool string, args any) (map[string]any, error) {
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := p.CallTool(ctx, &pb.CallToolRequest{Tool: tool, Arguments: raw, Caller: &pb.Caller{Id: "test"}}, nil, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	if res.Error != nil {
-		return nil, fmt.Errorf("tool error %s: %s", res.Error.Code, res.Error.Message)
+	res := p.Call(ctx, &pipeline.Call{Name: tool, Args: raw, Caller: pipeline.Caller{ID: "test"}}, CallOptions{})
+	if res.Err != nil {
+		return nil, res.Err
 	}
 	var out map[string]any
 	if err := json.Unmarshal(res.Output, &out); err != nil {

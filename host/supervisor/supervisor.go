@@ -25,6 +25,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/pipeline"
+	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/host/plugin/convert"
+	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/protocol"
@@ -94,8 +98,10 @@ type Env struct {
 	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
 	Backoff Backoff
 	// AskClient answers a plugin's Host.AskClient: a request to the MCP
-	// client of a call the plugin is running. Nil refuses every request.
-	AskClient func(ctx context.Context, plugin string, req *pb.AskClientRequest) *pb.AskClientResponse
+	// client of a call the plugin is running; it returns the client's
+	// result, or the typed error that kept the client from answering. Nil
+	// refuses every request.
+	AskClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -162,15 +168,14 @@ type Plugin struct {
 	startedAt     time.Time
 	unsub         func()
 	subKey        string
-	// lane is the running process's call lane (nil when it offers none or
-	// the connection ended): calls without progress take it.
+	// lane is the running process's call lane, its one call transport
+	// (docs/decisions.md D34); nil when it offers none, CAIRN_CALL_LANE is
+	// "off", or the connection ended, and then calls take the CallTool
+	// stream.
 	lane *lane.Client
 	// laneBatches: the running process's lane takes event batches
 	// (ConfigureResponse.lane_event_batches).
 	laneBatches bool
-	// streamOnly is set when the running process answered the unary Call
-	// with Unimplemented (an older SDK): calls use the CallTool stream.
-	streamOnly bool
 }
 
 // Start launches the plugin and waits until it is configured and described.
@@ -207,11 +212,34 @@ func (p *Plugin) Spec() Spec { return p.spec }
 // Name returns the host's name for the plugin.
 func (p *Plugin) Name() string { return p.spec.Name }
 
-// Describe returns the latest description (nil before the first start).
-func (p *Plugin) Describe() *pb.DescribeResponse {
+// Describe returns the latest description, less the tools (the zero
+// Description before the first start).
+func (p *Plugin) Describe() hostplugin.Description {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.desc
+	if p.desc == nil {
+		return hostplugin.Description{}
+	}
+	return convert.DescriptionFromProto(p.desc)
+}
+
+// Tools returns the tools of the latest description as registry tools
+// (none before the first start). With compile, each one's schemas are
+// compiled now, and a schema that does not compile is an error naming the
+// tool (convert.ToolFromProto).
+func (p *Plugin) Tools(compile bool) ([]*registry.Tool, error) {
+	p.mu.Lock()
+	desc := p.desc
+	p.mu.Unlock()
+	tools := make([]*registry.Tool, 0, len(desc.GetTools()))
+	for _, t := range desc.GetTools() {
+		rt, err := convert.ToolFromProto(t, compile)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.GetName(), err)
+		}
+		tools = append(tools, rt)
+	}
+	return tools, nil
 }
 
 // Status is a snapshot for health and the CLI.
@@ -403,7 +431,6 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	p.client, p.rpc, p.runner, p.desc, p.lane = client, rpc, r, desc, calls
 	p.laneBatches = conf.GetLaneEventBatches()
-	p.streamOnly = false
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
 	if restart {
@@ -566,7 +593,29 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 		With("retry_after_ms", ms).With("retryable", true).With("applied", false)
 }
 
-// CallTool runs a tool on the plugin, streaming progress to onProgress
+// CallOptions says how the plugin runs one call.
+type CallOptions struct {
+	// ClientChannel lets the plugin ask the call's client (sampling,
+	// elicitation) while the call runs; 0 when it may not.
+	ClientChannel uint64
+	// RetrySafe: the call may be sent again after the plugin died under
+	// it (see callTool).
+	RetrySafe bool
+}
+
+// Call runs a tool call on the plugin, forwarding its progress and log
+// lines to c.Progress and c.Log (when set), and returns its outcome: the
+// plugin's result, or a typed error when the plugin could not answer. The
+// output is returned as the plugin sent it (empty: `{}`), unchecked.
+func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *pipeline.Outcome {
+	res, err := p.callTool(ctx, convert.CallToProto(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
+	if err != nil {
+		return pipeline.Fail(errs.From(err))
+	}
+	return convert.OutcomeFromProto(res)
+}
+
+// callTool runs a tool on the plugin, streaming progress to onProgress
 // and the plugin's log lines for the client to onLog (either may be nil).
 //
 // When the plugin dies under a call, a retrySafe call (a read, a tool that
@@ -575,7 +624,7 @@ func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
 // takes effect at most once (docs/decisions.md D32). Any other call fails
 // with ERR_PLUGIN_UNAVAILABLE and details.applied "unknown": it may have
 // taken effect, so it is not replayed and the caller is not told to retry.
-func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
+func (p *Plugin) callTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
 	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
@@ -617,45 +666,44 @@ func (p *Plugin) CallTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 	return res, nil
 }
 
+// callOnce sends the call on the plugin's one call transport, chosen at
+// the handshake (docs/decisions.md D34): the call lane when the plugin
+// offered one and CAIRN_CALL_LANE is not "off", else the CallTool stream.
+// Both carry the call's progress and log lines ahead of its result. A lane
+// whose connection ended is dropped, and later calls to the same process
+// take the stream.
 func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	p.mu.Lock()
-	r, streamOnly, calls := p.runner, p.streamOnly, p.lane
+	r, calls := p.runner, p.lane
 	p.mu.Unlock()
-	if onProgress == nil && onLog == nil && calls != nil {
-		res, err := calls.Call(ctx, req)
+	if calls != nil {
+		res, err := calls.Call(ctx, req, onProgress, onLog)
 		if errors.Is(err, lane.ErrClosed) {
 			p.dropLane(calls)
 		}
 		return res, r, err
 	}
-	if onProgress == nil && onLog == nil && !streamOnly {
-		// No progress or log lines to carry: one unary round trip instead
-		// of a stream.
-		res, err := rpc.Call(ctx, req)
-		if status.Code(err) != codes.Unimplemented {
-			return res, r, err
-		}
-		p.mu.Lock()
-		if p.runner == r {
-			p.streamOnly = true
-		}
-		p.mu.Unlock()
-	}
+	res, err := p.stream(ctx, rpc, req, onProgress, onLog)
+	return res, r, err
+}
+
+// stream runs one call on the CallTool stream.
+func (p *Plugin) stream(ctx context.Context, rpc *protocol.ClientV1, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, error) {
 	stream, err := rpc.CallTool(ctx, req)
 	if err != nil {
-		return nil, r, err
+		return nil, err
 	}
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, r, errs.Newf(502, errs.PluginUnavailable, "plugin %s ended the call without a result", p.spec.Name)
+				return nil, errs.Newf(502, errs.PluginUnavailable, "plugin %s ended the call without a result", p.spec.Name)
 			}
-			return nil, r, err
+			return nil, err
 		}
 		switch e := ev.Event.(type) {
 		case *pb.CallToolEvent_Progress:
@@ -667,7 +715,7 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 				onLog(e.Log)
 			}
 		case *pb.CallToolEvent_Result:
-			return e.Result, r, nil
+			return e.Result, nil
 		}
 	}
 }
@@ -711,38 +759,47 @@ func (p *Plugin) lostDuringCall() *errs.Error {
 }
 
 // ListResources asks the plugin for its resources.
-func (p *Plugin) ListResources(ctx context.Context) (*pb.ListResourcesResponse, error) {
+func (p *Plugin) ListResources(ctx context.Context) (hostplugin.Resources, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return nil, err
+		return hostplugin.Resources{}, err
 	}
-	return rpc.ListResources(ctx, &pb.ListResourcesRequest{})
+	resp, err := rpc.ListResources(ctx, &pb.ListResourcesRequest{})
+	if err != nil {
+		return hostplugin.Resources{}, err
+	}
+	return convert.ResourcesFromProto(resp), nil
 }
 
-// ReadResource reads one resource from the plugin.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) (*pb.ReadResourceResponse, error) {
+// ReadResource reads one resource from the plugin. err is set when the
+// plugin could not be asked; its own refusal is the result's Err.
+func (p *Plugin) ReadResource(ctx context.Context, uri string) (hostplugin.ReadResult, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return nil, err
+		return hostplugin.ReadResult{}, err
 	}
 	resp, err := rpc.ReadResource(ctx, &pb.ReadResourceRequest{Uri: uri})
 	if err != nil {
-		return nil, p.callError(ctx, err)
+		return hostplugin.ReadResult{}, p.callError(ctx, err)
 	}
-	return resp, nil
+	return convert.ReadResultFromProto(resp), nil
 }
 
 // Health asks the plugin for its health, within a short deadline.
-func (p *Plugin) Health(ctx context.Context) (*pb.HealthResponse, error) {
+func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
 	p.mu.Lock()
 	state, rpc := p.state, p.rpc
 	p.mu.Unlock()
 	if state != StateRunning {
-		return nil, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
+		return hostplugin.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	return rpc.Health(ctx, &pb.HealthRequest{})
+	resp, err := rpc.Health(ctx, &pb.HealthRequest{})
+	if err != nil {
+		return hostplugin.Health{}, err
+	}
+	return convert.HealthFromProto(resp), nil
 }
 
 // subscribe makes the plugin's one bus subscription for its pattern set,

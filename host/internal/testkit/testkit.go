@@ -37,6 +37,8 @@ type failIn struct {
 type sleepIn struct {
 	Ms     int    `json:"ms" jsonschema:"minimum=0,maximum=600000"`
 	Marker string `json:"marker,omitempty" jsonschema:"pattern=^[a-z0-9-]*$"`
+	// Log sends an info log line for the caller after each progress step.
+	Log bool `json:"log,omitempty"`
 }
 
 type sleepOut struct {
@@ -194,6 +196,9 @@ func New(name string) *sdk.Plugin {
 					return sleepOut{}, ctx.Err()
 				case <-time.After(step):
 					sdk.ReportProgress(ctx, float64(i), 10, fmt.Sprintf("step %d", i))
+					if in.Log {
+						sdk.Log(ctx, sdk.LogInfo, fmt.Sprintf("step %d", i), nil)
+					}
 				}
 			}
 			return sleepOut{SleptMs: time.Since(start).Milliseconds()}, nil

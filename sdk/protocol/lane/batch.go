@@ -49,7 +49,7 @@ func (c *Client) deliverBatch(ctx context.Context, evs []*pb.Event, outcomes []e
 		fill(outcomes, err)
 		return err
 	}
-	a := c.send(ctx, kindEvents, frame)
+	a := c.send(ctx, kindEvents, frame, waiter{ch: make(chan answer, 1), batch: true})
 	if a.err != nil {
 		fill(outcomes, a.err)
 		return a.err

@@ -91,7 +91,7 @@ func TestBatchAnswersEachEventInOrder(t *testing.T) {
 		t.Fatalf("handlers ran %s, want every event once in order", got)
 	}
 	// Calls and single events still work beside batches.
-	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}); err != nil || string(res.Output) != "x:" {
+	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}, nil, nil); err != nil || string(res.Output) != "x:" {
 		t.Fatalf("call after a batch: %v, %v", res, err)
 	}
 	if err := c.Deliver(context.Background(), &pb.HandleEventRequest{Event: &pb.Event{Id: "one", Type: "task.created"}}); err != nil {
@@ -152,7 +152,7 @@ func TestBatchOverThePluginsLimitIsRefusedWhole(t *testing.T) {
 	if ran := r.seen(); len(ran) != 0 {
 		t.Fatalf("handlers ran %v for a refused batch", ran)
 	}
-	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}); err != nil || string(res.Output) != "x:" {
+	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}, nil, nil); err != nil || string(res.Output) != "x:" {
 		t.Fatalf("the lane did not survive: %v, %v", res, err)
 	}
 }

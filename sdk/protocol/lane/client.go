@@ -34,10 +34,12 @@ type Client struct {
 }
 
 // waiter is a frame waiting for its result; batch says the result is a
-// HandleEventsResponse rather than a ToolResult.
+// HandleEventsResponse rather than a ToolResult. events, set for a call
+// that takes progress or log lines, queues them for the caller.
 type waiter struct {
-	ch    chan answer
-	batch bool
+	ch     chan answer
+	batch  bool
+	events *eventQueue
 }
 
 type answer struct {
@@ -75,11 +77,23 @@ func (c *Client) Close() error {
 	return err
 }
 
-// Call sends one tool call and waits for its result. When ctx ends first the
+// Call sends one tool call and waits for its result. The plugin's progress
+// and log lines for the call (sent when the request's wants_progress and
+// log_level ask for them) go to onProgress and onLog, in the order the
+// plugin sent them and all before Call returns the result; either may be
+// nil, and both run on the calling goroutine. When ctx ends first the
 // plugin is told to cancel the call and ctx's error is returned. A request
 // over the limit fails with ERR_LIMIT_EXCEEDED before anything is sent.
-func (c *Client) Call(ctx context.Context, req *pb.CallToolRequest) (*pb.ToolResult, error) {
-	a := c.roundTrip(ctx, kindCall, req, "the call to "+req.Tool, "arguments")
+func (c *Client) Call(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, error) {
+	frame, err := c.encode(ctx, req, "the call to "+req.Tool, "arguments")
+	if err != nil {
+		return nil, err
+	}
+	w := waiter{ch: make(chan answer, 1)}
+	if onProgress != nil || onLog != nil {
+		w.events = &eventQueue{ready: make(chan struct{}, 1), onProgress: onProgress, onLog: onLog}
+	}
+	a := c.send(ctx, kindCall, frame, w)
 	return a.res, a.err
 }
 
@@ -108,7 +122,7 @@ func (c *Client) roundTrip(ctx context.Context, kind byte, msg proto.Message, wh
 	if err != nil {
 		return answer{err: err}
 	}
-	return c.send(ctx, kind, frame)
+	return c.send(ctx, kind, frame, waiter{ch: make(chan answer, 1), batch: kind == kindEvents})
 }
 
 // encode lays out a frame: header room, ctx's deadline, msg. A body over
@@ -131,9 +145,9 @@ func (c *Client) encode(ctx context.Context, msg proto.Message, what, field stri
 	return frame, nil
 }
 
-// send writes an encoded frame under a new id and waits for its result.
-func (c *Client) send(ctx context.Context, kind byte, frame []byte) answer {
-	w := waiter{ch: make(chan answer, 1), batch: kind == kindEvents}
+// send writes an encoded frame under a new id and waits for its result,
+// handing the call's events, if w takes any, to their callbacks meanwhile.
+func (c *Client) send(ctx context.Context, kind byte, frame []byte, w waiter) answer {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -148,15 +162,27 @@ func (c *Client) send(ctx context.Context, kind byte, frame []byte) answer {
 		c.forget(id)
 		return answer{err: err}
 	}
-	select {
-	case a := <-w.ch:
-		return a
-	case <-ctx.Done():
-		if c.forget(id) {
-			c.cancel(id)
-			return answer{err: ctx.Err()}
+	var ready <-chan struct{}
+	if w.events != nil {
+		ready = w.events.ready
+	}
+	for {
+		select {
+		case a := <-w.ch:
+			// The reader queued the call's events before its result.
+			w.events.deliver()
+			return a
+		case <-ready:
+			w.events.deliver()
+		case <-ctx.Done():
+			if c.forget(id) {
+				c.cancel(id)
+				return answer{err: ctx.Err()}
+			}
+			a := <-w.ch // answered (or failed) while we gave up: take it
+			w.events.deliver()
+			return a
 		}
-		return <-w.ch // answered (or failed) while we gave up: take it
 	}
 }
 
@@ -188,7 +214,12 @@ func (c *Client) read() {
 		if err != nil {
 			return
 		}
-		if h.kind != kindResult {
+		switch h.kind {
+		case kindResult:
+		case kindProgress, kindLog:
+			c.queueEvent(h, body, tooLarge)
+			continue
+		default:
 			_ = c.conn.Close() // the plugin does not speak the lane
 			return
 		}
@@ -200,6 +231,47 @@ func (c *Client) read() {
 			w.ch <- c.decodeResult(w.batch, h, body, tooLarge)
 		}
 	}
+}
+
+// queueEvent hands a progress or log frame to the call it belongs to. A
+// frame for a call that is not waiting (finished, cancelled, or one that
+// asked for no events), over the limit, or that does not decode is
+// dropped: the call goes on and its result still comes.
+func (c *Client) queueEvent(h header, body []byte, tooLarge bool) {
+	if tooLarge {
+		return
+	}
+	c.mu.Lock()
+	w, ok := c.pending[h.id]
+	c.mu.Unlock()
+	if !ok || w.events == nil {
+		return
+	}
+	ev, err := decodeEvent(h.kind, body)
+	if err != nil {
+		return
+	}
+	w.events.push(ev)
+}
+
+// decodeEvent decodes a progress or log frame's body as the event it
+// carries.
+func decodeEvent(kind byte, body []byte) (*pb.CallToolEvent, error) {
+	switch kind {
+	case kindProgress:
+		m := &pb.Progress{}
+		if err := proto.Unmarshal(body, m); err != nil {
+			return nil, err
+		}
+		return &pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: m}}, nil
+	case kindLog:
+		m := &pb.LogMessage{}
+		if err := proto.Unmarshal(body, m); err != nil {
+			return nil, err
+		}
+		return &pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: m}}, nil
+	}
+	return nil, fmt.Errorf("lane: frame kind %d carries no call event", kind)
 }
 
 // decodeResult turns a result frame into its waiter's answer.
@@ -237,4 +309,60 @@ func (c *Client) shut() {
 		delete(c.pending, id)
 	}
 	close(c.done)
+}
+
+// maxQueuedEvents bounds the events queued for one call that its caller
+// has not taken yet: a plugin that reports faster than the client takes
+// notifications loses the excess (progress and log lines are advisory),
+// never the host's memory.
+const maxQueuedEvents = 1024
+
+// eventQueue holds a call's progress and log lines between the reader,
+// which must not wait on a caller, and the caller, which runs the
+// callbacks.
+type eventQueue struct {
+	mu     sync.Mutex
+	events []*pb.CallToolEvent
+	// ready holds a token while events are queued.
+	ready      chan struct{}
+	onProgress func(*pb.Progress)
+	onLog      func(*pb.LogMessage)
+}
+
+func (q *eventQueue) push(ev *pb.CallToolEvent) {
+	q.mu.Lock()
+	if len(q.events) >= maxQueuedEvents {
+		q.mu.Unlock()
+		return
+	}
+	q.events = append(q.events, ev)
+	q.mu.Unlock()
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// deliver runs the callbacks for every queued event, in order. A nil
+// queue has none.
+func (q *eventQueue) deliver() {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	evs := q.events
+	q.events = nil
+	q.mu.Unlock()
+	for _, ev := range evs {
+		switch e := ev.Event.(type) {
+		case *pb.CallToolEvent_Progress:
+			if q.onProgress != nil {
+				q.onProgress(e.Progress)
+			}
+		case *pb.CallToolEvent_Log:
+			if q.onLog != nil {
+				q.onLog(e.Log)
+			}
+		}
+	}
 }

@@ -14,6 +14,10 @@ const (
 	kindResult byte = 3
 	kindEvent  byte = 4
 	kindEvents byte = 5
+	// kindProgress and kindLog travel plugin → host, before the result
+	// of the call they belong to.
+	kindProgress byte = 6
+	kindLog      byte = 7
 )
 
 // headerSize is the fixed header before every body.
@@ -47,7 +51,7 @@ func parseHeader(b []byte) (header, error) {
 		return h, errMalformed{"reserved header bytes are not zero"}
 	}
 	switch h.kind {
-	case kindCall, kindCancel, kindResult, kindEvent, kindEvents:
+	case kindCall, kindCancel, kindResult, kindEvent, kindEvents, kindProgress, kindLog:
 	default:
 		return h, errMalformed{fmt.Sprintf("unknown frame kind %d", h.kind)}
 	}

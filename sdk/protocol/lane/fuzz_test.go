@@ -11,9 +11,10 @@ import (
 )
 
 // FuzzFrameDecoder feeds arbitrary bytes to the frame reader and the call,
-// event-batch and result decoders: they must never panic, never return a
-// body over the limit or of another length than its header says, and a
-// decoded batch answer is either a refusal or outcomes, never a panic.
+// event-batch, progress, log and result decoders: they must never panic,
+// never return a body over the limit or of another length than its header
+// says; a decoded batch answer is either a refusal or outcomes, and a
+// progress or log frame decodes to an event of its own kind.
 func FuzzFrameDecoder(f *testing.F) {
 	call, _ := proto.Marshal(&pb.CallToolRequest{Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`)})
 	good := make([]byte, headerSize+deadlineSize)
@@ -30,6 +31,14 @@ func FuzzFrameDecoder(f *testing.F) {
 	result := make([]byte, headerSize)
 	putHeader(result, header{size: uint32(len(answer)), kind: kindResult, id: 8})
 	f.Add(append(append(result, answer...), good...), uint16(300))
+	prog, _ := proto.Marshal(&pb.Progress{Progress: 1, Total: 2, Message: "half"})
+	progress := make([]byte, headerSize)
+	putHeader(progress, header{size: uint32(len(prog)), kind: kindProgress, id: 7})
+	logLine, _ := proto.Marshal(&pb.LogMessage{Level: "info", Logger: "x", Data: []byte(`"hi"`)})
+	logFrame := make([]byte, headerSize)
+	putHeader(logFrame, header{size: uint32(len(logLine)), kind: kindLog, id: 7})
+	f.Add(append(append(append(progress, prog...), logFrame...), logLine...), uint16(100))
+	f.Add(append(append(logFrame, logLine...), good...), uint16(4))
 	f.Add(good[:20], uint16(64))
 	f.Add(append(good, good...), uint16(8))
 	f.Add([]byte("\x00\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01"), uint16(0))
@@ -60,6 +69,11 @@ func FuzzFrameDecoder(f *testing.F) {
 				req := &pb.HandleEventsRequest{}
 				if _, err := decodeBody(body, req); err == nil && len(body) < deadlineSize {
 					t.Fatal("decodeBody took a batch without a deadline")
+				}
+			case kindProgress, kindLog:
+				ev, err := decodeEvent(h.kind, body)
+				if err == nil && (h.kind == kindProgress) != (ev.GetProgress() != nil) || err == nil && (h.kind == kindLog) != (ev.GetLog() != nil) {
+					t.Fatalf("kind %d decoded to %v", h.kind, ev)
 				}
 			case kindResult:
 				c := &Client{limit: int(limit)}

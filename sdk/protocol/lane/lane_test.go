@@ -55,7 +55,7 @@ func pairServer(t *testing.T, srv *Server, clientLimit int) (*Client, chan net.C
 	return c, conns
 }
 
-func echo(_ context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+func echo(_ context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
 	return &pb.ToolResult{Status: 200, Output: append([]byte(req.Tool+":"), req.Arguments...)}
 }
 
@@ -71,7 +71,7 @@ func TestConcurrentCallsGetTheirOwnResults(t *testing.T) {
 			defer wg.Done()
 			for i := range 50 {
 				tool, args := fmt.Sprintf("t%d", g), fmt.Sprintf(`{"i":%d}`, i)
-				res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: tool, Arguments: []byte(args)})
+				res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: tool, Arguments: []byte(args)}, nil, nil)
 				if err != nil {
 					errc <- err
 					return
@@ -93,7 +93,7 @@ func TestConcurrentCallsGetTheirOwnResults(t *testing.T) {
 // blockUntilDone is a handler that reports its context and waits for it
 // to end.
 func blockUntilDone(seen chan<- context.Context) Handler {
-	return func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+	return func(ctx context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
 		seen <- ctx
 		<-ctx.Done()
 		time.Sleep(50 * time.Millisecond) // the caller gives up first
@@ -107,7 +107,7 @@ func TestDeadlineTravelsToThePlugin(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	want, _ := ctx.Deadline()
-	_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "slow"})
+	_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "slow"}, nil, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
@@ -129,7 +129,7 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "slow"})
+		_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "slow"}, nil, nil)
 		done <- err
 	}()
 	hctx := <-seen
@@ -149,7 +149,7 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	go func() {
-		_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "again"})
+		_, err := c.Call(ctx, &pb.CallToolRequest{Tool: "again"}, nil, nil)
 		done <- err
 	}()
 	<-seen
@@ -169,18 +169,18 @@ func typed(t *testing.T, res *pb.ToolResult, err error, code string, status int3
 }
 
 func TestHandlerPanicAnswersInternalAndTheLaneLives(t *testing.T) {
-	c, _ := pair(t, func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+	c, _ := pair(t, func(ctx context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
 		if req.Tool == "boom" {
 			panic("kaboom")
 		}
-		return echo(ctx, req)
+		return echo(ctx, req, nil)
 	}, big, big)
-	res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "boom"})
+	res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "boom"}, nil, nil)
 	typed(t, res, err, errs.Internal, 500)
 	if !strings.Contains(res.Error.Message, "boom") {
 		t.Fatalf("message %q does not name the tool", res.Error.Message)
 	}
-	res, err = c.Call(context.Background(), &pb.CallToolRequest{Tool: "ok"})
+	res, err = c.Call(context.Background(), &pb.CallToolRequest{Tool: "ok"}, nil, nil)
 	if err != nil || string(res.Output) != "ok:" {
 		t.Fatalf("after a panic: %v, %v", res, err)
 	}
@@ -204,14 +204,14 @@ func TestOversizedFramesAnswerTypedErrorsAndKeepTheConnection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// The result doubles the arguments, so a call can fit a limit
 			// its result exceeds.
-			double := func(_ context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+			double := func(_ context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
 				if req.Tool == "small" {
-					return echo(context.Background(), req)
+					return echo(context.Background(), req, nil)
 				}
 				return &pb.ToolResult{Status: 200, Output: append(append([]byte(nil), req.Arguments...), req.Arguments...)}
 			}
 			c, _ := pair(t, double, tt.clientLimit, tt.serverLimit)
-			res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "t", Arguments: []byte(strings.Repeat("x", tt.args))})
+			res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "t", Arguments: []byte(strings.Repeat("x", tt.args))}, nil, nil)
 			if tt.wantErr {
 				e, ok := errs.As(err)
 				if !ok || e.Code != tt.wantCode || int32(e.Status) != tt.wantStatus {
@@ -220,7 +220,7 @@ func TestOversizedFramesAnswerTypedErrorsAndKeepTheConnection(t *testing.T) {
 			} else {
 				typed(t, res, err, tt.wantCode, tt.wantStatus)
 			}
-			res, err = c.Call(context.Background(), &pb.CallToolRequest{Tool: "small"})
+			res, err = c.Call(context.Background(), &pb.CallToolRequest{Tool: "small"}, nil, nil)
 			if err != nil || string(res.Output) != "small:" {
 				t.Fatalf("the lane did not survive: %v, %v", res, err)
 			}
@@ -233,7 +233,7 @@ func TestPluginGoneMidCallFailsThePendingCallAtOnce(t *testing.T) {
 	c, conns := pair(t, blockUntilDone(seen), big, big)
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "slow"})
+		_, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "slow"}, nil, nil)
 		done <- err
 	}()
 	hctx := <-seen
@@ -252,7 +252,7 @@ func TestPluginGoneMidCallFailsThePendingCallAtOnce(t *testing.T) {
 		t.Fatal("the plugin kept running a call on a dead connection")
 	}
 	<-c.Done()
-	if _, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "later"}); !errors.Is(err, ErrClosed) {
+	if _, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "later"}, nil, nil); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a call on a closed lane: %v, want ErrClosed", err)
 	}
 }
@@ -327,7 +327,7 @@ func TestEventsReachTheHandlerAndFailuresComeBackTyped(t *testing.T) {
 		t.Fatal("an event frame without an event was accepted")
 	}
 	// Calls still work beside events.
-	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}); err != nil || string(res.Output) != "x:" {
+	if res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: "x"}, nil, nil); err != nil || string(res.Output) != "x:" {
 		t.Fatalf("call after events: %v, %v", res, err)
 	}
 }
@@ -337,15 +337,15 @@ func TestEventsReachTheHandlerAndFailuresComeBackTyped(t *testing.T) {
 // the next frame arrives (large pages and small calls alike, in turn).
 func TestReusedFrameBuffersLeaveResultsIntact(t *testing.T) {
 	var seen sync.Map
-	c, _ := pair(t, func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult {
+	c, _ := pair(t, func(ctx context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
 		seen.Store(req.Tool, req) // kept past the next frame
-		return echo(ctx, req)
+		return echo(ctx, req, nil)
 	}, big, big)
 	var results []*pb.ToolResult
 	var want []string
 	for i := 0; i < 20; i++ {
 		args := fmt.Sprintf(`{"i":%d,"pad":"%s"}`, i, strings.Repeat(string(rune('a'+i)), (i%3)*40000))
-		res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: fmt.Sprintf("t%d", i), Arguments: []byte(args)})
+		res, err := c.Call(context.Background(), &pb.CallToolRequest{Tool: fmt.Sprintf("t%d", i), Arguments: []byte(args)}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

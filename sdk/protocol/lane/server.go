@@ -17,8 +17,16 @@ import (
 )
 
 // Handler runs one tool call on the plugin side. It must return a result
-// (a typed error inside it when the call failed).
-type Handler func(ctx context.Context, req *pb.CallToolRequest) *pb.ToolResult
+// (a typed error inside it when the call failed). send carries the call's
+// progress and log lines (a CallToolEvent's progress or log; a result
+// handed to send is ignored) to the host ahead of the result; the handler
+// must not call it once it has returned.
+type Handler func(ctx context.Context, req *pb.CallToolRequest, send Sender) *pb.ToolResult
+
+// Sender sends one event of a running call: a progress or log frame with
+// the call's id. An event over the limit is dropped (the call goes on and
+// its result still comes); so is one whose connection has ended.
+type Sender func(ev *pb.CallToolEvent)
 
 // Server is the plugin's end of a lane.
 type Server struct {
@@ -103,7 +111,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 			cctx, id, done := sc.begin(ctx, h.id, deadline)
 			work.Run(func() {
 				defer done()
-				sc.reply(id, sc.handle(cctx, req))
+				sc.reply(id, sc.handle(cctx, id, req))
 			})
 		default:
 			return errMalformed{fmt.Sprintf("frame kind %d is not sent to a plugin", h.kind)}
@@ -204,7 +212,7 @@ func eventResult(fail *errs.Error) *pb.ToolResult {
 
 // handle runs the handler; a panic becomes ERR_INTERNAL, never a dead
 // plugin or a call without an answer.
-func (sc *serverConn) handle(ctx context.Context, req *pb.CallToolRequest) (res *pb.ToolResult) {
+func (sc *serverConn) handle(ctx context.Context, id uint64, req *pb.CallToolRequest) (res *pb.ToolResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			if sc.s.OnPanic != nil {
@@ -213,7 +221,39 @@ func (sc *serverConn) handle(ctx context.Context, req *pb.CallToolRequest) (res 
 			res = failure(errs.Newf(500, errs.Internal, "tool %s failed unexpectedly; the plugin logged the details", req.Tool))
 		}
 	}()
-	return sc.s.Handle(ctx, req)
+	return sc.s.Handle(ctx, req, func(ev *pb.CallToolEvent) { sc.sendEvent(id, ev) })
+}
+
+// sendEvent writes a call's progress or log frame. A frame over the limit
+// is not sent: the host would only skip it, and the call goes on.
+func (sc *serverConn) sendEvent(id uint64, ev *pb.CallToolEvent) {
+	var kind byte
+	var msg proto.Message
+	switch e := ev.GetEvent().(type) {
+	case *pb.CallToolEvent_Progress:
+		if e.Progress == nil {
+			return
+		}
+		kind, msg = kindProgress, e.Progress
+	case *pb.CallToolEvent_Log:
+		if e.Log == nil {
+			return
+		}
+		kind, msg = kindLog, e.Log
+	default:
+		return // the result travels as the call's result frame
+	}
+	size := proto.Size(msg)
+	if size > sc.s.Limit {
+		return
+	}
+	// proto.Size cached the sizes the encoder needs.
+	frame, err := proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(make([]byte, headerSize, headerSize+size), msg)
+	if err != nil {
+		return
+	}
+	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kind, id: id})
+	_ = sc.w.write(frame)
 }
 
 func (sc *serverConn) cancel(id uint64) {

@@ -1,7 +1,7 @@
 // cairn plugin protocol, version 1.
 //
 // The host starts a plugin with go-plugin, then calls Configure (once), then
-// Describe, and routes MCP calls to CallTool. The plugin reaches the host's
+// Describe, and routes MCP calls to the call lane or to CallTool. The plugin reaches the host's
 // services (event bus, logging) over the go-plugin broker, at the broker id
 // given in ConfigureRequest.host_service_id.
 //
@@ -124,10 +124,11 @@ func (x *ConfigureRequest) GetSettings() map[string]string {
 
 type ConfigureResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Path of a Unix socket the plugin listens on for tool calls without
-	// progress: the call lane (package sdk/protocol/lane), lighter than a gRPC
-	// call. The host dials it once, after Configure; empty when the plugin
-	// offers none, and then every call goes over gRPC.
+	// Path of a Unix socket the plugin listens on for tool calls: the call
+	// lane (package sdk/protocol/lane), lighter than a gRPC call, carrying a
+	// call's progress and log lines as well as its result. The host dials it
+	// once, after Configure, and then sends every call there; empty when the
+	// plugin offers none, and then every call goes over CallTool.
 	CallLane string `protobuf:"bytes,1,opt,name=call_lane,json=callLane,proto3" json:"call_lane,omitempty"`
 	// The call lane takes event batches (HandleEventsRequest in one frame):
 	// the host may send every bus event already queued for the plugin at
@@ -618,8 +619,9 @@ type CallToolRequest struct {
 	Replay bool `protobuf:"varint,7,opt,name=replay,proto3" json:"replay,omitempty"`
 	// The lowest MCP log level (debug, info, notice, warning, error,
 	// critical, alert, emergency) the client wants to hear for this call;
-	// empty when it wants none. The host then sends the call on CallTool,
-	// whose stream carries the plugin's LogMessage events.
+	// empty when it wants none. The plugin sends its LogMessage events
+	// ahead of the result, on the call's transport (CallTool's stream or the
+	// call lane).
 	LogLevel string `protobuf:"bytes,9,opt,name=log_level,json=logLevel,proto3" json:"log_level,omitempty"`
 	// Non-zero when the calling client may be asked during the call: the
 	// plugin passes it to Host.AskClient. Zero when the client declared
@@ -3151,7 +3153,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\boutcomes\x18\x01 \x03(\v2\x1d.cairn.plugin.v1.EventOutcomeR\boutcomes\x120\n" +
 	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"@\n" +
 	"\fEventOutcome\x120\n" +
-	"\x05error\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xea\a\n" +
+	"\x05error\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xa3\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -3163,8 +3165,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse\x12X\n" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
-	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12E\n" +
-	"\x04Call\x12 .cairn.plugin.v1.CallToolRequest\x1a\x1b.cairn.plugin.v1.ToolResult2\xbd\x02\n" +
+	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse2\xbd\x02\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
 	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
@@ -3275,29 +3276,27 @@ var file_plugin_proto_depIdxs = []int32{
 	35, // 35: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
 	37, // 36: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
 	40, // 37: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	7,  // 38: cairn.plugin.v1.Plugin.Call:input_type -> cairn.plugin.v1.CallToolRequest
-	28, // 39: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	31, // 40: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	28, // 41: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	42, // 42: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
-	1,  // 43: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 44: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 45: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	17, // 46: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	20, // 47: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	23, // 48: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	25, // 49: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	27, // 50: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	36, // 51: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	39, // 52: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	41, // 53: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	11, // 54: cairn.plugin.v1.Plugin.Call:output_type -> cairn.plugin.v1.ToolResult
-	29, // 55: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	32, // 56: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	30, // 57: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	43, // 58: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
-	43, // [43:59] is the sub-list for method output_type
-	27, // [27:43] is the sub-list for method input_type
+	28, // 38: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	31, // 39: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	28, // 40: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	42, // 41: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	1,  // 42: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 43: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	8,  // 44: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	17, // 45: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	20, // 46: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	23, // 47: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	25, // 48: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	27, // 49: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	36, // 50: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	39, // 51: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	41, // 52: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	29, // 53: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	32, // 54: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	30, // 55: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	43, // 56: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	42, // [42:57] is the sub-list for method output_type
+	27, // [27:42] is the sub-list for method input_type
 	27, // [27:27] is the sub-list for extension type_name
 	27, // [27:27] is the sub-list for extension extendee
 	0,  // [0:27] is the sub-list for field type_name

@@ -1,7 +1,7 @@
 // cairn plugin protocol, version 1.
 //
 // The host starts a plugin with go-plugin, then calls Configure (once), then
-// Describe, and routes MCP calls to CallTool. The plugin reaches the host's
+// Describe, and routes MCP calls to the call lane or to CallTool. The plugin reaches the host's
 // services (event bus, logging) over the go-plugin broker, at the broker id
 // given in ConfigureRequest.host_service_id.
 //
@@ -41,7 +41,6 @@ const (
 	Plugin_ListPrompts_FullMethodName   = "/cairn.plugin.v1.Plugin/ListPrompts"
 	Plugin_GetPrompt_FullMethodName     = "/cairn.plugin.v1.Plugin/GetPrompt"
 	Plugin_Complete_FullMethodName      = "/cairn.plugin.v1.Plugin/Complete"
-	Plugin_Call_FullMethodName          = "/cairn.plugin.v1.Plugin/Call"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -56,9 +55,10 @@ type PluginClient interface {
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// Describe returns the plugin's identity, tools and event subscriptions.
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*DescribeResponse, error)
-	// CallTool runs one tool. The stream carries zero or more progress events
-	// and ends with exactly one result. Cancellation and deadline travel in the
-	// gRPC context.
+	// CallTool runs one tool. The stream carries zero or more progress and
+	// log events and ends with exactly one result. Cancellation and deadline
+	// travel in the gRPC context. A host sends every call here when the
+	// plugin offers no call lane (ConfigureResponse.call_lane).
 	CallTool(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallToolEvent], error)
 	// ListResources returns the plugin's MCP resources and resource templates.
 	ListResources(ctx context.Context, in *ListResourcesRequest, opts ...grpc.CallOption) (*ListResourcesResponse, error)
@@ -80,11 +80,6 @@ type PluginClient interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
-	// Call runs one tool without progress: one request, one result, no stream
-	// to set up. The host uses it when the client asked for no progress and
-	// falls back to CallTool when the plugin answers Unimplemented (an older
-	// SDK).
-	Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error)
 }
 
 type pluginClient struct {
@@ -214,16 +209,6 @@ func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts .
 	return out, nil
 }
 
-func (c *pluginClient) Call(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*ToolResult, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ToolResult)
-	err := c.cc.Invoke(ctx, Plugin_Call_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -236,9 +221,10 @@ type PluginServer interface {
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// Describe returns the plugin's identity, tools and event subscriptions.
 	Describe(context.Context, *DescribeRequest) (*DescribeResponse, error)
-	// CallTool runs one tool. The stream carries zero or more progress events
-	// and ends with exactly one result. Cancellation and deadline travel in the
-	// gRPC context.
+	// CallTool runs one tool. The stream carries zero or more progress and
+	// log events and ends with exactly one result. Cancellation and deadline
+	// travel in the gRPC context. A host sends every call here when the
+	// plugin offers no call lane (ConfigureResponse.call_lane).
 	CallTool(*CallToolRequest, grpc.ServerStreamingServer[CallToolEvent]) error
 	// ListResources returns the plugin's MCP resources and resource templates.
 	ListResources(context.Context, *ListResourcesRequest) (*ListResourcesResponse, error)
@@ -260,11 +246,6 @@ type PluginServer interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
-	// Call runs one tool without progress: one request, one result, no stream
-	// to set up. The host uses it when the client asked for no progress and
-	// falls back to CallTool when the plugin answers Unimplemented (an older
-	// SDK).
-	Call(context.Context, *CallToolRequest) (*ToolResult, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -307,9 +288,6 @@ func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (
 }
 func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
-}
-func (UnimplementedPluginServer) Call(context.Context, *CallToolRequest) (*ToolResult, error) {
-	return nil, status.Error(codes.Unimplemented, "method Call not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -523,24 +501,6 @@ func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Plugin_Call_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(CallToolRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(PluginServer).Call(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Plugin_Call_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(PluginServer).Call(ctx, req.(*CallToolRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -587,10 +547,6 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Complete",
 			Handler:    _Plugin_Complete_Handler,
-		},
-		{
-			MethodName: "Call",
-			Handler:    _Plugin_Call_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
