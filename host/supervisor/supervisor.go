@@ -445,7 +445,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	if restart && p.hooks.Restarted != nil {
 		p.hooks.Restarted(p)
 	}
-	p.log.Info("plugin ready", "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
+	p.log.Info("plugin ready", "path", p.spec.Path, "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
 	return nil
 }
 
