@@ -56,7 +56,7 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	env := []string{"CAIRN_STORE=" + dsn, "CAIRN_PROJECT=team", "CAIRN_TOOLSETS=core,sdd,admin", "CAIRN_ENV=development", "CAIRN_LOG_LEVEL=warn"}
 	nodes := []*clusterNode{newClusterNode(t, newWorkspace(t), env), newClusterNode(t, newWorkspace(t), env), newClusterNode(t, newWorkspace(t), env)}
-	code, out, errOut := runCairn(t, nodes[0].w, "", env, "admin", "keys", "create", "--json", "--name", "agents",
+	code, out, errOut := runCairn(t, nodes[0].w, "", env, "admin", "keys", "create", "--json", "--name", "agents", "--user", "agents",
 		"--per-minute", "100000", "--per-hour", "1000000", "--per-day", "10000000", "--scope", "read", "--scope", "write")
 	if code != 0 {
 		t.Fatalf("admin keys create: %d %s %s", code, out, errOut)
@@ -98,7 +98,8 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		shared = append(shared, must("task_create", map[string]any{"title": fmt.Sprintf("shared %d", i)})["task_id"].(string))
 	}
 	must("thought_record", map[string]any{"task_id": shared[0], "type": "decision", "content": "sealed before the run"})
-	sess := must("audit_session_start", map[string]any{"task_id": shared[0], "auditor_id": "auditor"})["session_id"].(string)
+	// An API key audits as its own user (docs/decisions.md D35).
+	sess := must("audit_session_start", map[string]any{"task_id": shared[0], "auditor_id": "agents"})["session_id"].(string)
 	sealed := must("merkle_finalize", map[string]any{"session_id": sess})["merkle_root"]
 
 	// 8 agents, spread over the servers, write until the deadline; server 1

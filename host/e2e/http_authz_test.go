@@ -189,9 +189,11 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 			{"admin_project_create", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "name": "project of " + r}
 			}, "admin"},
+			// No role adds a member: a user joins by accepting an
+			// invitation, or the operator adds them (docs/decisions.md D35).
 			{"admin_member_add", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "user_id": "added-by-" + r, "role": "viewer"}
-			}, "admin"},
+			}, "operator"},
 			{"admin_invitation_create", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "email": r + "-invite@example.com", "role": "member"}
 			}, "admin"},
@@ -207,11 +209,15 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 			{"admin_webhook_list", func(string) map[string]any { return map[string]any{} }, ""},
 			{"admin_member_add", func(r string) map[string]any {
 				return map[string]any{"workspace_id": ws, "user_id": "co-owner-of-" + r, "role": "owner"}
+			}, "operator"},
+			// Making an owner is how ownership is transferred.
+			{"admin_member_update_role", func(string) map[string]any {
+				return map[string]any{"workspace_id": ws, "user_id": "alice", "role": "owner"}
 			}, "owner"},
 			// Last: the owner's call archives the workspace.
 			{"admin_workspace_delete", func(string) map[string]any { return map[string]any{"workspace_id": ws} }, "owner"},
 		}
-		rank := map[string]int{"none": 0, "viewer": 1, "member": 2, "admin": 3, "owner": 4}
+		rank := map[string]int{"none": 0, "viewer": 1, "member": 2, "admin": 3, "owner": 4, "operator": 5}
 		agents := map[string]*httpAgent{}
 		for role, key := range roleKeys {
 			agents[role] = newHTTPAgent(t, url, key)
@@ -229,12 +235,12 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 
 	t.Run("keys of others and the scope ceiling", func(t *testing.T) {
 		carol := newHTTPAgent(t, url, roleKeys["none"]) // carol: every scope, in no workspace
-		expect(t, "carol mints a key for alice", carol.call("admin_key_create", map[string]any{"name": "for alice", "user_id": "alice"}), "operator")
-		expect(t, "carol mints a key for alice in a workspace she is not in", carol.call("admin_key_create", map[string]any{"name": "for alice", "user_id": "alice", "workspace_id": ws}), "admin")
-		expect(t, "carol revokes alice's key", carol.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "operator")
-		expect(t, "carol rotates alice's key", carol.call("admin_key_rotate", map[string]any{"key_id": aliceKeyID}), "operator")
-		expect(t, "carol updates alice's key", carol.call("admin_key_update", map[string]any{"key_id": aliceKeyID, "status": "revoked"}), "operator")
-		expect(t, "carol reads alice's key", carol.call("admin_key_get", map[string]any{"key_id": aliceKeyID}), "operator")
+		expect(t, "carol mints a key for alice", carol.call("admin_key_create", map[string]any{"name": "for alice", "user_id": "alice"}), "self")
+		expect(t, "carol mints a key for alice in a workspace she is not in", carol.call("admin_key_create", map[string]any{"name": "for alice", "user_id": "alice", "workspace_id": ws}), "self")
+		expect(t, "carol revokes alice's key", carol.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "self")
+		expect(t, "carol rotates alice's key", carol.call("admin_key_rotate", map[string]any{"key_id": aliceKeyID}), "self")
+		expect(t, "carol updates alice's key", carol.call("admin_key_update", map[string]any{"key_id": aliceKeyID, "status": "revoked"}), "self")
+		expect(t, "carol reads alice's key", carol.call("admin_key_get", map[string]any{"key_id": aliceKeyID}), "self")
 		if got := carol.call("admin_key_list", map[string]any{}); !got.ok || fmt.Sprint(got.result["count"]) != "4" {
 			t.Errorf("carol lists keys: %v, want her own 4: %v", got, got.result)
 		} else {
@@ -251,16 +257,18 @@ func TestHTTPAuthorizationProof(t *testing.T) {
 			t.Errorf("alice's key after carol's attempts: %v", got)
 		}
 
-		// A workspace admin manages its members' workspace keys, and only
-		// its members'.
+		// A workspace role is no right over a member's keys
+		// (docs/decisions.md D35): a workspace admin mints none for a
+		// member; it mints its own workspace key.
 		adam := newHTTPAgent(t, url, roleKeys["admin"])
-		got := adam.call("admin_key_create", map[string]any{"name": "for mia", "user_id": "mia", "workspace_id": ws2, "scopes": []string{"read"}})
-		expect(t, "a workspace admin mints a workspace key for a member", got, "")
+		expect(t, "a workspace admin mints a workspace key for a member", adam.call("admin_key_create", map[string]any{"name": "for mia", "user_id": "mia", "workspace_id": ws2, "scopes": []string{"read"}}), "self")
+		got := adam.call("admin_key_create", map[string]any{"name": "adam's", "workspace_id": ws2, "scopes": []string{"read"}})
+		expect(t, "a workspace admin mints its own workspace key", got, "")
 		if got.ok {
 			expect(t, "a workspace admin revokes it", adam.call("admin_key_revoke", map[string]any{"key_id": got.result["id"]}), "")
 		}
-		expect(t, "a workspace admin mints a key for a non-member", adam.call("admin_key_create", map[string]any{"name": "for carol", "user_id": "carol", "workspace_id": ws2}), "viewer")
-		expect(t, "a workspace admin revokes a member's unscoped key", adam.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "operator")
+		expect(t, "a workspace admin mints a key for a non-member", adam.call("admin_key_create", map[string]any{"name": "for carol", "user_id": "carol", "workspace_id": ws2}), "self")
+		expect(t, "a workspace admin revokes a member's unscoped key", adam.call("admin_key_revoke", map[string]any{"key_id": aliceKeyID}), "self")
 
 		plain := newHTTPAgent(t, url, carolPlain) // read, write: no admin scope
 		expect(t, "a read+write key calls an admin tool", plain.call("admin_key_create", map[string]any{"name": "more"}), "admin")

@@ -105,7 +105,8 @@ var roleUsers = []struct{ user, role string }{
 	{"owner", "owner"}, {"adm", "admin"}, {"mem", "member"}, {"vie", "viewer"}, {"outsider", ""},
 }
 
-var rank = map[string]int{"": 0, "viewer": 1, "member": 2, "admin": 3, "owner": 4}
+// rank orders what an operation needs; "operator" is beyond every role.
+var rank = map[string]int{"": 0, "viewer": 1, "member": 2, "admin": 3, "owner": 4, "operator": 5}
 
 func TestWorkspaceRolesPerAdminOperation(t *testing.T) {
 	ops := []struct {
@@ -119,7 +120,9 @@ func TestWorkspaceRolesPerAdminOperation(t *testing.T) {
 		{"admin_workspace_delete", "owner", func(f *fixture) map[string]any { return map[string]any{"workspace_id": f.ws} }},
 		{"admin_member_get", "viewer", func(f *fixture) map[string]any { return map[string]any{"workspace_id": f.ws, "user_id": "mem"} }},
 		{"admin_member_list", "viewer", func(f *fixture) map[string]any { return map[string]any{"workspace_id": f.ws} }},
-		{"admin_member_add", "admin", func(f *fixture) map[string]any {
+		// Membership needs the user's consent: no role adds someone
+		// (docs/decisions.md D35); they accept an invitation instead.
+		{"admin_member_add", "operator", func(f *fixture) map[string]any {
 			return map[string]any{"workspace_id": f.ws, "user_id": "newbie", "role": "viewer"}
 		}},
 		{"admin_member_update_role", "admin", func(f *fixture) map[string]any {
@@ -222,23 +225,39 @@ func TestKeyCeilings(t *testing.T) {
 		required string // "" = allowed
 	}{
 		{"carol mints a key for alice", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_create",
-			func(*fixture) map[string]any { return map[string]any{"name": "x", "user_id": "alice"} }, "operator"},
+			func(*fixture) map[string]any { return map[string]any{"name": "x", "user_id": "alice"} }, "self"},
 		{"a member mints a key for another member", func() context.Context { return keyCtx("mem", allScopes...) }, "admin_key_create",
 			func(f *fixture) map[string]any {
 				return map[string]any{"name": "x", "user_id": "vie", "workspace_id": f.ws}
-			}, "admin"},
+			}, "self"},
+		// A workspace role is no right over a member's identity
+		// (docs/decisions.md D35).
 		{"a workspace admin mints a key for a member", func() context.Context { return keyCtx("adm", allScopes...) }, "admin_key_create",
 			func(f *fixture) map[string]any {
 				return map[string]any{"name": "x", "user_id": "mem", "workspace_id": f.ws}
-			}, ""},
+			}, "self"},
+		{"the workspace owner mints a key for a member", func() context.Context { return keyCtx("owner", allScopes...) }, "admin_key_create",
+			func(f *fixture) map[string]any {
+				return map[string]any{"name": "x", "user_id": "mem", "workspace_id": f.ws, "scopes": allScopes}
+			}, "self"},
 		{"a workspace admin mints a key for a non-member", func() context.Context { return keyCtx("adm", allScopes...) }, "admin_key_create",
 			func(f *fixture) map[string]any {
 				return map[string]any{"name": "x", "user_id": "alice", "workspace_id": f.ws}
-			}, "viewer"},
-		{"a workspace admin without the admin scope mints for a member", func() context.Context { return keyCtx("adm", "read", "write") }, "admin_key_create",
+			}, "self"},
+		{"a member mints a workspace key for herself", func() context.Context { return keyCtx("mem", allScopes...) }, "admin_key_create",
 			func(f *fixture) map[string]any {
-				return map[string]any{"name": "x", "user_id": "mem", "workspace_id": f.ws}
-			}, "admin"},
+				return map[string]any{"name": "x", "workspace_id": f.ws}
+			}, ""},
+		{"a non-member mints a workspace key for herself", func() context.Context { return keyCtx("alice", allScopes...) }, "admin_key_create",
+			func(f *fixture) map[string]any {
+				return map[string]any{"name": "x", "workspace_id": f.ws}
+			}, "viewer"},
+		{"a key mints a key for the operator", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_create",
+			func(*fixture) map[string]any { return map[string]any{"name": "x", "user_id": "operator"} }, "operator"},
+		{"a key mints a key for the CLI's operator:<user>", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_create",
+			func(*fixture) map[string]any { return map[string]any{"name": "x", "user_id": "operator:root"} }, "operator"},
+		{"a key mints a key for the host", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_create",
+			func(*fixture) map[string]any { return map[string]any{"name": "x", "user_id": "cairn-host"} }, "operator"},
 		{"a read key mints a write key", func() context.Context { return keyCtx("carol", "read") }, "admin_key_create",
 			func(*fixture) map[string]any { return map[string]any{"name": "x", "scopes": []string{"read", "write"}} }, "write"},
 		{"a read,write key mints an admin key", func() context.Context { return keyCtx("carol", "read", "write") }, "admin_key_create",
@@ -246,13 +265,13 @@ func TestKeyCeilings(t *testing.T) {
 		{"an admin-only key mints a key with default scopes", func() context.Context { return keyCtx("carol", "admin") }, "admin_key_create",
 			func(*fixture) map[string]any { return map[string]any{"name": "x"} }, "read"},
 		{"carol revokes alice's key", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_revoke",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "operator"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "self"},
 		{"carol reads alice's key", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_get",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "operator"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "self"},
 		{"carol rotates alice's key", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_rotate",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "operator"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "self"},
 		{"carol counts a request on alice's key", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_check_rate_limit",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "operator"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, "self"},
 		{"alice revokes her own key", func() context.Context { return keyCtx("alice", "read", "write") }, "admin_key_revoke",
 			func(f *fixture) map[string]any { return map[string]any{"key_id": f.outsiderKey} }, ""},
 		{"alice raises her own key to admin", func() context.Context { return keyCtx("alice", "read", "write") }, "admin_key_update",
@@ -260,17 +279,19 @@ func TestKeyCeilings(t *testing.T) {
 				return map[string]any{"key_id": f.outsiderKey, "scopes": []string{"read", "write", "admin"}}
 			}, "admin"},
 		{"a workspace admin revokes a member's workspace key", func() context.Context { return keyCtx("adm", allScopes...) }, "admin_key_revoke",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, ""},
-		{"a workspace admin without the admin scope revokes a member's key", func() context.Context { return keyCtx("adm", "read", "write") }, "admin_key_revoke",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, "admin"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, "self"},
+		{"the workspace owner updates a member's workspace key", func() context.Context { return keyCtx("owner", allScopes...) }, "admin_key_update",
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey, "status": "revoked"} }, "self"},
 		{"a viewer revokes a member's workspace key", func() context.Context { return keyCtx("vie", allScopes...) }, "admin_key_revoke",
-			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, "admin"},
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, "self"},
+		{"a member revokes her own workspace key", func() context.Context { return keyCtx("mem", "admin") }, "admin_key_revoke",
+			func(f *fixture) map[string]any { return map[string]any{"key_id": f.memberKey} }, ""},
 		{"an API key registers a webhook for every workspace", func() context.Context { return keyCtx("owner", allScopes...) }, "admin_webhook_register",
 			func(f *fixture) map[string]any { return map[string]any{"url": f.receiver} }, "operator"},
 		{"an API key fires an event at every webhook", func() context.Context { return keyCtx("owner", allScopes...) }, "admin_event_trigger",
 			func(*fixture) map[string]any { return map[string]any{"event_type": "workspace.updated"} }, "operator"},
 		{"an API key creates a workspace for someone else", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_workspace_create",
-			func(*fixture) map[string]any { return map[string]any{"name": "W", "owner_id": "alice"} }, "operator"},
+			func(*fixture) map[string]any { return map[string]any{"name": "W", "owner_id": "alice"} }, "self"},
 		{"an API key calls the host's authenticator", func() context.Context { return keyCtx("carol", allScopes...) }, "admin_key_authenticate",
 			func(*fixture) map[string]any {
 				return map[string]any{"key": "cairn_" + "0000000000000000000000000000000000000000000000000000000000000000"}
@@ -310,14 +331,20 @@ func TestKeyDefaultsStayUnderTheCreatorsScopes(t *testing.T) {
 			t.Fatalf("carol lists %v", x)
 		}
 	}
-	l = must(t, f.p, keyCtx("adm", allScopes...), "admin_key_list", map[string]any{})
-	if l["count"].(float64) != 1 || l["keys"].([]any)[0].(map[string]any)["id"] != f.memberKey {
+	// A workspace admin does not see a member's workspace key
+	// (docs/decisions.md D35); the member does.
+	l = must(t, f.p, keyCtx("adm", allScopes...), "admin_key_list", map[string]any{"workspace_id": f.ws})
+	if l["count"].(float64) != 0 {
 		t.Fatalf("workspace admin lists %v", l)
+	}
+	l = must(t, f.p, keyCtx("mem", "admin"), "admin_key_list", map[string]any{})
+	if l["count"].(float64) != 1 || l["keys"].([]any)[0].(map[string]any)["id"] != f.memberKey {
+		t.Fatalf("member lists %v", l)
 	}
 	// Accepting an invitation as someone else is refused.
 	inv := must(t, f.p, operatorCtx(), "admin_invitation_create", map[string]any{"workspace_id": f.ws, "email": "z@example.com", "role": "viewer"})
 	_, res = call(t, f.p, keyCtx("zed", "read", "write", "admin"), "admin_invitation_accept", map[string]any{"token": inv["token"], "user_id": "alice"})
-	refused(t, res, "operator")
+	refused(t, res, "self")
 	acc := must(t, f.p, keyCtx("zed", "read", "write", "admin"), "admin_invitation_accept", map[string]any{"token": inv["token"]})
 	if acc["success"] != true || acc["member"].(map[string]any)["user_id"] != "zed" {
 		t.Fatalf("accept %v", acc)

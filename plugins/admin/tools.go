@@ -16,7 +16,7 @@ func notFound(field, what, id string) error {
 func caller(ctx context.Context) string { return sdk.CallerFrom(ctx).ID }
 
 // managedKey loads a key the caller may manage: 404 when unknown, 403 when
-// it is not the caller's to manage (admin.CanManageKey).
+// it is not the caller's own key (admin.CanManageKey).
 func managedKey(ctx context.Context, lib *admin.Admin, id string) (*admin.APIKey, error) {
 	k, err := lib.GetAPIKeyByID(id)
 	if err != nil {
@@ -31,36 +31,24 @@ func managedKey(ctx context.Context, lib *admin.Admin, id string) (*admin.APIKey
 	return k, nil
 }
 
-// checkKeyOwner decides who a new key may be for: yourself; another user
-// only with the admin scope, inside a workspace where you are an admin and
-// they are a member. A workspace-scoped key for yourself needs membership.
+// checkKeyOwner decides who a new key may be for (docs/decisions.md D35):
+// the operator mints keys for anyone; a key only for its own user, never
+// for a reserved identity, and scoped to a workspace only one its user
+// belongs to. A workspace role never lets one user mint a key for another.
 func checkKeyOwner(lib *admin.Admin, by admin.Actor, user, workspaceID string) error {
 	if by.Operator {
 		return nil
 	}
-	if user == by.ID {
-		if workspaceID == "" {
-			return nil
-		}
-		return lib.RequireRole(workspaceID, by, admin.RoleViewer)
+	if err := admin.RequireUnreserved("user_id", user, by); err != nil {
+		return err
 	}
-	if !by.HasScope("admin") {
-		return admin.Forbidden("admin", "a key for another user (%s) needs the admin scope; your key can create keys only for %s", user, by.ID).With("field", "user_id")
+	if user != by.ID {
+		return admin.Forbidden("self", "a key can create keys only for its own user (%s), not for %s: a key for %s comes from %s's own keys or the local operator (`cairn admin keys create --user %s`)", by.ID, user, user, user, user).With("field", "user_id")
 	}
 	if workspaceID == "" {
-		return admin.Forbidden("operator", "a key for another user (%s) must be scoped to a workspace where you are an admin (pass workspace_id); unscoped keys for others only the local operator creates", user).With("field", "user_id")
+		return nil
 	}
-	if err := lib.RequireRole(workspaceID, by, admin.RoleAdmin); err != nil {
-		return err
-	}
-	role, err := lib.RoleOf(workspaceID, user)
-	if err != nil {
-		return err
-	}
-	if role == "" {
-		return admin.Forbidden(admin.RoleViewer, "%s is not a member of workspace %s; add them first, then create their key", user, workspaceID).With("field", "user_id")
-	}
-	return nil
+	return lib.RequireRole(workspaceID, by, admin.RoleViewer)
 }
 
 // KeyIDInput names one API key.
@@ -203,15 +191,8 @@ func (a *Area) keyTools() {
 			}
 			o := admin.ListAPIKeysOptions{OrgID: in.OrgID, WorkspaceID: in.WorkspaceID, UserID: in.UserID, Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}}
 			if by := actor(ctx); !by.Operator {
-				adminOf := map[string]bool{}
-				if by.HasScope("admin") {
-					if adminOf, err = lib.MemberWorkspaces(by.ID, admin.RoleAdmin); err != nil {
-						return KeyList{}, err
-					}
-				}
-				o.Visible = func(k *admin.APIKey) bool {
-					return k.UserID == by.ID || (k.WorkspaceID != nil && adminOf[*k.WorkspaceID])
-				}
+				// Only the caller's own keys (docs/decisions.md D35).
+				o.Visible = func(k *admin.APIKey) bool { return k.UserID == by.ID }
 			}
 			keys, err := lib.ListAPIKeys(o)
 			if keys == nil {
@@ -270,8 +251,18 @@ func (a *Area) keyTools() {
 				return nil, err
 			}
 			by := actor(ctx)
-			old, err := managedKey(ctx, lib, in.KeyID)
+			old, err := lib.GetAPIKeyByID(in.KeyID)
 			if err != nil {
+				return nil, err
+			}
+			if old == nil {
+				return nil, notFound("key_id", "API key", in.KeyID)
+			}
+			// A rotation mints a key for the old key's user.
+			if err := admin.RequireUnreserved("key_id", old.UserID, by); err != nil {
+				return nil, err
+			}
+			if err := lib.CanManageKey(old, by); err != nil {
 				return nil, err
 			}
 			if err := admin.ScopeCeiling("key_id", old.Scopes, by); err != nil {

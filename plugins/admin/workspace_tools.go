@@ -182,10 +182,9 @@ func (a *Area) workspaceTools() {
 			if owner == "" {
 				owner = by.ID
 			}
-			if owner != by.ID {
-				if err := requireOperator(by, "owner_id", "creating a workspace owned by someone else"); err != nil {
-					return nil, err
-				}
+			if owner != by.ID && !by.Operator {
+				// Nobody is made an owner without their consent (docs/decisions.md D35).
+				return nil, admin.Forbidden("self", "a key creates workspaces owned by its own user (%s), not by %s; %s creates their own, or the local operator creates it for them", by.ID, owner, owner).With("field", "owner_id")
 			}
 			o := admin.CreateWorkspaceOptions{Name: in.Name, Description: in.Description, OwnerID: owner, Settings: in.Settings, ResourceLimits: in.ResourceLimits, Metadata: in.Metadata, CreatedBy: by.ID}
 			if in.OrgID != "" {
@@ -296,15 +295,17 @@ func (a *Area) workspaceTools() {
 
 	sdk.AddTool(a.p, sdk.Tool[MemberAddInput, *admin.Member]{
 		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201, HonoursIdempotency: true,
-		Description: "Add a user to a workspace with a role.",
+		Description: "Add a user to a workspace with a role (the local operator only; others invite with admin_invitation_create).",
 		Handler: keyed(a, "admin_member_add", nil, func(ctx context.Context, in MemberAddInput, c *store.Call) (*admin.Member, error) {
 			l, err := lib()
 			if err != nil {
 				return nil, err
 			}
 			by := actor(ctx)
-			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
-				return nil, err
+			if !by.Operator {
+				// A user joins by accepting an invitation, or by the
+				// operator adding them (docs/decisions.md D35).
+				return nil, admin.Forbidden("operator", "a key cannot add a member: %s joins workspace %s by accepting an invitation (admin_invitation_create, then admin_invitation_accept with their own key), or the local operator adds them (`cairn admin members add`)", in.UserID, in.WorkspaceID).With("field", "user_id")
 			}
 			m, err := l.Keyed(c).AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
 			a.published()
@@ -419,7 +420,7 @@ func (a *Area) workspaceTools() {
 			user := in.UserID
 			if !by.Operator {
 				if user != "" && user != by.ID {
-					return admin.AcceptResult{}, admin.Forbidden("operator", "you can accept an invitation only as yourself (%s), not as %s", by.ID, user).With("field", "user_id")
+					return admin.AcceptResult{}, admin.Forbidden("self", "you can accept an invitation only as yourself (%s), not as %s: joining is %s's own consent", by.ID, user, user).With("field", "user_id")
 				}
 				user = by.ID
 			}

@@ -84,7 +84,7 @@ type thoughtListArgs struct {
 
 type auditStartArgs struct {
 	TaskID    string  `json:"task_id" pattern:"^T-[1-9][0-9]*$"`
-	AuditorID string  `json:"auditor_id" jsonschema:"minLength=1,maxLength=128" description:"Who audits (agent or user id)."`
+	AuditorID string  `json:"auditor_id" jsonschema:"minLength=1,maxLength=128" description:"Who audits (agent or user id); with an API key, the key's own user."`
 	Reason    *string `json:"reason,omitempty" jsonschema:"maxLength=2000"`
 	Scope     *string `json:"scope,omitempty" jsonschema:"enum=shallow,enum=deep,default=shallow" description:"shallow: the task only; deep: the task and all its sub-tasks, recursively."`
 }

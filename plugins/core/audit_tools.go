@@ -66,6 +66,9 @@ func (c *Core) registerAuditTools() {
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 	}, func(ctx context.Context, svc *audit.Service, in auditStartArgs) (audit.StartOutput, error) {
+		if err := auditorIsCaller(sdk.CallerFrom(ctx), in.AuditorID); err != nil {
+			return audit.StartOutput{}, err
+		}
 		return svc.StartSessionOnce(sdk.IdempotencyOf(ctx).Key, audit.StartInput(in))
 	})
 	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
@@ -131,3 +134,17 @@ var auditSessionListSchema = json.RawMessage(`{
     "offset": {"type": "integer", "minimum": 0}
   }
 }`)
+
+// auditorIsCaller holds audit_session_start's auditor_id to the principal
+// (docs/decisions.md D35): the one argument that names who acts must name,
+// for an API-key caller, the key's own user; a session whose auditor is
+// someone else would put that person's name on the trail. The local
+// operator, whose identity is its own to choose (D4), names any auditor. A
+// refusal is 403 ERR_FORBIDDEN with details.required "self".
+func auditorIsCaller(c sdk.Caller, auditor string) error {
+	if c.Operator() || auditor == c.ID {
+		return nil
+	}
+	return errs.Newf(403, errs.Forbidden, "auditor_id must be your own user id (%s): an API key audits only as its own user, not as %s", c.ID, auditor).
+		With("required", "self").With("field", "auditor_id")
+}

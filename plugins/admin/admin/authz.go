@@ -2,6 +2,7 @@ package admin
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -34,7 +35,8 @@ func RoleAtLeast(role, want string) bool {
 }
 
 // Forbidden is the 403 ERR_FORBIDDEN refusal naming what was required: a
-// role ("admin"), a scope, or "operator".
+// role ("admin"), a scope, "self" (only the user in question may, or the
+// operator) or "operator" (only the local operator may).
 func Forbidden(required, format string, args ...any) *errs.Error {
 	return errs.Newf(403, errs.Forbidden, format, args...).With("required", required)
 }
@@ -99,24 +101,36 @@ func (a *Admin) MemberWorkspaces(userID, role string) (map[string]bool, error) {
 
 // CanManageKey decides whether the actor may see and manage key k (get,
 // list, usage, audit log, update, revoke, rotate, count a request): the
-// operator always; a user their own keys; and, holding the admin scope, the
-// keys scoped to a workspace where they are an admin or owner. Keys of
-// other users that belong to no such workspace stay out of reach, so one
-// user's key can never revoke another's unscoped key.
+// operator, and the key's own user; nobody else (docs/decisions.md D35). A
+// workspace role is a right over the workspace's resources, never over a
+// person's keys, so a workspace admin cannot reach a member's key even when
+// it is scoped to that workspace. A refusal is 403 with details.required
+// "self".
 func (a *Admin) CanManageKey(k *APIKey, by Actor) error {
 	if by.Operator || k.UserID == by.ID {
 		return nil
 	}
-	if !by.HasScope("admin") {
-		return Forbidden("admin", "key %s belongs to %s; a key manages only its own user's keys unless it holds the admin scope", k.ID, k.UserID).With("field", "key_id")
+	return Forbidden("self", "key %s belongs to %s; only %s's own keys or the local operator (cairn over stdio or the CLI) manage it", k.ID, k.UserID, k.UserID).With("field", "key_id")
+}
+
+// ReservedIdentity reports whether user is a name the host records for the
+// local operator or for itself (docs/decisions.md D4, D35): "operator" and
+// "operator:<name>" (the CLI's identity without CAIRN_AGENT_ID), "unknown"
+// (a stdio session with neither CAIRN_AGENT_ID nor a client name) and
+// "cairn-host" (the host's own calls). Only the operator creates or rotates
+// keys for them, so no key can make records that read as the operator's.
+func ReservedIdentity(user string) bool {
+	return user == "operator" || strings.HasPrefix(user, "operator:") || user == "unknown" || user == "cairn-host"
+}
+
+// RequireUnreserved refuses, unless the actor is the operator, to mint a
+// key for a reserved identity (ReservedIdentity): 403 with details.required
+// "operator".
+func RequireUnreserved(field, user string, by Actor) error {
+	if by.Operator || !ReservedIdentity(user) {
+		return nil
 	}
-	if k.WorkspaceID == nil {
-		return Forbidden("operator", "key %s belongs to %s and no workspace; only its user or the local operator manages it", k.ID, k.UserID).With("field", "key_id")
-	}
-	if err := a.RequireRole(*k.WorkspaceID, by, RoleAdmin); err != nil {
-		return errs.From(err).With("field", "key_id")
-	}
-	return nil
+	return Forbidden("operator", "%s is an identity the host records for the local operator or itself; only the local operator (cairn over stdio or the CLI) mints keys for it", user).With("field", field)
 }
 
 // ScopeCeiling checks that scopes grant nothing the actor lacks: no key can
