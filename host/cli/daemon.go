@@ -442,10 +442,26 @@ func newStatus() *cobra.Command {
 				fmt.Fprintln(tw)
 			}
 			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSTATE\tHEALTH\tTOOLS\tRESTARTS")
+			var fixes []string
 			for _, pl := range st.Health.Plugins {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", pl.Name, pl.Version, pl.State, pl.Status, pl.Tools, pl.Restarts)
+				if pl.State != "running" && pl.Message != "" {
+					fixes = append(fixes, fmt.Sprintf("%s: %s", pl.Name, pl.Message))
+				}
 			}
-			return tw.Flush()
+			// Plugins that do not run are listed too, with what fixes them
+			// (docs/decisions.md D36).
+			for _, u := range st.Health.Untrusted {
+				fmt.Fprintf(tw, "%s\t-\tuntrusted\tnot started\t0\t0\n", u.Name)
+				fixes = append(fixes, fmt.Sprintf("%s: %s; to run it: %s", u.Name, u.Reason, u.Command))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, f := range fixes {
+				fmt.Fprintln(out, f)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "config file")

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // `cairn plugins install` and `upgrade` (docs/decisions.md D36): the binary
@@ -89,4 +90,14 @@ func TestPluginInstallAndUpgradeUnderLoad(t *testing.T) {
 		t.Fatalf("the upgraded version never started: %q", started)
 	}
 	t.Logf("%d calls during the upgrade, %d failed (%v)", calls.Load(), failures.Load(), reasons)
+
+	// Replaced by hand (mv) with a binary nobody trusted: the daemon stops
+	// it, and `cairn status` says so with the command that trusts it.
+	if err := os.Rename(version("v3"), filepath.Join(w.root, ".cairn", "plugins", "cairn-plugin-marker")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "cairn status naming the untrusted plugin and its fix", func() bool {
+		_, out, _ := runCairn(t, w, "", env, "status")
+		return strings.Contains(out, "untrusted") && strings.Contains(out, "cairn plugins trust ")
+	})
 }
