@@ -335,15 +335,19 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 	// Whatever is at the socket path belongs to a dead daemon: we hold the
 	// lock a live one would hold.
 	_ = os.Remove(p.Socket)
+	// daemon.json is whole before the socket answers: whoever finds the
+	// socket (Running) reads this daemon's pid, never an empty file.
+	info, _ := json.Marshal(Info{PID: os.Getpid(), Socket: p.Socket, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: opts.Version})
+	if tmp := p.Info + ".tmp"; os.WriteFile(tmp, info, 0o600) == nil {
+		_ = os.Rename(tmp, p.Info)
+	}
+	defer os.Remove(p.Info)
 	ln, err := net.Listen("unix", p.Socket)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", p.Socket, err)
 	}
 	_ = os.Chmod(p.Socket, 0o600)
 	defer os.Remove(p.Socket)
-	info, _ := json.Marshal(Info{PID: os.Getpid(), Socket: p.Socket, StartedAt: time.Now().UTC().Format(time.RFC3339Nano), Version: opts.Version})
-	_ = os.WriteFile(p.Info, info, 0o600)
-	defer os.Remove(p.Info)
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
