@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // ErrLocked is returned when another process holds the file.
@@ -127,4 +128,31 @@ func Open(path string, mode os.FileMode, opts *bolt.Options) (*bolt.DB, []Proble
 		return err
 	})
 	return db, warnings, err
+}
+
+// OpenReadOnly opens a file no process writes, read-only, after Inspect
+// passed it, guarding bbolt's own open.
+func OpenReadOnly(path string) (*bolt.DB, []Problem, error) {
+	lock, err := lockFile(path, false, time.Second)
+	if err != nil {
+		return nil, nil, err
+	}
+	_, problems, err := Inspect(path)
+	_ = lock.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fatal := Fatal(problems); len(fatal) > 0 {
+		return nil, nil, &DamagedError{Path: path, Problems: fatal}
+	}
+	var db *bolt.DB
+	err = Guard(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+		return err
+	})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		err = ErrLocked
+	}
+	return db, problems, err
 }
