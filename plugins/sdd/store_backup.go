@@ -28,9 +28,10 @@ func (s *SDD) storeCheckTool() {
 				return boltcheck.AreaReport{}, err
 			}
 			if e := s.liveEngine(); e != nil && (e.IsPostgres() || filepath.Clean(e.DataDir()) == filepath.Clean(in.From)) {
-				return e.Check()
+				st, err := e.Check()
+				return report(st, true), err
 			}
-			return engine.CheckStateFile(in.From)
+			return report(engine.CheckStateFile(in.From), false), nil
 		},
 	})
 }
@@ -54,12 +55,12 @@ func (s *SDD) storeBackupTool() {
 			if e != nil {
 				dataDir = e.DataDir()
 			}
-			c, ok, err := engine.BackupState(e, dataDir, in.To)
+			n, sum, ok, err := engine.BackupState(e, dataDir, in.To)
 			if err != nil {
 				return out, errs.Newf(500, errs.Internal, "copy the SDD state: %v", err)
 			}
 			if ok {
-				out.File, out.Copied, out.SchemaVersion = engine.StateFile, c, 1
+				out.File, out.Bytes, out.SHA256, out.SchemaVersion = engine.StateFile, int64(n), sum, 1
 			}
 			return out, nil
 		},
@@ -83,4 +84,20 @@ func (s *SDD) storeRestoreTool() {
 			return out, err
 		},
 	})
+}
+
+// report presents the engine's check as the area report `cairn store
+// check` prints.
+func report(st engine.StateReport, live bool) boltcheck.AreaReport {
+	rep := boltcheck.AreaReport{Area: "sdd", Kind: "file", File: st.File, Found: st.Found, Live: live, Problems: []boltcheck.Problem{}}
+	if st.Postgres {
+		rep.Kind = "postgres"
+	}
+	if st.Found {
+		rep.Counts = map[string]int{"bytes": st.Bytes}
+	}
+	for _, p := range st.Problems {
+		rep.Problems = append(rep.Problems, boltcheck.Problem{Area: "sdd", File: st.File, Record: p.Record, Damage: p.Damage, Fatal: p.Fatal})
+	}
+	return rep
 }

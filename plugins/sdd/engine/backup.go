@@ -2,15 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/cairn-mcp/cairn/internal/boltcheck"
 )
 
 // StateFile is the state document's path relative to a data dir (and to a
@@ -20,12 +19,31 @@ const StateFile = stateRel
 // PostgresTable is the table the state lives in on PostgreSQL.
 const PostgresTable = "sdd_state"
 
+// StateProblem is one thing wrong with a state document.
+type StateProblem struct {
+	// Record names the part at fault (a byte offset, a field), if any.
+	Record string
+	Damage string
+	// Fatal is false for what the engine reads past (an unknown field).
+	Fatal bool
+}
+
+// StateReport is what a check of the state found.
+type StateReport struct {
+	// File is the document's path, or the redacted database URL.
+	File     string
+	Found    bool
+	Postgres bool
+	Bytes    int
+	Problems []StateProblem
+}
+
 // CheckStateData checks a state document for `cairn store check`: it must
 // parse as one JSON document, carry a schema version this build reads,
-// and decode into the state's schema. file names it in the problems.
-func CheckStateData(file string, data []byte) []boltcheck.Problem {
-	bad := func(record, format string, args ...any) []boltcheck.Problem {
-		return []boltcheck.Problem{{Area: MigrationArea, File: file, Record: record, Damage: fmt.Sprintf(format, args...), Fatal: true}}
+// and decode into the state's schema.
+func CheckStateData(data []byte) []StateProblem {
+	bad := func(record, format string, args ...any) []StateProblem {
+		return []StateProblem{{Record: record, Damage: fmt.Sprintf(format, args...), Fatal: true}}
 	}
 	if !json.Valid(data) {
 		var syn *json.SyntaxError
@@ -45,27 +63,25 @@ func CheckStateData(file string, data []byte) []boltcheck.Problem {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(new(state)); err != nil {
-		return []boltcheck.Problem{{Area: MigrationArea, File: file, Damage: fmt.Sprintf("the state holds a field this cairn does not know (%v); it is kept but ignored", err)}}
+		return []StateProblem{{Damage: fmt.Sprintf("the state holds a field this cairn does not know (%v); it is kept but ignored", err)}}
 	}
 	return nil
 }
 
 // CheckStateFile checks the state document of dataDir, at rest.
-func CheckStateFile(dataDir string) (boltcheck.AreaReport, error) {
-	path := filepath.Join(dataDir, stateRel)
-	rep := boltcheck.AreaReport{Area: MigrationArea, Kind: "file", File: path, Problems: []boltcheck.Problem{}}
+func CheckStateFile(dataDir string) StateReport {
+	rep := StateReport{File: filepath.Join(dataDir, stateRel)}
 	data, err := readState(dataDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return rep, nil
+		return rep
 	}
 	rep.Found = true
 	if err != nil {
-		rep.Problems = append(rep.Problems, boltcheck.Problem{Area: MigrationArea, File: path, Damage: fmt.Sprintf("cannot be read: %v", err), Fatal: true})
-		return rep, nil
+		rep.Problems = []StateProblem{{Damage: fmt.Sprintf("cannot be read: %v", err), Fatal: true}}
+		return rep
 	}
-	rep.Problems = append(rep.Problems, CheckStateData(path, data)...)
-	rep.Counts = map[string]int{"bytes": len(data)}
-	return rep, nil
+	rep.Bytes, rep.Problems = len(data), CheckStateData(data)
+	return rep
 }
 
 func readState(dataDir string) ([]byte, error) {
@@ -79,24 +95,22 @@ func readState(dataDir string) ([]byte, error) {
 
 // Check checks the state this engine serves: the file under the engine's
 // lock (no write replaces it meanwhile), or on PostgreSQL the row.
-func (e *Engine) Check() (boltcheck.AreaReport, error) {
+func (e *Engine) Check() (StateReport, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.pg != nil {
-		rep := boltcheck.AreaReport{Area: MigrationArea, Kind: "postgres", File: e.pg.where, Live: true, Problems: []boltcheck.Problem{}}
+		rep := StateReport{File: e.pg.where, Postgres: true}
 		data, err := e.pg.load()
 		if err != nil {
 			return rep, err
 		}
-		rep.Found = data != nil
+		rep.Found, rep.Bytes = data != nil, len(data)
 		if data != nil {
-			rep.Problems = append(rep.Problems, CheckStateData(e.pg.where, data)...)
+			rep.Problems = CheckStateData(data)
 		}
 		return rep, nil
 	}
-	rep, err := CheckStateFile(e.dataDir)
-	rep.Live = true
-	return rep, err
+	return CheckStateFile(e.dataDir), nil
 }
 
 // IsPostgres reports whether the engine keeps its state in PostgreSQL.
@@ -106,28 +120,33 @@ func (e *Engine) IsPostgres() bool { return e.pg != nil }
 func (e *Engine) DataDir() string { return e.dataDir }
 
 // BackupState copies the state document of dataDir into dir (as
-// state/sdd-state.json), atomically; with e not nil, under the engine's
-// lock, so no write lands halfway. A data dir without a state document
-// copies nothing (ok false).
-func BackupState(e *Engine, dataDir, dir string) (c boltcheck.Copied, ok bool, err error) {
+// state/sdd-state.json), written beside and renamed; with e not nil,
+// under the engine's lock, so no write lands halfway. It answers the
+// copy's size and sha256; a data dir without a state document copies
+// nothing (ok false).
+func BackupState(e *Engine, dataDir, dir string) (size int, sum string, ok bool, err error) {
 	if e != nil {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 	}
 	data, err := readState(dataDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return c, false, nil
+		return 0, "", false, nil
 	}
 	if err != nil {
-		return c, false, err
+		return 0, "", false, err
 	}
-	dst := filepath.Join(dir, stateRel)
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return c, false, err
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, "", false, err
 	}
-	c, err = boltcheck.WriteFileAtomic(dst, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-	return c, err == nil, err
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return 0, "", false, err
+	}
+	defer r.Close()
+	if err := writeAtomic(r, stateRel, data); err != nil {
+		return 0, "", false, err
+	}
+	h := sha256.Sum256(data)
+	return len(data), hex.EncodeToString(h[:]), true, nil
 }
