@@ -25,7 +25,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"path/filepath"
 	"unicode/utf8"
 )
 
@@ -445,6 +444,3 @@ func showKey(b []byte) string {
 	}
 	return fmt.Sprintf("%x", b)
 }
-
-// base names a file for messages (its name in the data dir).
-func base(path string) string { return filepath.Base(path) }

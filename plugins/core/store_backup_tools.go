@@ -63,7 +63,14 @@ func (c *Core) storeCheckTool() {
 					}
 					return boltcheck.AreaReport{Area: "core", Kind: "postgres", File: d.Location, Found: true, Live: true, Counts: counts, Problems: ps}, err
 				case sameFile(d.Location, path):
-					return boltcheck.CheckLive("core", st.DB(), chainProblems(path))
+					rep, err := boltcheck.CheckLive("core", st.DB(), chainProblems(path))
+					// The copy has fresh meta pages: what the file's own
+					// showed at open is reported as found then.
+					for _, w := range st.Warnings() {
+						w.Area, w.Damage = "core", "at open: "+w.Damage
+						rep.Problems = append(rep.Problems, w)
+					}
+					return rep, err
 				}
 			}
 			rep, err := boltcheck.CheckFile("core", path, chainProblems(path))
