@@ -484,7 +484,8 @@ func (h *Host) Start(ctx context.Context) error {
 		if st.State != supervisor.StateRunning {
 			if s.Required {
 				h.Shutdown(context.Background())
-				return errs.Newf(500, errs.InitFailed, "%s", st.LastError)
+				// A plugin's own ERR_INIT_FAILED says it once, not twice.
+				return errs.Newf(500, errs.InitFailed, "%s", strings.Replace(st.LastError, ": "+errs.InitFailed+": ", ": ", 1))
 			}
 			h.log.Error("plugin failed to start; continuing without it", "plugin", s.Name, "error", st.LastError)
 			h.setProblem(s.Name, st.LastError)

@@ -70,6 +70,15 @@ func relay(ctx context.Context, s config.Settings, configFile string, stdin io.R
 	if errors.Is(err, daemon.ErrRefused) {
 		return refusal(err)
 	}
+	var se *daemon.StartError
+	if errors.As(err, &se) {
+		// The daemon's own start-up error, one line, as a server of this
+		// process would have printed it.
+		if code, text, ok := strings.Cut(se.Line, ": "); ok && strings.HasPrefix(code, "ERR_") {
+			return errs.New(500, code, text)
+		}
+		return errs.New(500, errs.InitFailed, se.Line)
+	}
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "%v (run with --no-daemon to serve without the shared daemon)", err)
 	}
@@ -142,6 +151,9 @@ func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error
 		return nil, err
 	}
 	defer logf.Close()
+	// Where this daemon's lines start in the shared log: a daemon that
+	// exits during start-up is reported with its own error line.
+	logStart, _ := logf.Seek(0, io.SeekEnd)
 	args := []string{daemonArg}
 	if configFile != "" {
 		args = append(args, "--config", configFile)
@@ -174,8 +186,37 @@ func startDaemon(p daemon.Paths, configFile string) (func() (bool, error), error
 	return func() (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if done && werr != nil {
+			if line := startFailure(p.Log, logStart); line != "" {
+				return true, &daemon.StartError{Line: line}
+			}
+		}
 		return done, werr
 	}, nil
+}
+
+// startFailure is the last error line ("ERR_CODE: text", as report prints
+// it) a daemon wrote to its log from offset on; "" when there is none.
+func startFailure(log string, offset int64) string {
+	f, err := os.Open(log)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 4<<20))
+	if err != nil {
+		return ""
+	}
+	last := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "ERR_") {
+			last = line
+		}
+	}
+	return last
 }
 
 // daemonHandler serves relayed sessions from one host.

@@ -34,8 +34,9 @@ type copyReport struct {
 func newStore() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Move a data dir's state into PostgreSQL",
+		Short: "Check a data dir's stores, or move its state into PostgreSQL",
 	}
+	cmd.AddCommand(newStoreCheck())
 	var configFile, from, to string
 	cp := &cobra.Command{
 		Use:   "copy --from <data dir> --to postgres://…",

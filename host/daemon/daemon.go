@@ -198,6 +198,16 @@ func Dial(p Paths, hello Hello, timeout time.Duration) (net.Conn, *bufio.Reader,
 	return conn, r, w, nil
 }
 
+// StartError is a daemon that could not start and said why (its error
+// line, "ERR_CODE: text"): the same cause would stop every retry, so the
+// relay reports it at once instead of starting daemons again.
+type StartError struct {
+	// Line is the daemon's own report of the failure.
+	Line string
+}
+
+func (e *StartError) Error() string { return e.Line }
+
 // Starter launches a daemon process and returns a function reporting whether
 // it has exited (and with what error), so Connect stops waiting for a
 // daemon that died.
@@ -232,6 +242,10 @@ func Connect(ctx context.Context, p Paths, hello Hello, start Starter, timeout t
 			return c, r, w, err
 		}
 		if done, werr := exited(); done {
+			var se *StartError
+			if errors.As(werr, &se) {
+				return nil, nil, Welcome{}, se
+			}
 			return nil, nil, Welcome{}, fmt.Errorf("the cairn daemon exited during start-up (%v); its log is %s", werr, p.Log)
 		}
 		if time.Now().After(deadline) {

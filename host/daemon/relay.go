@@ -145,6 +145,10 @@ func (r *relay) connect(ctx context.Context, resume bool) error {
 			if !w.OK && w.Error != "" {
 				return fmt.Errorf("%w: %s", ErrRefused, w.Error)
 			}
+			var se *StartError
+			if errors.As(err, &se) {
+				return se
+			}
 			lastErr = err
 			fmt.Fprintf(r.cfg.Stderr, "cairn: cannot reach the daemon (attempt %d of %d): %v\n", attempt+1, r.cfg.Attempts, err)
 			continue

@@ -63,6 +63,9 @@ func New() *sdk.Plugin {
 	a.internalTools()
 	a.storeMigrationsTool()
 	a.storeCopyTool()
+	a.storeCheckTool()
+	a.storeBackupTool()
+	a.storeRestoreTool()
 	return p
 }
 

@@ -41,7 +41,7 @@ func invoke(t *testing.T, p *sdk.Plugin, tool string, args any) (map[string]any,
 func TestToolsNeverExposeHashesAndShowPlaintextOnce(t *testing.T) {
 	p := configured(t)
 	for _, ti := range p.Tools() {
-		internal := (ti.Name == "admin_key_authenticate" || ti.Name == "admin_store_migrations" || ti.Name == "admin_store_copy") && ti.Toolset == sdk.InternalToolset
+		internal := (ti.Name == "admin_key_authenticate" || strings.HasPrefix(ti.Name, "admin_store_")) && ti.Toolset == sdk.InternalToolset
 		if (ti.Toolset != "admin" && !internal) || !strings.HasPrefix(ti.Name, "admin_") {
 			t.Errorf("tool %s in toolset %s", ti.Name, ti.Toolset)
 		}

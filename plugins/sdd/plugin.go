@@ -59,6 +59,9 @@ func New() *sdk.Plugin {
 	s.registerCompletions()
 	s.storeMigrationsTool()
 	s.storeCopyTool()
+	s.storeCheckTool()
+	s.storeBackupTool()
+	s.storeRestoreTool()
 	return p
 }
 

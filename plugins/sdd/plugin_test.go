@@ -47,8 +47,9 @@ func TestToolsDeclared(t *testing.T) {
 	var names []string
 	readOnly := map[string]bool{}
 	for _, ti := range p.Tools() {
-		if ti.Name == "sdd_store_migrations" || ti.Name == "sdd_store_copy" { // the host's own, never listed
-			if ti.Toolset != sdk.InternalToolset || ti.ReadOnly != (ti.Name == "sdd_store_migrations") {
+		if strings.HasPrefix(ti.Name, "sdd_store_") { // the host's own, never listed
+			writes := ti.Name == "sdd_store_copy" || ti.Name == "sdd_store_restore"
+			if ti.Toolset != sdk.InternalToolset || ti.ReadOnly == writes {
 				t.Errorf("%s toolset %q, read-only %v", ti.Name, ti.Toolset, ti.ReadOnly)
 			}
 			continue

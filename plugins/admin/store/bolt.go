@@ -25,6 +25,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/cairn-mcp/cairn/internal/boltcheck"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -88,12 +89,29 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	boltFiles.Lock()
 	f := boltFiles.m[abs]
-	if f == nil {
+	first := f == nil
+	if first {
 		f = &boltFile{path: abs, timeout: opts.LockTimeout}
 		boltFiles.m[abs] = f
 	}
 	f.refs++
 	boltFiles.Unlock()
+	if first {
+		// The file's pages are walked before bbolt maps it, once per
+		// process: bbolt faults on a truncated file and panics on a
+		// corrupt page.
+		if _, err := boltcheck.Preflight(abs, opts.LockTimeout); err != nil {
+			(&boltHandle{f: f}).close()
+			var damaged *boltcheck.DamagedError
+			if errors.As(err, &damaged) {
+				return nil, errs.New(500, errs.InitFailed, damaged.Error())
+			}
+			if errors.Is(err, boltcheck.ErrLocked) {
+				return nil, errs.Newf(500, errs.InitFailed, "admin store %s is locked by another cairn process; stop it, or retry when it is done", abs)
+			}
+			return nil, errs.Newf(500, errs.InitFailed, "admin store %s: %v", abs, err)
+		}
+	}
 	h := &boltHandle{f: f}
 	if err := f.run(true, prepare); err != nil {
 		h.close()
@@ -186,7 +204,12 @@ func (f *boltFile) acquire() (*bolt.DB, error) {
 		return nil, errClosed(f.path)
 	}
 	if f.db == nil {
-		db, err := bolt.Open(f.path, 0o600, &bolt.Options{Timeout: f.timeout})
+		var db *bolt.DB
+		err := boltcheck.Guard(f.path, func() error {
+			var err error
+			db, err = bolt.Open(f.path, 0o600, &bolt.Options{Timeout: f.timeout})
+			return err
+		})
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return nil, errs.Newf(503, errs.Unavailable, "admin store %s is locked by another cairn process; stop it, or retry when it is done (waited %s)", f.path, f.timeout)
 		}

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
 
+	"github.com/cairn-mcp/cairn/internal/boltcheck"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/trail"
 	"github.com/cairn-mcp/cairn/internal/trail/tree"
@@ -115,4 +117,51 @@ func (s *Service) FinalizedRoots() (map[string]string, error) {
 		})
 	})
 	return out, err
+}
+
+// StoreProblems runs CheckStore and compares every recomputed root with the
+// root its session froze, for `cairn store check`: each broken link and
+// each root that moved is one problem naming the record, in file's terms.
+func (s *Service) StoreProblems(file string) ([]boltcheck.Problem, map[string]int, error) {
+	want, err := s.FinalizedRoots()
+	if err != nil {
+		return []boltcheck.Problem{{File: file, Bucket: store.BucketAuditSessions, Damage: fmt.Sprintf("the audit sessions cannot be read: %v", err)}}, nil, nil
+	}
+	check, err := s.CheckStore()
+	if err != nil {
+		return []boltcheck.Problem{{File: file, Damage: fmt.Sprintf("the chains cannot be verified: %v", err)}}, nil, nil
+	}
+	var out []boltcheck.Problem
+	for _, b := range check.Broken {
+		rec := fmt.Sprintf("task %s %s chain position %d", b.TaskID, b.Chain, b.Position)
+		if b.RecordID != "" {
+			rec += " (" + b.RecordID + ")"
+		}
+		damage := b.Reason
+		if b.Detail != "" {
+			damage += ": " + b.Detail
+		}
+		if b.ExpectedHash != "" || b.ActualHash != "" {
+			damage += fmt.Sprintf(" (expected %s, found %s)", b.ExpectedHash, b.ActualHash)
+		}
+		out = append(out, boltcheck.Problem{File: file, Bucket: store.BucketChainLinks, Record: rec, Damage: damage})
+	}
+	verified := 0
+	ids := make([]string, 0, len(want))
+	for id := range want {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		switch got, ok := check.Roots[id]; {
+		case !ok:
+			out = append(out, boltcheck.Problem{File: file, Bucket: store.BucketAuditSessions, Record: "audit session " + id, Damage: "the session froze a root but its sealed records cannot be found"})
+		case got != want[id]:
+			out = append(out, boltcheck.Problem{File: file, Bucket: store.BucketAuditSessions, Record: "audit session " + id,
+				Damage: fmt.Sprintf("the frozen Merkle root is %s but the sealed records give %s", want[id], got)})
+		default:
+			verified++
+		}
+	}
+	return out, map[string]int{"tasks": check.Tasks, "chain_links": check.ChainLinks, "sessions": check.Sessions, "roots_verified": verified}, nil
 }

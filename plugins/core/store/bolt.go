@@ -15,6 +15,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/cairn-mcp/cairn/internal/boltcheck"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -114,20 +115,42 @@ func Open(path string, opts Options) (*Store, error) {
 			return nil, initFailed("cannot create the data directory %s: %v; check its permissions or set CAIRN_DATA_DIR", dir, err)
 		}
 	}
-	db, err := bolt.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout})
+	// The file's pages are walked before bbolt maps it (bbolt faults on a
+	// truncated file and panics on a corrupt page): a damaged store is
+	// one line naming the file, the damage and what to run.
+	db, warnings, err := boltcheck.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout})
 	if err != nil {
-		if errors.Is(err, bolterrors.ErrTimeout) {
+		var damaged *boltcheck.DamagedError
+		switch {
+		case errors.Is(err, bolterrors.ErrTimeout), errors.Is(err, boltcheck.ErrLocked):
 			return nil, initFailed("store %s is locked by another cairn process; stop it or set CAIRN_DATA_DIR to another directory", path)
+		case errors.As(err, &damaged):
+			return nil, initFailed("%s", damaged.Error())
 		}
 		return nil, initFailed("cannot open store %s: %v; check the file and its permissions, or set CAIRN_DATA_DIR to another directory", path, err)
 	}
-	s := &Store{bolt: &boltBackend{db: db, path: path}}
-	if s.version, err = migrateBolt(db, path); err != nil {
+	s := &Store{bolt: &boltBackend{db: db, path: path}, warnings: warnings}
+	if err := boltcheck.Guard(path, func() error {
+		var err error
+		s.version, err = migrateBolt(db, path)
+		return err
+	}); err != nil {
+		var damaged *boltcheck.DamagedError
+		if errors.As(err, &damaged) {
+			// bbolt panicked inside its transaction, whose locks it still
+			// holds: Close would wait for them forever. The process is
+			// failing its start; the handle goes with it.
+			return nil, initFailed("%s", damaged.Error())
+		}
 		_ = db.Close()
 		return nil, err
 	}
 	return s, nil
 }
+
+// Warnings are the problems found in the store's file at open that bbolt
+// survives (a damaged meta page it fell back from): health reports them.
+func (s *Store) Warnings() []boltcheck.Problem { return s.warnings }
 
 // migrateBolt applies every migration past the stored version in one
 // transaction, so a crash mid-way leaves the old version intact.

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/boltcheck"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -146,7 +147,9 @@ type Store struct {
 	bolt    *boltBackend
 	pg      *pgBackend
 	version int
-	group   group
+	// warnings are what the file's check at open found and survived.
+	warnings []boltcheck.Problem
+	group    group
 	// outbox hands the events a group commit recorded to this process's
 	// drainer and removes handled entries with a later commit.
 	outbox outboxState

@@ -186,7 +186,7 @@ func TestOpenFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(junk, Options{})
-	wantInitFailed(t, err, "cannot open store")
+	wantInitFailed(t, err, "is damaged: page 0 (meta): both meta pages are invalid")
 
 	blocker := filepath.Join(dir, "file")
 	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
