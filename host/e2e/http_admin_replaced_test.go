@@ -11,12 +11,26 @@ import (
 )
 
 // runningExe counts the processes running the executable at path.
+// A pinned or trusted plugin runs from a sealed in-memory copy of the
+// checked bytes (docs/decisions.md D36): its exe is that memfd, and its
+// argv[0] names the file it came from.
 func runningExe(path string) int {
 	n := 0
 	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
 	for _, p := range procs {
-		if target, err := os.Readlink(p); err == nil && target == path {
+		target, err := os.Readlink(p)
+		if err != nil {
+			continue
+		}
+		if target == path {
 			n++
+			continue
+		}
+		if strings.HasPrefix(target, "/memfd:cairn-plugin-") {
+			cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+			if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 == path {
+				n++
+			}
 		}
 	}
 	return n
