@@ -522,7 +522,10 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/audits/"+proof), chromedp.Click(`a[href$="/bundle"]`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("download the bundle from the page: %v", err)
 	}
-	eventually(t, 15*time.Second, "the browser to save "+downloaded, func() bool {
+	// The page fetches the bundle with its session and saves it from a
+	// blob; while 10,000 tasks are being created, the export alone can take
+	// seconds on two shared cores.
+	eventually(t, 60*time.Second, "the browser to save "+downloaded, func() bool {
 		st, err := os.Stat(downloaded)
 		return err == nil && st.Size() > 0
 	})
@@ -854,7 +857,7 @@ Promise.allSettled(tries).then(() => { document.title = "done"; });
 		chromedp.Navigate(base+"/audits/"+sealed), chromedp.Click(`a[href$="/bundle"]`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("download the bundle: %v", err)
 	}
-	eventually(t, 15*time.Second, "the browser to save the bundle", func() bool {
+	eventually(t, 30*time.Second, "the browser to save the bundle", func() bool {
 		b, err := os.ReadFile(filepath.Join(dl, sealed+".proof.json"))
 		return err == nil && bytes.Contains(b, []byte(sealed))
 	})

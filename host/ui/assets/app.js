@@ -81,6 +81,7 @@
   async function obtainSession() {
     if (location.pathname === "/login") {
       const token = new URLSearchParams(location.search).get("token") || "";
+      if (!token && session) { history.replaceState(null, "", sessionStorage.getItem(HOME) || "/board"); return; }
       history.replaceState(null, "", "/login");
       const r = await fetch("/api/login", {
         method: "POST", credentials: "omit", cache: "no-store",
@@ -119,7 +120,7 @@
       document.title = doc.title;
       delete document.body.dataset.shell;
       for (const k in doc.body.dataset) document.body.dataset[k] = doc.body.dataset[k];
-      document.body.replaceChildren(...Array.from(doc.body.childNodes, (n) => document.adoptNode(n)));
+      document.body.replaceChildren(...Array.from(doc.body.childNodes).map((n) => document.adoptNode(n)));
     } catch (e) {
       if (!(e instanceof LoggedOut)) notice(e.message);
       return;
@@ -291,8 +292,10 @@
       if (board) return loadBoard();
       if (document.activeElement && document.activeElement.closest("form")) return; // do not wipe a form being filled
       const doc = await fetchView();
-      const main = doc.getElementById("main");
-      if (main) document.getElementById("main").replaceWith(main);
+      const main = doc.getElementById("main"), cur = document.getElementById("main");
+      // Unchanged content stays in place: no churn under the pointer (a
+      // click must not land between two versions of a link).
+      if (main && main.innerHTML !== cur.innerHTML) cur.replaceWith(main);
     }
     // A board filtered to one project ignores other projects' task events.
     function relevant(ev) {
