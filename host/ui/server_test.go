@@ -2,10 +2,12 @@ package ui
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
-	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -57,45 +59,198 @@ func startTest(t *testing.T, cfg Config) (*Server, *recorder) {
 
 func base(s *Server) string { return "http://127.0.0.1:" + s.Port() }
 
-// login exchanges a fresh token and returns a client holding the cookie.
-func login(t *testing.T, s *Server, g Grant) *http.Client {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Get(s.LoginURL(g))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login: %d", res.StatusCode)
-	}
-	return c
+// bearerTransport sends a session secret in every request's Authorization
+// header, as the page does.
+type bearerTransport struct{ session string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.session)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
-func TestLoginSetsAStrictHttpOnlyCookieOnce(t *testing.T) {
+// exchange posts a login URL's token to /api/login as the login page does,
+// with the given Origin ("" for none).
+func exchange(t *testing.T, s *Server, loginURL, origin string) (int, loginOutput) {
+	t.Helper()
+	u, err := url.Parse(loginURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(loginInput{Token: u.Query().Get("token")})
+	req, _ := http.NewRequest("POST", base(s)+"/api/login", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out loginOutput
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	if len(res.Cookies()) != 0 {
+		t.Errorf("the login exchange set cookies %v", res.Cookies())
+	}
+	return res.StatusCode, out
+}
+
+// loginSession logs in with a fresh token and returns the session secret.
+func loginSession(t *testing.T, s *Server, g Grant) string {
+	t.Helper()
+	code, out := exchange(t, s, s.LoginURL(g), base(s))
+	if code != 200 || out.Session == "" {
+		t.Fatalf("login: %d %+v", code, out)
+	}
+	return out.Session
+}
+
+// login returns a client that sends a fresh login's session secret.
+func login(t *testing.T, s *Server, g Grant) *http.Client {
+	t.Helper()
+	return &http.Client{Transport: bearerTransport{loginSession(t, s, g)}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func shellPage(t *testing.T) []byte {
+	t.Helper()
+	b, err := templateFS.ReadFile("templates/shell.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLoginExchangesTheTokenOnceForASession(t *testing.T) {
 	s, _ := startTest(t, Config{})
 	u := s.LoginURL(Grant{Person: "alice", Project: "web"})
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := c.Get(u)
+	// Opening the URL answers the static page and spends nothing; it
+	// expires the cookie earlier versions set.
+	res, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 303 || res.Header.Get("Location") != "/board?project=web" {
-		t.Fatalf("login: %d to %q, want 303 to the project's board", res.StatusCode, res.Header.Get("Location"))
+	if res.StatusCode != 200 || !bytes.Equal(body, shellPage(t)) {
+		t.Fatalf("GET %s: %d %s, want the static page", u, res.StatusCode, body)
 	}
-	ck := res.Cookies()
-	if len(ck) != 1 || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Name != "cairn_ui_"+s.Port() {
-		t.Fatalf("cookie %+v, want one HttpOnly SameSite=Strict cookie named for the port", ck)
+	if ck := res.Cookies(); len(ck) != 1 || ck[0].Name != "cairn_ui_"+s.Port() || ck[0].MaxAge >= 0 {
+		t.Fatalf("cookies %+v, want only the old session cookie expired", ck)
 	}
-	res, err = c.Get(u)
+	// The exchange needs this dashboard's own Origin, exactly.
+	for _, o := range []string{"", "http://127.0.0.1:1", "http://attacker.example", "null"} {
+		if code, out := exchange(t, s, u, o); code != 403 || out.Session != "" {
+			t.Fatalf("exchange with Origin %q: %d %+v, want 403", o, code, out)
+		}
+	}
+	code, out := exchange(t, s, u, base(s))
+	if code != 200 || out.Person != "alice" || out.Actions || out.Home != "/board?project=web" {
+		t.Fatalf("exchange: %d %+v", code, out)
+	}
+	g, ok := openSession(s.secret, out.Session, time.Now())
+	if !ok || g.Person != "alice" || time.Until(time.Unix(g.Expires, 0)) > SessionTTL {
+		t.Fatalf("session %q opens to %+v %v", out.Session, g, ok)
+	}
+	if code, out := exchange(t, s, u, base(s)); code != 401 || out.Session != "" {
+		t.Fatalf("second use of a token: %d %+v, want 401", code, out)
+	}
+}
+
+// serve runs one request through the handler in this goroutine, so a test
+// may move the server's clock.
+func serve(s *Server, req *http.Request) *httptest.ResponseRecorder {
+	req.Host = "127.0.0.1:" + s.port
+	rw := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rw, req)
+	return rw
+}
+
+func TestTokensAndSessionsExpire(t *testing.T) {
+	s, _ := startTest(t, Config{})
+	start := time.Now()
+	s.now = func() time.Time { return start }
+	tok, _ := url.Parse(s.LoginURL(Grant{Person: "alice"}))
+	post := func() int {
+		req := httptest.NewRequest("POST", "/api/login", strings.NewReader(`{"token":"`+tok.Query().Get("token")+`"}`))
+		req.Header.Set("Origin", base(s))
+		return serve(s, req).Code
+	}
+	s.now = func() time.Time { return start.Add(TokenTTL + time.Second) }
+	if code := post(); code != 401 {
+		t.Fatalf("an expired token: %d, want 401", code)
+	}
+	s.now = func() time.Time { return start }
+	if code := post(); code != 401 {
+		t.Fatalf("a token refused once: %d, want 401 for good", code)
+	}
+	sess := sealSession(s.secret, Grant{Person: "alice", Expires: start.Add(SessionTTL).Unix()})
+	view := func() int {
+		req := httptest.NewRequest("GET", "/view/board", nil)
+		req.Header.Set("Authorization", "Bearer "+sess)
+		return serve(s, req).Code
+	}
+	if code := view(); code != 200 {
+		t.Fatalf("a fresh session: %d, want 200", code)
+	}
+	s.now = func() time.Time { return start.Add(SessionTTL + time.Second) }
+	if code := view(); code != 401 {
+		t.Fatalf("an expired session: %d, want 401", code)
+	}
+}
+
+// What a server on another loopback port receives from the person's
+// browser is its cookies for 127.0.0.1, whatever they are. Even a cookie
+// holding a valid session secret, under any name, opens nothing: reads,
+// the stream, downloads and actions all want the Authorization header,
+// which only the dashboard's own pages can send.
+func TestACookieAloneOpensNothing(t *testing.T) {
+	s, rec := startTest(t, Config{})
+	sess := loginSession(t, s, Grant{Person: "alice", AllowActions: true})
+	cookie := strings.Join([]string{"cairn_ui_" + s.Port() + "=" + sess, "session=" + sess, "Authorization=Bearer " + sess}, "; ")
+	paths := []struct{ method, path string }{
+		{"GET", "/view/board"}, {"GET", "/view/task/T-1"}, {"GET", "/view/audits"}, {"GET", "/view/audits/A-1"},
+		{"GET", "/view/sdd"}, {"GET", "/view/system"}, {"GET", "/api/tasks?status=todo"}, {"GET", "/events"},
+		{"GET", "/api/audits/A-1/bundle"}, {"POST", "/api/audits/verify"}, {"POST", "/api/task/T-1/action"},
+		{"GET", "/board"}, {"GET", "/system"}, {"GET", "/task/T-1"}, {"GET", "/"},
+	}
+	for _, p := range paths {
+		req, _ := http.NewRequest(p.method, base(s)+p.path, strings.NewReader(`{"action":"comment","content":"from another origin"}`))
+		req.Header.Set("Cookie", cookie)
+		req.Header.Set("Origin", base(s)) // forged, as curl can
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 1<<16))
+		res.Body.Close()
+		switch {
+		case strings.HasPrefix(p.path, "/view/") || strings.HasPrefix(p.path, "/api/") || p.path == "/events":
+			if res.StatusCode != 401 {
+				t.Errorf("%s %s with the cookie alone: %d %s, want 401", p.method, p.path, res.StatusCode, body)
+			}
+		default: // a page address: the static page, the same for everyone
+			if res.StatusCode != 200 || !bytes.Equal(body, shellPage(t)) {
+				t.Errorf("%s %s with the cookie alone: %d %s, want the static page", p.method, p.path, res.StatusCode, body)
+			}
+		}
+	}
+	rec.mu.Lock()
+	if len(rec.names) != 0 {
+		t.Errorf("the cookie alone reached tools %v", rec.names)
+	}
+	rec.mu.Unlock()
+	// The same secret in the header opens the pages.
+	req, _ := http.NewRequest("GET", base(s)+"/view/system", nil)
+	req.Header.Set("Authorization", "Bearer "+sess)
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode != 401 {
-		t.Fatalf("second use of a token: %d, want 401", res.StatusCode)
+	if res.StatusCode != 200 || !bytes.Contains(body, []byte("alice")) {
+		t.Fatalf("the header: %d %s", res.StatusCode, body)
 	}
 }
 
@@ -105,22 +260,34 @@ func TestGuardRefusals(t *testing.T) {
 	port := s.Port()
 	for _, tc := range []struct {
 		name, method, path, host, origin string
-		cookie                           bool
+		session                          bool
+		header                           map[string]string
 		want                             int
 	}{
-		{"no cookie page", "GET", "/board", "", "", false, 401},
-		{"no cookie api", "GET", "/api/tasks", "", "", false, 401},
-		{"no cookie events", "GET", "/events", "", "", false, 401},
-		{"cookie", "GET", "/board", "", "", true, 200},
-		{"assets need no cookie", "GET", "/assets/style.css", "", "", false, 200},
-		{"rebinding host", "GET", "/board", "attacker.example:" + port, "", true, 421},
-		{"another port", "GET", "/board", "127.0.0.1:1", "", true, 421},
-		{"localhost", "GET", "/assets/app.js", "localhost:" + port, "", false, 200},
-		{"foreign origin read", "GET", "/api/tasks", "", "http://attacker.example", true, 403},
-		{"foreign origin write", "POST", "/api/task/T-1/action", "", "http://attacker.example", true, 403},
-		{"write without origin", "POST", "/api/task/T-1/action", "", "", true, 403},
-		{"same origin write", "POST", "/api/task/T-1/action", "", "http://127.0.0.1:" + port, true, 503},
-		{"unknown token", "GET", "/login?token=nope", "", "", false, 401},
+		{"no session view", "GET", "/view/board", "", "", false, nil, 401},
+		{"no session api", "GET", "/api/tasks", "", "", false, nil, 401},
+		{"no session events", "GET", "/events", "", "", false, nil, 401},
+		{"no session bundle", "GET", "/api/audits/A-1/bundle", "", "", false, nil, 401},
+		{"no session verify", "POST", "/api/audits/verify", "", "http://127.0.0.1:" + port, false, nil, 401},
+		{"no session action", "POST", "/api/task/T-1/action", "", "http://127.0.0.1:" + port, false, nil, 401},
+		{"a bad session", "GET", "/view/board", "", "", false, map[string]string{"Authorization": "Bearer e30.AAAA"}, 401},
+		{"session", "GET", "/view/board", "", "", true, nil, 200},
+		{"page address needs none", "GET", "/board", "", "", false, nil, 200},
+		{"assets need none", "GET", "/assets/style.css", "", "", false, nil, 200},
+		{"rebinding host", "GET", "/view/board", "attacker.example:" + port, "", true, nil, 421},
+		{"rebinding host, page", "GET", "/board", "attacker.example:" + port, "", false, nil, 421},
+		{"another port", "GET", "/view/board", "127.0.0.1:1", "", true, nil, 421},
+		{"localhost", "GET", "/assets/app.js", "localhost:" + port, "", false, nil, 200},
+		{"foreign origin read", "GET", "/api/tasks", "", "http://attacker.example", true, nil, 403},
+		{"another port's origin read", "GET", "/view/system", "", "http://127.0.0.1:1", true, nil, 403},
+		{"same-site fetch", "GET", "/view/system", "", "", true, map[string]string{"Sec-Fetch-Site": "same-site"}, 403},
+		{"foreign origin write", "POST", "/api/task/T-1/action", "", "http://attacker.example", true, nil, 403},
+		{"another port's origin write", "POST", "/api/task/T-1/action", "", "http://127.0.0.1:1", true, nil, 403},
+		{"https origin write", "POST", "/api/task/T-1/action", "", "https://127.0.0.1:" + port, true, nil, 403},
+		{"write without origin", "POST", "/api/task/T-1/action", "", "", true, nil, 403},
+		{"preflight", "OPTIONS", "/api/task/T-1/action", "", "http://127.0.0.1:1", false, map[string]string{"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}, 403},
+		{"same origin write", "POST", "/api/task/T-1/action", "", "http://127.0.0.1:" + port, true, nil, 503},
+		{"unknown token", "POST", "/api/login", "", "http://127.0.0.1:" + port, false, nil, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tc.method, base(s)+tc.path, strings.NewReader(`{"action":"comment","content":"hi"}`))
@@ -130,8 +297,11 @@ func TestGuardRefusals(t *testing.T) {
 			if tc.origin != "" {
 				req.Header.Set("Origin", tc.origin)
 			}
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
 			client := http.DefaultClient
-			if tc.cookie {
+			if tc.session {
 				client = c
 			}
 			res, err := client.Do(req)
@@ -141,6 +311,11 @@ func TestGuardRefusals(t *testing.T) {
 			res.Body.Close()
 			if res.StatusCode != tc.want {
 				t.Fatalf("%d, want %d", res.StatusCode, tc.want)
+			}
+			for k := range res.Header {
+				if strings.HasPrefix(k, "Access-Control-") {
+					t.Fatalf("answered %s: the dashboard grants no cross-origin access", k)
+				}
 			}
 		})
 	}
@@ -256,16 +431,12 @@ func TestPortAndSessionsSurviveARestart(t *testing.T) {
 	if s2.Port() != port {
 		t.Fatalf("port %s after a restart, want %s", s2.Port(), port)
 	}
-	u, _ := url.Parse(base(s2) + "/board")
-	if len(c.Jar.Cookies(u)) != 1 {
-		t.Fatal("the client lost its cookie")
-	}
-	res, err := c.Get(base(s2) + "/board")
+	res, err := c.Get(base(s2) + "/view/board")
 	if err != nil {
 		t.Fatal(err)
 	}
 	res.Body.Close()
 	if res.StatusCode != 200 {
-		t.Fatalf("cookie after a restart: %d, want 200", res.StatusCode)
+		t.Fatalf("session after a restart: %d, want 200", res.StatusCode)
 	}
 }

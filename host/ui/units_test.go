@@ -70,16 +70,16 @@ func TestTokens(t *testing.T) {
 	}
 }
 
-func TestCookies(t *testing.T) {
+func TestSessionSecrets(t *testing.T) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
 	now := time.Unix(2_000_000, 0)
-	good := sealCookie(secret, Grant{Person: "alice", AllowActions: true, Expires: now.Add(time.Hour).Unix()})
+	good := sealSession(secret, Grant{Person: "alice", AllowActions: true, Expires: now.Add(time.Hour).Unix()})
 	enc, sig, _ := strings.Cut(good, ".")
 	flip := "A"
 	if enc[0] == 'A' {
 		flip = "B"
 	}
-	forged := sealCookie([]byte("another secret, another data dir"), Grant{Person: "alice", Expires: now.Add(time.Hour).Unix()})
+	forged := sealSession([]byte("another secret, another data dir"), Grant{Person: "alice", Expires: now.Add(time.Hour).Unix()})
 	for _, tc := range []struct {
 		name, value string
 		at          time.Time
@@ -93,26 +93,26 @@ func TestCookies(t *testing.T) {
 		{"no dot", enc, now, false},
 		{"bad base64", "!!!." + sig, now, false},
 		{"empty", "", now, false},
-		{"no person", sealCookie(secret, Grant{Expires: now.Add(time.Hour).Unix()}), now, false},
+		{"no person", sealSession(secret, Grant{Expires: now.Add(time.Hour).Unix()}), now, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g, ok := openCookie(secret, tc.value, tc.at)
+			g, ok := openSession(secret, tc.value, tc.at)
 			if ok != tc.ok || (ok && (g.Person != "alice" || !g.AllowActions)) {
-				t.Fatalf("openCookie: %+v %v, want ok %v", g, ok, tc.ok)
+				t.Fatalf("openSession: %+v %v, want ok %v", g, ok, tc.ok)
 			}
 		})
 	}
 }
 
-func FuzzOpenCookie(f *testing.F) {
+func FuzzOpenSession(f *testing.F) {
 	secret := []byte("0123456789abcdef0123456789abcdef")
-	f.Add(sealCookie(secret, Grant{Person: "alice", Expires: 1 << 40}))
+	f.Add(sealSession(secret, Grant{Person: "alice", Expires: 1 << 40}))
 	f.Add("a.b")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, v string) {
-		g, ok := openCookie(secret, v, time.Unix(0, 0))
-		if ok && sealCookie(secret, g) == "" {
-			t.Fatal("an accepted cookie does not seal again")
+		g, ok := openSession(secret, v, time.Unix(0, 0))
+		if ok && sealSession(secret, g) == "" {
+			t.Fatal("an accepted session secret does not seal again")
 		}
 	})
 }
@@ -137,6 +137,7 @@ func TestHostAndOrigin(t *testing.T) {
 		{"POST", "http://127.0.0.1:4000", true}, {"POST", "http://localhost:4000", true},
 		{"GET", "http://evil.example", false}, {"POST", "https://127.0.0.1:4000", false},
 		{"POST", "http://127.0.0.1:4001", false}, {"POST", "null", false},
+		{"GET", "http://127.0.0.1:4001", false}, {"GET", "http://127.0.0.1", false}, {"POST", "http://127.0.0.1:4000/", false},
 	} {
 		r := httptest.NewRequest(tc.method, "/", nil)
 		if tc.origin != "" {
@@ -144,6 +145,28 @@ func TestHostAndOrigin(t *testing.T) {
 		}
 		if originAllowed(r, "4000") != tc.ok {
 			t.Errorf("%s with Origin %q: want %v", tc.method, tc.origin, tc.ok)
+		}
+	}
+	// A browser says where a request comes from: another loopback port is
+	// the same site, not the same origin.
+	for site, ok := range map[string]bool{"same-origin": true, "same-site": false, "cross-site": false, "none": false} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.Header.Set("Sec-Fetch-Site", site)
+		if originAllowed(r, "4000") != ok {
+			t.Errorf("Sec-Fetch-Site %q: want %v", site, ok)
+		}
+	}
+	for _, tc := range []struct {
+		header, want string
+	}{
+		{"Bearer abc.def", "abc.def"}, {"bearer abc", "abc"}, {"Basic abc", ""}, {"Bearer", ""}, {"", ""},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		if tc.header != "" {
+			r.Header.Set("Authorization", tc.header)
+		}
+		if got := bearer(r); got != tc.want {
+			t.Errorf("Authorization %q: bearer %q, want %q", tc.header, got, tc.want)
 		}
 	}
 }
