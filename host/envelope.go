@@ -3,11 +3,11 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cairn-mcp/cairn/host/internal/rpcid"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
@@ -62,24 +62,8 @@ func probeMessage(line []byte) (p requestProbe, answer *mcp.JSONRPCError, handle
 	return p, answer, true
 }
 
-// maxSafeID bounds integer ids: mcp-go decodes a number through float64,
-// so a larger integer would come back as another id.
-const maxSafeID = 1<<53 - 1
-
-// ValidID reports whether raw is an id MCP allows: a string, or an integer
-// written the way it is written back. null, fractions, arrays and objects
-// are not ids.
-func ValidID(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return false
-	}
-	if raw[0] == '"' {
-		return true // the message as a whole is valid JSON
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	return err == nil && n >= -maxSafeID && n <= maxSafeID && strconv.FormatInt(n, 10) == string(raw)
-}
+// ValidID reports whether raw is an id MCP allows (host/internal/rpcid).
+func ValidID(raw json.RawMessage) bool { return rpcid.Valid(raw) }
 
 // envelopeError checks the envelope of one JSON-RPC message the fast probe
 // could not decode, or whose id is not one MCP allows. handled reports
@@ -113,7 +97,7 @@ func envelopeError(line []byte) (answer *mcp.JSONRPCError, handled bool) {
 		}
 		return fail(nil, mcp.INVALID_REQUEST, "Invalid request: id must be a string or an integer within ±(2^53−1), never null")
 	}
-	id := decodeID(env.ID)
+	id := rpcid.Decode(env.ID)
 	switch {
 	case len(env.Method) == 0:
 		return nil, false // a response; its reader checks it
@@ -148,18 +132,6 @@ func methodIsString(raw json.RawMessage) bool {
 func paramsAreObject(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
 	return len(raw) == 0 || raw[0] == '{' || string(raw) == "null"
-}
-
-// decodeID returns a valid id as mcp-go holds it (string or int64).
-func decodeID(raw json.RawMessage) any {
-	raw = bytes.TrimSpace(raw)
-	if raw[0] == '"' {
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
-	}
-	n, _ := strconv.ParseInt(string(raw), 10, 64)
-	return n
 }
 
 // scanRequest reads a valid message into a requestProbe as encoding/json

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
+	"github.com/cairn-mcp/cairn/host/internal/rpcid"
 )
 
 // RelayConfig tunes RunRelay.
@@ -287,7 +288,7 @@ func (r *relay) readDaemon(br *bufio.Reader, gen int) {
 			fmt.Fprintln(r.cfg.Stderr, *probe.Log)
 			continue
 		case len(probe.ID) > 0 && probe.Method == "":
-			key, valid := idKey(probe.ID)
+			key, valid := rpcid.Key(probe.ID)
 			if !valid {
 				break // id null: the daemon refused a malformed request
 			}
@@ -523,7 +524,7 @@ func (r *relay) track(probe clientLine, line []byte) {
 	case "resources/subscribe", "resources/unsubscribe":
 		r.subscribes = append(r.subscribes, line)
 	}
-	if key, valid := idKey(probe.ID); valid && len(probe.RawMethod) > 0 {
+	if key, valid := rpcid.Key(probe.ID); valid && len(probe.RawMethod) > 0 {
 		if _, dup := r.inflight[key]; !dup {
 			r.order = append(r.order, key)
 		}

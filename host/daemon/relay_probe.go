@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
@@ -77,38 +76,6 @@ func responseID(line []byte) (json.RawMessage, bool) {
 	}
 	return rest[:n:n], true
 }
-
-// idKey is the form under which the relay tracks a request id: the same for
-// the id the client wrote and the id the daemon writes back, though the
-// daemon's encoder may escape a string differently ("<" as "\u003c").
-// ok is false for what is not an id MCP allows (null, a fraction, an array,
-// an object): such a request is refused by the daemon with id null and is
-// never tracked, so it cannot wait for an answer forever.
-func idKey(raw json.RawMessage) (string, bool) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "", false
-	}
-	if raw[0] == '"' {
-		if bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 {
-			return "s" + string(raw[1:len(raw)-1]), true
-		}
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return "", false
-		}
-		return "s" + s, true
-	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || n > maxSafeID || n < -maxSafeID || strconv.FormatInt(n, 10) != string(raw) {
-		return "", false
-	}
-	return "n" + string(raw), true
-}
-
-// maxSafeID bounds integer ids as the host does: larger ones do not survive
-// the float64 the daemon's JSON-RPC layer reads them through.
-const maxSafeID = 1<<53 - 1
 
 // clientLine is what the relay needs of a client's message: its raw id and
 // method (raw: a request whose method is not a string is still a request,

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/host/internal/rpcid"
 )
 
 // fakeDaemon listens on p's socket, welcomes every connection and hands it
@@ -105,7 +107,7 @@ func answersByID(msgs []map[string]json.RawMessage) map[string]int {
 	n := map[string]int{}
 	for _, m := range msgs {
 		if _, isAnswer := m["id"]; isAnswer && m["method"] == nil {
-			key, ok := idKey(m["id"])
+			key, ok := rpcid.Key(m["id"])
 			if !ok {
 				key = "invalid:" + string(m["id"])
 			}
@@ -201,24 +203,5 @@ func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
 	got := runRelay(t, d, time.Hour, in)
 	if len(got) != 6 {
 		t.Fatalf("the client got %d answers, want the daemon's 6 refusals: %v", len(got), got)
-	}
-}
-
-func TestIDKey(t *testing.T) {
-	for _, tc := range []struct {
-		raw  string
-		key  string
-		want bool
-	}{
-		{`1`, "n1", true}, {`-42`, "n-42", true}, {`0`, "n0", true},
-		{`"a"`, "sa", true}, {`"a\u003cb"`, "sa<b", true}, {`"a<b"`, "sa<b", true}, {`""`, "s", true},
-		{`9007199254740991`, "n9007199254740991", true},
-		{`9007199254740992`, "", false}, {`1.0`, "", false}, {`1e3`, "", false}, {`-0`, "", false},
-		{`null`, "", false}, {`[1]`, "", false}, {`{}`, "", false}, {`true`, "", false}, {``, "", false},
-	} {
-		key, ok := idKey(json.RawMessage(tc.raw))
-		if ok != tc.want || key != tc.key {
-			t.Errorf("idKey(%s) = %q, %v; want %q, %v", tc.raw, key, ok, tc.key, tc.want)
-		}
 	}
 }
