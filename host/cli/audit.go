@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 func init() { register(newAudit) }
@@ -122,7 +123,10 @@ the key of this installation's data dir is used.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
 			if err != nil {
-				return err
+				if errors.Is(err, os.ErrNotExist) {
+					return errs.NotFoundf(errs.NotFound, "bundle", "no proof bundle at %s: give the file `cairn audit export <session> -o FILE` wrote", args[0])
+				}
+				return errs.Invalidf("bundle", "readable", "cannot read the proof bundle %s: %v", args[0], err)
 			}
 			vkey, err := verifierKeyFor(key, configFile)
 			if err != nil {

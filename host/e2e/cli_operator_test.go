@@ -48,6 +48,7 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"admin", "keys", "get", keyID}, 0, nil},
 		{[]string{"project", "add", "Not-A-Slug"}, 1, []string{"ERR_INVALID_INPUT", "Not-A-Slug"}},
 		{[]string{"frobnicate"}, 2, []string{"unknown command"}},
+		{[]string{"audit", "verify", "/nonexistent/proof.json"}, 1, []string{"ERR_NOT_FOUND", "no proof bundle at /nonexistent/proof.json", "cairn audit export"}},
 	} {
 		code, out, errOut := runCairn(t, w, "", nil, c.args...)
 		if code != c.code {
