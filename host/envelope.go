@@ -3,7 +3,6 @@ package host
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -142,14 +141,14 @@ func paramsAreObject(raw json.RawMessage) bool {
 // match), or any key with escapes.
 func scanRequest(line []byte) (p requestProbe, ok bool) {
 	var top [3][2]int // id, method, params
-	if !members(line, 0, []string{"id", "method", "params"}, top[:]) {
+	if !(&rawjson.Scanner{B: line}).Members([]string{"id", "method", "params"}, top[:]) {
 		return p, false
 	}
 	if id := top[0]; id[1] > 0 {
 		p.ID = line[id[0]:id[1]:id[1]]
 	}
 	if m := top[1]; m[1] > 0 {
-		method, plain := plainString(line[m[0]:m[1]])
+		method, plain := rawjson.PlainString(line[m[0]:m[1]])
 		if !plain {
 			return p, false
 		}
@@ -163,7 +162,7 @@ func scanRequest(line []byte) (p requestProbe, ok bool) {
 		return p, false
 	}
 	var params [3][2]int // _meta, name, arguments
-	if !members(line, top[2][0], []string{"_meta", "name", "arguments"}, params[:]) {
+	if !(&rawjson.Scanner{B: line, I: top[2][0]}).Members([]string{"_meta", "name", "arguments"}, params[:]) {
 		return p, false
 	}
 	p.call.name, p.call.args = params[1], params[2]
@@ -172,7 +171,7 @@ func scanRequest(line []byte) (p requestProbe, ok bool) {
 			return p, false
 		}
 		var fields [2][2]int
-		if !members(line, meta[0], []string{"io.modelcontextprotocol/protocolVersion", "io.cairn/idempotencyKey"}, fields[:]) {
+		if !(&rawjson.Scanner{B: line, I: meta[0]}).Members([]string{"io.modelcontextprotocol/protocolVersion", "io.cairn/idempotencyKey"}, fields[:]) {
 			return p, false
 		}
 		if v := fields[0]; v[1] > 0 {
@@ -183,59 +182,4 @@ func scanRequest(line []byte) (p requestProbe, ok bool) {
 		}
 	}
 	return p, true
-}
-
-// members finds keys in the object of valid JSON b that starts at at,
-// setting spans[i] to the offsets of keys[i]'s value ([0, 0] when absent).
-// false when b[at] is not an object, a key is repeated, or a key could stand
-// for one of keys as encoding/json matches them (escapes, another case).
-func members(b []byte, at int, keys []string, spans [][2]int) bool {
-	s := rawjson.Scanner{B: b, I: at}
-	s.Space()
-	if s.I >= len(b) || b[s.I] != '{' {
-		return false
-	}
-	s.I++
-	for {
-		s.Space()
-		if s.I >= len(b) || b[s.I] == '}' {
-			return true
-		}
-		if b[s.I] == ',' {
-			s.I++
-			continue
-		}
-		ks := s.I
-		s.SkipString()
-		name := b[ks+1 : s.I-1]
-		s.Space()
-		s.I++ // ':'
-		s.Space()
-		vs := s.I
-		s.Skip()
-		if bytes.IndexByte(name, '\\') >= 0 {
-			return false
-		}
-		for i, k := range keys {
-			switch {
-			case string(name) == k:
-				if spans[i][1] > 0 {
-					return false
-				}
-				spans[i] = [2]int{vs, s.I}
-			case bytes.EqualFold(name, []byte(k)):
-				return false
-			}
-		}
-	}
-}
-
-// plainString returns the text of a JSON string written without escapes, in
-// valid UTF-8: what encoding/json would decode it to. false for anything
-// else (another type, escapes, bytes encoding/json would replace).
-func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
-		return "", false
-	}
-	return string(raw[1 : len(raw)-1]), true
 }

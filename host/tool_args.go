@@ -68,7 +68,7 @@ func (h *Host) liftProbed(ctx context.Context, p requestProbe, msg []byte) (cont
 	if c.params[1] == 0 || c.name[1] == 0 || c.args[1] == 0 {
 		return ctx, msg
 	}
-	name, plain := plainString(msg[c.name[0]:c.name[1]])
+	name, plain := rawjson.PlainString(msg[c.name[0]:c.name[1]])
 	if !plain {
 		return h.liftToolArguments(ctx, p.Method, msg)
 	}

@@ -3,7 +3,6 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
@@ -111,50 +110,20 @@ func probeClientLine(line []byte) clientLine {
 // scanClientLine is probeClientLine's fast path, for a valid line; false
 // when the line needs encoding/json.
 func scanClientLine(line []byte) (p clientLine, ok bool) {
-	s := rawjson.Scanner{B: line}
-	s.Space()
-	if s.I >= len(line) || line[s.I] != '{' {
+	var spans [2][2]int
+	if !(&rawjson.Scanner{B: line}).Members([]string{"id", "method"}, spans[:]) {
 		return p, false
 	}
-	s.I++
-	for {
-		s.Space()
-		if s.I >= len(line) || line[s.I] == '}' {
-			break
-		}
-		if line[s.I] == ',' {
-			s.I++
-			continue
-		}
-		ks := s.I
-		s.SkipString()
-		name := line[ks+1 : s.I-1]
-		s.Space()
-		s.I++ // ':'
-		s.Space()
-		vs := s.I
-		s.Skip()
-		v := line[vs:s.I:s.I]
-		switch {
-		case string(name) == "id":
-			if p.ID != nil {
-				return p, false
-			}
-			p.ID = v
-		case string(name) == "method":
-			if p.RawMethod != nil {
-				return p, false
-			}
-			p.RawMethod = v
-		case bytes.IndexByte(name, '\\') >= 0 || bytes.EqualFold(name, []byte("id")) || bytes.EqualFold(name, []byte("method")):
-			return p, false
-		}
+	if id := spans[0]; id[1] > 0 {
+		p.ID = line[id[0]:id[1]:id[1]]
 	}
-	if m := p.RawMethod; len(m) > 0 && m[0] == '"' {
-		if bytes.IndexByte(m, '\\') >= 0 || !utf8.Valid(m) {
-			return p, false // encoding/json would unescape or replace
+	if m := spans[1]; m[1] > 0 {
+		p.RawMethod = line[m[0]:m[1]:m[1]]
+		if p.RawMethod[0] == '"' {
+			if p.Method, ok = rawjson.PlainString(p.RawMethod); !ok {
+				return p, false // encoding/json would unescape or replace
+			}
 		}
-		p.Method = string(m[1 : len(m)-1])
 	}
 	return p, true
 }

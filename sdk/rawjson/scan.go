@@ -1,6 +1,9 @@
 package rawjson
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // Scanner walks a JSON document already known to be valid (json.Valid, or
 // Check) without decoding anything: B is the document, I the offset.
@@ -79,16 +82,28 @@ func (s *Scanner) Skip() {
 // stand for it as encoding/json matches struct fields (written with escapes,
 // or in another case): a caller then decodes the document instead.
 func (s *Scanner) Member(key string) (start, end int, ok bool) {
-	s.Space()
-	if s.I >= len(s.B) || s.B[s.I] != '{' {
+	var span [1][2]int
+	if !s.Members([]string{key}, span[:]) || span[0][1] == 0 {
 		return 0, 0, false
 	}
+	return span[0][0], span[0][1], true
+}
+
+// Members finds several keys in one pass over the object that starts at I
+// (after whitespace), setting spans[i] to the offsets of keys[i]'s value
+// ([0, 0] when absent). false when the value at I is not an object, a key
+// is repeated, or any key is written with escapes or could stand for one of
+// keys in another case, as encoding/json matches struct fields.
+func (s *Scanner) Members(keys []string, spans [][2]int) bool {
+	s.Space()
+	if s.I >= len(s.B) || s.B[s.I] != '{' {
+		return false
+	}
 	s.I++
-	found := false
 	for {
 		s.Space()
 		if s.I >= len(s.B) || s.B[s.I] == '}' {
-			return start, end, found
+			return true
 		}
 		if s.B[s.I] == ',' {
 			s.I++
@@ -102,14 +117,29 @@ func (s *Scanner) Member(key string) (start, end int, ok bool) {
 		s.Space()
 		vs := s.I
 		s.Skip()
-		switch {
-		case string(name) == key:
-			if found {
-				return 0, 0, false
+		if bytes.IndexByte(name, '\\') >= 0 {
+			return false
+		}
+		for i, k := range keys {
+			switch {
+			case string(name) == k:
+				if spans[i][1] > 0 {
+					return false
+				}
+				spans[i] = [2]int{vs, s.I}
+			case bytes.EqualFold(name, []byte(k)):
+				return false
 			}
-			found, start, end = true, vs, s.I
-		case bytes.IndexByte(name, '\\') >= 0 || bytes.EqualFold(name, []byte(key)):
-			return 0, 0, false
 		}
 	}
+}
+
+// PlainString returns the text of a JSON string written without escapes,
+// in valid UTF-8: what encoding/json would decode it to. false for anything
+// else (another type, escapes, bytes encoding/json would replace).
+func PlainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
 }
