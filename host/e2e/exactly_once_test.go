@@ -428,26 +428,10 @@ func TestKillsWhileClientsWriteAnswerOnceApplyOnce(t *testing.T) {
 			seen["thought:"+th.(map[string]any)["content"].(string)]++
 		}
 	}
-	for offset := 0; ; offset += 500 {
-		out := toolOutput(t, check.call("task_list", map[string]any{"limit": 500, "offset": offset}))
-		tasks, _ := out["tasks"].([]any)
-		for _, tk := range tasks {
-			seen["task:"+tk.(map[string]any)["title"].(string)]++
-		}
-		if len(tasks) < 500 {
-			break
-		}
-	}
-	for key := range acked {
-		if seen[key] != 1 {
-			t.Errorf("acknowledged %s is stored %d times, want 1", key, seen[key])
-		}
-	}
-	for key, n := range seen {
-		if n > 1 {
-			t.Errorf("%s stored %d times", key, n)
-		}
-	}
+	countTitles(seen, "task:", func(offset int) map[string]any {
+		return toolOutput(t, check.call("task_list", map[string]any{"limit": 500, "offset": offset}))
+	})
+	storedOnce(t, acked, seen)
 	t.Logf("%d acknowledged writes, %d of unknown outcome, %d retries advised, across 3 daemon and 3 core-plugin kills", len(acked), len(unknown), retries)
 	if len(acked) == 0 {
 		t.Fatal("no write was acknowledged")
@@ -484,4 +468,34 @@ func toolOutput(t *testing.T, m map[string]any) map[string]any {
 	}
 	sc, _ := res["structuredContent"].(map[string]any)
 	return sc
+}
+
+// countTitles pages through task_list (page answers its structured output
+// at an offset) and counts each task's title, under prefix, in seen.
+func countTitles(seen map[string]int, prefix string, page func(offset int) map[string]any) {
+	for offset := 0; ; offset += 500 {
+		tasks, _ := page(offset)["tasks"].([]any)
+		for _, tk := range tasks {
+			seen[prefix+tk.(map[string]any)["title"].(string)]++
+		}
+		if len(tasks) < 500 {
+			return
+		}
+	}
+}
+
+// storedOnce fails for an acknowledged write not stored exactly once, and
+// for anything stored twice.
+func storedOnce[V any](t *testing.T, acked map[string]V, seen map[string]int) {
+	t.Helper()
+	for key := range acked {
+		if seen[key] != 1 {
+			t.Errorf("acknowledged %s is stored %d times, want 1", key, seen[key])
+		}
+	}
+	for key, n := range seen {
+		if n > 1 {
+			t.Errorf("%s stored %d times", key, n)
+		}
+	}
 }

@@ -152,29 +152,14 @@ func TestHTTPIdempotencyKeySurvivesAKilledServer(t *testing.T) {
 			wg.Wait()
 
 			titles := map[string]int{}
-			for offset := 0; ; offset += 500 {
+			countTitles(titles, "", func(offset int) map[string]any {
 				res, err := statelessCall(srv.url, "", "task_list", map[string]any{"limit": 500, "offset": offset})
 				if err != nil || res["isError"] == true {
 					t.Fatalf("task_list: %v %v", err, res)
 				}
-				tasks, _ := res["structuredContent"].(map[string]any)["tasks"].([]any)
-				for _, tk := range tasks {
-					titles[tk.(map[string]any)["title"].(string)]++
-				}
-				if len(tasks) < 500 {
-					break
-				}
-			}
-			for key := range created {
-				if titles[key] != 1 {
-					t.Errorf("write %s stored %d times, want 1", key, titles[key])
-				}
-			}
-			for title, n := range titles {
-				if n > 1 {
-					t.Errorf("task %q stored %d times", title, n)
-				}
-			}
+				return res["structuredContent"].(map[string]any)
+			})
+			storedOnce(t, created, titles)
 			// A retry long after the first outcome returns it unchanged.
 			for key, id := range created {
 				res, err := statelessCall(srv.url, key, "task_create", map[string]any{"title": key})
