@@ -323,6 +323,11 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 		// client that does not wait for the answer.
 		if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
 			respond(resp)
+			if _, failed := resp.(mcp.JSONRPCError); !failed {
+				for _, n := range settingsWarnings(h.sessionOf(ctx)) {
+					respond(n)
+				}
+			}
 		}
 		return
 	}

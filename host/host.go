@@ -88,6 +88,8 @@ type Host struct {
 	unwatch func()
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
 	cluster clusterMembership
+	// projects remembers the project each session used last (D31).
+	projects sessionProjects
 
 	// requests runs the requests of the byte-stream sessions (ServeConn).
 	requests workers.Pool
@@ -138,6 +140,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	h.prompts, h.subs = newPromptTable(), newSubscriptions()
 	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { h.refreshPrompts(ctx) })
 	h.hookSubscriptions(hooks)
+	h.projects.hook(hooks)
 	h.unwatch = h.watchProtocolEvents()
 	// Each session lists only its own toolsets' and mode's tools (D21).
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
@@ -397,9 +400,9 @@ func (h *Host) supervisorEnv() supervisor.Env {
 		"CAIRN_MODE=" + h.cfg.Mode,
 		"CAIRN_ENV=" + h.cfg.Env,
 		"CAIRN_LOG_LEVEL=" + h.cfg.LogLevel,
-	}
-	if h.cfg.Project != "" {
-		extra = append(extra, "CAIRN_PROJECT="+h.cfg.Project)
+		// Always set, so a CAIRN_PROJECT the host ignored (not a slug)
+		// never reaches a plugin through the inherited environment.
+		"CAIRN_PROJECT=" + h.cfg.Project,
 	}
 	if h.cfg.AuditKeyFile != "" {
 		extra = append(extra, bundle.KeyFileEnv+"="+h.cfg.AuditKeyFile)
@@ -470,6 +473,9 @@ func (h *Host) clearProblem(name string) {
 // is an ERR_INIT_FAILED error; an optional plugin that fails is reported in
 // server_health and `cairn plugins`.
 func (h *Host) Start(ctx context.Context) error {
+	for _, w := range h.cfg.Warnings {
+		h.log.Warn(w)
+	}
 	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create the data directory %s: %v", h.cfg.DataDir, err)
 	}
@@ -496,10 +502,7 @@ func (h *Host) Start(ctx context.Context) error {
 			return errs.Newf(500, errs.InitFailed, "%v", err)
 		}
 	}
-	if err := h.checkToolsets(); err != nil {
-		h.Shutdown(context.Background())
-		return err
-	}
+	h.checkToolsets()
 	h.mu.Lock()
 	h.live = true
 	h.mu.Unlock()
@@ -536,39 +539,60 @@ func (h *Host) startAll(ctx context.Context, specs []supervisor.Spec) map[string
 	return out
 }
 
-// checkToolsets refuses the host's CAIRN_TOOLSETS entries that no loaded
-// plugin provides, so a typo does not silently hide every tool.
-func (h *Host) checkToolsets() error {
-	return h.CheckToolsets(h.cfg.Mode, h.cfg.Toolsets)
+// checkToolsets drops from the host's own session the CAIRN_TOOLSETS
+// entries no loaded plugin provides, so a typo neither hides every tool
+// nor stops the server: it is a warning (docs/decisions.md D21).
+func (h *Host) checkToolsets() {
+	ts, w := h.KnownToolsets(h.defaultSession.Mode, h.defaultSession.Toolsets)
+	if w == "" {
+		return
+	}
+	h.log.Warn(w)
+	s := *h.defaultSession
+	s.Toolsets, s.Warnings = ts, append(append([]string(nil), s.Warnings...), w)
+	h.defaultSession = &s
 }
 
-// CheckToolsets refuses toolsets entries that no loaded plugin provides.
-func (h *Host) CheckToolsets(mode string, ts config.Toolsets) error {
+// KnownToolsets drops the toolsets that no loaded plugin provides from an
+// explicit CAIRN_TOOLSETS and names them in a warning ("" when none).
+// When nothing is left it serves the default toolsets.
+func (h *Host) KnownToolsets(mode string, ts config.Toolsets) (config.Toolsets, string) {
 	if mode == config.ModeMinimal || !ts.Explicit {
-		return nil
+		return ts, ""
 	}
 	provided := map[string]bool{}
 	for _, t := range h.reg.List() {
 		provided[t.Toolset] = true
 	}
 	var unknown []string
-	for ts := range ts.Enabled {
-		if !provided[ts] {
-			unknown = append(unknown, ts)
+	for name := range ts.Enabled {
+		if !provided[name] {
+			unknown = append(unknown, name)
 		}
 	}
 	if len(unknown) == 0 {
-		return nil
+		return ts, ""
 	}
 	sort.Strings(unknown)
 	var have []string
-	for ts := range provided {
-		if ts != "system" && ts != sdk.InternalToolset {
-			have = append(have, ts)
+	for name := range provided {
+		if name != "system" && name != sdk.InternalToolset {
+			have = append(have, name)
 		}
 	}
 	sort.Strings(have)
-	return errs.Newf(400, errs.ConfigInvalid, "CAIRN_TOOLSETS names %s, which no loaded plugin provides (available: %s)", strings.Join(unknown, ", "), strings.Join(have, ", "))
+	kept := config.Toolsets{All: ts.All, Explicit: true, Enabled: map[string]bool{}, Excluded: ts.Excluded}
+	for name := range ts.Enabled {
+		if provided[name] {
+			kept.Enabled[name] = true
+		}
+	}
+	msg := fmt.Sprintf("CAIRN_TOOLSETS names %s, which no loaded plugin provides (available: %s); ignored", strings.Join(unknown, ", "), strings.Join(have, ", "))
+	if !kept.All && len(kept.Enabled) == 0 {
+		kept, _ = config.ParseToolsets(config.DefaultToolsets)
+		msg += "; serving the default toolsets " + config.DefaultToolsets
+	}
+	return kept, msg
 }
 
 // adopt registers a described plugin's tools and resources.

@@ -174,3 +174,17 @@ func (h *Host) sendCallLog(ctx context.Context, level, logger string, data json.
 		h.log.Trace("plugin log line not sent to the client", "error", err)
 	}
 }
+
+// settingsWarnings are the log messages telling a session's client what
+// was wrong in the session's settings (docs/decisions.md D21), sent after
+// its initialize answer: logging may precede the initialized notification.
+func settingsWarnings(s *SessionSettings) []mcp.JSONRPCNotification {
+	out := make([]mcp.JSONRPCNotification, 0, len(s.Warnings))
+	for _, w := range s.Warnings {
+		out = append(out, mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{
+			Method: string(mcp.MethodNotificationMessage),
+			Params: mcp.NotificationParams{AdditionalFields: map[string]any{"level": mcp.LoggingLevelWarning, "logger": "cairn", "data": w}},
+		}})
+	}
+	return out
+}

@@ -90,7 +90,7 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 		if sess.AgentID != "" {
 			call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
 		}
-		call.Caller.Project = sess.Project
+		call.Caller.Project = h.projects.active(ctx, sess)
 		if sess.Mode == config.ModeReadOnly {
 			// A tool that writes only on some inputs (next actions with
 			// claim) asks the caller's scopes; a READONLY session has read.
@@ -125,6 +125,9 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
+		if out.Err == nil {
+			h.projects.note(ctx, sess, call.Args)
+		}
 		if out.Err != nil {
 			h.requestLog(ctx, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 		} else {

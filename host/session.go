@@ -19,15 +19,20 @@ import (
 type SessionSettings struct {
 	// AgentID is the session's CAIRN_AGENT_ID (empty: the client's name).
 	AgentID string
-	// Project is the session's active project: its CAIRN_PROJECT, else the
-	// slug of its workspace root's directory name (D24).
-	Project string
+	// Project is the session's CAIRN_PROJECT (ProjectSet), else the slug of
+	// its workspace root's directory name (D24); a call without `project`
+	// uses the project the session used last before the slug (D31).
+	Project    string
+	ProjectSet bool
 	// Toolsets and Mode decide which tools the session lists and calls.
 	Toolsets config.Toolsets
 	Mode     string
 	// Key identifies the session across daemon restarts (the relay's id);
 	// with a JSON-RPC id it forms a call's idempotency key.
 	Key string
+	// Warnings name what was wrong in the session's settings; its client
+	// gets each as an MCP log message after initialize (D21).
+	Warnings []string
 }
 
 type sessionSettingsKey struct{}
@@ -53,7 +58,8 @@ func DefaultSession(cfg config.Settings) *SessionSettings {
 	if project == "" {
 		project = ProjectSlug(cfg.Root)
 	}
-	return &SessionSettings{AgentID: cfg.AgentID, Project: project, Toolsets: cfg.Toolsets, Mode: cfg.Mode}
+	return &SessionSettings{AgentID: cfg.AgentID, Project: project, ProjectSet: cfg.Project != "", Toolsets: cfg.Toolsets, Mode: cfg.Mode,
+		Warnings: cfg.Warnings}
 }
 
 // visibleTo decides whether a tool is exposed to a session.

@@ -94,7 +94,7 @@ func sessionHello(s config.Settings) daemon.Hello {
 	}
 	return daemon.Hello{
 		AgentID: s.AgentID, ClientPID: os.Getpid(), Mode: s.Mode, Toolsets: toolsets,
-		ToolsetsSet: s.Toolsets.Explicit, Project: s.Project, Root: s.Root,
+		ToolsetsSet: s.Toolsets.Explicit, Project: s.Project, Root: s.Root, Warnings: s.Warnings,
 	}
 }
 
@@ -228,10 +228,7 @@ type daemonHandler struct {
 }
 
 func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello daemon.Hello) error {
-	sess, err := d.session(hello)
-	if err != nil {
-		return err
-	}
+	sess := d.session(hello)
 	replayed := make(map[string]bool, len(hello.Replay))
 	for _, id := range hello.Replay {
 		replayed[id] = true
@@ -239,29 +236,39 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 	return d.h.ServeConn(ctx, rw, rw, host.ConnOptions{Session: sess, Replayed: replayed, Relayed: true})
 }
 
-// session builds a relayed session's own settings from its hello.
-func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error) {
-	mode := hello.Mode
-	if mode == "" {
-		mode = config.ModeFull
+// session builds a relayed session's own settings from its hello. What is
+// wrong in them (the relay's own findings, and toolsets no plugin provides)
+// becomes the session's warnings, never a refusal (docs/decisions.md D21).
+func (d daemonHandler) session(hello daemon.Hello) *host.SessionSettings {
+	warnings := append([]string(nil), hello.Warnings...)
+	note := func(w string) {
+		if w != "" {
+			warnings = append(warnings, w)
+		}
 	}
-	ts, err := config.ParseToolsets(hello.Toolsets)
-	if hello.Toolsets == "" {
-		ts, err = config.ParseToolsets(config.DefaultToolsets)
+	mode, w := config.SessionMode(hello.Mode)
+	note(w)
+	raw := hello.Toolsets
+	if raw == "" {
+		raw = config.DefaultToolsets
 	}
-	if err != nil {
-		return nil, err
-	}
+	ts, w := config.SessionToolsets(raw)
+	note(w)
 	ts.Explicit = hello.ToolsetsSet
-	project := hello.Project
-	if project == "" {
+	ts, w = d.h.KnownToolsets(mode, ts)
+	note(w)
+	project, w := config.SessionProject(hello.Project)
+	note(w)
+	projectSet := project != ""
+	if !projectSet {
 		root := hello.Root
 		if root == "" {
 			root = d.s.Root
 		}
 		project = host.ProjectSlug(root)
 	}
-	return &host.SessionSettings{AgentID: hello.AgentID, Project: project, Toolsets: ts, Mode: mode, Key: hello.SessionKey}, nil
+	return &host.SessionSettings{AgentID: hello.AgentID, Project: project, ProjectSet: projectSet, Toolsets: ts, Mode: mode,
+		Key: hello.SessionKey, Warnings: warnings}
 }
 
 func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
@@ -271,16 +278,11 @@ func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
 // host: stdio sessions, HTTP sessions, the dashboard and the operator CLI
 // share one process and one set of stores (docs/decisions.md D21).
 func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready func(daemon.HTTPListener)) error {
-	sess, err := d.session(hello)
-	if err != nil {
-		return errs.New(400, errs.ConfigInvalid, err.Error())
-	}
-	if err := d.h.CheckToolsets(sess.Mode, sess.Toolsets); err != nil {
-		return err
-	}
+	sess := d.session(hello)
 	var auth host.Authenticator
 	if !hello.NoAuth {
 		// Keys are checked by the area that owns them (see newServe).
+		var err error
 		if auth, err = d.h.PluginAuthenticator(); err != nil {
 			return err
 		}
@@ -317,16 +319,10 @@ func (d daemonHandler) Control(verb string, data json.RawMessage) (json.RawMessa
 // text a server of its own would print, and tells it what is wrong in the
 // workspace (malformed skills, plugins that failed).
 func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
-	sess, err := d.session(hello)
-	if err != nil {
-		return nil, err
-	}
-	if err := d.h.CheckToolsets(sess.Mode, sess.Toolsets); err != nil {
-		return nil, err
-	}
+	sess := d.session(hello)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return d.h.Health(ctx).Problems, nil
+	return append(sess.Warnings, d.h.Health(ctx).Problems...), nil
 }
 
 // DaemonStatus is what `cairn status` shows.

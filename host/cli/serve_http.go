@@ -71,6 +71,9 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 	hello := sessionHello(s)
 	hello.Addr, hello.NoAuth, hello.HTTPEnv = addr, noAuth, httpEnv()
 	logger := newLogger(s)
+	for _, w := range s.Warnings {
+		logger.Warn(w)
+	}
 	start := func() (func() (bool, error), error) { return startDaemon(p, configFile) }
 	hold, err := daemon.OpenHTTP(ctx, p, hello, start, connectTimeout)
 	for {

@@ -106,6 +106,15 @@ type Settings struct {
 	File File
 	// TempDataDir is set in TEST mode: the host removes it at exit.
 	TempDataDir bool
+	// Warnings name the session settings that were wrong and what is used
+	// instead; the session reports them and goes on.
+	Warnings []string
+}
+
+func (s *Settings) addWarning(w string) {
+	if w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 }
 
 // Toolsets is the parsed CAIRN_TOOLSETS.
@@ -274,16 +283,14 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 	}
 	s.Root = abs
 
-	s.Mode = strings.ToUpper(get("CAIRN_MODE", ModeFull))
-	switch s.Mode {
-	case ModeFull, ModeReadOnly, ModeTest, ModeMinimal:
-	default:
-		return s, errs.Newf(400, errs.InvalidMode, "CAIRN_MODE %q is not a mode; use FULL, READONLY, TEST or MINIMAL", get("CAIRN_MODE", ""))
-	}
-
-	if s.Toolsets, err = ParseToolsets(get("CAIRN_TOOLSETS", DefaultToolsets)); err != nil {
-		return s, err
-	}
+	// A session's own settings (mode, toolsets, project) are forgiven: what
+	// is wrong is reported (Warnings) and the session goes on with what is
+	// valid (docs/decisions.md D21).
+	var warn string
+	s.Mode, warn = SessionMode(get("CAIRN_MODE", ModeFull))
+	s.addWarning(warn)
+	s.Toolsets, warn = SessionToolsets(get("CAIRN_TOOLSETS", DefaultToolsets))
+	s.addWarning(warn)
 	if v, ok := env("CAIRN_TOOLSETS"); ok && strings.TrimSpace(v) != "" {
 		s.Toolsets.Explicit = true
 	}
@@ -304,10 +311,8 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 		}
 	}
 	s.AgentID = get("CAIRN_AGENT_ID", "")
-	s.Project = get("CAIRN_PROJECT", "")
-	if s.Project != "" && !regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`).MatchString(s.Project) {
-		return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_PROJECT %q must be a slug matching ^[a-z0-9][a-z0-9-]{0,62}$", s.Project)
-	}
+	s.Project, warn = SessionProject(get("CAIRN_PROJECT", ""))
+	s.addWarning(warn)
 	s.PluginDir = get("CAIRN_PLUGIN_DIR", filepath.Join(s.Root, ".cairn", "plugins"))
 	if !filepath.IsAbs(s.PluginDir) {
 		s.PluginDir = filepath.Join(cwd, s.PluginDir)

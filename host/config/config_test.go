@@ -27,11 +27,8 @@ func TestResolveRefusals(t *testing.T) {
 		code    string
 		message string
 	}{
-		{"unknown mode", map[string]string{"CAIRN_MODE": "turbo"}, errs.InvalidMode, `CAIRN_MODE "turbo" is not a mode`},
 		{"root is a file", map[string]string{"CAIRN_ROOT": file}, errs.ConfigInvalid, "is not a directory"},
 		{"root missing", map[string]string{"CAIRN_ROOT": filepath.Join(root, "nope")}, errs.ConfigInvalid, "is not a directory"},
-		{"bad toolset", map[string]string{"CAIRN_TOOLSETS": "core,Bad!"}, errs.ConfigInvalid, "CAIRN_TOOLSETS"},
-		{"bad project", map[string]string{"CAIRN_PROJECT": "Not A Slug"}, errs.ConfigInvalid, "CAIRN_PROJECT"},
 		{"bad log level", map[string]string{"CAIRN_LOG_LEVEL": "loud"}, errs.ConfigInvalid, "CAIRN_LOG_LEVEL"},
 		{"bad log format", map[string]string{"CAIRN_LOG_FORMAT": "xml"}, errs.ConfigInvalid, "CAIRN_LOG_FORMAT"},
 		{"bad restart max", map[string]string{"CAIRN_PLUGIN_RESTART_MAX": "soon"}, errs.ConfigInvalid, "CAIRN_PLUGIN_RESTART_MAX"},
@@ -48,6 +45,48 @@ func TestResolveRefusals(t *testing.T) {
 			e, ok := errs.As(err)
 			if !ok || e.Code != c.code || e.Status != 400 || !strings.Contains(e.Message, c.message) {
 				t.Fatalf("err = %v, want %s containing %q", err, c.code, c.message)
+			}
+		})
+	}
+}
+
+// TestSessionSettingsAreForgiven: a session's own settings never stop it;
+// each mistake is one warning naming the variable, and what is valid stays.
+func TestSessionSettingsAreForgiven(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []struct {
+		name     string
+		env      map[string]string
+		warning  string
+		mode     string
+		toolsets string
+		project  string
+	}{
+		{"unknown mode serves read-only", map[string]string{"CAIRN_MODE": "turbo"}, `CAIRN_MODE "turbo" is not a mode`, ModeReadOnly, "core,sdd", ""},
+		{"lower-case mode is a mode", map[string]string{"CAIRN_MODE": "readonly"}, "", ModeReadOnly, "core,sdd", ""},
+		{"bad toolset entry dropped", map[string]string{"CAIRN_TOOLSETS": "core,Bad!"}, `"Bad!" ignored`, ModeFull, "core", ""},
+		{"exclusion kept beside a bad entry", map[string]string{"CAIRN_TOOLSETS": "all,-sdd,?"}, `"?" ignored`, ModeFull, "-sdd,all", ""},
+		{"nothing valid serves the default", map[string]string{"CAIRN_TOOLSETS": "Core!"}, "serving the default toolsets", ModeFull, "core,sdd", ""},
+		{"bad project ignored", map[string]string{"CAIRN_PROJECT": "Not A Slug"}, `CAIRN_PROJECT "Not A Slug" ignored`, ModeFull, "core,sdd", ""},
+		{"good project kept", map[string]string{"CAIRN_PROJECT": "board"}, "", ModeFull, "core,sdd", "board"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := map[string]string{"CAIRN_ROOT": root}
+			for k, v := range c.env {
+				env[k] = v
+			}
+			s, err := Resolve(lookup(env), root, "")
+			if err != nil {
+				t.Fatalf("a session setting stopped the start: %v", err)
+			}
+			switch {
+			case c.warning == "" && len(s.Warnings) > 0:
+				t.Errorf("warnings %q, want none", s.Warnings)
+			case c.warning != "" && (len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], c.warning)):
+				t.Errorf("warnings %q, want one containing %q", s.Warnings, c.warning)
+			}
+			if s.Mode != c.mode || s.Toolsets.String() != c.toolsets || s.Project != c.project {
+				t.Errorf("mode %s toolsets %s project %q; want %s %s %q", s.Mode, s.Toolsets, s.Project, c.mode, c.toolsets, c.project)
 			}
 		})
 	}

@@ -94,6 +94,9 @@ type Hello struct {
 	Project     string `json:"project,omitempty"`
 	Root        string `json:"root,omitempty"`
 	ToolsetsSet bool   `json:"toolsets_set,omitempty"`
+	// Warnings are what the relay found wrong in its own settings; the
+	// daemon tells the session's client too.
+	Warnings []string `json:"warnings,omitempty"`
 	// Resume marks a session the relay re-opens after losing its daemon;
 	// Replay lists the JSON-RPC ids (as JSON text) it sends again.
 	Resume bool     `json:"resume,omitempty"`

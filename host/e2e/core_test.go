@@ -175,16 +175,39 @@ func TestNextActionsUsesTheProjectUsedLast(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("project add: %s", errOut)
 	}
-	s := w.serve()
+	// One daemon serves the three sessions below.
+	s := w.serve(sharedEnv...)
 	// D24: a session without CAIRN_PROJECT works in its workspace's slug
 	// from the first call (no 404 any more).
 	want := host.ProjectSlug(w.root)
 	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != want {
 		t.Errorf("first call's project = %v, want the workspace slug %s", got, want)
 	}
+	// D31: after a call that named a project, calls without one stay in it.
 	taskID(t, s, map[string]any{"title": "x", "project": "mobile"})
-	if got := structured(t, s.call("task_next_actions", map[string]any{"project": "mobile"}))["project"]; got != "mobile" {
-		t.Errorf("project = %v", got)
+	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != "mobile" {
+		t.Errorf("project after using mobile = %v, want mobile (the project this session used last)", got)
+	}
+	list := structured(t, s.call("task_list", map[string]any{}))
+	if tasks, _ := list["tasks"].([]any); len(tasks) != 1 {
+		t.Errorf("task_list without project after using mobile: %v, want mobile's one task", list)
+	}
+	// A refused call does not move the session.
+	if res := s.call("task_create", map[string]any{"title": "y", "project": "nowhere"}); !res.IsError {
+		t.Fatal("task_create in an unregistered project succeeded")
+	}
+	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != "mobile" {
+		t.Errorf("project after a refused call = %v, want mobile", got)
+	}
+	// Another session starts from its own default; CAIRN_PROJECT wins over
+	// what a session used last.
+	if got := structured(t, w.serve(sharedEnv...).call("task_next_actions", map[string]any{}))["project"]; got != want {
+		t.Errorf("a new session's project = %v, want %s", got, want)
+	}
+	pinned := w.serve(append([]string{"CAIRN_PROJECT=mobile"}, sharedEnv...)...)
+	taskID(t, pinned, map[string]any{"title": "z", "project": want})
+	if got := structured(t, pinned.call("task_next_actions", map[string]any{}))["project"]; got != "mobile" {
+		t.Errorf("CAIRN_PROJECT=mobile session after using %s: project %v, want mobile", want, got)
 	}
 }
 

@@ -236,14 +236,52 @@ func (r *rawRelay) initialize() {
 
 func TestSessionStartErrorsReachTheRelay(t *testing.T) {
 	w := newWorkspace(t)
-	code, _, stderr := runCairn(t, w, "", append(sharedEnv, "CAIRN_TOOLSETS=core,cor"), "serve")
-	if code != 2 || !strings.Contains(stderr, "CAIRN_TOOLSETS names cor") {
-		t.Errorf("bad CAIRN_TOOLSETS through the daemon: exit %d, stderr %q; want exit 2 and the real cause", code, stderr)
-	}
-	// --no-daemon prints the same cause.
-	_, _, direct := runCairn(t, newWorkspace(t), "", []string{"CAIRN_TOOLSETS=core,cor"}, "serve", "--no-daemon")
-	if !strings.Contains(direct, "CAIRN_TOOLSETS names cor") {
-		t.Errorf("--no-daemon stderr %q", direct)
+	// A session's own settings never stop it (docs/decisions.md D21): each
+	// mistake is on stderr and in an MCP log message after initialize, and
+	// the session serves what is valid, through the daemon and without it.
+	for _, mode := range []struct {
+		name string
+		env  []string
+	}{{"daemon", sharedEnv}, {"no-daemon", []string{"CAIRN_DAEMON=off"}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			r := startRaw(t, newWorkspace(t), append(append([]string{}, mode.env...),
+				"CAIRN_TOOLSETS=core,cor,Bad!", "CAIRN_MODE=fulll", "CAIRN_PROJECT=Not A Slug")...)
+			r.send(map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+				"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+			r.next(60*time.Second, "initialize", idIs(0))
+			wants := []string{"CAIRN_TOOLSETS names cor", `CAIRN_TOOLSETS: "Bad!" ignored`, `CAIRN_MODE "fulll" is not a mode`, `CAIRN_PROJECT "Not A Slug" ignored`}
+			told := map[string]bool{}
+			for len(told) < len(wants) {
+				m := r.next(10*time.Second, fmt.Sprintf("warning log messages (have %d of %d)", len(told), len(wants)), func(m map[string]any) bool {
+					p, _ := m["params"].(map[string]any)
+					return m["method"] == "notifications/message" && p["level"] == "warning"
+				})
+				data, _ := m["params"].(map[string]any)["data"].(string)
+				for _, want := range wants {
+					if strings.Contains(data, want) {
+						told[want] = true
+					}
+				}
+			}
+			for _, want := range wants {
+				if !strings.Contains(r.stderr.String(), want) {
+					t.Errorf("stderr lacks %q", want)
+				}
+			}
+			r.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			r.send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+			list := r.next(30*time.Second, "tools/list", idIs(1))
+			names := map[string]bool{}
+			res, _ := list["result"].(map[string]any)
+			tools, _ := res["tools"].([]any)
+			for _, tl := range tools {
+				names[tl.(map[string]any)["name"].(string)] = true
+			}
+			// core is served; the mistyped mode serves READONLY.
+			if !names["task_get"] || names["task_create"] || names["sdd_state"] {
+				t.Errorf("tools %v: want core's read tools only (core,READONLY)", names)
+			}
+		})
 	}
 
 	// A malformed skill is named on the relay's stderr at start, and a
