@@ -65,6 +65,10 @@ func Main(args []string) int {
 // cannot run and for configuration and start-up errors (docs/decisions.md D15), 1
 // for refusals.
 func report(err error) int {
+	var quiet quietExit
+	if errors.As(err, &quiet) {
+		return int(quiet)
+	}
 	var u usageErr
 	if errors.As(err, &u) {
 		return reportUsage(os.Stderr, u.msg, u.cmd)
@@ -83,6 +87,17 @@ func report(err error) int {
 	fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
 	return 1
 }
+
+// quietExit ends a command with a status and nothing more to say: the
+// command printed its answer already (`cairn status` with no daemon: 3).
+type quietExit int
+
+func (q quietExit) Error() string { return fmt.Sprintf("exit status %d", int(q)) }
+
+// exitNotRunning is `cairn status`'s answer when no daemon runs, as service
+// managers answer "not running" (3), apart from errors (1) and bad command
+// lines (2).
+const exitNotRunning quietExit = 3
 
 func envTable() string {
 	var b strings.Builder
@@ -142,9 +157,11 @@ func newLogger(s config.Settings) hclog.Logger {
 		level = hclog.Off
 	}
 	// An intercept logger, so the host can send warnings to its sessions.
-	return hclog.NewInterceptLogger(&hclog.LoggerOptions{
+	l := hclog.NewInterceptLogger(&hclog.LoggerOptions{
 		Name: "cairn", Output: os.Stderr, Level: level, JSONFormat: s.LogFormat == "json",
 	})
+	routeLibraryLogs(l)
+	return l
 }
 
 // settings resolves the configuration; TEST mode gets a temporary data dir

@@ -327,6 +327,9 @@ func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
 
 // DaemonStatus is what `cairn status` shows.
 type DaemonStatus struct {
+	// Running is true: `cairn status --json` with no daemon prints
+	// {"running": false, "data_dir": …} and exits 3.
+	Running  bool   `json:"running"`
 	PID      int    `json:"pid"`
 	Version  string `json:"version"`
 	DataDir  string `json:"data_dir"`
@@ -348,7 +351,7 @@ func (d daemonHandler) Status(sessions []daemon.SessionInfo, listeners []daemon.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	p := daemon.PathsFor(d.s.DataDir)
-	return DaemonStatus{
+	return DaemonStatus{Running: true,
 		PID: os.Getpid(), Version: host.Version, DataDir: p.DataDir, Socket: p.Socket,
 		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Idle: d.idle.String(), Sessions: sessions, HTTP: listeners, Health: d.h.Health(ctx),
 	}
@@ -442,7 +445,15 @@ func newStatus() *cobra.Command {
 			w, err := daemon.Control(p, "status", 10*time.Second)
 			if err != nil {
 				if errors.Is(err, daemon.ErrNotRunning) {
-					return fmt.Errorf("no cairn daemon is running for %s", p.DataDir)
+					// An answer, not a failure: printed on stdout, with
+					// its own status (docs/cli.md).
+					if asJSON {
+						b, _ := json.Marshal(map[string]any{"running": false, "data_dir": p.DataDir})
+						fmt.Fprintln(cmd.OutOrStdout(), string(b))
+					} else {
+						fmt.Fprintf(cmd.OutOrStdout(), "no cairn daemon is running for %s; `cairn serve` starts one\n", p.DataDir)
+					}
+					return exitNotRunning
 				}
 				return err
 			}

@@ -247,8 +247,16 @@ func TestDaemonStopAndIdleExit(t *testing.T) {
 		t.Fatalf("daemon %d still alive after cairn stop", pid)
 	}
 	s.close()
-	if code, _, stderr := runCairn(t, w, "", daemonEnv, "status"); code == 0 || !strings.Contains(stderr, "no cairn daemon") {
-		t.Fatalf("status after stop: %d %s", code, stderr)
+	// "Not running" is an answer on stdout with status 3; stopping what
+	// does not run is done (0) (docs/cli.md).
+	if code, out, stderr := runCairn(t, w, "", daemonEnv, "status"); code != 3 || !strings.Contains(out, "no cairn daemon") || stderr != "" {
+		t.Fatalf("status after stop: exit %d, stdout %q, stderr %q; want 3 and the answer on stdout", code, out, stderr)
+	}
+	if code, out, _ := runCairn(t, w, "", daemonEnv, "status", "--json"); code != 3 || !strings.Contains(out, `"running":false`) {
+		t.Fatalf("status --json after stop: exit %d, %s", code, out)
+	}
+	if code, out, _ := runCairn(t, w, "", daemonEnv, "stop"); code != 0 || !strings.Contains(out, "no cairn daemon") {
+		t.Fatalf("stop with no daemon: exit %d, %s", code, out)
 	}
 
 	s, err = startSession(w, daemonEnv...)
