@@ -13,18 +13,23 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 MODULES  := . sdk $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 
-.PHONY: build run test test-short lint bench proto tools-doc clean
+.PHONY: build plugins run test test-short lint bench proto tools-doc clean
 
-## build: the cairn binary, the area plugins as standalone binaries, and the example plugin.
+## build: the cairn binary, which is all a user runs: the built-in areas run from it.
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/cairn ./host/cmd/cairn
+
+## plugins: the areas as standalone plugin binaries (to replace a built-in area from a config
+## file) and the example plugins.
+plugins:
+	@mkdir -p $(BIN)
 	@for d in $$(ls -d plugins/*/cmd/cairn-plugin-* examples/cairn-plugin-* 2>/dev/null); do \
 		echo "$(GO) build -o $(BIN)/$$(basename $$d) ./$$d" >&2; \
 		$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/$$(basename $$d) ./$$d || exit 1; \
 	done
 
-## run: build everything and serve MCP over stdio on the default store (<root>/.cairn/data).
+## run: build cairn and serve MCP over stdio on the default store (<root>/.cairn/data).
 ## stdout carries MCP JSON-RPC only, so the build reports to stderr.
 run:
 	@$(MAKE) --no-print-directory build >&2
