@@ -21,6 +21,10 @@ const (
 	// maxIdempotencyBytes bounds the recorded outcomes together, so the
 	// records cannot dominate the state file.
 	maxIdempotencyBytes = 1 << 20
+	// IdempotencyWindow is how long a key's outcome is kept: a relay
+	// replays within seconds and a client retries within minutes
+	// (docs/architecture.md). Older records go at the next keyed write.
+	IdempotencyWindow = 24 * time.Hour
 )
 
 // Call is what a tool method knows besides its input.
@@ -95,9 +99,14 @@ func recordCall(s *state, k callKey, result any, now time.Time) error {
 		return err
 	}
 	s.Calls = append(s.Calls, callRecord{Key: k.key, Call: k.call, Result: raw, At: iso(now)})
+	oldest := iso(now.Add(-IdempotencyWindow))
 	keep, size := 0, 0
 	for i := len(s.Calls) - 1; i >= 0 && keep < MaxIdempotencyRecords; i-- {
 		if size += len(s.Calls[i].Result); size > maxIdempotencyBytes && keep > 0 {
+			break
+		}
+		// Timestamps share one fixed format (iso), so they order as text.
+		if keep > 0 && s.Calls[i].At < oldest {
 			break
 		}
 		keep++

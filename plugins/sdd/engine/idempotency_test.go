@@ -218,3 +218,55 @@ func testIdempotencySurvivesRestart(t *testing.T) {
 		t.Fatalf("%d leases", len(ls))
 	}
 }
+
+// TestReturnedLeasesAreNotKeptPastTheirBounds: after 300 keyed leases are
+// issued and returned, the state keeps the last MaxRetainedLeases closed
+// leases (D17), and the outcomes recorded for replays of those calls go
+// once they are older than IdempotencyWindow, so the state file stops
+// growing with returned leases.
+func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) { pgtest.EachStore(t, testReturnedLeaseBounds) }
+
+func testReturnedLeaseBounds(t *testing.T) {
+	fx := newFixture(t)
+	cycle := func(i int) {
+		l, err := fx.e.LeaseTool(Call{Key: fmt.Sprintf("issue-%d", i)}, LeaseInput{Action: "issue", TaskID: fmt.Sprintf("T-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fx.e.LeaseTool(Call{Key: fmt.Sprintf("return-%d", i)}, LeaseInput{Action: "return", LeaseID: l.Lease.LeaseID, Result: strings.Repeat("done ", 20)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 300; i++ {
+		cycle(i)
+	}
+	var st struct {
+		Leases []json.RawMessage `json:"leases"`
+		Calls  []json.RawMessage `json:"idempotency"`
+	}
+	if err := json.Unmarshal(stateFile(t, fx), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Leases) != MaxRetainedLeases {
+		t.Errorf("%d leases kept, want the last %d closed ones", len(st.Leases), MaxRetainedLeases)
+	}
+	if len(st.Calls) != 600 {
+		t.Errorf("%d keyed outcomes within the window, want all 600", len(st.Calls))
+	}
+	// A day later one more keyed write drops every outcome older than the
+	// window: the file no longer mentions the returned leases.
+	fx.clock.Advance(IdempotencyWindow + time.Minute)
+	cycle(300)
+	file := stateFile(t, fx)
+	if err := json.Unmarshal(file, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Calls) != 2 {
+		t.Errorf("%d keyed outcomes after the window, want the 2 new ones", len(st.Calls))
+	}
+	// The closed leases kept, the one closed by this write (pruning runs
+	// before each write), and the two recorded outcomes.
+	if n := bytes.Count(file, []byte(`"leaseId"`)); n > MaxRetainedLeases+3 {
+		t.Errorf("the state file mentions %d leases, want at most %d", n, MaxRetainedLeases+3)
+	}
+}
