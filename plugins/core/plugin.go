@@ -136,6 +136,12 @@ func (c *Core) stop(context.Context) error {
 		first = c.skills.Close()
 		c.skills = nil
 	}
+	if c.tasks != nil {
+		// Writes the search postings still pending into the store.
+		if err := c.tasks.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
 	if c.store != nil {
 		if err := c.store.Close(); err != nil && first == nil {
 			first = err

@@ -120,6 +120,13 @@ const (
 	// task record.
 	BucketTaskSearchText = "task_search_text"
 
+	// BucketTaskTrigramPending lists the tasks whose trigram postings are
+	// not written yet (task number → the text the postings hold, see the
+	// tasks package): a write records its task here, one key, and the
+	// postings of many tasks are written later in one transaction. Created
+	// on open, like BucketLastProject.
+	BucketTaskTrigramPending = "idx_task_trigram_pending"
+
 	// BucketLastProject remembers, per caller, the project they used last
 	// (D7). It is created on open rather than by a versioned migration:
 	// older builds ignore a bucket they do not know.

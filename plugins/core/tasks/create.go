@@ -127,6 +127,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		return CreateOutput{}, internal(err)
 	}
 	if !replayed {
+		s.deferred()
 		s.publish(EventCreated, event)
 	}
 	return out, nil

@@ -79,41 +79,81 @@ func indexText(tx kv.Tx, rec, prev *record) error {
 	return indexTrigrams(tx, rec, prev)
 }
 
-// indexTrigrams updates the trigram postings of task num from prev's text
-// to rec's. A posting's value holds the trigram's positions; an empty value
-// (written by a build from before positions) says only that the trigram
-// occurs, and a search verifies such a task against its search text.
+// indexTrigrams brings the trigram postings of task rec.num up to rec's
+// text: it records the task as pending (searchpending.go), and a flush
+// writes the postings of many pending tasks in one transaction later.
 func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 	if prev != nil && prev.title == rec.title && prev.description == rec.description {
 		return nil
 	}
-	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
-	if !b.Exists() {
+	if !tx.Bucket([]byte(store.BucketTaskTrigrams)).Exists() {
 		return nil // a store opened read-only by an older layout's tooling
 	}
-	now := trigramPositions(rec.title, rec.description)
+	pb := tx.Bucket(bucketPending)
+	if !pb.Exists() {
+		var old *[2]string
+		if prev != nil {
+			old = &[2]string{prev.title, prev.description}
+		}
+		return writeTrigrams(tx, rec.num, old, rec.title, rec.description)
+	}
+	key := store.U64(rec.num)
+	if pb.Get(key) != nil {
+		return nil // already pending: its entry names the text the postings hold
+	}
+	return pb.Put(key, encodePending(prev))
+}
+
+// writeTrigrams makes the postings of task num those of (title,
+// description), given that they are now those of old (nil: the task has
+// none, or whatever it has is overwritten). A posting's value holds the
+// trigram's positions; an empty value (written by a build from before
+// positions) says only that the trigram occurs, and a search verifies such
+// a task against its search text.
+func writeTrigrams(tx kv.Tx, num uint64, old *[2]string, title, description string) error {
+	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	now := trigramPositions(title, description)
 	var key [11]byte // both stores copy a key they are given
-	var old map[[3]byte][]byte
-	if prev != nil {
-		old = trigramPositions(prev.title, prev.description)
-		for g := range old {
+	var before map[[3]byte][]byte
+	if old != nil {
+		before = trigramPositions(old[0], old[1])
+		for g := range before {
 			if _, keep := now[g]; keep {
 				continue
 			}
-			if err := b.Delete(trigramKey(&key, g, rec.num)); err != nil {
+			if err := b.Delete(trigramKey(&key, g, num)); err != nil {
 				return err
 			}
 		}
 	}
 	for g, v := range now {
-		if o, ok := old[g]; ok && bytes.Equal(o, v) {
+		if o, ok := before[g]; ok && bytes.Equal(o, v) {
 			continue
 		}
-		if err := b.Put(trigramKey(&key, g, rec.num), v); err != nil {
+		if err := b.Put(trigramKey(&key, g, num), v); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// indexStoredText writes the postings of a stored task during a build; a
+// task pending meanwhile now has the postings of its current text, which
+// its pending entry records.
+func indexStoredText(tx kv.Tx, raw *rawRecord) error {
+	title, description := string(raw.title), string(raw.description)
+	if err := writeTrigrams(tx, raw.num, nil, title, description); err != nil {
+		return err
+	}
+	pb := tx.Bucket(bucketPending)
+	if !pb.Exists() {
+		return nil
+	}
+	key := store.U64(raw.num)
+	if pb.Get(key) == nil {
+		return nil
+	}
+	return pb.Put(key, encodePending(&record{title: title, description: description}))
 }
 
 // rebuildBatch is how many tasks one rebuild transaction indexes. bbolt
@@ -161,10 +201,7 @@ func (s *Service) ensureTrigramPositions() error {
 	}); err != nil || built {
 		return err
 	}
-	return s.indexStoredTasks(metaPositionsBuilt, metaPositionsUpto, func(tx kv.Tx, raw *rawRecord) error {
-		rec := record{num: raw.num, title: string(raw.title), description: string(raw.description)}
-		return indexTrigrams(tx, &rec, nil)
-	})
+	return s.indexStoredTasks(metaPositionsBuilt, metaPositionsUpto, indexStoredText)
 }
 
 // ensureTrigrams builds the trigram postings; see ensureSearchIndex.
@@ -192,10 +229,7 @@ func (s *Service) ensureTrigrams() error {
 	}); err != nil {
 		return err
 	}
-	return s.indexStoredTasks(metaTrigramsBuilt, metaTrigramsUpto, func(tx kv.Tx, raw *rawRecord) error {
-		rec := record{num: raw.num, title: string(raw.title), description: string(raw.description)}
-		return indexTrigrams(tx, &rec, nil)
-	})
+	return s.indexStoredTasks(metaTrigramsBuilt, metaTrigramsUpto, indexStoredText)
 }
 
 // indexStoredTasks runs index over the stored tasks from the number in
@@ -255,6 +289,17 @@ func (s *Service) indexStoredTasks(built, upto []byte, index func(tx kv.Tx, raw 
 // trigram of every term of three bytes or more, and ok = false when the
 // index cannot narrow the search (not built, or only short terms).
 func searchCandidates(tx kv.Tx, terms []string) ([]uint64, bool) {
+	nums, ok := candidatesIndexed(tx, terms)
+	if !ok {
+		return nil, false
+	}
+	// Candidates are checked against the query: the tasks whose postings
+	// are pending join them.
+	return mergeNums(nums, pendingNums(tx)), true
+}
+
+// candidatesIndexed is searchCandidates over the written postings alone.
+func candidatesIndexed(tx kv.Tx, terms []string) ([]uint64, bool) {
 	if tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
 		return nil, false
 	}

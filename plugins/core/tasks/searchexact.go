@@ -231,7 +231,15 @@ func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
 	for i, t := range terms {
 		bterms[i] = []byte(t)
 	}
+	pending := pendingNums(tx)
+	j := 0
 	for _, h := range hits {
+		for j < len(pending) && pending[j] < h.num {
+			j++
+		}
+		if j < len(pending) && pending[j] == h.num {
+			continue // its postings may be stale: decided below
+		}
 		if h.verify {
 			e, ok := decodeSearchEntry(h.num, seekExact(sc, store.U64(h.num)))
 			if !ok || !textMatches(e.text, bterms) {
@@ -240,7 +248,14 @@ func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
 		}
 		out = append(out, h.num)
 	}
-	return out, true
+	// Tasks whose postings are pending are decided by their search text.
+	var fresh []uint64
+	for _, num := range pending {
+		if e, ok := decodeSearchEntry(num, seekExact(sc, store.U64(num))); ok && textMatches(e.text, bterms) {
+			fresh = append(fresh, num)
+		}
+	}
+	return mergeNums(out, fresh), true
 }
 
 // listHitsWalk pages exact search hits of a query with no other filter:

@@ -1,6 +1,8 @@
 package tasks
 
 import (
+	"encoding/binary"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -66,7 +68,7 @@ func searchText(rng *rand.Rand, n int) string {
 
 // TestExactSearchDifferential checks search from positional postings
 // against the reference: random texts rich in repeated trigrams, updated
-// meanwhile; one and two terms; postings of some tasks stripped of their
+// meanwhile; one and two terms; postings pending and written; postings of some tasks stripped of their
 // positions (as a build before positions wrote them), which must then be
 // verified against the search text.
 func TestExactSearchDifferential(t *testing.T) { pgtest.EachStore(t, testExactSearchDifferential) }
@@ -96,6 +98,13 @@ func testExactSearchDifferential(t *testing.T) {
 		}
 		if rng.IntN(10) == 0 {
 			stripPositions(t, f.st, rng)
+		}
+		// Queries see tasks whose postings are pending, written, and
+		// written then pending again (searchpending.go).
+		if rng.IntN(8) == 0 {
+			if err := f.svc.FlushPendingPostings(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for q := 0; q < 6; q++ {
 			terms := []string{searchVocab[rng.IntN(len(searchVocab))]}
@@ -209,4 +218,85 @@ func FuzzTrigramPositions(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPendingPostingsAnswerExactly: with postings pending (a fresh task, a
+// task whose text changed after its postings were written) every search
+// path answers as the written postings do, and a flush writes exactly the
+// postings a direct write would have.
+func TestPendingPostingsAnswerExactly(t *testing.T) { pgtest.EachStore(t, testPendingPostings) }
+
+func testPendingPostings(t *testing.T) {
+	f := newFixture(t, "alpha")
+	a := f.create(t, CreateInput{Title: "kestrel login", Project: "alpha"}).TaskID
+	b := f.create(t, CreateInput{Title: "banana", Description: ptr("abab straße"), Project: "alpha"}).TaskID
+	search := func(term string) []string {
+		t.Helper()
+		out, err := f.svc.List(ListInput{Search: ptr(term), Limit: ptr(100)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ids(out.Tasks)
+	}
+	pending := func() int {
+		n := 0
+		_ = f.st.View(func(tx kv.Tx) error { n = len(pendingNums(tx)); return nil })
+		return n
+	}
+	check := func(when string, want map[string][]string) {
+		t.Helper()
+		for term, w := range want {
+			if got := search(term); !slices.Equal(got, w) {
+				t.Errorf("%s: search %q = %v, want %v", when, term, got, w)
+			}
+		}
+	}
+	if pending() != 2 {
+		t.Fatalf("%d tasks pending after two creates, want 2", pending())
+	}
+	check("pending", map[string][]string{"kestrel": {a}, "ABAB": {b}, "login": {a}, "nothing": nil})
+	if err := f.svc.FlushPendingPostings(); err != nil {
+		t.Fatal(err)
+	}
+	if pending() != 0 {
+		t.Fatalf("%d tasks pending after a flush", pending())
+	}
+	check("written", map[string][]string{"kestrel": {a}, "ABAB": {b}, "login": {a}})
+	// The written postings of b are stale once its text changes.
+	f.update(t, UpdateInput{TaskID: b, Description: ptr("kestrel")})
+	check("changed, pending", map[string][]string{"kestrel": {b, a}, "ABAB": nil, "straße": nil, "banana": {b}})
+	written := dumpBuckets(t, f.st, []string{store.BucketTaskTrigrams})
+	if err := f.svc.FlushPendingPostings(); err != nil {
+		t.Fatal(err)
+	}
+	check("changed, written", map[string][]string{"kestrel": {b, a}, "ABAB": nil, "straße": nil, "banana": {b}})
+	after := dumpBuckets(t, f.st, []string{store.BucketTaskTrigrams})
+	if maps.Equal(written, after) {
+		t.Fatal("the flush wrote nothing for the changed task")
+	}
+	// The same postings as writing every task's text directly.
+	if err := f.st.Update(func(tx kv.Tx) error {
+		if err := tx.Clear([]byte(store.BucketTaskTrigrams)); err != nil {
+			return err
+		}
+		c := tasksBucket(tx).Cursor()
+		var raw rawRecord
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) != 8 {
+				continue
+			}
+			if err := decodeRaw(binary.BigEndian.Uint64(k), v, &raw); err != nil {
+				return err
+			}
+			if err := writeTrigrams(tx, raw.num, nil, string(raw.title), string(raw.description)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if direct := dumpBuckets(t, f.st, []string{store.BucketTaskTrigrams}); !maps.Equal(direct, after) {
+		t.Fatalf("flushed postings (%d) differ from direct ones (%d)", len(after), len(direct))
+	}
 }

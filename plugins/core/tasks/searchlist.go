@@ -87,6 +87,17 @@ func listSearchText(tx kv.Tx, q *listQuery, out *ListOutput, nums []uint64, have
 // trigrams' postings are walked in lockstep until the first runs out or,
 // for common trigrams, until their densities show (see lockstepSteps).
 func rarestPostings(tx kv.Tx, terms []string) ([]uint64, bool) {
+	nums, ok := rarestIndexed(tx, terms)
+	if !ok {
+		return nil, false
+	}
+	// Candidates are verified against the search text: the tasks whose
+	// postings are pending join them.
+	return mergeNums(nums, pendingNums(tx)), true
+}
+
+// rarestIndexed is rarestPostings over the written postings alone.
+func rarestIndexed(tx kv.Tx, terms []string) ([]uint64, bool) {
 	if tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
 		return nil, false
 	}

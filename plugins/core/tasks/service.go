@@ -84,6 +84,8 @@ type Service struct {
 	// indexErr is why an index could not be built on open; the queries it
 	// serves then scan, which is slower but answers the same.
 	indexErr error
+	// flusher writes deferred search postings (searchpending.go).
+	flusher trigramFlusher
 }
 
 // New returns a Service over st, building the indexes an older store lacks.
@@ -93,6 +95,10 @@ func New(st *store.Store, cfg Config) *Service {
 	}
 	s := &Service{st: st, cfg: cfg}
 	s.indexErr = s.ensureSearchIndex()
+	// Postings a server left pending when it stopped are written now.
+	if err := s.FlushPendingPostings(); err != nil && s.indexErr == nil {
+		s.indexErr = err
+	}
 	if err := s.ensureListIndexes(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}

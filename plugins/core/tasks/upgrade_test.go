@@ -418,6 +418,9 @@ func TestPositionlessPostingsGetPositionsAndAnswerIdentically(t *testing.T) {
 		}
 	}
 	before := answers(svc)
+	if err := svc.FlushPendingPostings(); err != nil {
+		t.Fatal(err)
+	}
 	postings := dumpBuckets(t, st, []string{store.BucketTaskTrigrams})
 	if err := st.Update(func(tx kv.Tx) error {
 		b := tx.Bucket([]byte(store.BucketTaskTrigrams))

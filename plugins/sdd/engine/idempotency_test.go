@@ -224,7 +224,9 @@ func testIdempotencySurvivesRestart(t *testing.T) {
 // leases (D17), and the outcomes recorded for replays of those calls go
 // once they are older than IdempotencyWindow, so the state file stops
 // growing with returned leases.
-func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) { pgtest.EachStore(t, testReturnedLeaseBounds) }
+func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) {
+	pgtest.EachStore(t, testReturnedLeaseBounds)
+}
 
 func testReturnedLeaseBounds(t *testing.T) {
 	fx := newFixture(t)

@@ -1,0 +1,228 @@
+package tasks
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
+)
+
+// Deferred trigram postings. A task's text has some sixty distinct
+// trigrams, and its postings, keyed by trigram first, land on as many
+// pages of the postings tree: written in the task's own transaction they
+// were half the pages, bytes and time of a task_create. So a write records
+// its task in the pending bucket (one key) and the postings of many pending
+// tasks are written together, in one transaction that touches each page
+// once, shortly after (the flusher below). PostgreSQL's GIN indexes keep a
+// pending list for the same reason.
+//
+// Searches stay exact meanwhile: a pending task's postings may be stale,
+// so the searches leave them out and check the task's search text (written
+// with the task) instead; at most a flush's worth of tasks is pending.
+
+var bucketPending = []byte(store.BucketTaskTrigramPending)
+
+// A pending entry's value: pendingFresh when the task has no postings,
+// pendingHeld followed by the text its postings hold (the title's length
+// as a uvarint, the title, the description).
+const (
+	pendingFresh byte = 0
+	pendingHeld  byte = 1
+)
+
+func encodePending(held *record) []byte {
+	if held == nil {
+		return []byte{pendingFresh}
+	}
+	v := binary.AppendUvarint([]byte{pendingHeld}, uint64(len(held.title)))
+	v = append(v, held.title...)
+	return append(v, held.description...)
+}
+
+// decodePending returns the text a pending task's postings hold; nil when
+// it has none (or the entry cannot be read: every posting is then
+// rewritten, and a stale one left behind only costs a verification).
+func decodePending(v []byte) *[2]string {
+	if len(v) == 0 || v[0] != pendingHeld {
+		return nil
+	}
+	n, w := binary.Uvarint(v[1:])
+	if w <= 0 || uint64(len(v)-1-w) < n {
+		return nil
+	}
+	rest := v[1+w:]
+	return &[2]string{string(rest[:n]), string(rest[n:])}
+}
+
+// pendingNums returns the pending task numbers in order.
+func pendingNums(tx kv.Tx) []uint64 {
+	pb := tx.Bucket(bucketPending)
+	if !pb.Exists() {
+		return nil
+	}
+	var out []uint64
+	c := pb.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) == 8 {
+			out = append(out, binary.BigEndian.Uint64(k))
+		}
+	}
+	return out
+}
+
+// flushPending writes the postings of up to limit pending tasks and
+// removes their entries; it returns how many it flushed.
+func flushPending(tx kv.Tx, limit int) (int, error) {
+	pb := tx.Bucket(bucketPending)
+	if !pb.Exists() || !tx.Bucket([]byte(store.BucketTaskTrigrams)).Exists() {
+		return 0, nil
+	}
+	type entry struct {
+		key  []byte
+		held *[2]string
+	}
+	var batch []entry
+	c := pb.Cursor()
+	for k, v := c.First(); k != nil && len(batch) < limit; k, v = c.Next() {
+		batch = append(batch, entry{key: append([]byte(nil), k...), held: decodePending(v)})
+	}
+	tc := tasksBucket(tx).Cursor()
+	var raw rawRecord
+	for _, e := range batch {
+		if len(e.key) == 8 {
+			num := binary.BigEndian.Uint64(e.key)
+			if v := seekExact(tc, e.key); v != nil {
+				if err := decodeRaw(num, v, &raw); err != nil {
+					return 0, err
+				}
+				if err := writeTrigrams(tx, num, e.held, string(raw.title), string(raw.description)); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if err := pb.Delete(e.key); err != nil {
+			return 0, err
+		}
+	}
+	return len(batch), nil
+}
+
+// mergeNums returns the union of two ascending lists, ascending.
+func mergeNums(a, b []uint64) []uint64 {
+	out := make([]uint64, 0, len(a)+len(b))
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i] < b[j]):
+			out = append(out, a[i])
+			i++
+		case i == len(a) || b[j] < a[i]:
+			out = append(out, b[j])
+			j++
+		default:
+			out = append(out, a[i])
+			i, j = i+1, j+1
+		}
+	}
+	return out
+}
+
+const (
+	// flushBatch is how many pending tasks one flush transaction indexes:
+	// enough that each page of the postings is written once for many
+	// tasks, few enough that one flush stays a short transaction.
+	flushBatch = 256
+	// flushAfterWrites starts a flush once this many writes deferred
+	// postings; flushIdle flushes what is left once writes pause.
+	flushAfterWrites = 64
+	flushIdle        = 200 * time.Millisecond
+)
+
+// trigramFlusher runs the flushes of one Service in the background.
+type trigramFlusher struct {
+	mu      sync.Mutex
+	writes  int
+	running bool
+	closed  bool
+	idle    *time.Timer
+	done    sync.WaitGroup
+}
+
+// deferred notes a committed write that may have left postings pending.
+func (s *Service) deferred() {
+	f := &s.flusher
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.writes++
+	if f.writes >= flushAfterWrites {
+		s.startFlushLocked()
+		return
+	}
+	if f.idle == nil {
+		f.idle = time.AfterFunc(flushIdle, func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if !f.closed {
+				s.startFlushLocked()
+			}
+		})
+	} else {
+		f.idle.Reset(flushIdle)
+	}
+}
+
+func (s *Service) startFlushLocked() {
+	f := &s.flusher
+	f.writes = 0
+	if f.running {
+		return
+	}
+	f.running = true
+	f.done.Add(1)
+	go func() {
+		defer f.done.Done()
+		_ = s.FlushPendingPostings()
+		f.mu.Lock()
+		f.running = false
+		again := f.writes >= flushAfterWrites && !f.closed
+		if again {
+			s.startFlushLocked()
+		}
+		f.mu.Unlock()
+	}()
+}
+
+// FlushPendingPostings writes the trigram postings of every pending task
+// now, flushBatch tasks per transaction. The background flusher calls it;
+// so do Close and a test that wants the postings in place.
+func (s *Service) FlushPendingPostings() error {
+	for {
+		n := 0
+		if err := s.st.Update(func(tx kv.Tx) error {
+			var err error
+			n, err = flushPending(tx, flushBatch)
+			return err
+		}); err != nil || n < flushBatch {
+			return err
+		}
+	}
+}
+
+// Close stops the background flusher, waits for a flush under way, and
+// writes what is still pending, so a closed store holds every posting.
+func (s *Service) Close() error {
+	f := &s.flusher
+	f.mu.Lock()
+	f.closed = true
+	if f.idle != nil {
+		f.idle.Stop()
+	}
+	f.mu.Unlock()
+	f.done.Wait()
+	return s.FlushPendingPostings()
+}
