@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -33,7 +34,7 @@ type connSession struct {
 	clientInfo    atomic.Value // mcp.Implementation
 	clientCaps    atomic.Value // mcp.ClientCapabilities
 	logLevel      atomic.Value // mcp.LoggingLevel; unset until logging/setLevel
-	settings      *SessionSettings
+	settings      *session.Settings
 	// key, with a request's JSON-RPC id, is a call's idempotency key: the
 	// relay's session key, which outlives a daemon, else one of its own.
 	key string
@@ -124,27 +125,20 @@ func (s *connSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification 
 	return n
 }
 
-// Default per-session limits (D21); CAIRN_MAX_MESSAGE and
-// CAIRN_MAX_CONCURRENT_CALLS override them.
-const (
-	DefaultMaxMessage         = 8 << 20
-	DefaultMaxConcurrentCalls = 16
-)
-
 // ConnOptions tune ServeConn.
 type ConnOptions struct {
 	// Session holds the session's own settings; nil takes the host's.
-	Session *SessionSettings
+	Session *session.Settings
 	// Replayed lists JSON-RPC ids (as JSON text) that a relay sends again
 	// after it lost the daemon: those calls may already have run.
 	Replayed map[string]bool
 	// Relayed sessions get log lines about the workspace on their relay's
 	// stderr (a {"cairn_log": …} line the relay diverts).
 	Relayed bool
-	// MaxMessage bounds one JSON-RPC message (default DefaultMaxMessage).
+	// MaxMessage bounds one JSON-RPC message (default session.DefaultMaxMessage).
 	MaxMessage int
 	// MaxConcurrentCalls bounds the tool calls one session runs at once;
-	// more wait in order (default DefaultMaxConcurrentCalls).
+	// more wait in order (default session.DefaultMaxConcurrentCalls).
 	MaxConcurrentCalls int
 }
 
@@ -160,10 +154,10 @@ type RelayLogLine struct {
 // session's bound wait in order.
 func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts ConnOptions) error {
 	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = h.limits.maxMessage
+		opts.MaxMessage = h.limits.MaxMessage
 	}
 	if opts.MaxConcurrentCalls <= 0 {
-		opts.MaxConcurrentCalls = h.limits.maxCalls
+		opts.MaxConcurrentCalls = h.limits.MaxCalls
 	}
 	settings := opts.Session
 	if settings == nil {
@@ -189,7 +183,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 		return err
 	}
 	defer h.mcp.UnregisterSession(context.Background(), sess.id)
-	ctx = WithSession(h.mcp.WithContext(ctx, sess), settings)
+	ctx = session.With(h.mcp.WithContext(ctx, sess), settings)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

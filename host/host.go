@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -77,10 +78,10 @@ type Host struct {
 	resKeys map[string]string
 	// defaultSession holds the settings of sessions whose transport brings
 	// none of its own (stdio without a daemon, HTTP).
-	defaultSession *SessionSettings
+	defaultSession *session.Settings
 	// logs fans log lines out to the sessions that asked for them.
 	logs   *sessionLogs
-	limits limits
+	limits session.Limits
 	// prompts holds the plugins' prompts; subs the sessions' resource
 	// subscriptions; unwatch ends the bus watches that serve both.
 	prompts *promptTable
@@ -111,13 +112,13 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
-		resKeys: map[string]string{}, defaultSession: DefaultSession(cfg),
+		resKeys: map[string]string{}, defaultSession: session.Default(cfg),
 	}
 	h.logs = newSessionLogs(h)
 	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(h.logs)
 	}
-	lim, err := loadLimits(getenv)
+	lim, err := session.LoadLimits(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -185,10 +186,10 @@ const instructions = "cairn gives you a task pipeline, a tamper-evident decision
 // the tool, else the typed refusal.
 func (h *Host) refuse(ctx context.Context, t *registry.Tool) *errs.Error {
 	s := h.sessionOf(ctx)
-	if visibleTo(s, t) {
+	if session.Visible(s, t) {
 		return nil
 	}
-	return refusal(s, t)
+	return session.Refusal(s, t)
 }
 
 // filterListed keeps the tools the calling session sees.
@@ -196,7 +197,7 @@ func (h *Host) filterListed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 	s := h.sessionOf(ctx)
 	out := tools[:0]
 	for _, mt := range tools {
-		if t, ok := h.reg.Get(mt.Name); ok && visibleTo(s, t) {
+		if t, ok := h.reg.Get(mt.Name); ok && session.Visible(s, t) {
 			out = append(out, mt)
 		}
 	}
@@ -208,7 +209,7 @@ func (h *Host) filterListed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
 func (h *Host) VisibleTools() []*registry.Tool {
 	var out []*registry.Tool
 	for _, t := range h.reg.List() {
-		if visibleTo(h.defaultSession, t) {
+		if session.Visible(h.defaultSession, t) {
 			out = append(out, t)
 		}
 	}

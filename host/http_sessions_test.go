@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -37,9 +38,9 @@ func httpTestServer(t *testing.T, auth Authenticator, hs httpSettings, tools ...
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.limits.maxCalls = 1
+	h.limits.MaxCalls = 1
 	h.mcp.AddTools(tools...)
-	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
+	sessions := newHTTPSessions(hs.sessionIdle, h.limits.MaxCalls)
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(sessions))
 	srv := httptest.NewServer(h.httpHandler(auth, sessions, hs, mcpHTTP))
 	t.Cleanup(srv.Close)
@@ -157,7 +158,7 @@ func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
 
 func TestHTTPMessageSizeBound(t *testing.T) {
 	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
-	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", DefaultMaxMessage) + `"}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", session.DefaultMaxMessage) + `"}}`
 	resp, body := do(t, srv, http.MethodPost, "", "", big)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "CAIRN_MAX_MESSAGE") {
 		t.Fatalf("oversized body: %d %.200s", resp.StatusCode, body)

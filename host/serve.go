@@ -93,7 +93,7 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 		return err
 	}
 	defer leave()
-	sessions := newHTTPSessions(hs.sessionIdle, h.limits.maxCalls)
+	sessions := newHTTPSessions(hs.sessionIdle, h.limits.MaxCalls)
 	sessions.log = h.log.Named("http")
 	if cl != nil {
 		sessions.shared = &sharedSessions{pool: cl.pool, idle: hs.sessionIdle}
@@ -163,7 +163,7 @@ func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSe
 		hs.maxPerKey = DefaultHTTPMaxPerKey
 	}
 	next := h.liftHTTPArguments(guardSessions(sessions, h.protocolErrors(mcpHTTP)))
-	next = boundBody(h.limits.maxMessage, hs.bodyTimeout, next)
+	next = boundBody(h.limits.MaxMessage, hs.bodyTimeout, next)
 	if auth != nil {
 		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
 	}

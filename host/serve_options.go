@@ -2,6 +2,9 @@ package host
 
 import (
 	"net/http"
+	"os"
+
+	"github.com/cairn-mcp/cairn/host/session"
 )
 
 // HTTPOptions are one HTTP listener's own settings. The in-process server
@@ -16,7 +19,7 @@ type HTTPOptions struct {
 	// listener: the CAIRN_AGENT_ID, CAIRN_PROJECT, CAIRN_TOOLSETS and
 	// CAIRN_MODE of the command that opened it, not the daemon's. Nil: the
 	// host's own settings.
-	Session *SessionSettings
+	Session *session.Settings
 	// Env, when not nil, is the listener's environment for its HTTP
 	// settings (CAIRN_HTTP_*): the command's that opened it, not the
 	// daemon's. Nil: this process's environment.
@@ -26,7 +29,7 @@ type HTTPOptions struct {
 // getenv reads the listener's HTTP settings.
 func (o HTTPOptions) getenv() func(string) string {
 	if o.Env == nil {
-		return getenv
+		return os.Getenv
 	}
 	return func(k string) string { return o.Env[k] }
 }
@@ -41,10 +44,10 @@ func (o HTTPOptions) withSession(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(WithSession(r.Context(), o.Session)))
+		next.ServeHTTP(w, r.WithContext(session.With(r.Context(), o.Session)))
 	})
 }
 
 // AnnounceProject registers a listener's active project with the areas, as
 // a stdio session's start does (D24).
-func (h *Host) AnnounceProject(s *SessionSettings) { h.announceProject(s) }
+func (h *Host) AnnounceProject(s *session.Settings) { h.announceProject(s) }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/cairn-mcp/cairn/host/session"
 )
 
 func TestHTTPOptionsAreTheListenersOwn(t *testing.T) {
@@ -19,14 +21,14 @@ func TestHTTPOptionsAreTheListenersOwn(t *testing.T) {
 		t.Errorf("settings from Env: %+v %v", hs, err)
 	}
 
-	h := &Host{defaultSession: &SessionSettings{Project: "daemon"}}
-	var seen *SessionSettings
+	h := &Host{defaultSession: &session.Settings{Project: "daemon"}}
+	var seen *session.Settings
 	probe := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = h.sessionOf(r.Context()) })
 	HTTPOptions{}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
 	if seen != h.defaultSession {
 		t.Errorf("without Session: %+v, want the host's", seen)
 	}
-	own := &SessionSettings{Project: "web", Mode: "READONLY"}
+	own := &session.Settings{Project: "web", Mode: "READONLY"}
 	HTTPOptions{Session: own}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
 	if seen != own {
 		t.Errorf("with Session: %+v, want the listener's", seen)

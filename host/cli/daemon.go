@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -128,9 +129,9 @@ func refusal(err error) error {
 func relayMaxMessage() (int, error) {
 	v := os.Getenv("CAIRN_MAX_MESSAGE")
 	if v == "" {
-		return host.DefaultMaxMessage, nil
+		return session.DefaultMaxMessage, nil
 	}
-	return host.ParseMessageLimit(v)
+	return session.ParseMessageLimit(v)
 }
 
 // sessionEnv are the settings that belong to a session, not to the daemon
@@ -240,7 +241,7 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 }
 
 // session builds a relayed session's own settings from its hello.
-func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error) {
+func (d daemonHandler) session(hello daemon.Hello) (*session.Settings, error) {
 	mode := hello.Mode
 	if mode == "" {
 		mode = config.ModeFull
@@ -259,9 +260,9 @@ func (d daemonHandler) session(hello daemon.Hello) (*host.SessionSettings, error
 		if root == "" {
 			root = d.s.Root
 		}
-		project = host.ProjectSlug(root)
+		project = session.ProjectSlug(root)
 	}
-	return &host.SessionSettings{AgentID: hello.AgentID, Project: project, Toolsets: ts, Mode: mode, Key: hello.SessionKey}, nil
+	return &session.Settings{AgentID: hello.AgentID, Project: project, Toolsets: ts, Mode: mode, Key: hello.SessionKey}, nil
 }
 
 func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }

@@ -1,36 +1,44 @@
-package host
+package session
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// limits are the per-session bounds of D21, the same in every transport.
-type limits struct {
-	maxMessage int
-	maxCalls   int
+// Default per-session limits (D21); CAIRN_MAX_MESSAGE and
+// CAIRN_MAX_CONCURRENT_CALLS override them.
+const (
+	DefaultMaxMessage         = 8 << 20
+	DefaultMaxConcurrentCalls = 16
+)
+
+// Limits are the per-session bounds of D21, the same in every transport.
+type Limits struct {
+	// MaxMessage bounds one JSON-RPC message, in bytes.
+	MaxMessage int
+	// MaxCalls bounds the tool calls one session runs at once.
+	MaxCalls int
 }
 
-// loadLimits reads CAIRN_MAX_MESSAGE (bytes, or with a KiB/MiB suffix) and
+// LoadLimits reads CAIRN_MAX_MESSAGE (bytes, or with a KiB/MiB suffix) and
 // CAIRN_MAX_CONCURRENT_CALLS.
-func loadLimits(getenv func(string) string) (limits, error) {
-	l := limits{maxMessage: DefaultMaxMessage, maxCalls: DefaultMaxConcurrentCalls}
+func LoadLimits(getenv func(string) string) (Limits, error) {
+	l := Limits{MaxMessage: DefaultMaxMessage, MaxCalls: DefaultMaxConcurrentCalls}
 	if v := strings.TrimSpace(getenv("CAIRN_MAX_MESSAGE")); v != "" {
 		n, err := ParseMessageLimit(v)
 		if err != nil {
 			return l, err
 		}
-		l.maxMessage = n
+		l.MaxMessage = n
 	}
 	if v := strings.TrimSpace(getenv("CAIRN_MAX_CONCURRENT_CALLS")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1024 {
 			return l, errs.Newf(400, errs.ConfigInvalid, "CAIRN_MAX_CONCURRENT_CALLS %q is not a whole number from 1 to 1024", v)
 		}
-		l.maxCalls = n
+		l.MaxCalls = n
 	}
 	return l, nil
 }
@@ -58,6 +66,3 @@ func parseBytes(v string) (int, error) {
 	}
 	return n * mult, nil
 }
-
-// getenv is os.Getenv; a variable so tests can vary the environment.
-var getenv = os.Getenv

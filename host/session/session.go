@@ -1,22 +1,25 @@
-package host
+// Package session holds what is each MCP session's own in a shared server
+// (docs/decisions.md D21): its settings, the rules deciding which tools it
+// sees and may call, its limits, and the fan-out of the server's warnings to
+// the sessions that listen. Every transport opens sessions with it; the
+// pipeline's filter asks it.
+package session
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/host/config"
-	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// SessionSettings are what docs/decisions.md D21 makes each session's own in a
+// Settings are what docs/decisions.md D21 makes each session's own in a
 // shared server: identity, active project, toolsets and mode.
-type SessionSettings struct {
+type Settings struct {
 	// AgentID is the session's CAIRN_AGENT_ID (empty: the client's name).
 	AgentID string
 	// Project is the session's active project: its CAIRN_PROJECT, else the
@@ -30,34 +33,34 @@ type SessionSettings struct {
 	Key string
 }
 
-type sessionSettingsKey struct{}
+type settingsKey struct{}
 
-// WithSession returns a context carrying a session's settings.
-func WithSession(ctx context.Context, s *SessionSettings) context.Context {
-	return context.WithValue(ctx, sessionSettingsKey{}, s)
+// With returns a context carrying a session's settings.
+func With(ctx context.Context, s *Settings) context.Context {
+	return context.WithValue(ctx, settingsKey{}, s)
 }
 
-// sessionOf returns the settings of the session running in ctx, or the
-// host's own settings for a transport that carries none (HTTP).
-func (h *Host) sessionOf(ctx context.Context) *SessionSettings {
-	if s, ok := ctx.Value(sessionSettingsKey{}).(*SessionSettings); ok && s != nil {
+// From returns the settings of the session running in ctx, or def for a
+// transport that carries none (HTTP without a listener's own).
+func From(ctx context.Context, def *Settings) *Settings {
+	if s, ok := ctx.Value(settingsKey{}).(*Settings); ok && s != nil {
 		return s
 	}
-	return h.defaultSession
+	return def
 }
 
-// DefaultSession returns the settings a session gets from the host's own
+// Default returns the settings a session gets from the host's own
 // configuration (stdio without a daemon, HTTP).
-func DefaultSession(cfg config.Settings) *SessionSettings {
+func Default(cfg config.Settings) *Settings {
 	project := cfg.Project
 	if project == "" {
 		project = ProjectSlug(cfg.Root)
 	}
-	return &SessionSettings{AgentID: cfg.AgentID, Project: project, Toolsets: cfg.Toolsets, Mode: cfg.Mode}
+	return &Settings{AgentID: cfg.AgentID, Project: project, Toolsets: cfg.Toolsets, Mode: cfg.Mode}
 }
 
-// visibleTo decides whether a tool is exposed to a session.
-func visibleTo(s *SessionSettings, t *registry.Tool) bool {
+// Visible decides whether a tool is exposed to a session.
+func Visible(s *Settings, t *registry.Tool) bool {
 	if t.Owner == registry.HostOwner {
 		return true
 	}
@@ -70,9 +73,9 @@ func visibleTo(s *SessionSettings, t *registry.Tool) bool {
 	return s.Toolsets.Allows(t.Toolset)
 }
 
-// refusal explains why a session may not call a tool it does not see: a
+// Refusal explains why a session may not call a tool it does not see: a
 // typed 403 naming the mode or toolset (D22), never "tool not found".
-func refusal(s *SessionSettings, t *registry.Tool) *errs.Error {
+func Refusal(s *Settings, t *registry.Tool) *errs.Error {
 	switch {
 	case t.Toolset == sdk.InternalToolset:
 		return errs.NotFoundf(errs.NotFound, "name", "no tool named %q", t.Name)
@@ -110,16 +113,3 @@ func ProjectSlug(root string) string {
 	}
 	return name
 }
-
-// announceProject registers a session's active project with the areas
-// (D21, D24): the core area takes project.created as `cairn project add`.
-func (h *Host) announceProject(s *SessionSettings) {
-	if s == nil || s.Project == "" || s.Mode == config.ModeMinimal {
-		return
-	}
-	data, _ := json.Marshal(map[string]string{"slug": s.Project})
-	h.bus.Publish(events.Event{Type: ProjectCreatedEvent, Source: "host", Data: data})
-}
-
-// ProjectCreatedEvent announces a project slug to the core area.
-const ProjectCreatedEvent = "project.created"

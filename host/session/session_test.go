@@ -1,4 +1,4 @@
-package host
+package session
 
 import (
 	"strings"
@@ -35,29 +35,29 @@ func TestVisibilityAndRefusal(t *testing.T) {
 	ping := &registry.Tool{Name: "server_ping", Owner: registry.HostOwner, Toolset: "system", ReadOnly: true}
 	cases := []struct {
 		name     string
-		s        SessionSettings
+		s        Settings
 		tool     *registry.Tool
 		visible  bool
 		required string
 	}{
-		{"full writes", SessionSettings{Mode: config.ModeFull, Toolsets: core}, write, true, ""},
-		{"readonly refuses writes", SessionSettings{Mode: config.ModeReadOnly, Toolsets: core}, write, false, "mode FULL"},
-		{"readonly reads", SessionSettings{Mode: config.ModeReadOnly, Toolsets: core}, read, true, ""},
-		{"toolset off", SessionSettings{Mode: config.ModeFull, Toolsets: core}, sdd, false, "toolset sdd"},
-		{"toolset all", SessionSettings{Mode: config.ModeFull, Toolsets: all}, sdd, true, ""},
-		{"minimal", SessionSettings{Mode: config.ModeMinimal, Toolsets: all}, read, false, "mode FULL"},
-		{"host tools always", SessionSettings{Mode: config.ModeMinimal, Toolsets: core}, ping, true, ""},
-		{"internal never", SessionSettings{Mode: config.ModeFull, Toolsets: all}, internal, false, ""},
+		{"full writes", Settings{Mode: config.ModeFull, Toolsets: core}, write, true, ""},
+		{"readonly refuses writes", Settings{Mode: config.ModeReadOnly, Toolsets: core}, write, false, "mode FULL"},
+		{"readonly reads", Settings{Mode: config.ModeReadOnly, Toolsets: core}, read, true, ""},
+		{"toolset off", Settings{Mode: config.ModeFull, Toolsets: core}, sdd, false, "toolset sdd"},
+		{"toolset all", Settings{Mode: config.ModeFull, Toolsets: all}, sdd, true, ""},
+		{"minimal", Settings{Mode: config.ModeMinimal, Toolsets: all}, read, false, "mode FULL"},
+		{"host tools always", Settings{Mode: config.ModeMinimal, Toolsets: core}, ping, true, ""},
+		{"internal never", Settings{Mode: config.ModeFull, Toolsets: all}, internal, false, ""},
 	}
 	for _, c := range cases {
-		if got := visibleTo(&c.s, c.tool); got != c.visible {
+		if got := Visible(&c.s, c.tool); got != c.visible {
 			t.Errorf("%s: visible = %v", c.name, got)
 			continue
 		}
 		if c.visible {
 			continue
 		}
-		e := refusal(&c.s, c.tool)
+		e := Refusal(&c.s, c.tool)
 		if c.required == "" {
 			if e.Status != 404 {
 				t.Errorf("%s: status %d, want 404", c.name, e.Status)
@@ -87,7 +87,7 @@ func TestLoadLimits(t *testing.T) {
 		{"", "2000", 0, 0, true},
 	}
 	for _, c := range cases {
-		l, err := loadLimits(func(k string) string {
+		l, err := LoadLimits(func(k string) string {
 			return map[string]string{"CAIRN_MAX_MESSAGE": c.msg, "CAIRN_MAX_CONCURRENT_CALLS": c.calls}[k]
 		})
 		if c.bad {
@@ -96,7 +96,7 @@ func TestLoadLimits(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || l.maxMessage != c.wantMsg || l.maxCalls != c.wantCalls {
+		if err != nil || l.MaxMessage != c.wantMsg || l.MaxCalls != c.wantCalls {
 			t.Errorf("%q/%q = %+v, %v", c.msg, c.calls, l, err)
 		}
 	}
