@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -17,7 +16,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 	"github.com/cairn-mcp/cairn/host/session"
-	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
 // connSeq numbers connection sessions for their ids.
@@ -280,7 +279,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 // notification queued before it first; answer writes a tool call's answer
 // at once, after the notifications already queued.
 func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond, answer func(any)) {
-	probe, refusal, handled := probeMessage(line)
+	probe, refusal, handled := jsonrpc.ProbeMessage(line)
 	if handled {
 		// Malformed: answered here, once (docs/decisions.md D32).
 		if refusal != nil {
@@ -352,23 +351,7 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 			// goroutine that ran it writes it.
 			answer(resp)
 		default:
-			respond(invalidParams(probe.Method, resp))
+			respond(jsonrpc.InvalidParams(probe.Method, resp))
 		}
 	})
-}
-
-// invalidParams gives a resource read or prompt refused for its arguments
-// (a plugin's 400, say an invalid sdd:// id or a missing prompt argument)
-// the JSON-RPC invalid-params code: mcp-go reports every failed read or
-// prompt as an internal error.
-func invalidParams(method string, resp mcp.JSONRPCMessage) mcp.JSONRPCMessage {
-	e, ok := resp.(mcp.JSONRPCError)
-	if !ok || (method != string(mcp.MethodResourcesRead) && method != string(mcp.MethodPromptsGet)) || e.Error.Code != mcp.INTERNAL_ERROR {
-		return resp
-	}
-	code, _, _ := strings.Cut(e.Error.Message, ":")
-	if code == errs.InvalidInput || (method == string(mcp.MethodPromptsGet) && strings.HasSuffix(code, "NOT_FOUND")) {
-		e.Error.Code = mcp.INVALID_PARAMS
-	}
-	return e
 }

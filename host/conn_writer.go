@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
 // maxKeptLine bounds the line buffer a session's writer keeps between
@@ -67,7 +69,7 @@ func (sw *sessionWriter) writeLocked(v any) {
 	if sw.failed {
 		return
 	}
-	b, err := appendMessage(sw.buf[:0], v)
+	b, err := jsonrpc.AppendMessage(sw.buf[:0], v)
 	if err != nil {
 		sw.log.Warn("cannot encode a message for a session", "error", err)
 		return

@@ -8,14 +8,16 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
 // protocolErrors gives HTTP clients the JSON-RPC error codes stdio clients
 // get where mcp-go alone answers otherwise: a malformed envelope is
-// answered once with the request's id (probeMessage), a resources/subscribe to a URI
+// answered once with the request's id (jsonrpc.ProbeMessage), a resources/subscribe to a URI
 // that does not exist is refused with -32002 (refuseSubscription), and a
 // prompts/get refused for its arguments or name is invalid params (-32602)
-// instead of an internal error (invalidParams).
+// instead of an internal error (jsonrpc.InvalidParams).
 func (h *Host) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = withHTTPIdempotencyKey(r)
@@ -24,7 +26,7 @@ func (h *Host) protocolErrors(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		probe, answer, handled := probeMessage(body)
+		probe, answer, handled := jsonrpc.ProbeMessage(body)
 		if handled {
 			// Malformed: answered here, once (docs/decisions.md D32). An
 			// answer with the request's id is the request's answer (200);
@@ -95,7 +97,7 @@ func (b *bufferedJSON) Flush() {
 	}
 }
 
-// finish writes a held response, with invalidParams's code when it is an
+// finish writes a held response, with jsonrpc.InvalidParams's code when it is an
 // error of method.
 func (b *bufferedJSON) finish(method string) {
 	if !b.hold {
@@ -104,7 +106,7 @@ func (b *bufferedJSON) finish(method string) {
 	out := b.buf.Bytes()
 	var e mcp.JSONRPCError
 	if json.Unmarshal(out, &e) == nil && e.Error.Code == mcp.INTERNAL_ERROR {
-		if fixed, ok := invalidParams(method, e).(mcp.JSONRPCError); ok && fixed.Error.Code != e.Error.Code {
+		if fixed, ok := jsonrpc.InvalidParams(method, e).(mcp.JSONRPCError); ok && fixed.Error.Code != e.Error.Code {
 			if raw, err := json.Marshal(fixed); err == nil {
 				out = append(raw, '\n')
 			}

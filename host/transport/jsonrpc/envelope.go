@@ -1,3 +1,8 @@
+// Package jsonrpc is what every transport does to a JSON-RPC message before
+// and after mcp-go: one look at a request's envelope (its id, method,
+// protocol version and where a tool call's arguments lie), the answer to a
+// malformed one, and the fast encoder of tool call answers. It knows MCP's
+// wire shapes, nothing of the host.
 package jsonrpc
 
 import (
@@ -16,9 +21,9 @@ import (
 // decode with id null (which no client can match to its request) or echoes
 // an id no client may use.
 
-// requestProbe is the one look the host takes at a message before mcp-go
+// Probe is the one look the host takes at a message before mcp-go
 // decodes it: no maps, since it is on every call.
-type requestProbe struct {
+type Probe struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
@@ -27,30 +32,30 @@ type requestProbe struct {
 			IdempotencyKey  json.RawMessage `json:"io.cairn/idempotencyKey"`
 		} `json:"_meta"`
 	} `json:"params"`
-	// call is where params, its name and its arguments lie in the message,
-	// when the probe scanned it (liftProbed).
-	call callSpans
+	// Call is where params, its name and its arguments lie in the message,
+	// when the probe scanned it (the host lifts the arguments from there).
+	Call Spans `json:"-"`
 }
 
-// callSpans are offsets into a message: [0, 0] for a member that is absent.
-type callSpans struct {
-	scanned            bool
-	params, name, args [2]int
+// Spans are offsets into a message: [0, 0] for a member that is absent.
+type Spans struct {
+	Scanned            bool
+	Params, Name, Args [2]int
 }
 
-// probeMessage reads a message's envelope. handled reports a malformed
+// ProbeMessage reads a message's envelope. handled reports a malformed
 // message that goes no further, answered with answer (nil: nothing may
 // answer it).
 //
 // A message is scanned once, without reflection (scanRequest); one whose
 // shape the scan is not sure of is decoded by encoding/json, as before.
-func probeMessage(line []byte) (p requestProbe, answer *mcp.JSONRPCError, handled bool) {
+func ProbeMessage(line []byte) (p Probe, answer *mcp.JSONRPCError, handled bool) {
 	ok := false
 	if json.Valid(line) {
 		p, ok = scanRequest(line)
 	}
 	if !ok {
-		p = requestProbe{}
+		p = Probe{}
 		ok = json.Unmarshal(line, &p) == nil
 	}
 	if ok && (len(p.ID) == 0 && p.Method != "" || len(p.ID) > 0 && ValidID(p.ID)) {
@@ -133,13 +138,13 @@ func paramsAreObject(raw json.RawMessage) bool {
 	return len(raw) == 0 || raw[0] == '{' || string(raw) == "null"
 }
 
-// scanRequest reads a valid message into a requestProbe as encoding/json
+// scanRequest reads a valid message into a Probe as encoding/json
 // would, in one pass over its top level, its params and their _meta. false
 // when the message needs encoding/json after all: any of them not an
 // object, a method that is not a plain string, a key it looks for written
 // twice, with escapes or in another case (which encoding/json would still
 // match), or any key with escapes.
-func scanRequest(line []byte) (p requestProbe, ok bool) {
+func scanRequest(line []byte) (p Probe, ok bool) {
 	var top [3][2]int // id, method, params
 	if !(&rawjson.Scanner{B: line}).Members([]string{"id", "method", "params"}, top[:]) {
 		return p, false
@@ -154,7 +159,7 @@ func scanRequest(line []byte) (p requestProbe, ok bool) {
 		}
 		p.Method = method
 	}
-	p.call = callSpans{scanned: true, params: top[2]}
+	p.Call = Spans{Scanned: true, Params: top[2]}
 	if top[2][1] == 0 {
 		return p, true
 	}
@@ -165,7 +170,7 @@ func scanRequest(line []byte) (p requestProbe, ok bool) {
 	if !(&rawjson.Scanner{B: line, I: top[2][0]}).Members([]string{"_meta", "name", "arguments"}, params[:]) {
 		return p, false
 	}
-	p.call.name, p.call.args = params[1], params[2]
+	p.Call.Name, p.Call.Args = params[1], params[2]
 	if meta := params[0]; meta[1] > 0 {
 		if line[meta[0]] != '{' {
 			return p, false

@@ -36,7 +36,7 @@ func TestProbeMessageRefusesMalformedEnvelopes(t *testing.T) {
 		{`{"jsonrpc":"2.0","method":7}`, true, 0, ""},
 		{`{"jsonrpc":"2.0","id":[1],"result":{}}`, true, 0, ""},
 	} {
-		_, answer, handled := probeMessage([]byte(tc.line))
+		_, answer, handled := ProbeMessage([]byte(tc.line))
 		if handled != tc.handled {
 			t.Errorf("%s: handled %v, want %v", tc.line, handled, tc.handled)
 			continue
@@ -63,7 +63,7 @@ func FuzzProbeMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		p, answer, handled := probeMessage(line)
+		p, answer, handled := ProbeMessage(line)
 		if !handled || answer == nil || answer.ID.IsNil() {
 			return
 		}
@@ -88,7 +88,7 @@ var probeLines = []string{
 	"{\"id\":1,\"method\":\"\xff\"}", `{"id":1,"method":"ping","params":"x"}`, `null`, `[1]`, `{"id":1,`,
 }
 
-// The scan reads a message as encoding/json reads it into a requestProbe.
+// The scan reads a message as encoding/json reads it into a Probe.
 func TestScanRequestMatchesEncodingJSON(t *testing.T) {
 	for _, l := range probeLines {
 		checkScanRequest(t, []byte(l))
@@ -111,11 +111,11 @@ func checkScanRequest(t *testing.T, line []byte) {
 	if !ok {
 		return
 	}
-	var want requestProbe
+	var want Probe
 	if err := json.Unmarshal(line, &want); err != nil {
 		t.Fatalf("%q: scanned, but encoding/json refuses it: %v", line, err)
 	}
-	got.call = callSpans{}
+	got.Call = Spans{}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q: scanned %+v, encoding/json read %+v", line, got, want)
 	}

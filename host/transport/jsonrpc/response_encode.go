@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
-// appendMessage appends one JSON-RPC message as a line (without the
+// AppendMessage appends one JSON-RPC message as a line (without the
 // newline) to dst.
 //
 // A tool call's answer is most of what a session writes, and its result
@@ -25,7 +25,7 @@ import (
 // (rawjson, the same rules as the arguments) and copied as they are, and
 // the text block is escaped from the same bytes. Anything else, and any
 // result this path does not know field for field, goes to encoding/json.
-func appendMessage(dst []byte, v any) ([]byte, error) {
+func AppendMessage(dst []byte, v any) ([]byte, error) {
 	if resp, ok := v.(mcp.JSONRPCResponse); ok {
 		if res, ok := resp.Result.(*mcp.CallToolResult); ok {
 			if out, ok := appendToolResponse(dst, resp, res); ok {
@@ -40,9 +40,10 @@ func appendMessage(dst []byte, v any) ([]byte, error) {
 	return append(dst, b...), nil
 }
 
-// maxOutputDepth bounds the nesting of a result written directly; deeper
+// MaxOutputDepth bounds the nesting of a result written directly (and of a
+// plugin's output, which the host checks with the same bound); deeper
 // results (none that cairn's tools produce) take encoding/json's path.
-const maxOutputDepth = 512
+const MaxOutputDepth = 512
 
 // appendToolResponse writes a JSON-RPC response carrying a tool result; false
 // when the result holds anything it does not write itself (dst is then
@@ -127,7 +128,7 @@ func onlyStatus(m *mcp.Meta) (int, bool) {
 // a line break, which in valid JSON can only be whitespace between tokens.
 func embeddable(raw []byte) bool {
 	return bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 &&
-		!blank(raw) && rawjson.Check(raw, maxOutputDepth) == nil
+		!blank(raw) && rawjson.Check(raw, MaxOutputDepth) == nil
 }
 
 // blank reports whether raw holds only JSON whitespace, which rawjson

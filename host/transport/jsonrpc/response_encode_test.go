@@ -9,9 +9,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // pageOutput is a task_list page of n rows as the core plugin encodes it.
@@ -26,6 +23,16 @@ func pageOutput(n int) []byte {
 	}
 	fmt.Fprintf(&b, `],"total_count":%d,"returned_count":%d,"offset":0,"limit":50}`, 10*n, n)
 	return []byte(b.String())
+}
+
+// toolResult is a tool result of the shape the host's toResult gives
+// (host/mcp.go): the status in _meta, the output as structuredContent and
+// as the first text block, then any further content.
+func toolResult(status int, raw string, isError bool, more ...mcp.Content) *mcp.CallToolResult {
+	res := &mcp.CallToolResult{IsError: isError, RawStructuredContent: json.RawMessage(raw)}
+	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"status": status}}
+	res.Content = append([]mcp.Content{mcp.NewTextContent(raw)}, more...)
+	return res
 }
 
 func callResponse(id any, res *mcp.CallToolResult) mcp.JSONRPCResponse {
@@ -47,7 +54,7 @@ func decodeAny(t *testing.T, b []byte) any {
 // TestAppendMessageAgreesWithEncodingJSON: every message written directly
 // decodes to what encoding/json writes for it, on one line.
 func TestAppendMessageAgreesWithEncodingJSON(t *testing.T) {
-	withMeta := toResult(&pipeline.Outcome{Output: []byte(`{"a":1}`), Status: 200})
+	withMeta := toolResult(200, `{"a":1}`, false)
 	withMeta.ResultType = mcp.ResultTypeComplete
 	withMeta.Meta.AdditionalFields["io.modelcontextprotocol/serverInfo"] = map[string]any{"name": "cairn", "version": "1"}
 	annotated := mcp.NewTextContent("note")
@@ -56,21 +63,21 @@ func TestAppendMessageAgreesWithEncodingJSON(t *testing.T) {
 		name string
 		msg  any
 	}{
-		{"task_get", callResponse(int64(7), toResult(&pipeline.Outcome{Output: []byte(`{"task_id":"T-1","title":"a"}`), Status: 200}))},
-		{"string id", callResponse("req-\"1\"", toResult(&pipeline.Outcome{Output: []byte(`{"ok":true}`), Status: 201}))},
-		{"50-row page", callResponse(int64(3), toResult(&pipeline.Outcome{Output: pageOutput(50), Status: 200}))},
-		{"not an object", callResponse(int64(4), toResult(&pipeline.Outcome{Output: []byte(`[1,2]`), Status: 200}))},
-		{"typed error", callResponse(int64(5), toResult(pipeline.Fail(errs.Invalid("title", "min_length", "title is empty <x> & \"y\""))))},
-		{"extra content", callResponse(int64(6), toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200, Content: []pipeline.Content{
-			{Type: "image", Data: []byte{1, 2, 3}, MIMEType: "image/png"}, {Type: "text", Text: "after\n"}, {Type: "resource_link", URI: "sdd://x", Text: "x"}}}))},
+		{"task_get", callResponse(int64(7), toolResult(200, `{"task_id":"T-1","title":"a"}`, false))},
+		{"string id", callResponse("req-\"1\"", toolResult(201, `{"ok":true}`, false))},
+		{"50-row page", callResponse(int64(3), toolResult(200, string(pageOutput(50)), false))},
+		{"not an object", callResponse(int64(4), toolResult(200, `{"result":[1,2]}`, false))},
+		{"typed error", callResponse(int64(5), toolResult(400, `{"error":{"code":"ERR_INVALID_INPUT","message":"title is empty \u003cx\u003e \u0026 \"y\"","details":{"field":"title"}}}`, true))},
+		{"extra content", callResponse(int64(6), toolResult(200, `{}`, false,
+			mcp.NewImageContent("AQID", "image/png"), mcp.NewTextContent("after\n"), mcp.NewResourceLink("sdd://x", "x", "", "")))},
 		{"2026-07-28 meta and resultType", callResponse(int64(8), withMeta)},
 		{"annotated text", callResponse(int64(9), &mcp.CallToolResult{Content: []mcp.Content{annotated}})},
 		{"no content, no meta", callResponse(int64(10), &mcp.CallToolResult{})},
 		{"text escapes", callResponse(int64(11), &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent("\x00\x1f\"\\\u2028\u2029\xff\xfe\t\r\n<>&é😀")}})},
 		{"unstructured struct content", callResponse(int64(12), &mcp.CallToolResult{StructuredContent: map[string]any{"k": "v"}})},
-		{"float id", callResponse(1.5, toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
-		{"decoded integer id", callResponse(float64(42), toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
-		{"large id", callResponse(float64(1<<60), toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200}))},
+		{"float id", callResponse(1.5, toolResult(200, `{}`, false))},
+		{"decoded integer id", callResponse(float64(42), toolResult(200, `{}`, false))},
+		{"large id", callResponse(float64(1<<60), toolResult(200, `{}`, false))},
 		{"notification", mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION, Notification: mcp.Notification{Method: "notifications/progress"}}},
 		{"other result", mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1)), Result: mcp.EmptyResult{}}},
 	} {
@@ -79,7 +86,7 @@ func TestAppendMessageAgreesWithEncodingJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := appendMessage([]byte("kept:"), c.msg)
+			got, err := AppendMessage([]byte("kept:"), c.msg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,9 +110,9 @@ func ptr[T any](v T) *T { return &v }
 // direct path (the others fall back, checked above by value).
 func TestAppendToolResponseDirect(t *testing.T) {
 	for name, res := range map[string]*mcp.CallToolResult{
-		"page":    toResult(&pipeline.Outcome{Output: pageOutput(50), Status: 200}),
-		"error":   toResult(pipeline.Fail(errs.New(404, errs.NotFound, "no task T-9"))),
-		"content": toResult(&pipeline.Outcome{Output: []byte(`{}`), Status: 200, Content: []pipeline.Content{{Type: "image", Data: []byte{1}, MIMEType: "image/png"}}}),
+		"page":    toolResult(200, string(pageOutput(50)), false),
+		"error":   toolResult(404, `{"error":{"code":"ERR_NOT_FOUND","message":"no task T-9","details":{}}}`, true),
+		"content": toolResult(200, `{}`, false, mcp.NewImageContent("AQ==", "image/png")),
 	} {
 		for _, id := range []any{float64(7), int64(7), "seven", 1.5, float64(1 << 60)} {
 			if _, ok := appendToolResponse(nil, callResponse(id, res), res); !ok {
@@ -176,7 +183,7 @@ func FuzzAppendToolResponse(f *testing.F) {
 }
 
 func BenchmarkEncodePage(b *testing.B) {
-	res := toResult(&pipeline.Outcome{Output: pageOutput(50), Status: 200})
+	res := toolResult(200, string(pageOutput(50)), false)
 	msg := callResponse(int64(42), res)
 	b.Run("encoding/json", func(b *testing.B) {
 		b.ReportAllocs()
@@ -191,7 +198,7 @@ func BenchmarkEncodePage(b *testing.B) {
 		var buf []byte
 		for i := 0; i < b.N; i++ {
 			var err error
-			if buf, err = appendMessage(buf[:0], msg); err != nil {
+			if buf, err = AppendMessage(buf[:0], msg); err != nil {
 				b.Fatal(err)
 			}
 		}
