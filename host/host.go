@@ -25,12 +25,12 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -80,7 +80,7 @@ type Host struct {
 	// none of its own (stdio without a daemon, HTTP).
 	defaultSession *session.Settings
 	// logs fans log lines out to the sessions that asked for them.
-	logs   *sessionLogs
+	logs   *session.Logs
 	limits session.Limits
 	// prompts holds the plugins' prompts; subs the sessions' resource
 	// subscriptions; unwatch ends the bus watches that serve both.
@@ -90,8 +90,8 @@ type Host struct {
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
 	cluster clusterMembership
 
-	// requests runs the requests of the byte-stream sessions (ServeConn).
-	requests workers.Pool
+	// stdio serves the byte-stream sessions (ServeConn, ServeStdio).
+	stdio *stdio.Server
 }
 
 // New prepares a host; Start launches the plugins.
@@ -107,14 +107,15 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		opts.Executable = exe
 	}
 	h := &Host{
-		cfg: cfg, opts: opts, log: opts.Logger, requests: workers.New(nil),
+		cfg: cfg, opts: opts, log: opts.Logger,
 		bus: events.New(opts.Logger.Named("events")), reg: registry.New(), metrics: pipeline.NewMetrics(),
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
 		resKeys: map[string]string{}, defaultSession: session.Default(cfg),
 	}
-	h.logs = newSessionLogs(h)
+	h.logs = session.NewLogs()
+	h.stdio = stdio.New(sessionHooks{h}, h.log)
 	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(h.logs)
 	}

@@ -2,15 +2,13 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -72,13 +70,11 @@ func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call 
 		call.IdempotencyKey = "client:" + call.Caller.Source + ":" + call.Caller.ID + ":" + client
 		return nil
 	}
-	if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok {
-		if cs, ok := server.ClientSessionFromContext(ctx).(*connSession); ok && cs.key != "" {
-			call.IdempotencyKey, call.Replay = cs.key+":"+m.id, m.replay
-			return nil
-		}
+	if m, ok := session.CallOf(ctx); ok && m.Key != "" {
+		call.IdempotencyKey, call.Replay = m.Key+":"+m.ID, m.Replay
+		return nil
 	}
-	call.IdempotencyKey = "call:" + newKey()
+	call.IdempotencyKey = "call:" + session.NewKey()
 	return nil
 }
 
@@ -93,11 +89,4 @@ func checkClientKey(field, k string) *errs.Error {
 		}
 	}
 	return nil
-}
-
-// newKey is 128 random bits in hex.
-func newKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -112,7 +112,7 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				if message != "" {
 					params["message"] = message
 				}
-				markNotified(ctx)
+				session.MarkNotified(ctx)
 				if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 					h.log.Debug("progress notification not sent", "tool", name, "error", err)
 				}
@@ -148,26 +148,6 @@ func callerName(c pipeline.Caller) string {
 
 // apiKeyPrincipalKey carries an authenticated HTTP caller.
 type apiKeyPrincipalKey struct{}
-
-// callMetaKey carries the JSON-RPC id of the request being handled and
-// whether it is a replay after the daemon was lost.
-type callMetaKey struct{}
-
-type callMeta struct {
-	id     string
-	replay bool
-	// notified is set once a notification about this request (its
-	// progress, its log lines) was sent; nil outside byte-stream sessions.
-	notified *atomic.Bool
-}
-
-// markNotified records that a notification about the request in ctx was
-// queued: its answer must then follow it through the session's writer.
-func markNotified(ctx context.Context) {
-	if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok && m.notified != nil {
-		m.notified.Store(true)
-	}
-}
 
 // toResult renders an outcome as docs/decisions.md D3 fixes it.
 func toResult(out *pipeline.Outcome) *mcp.CallToolResult {

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,21 +19,6 @@ import (
 // Version is the host version, set at build time with
 // -ldflags "-X github.com/cairn-mcp/cairn/host.Version=...".
 var Version = "0.1.0-dev"
-
-// ServeStdio serves one MCP session over in and out until the client closes
-// in or ctx ends, with the host's own session settings and the per-session
-// limits of every transport.
-func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	if c, ok := in.(io.Closer); ok {
-		// A read blocked on stdin does not see ctx: closing it ends the read.
-		defer context.AfterFunc(ctx, func() { _ = c.Close() })()
-	}
-	err := h.ServeConn(ctx, in, out, ConnOptions{})
-	if err != nil && (errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed)) {
-		return nil
-	}
-	return err
-}
 
 // CheckHTTPAddr refuses addresses that would expose the server beyond this
 // machine without authentication: unauthenticated, only loopback binds are

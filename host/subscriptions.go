@@ -68,6 +68,11 @@ func (s *subscriptions) subscribers(uri string) map[server.ClientSession]any {
 	return out
 }
 
+// listenStream is a session that tags the notifications of its open
+// subscriptions/listen request with its id: a byte-stream session
+// (host/transport/stdio).
+type listenStream interface{ Listen(id any) }
+
 // hookSubscriptions records subscriptions as mcp-go serves the requests
 // that make them.
 func (h *Host) hookSubscriptions(hooks *server.Hooks) {
@@ -90,16 +95,16 @@ func (h *Host) hookSubscriptions(hooks *server.Hooks) {
 		for _, uri := range uris {
 			h.subs.add(sess, uri, id)
 		}
-		if c, ok := sess.(*connSession); ok {
-			c.listen(id)
+		if c, ok := sess.(listenStream); ok {
+			c.Listen(id)
 		}
 		// The request's context ends when the client cancels it or goes.
 		context.AfterFunc(ctx, func() {
 			for _, uri := range uris {
 				h.subs.remove(sess, uri)
 			}
-			if c, ok := sess.(*connSession); ok {
-				c.listen(nil)
+			if c, ok := sess.(listenStream); ok {
+				c.Listen(nil)
 			}
 		})
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -237,7 +238,7 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 	for _, id := range hello.Replay {
 		replayed[id] = true
 	}
-	return d.h.ServeConn(ctx, rw, rw, host.ConnOptions{Session: sess, Replayed: replayed, Relayed: true})
+	return d.h.ServeConn(ctx, rw, rw, stdio.Options{Session: sess, Replayed: replayed, Relayed: true})
 }
 
 // session builds a relayed session's own settings from its hello.

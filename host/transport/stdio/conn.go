@@ -1,3 +1,9 @@
+// Package stdio is the byte-stream transport: one MCP session of
+// newline-delimited JSON-RPC over a stream, this process's stdio or a
+// relay's Unix socket connection. It reads each message within its
+// session's limits, answers a malformed one, runs requests concurrently and
+// writes every answer once, in order with the notifications sent before it.
+// What a message means is the Handler's (the host's) to say.
 package stdio
 
 import (
@@ -11,12 +17,14 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
+	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
 // connSeq numbers connection sessions for their ids.
@@ -71,6 +79,14 @@ func (s *connSession) GetClientCapabilities() mcp.ClientCapabilities {
 }
 func (s *connSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.clientCaps.Store(c) }
 
+// RelayLog implements session.Listener: a relayed session's line goes to
+// its relay's stderr.
+func (s *connSession) RelayLog(text string) {
+	if s.relayLog != nil {
+		s.relayLog(text)
+	}
+}
+
 // SetLogLevel and GetLogLevel implement MCP logging per session.
 func (s *connSession) SetLogLevel(l mcp.LoggingLevel) { s.logLevel.Store(l) }
 func (s *connSession) GetLogLevel() mcp.LoggingLevel {
@@ -93,9 +109,9 @@ func (s *connSession) SubscriptionFilter() (mcp.SubscriptionFilter, bool) {
 	return s.subscription, s.modern.Load() || s.listenID != nil
 }
 
-// listen records the id of the open subscriptions/listen request (nil when
+// Listen records the id of the open subscriptions/listen request (nil when
 // it ends); notifications on its stream carry it.
-func (s *connSession) listen(id any) {
+func (s *connSession) Listen(id any) {
 	s.subMu.Lock()
 	s.listenID = id
 	s.subMu.Unlock()
@@ -124,9 +140,44 @@ func (s *connSession) tagged(n mcp.JSONRPCNotification) mcp.JSONRPCNotification 
 	return n
 }
 
-// ConnOptions tune ServeConn.
-type ConnOptions struct {
-	// Session holds the session's own settings; nil takes the host's.
+// Handler is what a session needs of the host it serves.
+type Handler interface {
+	// Enter is called as a session starts (on PostgreSQL the host joins
+	// the cluster bus for it); leave is called as it ends.
+	Enter(ctx context.Context) (leave func())
+	// Register adds sess to the MCP server and returns the context its
+	// messages are handled in and the func that removes it.
+	Register(ctx context.Context, sess server.ClientSession) (context.Context, func(), error)
+	// Serving is called once the session can take notifications: it
+	// hears the server's warnings and its project is announced; done is
+	// called as it ends.
+	Serving(sess session.Listener, settings *session.Settings) (done func())
+	// HandleMessage answers one message (nil for a notification).
+	HandleMessage(ctx context.Context, msg []byte) mcp.JSONRPCMessage
+	// LiftArguments takes a tools/call's arguments out of msg, for the tool
+	// handler to take from the context (docs/decisions.md D33).
+	LiftArguments(ctx context.Context, p jsonrpc.Probe, msg []byte) (context.Context, []byte)
+	// RefuseSubscription answers a resources/subscribe to a URI that does
+	// not exist; false for any other message.
+	RefuseSubscription(ctx context.Context, msg []byte) (mcp.JSONRPCError, bool)
+}
+
+// Server serves the byte-stream sessions of one host.
+type Server struct {
+	h   Handler
+	log hclog.Logger
+	// requests runs the requests of every session.
+	requests workers.Pool
+}
+
+// New returns a Server handing its sessions' messages to h.
+func New(h Handler, log hclog.Logger) *Server {
+	return &Server{h: h, log: log, requests: workers.New(nil)}
+}
+
+// Options tune Serve.
+type Options struct {
+	// Session holds the session's settings.
 	Session *session.Settings
 	// Replayed lists JSON-RPC ids (as JSON text) that a relay sends again
 	// after it lost the daemon: those calls may already have run.
@@ -147,28 +198,22 @@ type RelayLogLine struct {
 	Text string `json:"cairn_log"`
 }
 
-// ServeConn serves one MCP session of newline-delimited JSON-RPC over rw
+// Serve serves one MCP session of newline-delimited JSON-RPC over r and w
 // until the peer closes it or ctx ends. Requests run concurrently, so a slow
 // tool call does not hold up a cancellation or a ping; tool calls beyond the
 // session's bound wait in order.
-func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts ConnOptions) error {
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = h.limits.MaxMessage
+		opts.MaxMessage = session.DefaultMaxMessage
 	}
 	if opts.MaxConcurrentCalls <= 0 {
-		opts.MaxConcurrentCalls = h.limits.MaxCalls
+		opts.MaxConcurrentCalls = session.DefaultMaxConcurrentCalls
 	}
 	settings := opts.Session
 	if settings == nil {
-		settings = h.defaultSession
+		return errors.New("stdio: a session needs its settings")
 	}
-	// On PostgreSQL this connection's events reach the other servers and
-	// theirs reach it; without the database it still serves, degraded.
-	if _, leave, err := h.enterCluster(ctx); err != nil {
-		h.log.Warn("serving without the cluster bus", "error", err)
-	} else {
-		defer leave()
-	}
+	defer s.h.Enter(ctx)()
 	sess := &connSession{
 		id:            "conn-" + strconv.FormatUint(connSeq.Add(1), 10),
 		notifications: make(chan mcp.JSONRPCNotification, 256),
@@ -176,13 +221,14 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 		key:           settings.Key,
 	}
 	if sess.key == "" {
-		sess.key = newKey()
+		sess.key = session.NewKey()
 	}
-	if err := h.mcp.RegisterSession(ctx, sess); err != nil {
+	ctx, unregister, err := s.h.Register(ctx, sess)
+	if err != nil {
 		return err
 	}
-	defer h.mcp.UnregisterSession(context.Background(), sess.id)
-	ctx = session.With(h.mcp.WithContext(ctx, sess), settings)
+	defer unregister()
+	ctx = session.With(ctx, settings)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -191,7 +237,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 	// while a request ran (its progress) always precedes that request's
 	// result. A tool call about which nothing else was sent skips the
 	// queue: the goroutine that ran it writes its answer (sessionWriter).
-	sw := &sessionWriter{w: w, notes: sess.notifications, tag: sess.tagged, onFail: cancel, log: h.log.With("session", sess.id)}
+	sw := &sessionWriter{w: w, notes: sess.notifications, tag: sess.tagged, onFail: cancel, log: s.log.With("session", sess.id)}
 	out := make(chan any, 64)
 	writerDone := make(chan struct{})
 	go func() {
@@ -232,10 +278,9 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 		out <- v
 		return true
 	}
-	h.announceProject(settings)
-	h.logs.add(sess)
+	done := s.h.Serving(sess, settings)
 	defer func() {
-		h.logs.remove(sess)
+		done()
 		sess.mu.Lock()
 		sess.closed = true
 		sess.mu.Unlock()
@@ -261,7 +306,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 			if !ok {
 				return nil
 			}
-			h.handleLine(ctx, line, opts.Replayed, calls, work, respond, sw.respond)
+			s.handleLine(ctx, sess, line, opts.Replayed, calls, work, respond, sw.respond)
 			start()
 		}
 		if err != nil {
@@ -278,7 +323,7 @@ func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts Con
 // respond queues a line for the session's writer, which writes every
 // notification queued before it first; answer writes a tool call's answer
 // at once, after the notifications already queued.
-func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond, answer func(any)) {
+func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, replayed map[string]bool, calls chan struct{}, wg *sync.WaitGroup, respond, answer func(any)) {
 	probe, refusal, handled := jsonrpc.ProbeMessage(line)
 	if handled {
 		// Malformed: answered here, once (docs/decisions.md D32).
@@ -292,21 +337,17 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 		_ = json.Unmarshal(v, &version)
 	}
 	if mcp.IsModernProtocol(version) {
-		if c, ok := server.ClientSessionFromContext(ctx).(*connSession); ok {
-			c.modern.Store(true)
-		}
+		c.modern.Store(true)
 	}
 	switch {
 	case probe.Method == "":
 		// A response to a server request (sampling, elicitation).
-		if c, ok := server.ClientSessionFromContext(ctx).(*connSession); ok {
-			c.requests.deliver(line)
-		}
+		c.requests.deliver(line)
 		return
 	case len(probe.ID) == 0:
 		// Notifications (initialized, cancelled) are handled in order, on
 		// the read loop.
-		if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
+		if resp := s.h.HandleMessage(ctx, line); resp != nil {
 			respond(resp)
 		}
 		return
@@ -314,20 +355,20 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 		// On the read loop too: a request read after initialize then
 		// sees the client's name and capabilities (D4), even from a
 		// client that does not wait for the answer.
-		if resp := h.mcp.HandleMessage(ctx, line); resp != nil {
+		if resp := s.h.HandleMessage(ctx, line); resp != nil {
 			respond(resp)
 		}
 		return
 	}
 	id := string(probe.ID)
 	notified := new(atomic.Bool)
-	cctx := context.WithValue(ctx, callMetaKey{}, callMeta{id: id, replay: replayed[id], notified: notified})
+	cctx := session.WithCall(ctx, session.Call{ID: id, Key: c.key, Replay: replayed[id], Notified: notified})
 	// line is this message's own (jsonl.ReadLine allocates each); a
 	// tools/call's arguments stay in it, raw, for the tool handler.
-	cctx, msg := h.liftProbed(cctx, probe, line)
+	cctx, msg := s.h.LiftArguments(cctx, probe, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
 	wg.Add(1)
-	h.requests.Run(func() {
+	s.requests.Run(func() {
 		defer wg.Done()
 		if limited {
 			select {
@@ -338,12 +379,12 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 			}
 		}
 		if probe.Method == string(mcp.MethodResourcesSubscribe) {
-			if e, refused := h.refuseSubscription(cctx, msg); refused {
+			if e, refused := s.h.RefuseSubscription(cctx, msg); refused {
 				respond(e)
 				return
 			}
 		}
-		resp := h.mcp.HandleMessage(cctx, msg)
+		resp := s.h.HandleMessage(cctx, msg)
 		switch {
 		case resp == nil:
 		case limited && !notified.Load():
