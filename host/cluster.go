@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairn-mcp/cairn/host/events"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -24,7 +25,7 @@ const HostArea = "host"
 // touched; the areas migrate their own.
 var HostMigrations = []pgmigrate.Step{
 	{Version: 1, Name: "cluster bus events", SQL: events.BusSchema},
-	{Version: 2, Name: "shared http sessions", SQL: sharedSessionsSchema},
+	{Version: 2, Name: "shared http sessions", SQL: httpserve.SessionsSchema},
 }
 
 // cluster is what a server shares with the others when CAIRN_STORE is

@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -32,6 +33,10 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
+
+// Version is the host version, set at build time with
+// -ldflags "-X github.com/cairn-mcp/cairn/host.Version=...".
+var Version = "0.1.0-dev"
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
 // serve one built-in area as a plugin process.
@@ -72,7 +77,7 @@ type Host struct {
 	resources      map[string][]server.ServerResource
 	templates      map[string][]server.ServerResourceTemplate
 	// auth, when set, guards the HTTP transport with API keys.
-	auth Authenticator
+	auth httpserve.Authenticator
 	// resKeys fingerprints each plugin's listed resources, so a refresh
 	// that finds nothing new changes nothing (and notifies nobody).
 	resKeys map[string]string
@@ -90,8 +95,10 @@ type Host struct {
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
 	cluster clusterMembership
 
-	// stdio serves the byte-stream sessions (ServeConn, ServeStdio).
+	// stdio serves the byte-stream sessions (ServeConn, ServeStdio); http
+	// the HTTP listeners (ServeHTTP, ServeHTTPWith).
 	stdio *stdio.Server
+	http  *httpserve.Server
 }
 
 // New prepares a host; Start launches the plugins.
@@ -124,6 +131,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.limits = lim
+	h.http = httpserve.New(sessionHooks{h}, lim, h.log)
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
 		pipeline.Identify(cfg.AgentID),

@@ -2,13 +2,13 @@ package host
 
 import (
 	"context"
-	"net/http"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -30,23 +30,10 @@ const MetaIdempotencyKey = "io.cairn/idempotencyKey"
 // maxClientKey bounds a client's key: it is stored with each write.
 const maxClientKey = 255
 
-// httpIdempotencyKey carries an HTTP request's Idempotency-Key header.
-type httpIdempotencyKey struct{}
-
-// withHTTPIdempotencyKey puts r's Idempotency-Key header, if any, in its
-// context for the tool handler.
-func withHTTPIdempotencyKey(r *http.Request) *http.Request {
-	k := r.Header.Get("Idempotency-Key")
-	if k == "" {
-		return r
-	}
-	return r.WithContext(context.WithValue(r.Context(), httpIdempotencyKey{}, k))
-}
-
 // idempotencyOf decides call's key; an error refuses a client key that is
 // malformed or sent to a write that cannot honour it.
 func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call *pipeline.Call) *errs.Error {
-	client, set := ctx.Value(httpIdempotencyKey{}).(string)
+	client, set := httpserve.IdempotencyKey(ctx)
 	field := "Idempotency-Key"
 	if !set && req.Params.Meta != nil {
 		if v, ok := req.Params.Meta.AdditionalFields[MetaIdempotencyKey]; ok {

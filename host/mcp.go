@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -96,7 +97,7 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 			// claim) asks the caller's scopes; a READONLY session has read.
 			call.Caller.Scopes = []string{"read"}
 		}
-		if p, ok := ctx.Value(apiKeyPrincipalKey{}).(Principal); ok && p.UserID != "" {
+		if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
 			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
 		}
 		if e := h.idempotencyOf(ctx, req, call); e != nil {
@@ -145,9 +146,6 @@ func callerName(c pipeline.Caller) string {
 		return "unknown"
 	}
 }
-
-// apiKeyPrincipalKey carries an authenticated HTTP caller.
-type apiKeyPrincipalKey struct{}
 
 // toResult renders an outcome as docs/decisions.md D3 fixes it.
 func toResult(out *pipeline.Outcome) *mcp.CallToolResult {

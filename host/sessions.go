@@ -27,3 +27,7 @@ func (h *Host) announceProject(s *session.Settings) {
 
 // ProjectCreatedEvent announces a project slug to the core area.
 const ProjectCreatedEvent = "project.created"
+
+// AnnounceProject registers a listener's active project with the areas, as
+// a stdio session's start does (D24).
+func (h *Host) AnnounceProject(s *session.Settings) { h.announceProject(s) }

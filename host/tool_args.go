@@ -1,11 +1,8 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -95,23 +92,4 @@ func liftedArguments(ctx context.Context) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return a.raw, true
-}
-
-// liftHTTPArguments does liftToolArguments for a POST body boundBody read.
-// The body kept for the rest of the chain (bodyOf) stays whole; only what
-// mcp-go reads loses its arguments.
-func (h *Host) liftHTTPArguments(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := bodyOf(r)
-		var probe struct {
-			Method string `json:"method"`
-		}
-		// A batch or bad JSON is left as it is: mcp-go answers it.
-		if len(body) > 0 && json.Unmarshal(body, &probe) == nil && probe.Method == string(mcp.MethodToolsCall) {
-			ctx, msg := h.liftToolArguments(r.Context(), probe.Method, body)
-			r = r.WithContext(ctx)
-			r.Body = io.NopCloser(bytes.NewReader(msg))
-		}
-		next.ServeHTTP(w, r)
-	})
 }

@@ -3,13 +3,17 @@ package host
 import (
 	"context"
 	"io"
+	"net"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // sessionHooks is all the transports see of the host: they open sessions
@@ -53,6 +57,20 @@ func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.J
 	return t.h.refuseSubscription(ctx, msg)
 }
 
+func (t sessionHooks) MCPServer() *server.MCPServer { return t.h.mcp }
+
+func (t sessionHooks) EnterCluster(ctx context.Context) (*pgxpool.Pool, func(), error) {
+	c, leave, err := t.h.enterCluster(ctx)
+	if err != nil || c == nil {
+		return nil, leave, err
+	}
+	return c.pool, leave, nil
+}
+
+func (t sessionHooks) LiftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {
+	return t.h.liftToolArguments(ctx, method, msg)
+}
+
 // ServeConn serves one MCP session of newline-delimited JSON-RPC over r and
 // w (a relay's connection) until the peer closes it or ctx ends; what opts
 // leaves unset is the host's.
@@ -78,4 +96,27 @@ func (h *Host) connOptions(o stdio.Options) stdio.Options {
 		o.Session = h.defaultSession
 	}
 	return o
+}
+
+// SetAuthenticator makes ServeHTTP require an API key on every request.
+func (h *Host) SetAuthenticator(a httpserve.Authenticator) {
+	h.mu.Lock()
+	h.auth = a
+	h.mu.Unlock()
+}
+
+// ServeHTTP serves MCP over streamable HTTP at /mcp on addr until ctx ends.
+// Every client gets its own session. ready, when non-nil, receives the bound
+// address once the listener is up.
+func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
+	h.mu.Lock()
+	auth := h.auth
+	h.mu.Unlock()
+	return h.ServeHTTPWith(ctx, addr, httpserve.Options{Auth: auth}, ready)
+}
+
+// ServeHTTPWith is ServeHTTP with the listener's own options (the shared
+// daemon's listeners); what o leaves unset is the host's.
+func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o httpserve.Options, ready func(net.Addr)) error {
+	return h.http.Serve(ctx, addr, o, ready)
 }

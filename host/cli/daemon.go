@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -280,7 +281,7 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 	if err := d.h.CheckToolsets(sess.Mode, sess.Toolsets); err != nil {
 		return err
 	}
-	var auth host.Authenticator
+	var auth httpserve.Authenticator
 	if !hello.NoAuth {
 		// Keys are checked by the area that owns them (see newServe).
 		if auth, err = d.h.PluginAuthenticator(); err != nil {
@@ -293,7 +294,7 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 	for k, v := range hello.HTTPEnv {
 		env[k] = v
 	}
-	return d.h.ServeHTTPWith(ctx, hello.Addr, host.HTTPOptions{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
+	return d.h.ServeHTTPWith(ctx, hello.Addr, httpserve.Options{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
 		d.h.AnnounceProject(sess)
 		ready(daemon.HTTPListener{Addr: a.String(), URL: "http://" + a.String() + "/mcp", APIKeysRequired: auth != nil})
 	})

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -71,7 +70,7 @@ func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 			writeHTTPError(w, e)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), apiKeyPrincipalKey{}, principal)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey{}, principal)))
 	})
 }
 
@@ -90,15 +89,11 @@ func writeHTTPError(w http.ResponseWriter, e *errs.Error) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "details": details}})
 }
 
-// RetryAfter is a helper for Authenticator implementations: the
-// ERR_RATE_LIMITED error for a limit that resets at reset.
-func RetryAfter(reset time.Time, window string) *errs.Error {
-	ms := time.Until(reset).Milliseconds()
-	if ms < 1 {
-		ms = 1
-	}
-	e := errs.Newf(429, errs.RateLimited, "this API key's %s rate limit is exhausted; retry after %s", window, reset.UTC().Format(time.RFC3339))
-	e.Details["retry_after_ms"] = ms
-	e.Details["window"] = window
-	return e
+// principalKey carries an authenticated HTTP caller.
+type principalKey struct{}
+
+// PrincipalOf returns the caller whose API key the request in ctx carried.
+func PrincipalOf(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
 }

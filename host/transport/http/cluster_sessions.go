@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// sharedSessionsSchema keeps every 2025-11-25 HTTP session of the cluster:
+// SessionsSchema keeps every 2025-11-25 HTTP session of the cluster:
 // whose it is, what the client said at initialize and what it set since,
 // and when it was last used, so any server can continue it.
-const sharedSessionsSchema = `CREATE TABLE cairn_http_sessions (
+const SessionsSchema = `CREATE TABLE cairn_http_sessions (
 	id        text        PRIMARY KEY,
 	holder    text        NOT NULL,
 	state     jsonb       NOT NULL DEFAULT '{}',

@@ -17,6 +17,12 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
+// testArea's one step makes the session table, as the host's migrations do
+// (host.HostMigrations).
+const testArea = "http-test"
+
+var testMigrations = []pgmigrate.Step{{Version: 1, Name: "shared http sessions", SQL: SessionsSchema}}
+
 // twoServers are the session tables of two servers on one database.
 func twoServers(t *testing.T, idle time.Duration) (a, b *httpSessions) {
 	t.Helper()
@@ -26,7 +32,7 @@ func twoServers(t *testing.T, idle time.Duration) (a, b *httpSessions) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	if _, err := pgmigrate.Apply(ctx, pool, HostArea, HostMigrations); err != nil {
+	if _, err := pgmigrate.Apply(ctx, pool, testArea, testMigrations); err != nil {
 		t.Fatal(err)
 	}
 	a, b = newHTTPSessions(idle, 1), newHTTPSessions(idle, 1)
@@ -126,7 +132,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer pool.Close()
-				if _, err := pgmigrate.Apply(context.Background(), pool, HostArea, HostMigrations); err != nil {
+				if _, err := pgmigrate.Apply(context.Background(), pool, testArea, testMigrations); err != nil {
 					b.Fatal(err)
 				}
 				s.shared = &sharedSessions{pool: pool, idle: time.Minute}

@@ -3,6 +3,7 @@ package httpserve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -61,4 +62,24 @@ type httpBodyKey struct{}
 func bodyOf(r *http.Request) []byte {
 	b, _ := r.Context().Value(httpBodyKey{}).([]byte)
 	return b
+}
+
+// liftArguments has the Handler lift a tools/call's arguments out of a
+// POST body boundBody read.
+// The body kept for the rest of the chain (bodyOf) stays whole; only what
+// mcp-go reads loses its arguments.
+func (s *Server) liftArguments(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := bodyOf(r)
+		var probe struct {
+			Method string `json:"method"`
+		}
+		// A batch or bad JSON is left as it is: mcp-go answers it.
+		if len(body) > 0 && json.Unmarshal(body, &probe) == nil && probe.Method == string(mcp.MethodToolsCall) {
+			ctx, msg := s.h.LiftToolArguments(r.Context(), probe.Method, body)
+			r = r.WithContext(ctx)
+			r.Body = io.NopCloser(bytes.NewReader(msg))
+		}
+		next.ServeHTTP(w, r)
+	})
 }

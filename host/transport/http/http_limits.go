@@ -47,7 +47,7 @@ func (l *perKeyLimit) give(key string) {
 // limitPerKey wraps next, behind requireAPIKey, with the per-key limit.
 func limitPerKey(l *perKeyLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := r.Context().Value(apiKeyPrincipalKey{}).(Principal)
+		p, ok := PrincipalOf(r.Context())
 		if !ok {
 			next.ServeHTTP(w, r)
 			return

@@ -18,9 +18,9 @@ import (
 // that does not exist is refused with -32002 (refuseSubscription), and a
 // prompts/get refused for its arguments or name is invalid params (-32602)
 // instead of an internal error (jsonrpc.InvalidParams).
-func (h *Host) protocolErrors(next http.Handler) http.Handler {
+func (s *Server) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = withHTTPIdempotencyKey(r)
+		r = WithIdempotencyKey(r)
 		body := bodyOf(r)
 		if r.Method != http.MethodPost || len(body) == 0 {
 			next.ServeHTTP(w, r)
@@ -44,7 +44,7 @@ func (h *Host) protocolErrors(next http.Handler) http.Handler {
 		}
 		switch mcp.MCPMethod(probe.Method) {
 		case mcp.MethodResourcesSubscribe:
-			if e, refused := h.refuseSubscription(r.Context(), body); refused {
+			if e, refused := s.h.RefuseSubscription(r.Context(), body); refused {
 				w.Header().Set("Content-Type", "application/json")
 				_ = json.NewEncoder(w).Encode(e)
 				return

@@ -197,7 +197,7 @@ func holderOf(r *http.Request) string {
 	if r == nil {
 		return ""
 	}
-	if p, ok := r.Context().Value(apiKeyPrincipalKey{}).(Principal); ok {
+	if p, ok := PrincipalOf(r.Context()); ok {
 		if p.KeyID != "" {
 			return "key:" + p.KeyID
 		}

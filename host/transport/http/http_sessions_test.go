@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -30,19 +30,31 @@ func (k keyRing) Authenticate(_ context.Context, key string) (Principal, error) 
 	return Principal{}, errs.New(401, errs.Unauthorized, "unknown key")
 }
 
-// httpTestServer serves a real host's MCP server through the HTTP
-// transport's handler chain.
+// testHandler serves an MCP server of its own: the HTTP transport's
+// handler chain without a host.
+type testHandler struct{ mcp *server.MCPServer }
+
+func (h testHandler) MCPServer() *server.MCPServer { return h.mcp }
+func (h testHandler) EnterCluster(context.Context) (*pgxpool.Pool, func(), error) {
+	return nil, func() {}, nil
+}
+func (h testHandler) LiftToolArguments(ctx context.Context, _ string, msg []byte) (context.Context, []byte) {
+	return ctx, msg
+}
+func (h testHandler) RefuseSubscription(context.Context, []byte) (mcp.JSONRPCError, bool) {
+	return mcp.JSONRPCError{}, false
+}
+
+// httpTestServer serves an MCP server with tools through the HTTP
+// transport's handler chain, one call at a time per session.
 func httpTestServer(t *testing.T, auth Authenticator, hs httpSettings, tools ...server.ServerTool) (*httptest.Server, *httpSessions) {
 	t.Helper()
-	h, err := New(config.Settings{Root: t.TempDir(), Mode: config.ModeMinimal}, Options{Executable: "/nonexistent", Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.limits.MaxCalls = 1
+	h := testHandler{mcp: server.NewMCPServer("cairn", "test", server.WithToolCapabilities(true))}
 	h.mcp.AddTools(tools...)
-	sessions := newHTTPSessions(hs.sessionIdle, h.limits.MaxCalls)
+	s := New(h, session.Limits{MaxMessage: session.DefaultMaxMessage, MaxCalls: 1}, hclog.NewNullLogger())
+	sessions := newHTTPSessions(hs.sessionIdle, s.limits.MaxCalls)
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(sessions))
-	srv := httptest.NewServer(h.httpHandler(auth, sessions, hs, mcpHTTP))
+	srv := httptest.NewServer(s.handler(auth, sessions, hs, mcpHTTP))
 	t.Cleanup(srv.Close)
 	return srv, sessions
 }

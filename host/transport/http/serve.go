@@ -1,3 +1,8 @@
+// Package httpserve is the streamable HTTP transport: MCP at /mcp, with
+// the Host and Origin checks, API keys and their per-key limits, bounded
+// bodies, the sessions of protocol revisions that have them (shared through
+// PostgreSQL in a cluster) and the JSON-RPC errors stdio clients get too.
+// What a message means is the Handler's (the host's) to say.
 package httpserve
 
 import (
@@ -10,15 +15,40 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Version is the host version, set at build time with
-// -ldflags "-X github.com/cairn-mcp/cairn/host.Version=...".
-var Version = "0.1.0-dev"
+// Handler is what the HTTP transport needs of the host it serves.
+type Handler interface {
+	// MCPServer is the MCP server mcp-go's streamable HTTP transport runs.
+	MCPServer() *server.MCPServer
+	// EnterCluster keeps the host in the cluster while a listener serves:
+	// pool is the cluster's database, nil without PostgreSQL.
+	EnterCluster(ctx context.Context) (pool *pgxpool.Pool, leave func(), err error)
+	// LiftToolArguments takes a tools/call's arguments out of msg, for the
+	// tool handler to take from the context (docs/decisions.md D33).
+	LiftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte)
+	// RefuseSubscription answers a resources/subscribe to a URI that does
+	// not exist; false for any other message.
+	RefuseSubscription(ctx context.Context, msg []byte) (mcp.JSONRPCError, bool)
+}
+
+// Server serves the HTTP listeners of one host.
+type Server struct {
+	h      Handler
+	limits session.Limits
+	log    hclog.Logger
+}
+
+// New returns a Server for h whose sessions have limits.
+func New(h Handler, limits session.Limits, log hclog.Logger) *Server {
+	return &Server{h: h, limits: limits, log: log}
+}
 
 // CheckHTTPAddr refuses addresses that would expose the server beyond this
 // machine without authentication: unauthenticated, only loopback binds are
@@ -38,26 +68,12 @@ func CheckHTTPAddr(addr string, authenticated bool) error {
 	return nil
 }
 
-// SetAuthenticator makes ServeHTTP require an API key on every request.
-func (h *Host) SetAuthenticator(a Authenticator) {
-	h.mu.Lock()
-	h.auth = a
-	h.mu.Unlock()
-}
-
-// ServeHTTP serves MCP over streamable HTTP at /mcp on addr until ctx ends.
-// Every client gets its own session. ready, when non-nil, receives the bound
-// address once the listener is up.
-func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
-	h.mu.Lock()
-	auth := h.auth
-	h.mu.Unlock()
-	return h.ServeHTTPWith(ctx, addr, HTTPOptions{Auth: auth}, ready)
-}
-
-// ServeHTTPWith is ServeHTTP with the listener's own options: the shared
-// daemon opens one listener per `cairn serve --http` (see serve_options.go).
-func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, ready func(net.Addr)) error {
+// Serve serves MCP over streamable HTTP at /mcp on addr until ctx ends,
+// with the listener's own options: the shared daemon opens one listener per
+// `cairn serve --http` (see serve_options.go). Every client gets its own
+// session. ready, when non-nil, receives the bound address once the
+// listener is up.
+func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(net.Addr)) error {
 	auth := o.Auth
 	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
 		return err
@@ -70,16 +86,16 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
 	}
-	cl, leave, err := h.enterCluster(ctx)
+	pool, leave, err := s.h.EnterCluster(ctx)
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
 	defer leave()
-	sessions := newHTTPSessions(hs.sessionIdle, h.limits.MaxCalls)
-	sessions.log = h.log.Named("http")
-	if cl != nil {
-		sessions.shared = &sharedSessions{pool: cl.pool, idle: hs.sessionIdle}
+	sessions := newHTTPSessions(hs.sessionIdle, s.limits.MaxCalls)
+	sessions.log = s.log.Named("http")
+	if pool != nil {
+		sessions.shared = &sharedSessions{pool: pool, idle: hs.sessionIdle}
 		expiring, stopExpiring := context.WithCancel(context.Background())
 		defer stopExpiring()
 		go sessions.shared.expireEvery(expiring, sessions.log)
@@ -97,12 +113,13 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 			server.WithCORSAllowedHeaders("Authorization", "Content-Type", server.HeaderKeySessionID, mcp.HeaderProtocolVersion, "Last-Event-ID"),
 		))
 	}
-	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, opts...)
+	mcpHTTP := server.NewStreamableHTTPServer(s.h.MCPServer(), opts...)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", o.withSession(h.httpHandler(auth, sessions, hs, mcpHTTP)))
+	mux.Handle("/mcp", o.withSession(s.handler(auth, sessions, hs, mcpHTTP)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, Timestamp(time.Now()))
+		// The timestamp format of every cairn answer (host.Timestamp).
+		fmt.Fprintf(w, `{"ok":true,"timestamp":%q}`, time.Now().UTC().Format("2006-01-02T15:04:05.000Z"))
 	})
 	srv := &http.Server{
 		Handler:           mux,
@@ -110,12 +127,12 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 		// Bodies have their own deadline (boundBody); no ReadTimeout, which
 		// would also end the long reads of event streams' connections.
 		IdleTimeout: httpIdleTimeout,
-		ErrorLog:    log.New(h.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
+		ErrorLog:    log.New(s.log.Named("http").StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}), "", 0),
 	}
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	h.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "allowed_origins", hs.allowedOrigins,
+	s.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "allowed_origins", hs.allowedOrigins,
 		"session_idle", hs.sessionIdle.String(), "url", "http://"+ln.Addr().String()+"/mcp")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -134,19 +151,19 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o HTTPOptions, re
 	}
 }
 
-// httpHandler is the /mcp endpoint: the Host and Origin checks, then the
+// handler is the /mcp endpoint: the Host and Origin checks, then the
 // API key (when required), the message-size bound, the session check, and
 // mcp-go's streamable HTTP server. Headers that protocol revisions add are
 // read by mcp-go or, for cairn's own checks, in needsSession.
-func (h *Host) httpHandler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
+func (s *Server) handler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
 	if hs.bodyTimeout <= 0 {
 		hs.bodyTimeout = DefaultHTTPBodyTimeout
 	}
 	if hs.maxPerKey <= 0 {
 		hs.maxPerKey = DefaultHTTPMaxPerKey
 	}
-	next := h.liftHTTPArguments(guardSessions(sessions, h.protocolErrors(mcpHTTP)))
-	next = boundBody(h.limits.MaxMessage, hs.bodyTimeout, next)
+	next := s.liftArguments(guardSessions(sessions, s.protocolErrors(mcpHTTP)))
+	next = boundBody(s.limits.MaxMessage, hs.bodyTimeout, next)
 	if auth != nil {
 		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
 	}

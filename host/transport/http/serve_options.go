@@ -7,11 +7,11 @@ import (
 	"github.com/cairn-mcp/cairn/host/session"
 )
 
-// HTTPOptions are one HTTP listener's own settings. The in-process server
+// Options are one HTTP listener's own settings. The in-process server
 // of `cairn serve --http` has one listener with the host's settings; the
 // shared daemon of a data dir opens a listener for each `cairn serve --http`
 // that asks, with that command's options (docs/decisions.md D21).
-type HTTPOptions struct {
+type Options struct {
 	// Auth checks the API key of every request; nil serves without keys
 	// (loopback addresses only).
 	Auth Authenticator
@@ -27,19 +27,19 @@ type HTTPOptions struct {
 }
 
 // getenv reads the listener's HTTP settings.
-func (o HTTPOptions) getenv() func(string) string {
+func (o Options) getenv() func(string) string {
 	if o.Env == nil {
 		return os.Getenv
 	}
 	return func(k string) string { return o.Env[k] }
 }
 
-// HTTPEnvPrefix begins the names of the variables that are an HTTP
+// EnvPrefix begins the names of the variables that are an HTTP
 // listener's own settings.
-const HTTPEnvPrefix = "CAIRN_HTTP_"
+const EnvPrefix = "CAIRN_HTTP_"
 
 // withSession gives every request on the listener its session settings.
-func (o HTTPOptions) withSession(next http.Handler) http.Handler {
+func (o Options) withSession(next http.Handler) http.Handler {
 	if o.Session == nil {
 		return next
 	}
@@ -47,7 +47,3 @@ func (o HTTPOptions) withSession(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(session.With(r.Context(), o.Session)))
 	})
 }
-
-// AnnounceProject registers a listener's active project with the areas, as
-// a stdio session's start does (D24).
-func (h *Host) AnnounceProject(s *session.Settings) { h.announceProject(s) }
