@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/cluster"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
@@ -95,7 +96,7 @@ type Host struct {
 	subs    *subscriptions
 	unwatch func()
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
-	cluster clusterMembership
+	cluster *cluster.Membership
 
 	// stdio serves the byte-stream sessions (ServeConn, ServeStdio); http
 	// the HTTP listeners (ServeHTTP, ServeHTTPWith).
@@ -124,6 +125,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		resKeys: map[string]string{}, defaultSession: session.Default(cfg),
 	}
 	h.logs = session.NewLogs()
+	h.cluster = &cluster.Membership{Store: cfg.Store, Local: cfg.TempDataDir, Bus: h.bus, Log: h.log}
 	h.stdio = stdio.New(sessionHooks{h}, h.log)
 	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(h.logs)

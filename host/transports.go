@@ -24,7 +24,7 @@ type sessionHooks struct{ h *Host }
 // its events reach the other servers and theirs reach it; without the
 // database it still serves, degraded.
 func (t sessionHooks) Enter(ctx context.Context) (leave func()) {
-	_, leave, err := t.h.enterCluster(ctx)
+	_, leave, err := t.h.cluster.Enter(ctx)
 	if err != nil {
 		t.h.log.Warn("serving without the cluster bus", "error", err)
 		return func() {}
@@ -60,11 +60,11 @@ func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.J
 func (t sessionHooks) MCPServer() *server.MCPServer { return t.h.mcp }
 
 func (t sessionHooks) EnterCluster(ctx context.Context) (*pgxpool.Pool, func(), error) {
-	c, leave, err := t.h.enterCluster(ctx)
+	c, leave, err := t.h.cluster.Enter(ctx)
 	if err != nil || c == nil {
 		return nil, leave, err
 	}
-	return c.pool, leave, nil
+	return c.Pool, leave, nil
 }
 
 func (t sessionHooks) LiftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {

@@ -1,4 +1,7 @@
-package host
+// Package cluster is what a server shares with the others when CAIRN_STORE
+// is PostgreSQL: the host's own tables (the cluster bus, the shared HTTP
+// sessions) and its membership of the cluster bus while a transport serves.
+package cluster
 
 import (
 	"context"
@@ -9,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/cairn-mcp/cairn/host/events"
@@ -28,31 +32,39 @@ var HostMigrations = []pgmigrate.Step{
 	{Version: 2, Name: "shared http sessions", SQL: httpserve.SessionsSchema},
 }
 
-// cluster is what a server shares with the others when CAIRN_STORE is
-// PostgreSQL: the database and the event bus.
-type cluster struct {
-	pool *pgxpool.Pool
+// Cluster is what a server shares with the others: the database and the
+// event bus.
+type Cluster struct {
+	// Pool is the cluster's database.
+	Pool *pgxpool.Pool
 	bus  *events.Cluster
 }
 
-// clusterMembership keeps the host in the cluster while at least one
-// transport serves: the shared daemon serves many connections, and one
-// process may serve HTTP and stdio.
-type clusterMembership struct {
+// Membership keeps the host in the cluster while at least one transport
+// serves: the shared daemon serves many connections, and one process may
+// serve HTTP and stdio.
+type Membership struct {
+	// Store is the PostgreSQL DSN (CAIRN_STORE); empty: no cluster.
+	Store string
+	// Local keeps a server with a store out of the cluster (TEST mode,
+	// whose stores live in its temporary data dir).
+	Local bool
+	Bus   *events.Bus
+	Log   hclog.Logger
+
 	mu sync.Mutex
 	n  int
-	c  *cluster
+	c  *Cluster
 }
 
-// enterCluster joins the cluster, or counts one more user of the joined
-// one; leave undoes it, the last leaving the cluster. Without PostgreSQL
-// the cluster is nil and nothing of this runs.
-func (h *Host) enterCluster(ctx context.Context) (c *cluster, leave func(), err error) {
-	m := &h.cluster
+// Enter joins the cluster, or counts one more user of the joined one;
+// leave undoes it, the last leaving the cluster. Without PostgreSQL the
+// cluster is nil and nothing of this runs.
+func (m *Membership) Enter(ctx context.Context) (c *Cluster, leave func(), err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.n == 0 {
-		if m.c, err = h.joinCluster(ctx); err != nil {
+		if m.c, err = m.join(ctx); err != nil {
 			return nil, func() {}, err
 		}
 	}
@@ -67,39 +79,39 @@ func (h *Host) enterCluster(ctx context.Context) (c *cluster, leave func(), err 
 	}), nil
 }
 
-// joinCluster connects to the store's database, applies the host's
-// migrations and joins the cluster bus. Without PostgreSQL it returns nil;
-// nor in TEST mode, whose stores live in its temporary data dir.
-func (h *Host) joinCluster(ctx context.Context) (*cluster, error) {
-	if h.cfg.Store == "" || h.cfg.TempDataDir {
+// join connects to the store's database, applies the host's migrations
+// and joins the cluster bus. Without PostgreSQL it returns nil; nor for a
+// Local server.
+func (m *Membership) join(ctx context.Context) (*Cluster, error) {
+	if m.Store == "" || m.Local {
 		return nil, nil
 	}
-	pool, err := pgmigrate.Connect(ctx, h.cfg.Store, 10*time.Second)
+	pool, err := pgmigrate.Connect(ctx, m.Store, 10*time.Second)
 	if err != nil {
-		return nil, errs.Newf(500, errs.InitFailed, "cluster: cannot reach the store's PostgreSQL (%s): %v", pgmigrate.Redact(h.cfg.Store), err)
+		return nil, errs.Newf(500, errs.InitFailed, "cluster: cannot reach the store's PostgreSQL (%s): %v", pgmigrate.Redact(m.Store), err)
 	}
 	if _, err := pgmigrate.Apply(ctx, pool, HostArea, HostMigrations); err != nil {
 		pool.Close()
 		return nil, errs.Newf(500, errs.InitFailed, "cluster: host migrations: %v", err)
 	}
 	id := serverID()
-	bus, err := events.JoinCluster(ctx, h.bus, pool, events.ClusterOptions{Server: id, Log: h.log.Named("cluster")})
+	bus, err := events.JoinCluster(ctx, m.Bus, pool, events.ClusterOptions{Server: id, Log: m.Log.Named("cluster")})
 	if err != nil {
 		pool.Close()
 		return nil, errs.Newf(500, errs.InitFailed, "cluster: join the event bus: %v", err)
 	}
-	h.log.Info("joined the cluster", "server", id, "store", pgmigrate.Redact(h.cfg.Store))
-	return &cluster{pool: pool, bus: bus}, nil
+	m.Log.Info("joined the cluster", "server", id, "store", pgmigrate.Redact(m.Store))
+	return &Cluster{Pool: pool, bus: bus}, nil
 }
 
 // leave stops following and forwarding; the sessions this server served
 // stay in the store for the others.
-func (c *cluster) leave() {
+func (c *Cluster) leave() {
 	if c == nil {
 		return
 	}
 	c.bus.Leave()
-	c.pool.Close()
+	c.Pool.Close()
 }
 
 // serverID names this server in the cluster: its host name and a random
