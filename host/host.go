@@ -93,7 +93,7 @@ type Host struct {
 	// prompts holds the plugins' prompts; subs the sessions' resource
 	// subscriptions; unwatch ends the bus watches that serve both.
 	prompts *promptTable
-	subs    *subscriptions
+	subs    *session.Subscriptions
 	unwatch func()
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
 	cluster *cluster.Membership
@@ -149,7 +149,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { h.refreshResources(ctx) })
 	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { h.refreshResources(ctx) })
-	h.prompts, h.subs = newPromptTable(), newSubscriptions()
+	h.prompts, h.subs = newPromptTable(), session.NewSubscriptions()
 	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { h.refreshPrompts(ctx) })
 	h.hookSubscriptions(hooks)
 	h.unwatch = h.watchProtocolEvents()

@@ -1,4 +1,4 @@
-package host
+package session
 
 import (
 	"testing"
@@ -7,21 +7,21 @@ import (
 )
 
 func TestSubscriptions(t *testing.T) {
-	s := newSubscriptions()
+	s := NewSubscriptions()
 	a, b := &testSession{id: "a"}, &testSession{id: "b"}
-	s.add(a, "cairn://tasks/T-1", nil)
-	s.add(b, "cairn://tasks/T-1", float64(7))
-	s.add(b, "cairn://trail/T-1", float64(7))
-	got := s.subscribers("cairn://tasks/T-1")
+	s.Add(a, "cairn://tasks/T-1", nil)
+	s.Add(b, "cairn://tasks/T-1", float64(7))
+	s.Add(b, "cairn://trail/T-1", float64(7))
+	got := s.Subscribers("cairn://tasks/T-1")
 	if len(got) != 2 || got[a] != nil || got[b] != float64(7) {
 		t.Fatalf("subscribers = %v; want a (subscribe) and b (listen 7)", got)
 	}
-	s.remove(a, "cairn://tasks/T-1")
-	if got := s.subscribers("cairn://tasks/T-1"); len(got) != 1 {
+	s.Remove(a, "cairn://tasks/T-1")
+	if got := s.Subscribers("cairn://tasks/T-1"); len(got) != 1 {
 		t.Fatalf("after unsubscribe: %v", got)
 	}
-	s.forget(b)
-	if got := s.subscribers("cairn://trail/T-1"); len(got) != 0 {
+	s.Forget(b)
+	if got := s.Subscribers("cairn://trail/T-1"); len(got) != 0 {
 		t.Fatalf("after the session ended: %v", got)
 	}
 	if len(s.bySession) != 0 {
