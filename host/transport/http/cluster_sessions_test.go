@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // testArea's one step makes the session table, as the host's migrations do
-// (host.HostMigrations).
+// (cluster.HostMigrations).
 const testArea = "http-test"
 
 var testMigrations = []pgmigrate.Step{{Version: 1, Name: "shared http sessions", SQL: SessionsSchema}}

@@ -14,10 +14,11 @@ import (
 
 // protocolErrors gives HTTP clients the JSON-RPC error codes stdio clients
 // get where mcp-go alone answers otherwise: a malformed envelope is
-// answered once with the request's id (jsonrpc.ProbeMessage), a resources/subscribe to a URI
-// that does not exist is refused with -32002 (refuseSubscription), and a
-// prompts/get refused for its arguments or name is invalid params (-32602)
-// instead of an internal error (jsonrpc.InvalidParams).
+// answered once with the request's id (jsonrpc.ProbeMessage), a
+// resources/subscribe to a URI that does not exist is refused with -32002
+// (Handler.RefuseSubscription), and a prompts/get refused for its arguments
+// or name is invalid params (-32602) instead of an internal error
+// (jsonrpc.InvalidParams).
 func (s *Server) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = WithIdempotencyKey(r)

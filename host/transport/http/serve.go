@@ -154,7 +154,7 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 // handler is the /mcp endpoint: the Host and Origin checks, then the
 // API key (when required), the message-size bound, the session check, and
 // mcp-go's streamable HTTP server. Headers that protocol revisions add are
-// read by mcp-go or, for cairn's own checks, in needsSession.
+// read by mcp-go or, for cairn's own checks, in sessionNeed.
 func (s *Server) handler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
 	if hs.bodyTimeout <= 0 {
 		hs.bodyTimeout = DefaultHTTPBodyTimeout
