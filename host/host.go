@@ -126,7 +126,6 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	}
 	h.logs = session.NewLogs()
 	h.cluster = &cluster.Membership{Store: cfg.Store, Local: cfg.TempDataDir, Bus: h.bus, Log: h.log}
-	h.stdio = stdio.New(sessionHooks{h}, h.log)
 	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(h.logs)
 	}
@@ -135,6 +134,8 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		return nil, err
 	}
 	h.limits = lim
+	// The transports see the host only through sessionHooks.
+	h.stdio = stdio.New(sessionHooks{h}, h.log)
 	h.http = httpserve.New(sessionHooks{h}, lim, h.log)
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
