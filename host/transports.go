@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -12,13 +13,16 @@ import (
 	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // sessionHooks is all the transports see of the host: they open sessions
 // and hand over messages through it, never through the Host itself.
 type sessionHooks struct{ h *Host }
+
+var (
+	_ stdio.Handler     = sessionHooks{}
+	_ httpserve.Handler = sessionHooks{}
+)
 
 // Enter keeps the host in the cluster while a session runs: on PostgreSQL
 // its events reach the other servers and theirs reach it; without the
