@@ -119,17 +119,19 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				}
 			}
 		}
-		if level := wantedLogLevel(ctx); level != "" {
+		if level := session.WantedLogLevel(ctx); level != "" {
 			call.LogLevel = string(level)
-			call.Log = func(level, logger string, data json.RawMessage) { h.sendCallLog(ctx, level, logger, data) }
+			call.Log = func(level, logger string, data json.RawMessage) {
+				session.SendCallLog(ctx, h.mcp, h.log, level, logger, data)
+			}
 		}
-		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+		session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
 		if out.Err != nil {
-			h.requestLog(ctx, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 		} else {
-			h.requestLog(ctx, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
 		}
 		return toResult(out), nil
 	}

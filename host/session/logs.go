@@ -1,6 +1,9 @@
 package session
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 )
 
 // Listener is a session that hears the server's warnings.
@@ -134,5 +138,50 @@ func LevelRank(l mcp.LoggingLevel) int {
 		return 6
 	default:
 		return 7
+	}
+}
+
+// RequestLog tells the client about the request it is making, at level: a
+// 2026-07-28 request hears of it when its _meta named a log level at or
+// below level, a 2025-11-25 session when logging/setLevel did. Nobody else
+// hears of it, and the line is not even formatted then (tool calls are hot).
+func RequestLog(ctx context.Context, srv *server.MCPServer, log hclog.Logger, level mcp.LoggingLevel, format string, args ...any) {
+	want := WantedLogLevel(ctx)
+	if want == "" || !level.ShouldSendTo(want) {
+		return
+	}
+	MarkNotified(ctx)
+	err := srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "cairn", fmt.Sprintf(format, args...)))
+	if err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
+		log.Trace("log message not sent to the client", "error", err)
+	}
+}
+
+// WantedLogLevel is the lowest level the client of the request in ctx wants
+// to hear: the request's _meta log level in protocol 2026-07-28, else the
+// session's from logging/setLevel; empty when it asked for none.
+func WantedLogLevel(ctx context.Context) mcp.LoggingLevel {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.LogLevel
+	}
+	if sl, ok := server.ClientSessionFromContext(ctx).(server.SessionWithLogging); ok {
+		return sl.GetLogLevel()
+	}
+	return ""
+}
+
+// SendCallLog sends a plugin's log line about the call in ctx to its client.
+func SendCallLog(ctx context.Context, srv *server.MCPServer, log hclog.Logger, level, logger string, data json.RawMessage) {
+	l := mcp.LoggingLevel(level)
+	if l != mcp.LoggingLevelEmergency && LevelRank(l) == LevelRank(mcp.LoggingLevelEmergency) {
+		l = mcp.LoggingLevelInfo // not a level: the plugin's SDK would have said info
+	}
+	if !json.Valid(data) {
+		data, _ = json.Marshal(string(data))
+	}
+	n := mcp.NewLoggingMessageNotification(l, logger, data)
+	MarkNotified(ctx)
+	if err := srv.SendLogMessageToClient(ctx, n); err != nil && !errors.Is(err, server.ErrNotificationNotInitialized) {
+		log.Trace("plugin log line not sent to the client", "error", err)
 	}
 }
