@@ -1,8 +1,8 @@
 // Package session holds what is each MCP session's own in a shared server
 // (docs/decisions.md D21): its settings, the rules deciding which tools it
-// sees and may call, its limits, and the fan-out of the server's warnings to
-// the sessions that listen. Every transport opens sessions with it; the
-// pipeline's filter asks it.
+// sees and may call, its limits, its resource subscriptions and the log
+// lines it hears (the server's warnings, its requests' own). Every
+// transport opens sessions with it; the pipeline's filter asks it.
 package session
 
 import (
