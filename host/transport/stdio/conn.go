@@ -41,7 +41,6 @@ type connSession struct {
 	clientInfo    atomic.Value // mcp.Implementation
 	clientCaps    atomic.Value // mcp.ClientCapabilities
 	logLevel      atomic.Value // mcp.LoggingLevel; unset until logging/setLevel
-	settings      *session.Settings
 	// key, with a request's JSON-RPC id, is a call's idempotency key: the
 	// relay's session key, which outlives a daemon, else one of its own.
 	key string
@@ -217,7 +216,6 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer, opts Optio
 	sess := &connSession{
 		id:            "conn-" + strconv.FormatUint(connSeq.Add(1), 10),
 		notifications: make(chan mcp.JSONRPCNotification, 256),
-		settings:      settings,
 		key:           settings.Key,
 	}
 	if sess.key == "" {
