@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -17,7 +18,7 @@ const AuthenticateTool = "admin_key_authenticate"
 // owns them (docs/decisions.md D22: the host never opens an area's store). Each
 // request is counted against the key's rate limits, so nothing is cached.
 // It fails when no loaded plugin declares the authenticator.
-func (h *Host) PluginAuthenticator() (Authenticator, error) {
+func (h *Host) PluginAuthenticator() (httpserve.Authenticator, error) {
 	t, ok := h.reg.Get(AuthenticateTool)
 	if !ok || t.Toolset != sdk.InternalToolset {
 		return nil, errs.New(400, errs.ConfigInvalid, "--http requires API keys, but no loaded plugin checks them (the admin area provides "+AuthenticateTool+"); pass --no-auth to serve a loopback address without keys")
@@ -27,16 +28,16 @@ func (h *Host) PluginAuthenticator() (Authenticator, error) {
 
 type pluginAuth struct{ h *Host }
 
-func (a pluginAuth) Authenticate(ctx context.Context, key string) (Principal, error) {
+func (a pluginAuth) Authenticate(ctx context.Context, key string) (httpserve.Principal, error) {
 	t, ok := a.h.reg.Get(AuthenticateTool)
 	if !ok {
-		return Principal{}, errs.New(503, errs.PluginUnavailable, "the plugin that checks API keys is not running; try again shortly")
+		return httpserve.Principal{}, errs.New(503, errs.PluginUnavailable, "the plugin that checks API keys is not running; try again shortly")
 	}
 	args, _ := json.Marshal(map[string]string{"key": key})
 	// Straight to the plugin: the call is the host's own, as the operator.
 	out := a.h.dispatch(ctx, &pipeline.Call{Name: AuthenticateTool, Tool: t, Args: args, Caller: pipeline.Caller{ID: "cairn-host", Source: "host"}})
 	if out.Err != nil {
-		return Principal{}, out.Err
+		return httpserve.Principal{}, out.Err
 	}
 	var p struct {
 		UserID string   `json:"user_id"`
@@ -44,7 +45,7 @@ func (a pluginAuth) Authenticate(ctx context.Context, key string) (Principal, er
 		Scopes []string `json:"scopes"`
 	}
 	if err := json.Unmarshal(out.Output, &p); err != nil || p.UserID == "" {
-		return Principal{}, errs.New(502, errs.Internal, "the authenticator answered without a user")
+		return httpserve.Principal{}, errs.New(502, errs.Internal, "the authenticator answered without a user")
 	}
-	return Principal{UserID: p.UserID, KeyID: p.KeyID, Scopes: p.Scopes}, nil
+	return httpserve.Principal{UserID: p.UserID, KeyID: p.KeyID, Scopes: p.Scopes}, nil
 }

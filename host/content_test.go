@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
 // TestResourceLinksCarryNoEmptyFields: a resource_link block is written
@@ -18,7 +19,7 @@ func TestResourceLinksCarryNoEmptyFields(t *testing.T) {
 		mcpContent(pipeline.Content{Type: "resource_link", URI: "cairn://tasks/T-1", Text: "task T-1", MIMEType: "application/json"}),
 		mcpContent(pipeline.Content{Type: "resource_link", URI: "sdd://x", Text: "x"}),
 	}}
-	fast, err := appendMessage(nil, callResponse(int64(1), res))
+	fast, err := jsonrpc.AppendMessage(nil, mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1)), Result: res})
 	if err != nil {
 		t.Fatal(err)
 	}

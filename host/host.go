@@ -1,15 +1,18 @@
-// Package host is the cairn plugin host: it starts the area plugins and any
-// third-party plugins, aggregates their tools, runs every call through the
-// middleware pipeline, and serves MCP over stdio or streamable HTTP.
+// Package host is the cairn plugin host. It wires the path of a call:
+// a transport (host/transport/stdio, host/transport/http) reads a message
+// and opens its session (host/session); the MCP glue here (mcp.go) turns a
+// tools/call into a pipeline call (host/pipeline); the pipeline's last stage
+// dispatches to a plugin through the one seam to the protocol (host/plugin);
+// host/supervisor runs the plugin processes. host.go builds and starts these
+// and reloads them; the transports see the host only through sessionHooks
+// (transports.go).
 package host
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -19,18 +22,24 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/cluster"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
-	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/workers"
 )
+
+// Version is the host version, set at build time with
+// -ldflags "-X github.com/cairn-mcp/cairn/host.Version=...".
+var Version = "0.1.0-dev"
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
 // serve one built-in area as a plugin process.
@@ -71,28 +80,30 @@ type Host struct {
 	resources      map[string][]server.ServerResource
 	templates      map[string][]server.ServerResourceTemplate
 	// auth, when set, guards the HTTP transport with API keys.
-	auth Authenticator
+	auth httpserve.Authenticator
 	// resKeys fingerprints each plugin's listed resources, so a refresh
 	// that finds nothing new changes nothing (and notifies nobody).
 	resKeys map[string]string
 	// defaultSession holds the settings of sessions whose transport brings
 	// none of its own (stdio without a daemon, HTTP).
-	defaultSession *SessionSettings
+	defaultSession *session.Settings
 	// logs fans log lines out to the sessions that asked for them.
-	logs   *sessionLogs
-	limits limits
+	logs   *session.Logs
+	limits session.Limits
 	// prompts holds the plugins' prompts; subs the sessions' resource
 	// subscriptions; unwatch ends the bus watches that serve both.
 	prompts *promptTable
-	subs    *subscriptions
+	subs    *session.Subscriptions
 	unwatch func()
 	// cluster is the cluster bus while a transport serves on PostgreSQL.
-	cluster clusterMembership
+	cluster *cluster.Membership
 	// projects remembers the project each session used last (D31).
-	projects sessionProjects
+	projects session.Projects
 
-	// requests runs the requests of the byte-stream sessions (ServeConn).
-	requests workers.Pool
+	// stdio serves the byte-stream sessions (ServeConn, ServeStdio); http
+	// the HTTP listeners (ServeHTTP, ServeHTTPWith).
+	stdio *stdio.Server
+	http  *httpserve.Server
 }
 
 // New prepares a host; Start launches the plugins.
@@ -108,22 +119,26 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		opts.Executable = exe
 	}
 	h := &Host{
-		cfg: cfg, opts: opts, log: opts.Logger, requests: workers.New(nil),
+		cfg: cfg, opts: opts, log: opts.Logger,
 		bus: events.New(opts.Logger.Named("events")), reg: registry.New(), metrics: pipeline.NewMetrics(),
 		started: time.Now(), plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
-		resKeys: map[string]string{}, defaultSession: DefaultSession(cfg),
+		resKeys: map[string]string{}, defaultSession: session.Default(cfg),
 	}
-	h.logs = newSessionLogs(h)
+	h.logs = session.NewLogs()
+	h.cluster = &cluster.Membership{Store: cfg.Store, Local: cfg.TempDataDir, Bus: h.bus, Log: h.log}
 	if il, ok := opts.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(h.logs)
 	}
-	lim, err := loadLimits(getenv)
+	lim, err := session.LoadLimits(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	h.limits = lim
+	// The transports see the host only through sessionHooks.
+	h.stdio = stdio.New(sessionHooks{h}, h.log)
+	h.http = httpserve.New(sessionHooks{h}, lim, h.log)
 	h.pipe = pipeline.New(h.dispatch,
 		pipeline.Recover(h.log),
 		pipeline.Identify(cfg.AgentID),
@@ -137,10 +152,10 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { h.refreshResources(ctx) })
 	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { h.refreshResources(ctx) })
-	h.prompts, h.subs = newPromptTable(), newSubscriptions()
+	h.prompts, h.subs = newPromptTable(), session.NewSubscriptions()
 	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { h.refreshPrompts(ctx) })
 	h.hookSubscriptions(hooks)
-	h.projects.hook(hooks)
+	h.projects.Hook(hooks)
 	h.unwatch = h.watchProtocolEvents()
 	// Each session lists only its own toolsets' and mode's tools (D21).
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
@@ -173,225 +188,10 @@ func (h *Host) Settings() config.Settings { return h.cfg }
 // Bus returns the event bus.
 func (h *Host) Bus() *events.Bus { return h.bus }
 
-// Stages returns the pipeline stage names.
-func (h *Host) Stages() []string { return h.pipe.Stages() }
-
-// MCPServer returns the MCP server (for transports and tests).
-func (h *Host) MCPServer() *server.MCPServer { return h.mcp }
-
 // instructions is what the server tells every client at initialize.
 const instructions = "cairn gives you a task pipeline, a tamper-evident decision trail and a spec-driven workflow. " +
 	"Your session has an active project from the start (CAIRN_PROJECT, else your workspace directory's name), so task_create and task_next_actions work without naming one. " +
 	"Start with task_next_actions or skill_list; record decisions with thought_record."
-
-// refuse is the pipeline's filter: nil when the calling session may call
-// the tool, else the typed refusal.
-func (h *Host) refuse(ctx context.Context, t *registry.Tool) *errs.Error {
-	s := h.sessionOf(ctx)
-	if visibleTo(s, t) {
-		return nil
-	}
-	return refusal(s, t)
-}
-
-// filterListed keeps the tools the calling session sees.
-func (h *Host) filterListed(ctx context.Context, tools []mcp.Tool) []mcp.Tool {
-	s := h.sessionOf(ctx)
-	out := tools[:0]
-	for _, mt := range tools {
-		if t, ok := h.reg.Get(mt.Name); ok && visibleTo(s, t) {
-			out = append(out, mt)
-		}
-	}
-	return out
-}
-
-// VisibleTools lists the tools a session with the host's own settings
-// sees, sorted by name.
-func (h *Host) VisibleTools() []*registry.Tool {
-	var out []*registry.Tool
-	for _, t := range h.reg.List() {
-		if visibleTo(h.defaultSession, t) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// servable lists every tool some session may call: all but the internal
-// ones. MCP serves these; each session's list and calls are filtered.
-func (h *Host) servable() []*registry.Tool {
-	var out []*registry.Tool
-	for _, t := range h.reg.List() {
-		if t.Toolset != sdk.InternalToolset {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// AllTools lists every registered tool, visible or not.
-func (h *Host) AllTools() []*registry.Tool { return h.reg.List() }
-
-// Specs resolves which plugins to start: the built-in areas (or their
-// replacements named in the config file), the config file's other plugins,
-// and cairn-plugin-* executables in the plugin directory. Workspace plugins
-// the operator has not trusted are left out (docs/decisions.md D23); Untrusted
-// lists them.
-func (h *Host) Specs() ([]supervisor.Spec, error) {
-	specs, untrusted, err := h.resolveSpecs(true)
-	h.mu.Lock()
-	h.untrusted, h.untrustedKnown = untrusted, true
-	h.mu.Unlock()
-	return specs, err
-}
-
-// Untrusted lists the workspace plugins that are not started because the
-// sha256 of their binary is not in the operator's trust store, each with
-// the command that trusts it. Once Specs has run (start, reload) it is
-// what Specs decided, so health and the dashboard do not hash the plugin
-// binaries again; before, it resolves them.
-func (h *Host) Untrusted() []trust.Untrusted {
-	h.mu.Lock()
-	if h.untrustedKnown {
-		defer h.mu.Unlock()
-		return append([]trust.Untrusted(nil), h.untrusted...)
-	}
-	h.mu.Unlock()
-	_, out, _ := h.resolveSpecs(false)
-	return out
-}
-
-// resolveSpecs is Specs, with the untrusted workspace plugins; logged
-// says whether to log what it decides.
-func (h *Host) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted, error) {
-	if h.cfg.Mode == config.ModeMinimal {
-		return nil, nil, nil
-	}
-	warn := func(msg string, args ...any) {
-		if logged {
-			h.log.Warn(msg, args...)
-		}
-	}
-	// Code named by the workspace (its plugin dir, its config file) runs
-	// only when the operator's trust store holds its sha256.
-	gate := trust.OpenGate(h.cfg.TrustStorePath())
-	configFromWorkspace, dirFromWorkspace := h.cfg.ConfigFromWorkspace(), h.cfg.PluginDirFromWorkspace()
-	var untrusted []trust.Untrusted
-	// A required plugin (a built-in area's replacement, or required: true)
-	// that is not trusted stops the start with what to do, rather than
-	// leaving its area silently missing.
-	var refusal error
-	admit := func(s *supervisor.Spec, workspace bool, origin string) bool {
-		if !workspace {
-			return true
-		}
-		u, ok := gate.Admit(trust.Candidate{Name: s.Name, Path: s.Path, Origin: origin})
-		if ok && s.SHA256 == "" {
-			// The bytes trusted are the bytes run: the supervisor runs
-			// exactly these, at every start and restart (docs/decisions.md
-			// D36). A config pin that differs refuses the start.
-			s.SHA256 = u.SHA256
-		}
-		if !ok {
-			untrusted = append(untrusted, u)
-			warn("workspace plugin not started: the operator has not trusted it", "plugin", s.Name, "path", s.Path, "reason", u.Reason, "trust_with", u.Command)
-			if s.Required && refusal == nil {
-				refusal = errs.Newf(500, errs.InitFailed, "plugin %s (%s), required by the %s, is not trusted: %s. Review it, then run `%s`, or remove it from that file", s.Name, s.Path, origin, u.Reason, u.Command)
-			}
-		}
-		return ok
-	}
-	configOrigin, dirOrigin := "config file "+h.cfg.ConfigFile, "plugin dir "+h.cfg.PluginDir
-
-	var specs []supervisor.Spec
-	taken := map[string]bool{}
-	for _, a := range builtin.All() {
-		entry, inFile := h.cfg.File.Plugins[a.Name]
-		taken[a.Name] = true
-		if inFile && entry.Disabled {
-			continue
-		}
-		if inFile && entry.Path != "" {
-			if s := fileSpec(a.Name, entry, true); admit(&s, configFromWorkspace, configOrigin) {
-				specs = append(specs, s)
-			}
-			continue
-		}
-		s := supervisor.Spec{Name: a.Name, Source: "builtin", Path: h.opts.Executable, Args: []string{ServeBuiltinArg, a.Name}, Required: true}
-		if inFile {
-			s.Settings, s.Required = entry.Settings, true
-			if len(entry.Env) > 0 && configFromWorkspace {
-				// A built-in area keeps the host's environment (its API
-				// key); a workspace must not add LD_PRELOAD or a base URL
-				// that would send that key elsewhere.
-				warn("ignoring env for a built-in area in the workspace config file; set it in a config file outside the workspace (--config or CAIRN_CONFIG)", "area", a.Name, "config", h.cfg.ConfigFile)
-			} else {
-				s.Env = fileSpec(a.Name, entry, true).Env
-			}
-		}
-		specs = append(specs, s)
-	}
-	names := make([]string, 0, len(h.cfg.File.Plugins))
-	for n := range h.cfg.File.Plugins {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		e := h.cfg.File.Plugins[n]
-		if taken[n] {
-			continue
-		}
-		taken[n] = true
-		if e.Disabled {
-			continue
-		}
-		if e.Path == "" {
-			return nil, nil, errs.Newf(400, errs.ConfigInvalid, "config file %s: plugins.%s needs a path to its executable", h.cfg.ConfigFile, n)
-		}
-		if s := fileSpec(n, e, e.Required); admit(&s, configFromWorkspace, configOrigin) {
-			specs = append(specs, s)
-		}
-	}
-	entries, err := os.ReadDir(h.cfg.PluginDir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		h.log.Warn("cannot read the plugin directory", "dir", h.cfg.PluginDir, "error", err)
-	}
-	for _, de := range entries {
-		name, ok := strings.CutPrefix(de.Name(), "cairn-plugin-")
-		if !ok || name == "" || de.IsDir() {
-			continue
-		}
-		path := filepath.Join(h.cfg.PluginDir, de.Name())
-		st, err := os.Stat(path)
-		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-			warn("skipping plugin that is not an executable file", "path", path)
-			continue
-		}
-		if taken[name] {
-			warn("plugin directory entry shadowed by a built-in area or the config file", "path", path, "name", name)
-			continue
-		}
-		taken[name] = true
-		if s := (supervisor.Spec{Name: name, Source: "dir", Path: path}); admit(&s, dirFromWorkspace, dirOrigin) {
-			specs = append(specs, s)
-		}
-	}
-	return specs, untrusted, refusal
-}
-
-func fileSpec(name string, e config.PluginEntry, required bool) supervisor.Spec {
-	s := supervisor.Spec{Name: name, Source: "config", Path: e.Path, Args: e.Args, SHA256: e.SHA256, Settings: e.Settings, Required: required}
-	keys := make([]string, 0, len(e.Env))
-	for k := range e.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		s.Env = append(s.Env, k+"="+e.Env[k])
-	}
-	return s
-}
 
 func (h *Host) supervisorEnv() supervisor.Env {
 	extra := []string{
@@ -537,62 +337,6 @@ func (h *Host) startAll(ctx context.Context, specs []supervisor.Spec) map[string
 	}
 	wg.Wait()
 	return out
-}
-
-// checkToolsets drops from the host's own session the CAIRN_TOOLSETS
-// entries no loaded plugin provides, so a typo neither hides every tool
-// nor stops the server: it is a warning (docs/decisions.md D21).
-func (h *Host) checkToolsets() {
-	ts, w := h.KnownToolsets(h.defaultSession.Mode, h.defaultSession.Toolsets)
-	if w == "" {
-		return
-	}
-	h.log.Warn(w)
-	s := *h.defaultSession
-	s.Toolsets, s.Warnings = ts, append(append([]string(nil), s.Warnings...), w)
-	h.defaultSession = &s
-}
-
-// KnownToolsets drops the toolsets that no loaded plugin provides from an
-// explicit CAIRN_TOOLSETS and names them in a warning ("" when none).
-// When nothing is left it serves the default toolsets.
-func (h *Host) KnownToolsets(mode string, ts config.Toolsets) (config.Toolsets, string) {
-	if mode == config.ModeMinimal || !ts.Explicit {
-		return ts, ""
-	}
-	provided := map[string]bool{}
-	for _, t := range h.reg.List() {
-		provided[t.Toolset] = true
-	}
-	var unknown []string
-	for name := range ts.Enabled {
-		if !provided[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	if len(unknown) == 0 {
-		return ts, ""
-	}
-	sort.Strings(unknown)
-	var have []string
-	for name := range provided {
-		if name != "system" && name != sdk.InternalToolset {
-			have = append(have, name)
-		}
-	}
-	sort.Strings(have)
-	kept := config.Toolsets{All: ts.All, Explicit: true, Enabled: map[string]bool{}, Excluded: ts.Excluded}
-	for name := range ts.Enabled {
-		if provided[name] {
-			kept.Enabled[name] = true
-		}
-	}
-	msg := fmt.Sprintf("CAIRN_TOOLSETS names %s, which no loaded plugin provides (available: %s); ignored", strings.Join(unknown, ", "), strings.Join(have, ", "))
-	if !kept.All && len(kept.Enabled) == 0 {
-		kept, _ = config.ParseToolsets(config.DefaultToolsets)
-		msg += "; serving the default toolsets " + config.DefaultToolsets
-	}
-	return kept, msg
 }
 
 // adopt registers a described plugin's tools and resources.
@@ -750,14 +494,4 @@ func (h *Host) Shutdown(ctx context.Context) {
 		}(p)
 	}
 	wg.Wait()
-}
-
-// Call runs one tool call through the pipeline as caller, exactly as an MCP
-// client's call would run (the dashboard and the CLI act through it).
-func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome {
-	tool, ok := h.reg.Get(name)
-	if !ok {
-		return pipeline.Fail(errs.NotFoundf(errs.NotFound, "name", "no tool named %q", name))
-	}
-	return h.pipe.Run(ctx, &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: caller})
 }

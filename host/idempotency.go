@@ -2,15 +2,13 @@ package host
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/http"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -32,23 +30,10 @@ const MetaIdempotencyKey = "io.cairn/idempotencyKey"
 // maxClientKey bounds a client's key: it is stored with each write.
 const maxClientKey = 255
 
-// httpIdempotencyKey carries an HTTP request's Idempotency-Key header.
-type httpIdempotencyKey struct{}
-
-// withHTTPIdempotencyKey puts r's Idempotency-Key header, if any, in its
-// context for the tool handler.
-func withHTTPIdempotencyKey(r *http.Request) *http.Request {
-	k := r.Header.Get("Idempotency-Key")
-	if k == "" {
-		return r
-	}
-	return r.WithContext(context.WithValue(r.Context(), httpIdempotencyKey{}, k))
-}
-
 // idempotencyOf decides call's key; an error refuses a client key that is
 // malformed or sent to a write that cannot honour it.
 func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call *pipeline.Call) *errs.Error {
-	client, set := ctx.Value(httpIdempotencyKey{}).(string)
+	client, set := httpserve.IdempotencyKey(ctx)
 	field := "Idempotency-Key"
 	if !set && req.Params.Meta != nil {
 		if v, ok := req.Params.Meta.AdditionalFields[MetaIdempotencyKey]; ok {
@@ -72,13 +57,11 @@ func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call 
 		call.IdempotencyKey = "client:" + call.Caller.Source + ":" + call.Caller.ID + ":" + client
 		return nil
 	}
-	if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok {
-		if cs, ok := server.ClientSessionFromContext(ctx).(*connSession); ok && cs.key != "" {
-			call.IdempotencyKey, call.Replay = cs.key+":"+m.id, m.replay
-			return nil
-		}
+	if m, ok := session.CallOf(ctx); ok && m.Key != "" {
+		call.IdempotencyKey, call.Replay = m.Key+":"+m.ID, m.Replay
+		return nil
 	}
-	call.IdempotencyKey = "call:" + newKey()
+	call.IdempotencyKey = "call:" + session.NewKey()
 	return nil
 }
 
@@ -93,11 +76,4 @@ func checkClientKey(field, k string) *errs.Error {
 		}
 	}
 	return nil
-}
-
-// newKey is 128 random bits in hex.
-func newKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 )
 
 // Where a call's idempotency key comes from, and what is refused.
@@ -26,7 +27,7 @@ func TestIdempotencyKeyOfACall(t *testing.T) {
 	httpKey := func(k string) context.Context {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Header.Set("Idempotency-Key", k)
-		return withHTTPIdempotencyKey(r).Context()
+		return httpserve.WithIdempotencyKey(r).Context()
 	}
 	alice := pipeline.Caller{ID: "alice", Source: "api_key"}
 	bob := pipeline.Caller{ID: "bob", Source: "api_key"}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -16,7 +15,9 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -90,13 +91,13 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 		if sess.AgentID != "" {
 			call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
 		}
-		call.Caller.Project = h.projects.active(ctx, sess)
+		call.Caller.Project = h.projects.Active(ctx, sess)
 		if sess.Mode == config.ModeReadOnly {
 			// A tool that writes only on some inputs (next actions with
 			// claim) asks the caller's scopes; a READONLY session has read.
 			call.Caller.Scopes = []string{"read"}
 		}
-		if p, ok := ctx.Value(apiKeyPrincipalKey{}).(Principal); ok && p.UserID != "" {
+		if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
 			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
 		}
 		if e := h.idempotencyOf(ctx, req, call); e != nil {
@@ -112,26 +113,28 @@ func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 				if message != "" {
 					params["message"] = message
 				}
-				markNotified(ctx)
+				session.MarkNotified(ctx)
 				if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 					h.log.Debug("progress notification not sent", "tool", name, "error", err)
 				}
 			}
 		}
-		if level := wantedLogLevel(ctx); level != "" {
+		if level := session.WantedLogLevel(ctx); level != "" {
 			call.LogLevel = string(level)
-			call.Log = func(level, logger string, data json.RawMessage) { h.sendCallLog(ctx, level, logger, data) }
+			call.Log = func(level, logger string, data json.RawMessage) {
+				session.SendCallLog(ctx, h.mcp, h.log, level, logger, data)
+			}
 		}
-		h.requestLog(ctx, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+		session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 		start := time.Now()
 		out := h.pipe.Run(ctx, call)
 		if out.Err == nil {
-			h.projects.note(ctx, sess, call.Args)
+			h.projects.Note(ctx, sess, call.Args)
 		}
 		if out.Err != nil {
-			h.requestLog(ctx, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 		} else {
-			h.requestLog(ctx, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
 		}
 		return toResult(out), nil
 	}
@@ -146,29 +149,6 @@ func callerName(c pipeline.Caller) string {
 		return c.ClientName
 	default:
 		return "unknown"
-	}
-}
-
-// apiKeyPrincipalKey carries an authenticated HTTP caller.
-type apiKeyPrincipalKey struct{}
-
-// callMetaKey carries the JSON-RPC id of the request being handled and
-// whether it is a replay after the daemon was lost.
-type callMetaKey struct{}
-
-type callMeta struct {
-	id     string
-	replay bool
-	// notified is set once a notification about this request (its
-	// progress, its log lines) was sent; nil outside byte-stream sessions.
-	notified *atomic.Bool
-}
-
-// markNotified records that a notification about the request in ctx was
-// queued: its answer must then follow it through the session's writer.
-func markNotified(ctx context.Context) {
-	if m, ok := ctx.Value(callMetaKey{}).(callMeta); ok && m.notified != nil {
-		m.notified.Store(true)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -27,6 +28,16 @@ func (h *Host) OperatorCall(ctx context.Context, name string, args json.RawMessa
 	if tool.Toolset == sdk.InternalToolset {
 		return h.CallInternal(ctx, name, args, caller)
 	}
-	ctx = WithSession(ctx, &SessionSettings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
+	ctx = session.With(ctx, &session.Settings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
+	return h.pipe.Run(ctx, &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: caller})
+}
+
+// Call runs one tool call through the pipeline as caller, exactly as an MCP
+// client's call would run (the dashboard and the CLI act through it).
+func (h *Host) Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome {
+	tool, ok := h.reg.Get(name)
+	if !ok {
+		return pipeline.Fail(errs.NotFoundf(errs.NotFound, "name", "no tool named %q", name))
+	}
 	return h.pipe.Run(ctx, &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: caller})
 }

@@ -3,13 +3,30 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
+
+// pageOutput is a task_list page of n rows as the core plugin encodes it.
+func pageOutput(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"tasks":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"task_id":"T-%d","title":"Task %d: \"quoted\" <b>bold</b> & more","status":"todo","description":"line one\nline two — ünïcödé \u2028 tab\tend"}`, i, i)
+	}
+	fmt.Fprintf(&b, `],"total_count":%d,"returned_count":%d,"offset":0,"limit":50}`, 10*n, n)
+	return []byte(b.String())
+}
 
 func TestCheckOutput(t *testing.T) {
 	page := pageOutput(50)
@@ -57,7 +74,7 @@ func TestCheckOutput(t *testing.T) {
 func TestInvalidPluginOutputIsATypedErrorOnTheLine(t *testing.T) {
 	_, e := checkOutput("task_get", []byte(`{"task_id":"T-1",`))
 	res := toResult(pipeline.Fail(e))
-	line, err := appendMessage(nil, callResponse(float64(3), res))
+	line, err := jsonrpc.AppendMessage(nil, mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(float64(3)), Result: res})
 	if err != nil || bytes.ContainsAny(line, "\r\n") {
 		t.Fatalf("%v: %q", err, line)
 	}

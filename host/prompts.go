@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -167,7 +168,7 @@ func (h *Host) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Pr
 	s := h.sessionOf(ctx)
 	visible := map[string]bool{}
 	for _, t := range h.reg.List() {
-		if t.Owner != registry.HostOwner && visibleTo(s, t) {
+		if t.Owner != registry.HostOwner && session.Visible(s, t) {
 			visible[t.Owner] = true
 		}
 	}

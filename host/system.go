@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -178,7 +179,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 	sess := h.sessionOf(ctx)
 	visible := 0
 	for _, t := range h.reg.List() {
-		if visibleTo(sess, t) {
+		if session.Visible(sess, t) {
 			visible++
 		}
 	}

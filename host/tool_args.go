@@ -1,15 +1,13 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"sync/atomic"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 )
 
@@ -54,28 +52,28 @@ func (h *Host) liftToolArguments(ctx context.Context, method string, msg []byte)
 	return liftSpan(ctx, msg, start, end)
 }
 
-// liftProbed is liftToolArguments for a message probeMessage scanned: it
+// liftProbed is liftToolArguments for a message jsonrpc.ProbeMessage scanned: it
 // takes the arguments where the probe found them, without scanning the
 // message again.
-func (h *Host) liftProbed(ctx context.Context, p requestProbe, msg []byte) (context.Context, []byte) {
+func (h *Host) liftProbed(ctx context.Context, p jsonrpc.Probe, msg []byte) (context.Context, []byte) {
 	if p.Method != string(mcp.MethodToolsCall) {
 		return ctx, msg
 	}
-	c := p.call
-	if !c.scanned {
+	c := p.Call
+	if !c.Scanned {
 		return h.liftToolArguments(ctx, p.Method, msg)
 	}
-	if c.params[1] == 0 || c.name[1] == 0 || c.args[1] == 0 {
+	if c.Params[1] == 0 || c.Name[1] == 0 || c.Args[1] == 0 {
 		return ctx, msg
 	}
-	name, plain := rawjson.PlainString(msg[c.name[0]:c.name[1]])
+	name, plain := rawjson.PlainString(msg[c.Name[0]:c.Name[1]])
 	if !plain {
 		return h.liftToolArguments(ctx, p.Method, msg)
 	}
 	if _, ours := h.reg.Get(name); !ours && h.mcp.GetTool(name) != nil {
 		return ctx, msg
 	}
-	return liftSpan(ctx, msg, c.args[0], c.args[1])
+	return liftSpan(ctx, msg, c.Args[0], c.Args[1])
 }
 
 // liftSpan takes msg[start:end] out of msg, leaving {} in its place.
@@ -94,23 +92,4 @@ func liftedArguments(ctx context.Context) (json.RawMessage, bool) {
 		return nil, false
 	}
 	return a.raw, true
-}
-
-// liftHTTPArguments does liftToolArguments for a POST body boundBody read.
-// The body kept for the rest of the chain (bodyOf) stays whole; only what
-// mcp-go reads loses its arguments.
-func (h *Host) liftHTTPArguments(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := bodyOf(r)
-		var probe struct {
-			Method string `json:"method"`
-		}
-		// A batch or bad JSON is left as it is: mcp-go answers it.
-		if len(body) > 0 && json.Unmarshal(body, &probe) == nil && probe.Method == string(mcp.MethodToolsCall) {
-			ctx, msg := h.liftToolArguments(r.Context(), probe.Method, body)
-			r = r.WithContext(ctx)
-			r.Body = io.NopCloser(bytes.NewReader(msg))
-		}
-		next.ServeHTTP(w, r)
-	})
 }

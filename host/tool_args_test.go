@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
 // A tools/call's arguments are taken out raw, once; a message whose shape
@@ -52,7 +53,7 @@ func TestToolArgumentsAreLiftedRaw(t *testing.T) {
 	}
 }
 
-// liftProbed, on a message probeMessage scanned, lifts exactly what
+// liftProbed, on a message jsonrpc.ProbeMessage scanned, lifts exactly what
 // liftToolArguments lifts.
 func TestLiftProbedMatchesLiftToolArguments(t *testing.T) {
 	h, err := New(config.Settings{Root: t.TempDir(), Mode: config.ModeMinimal}, Options{Executable: "/nonexistent", Logger: hclog.NewNullLogger()})
@@ -73,7 +74,7 @@ func TestLiftProbedMatchesLiftToolArguments(t *testing.T) {
 		`{"id":1,"method":"tools/call","Params":{"name":"x","arguments":{}}}`,
 		`{"id":1,"method":"prompts/get","params":{"name":"x","arguments":{}}}`,
 	} {
-		p, _, handled := probeMessage([]byte(msg))
+		p, _, handled := jsonrpc.ProbeMessage([]byte(msg))
 		if handled {
 			continue
 		}

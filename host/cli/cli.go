@@ -22,6 +22,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/internal/startgc"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -257,7 +258,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if httpAddr != "" {
-				if err := host.CheckHTTPAddr(httpAddr, !noAuth); err != nil {
+				if err := httpserve.CheckHTTPAddr(httpAddr, !noAuth); err != nil {
 					return err
 				}
 			}

@@ -22,6 +22,9 @@ import (
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -128,9 +131,9 @@ func refusal(err error) error {
 func relayMaxMessage() (int, error) {
 	v := os.Getenv("CAIRN_MAX_MESSAGE")
 	if v == "" {
-		return host.DefaultMaxMessage, nil
+		return session.DefaultMaxMessage, nil
 	}
-	return host.ParseMessageLimit(v)
+	return session.ParseMessageLimit(v)
 }
 
 // sessionEnv are the settings that belong to a session, not to the daemon
@@ -233,13 +236,13 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 	for _, id := range hello.Replay {
 		replayed[id] = true
 	}
-	return d.h.ServeConn(ctx, rw, rw, host.ConnOptions{Session: sess, Replayed: replayed, Relayed: true})
+	return d.h.ServeConn(ctx, rw, rw, stdio.Options{Session: sess, Replayed: replayed, Relayed: true})
 }
 
 // session builds a relayed session's own settings from its hello. What is
 // wrong in them (the relay's own findings, and toolsets no plugin provides)
 // becomes the session's warnings, never a refusal (docs/decisions.md D21).
-func (d daemonHandler) session(hello daemon.Hello) *host.SessionSettings {
+func (d daemonHandler) session(hello daemon.Hello) *session.Settings {
 	warnings := append([]string(nil), hello.Warnings...)
 	note := func(w string) {
 		if w != "" {
@@ -265,9 +268,9 @@ func (d daemonHandler) session(hello daemon.Hello) *host.SessionSettings {
 		if root == "" {
 			root = d.s.Root
 		}
-		project = host.ProjectSlug(root)
+		project = session.ProjectSlug(root)
 	}
-	return &host.SessionSettings{AgentID: hello.AgentID, Project: project, ProjectSet: projectSet, Toolsets: ts, Mode: mode,
+	return &session.Settings{AgentID: hello.AgentID, Project: project, ProjectSet: projectSet, Toolsets: ts, Mode: mode,
 		Key: hello.SessionKey, Warnings: warnings}
 }
 
@@ -279,7 +282,7 @@ func (d daemonHandler) Reload() { _ = d.h.Reload(context.Background()) }
 // share one process and one set of stores (docs/decisions.md D21).
 func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready func(daemon.HTTPListener)) error {
 	sess := d.session(hello)
-	var auth host.Authenticator
+	var auth httpserve.Authenticator
 	if !hello.NoAuth {
 		// Keys are checked by the area that owns them (see newServe).
 		var err error
@@ -293,7 +296,7 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 	for k, v := range hello.HTTPEnv {
 		env[k] = v
 	}
-	return d.h.ServeHTTPWith(ctx, hello.Addr, host.HTTPOptions{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
+	return d.h.ServeHTTPWith(ctx, hello.Addr, httpserve.Options{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
 		d.h.AnnounceProject(sess)
 		ready(daemon.HTTPListener{Addr: a.String(), URL: "http://" + a.String() + "/mcp", APIKeysRequired: auth != nil})
 	})

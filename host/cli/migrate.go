@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
+	"github.com/cairn-mcp/cairn/host/cluster"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -62,7 +62,7 @@ stores need neither: they upgrade themselves when opened.`,
 				return err
 			}
 			cleanup()
-			own, err := host.StoreMigrations(cmd.Context(), s.Store, !readOnly)
+			own, err := cluster.StoreMigrations(cmd.Context(), s.Store, !readOnly)
 			if err != nil {
 				return err
 			}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
 )
@@ -113,7 +113,7 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 func httpEnv() map[string]string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, host.HTTPEnvPrefix) {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, httpserve.EnvPrefix) {
 			env[k] = v
 		}
 	}

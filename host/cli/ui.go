@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/host/ui"
@@ -165,7 +166,7 @@ CAIRN_USER or the OS user.`,
 			p := daemon.PathsFor(s.DataDir)
 			// The landing board is the session's active project (D24:
 			// CAIRN_PROJECT, else the workspace directory's slug).
-			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: host.DefaultSession(s).Project})
+			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: session.Default(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			url, err := uiLoginURL(ctx, p, configFile, data)

@@ -18,7 +18,7 @@ type daemonLine struct {
 }
 
 // responsePrefix begins every response the daemon writes (the host's
-// writer, appendMessage, and encoding/json alike put jsonrpc and id first).
+// writer, jsonrpc.AppendMessage, and encoding/json alike put jsonrpc and id first).
 var responsePrefix = []byte(`{"jsonrpc":"2.0","id":`)
 
 // probeDaemonLine reads a line from the daemon. A response — most lines,

@@ -1,14 +1,14 @@
 package e2e
 
 import (
-	"github.com/cairn-mcp/cairn/host"
-
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	hostsession "github.com/cairn-mcp/cairn/host/session"
 )
 
 // The core area's task pipeline and skill registry, end to end over stdio.
@@ -179,7 +179,7 @@ func TestNextActionsUsesTheProjectUsedLast(t *testing.T) {
 	s := w.serve(sharedEnv...)
 	// D24: a session without CAIRN_PROJECT works in its workspace's slug
 	// from the first call (no 404 any more).
-	want := host.ProjectSlug(w.root)
+	want := hostsession.ProjectSlug(w.root)
 	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != want {
 		t.Errorf("first call's project = %v, want the workspace slug %s", got, want)
 	}

@@ -1,0 +1,33 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/session"
+)
+
+// sessionOf returns the settings of the session running in ctx, or the
+// host's own settings for a transport that carries none (HTTP).
+func (h *Host) sessionOf(ctx context.Context) *session.Settings {
+	return session.From(ctx, h.defaultSession)
+}
+
+// announceProject registers a session's active project with the areas
+// (D21, D24): the core area takes project.created as `cairn project add`.
+func (h *Host) announceProject(s *session.Settings) {
+	if s == nil || s.Project == "" || s.Mode == config.ModeMinimal {
+		return
+	}
+	data, _ := json.Marshal(map[string]string{"slug": s.Project})
+	h.bus.Publish(events.Event{Type: ProjectCreatedEvent, Source: "host", Data: data})
+}
+
+// ProjectCreatedEvent announces a project slug to the core area.
+const ProjectCreatedEvent = "project.created"
+
+// AnnounceProject registers a listener's active project with the areas, as
+// a stdio session's start does (D24).
+func (h *Host) AnnounceProject(s *session.Settings) { h.announceProject(s) }

@@ -1,0 +1,126 @@
+package host
+
+import (
+	"context"
+	"io"
+	"net"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/cairn-mcp/cairn/host/session"
+	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
+	"github.com/cairn-mcp/cairn/host/transport/stdio"
+)
+
+// sessionHooks is all the transports see of the host: they open sessions
+// and hand over messages through it, never through the Host itself.
+type sessionHooks struct{ h *Host }
+
+var (
+	_ stdio.Handler     = sessionHooks{}
+	_ httpserve.Handler = sessionHooks{}
+)
+
+// Enter keeps the host in the cluster while a session runs: on PostgreSQL
+// its events reach the other servers and theirs reach it; without the
+// database it still serves, degraded.
+func (t sessionHooks) Enter(ctx context.Context) (leave func()) {
+	_, leave, err := t.h.cluster.Enter(ctx)
+	if err != nil {
+		t.h.log.Warn("serving without the cluster bus", "error", err)
+		return func() {}
+	}
+	return leave
+}
+
+func (t sessionHooks) Register(ctx context.Context, sess server.ClientSession) (context.Context, func(), error) {
+	if err := t.h.mcp.RegisterSession(ctx, sess); err != nil {
+		return ctx, nil, err
+	}
+	return t.h.mcp.WithContext(ctx, sess), func() { t.h.mcp.UnregisterSession(context.Background(), sess.SessionID()) }, nil
+}
+
+func (t sessionHooks) Serving(sess session.Listener, s *session.Settings) (done func()) {
+	t.h.announceProject(s)
+	t.h.logs.Add(sess)
+	return func() { t.h.logs.Remove(sess) }
+}
+
+func (t sessionHooks) HandleMessage(ctx context.Context, msg []byte) mcp.JSONRPCMessage {
+	return t.h.mcp.HandleMessage(ctx, msg)
+}
+
+func (t sessionHooks) LiftArguments(ctx context.Context, p jsonrpc.Probe, msg []byte) (context.Context, []byte) {
+	return t.h.liftProbed(ctx, p, msg)
+}
+
+func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.JSONRPCError, bool) {
+	return t.h.refuseSubscription(ctx, msg)
+}
+
+func (t sessionHooks) MCPServer() *server.MCPServer { return t.h.mcp }
+
+func (t sessionHooks) EnterCluster(ctx context.Context) (*pgxpool.Pool, func(), error) {
+	c, leave, err := t.h.cluster.Enter(ctx)
+	if err != nil || c == nil {
+		return nil, leave, err
+	}
+	return c.Pool, leave, nil
+}
+
+func (t sessionHooks) LiftToolArguments(ctx context.Context, method string, msg []byte) (context.Context, []byte) {
+	return t.h.liftToolArguments(ctx, method, msg)
+}
+
+// ServeConn serves one MCP session of newline-delimited JSON-RPC over r and
+// w (a relay's connection) until the peer closes it or ctx ends; what opts
+// leaves unset is the host's.
+func (h *Host) ServeConn(ctx context.Context, r io.Reader, w io.Writer, opts stdio.Options) error {
+	return h.stdio.Serve(ctx, r, w, h.connOptions(opts))
+}
+
+// ServeStdio serves one MCP session over in and out until the client closes
+// in or ctx ends, with the host's own session settings and the per-session
+// limits of every transport.
+func (h *Host) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return h.stdio.ServeStdio(ctx, in, out, h.connOptions(stdio.Options{}))
+}
+
+func (h *Host) connOptions(o stdio.Options) stdio.Options {
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = h.limits.MaxMessage
+	}
+	if o.MaxConcurrentCalls <= 0 {
+		o.MaxConcurrentCalls = h.limits.MaxCalls
+	}
+	if o.Session == nil {
+		o.Session = h.defaultSession
+	}
+	return o
+}
+
+// SetAuthenticator makes ServeHTTP require an API key on every request.
+func (h *Host) SetAuthenticator(a httpserve.Authenticator) {
+	h.mu.Lock()
+	h.auth = a
+	h.mu.Unlock()
+}
+
+// ServeHTTP serves MCP over streamable HTTP at /mcp on addr until ctx ends.
+// Every client gets its own session. ready, when non-nil, receives the bound
+// address once the listener is up.
+func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr)) error {
+	h.mu.Lock()
+	auth := h.auth
+	h.mu.Unlock()
+	return h.ServeHTTPWith(ctx, addr, httpserve.Options{Auth: auth}, ready)
+}
+
+// ServeHTTPWith is ServeHTTP with the listener's own options (the shared
+// daemon's listeners); what o leaves unset is the host's.
+func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o httpserve.Options, ready func(net.Addr)) error {
+	return h.http.Serve(ctx, addr, o, ready)
+}
