@@ -350,6 +350,10 @@ func (h *Host) handleLine(ctx context.Context, line []byte, replayed map[string]
 				return
 			}
 		}
+		if skills, ok := h.answerSkills(cctx, probe.Method, msg); ok {
+			respond(skills)
+			return
+		}
 		resp := h.mcp.HandleMessage(cctx, msg)
 		switch {
 		case resp == nil:

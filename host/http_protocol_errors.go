@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/host/internal/skillsext"
 )
 
 // protocolErrors gives HTTP clients the JSON-RPC error codes stdio clients
@@ -45,6 +47,12 @@ func (h *Host) protocolErrors(next http.Handler) http.Handler {
 			if e, refused := h.refuseSubscription(r.Context(), body); refused {
 				w.Header().Set("Content-Type", "application/json")
 				_ = json.NewEncoder(w).Encode(e)
+				return
+			}
+		case skillsext.MethodList, skillsext.MethodGet:
+			if skills, ok := h.answerSkills(r.Context(), probe.Method, body); ok {
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(skills)
 				return
 			}
 		case mcp.MethodPromptsGet:

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -164,13 +163,7 @@ func (h *Host) watchPromptChanges() (unsubscribe func()) {
 // (D21): a prompt that tells the agent to call tools it cannot call (the
 // sdd workflow without the sdd toolset, anything in MINIMAL mode) is noise.
 func (h *Host) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
-	s := h.sessionOf(ctx)
-	visible := map[string]bool{}
-	for _, t := range h.reg.List() {
-		if t.Owner != registry.HostOwner && visibleTo(s, t) {
-			visible[t.Owner] = true
-		}
-	}
+	visible := h.visiblePlugins(ctx)
 	owner := map[string]string{}
 	h.mu.Lock()
 	for plugin, l := range h.prompts.byPlugin {
