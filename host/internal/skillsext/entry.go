@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -141,20 +142,74 @@ func isFence(line string) bool {
 	return strings.TrimRight(line, " \t\r") == "---"
 }
 
-// decodeMapping decodes YAML that must be a mapping with string keys. A
-// panic inside the decoder is an error: the files are user-edited.
+// decodeMapping decodes YAML that must be a mapping, as clients parse it
+// (YAML 1.2's core schema): keys are strings and a date stays the text it
+// is. A panic inside the decoder is an error: the files are user-edited.
 func decodeMapping(block string) (fields map[string]any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("YAML decoder failed: %v", r)
 		}
 	}()
-	var node map[string]any
-	if err := yaml.Unmarshal([]byte(block), &node); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(block), &doc); err != nil {
 		return nil, err
 	}
-	if node == nil {
-		return nil, fmt.Errorf("it is empty")
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("it is not a mapping of fields")
 	}
-	return node, nil
+	v, err := plain(doc.Content[0], 0)
+	if err != nil {
+		return nil, err
+	}
+	return v.(map[string]any), nil
+}
+
+// maxDepth bounds how deeply plain follows nested values and aliases.
+const maxDepth = 64
+
+// plain is the JSON value of a YAML node.
+func plain(n *yaml.Node, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("it nests deeper than %d levels", maxDepth)
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return plain(n.Alias, depth+1)
+	case yaml.MappingNode:
+		out := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if k.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: a key must be a plain value", k.Line)
+			}
+			v, err := plain(n.Content[i+1], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k.Value] = v
+		}
+		return out, nil
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := plain(c, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!int", "!!float", "!!bool", "!!null":
+			var v any
+			if err := n.Decode(&v); err != nil {
+				return nil, err
+			}
+			return v, nil
+		}
+		return n.Value, nil // strings, and dates kept as written
+	}
+	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
 }
