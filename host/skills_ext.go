@@ -106,7 +106,7 @@ func (h *Host) skillEntries(ctx context.Context) []skillsext.Skill {
 				continue
 			}
 		}
-		h.log.Warn("skill left out of skills/list", "plugin", s.plugin.Name(), "uri", s.uri, "error", err)
+		h.log.Debug("skill left out of skills/list", "plugin", s.plugin.Name(), "uri", s.uri, "error", err)
 	}
 	return out
 }
