@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,5 +165,35 @@ func TestSkillsExtensionFollowsTheSession(t *testing.T) {
 	res, _ = modern.next(30*time.Second, "skills/list", idIs(1))["result"].(map[string]any)
 	if got := skillURIs(res); !slices.Equal(got, []string{"skill://cairn-named/SKILL.md"}) || res["resultType"] != "complete" {
 		t.Errorf("2026-07-28 skills/list: %v", res)
+	}
+}
+
+// Over streamable HTTP the host answers the extension's methods as over
+// stdio, here to a 2026-07-28 request.
+func TestSkillsExtensionOverHTTP(t *testing.T) {
+	w := eraWorkspace(t)
+	w.writeFile(".agents/skills/cairn-named/SKILL.md", namedSkill, 0o644)
+	url := serveHTTPNoAuth(t, w)
+	v := mcp.ProtocolVersion20260728
+	body, _ := json.Marshal(modernRequest(1, "skills/get", map[string]any{"uri": "skill://cairn-named/SKILL.md"}, modernMeta(v, "raw-http", "")))
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set(mcp.HeaderProtocolVersion, v)
+	req.Header.Set(mcp.HeaderMethod, "skills/get")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("skills/get over HTTP: %d %v", resp.StatusCode, err)
+	}
+	res, _ := m["result"].(map[string]any)
+	skill, _ := res["skill"].(map[string]any)
+	files, _ := skill["resources"].([]any)
+	if resp.StatusCode != http.StatusOK || len(files) != 1 || files[0].(map[string]any)["digest"] != skillDigest(namedSkill) {
+		t.Errorf("skills/get over HTTP: %d %v", resp.StatusCode, m)
 	}
 }
