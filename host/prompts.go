@@ -148,13 +148,15 @@ func (h *Host) promptOwner(name string) string {
 
 // watchPromptChanges refreshes a plugin's prompts when it says they changed
 // (sdk.EventPromptsChanged), so clients hear of it without listing first.
+// Its resources are asked for again too: a skill is both a prompt and a
+// skill:// resource (docs/decisions.md D14).
 func (h *Host) watchPromptChanges() (unsubscribe func()) {
 	return h.bus.Subscribe("host.prompts", sdk.EventPromptsChanged, func(ev events.Event) {
 		h.mu.Lock()
 		p := h.plugins[ev.Source]
 		h.mu.Unlock()
 		if p != nil {
-			h.adoptPrompts(context.Background(), p)
+			h.adoptResources(context.Background(), p)
 		}
 	})
 }

@@ -44,7 +44,8 @@ func skillURIs(res map[string]any) []string {
 // D14) over stdio, in this process and relayed to the shared daemon: the
 // declaration at initialize, skills/list entries whose digest, size and
 // frontmatter are those of the file resources/read returns, skills/get,
-// its refusals, edits seen live, and the session's toolsets honoured as for
+// its refusals, edits seen live (and told as resources/list_changed, the
+// skill being a resource), and the session's toolsets honoured as for
 // prompts.
 func TestSkillsExtensionOverStdio(t *testing.T) {
 	for name, env := range map[string][]string{"no daemon": nil, "relay": sharedEnv} {
@@ -115,6 +116,9 @@ func TestSkillsExtensionOverStdio(t *testing.T) {
 			edited := namedSkill + "More.\n"
 			w.writeFile(".agents/skills/cairn-added/SKILL.md", "---\nname: cairn-added\nversion: \"1\"\ndescription: Added later.\n---\nNew.\n", 0o644)
 			w.writeFile(".agents/skills/cairn-named/SKILL.md", edited, 0o644)
+			r.next(30*time.Second, "resources/list_changed for the added skill", func(m map[string]any) bool {
+				return m["method"] == string(mcp.MethodNotificationResourcesListChanged)
+			})
 			eventually(t, 10*time.Second, "the added and edited skills in skills/list", func() bool {
 				res := list()
 				if !slices.Contains(skillURIs(res), "skill://cairn-added/SKILL.md") {
