@@ -17,7 +17,8 @@ import (
 // answered once with the request's id (probeMessage), a resources/subscribe to a URI
 // that does not exist is refused with -32002 (refuseSubscription), and a
 // prompts/get refused for its arguments or name is invalid params (-32602)
-// instead of an internal error (invalidParams).
+// instead of an internal error (invalidParams). The skills extension's
+// methods, which mcp-go does not know, are answered here (answerSkills).
 func (h *Host) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = withHTTPIdempotencyKey(r)
