@@ -168,6 +168,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
+		server.WithExtensions(skillsCapability()),
 		server.WithPromptFilter(h.filterPrompts),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completions{h}),

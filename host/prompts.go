@@ -11,8 +11,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -150,13 +148,15 @@ func (h *Host) promptOwner(name string) string {
 
 // watchPromptChanges refreshes a plugin's prompts when it says they changed
 // (sdk.EventPromptsChanged), so clients hear of it without listing first.
+// Its resources are asked for again too: a skill is both a prompt and a
+// skill:// resource (docs/decisions.md D14).
 func (h *Host) watchPromptChanges() (unsubscribe func()) {
 	return h.bus.Subscribe("host.prompts", sdk.EventPromptsChanged, func(ev events.Event) {
 		h.mu.Lock()
 		p := h.plugins[ev.Source]
 		h.mu.Unlock()
 		if p != nil {
-			h.adoptPrompts(context.Background(), p)
+			h.adoptResources(context.Background(), p)
 		}
 	})
 }
@@ -165,13 +165,7 @@ func (h *Host) watchPromptChanges() (unsubscribe func()) {
 // (D21): a prompt that tells the agent to call tools it cannot call (the
 // sdd workflow without the sdd toolset, anything in MINIMAL mode) is noise.
 func (h *Host) filterPrompts(ctx context.Context, prompts []mcp.Prompt) []mcp.Prompt {
-	s := h.sessionOf(ctx)
-	visible := map[string]bool{}
-	for _, t := range h.reg.List() {
-		if t.Owner != registry.HostOwner && session.Visible(s, t) {
-			visible[t.Owner] = true
-		}
-	}
+	visible := h.visiblePlugins(ctx)
 	owner := map[string]string{}
 	h.mu.Lock()
 	for plugin, l := range h.prompts.byPlugin {

@@ -124,3 +124,7 @@ func (h *Host) ServeHTTP(ctx context.Context, addr string, ready func(net.Addr))
 func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o httpserve.Options, ready func(net.Addr)) error {
 	return h.http.Serve(ctx, addr, o, ready)
 }
+
+func (t sessionHooks) AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool) {
+	return t.h.answerSkills(ctx, method, msg)
+}

@@ -80,6 +80,7 @@ func New() *sdk.Plugin {
 	c.registerSkillTools()
 	c.registerResources()
 	c.registerPrompts()
+	c.registerSkillResources()
 	c.registerCompletions()
 	c.storeCopyTool()
 	c.storeMigrationsTool()

@@ -37,13 +37,7 @@ func (c *Core) watchSkills(reg *skills.Registry) {
 }
 
 func (c *Core) skillPrompts(context.Context) ([]sdk.Prompt, error) {
-	c.mu.RLock()
-	reg := c.skills
-	c.mu.RUnlock()
-	if reg == nil {
-		return nil, nil
-	}
-	list, err := reg.List("", "")
+	list, err := c.skillSnapshot()
 	if err != nil {
 		return nil, err
 	}

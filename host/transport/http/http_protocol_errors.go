@@ -18,7 +18,9 @@ import (
 // resources/subscribe to a URI that does not exist is refused with -32002
 // (Handler.RefuseSubscription), and a prompts/get refused for its arguments
 // or name is invalid params (-32602) instead of an internal error
-// (jsonrpc.InvalidParams).
+// (jsonrpc.InvalidParams). Methods of the extensions the host serves,
+// which mcp-go does not know, are answered by the host
+// (Handler.AnswerExtension).
 func (s *Server) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = WithIdempotencyKey(r)
@@ -41,6 +43,11 @@ func (s *Server) protocolErrors(next http.Handler) http.Handler {
 				w.WriteHeader(http.StatusBadRequest)
 			}
 			_ = json.NewEncoder(w).Encode(answer)
+			return
+		}
+		if ext, ok := s.h.AnswerExtension(r.Context(), probe.Method, body); ok {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(ext)
 			return
 		}
 		switch mcp.MCPMethod(probe.Method) {

@@ -44,6 +44,9 @@ func (h testHandler) LiftToolArguments(ctx context.Context, _ string, msg []byte
 func (h testHandler) RefuseSubscription(context.Context, []byte) (mcp.JSONRPCError, bool) {
 	return mcp.JSONRPCError{}, false
 }
+func (h testHandler) AnswerExtension(context.Context, string, []byte) (mcp.JSONRPCMessage, bool) {
+	return nil, false
+}
 
 // httpTestServer serves an MCP server with tools through the HTTP
 // transport's handler chain, one call at a time per session.

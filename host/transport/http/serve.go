@@ -36,6 +36,10 @@ type Handler interface {
 	// RefuseSubscription answers a resources/subscribe to a URI that does
 	// not exist; false for any other message.
 	RefuseSubscription(ctx context.Context, msg []byte) (mcp.JSONRPCError, bool)
+	// AnswerExtension answers a request of an extension the host serves
+	// that mcp-go does not know (the skills extension); false for any
+	// other message.
+	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
 }
 
 // Server serves the HTTP listeners of one host.

@@ -159,6 +159,10 @@ type Handler interface {
 	// RefuseSubscription answers a resources/subscribe to a URI that does
 	// not exist; false for any other message.
 	RefuseSubscription(ctx context.Context, msg []byte) (mcp.JSONRPCError, bool)
+	// AnswerExtension answers a request of an extension the host serves
+	// that mcp-go does not know (the skills extension); false for any
+	// other message.
+	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
 }
 
 // Server serves the byte-stream sessions of one host.
@@ -386,6 +390,10 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 				respond(e)
 				return
 			}
+		}
+		if ext, ok := s.h.AnswerExtension(cctx, probe.Method, msg); ok {
+			respond(ext)
+			return
 		}
 		resp := s.h.HandleMessage(cctx, msg)
 		switch {

@@ -63,6 +63,9 @@ type Skill struct {
 	// Arguments and Body serve the skill as an MCP prompt.
 	Arguments []Argument `json:"-"`
 	Body      string     `json:"-"`
+	// Source is the whole SKILL.md as read, served as the skill's resource
+	// (docs/decisions.md D14).
+	Source string `json:"-"`
 }
 
 // Problem is a skill file that could not be loaded. server_health reports
@@ -328,6 +331,7 @@ func (r *Registry) load(dir, name, rel string) (Skill, error) {
 		Path:         rel,
 		Arguments:    m.Arguments,
 		Body:         Body(data),
+		Source:       string(data),
 	}, nil
 }
 
