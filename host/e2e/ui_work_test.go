@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -105,6 +107,24 @@ func TestUIOpensOnTheWork(t *testing.T) {
 		}
 		if !strings.Contains(refs["subs"], "/task/"+work.Luhn) || !strings.Contains(refs["subs"], "/task/"+work.Intent) || refs["heading"] != "Plan" || refs["waiting"] == "" {
 			t.Errorf("sub-tasks, dependents and the rendered description: %v", refs)
+		}
+	})
+
+	// A browser holds six connections per origin and each page holds a
+	// live stream: a page left behind must end its stream, or the seventh
+	// page waits for the server to notice (up to a minute, before the fix).
+	t.Run("page after page loads at once", func(t *testing.T) {
+		n := 0
+		for range 4 {
+			for _, p := range []string{"/board", "/task/" + work.Parent, "/audits", "/sdd", "/system"} {
+				wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+				err := chromedp.Run(wait, chromedp.Navigate(base+p), chromedp.WaitVisible(`#live.on`, chromedp.ByQuery), chromedp.WaitVisible(`main h1, #board .card`, chromedp.ByQuery))
+				cancel()
+				n++
+				if err != nil {
+					t.Fatalf("page %d of the run (%s) did not load within 5 s: %v", n, p, err)
+				}
+			}
 		}
 	})
 
