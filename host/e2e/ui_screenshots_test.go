@@ -54,6 +54,10 @@ func TestUIScreenshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	tamperThought(t, w, luhn, 1, "and again on the server", "but never on the server") // same length: the link encoding stays whole
+	// Two agents at work for the system page's sessions.
+	for _, id := range []string{"agent-b", "agent-c"} {
+		w.serve(append(env, "CAIRN_AGENT_ID="+id, "CAIRN_PROJECT=checkout")...)
+	}
 
 	ctx, _ := newBrowser(t)
 	login := uiURL(t, w, env, "--allow-actions")
