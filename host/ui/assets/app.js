@@ -344,7 +344,11 @@
         if (!r.ok) throw new Error("stream: " + r.status);
         live.textContent = "live";
         live.className = "live on";
-        if (wasDown) { wasDown = false; schedule(); } // caught up after a restart
+        // Catch up once the stream is open: after a restart, and on a
+        // server-rendered page with whatever changed since its content was
+        // fetched (on the system page, this page's own session). The
+        // board's columns load while the stream opens.
+        if (wasDown || !board) { wasDown = false; schedule(); }
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = "";
         for (;;) {
