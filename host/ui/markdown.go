@@ -15,6 +15,7 @@ import (
 	"html/template"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -36,7 +37,11 @@ var md = goldmark.New(goldmark.WithExtensions(extension.GFM))
 func renderMarkdown(src string) template.HTML {
 	cut := len(src) > MarkdownLimit
 	if cut {
-		src = src[:MarkdownLimit]
+		n := MarkdownLimit
+		for n > 0 && !utf8.RuneStart(src[n]) { // never halve a character
+			n--
+		}
+		src = src[:n]
 	}
 	source := []byte(src)
 	doc := md.Parser().Parse(text.NewReader(source))

@@ -3,6 +3,7 @@ package ui
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 )
@@ -82,5 +83,14 @@ func TestSafeURL(t *testing.T) {
 		if got := safeURL(u); got != want {
 			t.Errorf("safeURL(%q) = %v, want %v", u, got, want)
 		}
+	}
+}
+
+// A description past the limit is cut on a character boundary, with a note.
+func TestMarkdownLimit(t *testing.T) {
+	src := "a" + strings.Repeat("é", MarkdownLimit) // two bytes each: the limit falls inside one
+	got := string(renderMarkdown(src))
+	if !utf8.ValidString(got) || !strings.Contains(got, "cut at 64 KiB") {
+		t.Errorf("a long description rendered %d bytes, valid UTF-8 %v", len(got), utf8.ValidString(got))
 	}
 }
