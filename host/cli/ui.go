@@ -164,8 +164,9 @@ CAIRN_USER or the OS user.`,
 				allowActions = true
 			}
 			p := daemon.PathsFor(s.DataDir)
-			// The landing board is the session's active project (D24:
-			// CAIRN_PROJECT, else the workspace directory's slug).
+			// The session's active project (D24: CAIRN_PROJECT, else the
+			// workspace directory's slug); the dashboard lands on it when it
+			// holds tasks, else where a task changed last (docs/decisions.md D25).
 			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: session.Default(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

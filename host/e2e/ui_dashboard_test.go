@@ -421,6 +421,11 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	var sys map[string]string
+	// The page's own stream is a session too; the page shows it once the
+	// stream is open (it refetches its content then).
+	if err := chromedp.Run(ctx, chromedp.WaitVisible(`table.sessions tr[data-agent="cairn-ui (page open)"]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("the system page never listed its own session: %v", err)
+	}
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`({core: document.querySelector('tr[data-plugin="core"]').dataset.trust,
 		semver: document.querySelector('tr[data-plugin="semver"]').dataset.trust,
 		agent: document.querySelector('table.sessions tr[data-agent="agent-a"]').innerText,

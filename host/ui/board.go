@@ -116,11 +116,15 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 
 // boardView is the board page's template data.
 type boardView struct {
-	Query    taskQuery
+	Query taskQuery
+	// From is the session's project the login passed over for having no
+	// tasks (see landing).
+	From     string
 	Statuses []string
 	PageSize int
 }
 
 func (s *Server) boardData(r *http.Request, _ Grant) (any, *errs.Error) {
-	return boardView{Query: queryFrom(r), Statuses: tasklife.Statuses(), PageSize: PageSize}, nil
+	from := strings.TrimSpace(r.URL.Query().Get("from"))
+	return boardView{Query: queryFrom(r), From: from, Statuses: tasklife.Statuses(), PageSize: PageSize}, nil
 }

@@ -39,6 +39,11 @@ var funcs = template.FuncMap{
 	"remaining": remaining,
 	"join":      strings.Join,
 	"has":       func(list []string, v string) bool { return slices.Contains(list, v) },
+	"markdown":  renderMarkdown,
+	"when":      when,
+	"words":     words,
+	"strings":   stringList,
+	"percent":   func(v any) int { f, _ := v.(float64); return int(f + 0.5) },
 }
 
 // pageNames are the page templates, each parsed with the layout.

@@ -259,9 +259,6 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	exp := s.now().Add(SessionTTL)
 	g.Expires = exp.Unix()
-	home := "/board"
-	if g.Project != "" {
-		home += "?project=" + url.QueryEscape(g.Project)
-	}
+	home := s.landing(r.Context(), g)
 	writeJSON(w, 200, loginOutput{Session: sealSession(s.secret, g), ExpiresAt: exp.UTC().Format(time.RFC3339), Person: g.Person, Actions: g.AllowActions, Home: home})
 }

@@ -39,6 +39,14 @@ func (r *recorder) Call(_ context.Context, name string, _ json.RawMessage, c pip
 	r.mu.Unlock()
 	return pipeline.Fail(errs.New(503, errs.Unavailable, "no area runs in this test"))
 }
+
+// reset forgets the calls so far (a login's landing reads task_list).
+func (r *recorder) reset() {
+	r.mu.Lock()
+	r.calls, r.names = nil, nil
+	r.mu.Unlock()
+}
+
 func (r *recorder) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
 	return r.Call(ctx, name, args, c)
 }
@@ -207,6 +215,7 @@ func TestTokensAndSessionsExpire(t *testing.T) {
 func TestACookieAloneOpensNothing(t *testing.T) {
 	s, rec := startTest(t, Config{})
 	sess := loginSession(t, s, Grant{Person: "alice", AllowActions: true})
+	rec.reset()
 	cookie := strings.Join([]string{"cairn_ui_" + s.Port() + "=" + sess, "session=" + sess, "Authorization=Bearer " + sess}, "; ")
 	paths := []struct{ method, path string }{
 		{"GET", "/view/board"}, {"GET", "/view/task/T-1"}, {"GET", "/view/audits"}, {"GET", "/view/audits/A-1"},
@@ -257,6 +266,7 @@ func TestACookieAloneOpensNothing(t *testing.T) {
 func TestGuardRefusals(t *testing.T) {
 	s, rec := startTest(t, Config{})
 	c := login(t, s, Grant{Person: "alice", AllowActions: true})
+	rec.reset()
 	port := s.Port()
 	for _, tc := range []struct {
 		name, method, path, host, origin string
@@ -330,6 +340,7 @@ func TestGuardRefusals(t *testing.T) {
 func TestReadOnlyLoginCannotAct(t *testing.T) {
 	s, rec := startTest(t, Config{})
 	c := login(t, s, Grant{Person: "bob"})
+	rec.reset()
 	req, _ := http.NewRequest("POST", base(s)+"/api/task/T-1/action", strings.NewReader(`{"action":"comment","content":"hi"}`))
 	req.Header.Set("Origin", base(s))
 	res, err := c.Do(req)

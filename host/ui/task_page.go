@@ -4,6 +4,8 @@ package ui
 // chains with each link's verdict.
 
 import (
+	"context"
+	"html/template"
 	"net/http"
 
 	"github.com/cairn-mcp/cairn/internal/tasklife"
@@ -50,11 +52,41 @@ func chainPrevious(trace []link) {
 
 // taskView is the task page's data.
 type taskView struct {
-	Task     map[string]any
-	Subtasks []map[string]any
-	Thoughts []map[string]any
-	Chain    verifyOut
-	Moves    []string
+	Task         map[string]any
+	Head, Tail   []taskField
+	Description  template.HTML
+	DependsOn    []taskRef
+	DependedOnBy []taskRef
+	Subtasks     []taskRef
+	Thoughts     []map[string]any
+	Chain        verifyOut
+	Moves        []string
+}
+
+// taskRef is a related task as the page links it.
+type taskRef struct {
+	ID, Title, Status string
+}
+
+// taskRefs reads the title and status of each task named, at most a page
+// of them; a task that cannot be read still shows, by its id.
+func (s *Server) taskRefs(ctx context.Context, g Grant, ids []string) []taskRef {
+	var out []taskRef
+	for i, id := range ids {
+		if i == PageSize {
+			break
+		}
+		ref := taskRef{ID: id}
+		var t struct {
+			Title  string `json:"title"`
+			Status string `json:"status"`
+		}
+		if e := s.call(ctx, g, "task_get", map[string]any{"task_id": id}, &t); e == nil {
+			ref.Title, ref.Status = t.Title, t.Status
+		}
+		out = append(out, ref)
+	}
+	return out
 }
 
 func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
@@ -66,17 +98,13 @@ func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
 	}
 	st, _ := v.Task["status"].(string)
 	v.Moves = tasklife.Next(st)
-	if deps, ok := v.Task["dependents"].([]any); ok {
-		for i, d := range deps {
-			if i == PageSize {
-				break
-			}
-			var sub map[string]any
-			if e := s.call(ctx, g, "task_get", map[string]any{"task_id": d}, &sub); e == nil {
-				v.Subtasks = append(v.Subtasks, sub)
-			}
-		}
+	v.Head, v.Tail = taskFields(v.Task)
+	if d, _ := v.Task["description"].(string); d != "" {
+		v.Description = renderMarkdown(d)
 	}
+	v.DependsOn = s.taskRefs(ctx, g, stringList(v.Task["depends_on"]))
+	v.DependedOnBy = s.taskRefs(ctx, g, stringList(v.Task["depended_on_by"]))
+	v.Subtasks = s.taskRefs(ctx, g, stringList(v.Task["dependents"]))
 	var th struct {
 		Thoughts []map[string]any `json:"thoughts"`
 	}

@@ -314,7 +314,20 @@
     // events (an EventSource cannot send a header). When it ends (a daemon
     // restart, for instance) the page reconnects after the stream's retry
     // interval and refetches what it missed.
-    let retry = 500, wasDown = false;
+    // Leaving the page ends its stream at once: a browser holds six
+    // connections per origin, and streams left to the server's next ping
+    // would hold the seventh page's requests back.
+    let retry = 500, wasDown = false, leaving = false;
+    let streamEnd = new AbortController();
+    window.addEventListener("pagehide", () => { leaving = true; streamEnd.abort(); });
+    // A page the browser kept and shows again (back/forward) reopens it.
+    window.addEventListener("pageshow", (ev) => {
+      if (!ev.persisted || !leaving) return;
+      leaving = false;
+      streamEnd = new AbortController();
+      wasDown = true;
+      connect();
+    });
     function onBlock(block) {
       let type = "message";
       const data = [];
@@ -327,11 +340,15 @@
     }
     async function connect() {
       try {
-        const r = await api("/events", { headers: { Accept: "text/event-stream" } });
+        const r = await api("/events", { headers: { Accept: "text/event-stream" }, signal: streamEnd.signal });
         if (!r.ok) throw new Error("stream: " + r.status);
         live.textContent = "live";
         live.className = "live on";
-        if (wasDown) { wasDown = false; schedule(); } // caught up after a restart
+        // Catch up once the stream is open: after a restart, and on a
+        // server-rendered page with whatever changed since its content was
+        // fetched (on the system page, this page's own session). The
+        // board's columns load while the stream opens.
+        if (wasDown || !board) { wasDown = false; schedule(); }
         const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
         let buf = "";
         for (;;) {
@@ -347,6 +364,7 @@
       } catch (e) {
         if (e instanceof LoggedOut) { live.textContent = "logged out"; live.className = "live off"; return; }
       }
+      if (leaving) return;
       live.textContent = "reconnecting…";
       live.className = "live off";
       wasDown = true;
