@@ -128,3 +128,7 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o httpserve.Optio
 func (t sessionHooks) AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool) {
 	return t.h.answerSkills(ctx, method, msg)
 }
+
+func (t sessionHooks) CallTool(ctx context.Context, p jsonrpc.Probe, line []byte) (mcp.JSONRPCMessage, bool) {
+	return t.h.callToolDirect(ctx, p, line)
+}

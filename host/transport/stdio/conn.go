@@ -56,8 +56,12 @@ type connSession struct {
 	relayLog func(text string)
 	// requests carries sampling and elicitation to the client.
 	requests connRequests
-	mu       sync.Mutex
-	closed   bool
+	// calls cancels the running tool calls by id (rpcid.Key), for a
+	// notifications/cancelled: the calls Handler.CallTool answers never
+	// reach mcp-go, which cancels the others.
+	calls sync.Map
+	mu    sync.Mutex
+	closed bool
 }
 
 func (s *connSession) SessionID() string { return s.id }
@@ -163,6 +167,11 @@ type Handler interface {
 	// that mcp-go does not know (the skills extension); false for any
 	// other message.
 	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
+	// CallTool answers a tools/call the probe scanned without a second
+	// decode of the message; false hands it to HandleMessage. line is the
+	// message as read, which the probe's spans index (LiftArguments left
+	// it whole). A notifications/cancelled for its id cancels ctx.
+	CallTool(ctx context.Context, p jsonrpc.Probe, line []byte) (mcp.JSONRPCMessage, bool)
 }
 
 // Server serves the byte-stream sessions of one host.
@@ -349,6 +358,9 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 	case len(probe.ID) == 0:
 		// Notifications (initialized, cancelled) are handled in order, on
 		// the read loop.
+		if probe.Method == string(mcp.MethodNotificationCancelled) {
+			c.cancelCall(line)
+		}
 		if resp := s.h.HandleMessage(ctx, line); resp != nil {
 			respond(resp)
 		}
@@ -374,14 +386,27 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 	// tools/call's arguments stay in it, raw, for the tool handler.
 	cctx, msg := s.h.LiftArguments(cctx, probe, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
+	var release func()
+	if limited {
+		cctx, release = c.trackCall(cctx, probe.ID)
+	}
 	wg.Add(1)
 	s.requests.Run(func() {
 		defer wg.Done()
 		if limited {
+			defer release()
 			select {
 			case calls <- struct{}{}:
 				defer func() { <-calls }()
 			case <-ctx.Done():
+				return
+			}
+			if resp, ok := s.h.CallTool(cctx, probe, line); ok {
+				if notified.Load() {
+					respond(resp)
+				} else {
+					answer(resp)
+				}
 				return
 			}
 		}
