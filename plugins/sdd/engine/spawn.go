@@ -80,7 +80,7 @@ type PlanStep struct {
 	Order int    `json:"order"`
 	Agent string `json:"agent"`
 	Stage string `json:"stage"`
-	Mode  string `json:"mode"`
+	Mode  string `json:"mode" jsonschema:"enum=sequential,enum=parallel"`
 }
 
 // SpawnQueueItem is one queued agent spawn.
