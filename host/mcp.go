@@ -33,21 +33,21 @@ func (h *Host) syncTools() {
 	h.mcp.SetTools(tools...)
 }
 
-func boolp(b bool) *bool { return &b }
-
 func mcpTool(t *registry.Tool) mcp.Tool {
+	h := t.Hints()
 	return mcp.Tool{
 		Name:            t.Name,
 		Title:           t.Title,
 		Description:     t.Description,
 		RawInputSchema:  t.InputSchema,
 		RawOutputSchema: t.OutputSchema,
+		// The title is the tool's own: annotations.title, its 2025-03-26
+		// form, would only repeat it (docs/decisions.md D37).
 		Annotations: mcp.ToolAnnotation{
-			Title:           t.Title,
-			ReadOnlyHint:    boolp(t.ReadOnly),
-			DestructiveHint: boolp(t.Destructive),
-			IdempotentHint:  boolp(t.Idempotent),
-			OpenWorldHint:   boolp(t.OpenWorld),
+			ReadOnlyHint:    h.ReadOnly,
+			DestructiveHint: h.Destructive,
+			IdempotentHint:  h.Idempotent,
+			OpenWorldHint:   h.OpenWorld,
 		},
 	}
 }

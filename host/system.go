@@ -118,30 +118,22 @@ func (h *Host) registerSystemTools() error {
 		ReadOnly:      true,
 		Idempotent:    true,
 		Validator:     schema.MustCompile(schema.For[NoInput]()),
-		OutputSchema:  mustWrap(schema.For[PingOutput]()),
+		OutputSchema:  publishedSchema(schema.For[PingOutput]()),
 		SuccessSchema: schema.For[PingOutput](),
 	}
 	health := &registry.Tool{
 		Name:          "server_health",
 		Title:         "Health",
-		Description:   "Check the server's status, plugins and any problems such as malformed skill files.",
+		Description:   "Server status, plugins and problems such as malformed skill files.",
 		Toolset:       "system",
 		InputSchema:   schema.For[NoInput](),
 		ReadOnly:      true,
 		Idempotent:    true,
 		Validator:     schema.MustCompile(schema.For[NoInput]()),
-		OutputSchema:  mustWrap(schema.For[HealthOutput]()),
+		OutputSchema:  publishedSchema(schema.For[HealthOutput]()),
 		SuccessSchema: schema.For[HealthOutput](),
 	}
 	return h.reg.Set(registry.HostOwner, []*registry.Tool{ping, health})
-}
-
-func mustWrap(raw json.RawMessage) json.RawMessage {
-	w, err := registry.WrapOutputSchema(raw)
-	if err != nil {
-		panic(err)
-	}
-	return w
 }
 
 func (h *Host) callSystemTool(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {

@@ -6,27 +6,32 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/host/registry"
 )
 
-// Budgets for the bytes of a tools/list result (issue 15): every tool
-// definition costs each client context on every session.
-const (
-	defaultToolsListBudget = 24 * 1024
-	allToolsListBudget     = 80 * 1024
-)
-
+// The context budget (docs/decisions.md D37): what a model reads of the
+// default toolsets' tools (name, title, description, inputSchema and
+// annotations) stays within registry.DefaultBudget, and docs/tools.md's
+// context budget table states what tools/list really carries, per toolset.
 func TestToolsListFitsItsBudget(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "tools.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := budgetRows(t, string(doc))
 	for _, c := range []struct {
 		toolsets string
-		budget   int
 		tools    int
 	}{
-		{"", defaultToolsListBudget, 24},
-		{"all", allToolsListBudget, 91},
+		{"", 24},
+		{"all", 91},
 	} {
 		name := c.toolsets
 		if name == "" {
@@ -48,10 +53,9 @@ func TestToolsListFitsItsBudget(t *testing.T) {
 			if len(res.Tools) != c.tools {
 				t.Errorf("%d tools listed, want %d", len(res.Tools), c.tools)
 			}
-			t.Logf("tools/list (%s): %d tools, %d bytes (budget %d)", name, len(res.Tools), len(raw), c.budget)
-			if len(raw) > c.budget {
-				t.Errorf("tools/list for %s is %d bytes, over its budget of %d", name, len(raw), c.budget)
-			}
+			owner := toolsetsOf(t, w)
+			measured := map[string]*budgetRow{}
+			total := &budgetRow{}
 			for _, tool := range res.Tools {
 				var toolName string
 				_ = json.Unmarshal(tool["name"], &toolName)
@@ -65,9 +69,87 @@ func TestToolsListFitsItsBudget(t *testing.T) {
 						t.Error(p)
 					}
 				}
+				wire, _ := json.Marshal(tool)
+				delete(tool, "outputSchema")
+				model, _ := json.Marshal(tool)
+				set := owner[toolName]
+				if measured[set] == nil {
+					measured[set] = &budgetRow{}
+				}
+				for _, r := range []*budgetRow{measured[set], total} {
+					r.tools++
+					r.model += len(model)
+					r.wire += len(wire)
+				}
+			}
+			t.Logf("tools/list (%s): %d tools, %d bytes a model reads (budget %d), %d bytes on the wire", name, total.tools, total.model, registry.DefaultBudget, total.wire)
+			if name == "default" {
+				if total.model > registry.DefaultBudget {
+					t.Errorf("the default toolsets cost a model %d bytes, over the budget of %d (docs/decisions.md D37): trim descriptions or share definitions", total.model, registry.DefaultBudget)
+				}
+				if want := published["**default**"]; want == nil || *want != *total {
+					t.Errorf("docs/tools.md's default row %+v, tools/list carries %+v: run `make tools-doc`", want, total)
+				}
+				return
+			}
+			if want := published["**all**"]; want == nil || *want != *total {
+				t.Errorf("docs/tools.md's all row %+v, tools/list carries %+v: run `make tools-doc`", want, total)
+			}
+			for set, got := range measured {
+				if want := published[set]; want == nil || *want != *got {
+					t.Errorf("docs/tools.md's %s row %+v, tools/list carries %+v: run `make tools-doc`", set, want, got)
+				}
 			}
 		})
 	}
+}
+
+// budgetRow is one row of docs/tools.md's context budget table.
+type budgetRow struct{ tools, model, wire int }
+
+// budgetRows reads docs/tools.md's context budget table, by its first cell
+// (a toolset, or **default** and **all**).
+func budgetRows(t *testing.T, doc string) map[string]*budgetRow {
+	t.Helper()
+	_, table, ok := strings.Cut(doc, "| Toolset | Tools | Model bytes | Wire bytes |")
+	if !ok {
+		t.Fatal("docs/tools.md has no context budget table: run `make tools-doc`")
+	}
+	rows := map[string]*budgetRow{}
+	for _, line := range strings.Split(table, "\n")[2:] {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 4 {
+			break
+		}
+		r := &budgetRow{}
+		if _, err := fmt.Sscan(cells[1]+" "+cells[2]+" "+cells[3], &r.tools, &r.model, &r.wire); err != nil {
+			t.Fatalf("docs/tools.md budget row %q: %v", line, err)
+		}
+		key, _, _ := strings.Cut(cells[0], " (")
+		rows[key] = r
+	}
+	return rows
+}
+
+// toolsetsOf maps every tool to its toolset, from `cairn tools --json --all`.
+func toolsetsOf(t *testing.T, w *workspace) map[string]string {
+	t.Helper()
+	code, out, errOut := runCairn(t, w, "", nil, "tools", "--json", "--all")
+	if code != 0 {
+		t.Fatalf("cairn tools --json: exit %d\n%s", code, errOut)
+	}
+	var list []struct {
+		Name    string `json:"name"`
+		Toolset string `json:"toolset"`
+	}
+	if err := json.Unmarshal([]byte(out), &list); err != nil {
+		t.Fatalf("cairn tools --json: %v", err)
+	}
+	m := map[string]string{}
+	for _, l := range list {
+		m[l.Name] = l.Toolset
+	}
+	return m
 }
 
 // strictProblems lists what MCP Inspector's --strict schema checks refuse:

@@ -25,8 +25,9 @@ type Tool struct {
 	Owner   string
 	Toolset string
 	// InputSchema is the plugin's schema. OutputSchema is what tools/list
-	// publishes (WrapOutputSchema: it admits the error envelope too);
-	// SuccessSchema is the plugin's full success schema, for the docs.
+	// publishes: the success schema or the error envelope
+	// (schema.Published, docs/decisions.md D37); SuccessSchema is the
+	// plugin's success schema.
 	InputSchema   json.RawMessage
 	OutputSchema  json.RawMessage
 	SuccessSchema json.RawMessage
@@ -149,12 +150,4 @@ func (r *Registry) Owned(owner string) []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	return append([]string(nil), r.byOwner[owner]...)
-}
-
-// WrapOutputSchema returns the output schema tools/list publishes for a
-// plugin's success schema: schema.Listed, which admits the success object
-// and the error envelope (docs/decisions.md D3) alike, since MCP clients that
-// validate structuredContent against outputSchema do so on errors too.
-func WrapOutputSchema(success json.RawMessage) (json.RawMessage, error) {
-	return schema.Listed(success)
 }

@@ -73,7 +73,7 @@ type TraceEntry struct {
 	RecordID       string `json:"record_id"`
 	StoredHash     string `json:"stored_hash"`
 	RecomputedHash string `json:"recomputed_hash"`
-	Verdict        string `json:"verdict"`
+	Verdict        string `json:"verdict" jsonschema:"enum=verified,enum=broken"`
 }
 
 // Report is the outcome of verifying one or more chains. Total counts the

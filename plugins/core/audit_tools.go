@@ -38,7 +38,7 @@ func (c *Core) registerAuditTools() {
 	sdk.AddTool(c.p, sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
-		Description:        "Record a reflection, decision, discovery, risk or blocker on a task's tamper-evident hash chain.",
+		Description:        "Record a thought on a task's tamper-evident hash chain.",
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 		// A replay after the daemon died returns the first outcome.
@@ -53,7 +53,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
-		Description: "Read a task's or audit session's thought records, oldest first.",
+		Description: "A task's or audit session's thoughts, oldest first.",
 		ReadOnly:    true,
 		Idempotent:  true,
 	}, func(_ context.Context, svc *audit.Service, in thoughtListArgs) (audit.ListOutput, error) {
@@ -62,7 +62,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
 		Name:               "audit_session_start",
 		Title:              "Start audit session",
-		Description:        "Open an audit session over a task (and optionally its sub-tasks) to verify and seal its records.",
+		Description:        "Open an audit session over a task.",
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 	}, func(ctx context.Context, svc *audit.Service, in auditStartArgs) (audit.StartOutput, error) {
@@ -74,7 +74,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
-		Description: "Check that a task's or audit session's thought and event chains are intact. Answers 200 either way; see chain_valid and broken_links.",
+		Description: "Check a task's or audit session's hash chains.",
 		ReadOnly:    true,
 		Idempotent:  true,
 	}, func(_ context.Context, svc *audit.Service, in auditVerifyArgs) (audit.VerifyOutput, error) {
@@ -83,7 +83,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
 		Name:               "merkle_finalize",
 		Title:              "Finalize Merkle root",
-		Description:        "Freeze an audit session's Merkle root once; later records never change it.",
+		Description:        "Freeze an audit session's Merkle root for good.",
 		HonoursIdempotency: true,
 	}, func(ctx context.Context, svc *audit.Service, in merkleFinalizeArgs) (finalizedSession, error) {
 		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx).Key, audit.FinalizeInput(in))
@@ -92,7 +92,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
-		Description: "Show an audit session's Merkle root: the frozen one once finalized, else the current one.",
+		Description: "An audit session's Merkle root, frozen or current.",
 		ReadOnly:    true,
 		Idempotent:  true,
 	}, func(_ context.Context, svc *audit.Service, in merkleRootArgs) (audit.RootOutput, error) {

@@ -13,7 +13,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[taskCreateArgs, createdTask]{
 		Name:               "task_create",
 		Title:              "Create task",
-		Description:        "Create a task in a registered project; it starts in backlog.",
+		Description:        "Create a task; it starts in backlog.",
 		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, args taskCreateArgs) (createdTask, error) {
 			in := tasks.CreateInput(args)
@@ -35,7 +35,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
-		Description:        "Change a task's status, progress or fields, or claim or release it.",
+		Description:        "Change, claim or release a task.",
 		HonoursIdempotency: true,
 		Handler: func(ctx context.Context, in taskUpdateArgs) (tasks.UpdateOutput, error) {
 			svc, err := c.svc()
@@ -48,7 +48,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[taskGetArgs, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
-		Description: "Read one task with every field.",
+		Description: "Read one task.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: func(_ context.Context, in taskGetArgs) (tasks.Task, error) {
@@ -80,7 +80,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
-		Description:        "Pick what to work on next: the project's ready todo tasks, most important first. claim takes the first atomically.",
+		Description:        "Ready todo tasks to work on next, most important first.",
 		ReadOnly:           true,
 		Idempotent:         true,
 		HonoursIdempotency: true,
@@ -121,8 +121,8 @@ func (c *Core) registerTaskTools() {
 
 // SkillListInput is skill_list's input.
 type SkillListInput struct {
-	Search     string `json:"search,omitempty" jsonschema:"maxLength=200" description:"Case-insensitive substring of the name or description."`
-	Capability string `json:"capability,omitempty" jsonschema:"maxLength=100" description:"One declared capability, matched exactly."`
+	Search     string `json:"search,omitempty" jsonschema:"maxLength=200" description:"In name or description."`
+	Capability string `json:"capability,omitempty" jsonschema:"maxLength=100" description:"Exact capability."`
 }
 
 // SkillListOutput is skill_list's output.
@@ -135,7 +135,7 @@ func (c *Core) registerSkillTools() {
 	sdk.AddTool(c.p, sdk.Tool[SkillListInput, SkillListOutput]{
 		Name:        "skill_list",
 		Title:       "List skills",
-		Description: "List the skills in .agents/skills, optionally filtered.",
+		Description: "List the skills in .agents/skills.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: func(_ context.Context, in SkillListInput) (SkillListOutput, error) {

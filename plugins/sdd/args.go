@@ -20,23 +20,23 @@ import (
 const safeNamePattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 
 type vitalsArgs struct {
-	Command string `json:"command,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"Command id (.agents/commands/<id>.md, else a bundled default); default plan-phase until a phase is planned, then execute-phase."`
+	Command string `json:"command,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"Command id: .agents/commands/ID.md, else bundled."`
 }
 
 type planArgs struct {
 	Phase        engine.Phase `json:"phase"`
-	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"Free text: the first line becomes the objective, '- ' lines become tasks, 'success:' lines success criteria."`
-	AutoSpawn    bool         `json:"auto_spawn,omitempty" description:"Also queue the plan_phase agent flow and summarize it."`
-	SkipResearch bool         `json:"skip_research,omitempty" description:"With auto_spawn: skip the research (before) stage."`
-	SkipVerify   bool         `json:"skip_verify,omitempty" description:"With auto_spawn: skip the plan check (after) stage."`
-	HasResearch  bool         `json:"has_research,omitempty" description:"With auto_spawn: research exists already; skip the before stage."`
+	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"First line: objective; '- ' lines: tasks; 'success:' lines: success criteria."`
+	AutoSpawn    bool         `json:"auto_spawn,omitempty" description:"Also queue the plan_phase agent flow."`
+	SkipResearch bool         `json:"skip_research,omitempty"`
+	SkipVerify   bool         `json:"skip_verify,omitempty"`
+	HasResearch  bool         `json:"has_research,omitempty"`
 }
 
 func (planArgs) AmendSchema(s map[string]any) { amendPhase(s) }
 
 type discussArgs struct {
 	Phase engine.Phase `json:"phase"`
-	Topic string       `json:"topic,omitempty" jsonschema:"maxLength=20000" description:"What to discuss within the phase."`
+	Topic string       `json:"topic,omitempty" jsonschema:"maxLength=20000"`
 }
 
 func (discussArgs) AmendSchema(s map[string]any) { amendPhase(s) }
@@ -48,13 +48,12 @@ func amendPhase(s map[string]any) {
 		map[string]any{"type": "number"},
 	}
 	delete(property(s, "phase"), "type")
-	property(s, "phase")["description"] = "Phase number or name (1-64 letters, digits, '.', '_' or '-'; never a path)."
 }
 
 type stateArgs struct {
-	Action  string          `json:"action" jsonschema:"enum=get,enum=set,enum=list,enum=delete" description:"get, set and delete need keyPath; set needs value; list takes an optional keyPath."`
-	KeyPath string          `json:"keyPath,omitempty" jsonschema:"maxLength=512" pattern:"^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$" description:"Dot-separated segments (at most 32; not __proto__, prototype or constructor). Top-level currentPhase also sets the current phase."`
-	Value   json.RawMessage `json:"value,omitempty" description:"Any JSON value, required for set: at most 64 levels of nesting and 256 KiB of compact JSON."`
+	Action  string          `json:"action" jsonschema:"enum=get,enum=set,enum=list,enum=delete" description:"get, set, delete need keyPath; set needs value."`
+	KeyPath string          `json:"keyPath,omitempty" jsonschema:"maxLength=512" pattern:"^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$" description:"Dot path of at most 32 segments, none __proto__, prototype, constructor; currentPhase sets the phase."`
+	Value   json.RawMessage `json:"value,omitempty" description:"set: any JSON, at most 64 levels deep and 256 KiB."`
 }
 
 // AmendSchema admits any JSON value, each kind named (a bare schema would
@@ -68,62 +67,70 @@ func (stateArgs) AmendSchema(s map[string]any) {
 }
 
 type validateArgs struct {
-	Content string `json:"content" jsonschema:"minLength=1,maxLength=1048576" description:"The document text."`
-	Type    string `json:"type,omitempty" jsonschema:"enum=plan,enum=project,enum=requirements,default=plan" description:"plan needs objective, context, tasks, verification, success_criteria; project needs What This Is, Core Value, Requirements; requirements needs v1 Requirements, Out of Scope, Traceability. Each as a <tag> block or a ## heading."`
+	Content string `json:"content" jsonschema:"minLength=1,maxLength=1048576"`
+	Type    string `json:"type,omitempty" jsonschema:"enum=plan,enum=project,enum=requirements,default=plan" description:"The result names each missing section (XML tag or ## heading)."`
 }
 
 type leaseArgs struct {
 	Action  string   `json:"action" jsonschema:"enum=issue,enum=return,enum=list" description:"issue needs taskId; return needs leaseId."`
-	TaskID  string   `json:"taskId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"The task the lease covers (for example a task_create id)."`
-	Scope   []string `json:"scope,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=256" description:"What the lease holder may touch (files, packages)."`
+	TaskID  string   `json:"taskId,omitempty" jsonschema:"minLength=1,maxLength=256"`
+	Scope   []string `json:"scope,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=256" description:"Files or packages."`
 	LeaseID string   `json:"leaseId,omitempty" pattern:"^L-[1-9][0-9]*$"`
-	Result  string   `json:"result,omitempty" jsonschema:"maxLength=20000" description:"Outcome recorded on return; default completed."`
+	Result  string   `json:"result,omitempty" jsonschema:"maxLength=20000" description:"return: outcome, default completed."`
 }
 
 type dashArgs struct {
-	Format string `json:"format,omitempty" jsonschema:"enum=text,enum=json,default=text"`
+	Format string `json:"format,omitempty" jsonschema:"enum=text,enum=json"`
 }
 
 type evolveArgs struct {
-	Action      string `json:"action" jsonschema:"enum=detect,enum=apply,enum=rollback,enum=report" description:"apply and rollback need candidateId; detect and report take an optional scope."`
-	Scope       string `json:"scope,omitempty" jsonschema:"enum=all,enum=workflow,enum=doctrine,default=all" description:"doctrine: phases without a plan file; workflow: expired unreturned leases, a project without a state write for 24 h."`
-	CandidateID string `json:"candidateId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"An id from detect (apply), or of an applied candidate (rollback)."`
-	Force       bool   `json:"force,omitempty" description:"apply: proceed below confidence 0.7 and overwrite an existing plan file."`
+	Action      string `json:"action" jsonschema:"enum=detect,enum=apply,enum=rollback,enum=report" description:"apply, rollback need candidateId."`
+	Scope       string `json:"scope,omitempty" jsonschema:"enum=all,enum=workflow,enum=doctrine,default=all" description:"doctrine: phases without a plan; workflow: stale leases and state."`
+	CandidateID string `json:"candidateId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"From detect."`
+	Force       bool   `json:"force,omitempty" description:"apply: below 0.7 confidence, overwrite."`
 }
 
 type agentArgs struct {
-	Action           string                 `json:"action" jsonschema:"enum=rules,enum=set_rule,enum=plan,enum=enqueue,enum=queue,enum=complete,enum=history" description:"set_rule needs intent and rule; plan and enqueue need intent; complete needs spawnId and completionStatus; rules takes an optional intent, queue an optional status, history an optional limit."`
-	Intent           string                 `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"Built-in intents: plan_phase, execute_phase, debug_issue; set_rule creates others."`
-	Options          *engine.SpawnOptions   `json:"options,omitempty" description:"Stage skips: skipResearch or hasResearch drop plan_phase's before stages; skipVerify drops the after stages; planFix false drops debug_issue's."`
-	Rule             *engine.SpawnRuleInput `json:"rule,omitempty" description:"Agents per stage, run in the order before, beforeParallel, main, after, afterParallel; at least one agent."`
-	Status           string                 `json:"status,omitempty" jsonschema:"enum=pending,enum=completed,enum=failed,enum=skipped" description:"queue: only items with this status."`
-	SpawnID          string                 `json:"spawnId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"complete: the queue item, e.g. S-3 (sdd_agent queue lists them); an unknown id is 404."`
+	Action           string                 `json:"action" jsonschema:"enum=rules,enum=set_rule,enum=plan,enum=enqueue,enum=queue,enum=complete,enum=history" description:"set_rule needs intent, rule; plan, enqueue need intent; complete needs spawnId, completionStatus."`
+	Intent           string                 `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"plan_phase, execute_phase, debug_issue or one set_rule added."`
+	Options          *engine.SpawnOptions   `json:"options,omitempty" description:"planFix false skips the fix stage."`
+	Rule             *engine.SpawnRuleInput `json:"rule,omitempty" description:"Agent ids per stage; at least one."`
+	Status           string                 `json:"status,omitempty" jsonschema:"enum=pending,enum=completed,enum=failed,enum=skipped"`
+	SpawnID          string                 `json:"spawnId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"complete: a queue item, e.g. S-3."`
 	CompletionStatus string                 `json:"completionStatus,omitempty" jsonschema:"enum=completed,enum=failed,enum=skipped"`
 	Note             string                 `json:"note,omitempty" jsonschema:"maxLength=20000" description:"complete: what happened."`
 	Limit            int                    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200,default=50" description:"history: the last N events."`
 }
 
 // AmendSchema constrains the rule's fields, whose type is the engine's:
-// agent ids are safe names, at most 100 per stage.
+// agent ids are safe names, at most 100 per stage. The safe name and the
+// stage list are defined once and referenced, six uses of one rule
+// (docs/decisions.md D37).
 func (agentArgs) AmendSchema(s map[string]any) {
+	s["$defs"] = map[string]any{
+		"name":   map[string]any{"type": "string", "pattern": safeNamePattern},
+		"agents": map[string]any{"type": "array", "maxItems": 100, "items": map[string]any{"$ref": "#/$defs/name"}},
+	}
+	intent := property(s, "intent")
+	delete(intent, "type")
+	delete(intent, "pattern")
+	intent["$ref"] = "#/$defs/name"
 	rule := property(s, "rule")
 	for _, stage := range []string{"before", "beforeParallel", "main", "after", "afterParallel"} {
-		list := property(rule, stage)
-		list["maxItems"] = 100
-		list["items"] = map[string]any{"type": "string", "pattern": safeNamePattern}
+		rule["properties"].(map[string]any)[stage] = map[string]any{"$ref": "#/$defs/agents"}
 	}
 	property(rule, "notes")["maxLength"] = 20000
 }
 
 type skillArgs struct {
-	Action      string               `json:"action" jsonschema:"enum=list,enum=register,enum=bind,enum=unbind,enum=recommend" description:"register needs skillId; bind and unbind need agentId and skillId; recommend needs intent; list takes an optional agentId."`
+	Action      string               `json:"action" jsonschema:"enum=list,enum=register,enum=bind,enum=unbind,enum=recommend" description:"register needs skillId; bind, unbind need agentId, skillId; recommend needs intent."`
 	SkillID     string               `json:"skillId,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
 	Title       *string              `json:"title,omitempty" jsonschema:"maxLength=256"`
 	Description *string              `json:"description,omitempty" jsonschema:"maxLength=20000"`
 	Tags        []string             `json:"tags,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=256"`
-	AgentID     string               `json:"agentId,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"An agent id such as sdd-planner."`
+	AgentID     string               `json:"agentId,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
 	Intent      string               `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
-	Options     *engine.SpawnOptions `json:"options,omitempty" description:"Stage skips: skipResearch or hasResearch drop plan_phase's before stages; skipVerify drops the after stages; planFix false drops debug_issue's."`
+	Options     *engine.SpawnOptions `json:"options,omitempty" description:"recommend: stage skips, as in sdd_agent."`
 }
 
 // property returns the schema of s's property name.

@@ -31,7 +31,7 @@ type agentOutput struct {
 	Agent           string                      `json:"agent,omitempty"`
 	Order           int                         `json:"order,omitempty"`
 	Stage           string                      `json:"stage,omitempty"`
-	Mode            string                      `json:"mode,omitempty"`
+	Mode            string                      `json:"mode,omitempty" jsonschema:"enum=sequential,enum=parallel"`
 	Status          string                      `json:"status,omitempty"`
 	Note            string                      `json:"note,omitempty"`
 	SourceTool      string                      `json:"sourceTool,omitempty"`

@@ -75,7 +75,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
 		Name:        ToolVitals,
 		Title:       "SDD vitals",
-		Description: "Start here: the workflow's health, current phase and a command file's sections.",
+		Description: "Start here: workflow health, current phase, a command's sections.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
@@ -96,7 +96,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
 		Name:        ToolDiscuss,
 		Title:       "Discuss a phase",
-		Description: "Frame a phase's discussion before planning: questions, decisions, risks. Writes nothing.",
+		Description: "Frame a phase before planning: questions, decisions, risks.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in discussArgs) (TextOutput, error) {
@@ -107,7 +107,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
 		Name:        ToolState,
 		Title:       "SDD key-value state",
-		Description: "Get, set, delete or list the workflow's key-value state by keyPath.",
+		Description: "Get, set, delete or list workflow state.",
 		Destructive: true,
 		// set and delete record the idempotency key with their write.
 		HonoursIdempotency: true,
@@ -118,7 +118,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
 		Name:        ToolValidate,
 		Title:       "Validate against the doctrine",
-		Description: "Check a plan, project or requirements document for its required sections.",
+		Description: "Check a document's required sections.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in validateArgs) (*engine.ValidateToolResult, error) {
@@ -128,7 +128,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[leaseArgs, *engine.LeaseResult]{
 		Name:               ToolLease,
 		Title:              "Execution leases",
-		Description:        "Issue, return or list timed leases so agents do not work on the same task.",
+		Description:        "Issue, return or list timed leases so agents do not collide.",
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
 			return e.LeaseTool(c, engine.LeaseInput(in))
@@ -137,7 +137,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
 		Name:        ToolDash,
 		Title:       "SDD dashboard",
-		Description: "Show the project's dashboard: status, phases, leases and spawn queue.",
+		Description: "The project's status, phases, leases and spawn queue.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in dashArgs) (DashOutput, error) {
@@ -157,7 +157,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
 		Name:        ToolEvolve,
 		Title:       "Evolve the workflow",
-		Description: "Detect workflow drift, apply or roll back a fix, or report; pick with action.",
+		Description: "Detect workflow drift, apply or roll back a fix, or report.",
 		Destructive: true,
 		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
 			return e.EvolveTool(engine.EvolveInput(in))
@@ -166,7 +166,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
 		Title:              "Agent spawn rules and queue",
-		Description:        "Plan, queue and complete helper-agent flows per intent; pick the operation with action.",
+		Description:        "Plan, queue and complete helper-agent flows per intent.",
 		OutputSchema:       schema.For[agentOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,
@@ -177,7 +177,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[skillArgs, any]{
 		Name:               ToolSkill,
 		Title:              "SDD skill registry",
-		Description:        "List, register, bind or recommend skills for agents; pick with action.",
+		Description:        "List, register, bind or recommend skills for agents.",
 		OutputSchema:       schema.For[skillOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,

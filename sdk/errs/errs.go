@@ -53,10 +53,18 @@ const (
 // says what to do, details naming the offending field and the violated
 // constraint, and the status reported in _meta.status (400, 404, 409, ...).
 type Error struct {
-	Code    string         `json:"code"`
+	Code    string         `json:"code" jsonschema:"minLength=1"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details"`
 	Status  int            `json:"-"`
+}
+
+// Envelope is the structuredContent of a failed call, {"error":{"code",
+// "message","details"}} (docs/decisions.md D3). Its JSON Schema, derived
+// from this type, is the error half of every tool's published output
+// schema (docs/decisions.md D37).
+type Envelope struct {
+	Error Error `json:"error"`
 }
 
 // Error implements the error interface.

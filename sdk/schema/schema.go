@@ -37,6 +37,7 @@ func ForType(t reflect.Type) json.RawMessage {
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true}
 	s := r.ReflectFromType(t)
 	applyTags(t, s, 0)
+	nameAnyValues(s, 0)
 	s.Version = ""
 	s.ID = ""
 	raw, err := marshalSchema(s)

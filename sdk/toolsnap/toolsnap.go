@@ -1,6 +1,7 @@
 // Package toolsnap checks a plugin's tool declarations against committed
-// snapshots, so a change to a tool's name, description, schemas or
-// annotations shows up in review. Set UPDATE_TOOLSNAPS=1 to rewrite them.
+// snapshots, so a change to a tool's name, description, schemas (the output
+// schema as published, docs/decisions.md D37) or annotations shows up in
+// review. Set UPDATE_TOOLSNAPS=1 to rewrite them.
 package toolsnap
 
 import (
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
 // Check compares every tool of p with dir/<tool>.snap, after checking that
@@ -31,13 +33,20 @@ func Check(t *testing.T, p *sdk.Plugin, dir string) {
 				t.Errorf("tool %s has no %s", tool.Name, field)
 			}
 		}
+		// The output schema as tools/list publishes it: the success
+		// object or the error envelope (docs/decisions.md D37).
+		published, err := schema.Published(tool.OutputSchema)
+		if err != nil {
+			t.Errorf("tool %s output schema: %v", tool.Name, err)
+			continue
+		}
 		snap := map[string]any{
 			"name":         tool.Name,
 			"title":        tool.Title,
 			"description":  tool.Description,
 			"toolset":      tool.Toolset,
 			"inputSchema":  json.RawMessage(tool.InputSchema),
-			"outputSchema": json.RawMessage(tool.OutputSchema),
+			"outputSchema": published,
 			"annotations": map[string]bool{
 				"readOnlyHint": tool.ReadOnly, "destructiveHint": tool.Destructive,
 				"idempotentHint": tool.Idempotent, "openWorldHint": tool.OpenWorld,

@@ -185,7 +185,7 @@ func ToolFromProto(t *pb.Tool, compile bool) (*registry.Tool, error) {
 			}
 		}
 	}
-	out, err := registry.WrapOutputSchema(t.GetOutputSchema())
+	out, err := schema.Published(t.GetOutputSchema())
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/schema"
 )
 
 func protoEqual(t *testing.T, what string, got, want proto.Message) {
@@ -138,8 +138,8 @@ func TestProgressAndLogCallbacks(t *testing.T) {
 }
 
 // TestToolRoundTrip: every field of a described tool reaches the registry
-// (the output schema wrapped to admit the error envelope, the plugin's own
-// kept as the success schema), and the defaults for what a plugin left out.
+// (the published output schema, success or error envelope, the plugin's
+// own kept as the success schema), and the defaults for what a plugin left out.
 func TestToolRoundTrip(t *testing.T) {
 	yes, no := true, false
 	desc := &pb.Tool{
@@ -152,7 +152,7 @@ func TestToolRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapped, err := registry.WrapOutputSchema(desc.OutputSchema)
+	wrapped, err := schema.Published(desc.OutputSchema)
 	if err != nil {
 		t.Fatal(err)
 	}

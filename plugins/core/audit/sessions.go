@@ -129,7 +129,7 @@ type StartOutput struct {
 	AuditorID string `json:"auditor_id"`
 	Reason    string `json:"reason,omitempty"`
 	StartedAt string `json:"started_at"`
-	Scope     string `json:"scope"`
+	Scope     string `json:"scope" jsonschema:"enum=shallow,enum=deep"`
 }
 
 // StartSession opens an audit session over a task (audit_session_start).

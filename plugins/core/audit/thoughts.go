@@ -135,7 +135,7 @@ type RecordInput struct {
 type RecordOutput struct {
 	ThoughtID     string  `json:"thought_id"`
 	TaskID        string  `json:"task_id"`
-	Type          string  `json:"type"`
+	Type          string  `json:"type" jsonschema:"enum=reflection,enum=decision,enum=discovery,enum=risk,enum=blockers"`
 	Hash          string  `json:"hash"`
 	PreviousHash  *string `json:"previous_hash" jsonschema:"oneof_type=string;null"`
 	RecordedAt    string  `json:"recorded_at"`
@@ -264,7 +264,7 @@ type ListInput struct {
 type Thought struct {
 	ThoughtID     string          `json:"thought_id"`
 	TaskID        string          `json:"task_id"`
-	Type          string          `json:"type"`
+	Type          string          `json:"type" jsonschema:"enum=reflection,enum=decision,enum=discovery,enum=risk,enum=blockers"`
 	Content       string          `json:"content"`
 	Hash          string          `json:"hash"`
 	PreviousHash  *string         `json:"previous_hash" jsonschema:"oneof_type=string;null"`

@@ -26,7 +26,7 @@ type CreateInput struct {
 // CreateOutput is the output of task_create.
 type CreateOutput struct {
 	TaskID    string `json:"task_id"`
-	Status    string `json:"status"`
+	Status    string `json:"status" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled"`
 	CreatedAt string `json:"created_at"`
 	CreatedBy string `json:"created_by"`
 	Sequence  uint64 `json:"sequence"`

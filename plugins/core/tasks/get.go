@@ -21,8 +21,8 @@ type Task struct {
 	Description   string   `json:"description"`
 	Project       string   `json:"project"`
 	ParentID      string   `json:"parent_id,omitempty"`
-	Status        string   `json:"status"`
-	Priority      string   `json:"priority"`
+	Status        string   `json:"status" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled"`
+	Priority      string   `json:"priority" jsonschema:"enum=low,enum=normal,enum=high,enum=critical"`
 	Progress      float64  `json:"progress"`
 	Assignee      string   `json:"assignee"`
 	Labels        []string `json:"labels"`

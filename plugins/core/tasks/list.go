@@ -49,8 +49,8 @@ type ListItem struct {
 	TaskID    string  `json:"task_id"`
 	Title     string  `json:"title"`
 	Project   string  `json:"project"`
-	Status    string  `json:"status"`
-	Priority  string  `json:"priority"`
+	Status    string  `json:"status" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled"`
+	Priority  string  `json:"priority" jsonschema:"enum=low,enum=normal,enum=high,enum=critical"`
 	Progress  float64 `json:"progress"`
 	Assignee  string  `json:"assignee"`
 	CreatedAt string  `json:"created_at"`

@@ -27,7 +27,7 @@ type NextInput struct {
 type NextAction struct {
 	TaskID            string   `json:"task_id"`
 	Title             string   `json:"title"`
-	Priority          string   `json:"priority"`
+	Priority          string   `json:"priority" jsonschema:"enum=low,enum=normal,enum=high,enum=critical"`
 	Assignee          string   `json:"assignee"`
 	EstimateHours     *float64 `json:"estimate_hours,omitempty"`
 	ParentID          string   `json:"parent_id,omitempty"`

@@ -37,11 +37,11 @@ type UpdateInput struct {
 // the status moved; Warnings only when there is something to say.
 type UpdateOutput struct {
 	TaskID         string   `json:"task_id"`
-	Status         string   `json:"status"`
+	Status         string   `json:"status" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled"`
 	Progress       float64  `json:"progress"`
 	UpdatedAt      string   `json:"updated_at"`
 	UpdatedBy      string   `json:"updated_by"`
-	PreviousStatus string   `json:"previous_status,omitempty"`
+	PreviousStatus string   `json:"previous_status,omitempty" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled"`
 	Warnings       []string `json:"warnings,omitempty"`
 	// ClaimedBy is the holder of the task's claim after the update, when
 	// it is claimed.

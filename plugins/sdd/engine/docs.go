@@ -27,7 +27,7 @@ type Sections struct {
 type VitalsState struct {
 	Phase        string `json:"phase"`
 	ActiveLeases int    `json:"activeLeases"`
-	Status       string `json:"status"`
+	Status       string `json:"status" jsonschema:"enum=ok,enum=stale,enum=degraded"`
 }
 
 // CommandVitals is GetCommandVitals's result.

@@ -560,7 +560,7 @@ func parseISO(s string) time.Time {
 
 // Health is the engine's health report.
 type Health struct {
-	Status   string    `json:"status"`
+	Status   string    `json:"status" jsonschema:"enum=ok,enum=degraded"`
 	Problems []string  `json:"problems"`
 	Recovery *Recovery `json:"recovery,omitempty"`
 }

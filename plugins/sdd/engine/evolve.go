@@ -31,7 +31,7 @@ const ForceThreshold = 0.7
 // EvolutionCandidate is one detected refinement.
 type EvolutionCandidate struct {
 	ID          string          `json:"id"`
-	Scope       string          `json:"scope"`
+	Scope       string          `json:"scope" jsonschema:"enum=workflow,enum=doctrine"`
 	Confidence  float64         `json:"confidence"`
 	Description string          `json:"description"`
 	Action      EvolutionAction `json:"action"`
@@ -40,7 +40,7 @@ type EvolutionCandidate struct {
 // EvolutionAction is what applying a candidate does; once applied it is
 // recorded with its rollback information.
 type EvolutionAction struct {
-	Kind         string    `json:"kind"`
+	Kind         string    `json:"kind" jsonschema:"enum=write_plan,enum=return_leases,enum=refresh_project"`
 	Phase        string    `json:"phase,omitempty"`
 	LeaseIDs     []string  `json:"leaseIds,omitempty"`
 	Directories  []string  `json:"directories,omitempty"`

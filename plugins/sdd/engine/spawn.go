@@ -80,7 +80,7 @@ type PlanStep struct {
 	Order int    `json:"order"`
 	Agent string `json:"agent"`
 	Stage string `json:"stage"`
-	Mode  string `json:"mode"`
+	Mode  string `json:"mode" jsonschema:"enum=sequential,enum=parallel"`
 }
 
 // SpawnQueueItem is one queued agent spawn.
@@ -101,7 +101,7 @@ type SpawnQueueItem struct {
 
 // SpawnHistoryEvent records queueing, completion and rule changes.
 type SpawnHistoryEvent struct {
-	Kind    string         `json:"kind"`
+	Kind    string         `json:"kind" jsonschema:"enum=queued,enum=completed,enum=rule_set"`
 	Intent  string         `json:"intent"`
 	FlowID  string         `json:"flowId,omitempty"`
 	Details map[string]any `json:"details"`

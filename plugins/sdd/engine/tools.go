@@ -288,7 +288,7 @@ func (e *Engine) DiscussTool(in DiscussInput) (string, error) {
 // Value is the stored JSON (get, list, set).
 type StateResult struct {
 	Text    string          `json:"text" description:"get/list: the value as JSON (indented when small), or a 'No value is stored' line; set/delete: a confirmation line."`
-	Action  string          `json:"action"`
+	Action  string          `json:"action" jsonschema:"enum=get,enum=set,enum=list,enum=delete"`
 	KeyPath string          `json:"keyPath,omitempty"`
 	Found   bool            `json:"found" description:"get/list: a value exists at keyPath; set: true; delete: something was deleted."`
 	Value   json.RawMessage `json:"value,omitempty" description:"get/list/set: the stored JSON value (the whole tree for list without keyPath)."`
@@ -437,7 +437,7 @@ func (e *Engine) ValidateTool(in ValidateInput) (*ValidateToolResult, error) {
 // returned lease; Leases the active leases (list).
 type LeaseResult struct {
 	Text   string   `json:"text" description:"Markdown lease info (issue), a confirmation (return) or a table of active leases (list)."`
-	Action string   `json:"action"`
+	Action string   `json:"action" jsonschema:"enum=issue,enum=return,enum=list"`
 	Lease  *Lease   `json:"lease,omitempty"`
 	Leases *[]Lease `json:"leases,omitempty" description:"list: the active leases, oldest first."`
 }
@@ -508,7 +508,7 @@ func (e *Engine) DashTool(in DashInput) (any, error) {
 // and report, Apply for apply, Rollback for rollback.
 type EvolveResult struct {
 	Text       string                `json:"text" description:"Markdown evolution output."`
-	Action     string                `json:"action"`
+	Action     string                `json:"action" jsonschema:"enum=detect,enum=apply,enum=rollback,enum=report"`
 	Candidates *[]EvolutionCandidate `json:"candidates,omitempty" description:"detect and report: the current candidates."`
 	Apply      *ApplyResult          `json:"apply,omitempty"`
 	Rollback   *RollbackResult       `json:"rollback,omitempty"`

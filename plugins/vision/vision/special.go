@@ -289,7 +289,7 @@ type SceneOptions struct {
 type SceneClassification struct {
 	PrimaryCategory     string   `json:"primaryCategory"`
 	SecondaryCategories []string `json:"secondaryCategories"`
-	Indoor              *bool    `json:"indoor"`
+	Indoor              *bool    `json:"indoor" jsonschema:"oneof_type=boolean;null" description:"null when the model does not say."`
 	TimeOfDay           string   `json:"timeOfDay"`
 	Weather             string   `json:"weather"`
 	Location            string   `json:"location"`
