@@ -59,8 +59,8 @@ type connSession struct {
 	// calls cancels the running tool calls by id (rpcid.Key), for a
 	// notifications/cancelled: the calls Handler.CallTool answers never
 	// reach mcp-go, which cancels the others.
-	calls sync.Map
-	mu    sync.Mutex
+	calls  sync.Map
+	mu     sync.Mutex
 	closed bool
 }
 
