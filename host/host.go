@@ -309,7 +309,7 @@ func (h *Host) Start(ctx context.Context) error {
 	h.mu.Unlock()
 	h.syncTools()
 	h.publishReady()
-	h.log.Info("cairn ready", "tools", len(h.VisibleTools()), "plugins", len(specs), "mode", h.cfg.Mode, "toolsets", h.cfg.Toolsets.String())
+	h.log.Info("cairn ready", "tools", len(h.VisibleTools()), "plugins", len(specs), "mode", h.defaultSession.Mode, "toolsets", h.defaultSession.Toolsets.String())
 	return nil
 }
 

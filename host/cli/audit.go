@@ -168,7 +168,7 @@ func verifierKeyFor(flag, configFile string) (string, error) {
 	defer cleanup()
 	path := bundle.KeyPath(s.DataDir, s.AuditKeyFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("no signing key at %s: pass --key with the exporter's verifier key ('cairn audit pubkey' where the bundle was made)", path)
+		return "", errs.NotFoundf(errs.NotFound, "key", "no signing key at %s: pass --key with the exporter's verifier key ('cairn audit pubkey' where the bundle was made)", path)
 	}
 	_, vkey, err := bundle.LoadOrCreateKey(path, AuditKeyName)
 	return vkey, err

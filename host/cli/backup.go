@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -294,8 +295,14 @@ Tables: %s (all in the URL's schema; see docs/deploy.md).
 func readManifest(dir string) (Manifest, error) {
 	var man Manifest
 	raw, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		return man, errs.Invalidf("dir", "backup", "%s is not a cairn backup: %v", dir, err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := os.Stat(dir); serr != nil {
+			return man, errs.NotFoundf(errs.NotFound, "dir", "no backup at %s: give the directory `cairn backup DIR` wrote", dir)
+		}
+		return man, errs.Invalidf("dir", "backup", "%s is not a cairn backup (it has no %s): give the directory `cairn backup DIR` wrote", dir, manifestName)
+	case err != nil:
+		return man, errs.Invalidf("dir", "backup", "cannot read the backup %s: %v", dir, err)
 	}
 	if err := json.Unmarshal(raw, &man); err != nil || man.Format != backupFormat {
 		return man, errs.Invalidf("dir", "backup", "%s/%s is not a %s manifest (%v)", dir, manifestName, backupFormat, err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,8 +120,11 @@ func fileExists(p string) bool {
 
 func checkExecutable(path string) error {
 	st, err := os.Stat(path)
-	if err != nil {
-		return errs.NotFoundf(errs.NotFound, "path", "%s: %v", path, err)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errs.NotFoundf(errs.NotFound, "path", "no plugin executable at %s: give the path of a built cairn-plugin-* binary", path)
+	case err != nil:
+		return errs.NotFoundf(errs.NotFound, "path", "cannot read %s: %v", path, err)
 	}
 	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return errs.Invalidf("path", "executable", "%s is not an executable file", path)

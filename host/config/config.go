@@ -231,8 +231,11 @@ func LoadFile(path string, optional bool) (File, error) {
 	var f File
 	data, err := os.ReadFile(path)
 	if err != nil {
-		if optional && os.IsNotExist(err) {
-			return f, nil
+		if os.IsNotExist(err) {
+			if optional {
+				return f, nil
+			}
+			return f, errs.Newf(400, errs.ConfigInvalid, "config file %s does not exist: create it, or drop --config and CAIRN_CONFIG to use %s", path, filepath.Join("<root>", ".cairn", "config.yaml"))
 		}
 		return f, errs.Newf(400, errs.ConfigInvalid, "config file %s: %v", path, err)
 	}

@@ -49,6 +49,9 @@ func TestCLIExitCodes(t *testing.T) {
 		{[]string{"project", "add", "Not-A-Slug"}, 1, []string{"ERR_INVALID_INPUT", "Not-A-Slug"}},
 		{[]string{"frobnicate"}, 2, []string{"unknown command"}},
 		{[]string{"audit", "verify", "/nonexistent/proof.json"}, 1, []string{"ERR_NOT_FOUND", "no proof bundle at /nonexistent/proof.json", "cairn audit export"}},
+		{[]string{"restore", "/nonexistent/backup"}, 1, []string{"ERR_NOT_FOUND", "no backup at /nonexistent/backup", "cairn backup DIR"}},
+		{[]string{"plugins", "install", "/nonexistent/cairn-plugin-x"}, 1, []string{"ERR_NOT_FOUND", "no plugin executable at /nonexistent/cairn-plugin-x"}},
+		{[]string{"serve", "--config", "/nonexistent/config.yaml"}, 2, []string{"ERR_CONFIG_INVALID", "config file /nonexistent/config.yaml does not exist"}},
 	} {
 		code, out, errOut := runCairn(t, w, "", nil, c.args...)
 		if code != c.code {

@@ -78,15 +78,12 @@ func TestTestModeUsesATemporaryDataDir(t *testing.T) {
 }
 
 func TestBadSettingsExitWithStatus2(t *testing.T) {
+	// The operator's own mistakes that make serving impossible stop a start.
 	cases := []struct {
 		env  []string
 		code string
 	}{
-		{[]string{"CAIRN_MODE=TURBO"}, "ERR_INVALID_MODE"},
-		{[]string{"CAIRN_TOOLSETS=core,Bad Name"}, "ERR_CONFIG_INVALID"},
-		{[]string{"CAIRN_TOOLSETS=nosuchtoolset"}, "ERR_CONFIG_INVALID"},
 		{[]string{"CAIRN_LOG_LEVEL=loud"}, "ERR_CONFIG_INVALID"},
-		{[]string{"CAIRN_PROJECT=Not A Slug"}, "ERR_CONFIG_INVALID"},
 		{[]string{"CAIRN_ROOT=/no/such/dir"}, "ERR_CONFIG_INVALID"},
 		{[]string{"CAIRN_CONFIG=/no/such/config.yaml"}, "ERR_CONFIG_INVALID"},
 	}
@@ -96,6 +93,33 @@ func TestBadSettingsExitWithStatus2(t *testing.T) {
 			code, stdout, stderr := runCairn(t, w, "", c.env, "serve")
 			if code != 2 || !strings.Contains(stderr, c.code) {
 				t.Errorf("exit %d stderr %q, want 2 and %s", code, stderr, c.code)
+			}
+			if stdout != "" {
+				t.Errorf("stdout = %q, want nothing", stdout)
+			}
+		})
+	}
+}
+
+// TestBadSessionSettingsAreWarnings: a session's own settings never stop
+// it (docs/decisions.md D21); each mistake is a warning on stderr, and the
+// server serves what is valid until its client leaves.
+func TestBadSessionSettingsAreWarnings(t *testing.T) {
+	cases := []struct {
+		env  []string
+		warn string
+	}{
+		{[]string{"CAIRN_MODE=TURBO"}, `CAIRN_MODE "TURBO" is not a mode`},
+		{[]string{"CAIRN_TOOLSETS=core,Bad Name"}, `CAIRN_TOOLSETS: "Bad Name" ignored`},
+		{[]string{"CAIRN_TOOLSETS=nosuchtoolset"}, "CAIRN_TOOLSETS names nosuchtoolset, which no loaded plugin provides"},
+		{[]string{"CAIRN_PROJECT=Not A Slug"}, `CAIRN_PROJECT "Not A Slug" ignored`},
+	}
+	for _, c := range cases {
+		t.Run(c.env[0], func(t *testing.T) {
+			w := newWorkspace(t)
+			code, stdout, stderr := runCairn(t, w, "", c.env, "serve")
+			if code != 0 || !strings.Contains(stderr, c.warn) {
+				t.Errorf("exit %d stderr %q, want 0 and a warning with %q", code, stderr, c.warn)
 			}
 			if stdout != "" {
 				t.Errorf("stdout = %q, want nothing", stdout)
