@@ -56,6 +56,7 @@ lint:
 ## host/internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
 bench:
 	$(GO) test -run '^$$' -bench 'Issue14' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'Issue29' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/

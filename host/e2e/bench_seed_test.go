@@ -47,6 +47,8 @@ func seedTasks(dataDir string, n int) error {
 	}
 	defer st.Close()
 	svc := tasks.New(st, tasks.Config{})
+	// Writes the search postings the writers below leave pending.
+	defer svc.Close()
 	for p := 0; p < 10; p++ {
 		if _, err := svc.AddProject(fmt.Sprintf("proj-%d", p)); err != nil {
 			return err
