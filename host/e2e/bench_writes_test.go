@@ -92,21 +92,7 @@ func benchSingleWrites(b *testing.B, tab *table, mode string, env []string) {
 		ids = append(ids, id)
 		return nil
 	}
-	measure := func(name string, fn func() error, bytesGoal float64) {
-		w0 := procWritten(core)
-		fl, sub, err := interleave(floor, fn, 200, 600, 3*time.Second)
-		if err != nil {
-			b.Fatal(err)
-		}
-		written := float64(procWritten(core)-w0) / float64(len(sub))
-		r := latencyRow(name+", "+mode+", 10k tasks", fl, sub, singleWriteGoal)
-		r.note += fmt.Sprintf("; floor: one durable bbolt update; core plugin writes %.0f KB per call", written/1024)
-		if bytesGoal > 0 && written > bytesGoal {
-			r.note += fmt.Sprintf(" (goal ≤ %.0f KB: **no**)", bytesGoal/1024)
-		}
-		tab.add(r)
-	}
-	measure("task_create", create, createBytesGoal)
+	writeRow(b, tab, "task_create, "+mode+", 10k tasks", floor, create, 200, 600, core, createBytesGoal)
 	for _, step := range []string{"todo", "in_progress"} {
 		i := 0
 		moved := ids
@@ -119,20 +105,25 @@ func benchSingleWrites(b *testing.B, tab *table, mode string, env []string) {
 			return subjectCall(s, "task_update", map[string]any{"task_id": id, "status": step})()
 		}
 		// As many moves as creates were measured, no more.
-		measureN(b, tab, s, floor, move, len(moved), "task_update to "+step+", "+mode+", 10k tasks", core)
+		writeRow(b, tab, "task_update to "+step+", "+mode+", 10k tasks", floor, move, len(moved), len(moved), core, 0)
 	}
 }
 
-// measureN is measure for exactly n calls (the created tasks to move).
-func measureN(b *testing.B, tab *table, s *session, floor, fn func() error, n int, name string, core int) {
+// writeRow measures between minN and maxN calls of fn interleaved with
+// floor (at least minN, more while the budget lasts) and adds their row,
+// with the bytes the core plugin wrote per call against bytesGoal (0: none).
+func writeRow(b *testing.B, tab *table, name string, floor, fn func() error, minN, maxN, core int, bytesGoal float64) {
 	w0 := procWritten(core)
-	fl, sub, err := interleave(floor, fn, n, n, time.Hour)
+	fl, sub, err := interleave(floor, fn, minN, maxN, 3*time.Second)
 	if err != nil {
 		b.Fatal(err)
 	}
 	written := float64(procWritten(core)-w0) / float64(len(sub))
 	r := latencyRow(name, fl, sub, singleWriteGoal)
 	r.note += fmt.Sprintf("; floor: one durable bbolt update; core plugin writes %.0f KB per call", written/1024)
+	if bytesGoal > 0 && written > bytesGoal {
+		r.note += fmt.Sprintf(" (goal ≤ %.0f KB: **no**)", bytesGoal/1024)
+	}
 	tab.add(r)
 }
 
