@@ -159,4 +159,3 @@ func procWritten(pid int) int64 {
 	n, _ := strconv.ParseInt(string(m[1]), 10, 64)
 	return n
 }
-
