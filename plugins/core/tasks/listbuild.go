@@ -18,8 +18,11 @@ func (s *Service) ensureListIndexes() error {
 	if err := s.st.View(func(tx kv.Tx) error {
 		upto = listIndexUpto(tx)
 		return nil
-	}); err != nil || upto == listIndexBuilt {
+	}); err != nil {
 		return err
+	}
+	if upto == listIndexBuilt {
+		return s.dropUnstoredVariants()
 	}
 	if upto == 0 {
 		// First build: start from empty indexes whatever a crashed
@@ -73,9 +76,55 @@ func (s *Service) ensureListIndexes() error {
 			return err
 		}
 	}
-	return nil
+	return s.dropUnstoredVariants()
 }
 
 func setListIndexUpto(tx kv.Tx, upto uint64) error {
 	return tx.Bucket([]byte(store.BucketMeta)).Put(metaListIndexUpto, store.U64(upto))
+}
+
+// metaUnstoredDropped marks a store whose sorted index holds no entries of
+// the variants storedVariant no longer writes (a store indexed before
+// issue 29 wrote every order).
+var metaUnstoredDropped = []byte("sorted_unstored_dropped")
+
+// dropUnstoredVariants deletes the entries of the index variants no longer
+// written, rebuildBatch×16 keys per transaction, then marks the store. No
+// list reads them, so a drop cut short only leaves dead keys until the
+// next open.
+func (s *Service) dropUnstoredVariants() error {
+	for done := false; !done; {
+		err := s.st.Update(func(tx kv.Tx) error {
+			meta := tx.Bucket([]byte(store.BucketMeta))
+			if meta.Get(metaUnstoredDropped) != nil {
+				done = true
+				return nil
+			}
+			b := tx.Bucket([]byte(store.BucketTaskSorted))
+			var keys [][]byte
+			for v := byte(0); v < byte(len(SortKeys)*2) && len(keys) < rebuildBatch*16; v++ {
+				if storedVariant(v) {
+					continue
+				}
+				c := b.Cursor()
+				for k, _ := c.Seek([]byte{v}); k != nil && k[0] == v && len(keys) < rebuildBatch*16; k, _ = c.Next() {
+					keys = append(keys, append([]byte(nil), k...))
+				}
+			}
+			for _, k := range keys {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			if len(keys) > 0 {
+				return nil
+			}
+			done = true
+			return meta.Put(metaUnstoredDropped, []byte{1})
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

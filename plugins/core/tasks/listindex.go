@@ -34,6 +34,32 @@ func sortVariant(sortBy string, desc bool) byte {
 	return v
 }
 
+// storedVariant reports whether index variant v is written. Every write
+// moves each stored key of its task, each on a page of its own, so only
+// the orders that need an index have one (issue 29): a descending list by
+// created_at or updated_at walks the ascending index backwards, a run of
+// equal values at a time (such runs are short); by priority, a range
+// holds one priority, so both orders walk the ascending index forwards
+// (task number ascending within it). Only progress, whose runs are long
+// (most tasks at 0 or 100), keeps a descending index.
+func storedVariant(v byte) bool {
+	return v%2 == 0 || SortKeys[v/2] == SortProgress
+}
+
+// walkVariant is the index a list by sortBy in one order walks: backwards
+// (a descending list by time), or forwards with its values complemented
+// (descending by priority: one value per range, so only the order of the
+// ranges changes).
+func walkVariant(sortBy string, desc bool) (variant byte, backwards, flip bool) {
+	if v := sortVariant(sortBy, desc); storedVariant(v) {
+		return v, false, false
+	}
+	if sortBy == SortPriority {
+		return sortVariant(sortBy, false), false, true
+	}
+	return sortVariant(sortBy, false), true, false
+}
+
 // orderedFloat maps f to 8 bytes whose unsigned order is f's numeric order
 // (-0 and 0 map alike, since they compare equal).
 func orderedFloat(f float64) uint64 {
@@ -113,6 +139,9 @@ func indexList(tx kv.Tx, rec, prev *record) error {
 	var k, old []byte
 	for _, scope := range [][]byte{scopeAll(), scopeProject(rec.project)} {
 		for v := byte(0); v < byte(len(SortKeys)*2); v++ {
+			if !storedVariant(v) {
+				continue
+			}
 			k = appendSortedKey(k[:0], rec, v, scope)
 			if prev != nil {
 				old = appendSortedKey(old[:0], prev, v, scope)

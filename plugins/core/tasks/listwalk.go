@@ -24,10 +24,27 @@ type walkHead struct {
 	// value and num are suffix decoded: comparing two integers is several
 	// times cheaper than bytes.Compare, and the walk compares on every step.
 	value, num uint64
+	// back walks the range from its end (a descending list over an
+	// ascending index): run holds the task numbers of the current run of
+	// equal values, highest first, yielded from its end so that numbers
+	// ascend within a value; ahead is the entry read past the run.
+	back  bool
+	run   []uint64
+	ahead []byte
+	// flip complements the value of a forward head (see walkVariant).
+	flip bool
 }
 
-func newMergeWalk(b kv.Bucket, prefixes [][]byte) *mergeWalk {
-	return newMergeWalkFrom(b, prefixes, nil)
+func newMergeWalk(b kv.Bucket, prefixes [][]byte, flip bool) *mergeWalk {
+	w := &mergeWalk{}
+	for _, p := range prefixes {
+		h := walkHead{c: b.Cursor(), prefix: p, flip: flip}
+		if h.load(h.c.Seek(p)) {
+			w.heads = append(w.heads, h)
+		}
+	}
+	w.heapify()
+	return w
 }
 
 // newMergeWalkFrom starts each range at its first entry whose sort value
@@ -40,19 +57,82 @@ func newMergeWalkFrom(b kv.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
 			w.heads = append(w.heads, h)
 		}
 	}
+	w.heapify()
+	return w
+}
+
+// newMergeWalkBack walks each range from its end: sort values descending,
+// task numbers ascending within a value, the order of a descending list.
+func newMergeWalkBack(b kv.Bucket, prefixes [][]byte) *mergeWalk {
+	w := &mergeWalk{}
+	for _, p := range prefixes {
+		h := walkHead{c: b.Cursor(), prefix: p, back: true}
+		// The first key past the range, then one step back.
+		end := append(p[:len(p):len(p)], bytes.Repeat([]byte{0xff}, 17)...)
+		k, _ := h.c.Seek(end)
+		if k == nil {
+			k, _ = h.c.Last()
+		} else {
+			k, _ = h.c.Prev()
+		}
+		h.ahead = k
+		if h.nextRun() {
+			w.heads = append(w.heads, h)
+		}
+	}
+	w.heapify()
+	return w
+}
+
+func (w *mergeWalk) heapify() {
 	for i := len(w.heads)/2 - 1; i >= 0; i-- {
 		w.down(i)
 	}
-	return w
+}
+
+// inRange reports whether k is an entry of the head's range.
+func (h *walkHead) inRange(k []byte) bool {
+	return k != nil && bytes.HasPrefix(k, h.prefix) && len(k) == len(h.prefix)+16
+}
+
+// nextRun reads the next run of equal values backwards from ahead; value
+// is complemented so that the merge's ascending order is the list's.
+func (h *walkHead) nextRun() bool {
+	if !h.inRange(h.ahead) {
+		return false
+	}
+	v := binary.BigEndian.Uint64(h.ahead[len(h.prefix):])
+	h.run = h.run[:0]
+	k := h.ahead
+	for h.inRange(k) && binary.BigEndian.Uint64(k[len(h.prefix):]) == v {
+		h.run = append(h.run, binary.BigEndian.Uint64(k[len(h.prefix)+8:]))
+		k, _ = h.c.Prev()
+	}
+	h.ahead = k
+	h.value, h.num = ^v, h.run[len(h.run)-1]
+	return true
+}
+
+// step moves a backwards head to its next entry.
+func (h *walkHead) step() bool {
+	h.run = h.run[:len(h.run)-1]
+	if len(h.run) > 0 {
+		h.num = h.run[len(h.run)-1]
+		return true
+	}
+	return h.nextRun()
 }
 
 // load sets the head to key k and reports whether k is still in its range.
 func (h *walkHead) load(k, _ []byte) bool {
-	if k == nil || !bytes.HasPrefix(k, h.prefix) || len(k) != len(h.prefix)+16 {
+	if !h.inRange(k) {
 		return false
 	}
 	h.suffix = k[len(h.prefix):]
 	h.value = binary.BigEndian.Uint64(h.suffix)
+	if h.flip {
+		h.value = ^h.value
+	}
 	h.num = binary.BigEndian.Uint64(h.suffix[8:])
 	return true
 }
@@ -87,7 +167,13 @@ func (w *mergeWalk) next() (uint64, bool) {
 	}
 	h := &w.heads[0]
 	num := h.num
-	if !h.load(h.c.Next()) {
+	var more bool
+	if h.back {
+		more = h.step()
+	} else {
+		more = h.load(h.c.Next())
+	}
+	if !more {
 		last := len(w.heads) - 1
 		w.heads[0] = w.heads[last]
 		w.heads = w.heads[:last]
@@ -137,7 +223,7 @@ func allCodes(n int) []uint8 {
 // sortedWalk merges q's ranges of the sorted index for q's sort and order,
 // leaving out the ranges whose counter says they are empty.
 func sortedWalk(tx kv.Tx, q *listQuery, scope []byte, statuses, priorities []uint8) *mergeWalk {
-	variant := sortVariant(q.sortBy, q.desc)
+	variant, backwards, flip := walkVariant(q.sortBy, q.desc)
 	var prefixes [][]byte
 	for _, s := range statuses {
 		for _, p := range priorities {
@@ -146,7 +232,11 @@ func sortedWalk(tx kv.Tx, q *listQuery, scope []byte, statuses, priorities []uin
 			}
 		}
 	}
-	return newMergeWalk(tx.Bucket([]byte(store.BucketTaskSorted)), prefixes)
+	b := tx.Bucket([]byte(store.BucketTaskSorted))
+	if backwards {
+		return newMergeWalkBack(b, prefixes)
+	}
+	return newMergeWalk(b, prefixes, flip)
 }
 
 // sortGroups splits priorities into the groups whose sorted ranges are
