@@ -26,8 +26,9 @@ type walkHead struct {
 	value, num uint64
 	// back walks the range from its end (a descending list over an
 	// ascending index): run holds the task numbers of the current run of
-	// equal values, highest first, yielded from its end so that numbers
-	// ascend within a value; ahead is the entry read past the run.
+	// equal values still to come after num, highest first, yielded from
+	// its end so that numbers ascend within a value; ahead is the entry
+	// read past the run.
 	back  bool
 	run   []uint64
 	ahead []byte
@@ -64,11 +65,12 @@ func newMergeWalkFrom(b kv.Bucket, prefixes [][]byte, from []byte) *mergeWalk {
 // newMergeWalkBack walks each range from its end: sort values descending,
 // task numbers ascending within a value, the order of a descending list.
 func newMergeWalkBack(b kv.Bucket, prefixes [][]byte) *mergeWalk {
-	w := &mergeWalk{}
+	w := &mergeWalk{heads: make([]walkHead, 0, len(prefixes))}
+	var end []byte
 	for _, p := range prefixes {
 		h := walkHead{c: b.Cursor(), prefix: p, back: true}
 		// The first key past the range, then one step back.
-		end := append(p[:len(p):len(p)], bytes.Repeat([]byte{0xff}, 17)...)
+		end = append(append(end[:0], p...), pastRange...)
 		k, _ := h.c.Seek(end)
 		if k == nil {
 			k, _ = h.c.Last()
@@ -84,6 +86,10 @@ func newMergeWalkBack(b kv.Bucket, prefixes [][]byte) *mergeWalk {
 	return w
 }
 
+// pastRange follows a range's prefix to make a key above all its entries
+// (sort value and number: 16 bytes).
+var pastRange = bytes.Repeat([]byte{0xff}, 17)
+
 func (w *mergeWalk) heapify() {
 	for i := len(w.heads)/2 - 1; i >= 0; i-- {
 		w.down(i)
@@ -96,28 +102,32 @@ func (h *walkHead) inRange(k []byte) bool {
 }
 
 // nextRun reads the next run of equal values backwards from ahead; value
-// is complemented so that the merge's ascending order is the list's.
+// is complemented so that the merge's ascending order is the list's. A run
+// of one (the common case: times rarely tie) needs no buffer; a longer
+// run keeps the numbers still to come in run, lowest last.
 func (h *walkHead) nextRun() bool {
 	if !h.inRange(h.ahead) {
 		return false
 	}
-	v := binary.BigEndian.Uint64(h.ahead[len(h.prefix):])
+	at := len(h.prefix)
+	v := binary.BigEndian.Uint64(h.ahead[at:])
+	h.value, h.num = ^v, binary.BigEndian.Uint64(h.ahead[at+8:])
 	h.run = h.run[:0]
-	k := h.ahead
-	for h.inRange(k) && binary.BigEndian.Uint64(k[len(h.prefix):]) == v {
-		h.run = append(h.run, binary.BigEndian.Uint64(k[len(h.prefix)+8:]))
+	k, _ := h.c.Prev()
+	for h.inRange(k) && binary.BigEndian.Uint64(k[at:]) == v {
+		h.run = append(h.run, h.num)
+		h.num = binary.BigEndian.Uint64(k[at+8:])
 		k, _ = h.c.Prev()
 	}
 	h.ahead = k
-	h.value, h.num = ^v, h.run[len(h.run)-1]
 	return true
 }
 
 // step moves a backwards head to its next entry.
 func (h *walkHead) step() bool {
-	h.run = h.run[:len(h.run)-1]
-	if len(h.run) > 0 {
-		h.num = h.run[len(h.run)-1]
+	if n := len(h.run); n > 0 {
+		h.num = h.run[n-1]
+		h.run = h.run[:n-1]
 		return true
 	}
 	return h.nextRun()
