@@ -96,7 +96,9 @@ func TestSigstoreTamperNamed(t *testing.T) {
 		}},
 		{"signature byte", PartSignature, vkey, func(s *SigstoreBundle) { s.DSSEEnvelope.Signatures[0].Sig[5] ^= 1 }},
 		{"key", PartSignature, otherKey, func(*SigstoreBundle) {}},
-		{"key hint", PartKey, vkey, func(s *SigstoreBundle) { s.VerificationMaterial.PublicKey.Hint = "AAAA" + s.VerificationMaterial.PublicKey.Hint[4:] }},
+		{"key hint", PartKey, vkey, func(s *SigstoreBundle) {
+			s.VerificationMaterial.PublicKey.Hint = "AAAA" + s.VerificationMaterial.PublicKey.Hint[4:]
+		}},
 		{"subject digest", PartSignature, vkey, func(s *SigstoreBundle) {
 			i := strings.Index(string(s.DSSEEnvelope.Payload), `"sha256":"`) + len(`"sha256":"`)
 			s.DSSEEnvelope.Payload[i] ^= 1
