@@ -23,9 +23,11 @@ type SigstoreBundle struct {
 	DSSEEnvelope         *Envelope            `json:"dsseEnvelope"`
 }
 
-// VerificationMaterial holds only the public key's hint.
+// VerificationMaterial holds only the public key's hint; tlogEntries is
+// written, empty, for readers that expect the list.
 type VerificationMaterial struct {
-	PublicKey *PublicKeyID `json:"publicKey"`
+	PublicKey   *PublicKeyID `json:"publicKey"`
+	TlogEntries []struct{}   `json:"tlogEntries"`
 }
 
 // PublicKeyID is the protobuf-specs PublicKeyIdentifier.
@@ -56,7 +58,7 @@ func Attest(b *Bundle, signer note.Signer, verifierKey string) (*SigstoreBundle,
 	}
 	return &SigstoreBundle{
 		MediaType:            SigstoreMediaType,
-		VerificationMaterial: VerificationMaterial{PublicKey: &PublicKeyID{Hint: KeyHint(pub)}},
+		VerificationMaterial: VerificationMaterial{PublicKey: &PublicKeyID{Hint: KeyHint(pub)}, TlogEntries: []struct{}{}},
 		DSSEEnvelope:         &Envelope{Payload: payload, PayloadType: PayloadType, Signatures: []EnvelopeSig{{Sig: sig}}},
 	}, nil
 }
