@@ -97,7 +97,7 @@ func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
 		t.Errorf("format=pdf: %v %v, want 400", resp.StatusCode, err)
 	}
 
-	cosignVerify(t, exported, keyFile)
+	cosignVerify(t, w, exported, keyFile, root)
 
 	// A flipped payload byte: both verifiers refuse.
 	var raw map[string]any
@@ -170,8 +170,10 @@ func verifyWithSigstoreGo(data []byte, pub ed25519.PublicKey, rootHex string) (*
 }
 
 // cosignVerify runs cosign on the export when cosign is installed
-// (CAIRN_COSIGN or PATH); CI does not build it.
-func cosignVerify(t *testing.T, bundlePath, keyFile string) {
+// (CAIRN_COSIGN or PATH); CI does not build it. cosign wants a trusted
+// root even for a key: an empty one, so that nothing but the key is
+// trusted and nothing is fetched.
+func cosignVerify(t *testing.T, w *workspace, bundlePath, keyFile, rootHex string) {
 	t.Helper()
 	bin := os.Getenv("CAIRN_COSIGN")
 	if bin == "" {
@@ -181,5 +183,24 @@ func cosignVerify(t *testing.T, bundlePath, keyFile string) {
 		t.Log("cosign is not installed (set CAIRN_COSIGN or put it on PATH): skipping the cosign check")
 		return
 	}
-	_ = bin
+	trustedRoot := filepath.Join(w.root, "trusted_root.json")
+	if err := os.WriteFile(trustedRoot, []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(digest string) (string, error) {
+		cmd := exec.Command(bin, "verify-blob-attestation", "--key", keyFile, "--bundle", bundlePath,
+			"--new-bundle-format", "--insecure-ignore-tlog", "--trusted-root", trustedRoot,
+			"--type", "https://cairn.dev/attestation/decision-trail/v1", "--digest", digest, "--digestAlg", "sha256")
+		cmd.Env = append(os.Environ(), "TUF_ROOT="+filepath.Join(w.root, "tuf"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(rootHex)
+	if err != nil {
+		t.Fatalf("cosign refuses the export: %v\n%s", err, out)
+	}
+	t.Logf("cosign verify-blob-attestation: %s", strings.TrimSpace(out))
+	if out, err := run(strings.Repeat("0", 64)); err == nil {
+		t.Errorf("cosign accepted a root that is not the session's: %s", out)
+	}
 }
