@@ -8,8 +8,9 @@ import (
 	"github.com/cairn-mcp/cairn/internal/trail/tree"
 )
 
-// Parts of a Sigstore bundle a Problem can name, besides PartKey,
-// PartSignature, PartSession, PartLink, PartRoot and PartCheckpoint.
+// Parts of a Sigstore bundle a Problem can name, besides PartFormat,
+// PartKey, PartSignature, PartRecord, PartSession, PartLink and
+// PartCheckpoint.
 const (
 	PartEnvelope  = "envelope"  // the DSSE envelope's payload type or signature count
 	PartStatement = "statement" // the payload is not cairn's in-toto statement
