@@ -32,10 +32,14 @@ public key can check it offline with 'cairn audit verify'.`,
 	}
 	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
 
+	var asPEM bool
 	pubkey := &cobra.Command{
 		Use:   "pubkey",
 		Short: "Print the verifier key that checks this installation's proof bundles",
-		Args:  cobra.NoArgs,
+		Long: `Print the note verifier key (<name>+<hash>+<key>) that 'cairn audit verify
+--key' takes; with --pem, the same ed25519 key as a PEM PUBLIC KEY block
+(PKIX), which sigstore-go and cosign take to verify a --format sigstore export.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, cleanup, err := settings(configFile)
 			if err != nil {
@@ -51,22 +55,37 @@ public key can check it offline with 'cairn audit verify'.`,
 			if err != nil {
 				return err
 			}
+			if asPEM {
+				p, err := bundle.PublicKeyPEM(vkey)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(p)
+				return err
+			}
 			fmt.Fprintln(cmd.OutOrStdout(), vkey)
 			return nil
 		},
 	}
+	pubkey.Flags().BoolVar(&asPEM, "pem", false, "print the key as a PEM PUBLIC KEY block (PKIX) for sigstore-go and cosign")
 
-	var out string
+	var out, format string
 	export := &cobra.Command{
 		Use:   "export <session-id>",
 		Short: "Write the signed proof bundle of a finalized audit session",
 		Long: `Write the proof bundle of a finalized audit session to --out (default
-<session-id>.proof.json; "-" for stdout). The stored trail is verified first:
+<session-id>.proof.json, or <session-id>.sigstore.json with --format sigstore;
+"-" for stdout). --format sigstore writes a Sigstore bundle (v0.3) holding an
+in-toto statement in a DSSE envelope, which sigstore-go and cosign verify with
+the key 'cairn audit pubkey --pem' prints. The stored trail is verified first:
 cairn refuses to sign records that do not verify or whose root differs from
 the frozen one. The core area exports the records (through the running
 daemon when there is one); this command signs them with the data dir's key.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != bundle.ExportCairn && format != bundle.ExportSigstore {
+				return errs.Invalidf("format", "enum", "--format %q is neither %q nor %q", format, bundle.ExportCairn, bundle.ExportSigstore)
+			}
 			c, err := openAreas(cmd.Context(), configFile, reads, "core")
 			if err != nil {
 				return err
@@ -81,7 +100,7 @@ daemon when there is one); this command signs them with the data dir's key.`,
 				return err
 			}
 			meta, records, root, s := exp.Session, exp.Records, exp.Root, c.s
-			signer, _, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.DataDir, s.AuditKeyFile), AuditKeyName)
+			signer, vkey, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.DataDir, s.AuditKeyFile), AuditKeyName)
 			if err != nil {
 				return err
 			}
@@ -89,13 +108,13 @@ daemon when there is one); this command signs them with the data dir's key.`,
 			if err != nil {
 				return err
 			}
-			data, err := b.Marshal()
+			data, err := bundle.Encode(b, format, "format", signer, vkey)
 			if err != nil {
 				return err
 			}
 			path := out
 			if path == "" {
-				path = args[0] + ".proof.json"
+				path = bundle.FileName(args[0], format)
 			}
 			if path == "-" {
 				_, err = cmd.OutOrStdout().Write(data)
@@ -108,7 +127,8 @@ daemon when there is one); this command signs them with the data dir's key.`,
 			return nil
 		},
 	}
-	export.Flags().StringVarP(&out, "out", "o", "", "output file (default <session-id>.proof.json, - for stdout)")
+	export.Flags().StringVarP(&out, "out", "o", "", "output file (default <session-id>.proof.json or .sigstore.json, - for stdout)")
+	export.Flags().StringVar(&format, "format", bundle.ExportCairn, "bundle format: cairn, or sigstore (an in-toto statement in a DSSE envelope)")
 
 	var key string
 	verify := &cobra.Command{
@@ -116,7 +136,9 @@ daemon when there is one); this command signs them with the data dir's key.`,
 		Short: "Check a proof bundle offline; exits non-zero naming what broke",
 		Long: `Check a proof bundle with nothing but the bundle and a verifier key: every
 record's hash, every chain link, the leaves, the root, each inclusion proof and
-the signed checkpoint. --key takes the verifier key ('cairn audit pubkey' on
+the signed checkpoint. A Sigstore bundle (--format sigstore, told apart by its
+mediaType) is checked for its DSSE signature, its subjects against the
+predicate's leaves, and the signed checkpoint. --key takes the verifier key ('cairn audit pubkey' on
 the installation that exported the bundle) or a file holding it; without it
 the key of this installation's data dir is used.`,
 		Args: cobra.ExactArgs(1),
@@ -132,15 +154,12 @@ the key of this installation's data dir is used.`,
 			if err != nil {
 				return err
 			}
-			b, err := bundle.Parse(data)
+			sum, err := bundle.VerifyFile(data, vkey)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			if err := bundle.VerifyBundle(b, vkey); err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "OK: %s proves audit session %s: %d records, root %s, signed by %s\n",
-				args[0], b.Session.SessionID, len(b.Records), b.Root, strings.SplitN(vkey, "+", 2)[0])
+			fmt.Fprintf(cmd.OutOrStdout(), "OK: %s proves audit session %s: %d records, root %s, signed by %s (%s bundle)\n",
+				args[0], sum.SessionID, sum.Records, sum.Root, strings.SplitN(vkey, "+", 2)[0], sum.Format)
 			return nil
 		},
 	}

@@ -28,16 +28,22 @@ type exportParts struct {
 }
 
 // bundle answers the signed proof bundle of a finalized session as a
-// download, built and signed by the same code as `cairn audit export`.
+// download, built and signed by the same code as `cairn audit export`;
+// ?format=sigstore answers the Sigstore bundle (docs/decisions.md D38).
 func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	id := r.PathValue("id")
+	format := r.URL.Query().Get("format")
+	if format != "" && format != bundle.ExportCairn && format != bundle.ExportSigstore {
+		writeErr(w, errs.Invalidf("format", "enum", "format %q is neither %q nor %q", format, bundle.ExportCairn, bundle.ExportSigstore))
+		return
+	}
 	var out exportParts
 	if e := s.callInternal(r.Context(), g, ExportTool, map[string]any{"session_id": id}, &out); e != nil {
 		writeErr(w, e)
 		return
 	}
-	signer, _, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.cfg.DataDir, s.cfg.KeyFile), s.cfg.KeyName)
+	signer, vkey, err := bundle.LoadOrCreateKey(bundle.KeyPath(s.cfg.DataDir, s.cfg.KeyFile), s.cfg.KeyName)
 	if err != nil {
 		writeErr(w, errs.New(500, errs.Internal, err.Error()))
 		return
@@ -47,13 +53,13 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, errs.New(409, errs.Conflict, err.Error()))
 		return
 	}
-	data, err := b.Marshal()
+	data, err := bundle.Encode(b, format, "format", signer, vkey)
 	if err != nil {
 		writeErr(w, errs.New(500, errs.Internal, err.Error()))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", out.Session.SessionID+".proof.json"))
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", bundle.FileName(out.Session.SessionID, format)))
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(data)
 }
@@ -104,10 +110,9 @@ func (s *Server) verifyUpload(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	res := verifyResult{}
-	b, err := bundle.Parse(data)
-	if err == nil {
-		res.SessionID, res.Records, res.Root = b.Session.SessionID, len(b.Records), b.Root
-		err = bundle.VerifyBundle(b, vkey)
+	sum, err := bundle.VerifyFile(data, vkey)
+	if sum != nil {
+		res.SessionID, res.Records, res.Root = sum.SessionID, sum.Records, sum.Root
 	}
 	if err != nil {
 		var ve *bundle.VerifyError

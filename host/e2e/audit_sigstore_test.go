@@ -1,0 +1,206 @@
+package e2e
+
+import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
+	"github.com/sigstore/sigstore-go/pkg/root"
+	"github.com/sigstore/sigstore-go/pkg/verify"
+	"github.com/sigstore/sigstore/pkg/signature"
+)
+
+// TestAuditSigstoreExportVerifiedByOthers exports a finalized session with
+// `cairn audit export --format sigstore` and from the dashboard, and has
+// sigstore-go verify both offline with nothing but the PEM key `cairn audit
+// pubkey --pem` prints, as cosign does when it is installed; a flipped byte
+// is refused by both sigstore-go and `cairn audit verify` (docs/decisions.md
+// D38).
+func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
+	w := newWorkspace(t)
+	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_PROJECT=web"}
+	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
+	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
+	id := taskID(t, agent, map[string]any{"title": "Pick a parser", "project": "web"})
+	for _, c := range []string{"compare two parsers", "take the hand-written one"} {
+		ok(t, agent, "thought_record", map[string]any{"task_id": id, "type": "decision", "content": c})
+	}
+	sess := ok(t, agent, "audit_session_start", map[string]any{"task_id": id, "auditor_id": "reviewer"})["session_id"].(string)
+	root := ok(t, agent, "merkle_finalize", map[string]any{"session_id": sess})["merkle_root"].(string)
+	agent.close()
+
+	code, pemOut, errOut := runCairn(t, w, "", env, "audit", "pubkey", "--pem")
+	if code != 0 || !strings.HasPrefix(pemOut, "-----BEGIN PUBLIC KEY-----") {
+		t.Fatalf("audit pubkey --pem: %d %q %s", code, pemOut, errOut)
+	}
+	pub := parsePEM(t, pemOut)
+	keyFile := filepath.Join(w.root, "cairn-audit.pem")
+	if err := os.WriteFile(keyFile, []byte(pemOut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	exported := filepath.Join(w.root, sess+".sigstore.json")
+	if code, _, errOut := runCairn(t, w, "", env, "audit", "export", sess, "--format", "sigstore", "-o", exported); code != 0 {
+		t.Fatalf("audit export --format sigstore: %d %s", code, errOut)
+	}
+	data, err := os.ReadFile(exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := verifyWithSigstoreGo(data, pub, root)
+	if err != nil {
+		t.Fatalf("sigstore-go refuses the CLI export: %v", err)
+	}
+	st := res.Statement
+	if st.PredicateType != "https://cairn.dev/attestation/decision-trail/v1" || st.Subject[0].Name != "cairn:session/"+sess+"/merkle-root" {
+		t.Fatalf("statement: %s %+v", st.PredicateType, st.Subject)
+	}
+	t.Logf("sigstore-go verified %s: %d subjects, first %s sha256:%s", filepath.Base(exported), len(st.Subject), st.Subject[0].Name, st.Subject[0].Digest["sha256"])
+	if code, out, errOut := runCairn(t, w, "", env, "audit", "verify", exported); code != 0 || !strings.HasPrefix(out, "OK: ") || !strings.Contains(out, "sigstore bundle") {
+		t.Fatalf("audit verify of the Sigstore export: %d %s %s", code, out, errOut)
+	} else {
+		t.Logf("cairn audit verify: %s", strings.TrimSpace(out))
+	}
+	if code, _, errOut := runCairn(t, w, "", env, "audit", "export", sess, "--format", "intoto"); code == 0 || !strings.Contains(errOut, "format") {
+		t.Errorf("an unknown --format: %d %s", code, errOut)
+	}
+
+	// The dashboard's download offers the same format.
+	login := uiURL(t, w, env)
+	c := loggedInClient(t, login)
+	base := login[:strings.Index(login, "/login")]
+	resp, err := c.Get(base + "/api/audits/" + sess + "/bundle?format=sigstore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Content-Disposition"), sess+".sigstore.json") {
+		t.Fatalf("dashboard download: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Disposition"), body)
+	}
+	if _, err := verifyWithSigstoreGo(body, pub, root); err != nil {
+		t.Fatalf("sigstore-go refuses the dashboard's export: %v", err)
+	}
+	if resp, err := c.Get(base + "/api/audits/" + sess + "/bundle?format=pdf"); err != nil || resp.StatusCode != 400 {
+		t.Errorf("format=pdf: %v %v, want 400", resp.StatusCode, err)
+	}
+
+	cosignVerify(t, w, exported, keyFile, root)
+
+	// A flipped payload byte: both verifiers refuse.
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	envl := raw["dsseEnvelope"].(map[string]any)
+	payload, _ := base64.StdEncoding.DecodeString(envl["payload"].(string))
+	payload[len(payload)/2] ^= 1
+	envl["payload"] = base64.StdEncoding.EncodeToString(payload)
+	tampered, _ := json.Marshal(raw)
+	if _, err := verifyWithSigstoreGo(tampered, pub, root); err == nil {
+		t.Error("sigstore-go accepted a flipped payload byte")
+	}
+	bad := filepath.Join(w.root, "tampered.sigstore.json")
+	if err := os.WriteFile(bad, tampered, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCairn(t, w, "", env, "audit", "verify", bad); code == 0 || !strings.Contains(errOut, "signature") {
+		t.Errorf("audit verify of a flipped payload byte: %d %s", code, errOut)
+	}
+}
+
+func parsePEM(t *testing.T, s string) ed25519.PublicKey {
+	t.Helper()
+	blk, _ := pem.Decode([]byte(s))
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		t.Fatalf("not a PEM PUBLIC KEY block: %q", s)
+	}
+	k, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, isEd := k.(ed25519.PublicKey)
+	if !isEd {
+		t.Fatalf("key is %T, want ed25519", k)
+	}
+	return pub
+}
+
+// verifyWithSigstoreGo trusts only pub, under the hint sigstore-go's own
+// signer would give it (base64 SHA-256 of the PKIX DER), and requires the
+// session root as the attested digest: no certificate, log or timestamp.
+func verifyWithSigstoreGo(data []byte, pub ed25519.PublicKey, rootHex string) (*verify.VerificationResult, error) {
+	var b sgbundle.Bundle
+	if err := b.UnmarshalJSON(data); err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(der)
+	v, err := signature.LoadED25519Verifier(pub)
+	if err != nil {
+		return nil, err
+	}
+	trusted := root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
+		base64.StdEncoding.EncodeToString(sum[:]): root.NewExpiringKey(v, time.Time{}, time.Time{}),
+	})
+	verifier, err := verify.NewVerifier(trusted, verify.WithNoObserverTimestamps())
+	if err != nil {
+		return nil, err
+	}
+	digest, err := hex.DecodeString(rootHex)
+	if err != nil {
+		return nil, err
+	}
+	return verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digest), verify.WithKey()))
+}
+
+// cosignVerify runs cosign on the export when cosign is installed
+// (CAIRN_COSIGN or PATH); CI does not build it. cosign wants a trusted
+// root even for a key: an empty one, so that nothing but the key is
+// trusted and nothing is fetched.
+func cosignVerify(t *testing.T, w *workspace, bundlePath, keyFile, rootHex string) {
+	t.Helper()
+	bin := os.Getenv("CAIRN_COSIGN")
+	if bin == "" {
+		bin, _ = exec.LookPath("cosign")
+	}
+	if bin == "" {
+		t.Log("cosign is not installed (set CAIRN_COSIGN or put it on PATH): skipping the cosign check")
+		return
+	}
+	trustedRoot := filepath.Join(w.root, "trusted_root.json")
+	if err := os.WriteFile(trustedRoot, []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(digest string) (string, error) {
+		cmd := exec.Command(bin, "verify-blob-attestation", "--key", keyFile, "--bundle", bundlePath,
+			"--new-bundle-format", "--insecure-ignore-tlog", "--trusted-root", trustedRoot,
+			"--type", "https://cairn.dev/attestation/decision-trail/v1", "--digest", digest, "--digestAlg", "sha256")
+		cmd.Env = append(os.Environ(), "TUF_ROOT="+filepath.Join(w.root, "tuf"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(rootHex)
+	if err != nil {
+		t.Fatalf("cosign refuses the export: %v\n%s", err, out)
+	}
+	t.Logf("cosign verify-blob-attestation: %s", strings.TrimSpace(out))
+	if out, err := run(strings.Repeat("0", 64)); err == nil {
+		t.Errorf("cosign accepted a root that is not the session's: %s", out)
+	}
+}
