@@ -28,7 +28,9 @@ func (h testHandler) HostSession() *session.Settings {
 	return &session.Settings{Toolsets: ts, Mode: config.ModeFull}
 }
 
-func (h testHandler) Toolsets() []string { return []string{"admin", "computer", "core", "sdd", "vision"} }
+func (h testHandler) Toolsets() []string {
+	return []string{"admin", "computer", "core", "sdd", "vision"}
+}
 
 func (h testHandler) ToolFacts(name string) (ToolFacts, bool) {
 	f, ok := testTools[name]
