@@ -28,6 +28,13 @@ func (c *Choice) allows(t *registry.Tool) bool {
 	return c == nil || c.All || c.Toolsets[t.Toolset] || c.Tools[t.Name]
 }
 
+// Serves reports whether s serves toolset ts: its toolsets allow it and
+// its request's choice, if any, named it (a tool named alone does not
+// serve its toolset).
+func (s *Settings) Serves(ts string) bool {
+	return s.Toolsets.Allows(ts) && (s.Choice == nil || s.Choice.All || s.Choice.Toolsets[ts])
+}
+
 // String renders the choice as the headers would name it.
 func (c *Choice) String() string {
 	if c == nil {

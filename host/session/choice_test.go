@@ -26,6 +26,9 @@ func TestChoiceNarrowsTheSession(t *testing.T) {
 			t.Errorf("core chosen: %s visible %v, want %v", tool.Name, got, want)
 		}
 	}
+	if !coreOnly.Serves("core") || coreOnly.Serves("sdd") || !base.Serves("sdd") || base.Serves("vision") {
+		t.Errorf("Serves: core chosen %v/%v, base %v/%v", coreOnly.Serves("core"), coreOnly.Serves("sdd"), base.Serves("sdd"), base.Serves("vision"))
+	}
 	e := Refusal(coreOnly, sdd)
 	if e.Status != 403 || e.Details["required"] != "toolset sdd" || !strings.Contains(e.Message, "X-MCP-Toolsets") {
 		t.Errorf("refusal outside the choice: %v", e)
