@@ -35,6 +35,11 @@ type ToolFacts struct {
 // request is read on its own, in the revisions with sessions too.
 func (s *Server) chooseTools(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions {
+			// A CORS preflight carries no key and runs nothing.
+			next.ServeHTTP(w, r)
+			return
+		}
 		c, err := parseChoice(r.Header, r.URL.Path)
 		if err == nil && !c.empty() {
 			base := session.From(r.Context(), nil)

@@ -43,6 +43,7 @@ func TestChooseTools(t *testing.T) {
 	readOnlyListener.Mode = config.ModeReadOnly
 	for _, tc := range []struct {
 		name     string
+		method   string
 		listener *session.Settings
 		keyed    bool
 		scopes   []string
@@ -86,6 +87,7 @@ func TestChooseTools(t *testing.T) {
 		{name: "write tool on a read-only listener", listener: readOnlyListener, headers: map[string]string{HeaderTools: "task_create"}, path: "/mcp",
 			status: 403, header: HeaderTools, required: "mode FULL"},
 		{name: "read-only key may ask read-only", keyed: true, scopes: []string{"read"}, path: "/mcp/readonly", visible: []string{"task_list"}, hidden: []string{"task_create"}},
+		{name: "a CORS preflight is not refused", method: http.MethodOptions, path: "/mcp/x/vision", visible: []string{"task_list"}},
 		{name: "malformed", headers: map[string]string{HeaderReadonly: "perhaps"}, path: "/mcp", status: 400, header: HeaderReadonly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,7 +95,11 @@ func TestChooseTools(t *testing.T) {
 			h := s.chooseTools(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				got = session.From(r.Context(), nil)
 			}))
-			r := httptest.NewRequest(http.MethodPost, tc.path, nil)
+			method := http.MethodPost
+			if tc.method != "" {
+				method = tc.method
+			}
+			r := httptest.NewRequest(method, tc.path, nil)
 			for k, v := range tc.headers {
 				r.Header.Set(k, v)
 			}
