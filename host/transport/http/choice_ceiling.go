@@ -99,11 +99,11 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 	if rc.readOnlySet && !rc.readOnly {
 		// Asking to write, explicitly.
 		if c.base.Mode == config.ModeReadOnly || c.base.Mode == config.ModeMinimal {
-			return nil, refuseChoice(rc.readOnlyFrom, "mode FULL", []string{"true"},
+			return nil, refuseChoice(rc.readOnlyFrom, "false", "mode FULL", []string{"true"},
 				"%s: false asks to write, and this listener serves %s mode", rc.readOnlyFrom, c.base.Mode)
 		}
 		if !c.holds("write") {
-			return nil, refuseChoice(rc.readOnlyFrom, "write", []string{"true"},
+			return nil, refuseChoice(rc.readOnlyFrom, "false", "write", []string{"true"},
 				"%s: false asks to write, and this API key has no write scope (it has %v)", rc.readOnlyFrom, c.scopes)
 		}
 	}
@@ -116,7 +116,7 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 		if from == "" {
 			from = HeaderTools
 		}
-		return nil, refuseChoice(from, "mode FULL", allowed,
+		return nil, refuseChoice(from, "", "mode FULL", allowed,
 			"%s: this listener serves MINIMAL mode, only the host's system tools; no toolset or tool can be chosen", from)
 	}
 	choice := &session.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}}
@@ -133,7 +133,7 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 			if ts == "admin" && c.base.Toolsets.Allows(ts) {
 				required = "admin"
 			}
-			return nil, refuseChoice(rc.toolsetsFrom, required, allowed,
+			return nil, refuseChoice(rc.toolsetsFrom, ts, required, allowed,
 				"%s: toolset %s is beyond what this request may choose (allowed: %v)", rc.toolsetsFrom, ts, allowed)
 		default:
 			choice.Toolsets[ts] = true
@@ -146,13 +146,13 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 			return nil, errs.Newf(400, errs.InvalidInput, "%s: no tool named %q is served here", HeaderTools, name).
 				With("header", HeaderTools).With("name", name).With("allowed_toolsets", allowed)
 		case f.Scope != "" && !slices.Contains(allowed, f.Toolset):
-			return nil, refuseChoice(HeaderTools, "toolset "+f.Toolset, allowed,
+			return nil, refuseChoice(HeaderTools, name, "toolset "+f.Toolset, allowed,
 				"%s: tool %s belongs to toolset %s, beyond what this request may choose (allowed toolsets: %v)", HeaderTools, name, f.Toolset, allowed)
 		case !c.holds(f.Scope):
-			return nil, refuseChoice(HeaderTools, f.Scope, allowed,
+			return nil, refuseChoice(HeaderTools, name, f.Scope, allowed,
 				"%s: tool %s needs an API key with the %q scope; this key has %v", HeaderTools, name, f.Scope, c.scopes)
 		case !f.ReadOnly && f.Scope != "" && c.base.Mode == config.ModeReadOnly:
-			return nil, refuseChoice(HeaderTools, "mode FULL", allowed,
+			return nil, refuseChoice(HeaderTools, name, "mode FULL", allowed,
 				"%s: tool %s writes, and this listener serves READONLY mode", HeaderTools, name)
 		default:
 			choice.Tools[name] = true
@@ -162,9 +162,13 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 }
 
 // refuseChoice is the 403 of a choice beyond the ceiling: details name the
-// header, what is required and what is allowed.
-func refuseChoice(header, required string, allowed []string, format string, args ...any) *errs.Error {
+// header, the name refused (when one is), what is required and what is
+// allowed.
+func refuseChoice(header, name, required string, allowed []string, format string, args ...any) *errs.Error {
 	e := errs.Newf(403, errs.Forbidden, format, args...).With("header", header).With("allowed", allowed)
+	if name != "" {
+		e.Details["name"] = name
+	}
 	e.Details["required"] = required
 	return e
 }

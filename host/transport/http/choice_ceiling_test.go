@@ -129,6 +129,9 @@ func TestChooseTools(t *testing.T) {
 				if d["header"] != tc.header || (tc.required != "" && d["required"] != tc.required) {
 					t.Fatalf("details %v, want header %q required %q", d, tc.header, tc.required)
 				}
+				if (tc.header == HeaderToolsets || tc.header == HeaderTools) && d["name"] == nil {
+					t.Fatalf("details %v name nothing refused", d)
+				}
 				if tc.status == 403 && (body.Error.Data.Code != "ERR_FORBIDDEN" || d["allowed"] == nil) {
 					t.Fatalf("403 body %s: want ERR_FORBIDDEN naming what is allowed", w.Body)
 				}
