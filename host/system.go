@@ -183,7 +183,7 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 		Plugins: []PluginHealth{}, Problems: []string{}, Toolsets: []string{},
 	}
 	for _, ts := range config.BuiltinToolsets {
-		if sess.Toolsets.Allows(ts) {
+		if sess.Serves(ts) {
 			out.Toolsets = append(out.Toolsets, ts)
 		}
 	}

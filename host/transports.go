@@ -63,6 +63,12 @@ func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.J
 
 func (t sessionHooks) MCPServer() *server.MCPServer { return t.h.mcp }
 
+func (t sessionHooks) HostSession() *session.Settings { return t.h.defaultSession }
+
+func (t sessionHooks) Toolsets() []string { return t.h.choosableToolsets() }
+
+func (t sessionHooks) ToolFacts(name string) (httpserve.ToolFacts, bool) { return t.h.toolFacts(name) }
+
 func (t sessionHooks) EnterCluster(ctx context.Context) (*pgxpool.Pool, func(), error) {
 	c, leave, err := t.h.cluster.Enter(ctx)
 	if err != nil || c == nil {

@@ -33,6 +33,9 @@ type Settings struct {
 	// Key identifies the session across daemon restarts (the relay's id);
 	// with a JSON-RPC id it forms a call's idempotency key.
 	Key string
+	// Choice, when set, narrows Toolsets to what one HTTP request chose
+	// (docs/decisions.md D39).
+	Choice *Choice
 	// Warnings name what was wrong in the session's settings; its client
 	// gets each as an MCP log message after initialize (D21).
 	Warnings []string
@@ -76,7 +79,7 @@ func Visible(s *Settings, t *registry.Tool) bool {
 	if s.Mode == config.ModeReadOnly && !t.ReadOnly {
 		return false
 	}
-	return s.Toolsets.Allows(t.Toolset)
+	return s.Toolsets.Allows(t.Toolset) && s.Choice.allows(t)
 }
 
 // Refusal explains why a session may not call a tool it does not see: a
@@ -92,6 +95,11 @@ func Refusal(s *Settings, t *registry.Tool) *errs.Error {
 	case s.Mode == config.ModeReadOnly && !t.ReadOnly:
 		e := errs.Newf(403, errs.Forbidden, "tool %s writes, and this session runs in READONLY mode; start the session with CAIRN_MODE=FULL to write", t.Name)
 		e.Details["required"] = "mode FULL"
+		return e
+	case s.Toolsets.Allows(t.Toolset):
+		// Within the session's toolsets: the request's choice left it out.
+		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this request did not choose (%s); add %s to the X-MCP-Toolsets header or %s to X-MCP-Tools", t.Name, t.Toolset, s.Choice, t.Toolset, t.Name)
+		e.Details["required"] = "toolset " + t.Toolset
 		return e
 	default:
 		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this session does not enable (CAIRN_TOOLSETS=%s); add %s to CAIRN_TOOLSETS", t.Name, t.Toolset, s.Toolsets, t.Toolset)

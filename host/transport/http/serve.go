@@ -40,6 +40,15 @@ type Handler interface {
 	// that mcp-go does not know (the skills extension); false for any
 	// other message.
 	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
+	// HostSession is the host's own session settings, a listener's when it
+	// has none of its own.
+	HostSession() *session.Settings
+	// Toolsets lists the toolsets of the tools some session may be
+	// served, sorted: what a request may choose (docs/decisions.md D39).
+	Toolsets() []string
+	// ToolFacts describes the tool named name; false when no session may
+	// be served it.
+	ToolFacts(name string) (ToolFacts, bool)
 }
 
 // Server serves the HTTP listeners of one host.
@@ -114,12 +123,17 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 		// Pages of the allowed origins need CORS answers to read ours.
 		opts = append(opts, server.WithStreamableHTTPCORS(
 			server.WithCORSAllowedOrigins(hs.allowedOrigins...),
-			server.WithCORSAllowedHeaders("Authorization", "Content-Type", server.HeaderKeySessionID, mcp.HeaderProtocolVersion, "Last-Event-ID"),
+			server.WithCORSAllowedHeaders("Authorization", "Content-Type", server.HeaderKeySessionID, mcp.HeaderProtocolVersion, "Last-Event-ID",
+				HeaderToolsets, HeaderTools, HeaderReadonly),
 		))
 	}
 	mcpHTTP := server.NewStreamableHTTPServer(s.h.MCPServer(), opts...)
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", o.withSession(s.handler(auth, sessions, hs, mcpHTTP)))
+	endpoint := o.withSession(s.handler(auth, sessions, hs, mcpHTTP))
+	mux.Handle("/mcp", endpoint)
+	// /mcp/readonly, /mcp/x/{toolset}[/readonly]: a choice in the URL
+	// (request_choice.go); other paths under /mcp/ are 404 there.
+	mux.Handle("/mcp/", endpoint)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		// The timestamp format of every cairn answer (host.Timestamp).
@@ -156,7 +170,8 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 }
 
 // handler is the /mcp endpoint: the Host and Origin checks, then the
-// API key (when required), the message-size bound, the session check, and
+// API key (when required), the request's choice of tools (chooseTools), the
+// message-size bound, the session check, and
 // mcp-go's streamable HTTP server. Headers that protocol revisions add are
 // read by mcp-go or, for cairn's own checks, in sessionNeed.
 func (s *Server) handler(auth Authenticator, sessions *httpSessions, hs httpSettings, mcpHTTP http.Handler) http.Handler {
@@ -167,7 +182,7 @@ func (s *Server) handler(auth Authenticator, sessions *httpSessions, hs httpSett
 		hs.maxPerKey = DefaultHTTPMaxPerKey
 	}
 	next := s.liftArguments(guardSessions(sessions, s.protocolErrors(mcpHTTP)))
-	next = boundBody(s.limits.MaxMessage, hs.bodyTimeout, next)
+	next = s.chooseTools(boundBody(s.limits.MaxMessage, hs.bodyTimeout, next))
 	if auth != nil {
 		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
 	}
