@@ -15,7 +15,7 @@ import (
 
 // taskContextArgs is task_context's input (docs/decisions.md D39).
 type taskContextArgs struct {
-	MaxBytes *int   `json:"max_bytes,omitempty" jsonschema:"minimum=512,maximum=65536,default=4000"`
+	MaxBytes *int   `json:"max_bytes,omitempty" jsonschema:"minimum=1024,maximum=65536,default=4000"`
 	Project  string `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"For next actions; default: the session's."`
 }
 
@@ -95,7 +95,7 @@ func (c *Core) resumePrompt() sdk.Prompt {
 		Arguments: []sdk.PromptArgument{
 			{Name: "agent", Description: "The agent id (CAIRN_AGENT_ID) whose work to resume."},
 			{Name: "project", Description: "Project for next actions."},
-			{Name: "max_bytes", Description: "Budget of the brief in bytes (512-65536, default 4000)."},
+			{Name: "max_bytes", Description: "Budget of the brief in bytes (1024-65536, default 4000)."},
 		},
 		Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
 			const lead = "You are resuming work after a restart or a compacted context."

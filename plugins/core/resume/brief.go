@@ -16,9 +16,11 @@ import (
 // (about 1,000 tokens, half a percent of a 200k-token window), holds a
 // handful of tasks with their last decision, their leases and five next
 // actions: what an agent reads first, before it opens anything by link.
+// The minimum holds a task with its newest decision; the maximum is a
+// sixteenth of a 200k-token window.
 const (
 	DefaultMaxBytes = 4000
-	MinMaxBytes     = 512
+	MinMaxBytes     = 1024
 	MaxMaxBytes     = 65536
 )
 

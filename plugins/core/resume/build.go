@@ -53,16 +53,19 @@ func Build(src Sources, in Input) (Brief, error) {
 	p := Parts{Agent: in.Agent, Project: in.Project, OpenTasks: open, Tasks: make([]Task, 0, len(mine))}
 	ids := make([]string, 0, len(mine))
 	for _, m := range mine {
-		last, err := src.Audit.Latest(m.TaskID, DecisionsPerTask)
-		if err != nil {
-			return Brief{}, err
-		}
+		ids = append(ids, m.TaskID)
+	}
+	tails, err := src.Audit.Latest(ids, DecisionsPerTask)
+	if err != nil {
+		return Brief{}, err
+	}
+	for i, m := range mine {
+		last := tails[i]
 		t := Task{MineTask: m, Decisions: make([]Decision, 0, len(last.Thoughts)), Blockers: last.Blockers, Trail: trailURI + m.TaskID}
 		for _, th := range last.Thoughts {
 			t.Decisions = append(t.Decisions, Decision{ThoughtID: th.ThoughtID, Type: th.Type, Content: clip(th.Content), RecordedAt: th.RecordedAt})
 		}
 		p.Tasks = append(p.Tasks, t)
-		ids = append(ids, m.TaskID)
 	}
 	now := time.Now
 	if src.Now != nil {
