@@ -15,8 +15,7 @@ import (
 
 // taskContextArgs is task_context's input (docs/decisions.md D39).
 type taskContextArgs struct {
-	MaxBytes *int   `json:"max_bytes,omitempty" jsonschema:"minimum=1024,maximum=65536,default=4000"`
-	Project  string `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"For next actions; default: the session's."`
+	MaxBytes *int `json:"max_bytes,omitempty" jsonschema:"minimum=1024,maximum=65536,default=4000"`
 }
 
 // ResumePrompt is the prompt that offers task_context's brief.
@@ -29,13 +28,13 @@ func (c *Core) registerContextTool() {
 	c.p.OnEvent(leases.EventReturned, c.onLeaseEvent)
 	sdk.AddTool(c.p, sdk.Tool[taskContextArgs, resume.Brief]{
 		Name:        "task_context",
-		Title:       "Resume context",
-		Description: "Call first after a restart: your tasks, last decisions, blockers, leases, next actions, within max_bytes.",
+		Title:       "Resume",
+		Description: "Call first after a restart: your tasks, decisions, leases, next actions.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: func(ctx context.Context, in taskContextArgs) (resume.Brief, error) {
 			cl := call(ctx)
-			return c.brief(cl.Actor, c.resolveProject(in.Project, cl.Project, cl.Actor), in.MaxBytes)
+			return c.brief(cl.Actor, c.resolveProject("", cl.Project, cl.Actor), in.MaxBytes)
 		},
 	})
 }
