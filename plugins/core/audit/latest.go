@@ -58,8 +58,8 @@ func latest(tx kv.Tx, num uint64, n int) (Latest, error) {
 	prefix := headKey(num, chainThought)
 	c := tx.Bucket([]byte(store.BucketChainLinks)).Cursor()
 	// Past the chain's last position: the link before it is the head.
-	k, v := c.Seek(linkKey(num, chainThought, out.Count+1))
-	if k == nil {
+	var k, v []byte
+	if k, _ = c.Seek(linkKey(num, chainThought, out.Count+1)); k == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()
