@@ -1,4 +1,4 @@
-// Package skills ships cairn's 23 canonical skills: one SKILL.md per workflow
+// Package skills ships cairn's 24 canonical skills: one SKILL.md per workflow
 // an agent runs with cairn's tools (triage, planning, the decision trail,
 // audits, proofs, leases, webhooks, vision, computer-use safety, plugin
 // authoring, ...).

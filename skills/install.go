@@ -31,7 +31,7 @@ type InstallReport struct {
 	Kept []string `json:"kept"`
 }
 
-// String summarises the counts, e.g. "installed 23, unchanged 0, kept 0".
+// String summarises the counts, e.g. "installed 24, unchanged 0, kept 0".
 func (r InstallReport) String() string {
 	return fmt.Sprintf("installed %d, unchanged %d, kept %d", len(r.Installed), len(r.Unchanged), len(r.Kept))
 }

@@ -97,7 +97,7 @@ func TestInstallCanonicalIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Unchanged) != 23 || len(rep.Installed) != 0 || len(rep.Kept) != 0 {
+	if len(rep.Unchanged) != 24 || len(rep.Installed) != 0 || len(rep.Kept) != 0 {
 		t.Fatalf("second canonical install: %v", rep)
 	}
 }

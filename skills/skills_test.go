@@ -11,12 +11,12 @@ import (
 	"github.com/cairn-mcp/cairn/skills"
 )
 
-// tools are the MCP tools a skill may name: Area A's 14 and Area C's 10.
+// tools are the MCP tools a skill may name: Area A's 15 and Area C's 10.
 // A skill that names anything else with a tool-like prefix is describing a
 // tool that does not exist.
 var tools = []string{
 	"server_ping", "server_health",
-	"task_create", "task_get", "task_update", "task_list", "task_next_actions",
+	"task_create", "task_get", "task_update", "task_list", "task_next_actions", "task_context",
 	"skill_list",
 	"thought_record", "thought_record_list", "audit_session_start", "audit_verify_chain",
 	"merkle_finalize", "merkle_root",
@@ -38,8 +38,8 @@ func TestCanonicalSkills(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(dirs) != 23 {
-		t.Fatalf("got %d skill directories, want 23", len(dirs))
+	if len(dirs) != 24 {
+		t.Fatalf("got %d skill directories, want 24", len(dirs))
 	}
 	used := map[string]bool{}
 	for _, d := range dirs {

@@ -15,7 +15,7 @@ func newInit() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Install cairn's canonical skills into <root>/.agents/skills",
-		Long: `Copy the 23 canonical cairn-* skills into <root>/.agents/skills, where
+		Long: `Copy the 24 canonical cairn-* skills into <root>/.agents/skills, where
 skill_list and your agent find them. Files you edited are kept, never
 overwritten; running init again only adds what is missing.`,
 		Args: cobra.NoArgs,

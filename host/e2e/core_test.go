@@ -256,8 +256,8 @@ func TestSkillListIsLive(t *testing.T) {
 	}
 	s := w.serve()
 	out := structured(t, s.call("skill_list", map[string]any{}))
-	if out["total_count"].(float64) != 23 {
-		t.Fatalf("want the 23 canonical skills, got %v", out["total_count"])
+	if out["total_count"].(float64) != 24 {
+		t.Fatalf("want the 24 canonical skills, got %v", out["total_count"])
 	}
 	validateAgainst(t, w, s.tools()["skill_list"], out)
 	dir := filepath.Join(w.root, ".agents", "skills", "cairn-zz-live-edit")

@@ -119,8 +119,8 @@ func wrongTyped(s map[string]any) any {
 func TestPublishedOutputSchemasRefuseGarbage(t *testing.T) {
 	w := newWorkspace(t)
 	schemas := publishedSchemas(t, w, "CAIRN_TOOLSETS=all")
-	if len(schemas) != 91 {
-		t.Errorf("%d tools with an output schema, want 91", len(schemas))
+	if len(schemas) != 92 {
+		t.Errorf("%d tools with an output schema, want 92", len(schemas))
 	}
 	for name, p := range schemas {
 		if err := p.admits([]byte(`{"error":{"code":"ERR_NOT_FOUND","message":"m","details":{"field":"x"}}}`)); err != nil {
@@ -233,6 +233,8 @@ func TestEveryToolsResultsMatchItsPublishedOutputSchema(t *testing.T) {
 	ok("thought_record", map[string]any{"task_id": parent, "type": "decision", "content": "use idempotency keys", "metadata": map[string]any{"pr": 7}})
 	ok("thought_record", map[string]any{"task_id": child, "type": "risk", "content": "refund race"})
 	ok("thought_record_list", map[string]any{"task_id": parent, "verify_chain": true})
+	ok("task_update", map[string]any{"task_id": parent, "claim": true})
+	ok("task_context", map[string]any{"max_bytes": 2000})
 	audit := str(ok("audit_session_start", map[string]any{"task_id": parent, "auditor_id": "reviewer", "scope": "deep"}), "session_id")
 	ok("audit_verify_chain", map[string]any{"session_id": audit, "full_trace": true})
 	ok("merkle_root", map[string]any{"session_id": audit})

@@ -415,9 +415,9 @@ func TestProtocolPromptsFollowToolsets(t *testing.T) {
 		env          string
 		want, hidden []string
 	}{
-		{"CAIRN_TOOLSETS=core", []string{"cairn-review"}, []string{"sdd-plan-phase"}},
-		{"CAIRN_TOOLSETS=sdd", []string{"sdd-plan-phase"}, []string{"cairn-review"}},
-		{"CAIRN_MODE=MINIMAL", nil, []string{"cairn-review", "sdd-plan-phase"}},
+		{"CAIRN_TOOLSETS=core", []string{"cairn-review", "resume"}, []string{"sdd-plan-phase"}},
+		{"CAIRN_TOOLSETS=sdd", []string{"sdd-plan-phase"}, []string{"cairn-review", "resume"}},
+		{"CAIRN_MODE=MINIMAL", nil, []string{"cairn-review", "sdd-plan-phase", "resume"}},
 	} {
 		t.Run(tc.env, func(t *testing.T) {
 			w := eraWorkspace(t)

@@ -12,7 +12,7 @@ import "encoding/json"
 type taskCreateArgs struct {
 	Title         string   `json:"title" jsonschema:"minLength=1,maxLength=256"`
 	Description   *string  `json:"description,omitempty" jsonschema:"maxLength=8000" description:"Markdown; acceptance criteria."`
-	Project       string   `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"A registered project; default: the session's."`
+	Project       string   `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$" description:"Default: the session's."`
 	ParentID      *string  `json:"parent_id,omitempty" pattern:"^T-[1-9][0-9]*$" description:"Parent task, same project."`
 	Priority      *string  `json:"priority,omitempty" jsonschema:"enum=low,enum=normal,enum=high,enum=critical"`
 	Labels        []string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64"`
@@ -49,7 +49,7 @@ type taskListArgs struct {
 	Label         *string  `json:"label,omitempty"`
 	CreatedAfter  *string  `json:"created_after,omitempty" description:"ISO-8601."`
 	CreatedBefore *string  `json:"created_before,omitempty" description:"ISO-8601."`
-	Search        *string  `json:"search,omitempty" jsonschema:"maxLength=500" description:"Words to find in title or description."`
+	Search        *string  `json:"search,omitempty" jsonschema:"maxLength=500" description:"Words in title or description."`
 	Limit         *int     `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
 	Offset        *int     `json:"offset,omitempty" jsonschema:"minimum=0"`
 	SortBy        *string  `json:"sort_by,omitempty" jsonschema:"enum=created,enum=updated,enum=priority,enum=progress,default=updated"`

@@ -38,7 +38,7 @@ func (c *Core) registerAuditTools() {
 	sdk.AddTool(c.p, sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
-		Description:        "Record a thought on a task's tamper-evident hash chain.",
+		Description:        "Record a thought on a task's hash chain.",
 		SuccessStatus:      201,
 		HonoursIdempotency: true,
 		// A replay after the daemon died returns the first outcome.
@@ -83,7 +83,7 @@ func (c *Core) registerAuditTools() {
 	auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
 		Name:               "merkle_finalize",
 		Title:              "Finalize Merkle root",
-		Description:        "Freeze an audit session's Merkle root for good.",
+		Description:        "Freeze an audit session's Merkle root.",
 		HonoursIdempotency: true,
 	}, func(ctx context.Context, svc *audit.Service, in merkleFinalizeArgs) (finalizedSession, error) {
 		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx).Key, audit.FinalizeInput(in))

@@ -75,6 +75,7 @@ func New() *sdk.Plugin {
 	p.OnEvent(ProjectUnarchivedEvent, c.onProjectEvent)
 	p.OnEvent(ProjectDeletedEvent, c.onProjectEvent)
 	c.registerTaskTools()
+	c.registerContextTool()
 	c.registerAuditTools()
 	c.registerOperatorTools()
 	c.registerSkillTools()

@@ -41,7 +41,8 @@ func (c *Core) skillPrompts(context.Context) ([]sdk.Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]sdk.Prompt, 0, len(list))
+	out := make([]sdk.Prompt, 0, len(list)+1)
+	out = append(out, c.resumePrompt())
 	for _, s := range list {
 		args := []sdk.PromptArgument{taskArgument}
 		if len(s.Arguments) > 0 {

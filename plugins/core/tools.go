@@ -80,7 +80,7 @@ func (c *Core) registerTaskTools() {
 	sdk.AddTool(c.p, sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
-		Description:        "Ready todo tasks to work on next, most important first.",
+		Description:        "Ready todo tasks, most important first.",
 		ReadOnly:           true,
 		Idempotent:         true,
 		HonoursIdempotency: true,

@@ -25,7 +25,7 @@ type vitalsArgs struct {
 
 type planArgs struct {
 	Phase        engine.Phase `json:"phase"`
-	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"First line: objective; '- ' lines: tasks; 'success:' lines: success criteria."`
+	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"Line 1: objective; '- ' lines: tasks; 'success:' lines: criteria."`
 	AutoSpawn    bool         `json:"auto_spawn,omitempty" description:"Also queue the plan_phase agent flow."`
 	SkipResearch bool         `json:"skip_research,omitempty"`
 	SkipVerify   bool         `json:"skip_verify,omitempty"`
@@ -68,7 +68,7 @@ func (stateArgs) AmendSchema(s map[string]any) {
 
 type validateArgs struct {
 	Content string `json:"content" jsonschema:"minLength=1,maxLength=1048576"`
-	Type    string `json:"type,omitempty" jsonschema:"enum=plan,enum=project,enum=requirements,default=plan" description:"The result names each missing section (XML tag or ## heading)."`
+	Type    string `json:"type,omitempty" jsonschema:"enum=plan,enum=project,enum=requirements,default=plan" description:"Names each missing section (XML tag or ## heading)."`
 }
 
 type leaseArgs struct {

@@ -74,8 +74,8 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
 		Name:        ToolVitals,
-		Title:       "SDD vitals",
-		Description: "Start here: workflow health, current phase, a command's sections.",
+		Title:       "Vitals",
+		Description: "Start here: health, current phase, a command's sections.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
@@ -85,7 +85,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[planArgs, *engine.PlanToolResult]{
 		Name:        ToolPlan,
 		Title:       "Plan a phase",
-		Description: "Write a phase's plan file and make it the current phase.",
+		Description: "Write a phase's plan and make it current.",
 		Destructive: true,
 		// The answer is recorded with the call's last state write.
 		HonoursIdempotency: true,
@@ -96,7 +96,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
 		Name:        ToolDiscuss,
 		Title:       "Discuss a phase",
-		Description: "Frame a phase before planning: questions, decisions, risks.",
+		Description: "Frame a phase: questions, decisions, risks.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in discussArgs) (TextOutput, error) {
@@ -106,7 +106,7 @@ func (s *SDD) registerTools() {
 	})
 	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
 		Name:        ToolState,
-		Title:       "SDD key-value state",
+		Title:       "Workflow state",
 		Description: "Get, set, delete or list workflow state.",
 		Destructive: true,
 		// set and delete record the idempotency key with their write.
@@ -117,7 +117,7 @@ func (s *SDD) registerTools() {
 	})
 	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
 		Name:        ToolValidate,
-		Title:       "Validate against the doctrine",
+		Title:       "Validate a document",
 		Description: "Check a document's required sections.",
 		ReadOnly:    true,
 		Idempotent:  true,
@@ -128,7 +128,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[leaseArgs, *engine.LeaseResult]{
 		Name:               ToolLease,
 		Title:              "Execution leases",
-		Description:        "Issue, return or list timed leases so agents do not collide.",
+		Description:        "Issue, return or list timed task leases.",
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
 			return e.LeaseTool(c, engine.LeaseInput(in))
@@ -136,8 +136,8 @@ func (s *SDD) registerTools() {
 	})
 	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
 		Name:        ToolDash,
-		Title:       "SDD dashboard",
-		Description: "The project's status, phases, leases and spawn queue.",
+		Title:       "Dashboard",
+		Description: "Status, phases, leases, spawn queue.",
 		ReadOnly:    true,
 		Idempotent:  true,
 		Handler: handler(s, func(e *engine.Engine, in dashArgs) (DashOutput, error) {
@@ -157,7 +157,7 @@ func (s *SDD) registerTools() {
 	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
 		Name:        ToolEvolve,
 		Title:       "Evolve the workflow",
-		Description: "Detect workflow drift, apply or roll back a fix, or report.",
+		Description: "Detect drift; apply, roll back or report a fix.",
 		Destructive: true,
 		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
 			return e.EvolveTool(engine.EvolveInput(in))
@@ -165,7 +165,7 @@ func (s *SDD) registerTools() {
 	})
 	sdk.AddTool(s.p, sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
-		Title:              "Agent spawn rules and queue",
+		Title:              "Agent flows",
 		Description:        "Plan, queue and complete helper-agent flows per intent.",
 		OutputSchema:       schema.For[agentOutput](),
 		Destructive:        true,
@@ -176,8 +176,8 @@ func (s *SDD) registerTools() {
 	})
 	sdk.AddTool(s.p, sdk.Tool[skillArgs, any]{
 		Name:               ToolSkill,
-		Title:              "SDD skill registry",
-		Description:        "List, register, bind or recommend skills for agents.",
+		Title:              "Agent skills",
+		Description:        "List, register, bind or recommend agent skills.",
 		OutputSchema:       schema.For[skillOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,

@@ -138,13 +138,13 @@ func TestCanonicalSkillsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Installed) != 23 || len(rep.Kept) != 0 || len(rep.Unchanged) != 0 {
-		t.Fatalf("install report %v, want 23 installed", rep)
+	if len(rep.Installed) != 24 || len(rep.Kept) != 0 || len(rep.Unchanged) != 0 {
+		t.Fatalf("install report %v, want 24 installed", rep)
 	}
 	r, sink := open(t, root)
 	got := list(t, r)
-	if len(got) != 23 {
-		t.Fatalf("got %d skills, want 23: %v", len(got), names(got))
+	if len(got) != 24 {
+		t.Fatalf("got %d skills, want 24: %v", len(got), names(got))
 	}
 	if p := r.Problems(); len(p) != 0 {
 		t.Fatalf("problems with canonical skills: %v", p)
@@ -513,7 +513,7 @@ func TestSkillsDirCreatedAfterOpen(t *testing.T) {
 	if _, err := canon.Install(canon.FS, root2); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "23 installed skills", func() bool { return len(list(t, r2)) == 23 })
+	eventually(t, "24 installed skills", func() bool { return len(list(t, r2)) == 24 })
 }
 
 func TestRootCreatedAfterOpen(t *testing.T) {

@@ -131,6 +131,11 @@ const (
 	// (D7). It is created on open rather than by a versioned migration:
 	// older builds ignore a bucket they do not know.
 	BucketLastProject = "client_last_project"
+
+	// BucketLeases mirrors the sdd area's open execution leases, by task
+	// (docs/decisions.md D39): core hears them on the bus, since no area
+	// opens another's store. Created on open, like BucketLastProject.
+	BucketLeases = "sdd_leases"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers
