@@ -26,8 +26,8 @@ func TestBuiltinAreaReplacedByExternalBinary(t *testing.T) {
 	if got := structured(t, s.call("task_get", map[string]any{"task_id": id})); got["title"] != "served by the external core" {
 		t.Fatalf("task_get through the replacement: %v", got)
 	}
-	if n := len(s.tools()); n != 14 {
-		t.Errorf("%d tools, want the 14 of toolset core", n)
+	if n := len(s.tools()); n != 15 {
+		t.Errorf("%d tools, want the 15 of toolset core (13 core, 2 system)", n)
 	}
 	s.close()
 
