@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairn-mcp/cairn/plugins/core/leases"
 	"github.com/cairn-mcp/cairn/plugins/core/resume"
@@ -81,7 +82,7 @@ func (c *Core) onLeaseEvent(_ context.Context, ev sdk.Event) error {
 	if st == nil {
 		return errs.New(503, errs.Unavailable, "the core store is not open")
 	}
-	return leases.Apply(st, ev.Type, ev.Data)
+	return leases.Apply(st, ev.Type, ev.Data, time.Now())
 }
 
 // resumePrompt offers the brief as a prompt. A prompt request carries no

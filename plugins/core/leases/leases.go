@@ -48,9 +48,11 @@ func key(taskID, leaseID string) []byte {
 	return append(k, leaseID...)
 }
 
-// Apply records an issued lease or forgets a returned one. Redelivery is
+// Apply records an issued lease or forgets a returned one, and forgets the
+// leases that expired without being returned, so the mirror holds only
+// open leases (the sdd area keeps its own history). Redelivery is
 // harmless: both are idempotent.
-func Apply(st *store.Store, eventType string, data []byte) error {
+func Apply(st *store.Store, eventType string, data []byte, now time.Time) error {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil || ev.LeaseID == "" || ev.TaskID == "" {
 		return errs.Invalidf("data", "required", "%s event without a leaseId and taskId", eventType)
@@ -58,6 +60,9 @@ func Apply(st *store.Store, eventType string, data []byte) error {
 	k := key(ev.TaskID, ev.LeaseID)
 	return st.Update(func(tx kv.Tx) error {
 		b := tx.Bucket(bucket)
+		if err := dropExpired(b, now); err != nil {
+			return err
+		}
 		if eventType == EventReturned || ev.ReturnedAt != "" {
 			return b.Delete(k)
 		}
@@ -95,4 +100,28 @@ func ForTasks(st *store.Store, taskIDs []string, now time.Time) ([]Lease, error)
 		return nil
 	})
 	return out, err
+}
+
+// dropExpired deletes the leases expired at now. Open leases are few (an
+// agent holds a handful), so one pass over the bucket per lease event is
+// cheap.
+func dropExpired(b kv.Bucket, now time.Time) error {
+	var gone [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		var l Lease
+		if json.Unmarshal(v, &l) != nil {
+			gone = append(gone, append([]byte(nil), k...))
+			continue
+		}
+		if exp, err := time.Parse(time.RFC3339Nano, l.ExpiresAt); err == nil && !exp.After(now) {
+			gone = append(gone, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range gone {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }

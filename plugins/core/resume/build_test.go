@@ -51,7 +51,7 @@ func claimed(t testing.TB, src Sources, agent, title, priority string) string {
 func lease(t testing.TB, src Sources, typ, id, task string, expires time.Time) {
 	t.Helper()
 	data, _ := json.Marshal(map[string]any{"leaseId": id, "taskId": task, "scope": []string{"src/"}, "expiresAt": expires.UTC().Format(time.RFC3339Nano)})
-	if err := leases.Apply(src.Store, typ, data); err != nil {
+	if err := leases.Apply(src.Store, typ, data, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
