@@ -69,7 +69,11 @@ func RequestTimestamp(ctx context.Context, client *http.Client, tsaURL string, s
 	}
 	ts, err := timestamp.ParseResponse(body)
 	if err != nil {
-		return nil, fail("answer is not a granted RFC 3161 timestamp response: %v", err)
+		msg := err.Error()
+		if len(msg) > 120 {
+			msg = msg[:120] + "…"
+		}
+		return nil, fail("the %d-byte answer (Content-Type %q) is not a granted RFC 3161 timestamp response: %s", len(body), resp.Header.Get("Content-Type"), msg)
 	}
 	want := sha256.Sum256(sig)
 	if ts.HashAlgorithm != crypto.SHA256 || !bytes.Equal(ts.HashedMessage, want[:]) {
