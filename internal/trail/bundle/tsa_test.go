@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -211,5 +213,47 @@ func TestParseTSAChainRefusesNoRoot(t *testing.T) {
 		if _, err := ParseTSAChain(data, "--tsa-cert"); !errors.As(err, &e) || e.Details["field"] != "--tsa-cert" {
 			t.Fatalf("err %v", err)
 		}
+	}
+}
+
+// TestTrustedRootJSONNamesTheTSA: the trusted_root.json that
+// docs/decision-trail.md shows for cosign and sigstore-go (the TSA's chain,
+// leaf first, under timestampAuthorities) verifies an anchored export.
+func TestTrustedRootJSONNamesTheTSA(t *testing.T) {
+	tsa := tsatest.New(t)
+	s, pub, _, rootHex := stamped(t, tsa)
+	data, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := func(der []byte) string { return base64.StdEncoding.EncodeToString(der) }
+	trJSON := fmt.Sprintf(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1",
+  "timestampAuthorities":[{"subject":{"organization":"example","commonName":"cairn test TSA"},"uri":%q,
+    "certChain":{"certificates":[{"rawBytes":%q},{"rawBytes":%q}]},"validFor":{"start":"2020-01-01T00:00:00Z"}}]}`,
+		tsa.URL, enc(tsa.Leaf.Raw), enc(tsa.Root.Raw))
+	tr, err := root.NewTrustedRootFromJSON([]byte(trJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := signature.LoadED25519Verifier(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted := root.TrustedMaterialCollection{
+		root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{KeyHint(pub): root.NewExpiringKey(v, time.Time{}, time.Time{})}),
+		tr,
+	}
+	verifier, err := verify.NewVerifier(trusted, verify.WithSignedTimestamps(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b sgbundle.Bundle
+	if err := b.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	digest, _ := hex.DecodeString(rootHex)
+	res, err := verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digest), verify.WithKey()))
+	if err != nil || len(res.VerifiedTimestamps) != 1 {
+		t.Fatalf("%v %+v", err, res)
 	}
 }
