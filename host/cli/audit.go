@@ -70,6 +70,7 @@ public key can check it offline with 'cairn audit verify'.`,
 	pubkey.Flags().BoolVar(&asPEM, "pem", false, "print the key as a PEM PUBLIC KEY block (PKIX) for sigstore-go and cosign")
 
 	var out, format string
+	var noTimestamp bool
 	export := &cobra.Command{
 		Use:   "export <session-id>",
 		Short: "Write the signed proof bundle of a finalized audit session",
@@ -80,7 +81,14 @@ in-toto statement in a DSSE envelope, which sigstore-go and cosign verify with
 the key 'cairn audit pubkey --pem' prints. The stored trail is verified first:
 cairn refuses to sign records that do not verify or whose root differs from
 the frozen one. The core area exports the records (through the running
-daemon when there is one); this command signs them with the data dir's key.`,
+daemon when there is one); this command signs them with the data dir's key.
+
+With CAIRN_AUDIT_TSA_URL set, a Sigstore export is anchored in time: the
+RFC 3161 timestamp authority at that URL stamps the SHA-256 of the DSSE
+signature and the token is stored in the bundle's
+verificationMaterial.timestampVerificationData. If the authority does not
+answer with a valid token the export fails (ERR_UPSTREAM_FAILED, naming the
+URL) and writes nothing; --no-timestamp exports without asking it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != bundle.ExportCairn && format != bundle.ExportSigstore {
@@ -108,7 +116,12 @@ daemon when there is one); this command signs them with the data dir's key.`,
 			if err != nil {
 				return err
 			}
-			data, err := bundle.Encode(b, format, "format", signer, vkey)
+			var data []byte
+			if format == bundle.ExportSigstore && s.AuditTSAURL != "" && !noTimestamp {
+				data, err = anchoredSigstore(cmd.Context(), b, signer, vkey, s.AuditTSAURL)
+			} else {
+				data, err = bundle.Encode(b, format, "format", signer, vkey)
+			}
 			if err != nil {
 				return err
 			}
@@ -129,8 +142,9 @@ daemon when there is one); this command signs them with the data dir's key.`,
 	}
 	export.Flags().StringVarP(&out, "out", "o", "", "output file (default <session-id>.proof.json or .sigstore.json, - for stdout)")
 	export.Flags().StringVar(&format, "format", bundle.ExportCairn, "bundle format: cairn, or sigstore (an in-toto statement in a DSSE envelope)")
+	export.Flags().BoolVar(&noTimestamp, "no-timestamp", false, "do not ask CAIRN_AUDIT_TSA_URL for a timestamp (--format sigstore)")
 
-	var key string
+	var key, tsaCert string
 	verify := &cobra.Command{
 		Use:   "verify <bundle-file>",
 		Short: "Check a proof bundle offline; exits non-zero naming what broke",
@@ -140,7 +154,14 @@ the signed checkpoint. A Sigstore bundle (--format sigstore, told apart by its
 mediaType) is checked for its DSSE signature, its subjects against the
 predicate's leaves, and the signed checkpoint. --key takes the verifier key ('cairn audit pubkey' on
 the installation that exported the bundle) or a file holding it; without it
-the key of this installation's data dir is used.`,
+the key of this installation's data dir is used.
+
+A Sigstore bundle's RFC 3161 timestamps (CAIRN_AUDIT_TSA_URL) are checked
+with --tsa-cert, a PEM file holding the timestamp authority's root (and any
+intermediates and its signing certificate): each token must verify against
+that chain and stamp the SHA-256 of the DSSE signature; the stamped times
+are printed. Without --tsa-cert the timestamps are reported present but
+unchecked.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := os.ReadFile(args[0])
@@ -158,12 +179,20 @@ the key of this installation's data dir is used.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
+			stamps, err := checkTimestamps(data, tsaCert)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "OK: %s proves audit session %s: %d records, root %s, signed by %s (%s bundle)\n",
 				args[0], sum.SessionID, sum.Records, sum.Root, strings.SplitN(vkey, "+", 2)[0], sum.Format)
+			for _, line := range stamps {
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
 			return nil
 		},
 	}
 	verify.Flags().StringVar(&key, "key", "", "verifier key, or a file holding it (default: this installation's key)")
+	verify.Flags().StringVar(&tsaCert, "tsa-cert", "", "PEM certificate chain of the timestamp authority that checks a Sigstore bundle's RFC 3161 timestamps")
 	cmd.AddCommand(pubkey, export, verify)
 	return cmd
 }

@@ -44,6 +44,7 @@ var Vars = []Var{
 	{"CAIRN_ROOT", "working directory", "Workspace root: skills in .agents/skills, commands in .agents/commands, plans in .planning."},
 	{"CAIRN_DATA_DIR", "<root>/.cairn/data", "Where the stores, keys and state/sdd-state.json live."},
 	{"CAIRN_AUDIT_KEY_FILE", "<data dir>/audit-signing.key", "The ed25519 key that signs audit proof bundles (created on first use, mode 0600). Servers sharing one PostgreSQL store point it at one key file so one verifier key checks every export."},
+	{"CAIRN_AUDIT_TSA_URL", "", "An RFC 3161 timestamp authority the operator runs (http(s) URL): cairn audit export --format sigstore stores its timestamp over the signature in the bundle, and fails naming the URL if it does not answer (--no-timestamp skips it)."},
 	{"CAIRN_STORE", "bbolt", "Where every area keeps its state: bbolt (files in the data dir) or a postgres://… URL that several cairn servers share (docs/deploy.md). Ignored in TEST mode."},
 	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
 	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},
@@ -95,6 +96,9 @@ type Settings struct {
 	// AuditKeyFile is CAIRN_AUDIT_KEY_FILE as an absolute path, or "" for
 	// the data dir's key (bundle.KeyPath).
 	AuditKeyFile string
+	// AuditTSAURL is CAIRN_AUDIT_TSA_URL, the timestamp authority that
+	// anchors Sigstore exports, or "" (docs/decisions.md D38).
+	AuditTSAURL string
 	// TrustFile is the operator's trust store (docs/decisions.md D23).
 	TrustFile string
 	// RestartBackoffMax caps the wait between restarts of a crashing plugin.
@@ -312,6 +316,9 @@ func Resolve(env Lookup, cwd, configFlag string) (Settings, error) {
 		if st, err := os.Stat(s.AuditKeyFile); err == nil && st.IsDir() {
 			return s, errs.Newf(400, errs.ConfigInvalid, "CAIRN_AUDIT_KEY_FILE %q is a directory; name the key file itself", s.AuditKeyFile)
 		}
+	}
+	if s.AuditTSAURL, err = parseTSAURL(get("CAIRN_AUDIT_TSA_URL", "")); err != nil {
+		return s, err
 	}
 	s.AgentID = get("CAIRN_AGENT_ID", "")
 	s.Project, warn = SessionProject(get("CAIRN_PROJECT", ""))

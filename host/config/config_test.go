@@ -34,6 +34,9 @@ func TestResolveRefusals(t *testing.T) {
 		{"bad restart max", map[string]string{"CAIRN_PLUGIN_RESTART_MAX": "soon"}, errs.ConfigInvalid, "CAIRN_PLUGIN_RESTART_MAX"},
 		{"restart max too small", map[string]string{"CAIRN_PLUGIN_RESTART_MAX": "1ms"}, errs.ConfigInvalid, "between 100ms and 1h"},
 		{"restart max too large", map[string]string{"CAIRN_PLUGIN_RESTART_MAX": "2h"}, errs.ConfigInvalid, "between 100ms and 1h"},
+		{"tsa url not a url", map[string]string{"CAIRN_AUDIT_TSA_URL": "tsa.example:318"}, errs.ConfigInvalid, "CAIRN_AUDIT_TSA_URL"},
+		{"tsa url not http", map[string]string{"CAIRN_AUDIT_TSA_URL": "ftp://tsa.example/"}, errs.ConfigInvalid, "CAIRN_AUDIT_TSA_URL"},
+		{"tsa url without host", map[string]string{"CAIRN_AUDIT_TSA_URL": "https:///ts"}, errs.ConfigInvalid, "CAIRN_AUDIT_TSA_URL"},
 		{"explicit config missing", map[string]string{"CAIRN_CONFIG": filepath.Join(root, "missing.yaml")}, errs.ConfigInvalid, "missing.yaml"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -16,18 +16,21 @@ const SigstoreMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // SigstoreBundle is a Sigstore bundle v0.3 in its protobuf JSON form,
 // holding a DSSE envelope signed with a long-lived key: the key is named by
 // verificationMaterial.publicKey.hint, with no certificate, no transparency
-// log entry and no timestamp (docs/decisions.md D38).
+// log entry and, unless the operator runs a timestamp authority, no
+// timestamp (docs/decisions.md D38).
 type SigstoreBundle struct {
 	MediaType            string               `json:"mediaType"`
 	VerificationMaterial VerificationMaterial `json:"verificationMaterial"`
 	DSSEEnvelope         *Envelope            `json:"dsseEnvelope"`
 }
 
-// VerificationMaterial holds only the public key's hint; tlogEntries is
-// written, empty, for readers that expect the list.
+// VerificationMaterial holds the public key's hint and, when the export was
+// anchored in a timestamp authority (docs/decisions.md D38), its RFC 3161
+// timestamps; tlogEntries is written, empty, for readers that expect the list.
 type VerificationMaterial struct {
-	PublicKey   *PublicKeyID `json:"publicKey"`
-	TlogEntries []struct{}   `json:"tlogEntries"`
+	PublicKey                 *PublicKeyID               `json:"publicKey"`
+	TlogEntries               []struct{}                 `json:"tlogEntries"`
+	TimestampVerificationData *TimestampVerificationData `json:"timestampVerificationData,omitempty"`
 }
 
 // PublicKeyID is the protobuf-specs PublicKeyIdentifier.

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// anchoredSigstore attests b as a Sigstore bundle and anchors it in the
+// operator's RFC 3161 timestamp authority (docs/decisions.md D38): the
+// authority stamps the DSSE signature, and the token goes into the bundle.
+// A failed request fails the export; nothing unanchored is written.
+func anchoredSigstore(ctx context.Context, b *bundle.Bundle, signer note.Signer, vkey, tsaURL string) ([]byte, error) {
+	s, err := bundle.Attest(b, signer, vkey)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := s.Signature()
+	if err != nil {
+		return nil, err
+	}
+	tsr, err := bundle.RequestTimestamp(ctx, nil, tsaURL, sig)
+	if err != nil {
+		return nil, err
+	}
+	s.AddTimestamp(tsr)
+	return s.Marshal()
+}
+
+// checkTimestamps checks a verified Sigstore bundle's RFC 3161 timestamps
+// against the chain in tsaCertFile, and returns the lines to print: each
+// stamped time, or that timestamps are present but unchecked when no chain
+// was given (docs/decisions.md D38). A cairn bundle has none.
+func checkTimestamps(data []byte, tsaCertFile string) ([]string, error) {
+	if !bundle.IsSigstore(data) {
+		if tsaCertFile != "" {
+			return nil, errs.Invalidf("--tsa-cert", "applies", "--tsa-cert checks a Sigstore bundle's timestamps; this is a cairn bundle, which holds none")
+		}
+		return nil, nil
+	}
+	s, err := bundle.ParseSigstore(data)
+	if err != nil {
+		return nil, err
+	}
+	n := len(s.Timestamps())
+	if tsaCertFile == "" {
+		if n == 0 {
+			return nil, nil
+		}
+		return []string{fmt.Sprintf("timestamps: %d RFC 3161 timestamp(s) present but unchecked: pass --tsa-cert with the timestamp authority's PEM chain", n)}, nil
+	}
+	if n == 0 {
+		return nil, errs.Invalidf("--tsa-cert", "timestamps", "the bundle holds no RFC 3161 timestamp to check (exported without CAIRN_AUDIT_TSA_URL, or with --no-timestamp)")
+	}
+	pemData, err := os.ReadFile(tsaCertFile)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errs.NotFoundf(errs.NotFound, "--tsa-cert", "no certificate file at %s", tsaCertFile)
+		}
+		return nil, errs.Invalidf("--tsa-cert", "readable", "cannot read %s: %v", tsaCertFile, err)
+	}
+	chain, err := bundle.ParseTSAChain(pemData, "--tsa-cert")
+	if err != nil {
+		return nil, err
+	}
+	times, err := bundle.VerifyTimestamps(s, chain)
+	if err != nil {
+		return nil, err
+	}
+	lines := make([]string, 0, len(times))
+	for _, t := range times {
+		lines = append(lines, fmt.Sprintf("timestamp: %s, RFC 3161, verified with %s", t.UTC().Format(time.RFC3339Nano), tsaCertFile))
+	}
+	return lines, nil
+}
