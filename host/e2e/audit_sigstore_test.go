@@ -29,23 +29,8 @@ import (
 // is refused by both sigstore-go and `cairn audit verify` (docs/decisions.md
 // D38).
 func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
-	w := newWorkspace(t)
-	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_PROJECT=web"}
-	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
-	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
-	id := taskID(t, agent, map[string]any{"title": "Pick a parser", "project": "web"})
-	for _, c := range []string{"compare two parsers", "take the hand-written one"} {
-		ok(t, agent, "thought_record", map[string]any{"task_id": id, "type": "decision", "content": c})
-	}
-	sess := ok(t, agent, "audit_session_start", map[string]any{"task_id": id, "auditor_id": "reviewer"})["session_id"].(string)
-	root := ok(t, agent, "merkle_finalize", map[string]any{"session_id": sess})["merkle_root"].(string)
-	agent.close()
-
-	code, pemOut, errOut := runCairn(t, w, "", env, "audit", "pubkey", "--pem")
-	if code != 0 || !strings.HasPrefix(pemOut, "-----BEGIN PUBLIC KEY-----") {
-		t.Fatalf("audit pubkey --pem: %d %q %s", code, pemOut, errOut)
-	}
-	pub := parsePEM(t, pemOut)
+	a := finalizedAudit(t, "Pick a parser", "compare two parsers", "take the hand-written one")
+	w, env, sess, root, pemOut, pub := a.w, a.env, a.sess, a.root, a.pem, a.pub
 	keyFile := filepath.Join(w.root, "cairn-audit.pem")
 	if err := os.WriteFile(keyFile, []byte(pemOut), 0o644); err != nil {
 		t.Fatal(err)
@@ -119,6 +104,36 @@ func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
 	if code, _, errOut := runCairn(t, w, "", env, "audit", "verify", bad); code == 0 || !strings.Contains(errOut, "signature") {
 		t.Errorf("audit verify of a flipped payload byte: %d %s", code, errOut)
 	}
+}
+
+// auditFixture is a workspace whose shared daemon holds one finalized
+// audit session over a task with decisions, and the verifier key as
+// `cairn audit pubkey --pem` prints it.
+type auditFixture struct {
+	w               *workspace
+	env             []string
+	sess, root, pem string
+	pub             ed25519.PublicKey
+}
+
+func finalizedAudit(t *testing.T, title string, decisions ...string) auditFixture {
+	t.Helper()
+	a := auditFixture{w: newWorkspace(t), env: []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_PROJECT=web"}}
+	t.Cleanup(func() { runCairn(t, a.w, "", a.env, "stop") })
+	agent := a.w.serve(append(a.env, "CAIRN_AGENT_ID=agent-a")...)
+	id := taskID(t, agent, map[string]any{"title": title, "project": "web"})
+	for _, c := range decisions {
+		ok(t, agent, "thought_record", map[string]any{"task_id": id, "type": "decision", "content": c})
+	}
+	a.sess = ok(t, agent, "audit_session_start", map[string]any{"task_id": id, "auditor_id": "reviewer"})["session_id"].(string)
+	a.root = ok(t, agent, "merkle_finalize", map[string]any{"session_id": a.sess})["merkle_root"].(string)
+	agent.close()
+	code, out, errOut := runCairn(t, a.w, "", a.env, "audit", "pubkey", "--pem")
+	if code != 0 || !strings.HasPrefix(out, "-----BEGIN PUBLIC KEY-----") {
+		t.Fatalf("audit pubkey --pem: %d %q %s", code, out, errOut)
+	}
+	a.pem, a.pub = out, parsePEM(t, out)
+	return a
 }
 
 func parsePEM(t *testing.T, s string) ed25519.PublicKey {

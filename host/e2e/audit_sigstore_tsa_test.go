@@ -30,21 +30,8 @@ import (
 // authority answering 500 or garbage fails the export naming its URL
 // (docs/decisions.md D38). Nothing reaches the internet.
 func TestAuditSigstoreExportAnchoredInTSA(t *testing.T) {
-	w := newWorkspace(t)
-	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_PROJECT=web"}
-	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
-	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
-	id := taskID(t, agent, map[string]any{"title": "Pick a clock", "project": "web"})
-	ok(t, agent, "thought_record", map[string]any{"task_id": id, "type": "decision", "content": "stamp the export"})
-	sess := ok(t, agent, "audit_session_start", map[string]any{"task_id": id, "auditor_id": "reviewer"})["session_id"].(string)
-	rootHex := ok(t, agent, "merkle_finalize", map[string]any{"session_id": sess})["merkle_root"].(string)
-	agent.close()
-
-	code, pemOut, errOut := runCairn(t, w, "", env, "audit", "pubkey", "--pem")
-	if code != 0 {
-		t.Fatalf("audit pubkey --pem: %d %s", code, errOut)
-	}
-	pub := parsePEM(t, pemOut)
+	a := finalizedAudit(t, "Pick a clock", "stamp the export")
+	w, env, sess, rootHex, pub := a.w, a.env, a.sess, a.root, a.pub
 
 	tsa := tsatest.New(t)
 	chainFile := filepath.Join(w.root, "tsa-chain.pem")
