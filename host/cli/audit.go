@@ -191,7 +191,7 @@ unchecked.`,
 			return nil
 		},
 	}
-	verify.Flags().StringVar(&key, "key", "", "verifier key, or a file holding it (default: this installation's key)")
+	verify.Flags().StringVar(&key, "key", "", "verifier key or its PEM form, or a file holding either (default: this installation's key)")
 	verify.Flags().StringVar(&tsaCert, "tsa-cert", "", "PEM certificate chain of the timestamp authority that checks a Sigstore bundle's RFC 3161 timestamps")
 	cmd.AddCommand(pubkey, export, verify)
 	return cmd
@@ -204,10 +204,15 @@ func verifierKeyFor(flag, configFile string) (string, error) {
 	if flag != "" {
 		// A verifier key's base64 part may hold '/', so tell the two apart
 		// by whether a file of that name exists.
+		key := flag
 		if data, err := os.ReadFile(flag); err == nil {
-			return strings.TrimSpace(string(data)), nil
+			key = strings.TrimSpace(string(data))
 		}
-		return flag, nil
+		// The PEM form 'cairn audit pubkey --pem' prints names the same key.
+		if strings.HasPrefix(key, "-----BEGIN ") {
+			return bundle.VerifierKeyFromPEM(AuditKeyName, []byte(key))
+		}
+		return key, nil
 	}
 	s, cleanup, err := settings(configFile)
 	if err != nil {

@@ -35,6 +35,14 @@ func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(pemOut), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An auditor handed only the PEM key verifies the cairn format with it.
+	plain := filepath.Join(w.root, sess+".json")
+	if code, _, errOut := runCairn(t, w, "", env, "audit", "export", sess, "-o", plain); code != 0 {
+		t.Fatalf("audit export: %d %s", code, errOut)
+	}
+	if code, out, errOut := runCairn(t, w, "", nil, "audit", "verify", "--key", keyFile, plain); code != 0 || !strings.HasPrefix(out, "OK: ") {
+		t.Fatalf("audit verify --key <PEM file>: %d %s %s", code, out, errOut)
+	}
 
 	exported := filepath.Join(w.root, sess+".sigstore.json")
 	if code, _, errOut := runCairn(t, w, "", env, "audit", "export", sess, "--format", "sigstore", "-o", exported); code != 0 {

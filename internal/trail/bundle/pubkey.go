@@ -8,6 +8,8 @@ import (
 	"encoding/pem"
 	"strings"
 
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -38,6 +40,29 @@ func PublicKeyPEM(verifierKey string) ([]byte, error) {
 		return nil, errs.Invalidf("key", "format", "cannot encode the public key: %v", err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), nil
+}
+
+// VerifierKeyFromPEM is the note verifier key named name for the ed25519
+// key of a PEM "PUBLIC KEY" block, the form PublicKeyPEM writes: an auditor
+// handed the PEM key verifies with it as with the verifier key.
+func VerifierKeyFromPEM(name string, data []byte) (string, error) {
+	blk, _ := pem.Decode(data)
+	if blk == nil || blk.Type != "PUBLIC KEY" {
+		return "", errs.Invalid("key", "format", "the key file holds no PEM PUBLIC KEY block")
+	}
+	parsed, err := x509.ParsePKIXPublicKey(blk.Bytes)
+	if err != nil {
+		return "", errs.Invalidf("key", "format", "the PEM public key does not parse: %v", err)
+	}
+	pub, ok := parsed.(ed25519.PublicKey)
+	if !ok {
+		return "", errs.Invalidf("key", "format", "the PEM public key is a %T; cairn signs with ed25519", parsed)
+	}
+	vkey, err := note.NewEd25519VerifierKey(name, pub)
+	if err != nil {
+		return "", errs.Invalidf("key", "format", "%v", err)
+	}
+	return vkey, nil
 }
 
 // KeyHint names a public key in a Sigstore bundle's

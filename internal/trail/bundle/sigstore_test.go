@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // attest exports the test session as a Sigstore bundle, through its file
@@ -151,5 +153,19 @@ func TestPublicKeyPEM(t *testing.T) {
 	}
 	if _, err := PublicKey("cairn+1234+AAAA"); err == nil {
 		t.Fatal("a short key accepted")
+	}
+	// The PEM form names the same verifier key again.
+	name := strings.SplitN(vkey, "+", 2)[0]
+	back, err := VerifierKeyFromPEM(name, pemBytes)
+	if err != nil || back != vkey {
+		t.Fatalf("VerifierKeyFromPEM = %q, %v; want %q", back, err, vkey)
+	}
+	for _, bad := range []string{"not pem", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+		"-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"} {
+		if _, err := VerifierKeyFromPEM(name, []byte(bad)); err == nil {
+			t.Errorf("VerifierKeyFromPEM accepted %q", bad)
+		} else if e, ok := errs.As(err); !ok || e.Details["field"] != "key" {
+			t.Errorf("VerifierKeyFromPEM(%q): %v, want a typed error naming key", bad, err)
+		}
 	}
 }
