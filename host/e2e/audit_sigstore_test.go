@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"crypto/ed25519"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -20,6 +19,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 )
 
 // TestAuditSigstoreExportVerifiedByOthers exports a finalized session with
@@ -162,26 +163,30 @@ func parsePEM(t *testing.T, s string) ed25519.PublicKey {
 }
 
 // verifyWithSigstoreGo trusts only pub, under the hint sigstore-go's own
-// signer would give it (base64 SHA-256 of the PKIX DER), and requires the
-// session root as the attested digest: no certificate, log or timestamp.
+// signer would give it (bundle.KeyHint), and requires the session root as
+// the attested digest: no certificate, log or timestamp.
 func verifyWithSigstoreGo(data []byte, pub ed25519.PublicKey, rootHex string) (*verify.VerificationResult, error) {
+	return sigstoreGoVerify(data, pub, rootHex, nil, verify.WithNoObserverTimestamps())
+}
+
+// sigstoreGoVerify verifies an exported bundle with sigstore-go trusting
+// pub and, when set, also, under the verifier option opt.
+func sigstoreGoVerify(data []byte, pub ed25519.PublicKey, rootHex string, also root.TrustedMaterial, opt verify.VerifierOption) (*verify.VerificationResult, error) {
 	var b sgbundle.Bundle
 	if err := b.UnmarshalJSON(data); err != nil {
 		return nil, err
 	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(der)
 	v, err := signature.LoadED25519Verifier(pub)
 	if err != nil {
 		return nil, err
 	}
-	trusted := root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
-		base64.StdEncoding.EncodeToString(sum[:]): root.NewExpiringKey(v, time.Time{}, time.Time{}),
+	var trusted root.TrustedMaterial = root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
+		bundle.KeyHint(pub): root.NewExpiringKey(v, time.Time{}, time.Time{}),
 	})
-	verifier, err := verify.NewVerifier(trusted, verify.WithNoObserverTimestamps())
+	if also != nil {
+		trusted = root.TrustedMaterialCollection{trusted, also}
+	}
+	verifier, err := verify.NewVerifier(trusted, opt)
 	if err != nil {
 		return nil, err
 	}

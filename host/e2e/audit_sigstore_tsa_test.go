@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -14,10 +12,8 @@ import (
 	"testing"
 	"time"
 
-	sgbundle "github.com/sigstore/sigstore-go/pkg/bundle"
 	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore-go/pkg/verify"
-	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/cairn-mcp/cairn/internal/trail/bundle/tsatest"
 )
@@ -143,32 +139,7 @@ func (m *tsaTrust) TimestampingAuthorities() []root.TimestampingAuthority {
 // test TSA's root and leaf, and requires one verified RFC 3161 timestamp
 // over the signature and the session root as the attested digest.
 func verifyStampedWithSigstoreGo(data []byte, pub ed25519.PublicKey, tsa *tsatest.TSA, rootHex string) (*verify.VerificationResult, error) {
-	var b sgbundle.Bundle
-	if err := b.UnmarshalJSON(data); err != nil {
-		return nil, err
-	}
-	der, err := x509.MarshalPKIXPublicKey(pub)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(der)
-	v, err := signature.LoadED25519Verifier(pub)
-	if err != nil {
-		return nil, err
-	}
-	trusted := root.TrustedMaterialCollection{
-		root.NewTrustedPublicKeyMaterialFromMapping(map[string]*root.ExpiringKey{
-			base64.StdEncoding.EncodeToString(sum[:]): root.NewExpiringKey(v, time.Time{}, time.Time{}),
-		}),
+	return sigstoreGoVerify(data, pub, rootHex,
 		&tsaTrust{tsa: &root.SigstoreTimestampingAuthority{Root: tsa.Root, Leaf: tsa.Leaf, URI: tsa.URL}},
-	}
-	verifier, err := verify.NewVerifier(trusted, verify.WithSignedTimestamps(1))
-	if err != nil {
-		return nil, err
-	}
-	digest, err := hex.DecodeString(rootHex)
-	if err != nil {
-		return nil, err
-	}
-	return verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digest), verify.WithKey()))
+		verify.WithSignedTimestamps(1))
 }
