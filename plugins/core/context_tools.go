@@ -60,18 +60,13 @@ func (c *Core) resolveProject(arg, session, actor string) string {
 }
 
 func (c *Core) brief(agent, project string, maxBytes *int) (resume.Brief, error) {
-	svc, err := c.svc()
-	if err != nil {
-		return resume.Brief{}, err
-	}
-	aud, err := c.auditSvc()
-	if err != nil {
-		return resume.Brief{}, err
-	}
 	c.mu.RLock()
 	st := c.store
 	c.mu.RUnlock()
-	return resume.Build(resume.Sources{Store: st, Tasks: svc, Audit: aud}, resume.Input{Agent: agent, Project: project, MaxBytes: maxBytes})
+	if st == nil {
+		return resume.Brief{}, errs.New(503, errs.Unavailable, "the core store is not open")
+	}
+	return resume.Build(resume.Sources{Store: st}, resume.Input{Agent: agent, Project: project, MaxBytes: maxBytes})
 }
 
 // onLeaseEvent mirrors an sdd lease in the core store (package leases).

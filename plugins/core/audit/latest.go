@@ -36,18 +36,27 @@ func (s *Service) Latest(taskIDs []string, n int) ([]Latest, error) {
 		}
 		nums[i] = num
 	}
-	out := make([]Latest, len(nums))
+	var out []Latest
 	err := s.st.View(func(tx kv.Tx) error {
-		for i, num := range nums {
-			var err error
-			if out[i], err = latest(tx, num, n); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		out, err = LatestIn(tx, nums, n)
+		return err
 	})
 	if err != nil {
 		return nil, errs.From(err)
+	}
+	return out, nil
+}
+
+// LatestIn is Latest inside tx for tasks already parsed to their numbers,
+// for a reader that takes several views of the store in one snapshot.
+func LatestIn(tx kv.Tx, nums []uint64, n int) ([]Latest, error) {
+	out := make([]Latest, len(nums))
+	for i, num := range nums {
+		var err error
+		if out[i], err = latest(tx, num, n); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

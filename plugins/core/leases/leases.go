@@ -77,8 +77,20 @@ func Apply(st *store.Store, eventType string, data []byte, now time.Time) error 
 // ForTasks returns the leases of taskIDs not expired at now, in the order
 // of taskIDs, then by lease id. Each task is one prefix read.
 func ForTasks(st *store.Store, taskIDs []string, now time.Time) ([]Lease, error) {
-	out := []Lease{}
+	var out []Lease
 	err := st.View(func(tx kv.Tx) error {
+		var err error
+		out, err = ForTasksIn(tx, taskIDs, now)
+		return err
+	})
+	return out, err
+}
+
+// ForTasksIn is ForTasks inside tx, for a reader that takes several views
+// of the store in one snapshot.
+func ForTasksIn(tx kv.Tx, taskIDs []string, now time.Time) ([]Lease, error) {
+	out := []Lease{}
+	err := func() error {
 		b := tx.Bucket(bucket)
 		if !b.Exists() {
 			return nil
@@ -98,7 +110,7 @@ func ForTasks(st *store.Store, taskIDs []string, now time.Time) ([]Lease, error)
 			}
 		}
 		return nil
-	})
+	}()
 	return out, err
 }
 

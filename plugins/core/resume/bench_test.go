@@ -94,7 +94,7 @@ func benchContext(b *testing.B, n int) {
 		}
 	}
 	brief := func() Brief {
-		out, err := Build(src, Input{Agent: "resumer", Project: "web"})
+		out, err := Build(src.Sources, Input{Agent: "resumer", Project: "web"})
 		if err != nil {
 			b.Fatal(err)
 		}

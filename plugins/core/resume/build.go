@@ -4,6 +4,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/leases"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
@@ -22,11 +23,11 @@ type Input struct {
 	MaxBytes *int
 }
 
-// Sources are the core services the brief reads.
+// Sources are what the brief reads: the core store, whose tasks, chains
+// and lease mirror it views in one read transaction, and the clock that
+// decides which leases have expired.
 type Sources struct {
 	Store *store.Store
-	Tasks *tasks.Service
-	Audit *audit.Service
 	Now   func() time.Time
 }
 
@@ -46,18 +47,40 @@ func Build(src Sources, in Input) (Brief, error) {
 			return Brief{}, errs.Invalidf("max_bytes", "maximum", "max_bytes must be at most %d", MaxMaxBytes)
 		}
 	}
-	mine, open, err := src.Tasks.Mine(in.Agent)
+	now := time.Now
+	if src.Now != nil {
+		now = src.Now
+	}
+	var p Parts
+	// One read transaction for every part, so the brief is one snapshot:
+	// a decision or a claim committed meanwhile is in all of it or none.
+	err := src.Store.View(func(tx kv.Tx) error {
+		var err error
+		p, err = gather(tx, in, now())
+		return err
+	})
 	if err != nil {
-		return Brief{}, err
+		return Brief{}, errs.From(err)
+	}
+	return Pack(p, maxBytes), nil
+}
+
+// gather reads the brief's parts inside tx.
+func gather(tx kv.Tx, in Input, now time.Time) (Parts, error) {
+	mine, open, err := tasks.MineIn(tx, in.Agent)
+	if err != nil {
+		return Parts{}, err
 	}
 	p := Parts{Agent: in.Agent, Project: in.Project, OpenTasks: open, Tasks: make([]Task, 0, len(mine))}
 	ids := make([]string, 0, len(mine))
+	nums := make([]uint64, 0, len(mine))
 	for _, m := range mine {
-		ids = append(ids, m.TaskID)
+		num, _ := tasks.ParseTaskID(m.TaskID)
+		ids, nums = append(ids, m.TaskID), append(nums, num)
 	}
-	tails, err := src.Audit.Latest(ids, DecisionsPerTask)
+	tails, err := audit.LatestIn(tx, nums, DecisionsPerTask)
 	if err != nil {
-		return Brief{}, err
+		return Parts{}, err
 	}
 	for i, m := range mine {
 		last := tails[i]
@@ -67,26 +90,21 @@ func Build(src Sources, in Input) (Brief, error) {
 		}
 		p.Tasks = append(p.Tasks, t)
 	}
-	now := time.Now
-	if src.Now != nil {
-		now = src.Now
-	}
-	if p.Leases, err = leases.ForTasks(src.Store, ids, now()); err != nil {
-		return Brief{}, errs.From(err)
+	if p.Leases, err = leases.ForTasksIn(tx, ids, now); err != nil {
+		return Parts{}, err
 	}
 	if in.Project != "" {
-		limit := NextLimit
-		next, err := src.Tasks.NextActions(tasks.NextInput{Project: in.Project, Limit: &limit})
+		next, err := tasks.NextActionsIn(tx, in.Project, NextLimit)
 		if e, ok := errs.As(err); ok && e.Status == 404 {
 			// A project that does not exist (yet) has no next actions.
 			p.Project, err = "", nil
 		}
 		if err != nil {
-			return Brief{}, err
+			return Parts{}, err
 		}
 		p.NextActions = next.NextActions
 	}
-	return Pack(p, maxBytes), nil
+	return p, nil
 }
 
 // clip shortens content to ContentRunes runes, marking the cut.

@@ -15,7 +15,14 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-func open(t testing.TB) Sources {
+// fixture is a store with the services that write what a brief reads.
+type fixture struct {
+	Sources
+	Tasks *tasks.Service
+	Audit *audit.Service
+}
+
+func open(t testing.TB) fixture {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
 	if err != nil {
@@ -27,13 +34,13 @@ func open(t testing.TB) Sources {
 	if _, err := svc.AddProject("web"); err != nil {
 		t.Fatal(err)
 	}
-	return Sources{Store: st, Tasks: svc, Audit: aud}
+	return fixture{Sources: Sources{Store: st}, Tasks: svc, Audit: aud}
 }
 
 func ptr[T any](v T) *T { return &v }
 
 // claimed creates a task in web and claims it for agent.
-func claimed(t testing.TB, src Sources, agent, title, priority string) string {
+func claimed(t testing.TB, src fixture, agent, title, priority string) string {
 	t.Helper()
 	out, err := src.Tasks.Create("lead", tasks.CreateInput{Title: title, Project: "web", Priority: ptr(priority)})
 	if err != nil {
@@ -48,7 +55,7 @@ func claimed(t testing.TB, src Sources, agent, title, priority string) string {
 	return out.TaskID
 }
 
-func lease(t testing.TB, src Sources, typ, id, task string, expires time.Time) {
+func lease(t testing.TB, src fixture, typ, id, task string, expires time.Time) {
 	t.Helper()
 	data, _ := json.Marshal(map[string]any{"leaseId": id, "taskId": task, "scope": []string{"src/"}, "expiresAt": expires.UTC().Format(time.RFC3339Nano)})
 	if err := leases.Apply(src.Store, typ, data, time.Now()); err != nil {
@@ -93,7 +100,7 @@ func TestBuild(t *testing.T) {
 	lease(t, src, leases.EventReturned, "L-3", low, now.Add(time.Hour)) // returned
 	lease(t, src, leases.EventIssued, "L-4", other, now.Add(time.Hour))
 
-	b, err := Build(src, Input{Agent: "agent-a", Project: "web"})
+	b, err := Build(src.Sources, Input{Agent: "agent-a", Project: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +130,7 @@ func TestBuild(t *testing.T) {
 	}
 
 	// A tight budget keeps the most important first and links the rest.
-	small, err := Build(src, Input{Agent: "agent-a", Project: "web", MaxBytes: ptr(MinMaxBytes)})
+	small, err := Build(src.Sources, Input{Agent: "agent-a", Project: "web", MaxBytes: ptr(MinMaxBytes)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,13 +143,37 @@ func TestBuild(t *testing.T) {
 
 	// An agent with nothing gets an empty brief; a budget out of bounds
 	// is refused naming max_bytes.
-	if b, err := Build(src, Input{Agent: "idle"}); err != nil || len(b.Tasks) != 0 {
+	if b, err := Build(src.Sources, Input{Agent: "idle"}); err != nil || len(b.Tasks) != 0 {
 		t.Fatalf("idle agent: %+v %v", b, err)
 	}
 	for _, n := range []int{MinMaxBytes - 1, MaxMaxBytes + 1} {
-		_, err := Build(src, Input{Agent: "agent-a", MaxBytes: ptr(n)})
+		_, err := Build(src.Sources, Input{Agent: "agent-a", MaxBytes: ptr(n)})
 		if e, ok := errs.As(err); !ok || e.Status != 400 || e.Details["field"] != "max_bytes" {
 			t.Fatalf("max_bytes %d: %v", n, err)
 		}
+	}
+}
+
+// TestBuildReadsOneSnapshot: every part of the brief comes from one read
+// transaction, so a decision or claim committed while it is built shows in
+// all of it or none.
+func TestBuildReadsOneSnapshot(t *testing.T) {
+	src := open(t)
+	for i := 0; i < 3; i++ {
+		id := claimed(t, src, "agent-a", fmt.Sprintf("task %d", i), "high")
+		if _, err := src.Audit.Record("agent-a", audit.RecordInput{TaskID: id, Type: "decision", Content: "went left"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := src.Store.DB().Stats().TxN
+	b, err := Build(src.Sources, Input{Agent: "agent-a", Project: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Tasks) != 3 {
+		t.Fatalf("brief has %d tasks, want 3", len(b.Tasks))
+	}
+	if n := src.Store.DB().Stats().TxN - before; n != 1 {
+		t.Fatalf("Build took %d read transactions, want 1", n)
 	}
 }

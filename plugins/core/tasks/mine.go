@@ -36,6 +36,19 @@ type MineTask struct {
 // tasks, not the store's size: member entries carry status and priority,
 // and only the open tasks' records are read.
 func (s *Service) Mine(actor string) (out []MineTask, total int, err error) {
+	err = s.st.View(func(tx kv.Tx) error {
+		out, total, err = MineIn(tx, actor)
+		return err
+	})
+	if err != nil {
+		return nil, 0, internal(err)
+	}
+	return out, total, nil
+}
+
+// MineIn is Mine inside tx, for a reader that takes several views of the
+// store in one snapshot (the resume brief).
+func MineIn(tx kv.Tx, actor string) (out []MineTask, total int, err error) {
 	if actor == "" {
 		return []MineTask{}, 0, nil
 	}
@@ -44,7 +57,7 @@ func (s *Service) Mine(actor string) (out []MineTask, total int, err error) {
 		claimed bool
 	}
 	var cands []cand
-	err = s.st.View(func(tx kv.Tx) error {
+	err = func() error {
 		scope := facetScope("", facetAssignee, []byte(actor))
 		c := tx.Bucket([]byte(store.BucketTaskFacets)).Cursor()
 		for k, v := c.Seek(scope); k != nil && bytes.HasPrefix(k, scope); k, v = c.Next() {
@@ -98,9 +111,6 @@ func (s *Service) Mine(actor string) (out []MineTask, total int, err error) {
 			out = append(out, t)
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, 0, internal(err)
-	}
-	return out, total, nil
+	}()
+	return out, total, err
 }

@@ -98,6 +98,16 @@ func (s *Service) NextActionsFor(call Call, in NextInput) (NextOutput, error) {
 	return out, nil
 }
 
+// NextActionsIn is the first limit of project's next actions inside tx,
+// for a reader that takes several views of the store in one snapshot (the
+// resume brief); the caller has checked limit.
+func NextActionsIn(tx kv.Tx, project string, limit int) (NextOutput, error) {
+	if err := checkSlug("project", project); err != nil {
+		return NextOutput{}, err
+	}
+	return nextTx(tx, Call{}, project, limit, false)
+}
+
 // claimNext takes the first candidate for call.Actor: the read and the
 // claim share one write transaction, so concurrent claimers never get the
 // same task.
