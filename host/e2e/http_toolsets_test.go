@@ -141,6 +141,8 @@ func TestHTTPToolsetsPerRequest(t *testing.T) {
 				toolsets: []string{"core", "sdd", "system"}, writes: true, call: "sdd_vitals", refused: "admin_workspace_list", required: "toolset admin"},
 			{name: "X-MCP-Readonly", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core", "X-MCP-Readonly": "true"},
 				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "mode FULL"},
+			{name: "X-MCP-Exclude-Tools", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core", "X-MCP-Exclude-Tools": "task_create"},
+				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "tool task_create not excluded"},
 			{name: "URL /mcp/x/sdd", path: "/mcp/x/sdd", toolsets: []string{"sdd", "system"}, writes: true, call: "sdd_vitals", refused: "task_list", required: "toolset core"},
 			{name: "URL /mcp/readonly", path: "/mcp/readonly", toolsets: []string{"admin", "core", "sdd", "system"}, call: "task_list", refused: "task_create", required: "mode FULL"},
 			{name: "URL beats the header", path: "/mcp/x/core/readonly", headers: map[string]string{"X-MCP-Toolsets": "sdd", "X-MCP-Readonly": "false"},

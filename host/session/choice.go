@@ -21,12 +21,17 @@ type Choice struct {
 	Toolsets map[string]bool
 	// Tools are the tools named one by one.
 	Tools map[string]bool
+	// Exclude are the tools left out of the rest; it wins over Tools.
+	Exclude map[string]bool
 }
 
 // allows reports whether the choice includes t.
 func (c *Choice) allows(t *registry.Tool) bool {
-	return c == nil || c.All || c.Toolsets[t.Toolset] || c.Tools[t.Name]
+	return c == nil || (c.All || c.Toolsets[t.Toolset] || c.Tools[t.Name]) && !c.Exclude[t.Name]
 }
+
+// Excludes reports whether the choice left out the tool named name.
+func (c *Choice) Excludes(name string) bool { return c != nil && c.Exclude[name] }
 
 // Serves reports whether s serves toolset ts: its toolsets allow it and
 // its request's choice, if any, named it (a tool named alone does not
@@ -53,7 +58,16 @@ func (c *Choice) String() string {
 		tools = append(tools, k)
 	}
 	sort.Strings(tools)
-	return "toolsets=" + strings.Join(parts, ",") + " tools=" + strings.Join(tools, ",")
+	out := "toolsets=" + strings.Join(parts, ",") + " tools=" + strings.Join(tools, ",")
+	if len(c.Exclude) > 0 {
+		var ex []string
+		for k := range c.Exclude {
+			ex = append(ex, k)
+		}
+		sort.Strings(ex)
+		out += " exclude=" + strings.Join(ex, ",")
+	}
+	return out
 }
 
 // Choose returns the settings of one request of a session with s: its

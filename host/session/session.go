@@ -96,6 +96,10 @@ func Refusal(s *Settings, t *registry.Tool) *errs.Error {
 		e := errs.Newf(403, errs.Forbidden, "tool %s writes, and this session runs in READONLY mode; start the session with CAIRN_MODE=FULL to write", t.Name)
 		e.Details["required"] = "mode FULL"
 		return e
+	case s.Choice.Excludes(t.Name):
+		e := errs.Newf(403, errs.Forbidden, "tool %s is left out by this request's X-MCP-Exclude-Tools; remove it from that header to call it", t.Name)
+		e.Details["required"] = "tool " + t.Name + " not excluded"
+		return e
 	case s.Toolsets.Allows(t.Toolset):
 		// Within the session's toolsets: the request's choice left it out.
 		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this request did not choose (%s); add %s to the X-MCP-Toolsets header or %s to X-MCP-Tools", t.Name, t.Toolset, s.Choice, t.Toolset, t.Name)

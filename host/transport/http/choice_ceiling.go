@@ -107,8 +107,15 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 				"%s: false asks to write, and this API key has no write scope (it has %v)", rc.readOnlyFrom, c.scopes)
 		}
 	}
+	exclude, err := c.excluded(rc.exclude)
+	if err != nil {
+		return nil, err
+	}
 	if rc.toolsetsFrom == "" && len(rc.tools) == 0 {
-		return c.base.Choose(nil, rc.readOnly), nil
+		if exclude == nil {
+			return c.base.Choose(nil, rc.readOnly), nil
+		}
+		return c.base.Choose(&session.Choice{All: true, Exclude: exclude}, rc.readOnly), nil
 	}
 	allowed := c.toolsets()
 	if c.base.Mode == config.ModeMinimal {
@@ -119,7 +126,7 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 		return nil, refuseChoice(from, "", "mode FULL", allowed,
 			"%s: this listener serves MINIMAL mode, only the host's system tools; no toolset or tool can be chosen", from)
 	}
-	choice := &session.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}}
+	choice := &session.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}, Exclude: exclude}
 	known := c.h.Toolsets()
 	for _, ts := range rc.toolsets {
 		switch {
@@ -159,6 +166,25 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 		}
 	}
 	return c.base.Choose(choice, rc.readOnly), nil
+}
+
+// excluded checks the tools a request leaves out: each must be a tool
+// served here (a typo would otherwise leave a tool listed that its client
+// meant to hide). Leaving out a tool beyond the ceiling only narrows, so
+// it is not refused.
+func (c ceiling) excluded(names []string) (map[string]bool, *errs.Error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]bool, len(names))
+	for _, name := range names {
+		if _, ok := c.h.ToolFacts(name); !ok {
+			return nil, errs.Newf(400, errs.InvalidInput, "%s: no tool named %q is served here", HeaderExcludeTools, name).
+				With("header", HeaderExcludeTools).With("name", name)
+		}
+		out[name] = true
+	}
+	return out, nil
 }
 
 // refuseChoice is the 403 of a choice beyond the ceiling: details name the

@@ -88,6 +88,15 @@ func TestChooseTools(t *testing.T) {
 			status: 403, header: HeaderTools, required: "mode FULL"},
 		{name: "read-only key may ask read-only", keyed: true, scopes: []string{"read"}, path: "/mcp/readonly", visible: []string{"task_list"}, hidden: []string{"task_create"}},
 		{name: "a CORS preflight is not refused", method: http.MethodOptions, path: "/mcp/x/vision", visible: []string{"task_list"}},
+		{name: "exclude alone narrows the listener's", headers: map[string]string{HeaderExcludeTools: "task_create"}, path: "/mcp",
+			visible: []string{"task_list", "sdd_spec_get", "admin_key_list"}, hidden: []string{"task_create"}},
+		{name: "exclude wins over tools", headers: map[string]string{HeaderTools: "task_create,sdd_spec_get", HeaderExcludeTools: "task_create"}, path: "/mcp",
+			visible: []string{"sdd_spec_get"}, hidden: []string{"task_create", "task_list"}},
+		{name: "exclude within toolsets", headers: map[string]string{HeaderToolsets: "core", HeaderExcludeTools: "task_list"}, path: "/mcp",
+			visible: []string{"task_create"}, hidden: []string{"task_list", "sdd_spec_get"}},
+		{name: "excluding a tool beyond the ceiling only narrows", headers: map[string]string{HeaderExcludeTools: "vision_describe"}, path: "/mcp",
+			visible: []string{"task_create"}, hidden: []string{"vision_describe"}},
+		{name: "unknown excluded tool", headers: map[string]string{HeaderExcludeTools: "no_such_tool"}, path: "/mcp", status: 400, header: HeaderExcludeTools},
 		{name: "malformed", headers: map[string]string{HeaderReadonly: "perhaps"}, path: "/mcp", status: 400, header: HeaderReadonly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,7 +138,7 @@ func TestChooseTools(t *testing.T) {
 				if d["header"] != tc.header || (tc.required != "" && d["required"] != tc.required) {
 					t.Fatalf("details %v, want header %q required %q", d, tc.header, tc.required)
 				}
-				if (tc.header == HeaderToolsets || tc.header == HeaderTools) && d["name"] == nil {
+				if (tc.header == HeaderToolsets || tc.header == HeaderTools || tc.header == HeaderExcludeTools) && d["name"] == nil {
 					t.Fatalf("details %v name nothing refused", d)
 				}
 				if tc.status == 403 && (body.Error.Data.Code != "ERR_FORBIDDEN" || d["allowed"] == nil) {

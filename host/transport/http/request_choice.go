@@ -24,6 +24,9 @@ const (
 	// HeaderReadonly is true (only read-only tools) or false (the
 	// listener's mode, asked explicitly).
 	HeaderReadonly = "X-MCP-Readonly"
+	// HeaderExcludeTools is a comma-separated list of tools left out of
+	// whatever else the request is served; it wins over X-MCP-Tools.
+	HeaderExcludeTools = "X-MCP-Exclude-Tools"
 )
 
 // maxChoiceEntries bounds the names one header may carry.
@@ -36,6 +39,7 @@ type requestChoice struct {
 	toolsets     []string
 	toolsetsFrom string
 	tools        []string
+	exclude      []string
 	// readOnly is the mode asked for when readOnlySet.
 	readOnly, readOnlySet bool
 	readOnlyFrom          string
@@ -43,7 +47,7 @@ type requestChoice struct {
 
 // empty reports whether the request chose nothing.
 func (c requestChoice) empty() bool {
-	return c.toolsetsFrom == "" && len(c.tools) == 0 && !c.readOnlySet
+	return c.toolsetsFrom == "" && len(c.tools) == 0 && len(c.exclude) == 0 && !c.readOnlySet
 }
 
 // Compiled on first use, not in package init, which every cairn process runs.
@@ -66,6 +70,9 @@ func parseChoice(h http.Header, path string) (requestChoice, *errs.Error) {
 		c.toolsetsFrom = HeaderToolsets
 	}
 	if c.tools, err = parseNames(h, HeaderTools, toolName(), "a tool name such as task_list"); err != nil {
+		return c, err
+	}
+	if c.exclude, err = parseNames(h, HeaderExcludeTools, toolName(), "a tool name such as task_delete"); err != nil {
 		return c, err
 	}
 	if v := strings.TrimSpace(strings.Join(h.Values(HeaderReadonly), ",")); v != "" {

@@ -124,7 +124,7 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 		opts = append(opts, server.WithStreamableHTTPCORS(
 			server.WithCORSAllowedOrigins(hs.allowedOrigins...),
 			server.WithCORSAllowedHeaders("Authorization", "Content-Type", server.HeaderKeySessionID, mcp.HeaderProtocolVersion, "Last-Event-ID",
-				HeaderToolsets, HeaderTools, HeaderReadonly),
+				HeaderToolsets, HeaderTools, HeaderExcludeTools, HeaderReadonly),
 		))
 	}
 	mcpHTTP := server.NewStreamableHTTPServer(s.h.MCPServer(), opts...)
