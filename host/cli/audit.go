@@ -118,7 +118,7 @@ URL) and writes nothing; --no-timestamp exports without asking it.`,
 			}
 			var data []byte
 			if format == bundle.ExportSigstore && s.AuditTSAURL != "" && !noTimestamp {
-				data, err = anchoredSigstore(cmd.Context(), b, signer, vkey, s.AuditTSAURL)
+				data, err = bundle.AnchoredSigstore(cmd.Context(), b, signer, vkey, s.AuditTSAURL)
 			} else {
 				data, err = bundle.Encode(b, format, "format", signer, vkey)
 			}

@@ -1,38 +1,14 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
-
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
-
-// anchoredSigstore attests b as a Sigstore bundle and anchors it in the
-// operator's RFC 3161 timestamp authority (docs/decisions.md D38): the
-// authority stamps the DSSE signature, and the token goes into the bundle.
-// A failed request fails the export; nothing unanchored is written.
-func anchoredSigstore(ctx context.Context, b *bundle.Bundle, signer note.Signer, vkey, tsaURL string) ([]byte, error) {
-	s, err := bundle.Attest(b, signer, vkey)
-	if err != nil {
-		return nil, err
-	}
-	sig, err := s.Signature()
-	if err != nil {
-		return nil, err
-	}
-	tsr, err := bundle.RequestTimestamp(ctx, nil, tsaURL, sig)
-	if err != nil {
-		return nil, err
-	}
-	s.AddTimestamp(tsr)
-	return s.Marshal()
-}
 
 // checkTimestamps checks a verified Sigstore bundle's RFC 3161 timestamps
 // against the chain in tsaCertFile, and returns the lines to print: each

@@ -23,7 +23,7 @@ func TestAnchoredExportAndCheck(t *testing.T) {
 	}
 	b := &bundle.Bundle{Session: bundle.Session{SessionID: "A-1"}, Root: strings.Repeat("ab", 32)}
 	tsa := tsatest.New(t)
-	data, err := anchoredSigstore(context.Background(), b, signer, vkey, tsa.URL)
+	data, err := bundle.AnchoredSigstore(context.Background(), b, signer, vkey, tsa.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestAnchoredExportAndCheck(t *testing.T) {
 		t.Fatal("a missing --tsa-cert file passed")
 	}
 	tsa.Fail.Store("500")
-	_, err = anchoredSigstore(context.Background(), b, signer, vkey, tsa.URL)
+	_, err = bundle.AnchoredSigstore(context.Background(), b, signer, vkey, tsa.URL)
 	if e, ok := errs.As(err); !ok || e.Code != errs.UpstreamFailed || !strings.Contains(e.Message, tsa.URL) {
 		t.Fatalf("TSA 500: %v", err)
 	}

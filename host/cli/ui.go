@@ -73,6 +73,7 @@ func startDashboard(_ context.Context, h *host.Host, p daemon.Paths) func() {
 		DataDir: h.Settings().DataDir,
 		KeyFile: h.Settings().AuditKeyFile,
 		KeyName: AuditKeyName,
+		TSAURL:  h.Settings().AuditTSAURL,
 		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
 			var sts []supervisor.Status
 			for _, pl := range h.Plugins() {

@@ -44,7 +44,7 @@ var Vars = []Var{
 	{"CAIRN_ROOT", "working directory", "Workspace root: skills in .agents/skills, commands in .agents/commands, plans in .planning."},
 	{"CAIRN_DATA_DIR", "<root>/.cairn/data", "Where the stores, keys and state/sdd-state.json live."},
 	{"CAIRN_AUDIT_KEY_FILE", "<data dir>/audit-signing.key", "The ed25519 key that signs audit proof bundles (created on first use, mode 0600). Servers sharing one PostgreSQL store point it at one key file so one verifier key checks every export."},
-	{"CAIRN_AUDIT_TSA_URL", "", "An RFC 3161 timestamp authority the operator runs (http(s) URL): cairn audit export --format sigstore stores its timestamp over the signature in the bundle, and fails naming the URL if it does not answer (--no-timestamp skips it)."},
+	{"CAIRN_AUDIT_TSA_URL", "", "An RFC 3161 timestamp authority the operator runs (http(s) URL): cairn audit export --format sigstore and the dashboard's Sigstore download store its timestamp over the signature in the bundle, and fail naming the URL if it does not answer (--no-timestamp skips it on the CLI)."},
 	{"CAIRN_STORE", "bbolt", "Where every area keeps its state: bbolt (files in the data dir) or a postgres://… URL that several cairn servers share (docs/deploy.md). Ignored in TEST mode."},
 	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
 	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},

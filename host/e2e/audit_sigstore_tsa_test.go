@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,37 @@ func TestAuditSigstoreExportAnchoredInTSA(t *testing.T) {
 	}
 	if code, _, errOut := runCairn(t, w, "", append(env, "CAIRN_AUDIT_TSA_URL=tsa.internal"), "audit", "export", sess, "--format", "sigstore", "-o", plain); code == 0 || !strings.Contains(errOut, "CAIRN_AUDIT_TSA_URL") {
 		t.Errorf("a CAIRN_AUDIT_TSA_URL that is no URL: %d %s", code, errOut)
+	}
+
+	// The dashboard's download of a daemon run with the setting is anchored
+	// the same way, and fails the same way.
+	stopDaemon(w)
+	tsa.Fail.Store("")
+	login := uiURL(t, w, tsaEnv)
+	c := loggedInClient(t, login)
+	download := login[:strings.Index(login, "/login")] + "/api/audits/" + sess + "/bundle?format=sigstore"
+	before := tsa.Requests.Load()
+	resp, err := c.Get(download)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || tsa.Requests.Load() != before+1 {
+		t.Fatalf("dashboard download: %d after %d TSA requests: %s", resp.StatusCode, tsa.Requests.Load()-before, body)
+	}
+	if res, err := verifyStampedWithSigstoreGo(body, pub, tsa, rootHex); err != nil || len(res.VerifiedTimestamps) != 1 {
+		t.Fatalf("sigstore-go on the dashboard's anchored download: %v", err)
+	}
+	tsa.Fail.Store("500")
+	resp, err = c.Get(download)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 502 || !bytes.Contains(body, []byte("ERR_UPSTREAM_FAILED")) || !bytes.Contains(body, []byte(tsa.URL)) {
+		t.Errorf("dashboard download with the TSA failing: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -29,7 +29,8 @@ type exportParts struct {
 
 // bundle answers the signed proof bundle of a finalized session as a
 // download, built and signed by the same code as `cairn audit export`;
-// ?format=sigstore answers the Sigstore bundle (docs/decisions.md D38).
+// ?format=sigstore answers the Sigstore bundle (docs/decisions.md D38),
+// anchored in the operator's timestamp authority when one is set.
 func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	id := r.PathValue("id")
@@ -53,9 +54,18 @@ func (s *Server) bundle(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, errs.New(409, errs.Conflict, err.Error()))
 		return
 	}
-	data, err := bundle.Encode(b, format, "format", signer, vkey)
+	var data []byte
+	if format == bundle.ExportSigstore && s.cfg.TSAURL != "" {
+		data, err = bundle.AnchoredSigstore(r.Context(), b, signer, vkey, s.cfg.TSAURL)
+	} else {
+		data, err = bundle.Encode(b, format, "format", signer, vkey)
+	}
 	if err != nil {
-		writeErr(w, errs.New(500, errs.Internal, err.Error()))
+		e, ok := errs.As(err)
+		if !ok {
+			e = errs.New(500, errs.Internal, err.Error())
+		}
+		writeErr(w, e)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

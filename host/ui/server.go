@@ -42,6 +42,9 @@ type Config struct {
 	KeyFile string
 	// KeyName names the audit checkpoint signer, as `cairn audit` names it.
 	KeyName string
+	// TSAURL is CAIRN_AUDIT_TSA_URL: when set, a Sigstore download is
+	// anchored in that timestamp authority, as `cairn audit export` is.
+	TSAURL string
 	// Status, when set, returns the daemon's status (its sessions) for the
 	// system page.
 	Status func() (json.RawMessage, error)
