@@ -82,7 +82,7 @@ func benchContext(b *testing.B, n int) {
 		}
 		lease(b, src, leases.EventIssued, "L-"+id, id, time.Now().Add(time.Hour))
 	}
-	if err := src.Tasks.FlushPendingPostings(); err != nil {
+	if err := src.Tasks.FlushPending(); err != nil {
 		b.Fatal(err)
 	}
 	src.Store.DB().NoSync = false

@@ -54,7 +54,7 @@ func Build(src Sources, in Input) (Brief, error) {
 	var p Parts
 	// One read transaction for every part, so the brief is one snapshot:
 	// a decision or a claim committed meanwhile is in all of it or none.
-	err := src.Store.View(func(tx kv.Tx) error {
+	err := tasks.ViewSettled(src.Store, func(tx kv.Tx) error {
 		var err error
 		p, err = gather(tx, in, now())
 		return err

@@ -127,6 +127,13 @@ const (
 	// on open, like BucketLastProject.
 	BucketTaskTrigramPending = "idx_task_trigram_pending"
 
+	// BucketTaskListPending lists the tasks whose task_list index entries
+	// (sorted indexes, counters, facets) are not moved yet (task number →
+	// the state those entries hold, see the tasks package): a write
+	// records its task here, one key, and the entries of many tasks move
+	// later in one transaction. Created on open, like BucketLastProject.
+	BucketTaskListPending = "idx_task_list_pending"
+
 	// BucketLastProject remembers, per caller, the project they used last
 	// (D7). It is created on open rather than by a versioned migration:
 	// older builds ignore a bucket they do not know.

@@ -304,7 +304,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 		return ListOutput{}, err
 	}
 	out := ListOutput{Tasks: []ListItem{}, Offset: q.offset, Limit: q.limit}
-	err = s.st.View(func(tx kv.Tx) error {
+	err = ViewSettled(s.st, func(tx kv.Tx) error {
 		if listIndexReady(tx) {
 			return listPlanned(tx, q, &out)
 		}

@@ -36,7 +36,7 @@ type MineTask struct {
 // tasks, not the store's size: member entries carry status and priority,
 // and only the open tasks' records are read.
 func (s *Service) Mine(actor string) (out []MineTask, total int, err error) {
-	err = s.st.View(func(tx kv.Tx) error {
+	err = ViewSettled(s.st, func(tx kv.Tx) error {
 		out, total, err = MineIn(tx, actor)
 		return err
 	})
@@ -47,7 +47,8 @@ func (s *Service) Mine(actor string) (out []MineTask, total int, err error) {
 }
 
 // MineIn is Mine inside tx, for a reader that takes several views of the
-// store in one snapshot (the resume brief).
+// store in one snapshot (the resume brief); tx must be settled
+// (ViewSettled), as it reads the assignee facet.
 func MineIn(tx kv.Tx, actor string) (out []MineTask, total int, err error) {
 	if actor == "" {
 		return []MineTask{}, 0, nil

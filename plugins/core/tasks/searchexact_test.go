@@ -102,7 +102,7 @@ func testExactSearchDifferential(t *testing.T) {
 		// Queries see tasks whose postings are pending, written, and
 		// written then pending again (searchpending.go).
 		if rng.IntN(8) == 0 {
-			if err := f.svc.FlushPendingPostings(); err != nil {
+			if err := f.svc.FlushPending(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -255,7 +255,7 @@ func testPendingPostings(t *testing.T) {
 		t.Fatalf("%d tasks pending after two creates, want 2", pending())
 	}
 	check("pending", map[string][]string{"kestrel": {a}, "ABAB": {b}, "login": {a}, "nothing": nil})
-	if err := f.svc.FlushPendingPostings(); err != nil {
+	if err := f.svc.FlushPending(); err != nil {
 		t.Fatal(err)
 	}
 	if pending() != 0 {
@@ -266,7 +266,7 @@ func testPendingPostings(t *testing.T) {
 	f.update(t, UpdateInput{TaskID: b, Description: ptr("kestrel")})
 	check("changed, pending", map[string][]string{"kestrel": {b, a}, "ABAB": nil, "straße": nil, "banana": {b}})
 	written := dumpBuckets(t, f.st, []string{store.BucketTaskTrigrams})
-	if err := f.svc.FlushPendingPostings(); err != nil {
+	if err := f.svc.FlushPending(); err != nil {
 		t.Fatal(err)
 	}
 	check("changed, written", map[string][]string{"kestrel": {b, a}, "ABAB": nil, "straße": nil, "banana": {b}})

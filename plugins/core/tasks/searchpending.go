@@ -150,7 +150,8 @@ type trigramFlusher struct {
 	done    sync.WaitGroup
 }
 
-// deferred notes a committed write that may have left postings pending.
+// deferred notes a committed write that may have left postings or list
+// entries pending.
 func (s *Service) deferred() {
 	f := &s.flusher
 	f.mu.Lock()
@@ -186,7 +187,7 @@ func (s *Service) startFlushLocked() {
 	f.done.Add(1)
 	go func() {
 		defer f.done.Done()
-		_ = s.FlushPendingPostings()
+		_ = s.FlushPending()
 		f.mu.Lock()
 		f.running = false
 		again := f.writes >= flushAfterWrites && !f.closed
@@ -197,24 +198,28 @@ func (s *Service) startFlushLocked() {
 	}()
 }
 
-// FlushPendingPostings writes the trigram postings of every pending task
-// now, flushBatch tasks per transaction. The background flusher calls it;
-// so do Close and a test that wants the postings in place.
-func (s *Service) FlushPendingPostings() error {
+// FlushPending writes what writes deferred — the trigram postings and the
+// task_list index entries (listpending.go) of every pending task — now,
+// flushBatch tasks of each per transaction. The background flusher calls
+// it; so do New, Close and a test that wants the indexes in place.
+func (s *Service) FlushPending() error {
 	for {
-		n := 0
+		n, m := 0, 0
 		if err := s.st.Update(func(tx kv.Tx) error {
 			var err error
-			n, err = flushPending(tx, flushBatch)
+			if n, err = flushPending(tx, flushBatch); err != nil {
+				return err
+			}
+			m, err = flushListPending(tx, flushBatch)
 			return err
-		}); err != nil || n < flushBatch {
+		}); err != nil || (n < flushBatch && m < flushBatch) {
 			return err
 		}
 	}
 }
 
 // Close stops the background flusher, waits for a flush under way, and
-// writes what is still pending, so a closed store holds every posting.
+// writes what is still pending, so a closed store holds every index entry.
 func (s *Service) Close() error {
 	f := &s.flusher
 	f.mu.Lock()
@@ -224,5 +229,5 @@ func (s *Service) Close() error {
 	}
 	f.mu.Unlock()
 	f.done.Wait()
-	return s.FlushPendingPostings()
+	return s.FlushPending()
 }

@@ -95,8 +95,9 @@ func New(st *store.Store, cfg Config) *Service {
 	}
 	s := &Service{st: st, cfg: cfg}
 	s.indexErr = s.ensureSearchIndex()
-	// Postings a server left pending when it stopped are written now.
-	if err := s.FlushPendingPostings(); err != nil && s.indexErr == nil {
+	// Postings and list entries a server left pending when it stopped are
+	// written now.
+	if err := s.FlushPending(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
 	if err := s.ensureListIndexes(); err != nil && s.indexErr == nil {
@@ -354,7 +355,7 @@ func putRecord(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := indexText(tx, rec, prev); err != nil {
 		return nil, err
 	}
-	if err := indexList(tx, rec, prev); err != nil {
+	if err := deferList(tx, rec, prev); err != nil {
 		return nil, err
 	}
 	unblocked, err := indexStatus(tx, rec, prev)

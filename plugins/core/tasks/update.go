@@ -165,9 +165,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 		return UpdateOutput{}, internal(err)
 	}
 	if !replayed {
-		if in.Description != nil {
-			s.deferred()
-		}
+		s.deferred()
 		s.publishAll(events)
 	}
 	return out, nil

@@ -418,7 +418,7 @@ func TestPositionlessPostingsGetPositionsAndAnswerIdentically(t *testing.T) {
 		}
 	}
 	before := answers(svc)
-	if err := svc.FlushPendingPostings(); err != nil {
+	if err := svc.FlushPending(); err != nil {
 		t.Fatal(err)
 	}
 	postings := dumpBuckets(t, st, []string{store.BucketTaskTrigrams})
