@@ -73,7 +73,14 @@ written. Formats (docs/cli.md has how each field maps):
 				IDs          map[string]string `json:"ids"`
 				Transactions int               `json:"transactions"`
 			}
-			raw, err := c.call(cmd.Context(), "task_import", obj{"path": path, "format": format, "project": slug, "tag": tag}, &out)
+			in := obj{"path": path, "project": slug}
+			if format != "" {
+				in["format"] = format
+			}
+			if tag != "" {
+				in["tag"] = tag
+			}
+			raw, err := c.call(cmd.Context(), "task_import", in, &out)
 			if err != nil {
 				return err
 			}

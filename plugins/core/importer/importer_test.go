@@ -101,6 +101,7 @@ func TestReadTaskMaster(t *testing.T) {
 		field    string
 	}{
 		{"bad status", "{\"tasks\": [\n{\"id\": 1, \"title\": \"a\"},\n{\"id\": 2, \"title\": \"b\", \"status\": \"finished\"}]}", 3, "status"},
+		{"status on a later line", "{\"tasks\": [\n{\"id\": 1,\n \"title\": \"a\",\n \"status\": \"x\"}]}", 4, "status"},
 		{"bad priority", "{\"tasks\": [{\"id\": 1, \"title\": \"a\", \"priority\": \"urgent\"}]}", 1, "priority"},
 		{"no title", "{\"tasks\": [\n\n{\"id\": 1}]}", 3, "title"},
 		{"bad id", "{\"tasks\": [{\"id\": \"x\", \"title\": \"a\"}]}", 1, "id"},

@@ -62,7 +62,7 @@ func (w Where) String() string {
 // details name the file, the line (when there is one), the field and the
 // rule, and whose message starts with where the problem is.
 func Refuse(w Where, field, constraint, format string, args ...any) *errs.Error {
-	e := errs.Invalidf(field, constraint, "%s: %s", w, fmt.Sprintf(format, args...)).With("file", w.File)
+	e := errs.Invalidf(field, constraint, "%s: %s", place(w, field), fmt.Sprintf(format, args...)).With("file", w.File)
 	if w.Line > 0 {
 		e = e.With("line", w.Line)
 	}
@@ -80,6 +80,16 @@ func At(w Where, err error) error {
 	if w.Line > 0 {
 		out = out.With("line", w.Line)
 	}
-	out.Message = w.String() + ": " + e.Message
+	field, _ := e.Details["field"].(string)
+	out.Message = place(w, field) + ": " + e.Message
 	return out
+}
+
+// place starts a message: where, and the field when one is at fault, so
+// the line printed to the operator names both.
+func place(w Where, field string) string {
+	if field == "" {
+		return w.String()
+	}
+	return w.String() + ", field " + field
 }

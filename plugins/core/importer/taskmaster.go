@@ -123,7 +123,14 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if err := dec.Decode(&t); err != nil {
 		return jsonError(w, err)
 	}
-	id, err := tmID(w, "id", t.ID)
+	// at names the line of one of the task's fields, for its errors.
+	at := func(field string) Where {
+		if i := bytes.Index(raw, []byte(`"`+field+`"`)); i >= 0 && w.Line > 0 {
+			return Where{File: w.File, Line: w.Line + bytes.Count(raw[:i], []byte{'\n'})}
+		}
+		return w
+	}
+	id, err := tmID(at("id"), "id", t.ID)
 	if err != nil {
 		return err
 	}
@@ -138,7 +145,7 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if t.Status != "" {
 		st, ok := tmStatuses[t.Status]
 		if !ok {
-			return Refuse(w, "status", "enum", "task %s has status %q, which task-master does not have; use one of pending, in-progress, review, done, deferred, cancelled, blocked", key, t.Status)
+			return Refuse(at("status"), "status", "enum", "task %s has status %q, which task-master does not have; use one of pending, in-progress, review, done, deferred, cancelled, blocked", key, t.Status)
 		}
 		out.Status = st
 		if st == "blocked" {
@@ -148,7 +155,7 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if t.Priority != "" {
 		p, ok := tmPriorities[t.Priority]
 		if !ok {
-			return Refuse(w, "priority", "enum", "task %s has priority %q; use low, medium, high or critical", key, t.Priority)
+			return Refuse(at("priority"), "priority", "enum", "task %s has priority %q; use low, medium, high or critical", key, t.Priority)
 		}
 		out.Priority = ptr(p)
 	}
@@ -156,7 +163,7 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 		out.Description = ptr(d)
 	}
 	for i, dep := range t.Dependencies {
-		d, err := tmID(w, "dependencies["+strconv.Itoa(i)+"]", dep)
+		d, err := tmID(at("dependencies"), "dependencies["+strconv.Itoa(i)+"]", dep)
 		if err != nil {
 			return err
 		}
