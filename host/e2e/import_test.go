@@ -23,11 +23,11 @@ const importN = 10_000
 // Deps are indexes of other generated tasks (-1: none).
 type wantTask struct {
 	title, description, status, priority, assignee, reason string
-	labels                                                  []string
-	progress                                                float64
-	estimate                                                *float64
-	parent                                                  int
-	deps                                                    []int
+	labels                                                 []string
+	progress                                               float64
+	estimate                                               *float64
+	parent                                                 int
+	deps                                                   []int
 }
 
 // exported is one line of `cairn export tasks`.
