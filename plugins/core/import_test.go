@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,15 +25,104 @@ func wired(t testing.TB) (*store.Store, *tasks.Service) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	at := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return at }
-	aud := audit.New(st, audit.Config{Record: recordEventIn(st)})
-	svc := tasks.New(st, tasks.Config{Clock: clock, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
-	t.Cleanup(func() { _ = svc.Close() })
+	svc := wire(t, st, nil)
 	if _, err := svc.AddProject("imp"); err != nil {
 		t.Fatal(err)
 	}
 	return st, svc
+}
+
+// wire builds the services over st; fail, when set, runs before each
+// chain append and may refuse it (a failure in the middle of a write).
+func wire(t testing.TB, st *store.Store, fail func(tasks.Change) error) *tasks.Service {
+	at := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return at }
+	aud := audit.New(st, audit.Config{Record: recordEventIn(st)})
+	onChange := aud.AppendTaskChange
+	if fail != nil {
+		onChange = func(tx kv.Tx, ch tasks.Change) error {
+			if err := fail(ch); err != nil {
+				return err
+			}
+			return aud.AppendTaskChange(tx, ch)
+		}
+	}
+	svc := tasks.New(st, tasks.Config{Clock: clock, Record: recordEventIn(st), OnChange: onChange, ThoughtTrail: aud.ThoughtTrail})
+	t.Cleanup(func() { _ = svc.Close() })
+	return svc
+}
+
+// An import interrupted after its first batches (here by a write that
+// fails, as a crash would stop it) is completed when the store is next
+// opened, and leaves exactly what an uninterrupted import leaves.
+func TestImportInterruptedCompletesOnOpen(t *testing.T) {
+	const n = 2500
+	sample := importSample(n)
+	whole, svc := wired(t)
+	if _, err := svc.Import(tasks.Call{Actor: "op"}, "imp", sample); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.FlushPendingPostings(); err != nil {
+		t.Fatal(err)
+	}
+
+	path := t.TempDir() + "/core.db"
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second batch fails: the first is committed, the rest is not.
+	broken := wire(t, st, func(ch tasks.Change) error {
+		if ch.Kind == tasks.ChangeCreated && ch.Num > 1500 {
+			return errors.New("the disk went away")
+		}
+		return nil
+	})
+	if _, err := broken.AddProject("imp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broken.Import(tasks.Call{Actor: "op"}, "imp", sample); err == nil {
+		t.Fatal("the failing import reported success")
+	}
+	if _, err := broken.Import(tasks.Call{Actor: "op"}, "imp", sample[:1]); err == nil {
+		t.Fatal("a second import started beside the interrupted one")
+	}
+	if err := broken.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err = store.Open(path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	resumed := wire(t, st, nil)
+	done, err := resumed.ResumeImport()
+	if err != nil || done != n-tasks.ImportBatch {
+		t.Fatalf("resumed %d tasks of %d: %v", done, n, err)
+	}
+	if again, err := resumed.ResumeImport(); again != 0 || err != nil {
+		t.Fatalf("a finished import resumed again: %d %v", again, err)
+	}
+	if err := resumed.FlushPendingPostings(); err != nil {
+		t.Fatal(err)
+	}
+	a, evA := dump(t, whole)
+	b, evB := dump(t, st)
+	if !maps.Equal(a, b) {
+		for k, v := range a {
+			if b[k] != v {
+				t.Fatalf("bucket/key %q: whole %x, resumed %x", k, v, b[k])
+			}
+		}
+		t.Fatal("the resumed import left keys the whole one does not")
+	}
+	if !slices.Equal(evA, evB) {
+		t.Fatalf("events differ: %d whole, %d resumed", len(evA), len(evB))
+	}
 }
 
 // importSample is n tasks touching every status, sub-tasks, dependencies

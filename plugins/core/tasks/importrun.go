@@ -141,7 +141,9 @@ func (s *Service) runImport(head importHead, plan []planned, nums []uint64) ([]u
 			return putHead(j, next)
 		})
 		if err != nil {
-			return nil, txs, errs.From(err).With("imported_before", lo)
+			e := errs.From(err).With("imported", lo)
+			e.Message += fmt.Sprintf(" (%d of %d tasks are written; the import journal holds the rest, and the core area completes the import when it next opens the store)", lo, head.Total)
+			return nil, txs, e
 		}
 		txs++
 		nums = all
