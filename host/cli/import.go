@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +18,9 @@ import (
 // command's own; the host only resolves the paths and the project.
 
 func init() { register(newImport); register(newExport) }
+
+// importTimeout bounds an import through the daemon.
+const importTimeout = 30 * time.Minute
 
 // importProject is the project a command works in: --project, else the
 // default project of D24 (CAIRN_PROJECT, else the workspace directory's
@@ -63,6 +67,9 @@ written. Formats (docs/cli.md has how each field maps):
 				return err
 			}
 			defer c.close()
+			// 100,000 tasks take about a minute on a quiet machine; a busy
+			// one may need several.
+			c.timeout = importTimeout
 			slug, err := importProject(cmd, c, project)
 			if err != nil {
 				return err
