@@ -52,8 +52,11 @@ func ReadBacklog(fsys fs.FS, dir, shown string) ([]Task, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || !strings.HasPrefix(strings.ToLower(e.Name()), "task-") {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		w := Where{File: path.Join(shown, e.Name())}
+		if info, err := e.Info(); err == nil && info.Size() > maxLine {
+			return nil, Refuse(w, "", "maxLength", "the file holds %d bytes, more than the %d a task file may", info.Size(), maxLine)
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			return nil, Refuse(w, "", "readable", "cannot read the file: %v", err)
 		}

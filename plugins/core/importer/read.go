@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// maxFile bounds a tasks.json, which is read whole: a million tasks with
+// long details fit (docs/decisions.md D33 bounds what a call may cost).
+const maxFile = 1 << 30
+
 // DetectFormat names the format of the file or folder at path from its
 // shape: a folder is a Backlog.md board, *.jsonl cairn's JSON Lines, *.json
 // task-master's tasks.json. Empty when it cannot tell.
@@ -38,6 +42,9 @@ func Read(path, format, tag string) ([]Task, error) {
 		defer func() { _ = f.Close() }()
 		return ReadJSONL(path, f)
 	case FormatTaskMaster:
+		if st, err := os.Stat(path); err == nil && st.Size() > maxFile {
+			return nil, Refuse(w, "path", "maxLength", "the file holds %d bytes, more than the %d a tasks.json may; split it by tag", st.Size(), maxFile)
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, Refuse(w, "path", "readable", "cannot read the file: %v", err)
