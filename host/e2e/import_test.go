@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // `cairn import` with the real binary (docs/decisions.md D41): 10,000 tasks
@@ -436,5 +438,68 @@ func TestImportThroughDaemon(t *testing.T) {
 	}
 	if first, _ := callOK(s, "task_get", map[string]any{"task_id": res.IDs["a"]}); first["status"] != "done" {
 		t.Fatalf("first task: %v", first)
+	}
+}
+
+// An import killed in the middle (SIGKILL of the command and so of its core
+// area) is never half there: the next command that opens the store
+// completes it from the journal, or finds nothing if the kill came before
+// the journal was written.
+func TestImportKilledIsNeverHalfDone(t *testing.T) {
+	w := newWorkspace(t)
+	var b strings.Builder
+	for i := range importN {
+		line, _ := json.Marshal(map[string]any{"task_id": fmt.Sprintf("T-%d", i+1), "title": fmt.Sprintf("task %d", i), "status": importStatuses[i%7], "blocked_reason": "vendor"})
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	file := w.writeFile("kill.jsonl", b.String(), 0o644)
+	if code, _, errOut := runCairn(t, w, "", nil, "project", "add", "imp"); code != 0 {
+		t.Fatalf("project add: %s", errOut)
+	}
+	cmd := exec.Command(cairnBin, "import", file, "--project", "imp")
+	cmd.Env = append(append([]string{}, w.env...), "CAIRN_LOG_LEVEL=error")
+	cmd.Dir = w.root
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	// The killed core area lets go of the store when it notices its
+	// parent is gone.
+	var got map[string]exported
+	resumed := false
+	eventually(t, 30*time.Second, "an export after the kill", func() bool {
+		out := filepath.Join(t.TempDir(), "after.jsonl")
+		code, _, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=info"}, "export", "tasks", "--project", "imp", "-o", out)
+		if code != 0 {
+			return false
+		}
+		resumed = strings.Contains(errOut, "completed an interrupted import")
+		raw, err := os.ReadFile(out)
+		if err != nil {
+			return false
+		}
+		got = map[string]exported{}
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var e exported
+			if line != "" && json.Unmarshal([]byte(line), &e) == nil {
+				got[e.TaskID] = e
+			}
+		}
+		return true
+	})
+	if len(got) != 0 && len(got) != importN {
+		t.Fatalf("after the kill the store holds %d of %d tasks", len(got), importN)
+	}
+	t.Logf("after the kill: %d tasks; completed from the journal on the next open: %v", len(got), resumed)
+	for i := range len(got) {
+		if e := got[fmt.Sprintf("T-%d", i+1)]; e.Title != fmt.Sprintf("task %d", i) || e.Status != importStatuses[i%7] {
+			t.Fatalf("task T-%d after completion: %+v", i+1, e)
+		}
+	}
+	if code, out, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "store", "check"); code != 0 {
+		t.Fatalf("store check after the kill: %d %s %s", code, out, errOut)
 	}
 }
