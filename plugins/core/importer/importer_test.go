@@ -89,7 +89,7 @@ func TestReadTaskMaster(t *testing.T) {
 		t.Fatalf("task 2: %+v", ts[3])
 	}
 	tagged := `{"master": {"tasks": [{"id": 1, "title": "a"}]}, "feature": {"tasks": [{"id": 7, "title": "b"}]}}`
-	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), ""); err != nil || ts[0].Key != "1" {
+	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), ""); err != nil || ts[0].Key != "1" || ts[0].Status != "todo" {
 		t.Fatalf("master tag: %v %v", ts, err)
 	}
 	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), "feature"); err != nil || ts[0].Key != "7" {

@@ -141,8 +141,8 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if t.Title == nil {
 		return Refuse(w, "title", "required", "task %s has no title", key)
 	}
-	out := Task{Key: key, Where: w, Title: *t.Title, Parent: parent}
-	if t.Status != "" {
+	out := Task{Key: key, Where: w, Title: *t.Title, Parent: parent, Status: tmStatuses["pending"]}
+	if t.Status != "" { // absent is task-master's default, pending
 		st, ok := tmStatuses[t.Status]
 		if !ok {
 			return Refuse(at("status"), "status", "enum", "task %s has status %q, which task-master does not have; use one of pending, in-progress, review, done, deferred, cancelled, blocked", key, t.Status)
