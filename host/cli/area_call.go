@@ -34,6 +34,8 @@ type areaClient struct {
 	// h is the command's own host; nil when the daemon answers.
 	h       *host.Host
 	closeFn func()
+	// timeout bounds one call through the daemon; zero: callTimeout.
+	timeout time.Duration
 }
 
 // access says what a command does with the data dir.
@@ -150,7 +152,11 @@ func (c *areaClient) call(ctx context.Context, tool string, args any, out any) (
 		rep = callReply{Output: o.Output, Error: o.Err, Status: o.Status}
 	} else {
 		data, _ := json.Marshal(callRequest{Tool: tool, Args: raw, AgentID: operator()})
-		w, err := daemon.Send(c.paths, daemon.Hello{Control: callVerb, Data: data}, callTimeout)
+		within := callTimeout
+		if c.timeout > 0 {
+			within = c.timeout
+		}
+		w, err := daemon.Send(c.paths, daemon.Hello{Control: callVerb, Data: data}, within)
 		if err != nil {
 			return nil, errs.Newf(503, errs.Unavailable, "the cairn daemon of %s did not run %s: %v (`cairn stop` and retry to run the command without it)", c.s.DataDir, tool, err)
 		}

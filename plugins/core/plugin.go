@@ -78,6 +78,7 @@ func New() *sdk.Plugin {
 	c.registerContextTool()
 	c.registerAuditTools()
 	c.registerOperatorTools()
+	c.registerImportTools()
 	c.registerSkillTools()
 	c.registerResources()
 	c.registerPrompts()
@@ -109,6 +110,13 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
 	if err := svc.IndexError(); err != nil {
 		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
+	}
+	// An import a crash interrupted is completed before anything else
+	// writes (docs/decisions.md D41).
+	if n, err := svc.ResumeImport(); err != nil {
+		c.p.Logger().Error("interrupted import not completed; it is retried on the next start", "error", err)
+	} else if n > 0 {
+		c.p.Logger().Info("completed an interrupted import", "tasks", n)
 	}
 	if slug := os.Getenv("CAIRN_PROJECT"); slug != "" {
 		if _, err := svc.AddProject(slug); err != nil {

@@ -143,6 +143,13 @@ const (
 	// (docs/decisions.md D39): core hears them on the bus, since no area
 	// opens another's store. Created on open, like BucketLastProject.
 	BucketLeases = "sdd_leases"
+
+	// BucketImportJournal holds an import that spans several transactions
+	// (docs/decisions.md D41): its validated plan and the numbers of the
+	// tasks made so far, until the transaction of its last task removes
+	// it; an import a crash interrupted is completed from it on the next
+	// open. Created on open, like BucketLastProject.
+	BucketImportJournal = "import_journal"
 )
 
 // Counter names for NextID. Each names one id space of the store; numbers

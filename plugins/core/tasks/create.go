@@ -105,12 +105,11 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 	err = s.st.Commit(func(tx kv.Tx) error {
 		var err error
 		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
-			var err error
-			if rec, err = s.createTx(tx, call, actor, &in, parent, deps, now); err != nil {
+			if err := s.projectForWrite(tx, in.Project, call); err != nil {
 				return CreateOutput{}, err
 			}
-			event = createdEvent(rec)
-			if err := s.record(tx, EventCreated, event, now); err != nil {
+			var err error
+			if rec, event, err = s.createRecorded(tx, actor, &in, parent, deps, now); err != nil {
 				return CreateOutput{}, err
 			}
 			return CreateOutput{
@@ -145,11 +144,24 @@ func createdEvent(rec *record) map[string]any {
 	}
 }
 
-// createTx writes a validated new task inside tx.
-func (s *Service) createTx(tx kv.Tx, call Call, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
-	if err := s.projectForWrite(tx, in.Project, call); err != nil {
-		return nil, err
+// createRecorded writes a validated new task into a project that takes
+// tasks (projectForWrite) inside tx, and records its task.created event:
+// task_create's write, which an import repeats for each of its tasks
+// (docs/decisions.md D41). It returns the event to publish after the commit.
+func (s *Service) createRecorded(tx kv.Tx, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, map[string]any, error) {
+	rec, err := s.createTx(tx, actor, in, parent, deps, now)
+	if err != nil {
+		return nil, nil, err
 	}
+	event := createdEvent(rec)
+	if err := s.record(tx, EventCreated, event, now); err != nil {
+		return nil, nil, err
+	}
+	return rec, event, nil
+}
+
+// createTx writes a validated new task inside tx.
+func (s *Service) createTx(tx kv.Tx, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
 	if parent != 0 {
 		p, ok, err := loadRecord(tx, parent)
 		if err != nil {

@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// `cairn import` and `cairn export tasks` (docs/decisions.md D41): the core
+// area reads or writes the file itself, through its internal task_import
+// and task_export tools, in the running daemon or in a host of the
+// command's own; the host only resolves the paths and the project.
+
+func init() { register(newImport); register(newExport) }
+
+// importTimeout bounds an import through the daemon.
+const importTimeout = 30 * time.Minute
+
+// importProject is the project a command works in: --project, else the
+// default project of D24 (CAIRN_PROJECT, else the workspace directory's
+// slug), registered as a session's start registers it.
+func importProject(cmd *cobra.Command, c *areaClient, flag string) (string, error) {
+	if flag != "" {
+		if !validSlug(flag) {
+			return "", errs.Invalidf("project", "pattern", "project slug %q must match ^[a-z0-9][a-z0-9-]{0,62}$", flag)
+		}
+		return flag, nil
+	}
+	slug := session.Default(c.s).Project
+	if _, err := c.call(cmd.Context(), "project_register", obj{"slug": slug}, nil); err != nil {
+		return "", err
+	}
+	return slug, nil
+}
+
+func newImport() *cobra.Command {
+	var configFile, format, project, tag string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "import <file|folder>",
+		Short: "Import tasks from JSON Lines, task-master's tasks.json or a Backlog.md folder",
+		Long: `Import tasks into a project as task_create and task_update calls would make
+them (numbers, sequences, hash chains, events), in transactions of thousands
+of tasks. The whole input is checked first: a problem is refused naming the
+file, the line (or the Backlog.md file) and the field, and nothing is
+written. Formats (docs/cli.md has how each field maps):
+  jsonl       one task per line, as cairn export tasks writes them (*.jsonl)
+  taskmaster  task-master's tasks.json, plain or tagged (*.json; --tag)
+  backlog     a Backlog.md board: backlog/ or backlog/tasks/ (a folder)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path, err := filepath.Abs(args[0])
+			if err != nil {
+				return errs.Invalidf("path", "readable", "cannot resolve %s: %v", args[0], err)
+			}
+			if _, err := os.Stat(path); err != nil {
+				return errs.Invalidf("path", "exists", "cannot read %s: %v", args[0], err)
+			}
+			c, err := openAreas(cmd.Context(), configFile, writes, "core")
+			if err != nil {
+				return err
+			}
+			defer c.close()
+			// 100,000 tasks take about a minute on a quiet machine; a busy
+			// one may need several.
+			c.timeout = importTimeout
+			slug, err := importProject(cmd, c, project)
+			if err != nil {
+				return err
+			}
+			var out struct {
+				Project      string            `json:"project"`
+				Imported     int               `json:"imported"`
+				IDs          map[string]string `json:"ids"`
+				Transactions int               `json:"transactions"`
+			}
+			in := obj{"path": path, "project": slug}
+			if format != "" {
+				in["format"] = format
+			}
+			if tag != "" {
+				in["tag"] = tag
+			}
+			raw, err := c.call(cmd.Context(), "task_import", in, &out)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %d tasks into project %s in %d transactions\n", out.Imported, out.Project, out.Transactions)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "config file")
+	cmd.Flags().StringVar(&format, "format", "", "jsonl, taskmaster or backlog (default: told by the path)")
+	cmd.Flags().StringVar(&project, "project", "", "registered project the tasks go into (default: CAIRN_PROJECT, else the workspace's project)")
+	cmd.Flags().StringVar(&tag, "tag", "", "task-master tag of a tagged tasks.json (default master)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's output, with the task id each source id got")
+	return cmd
+}
+
+func newExport() *cobra.Command {
+	var configFile, project, output string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export data in a form other tools and cairn import read",
+	}
+	tasksCmd := &cobra.Command{
+		Use:   "tasks",
+		Short: "Write a project's tasks as JSON Lines (what cairn import reads back)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := openAreas(cmd.Context(), configFile, reads, "core")
+			if err != nil {
+				return err
+			}
+			defer c.close()
+			slug := project
+			if slug == "" {
+				slug = session.Default(c.s).Project
+			}
+			dest := output
+			if dest == "" || dest == "-" {
+				// The area writes files, not this command's stdout: a
+				// private temporary file is copied out and removed.
+				f, err := os.CreateTemp("", "cairn-export-*.jsonl")
+				if err != nil {
+					return errs.Newf(500, errs.Internal, "cannot create a temporary file: %v", err)
+				}
+				_ = f.Close()
+				defer func() { _ = os.Remove(f.Name()) }()
+				dest = f.Name()
+			}
+			if dest, err = filepath.Abs(dest); err != nil {
+				return errs.Invalidf("output", "writable", "cannot resolve %s: %v", output, err)
+			}
+			if _, err := c.call(cmd.Context(), "task_export", obj{"path": dest, "project": slug}, nil); err != nil {
+				return err
+			}
+			if output != "" && output != "-" {
+				return nil
+			}
+			f, err := os.Open(dest)
+			if err != nil {
+				return errs.Newf(500, errs.Internal, "cannot read the export: %v", err)
+			}
+			defer func() { _ = f.Close() }()
+			_, err = f.WriteTo(cmd.OutOrStdout())
+			return err
+		},
+	}
+	tasksCmd.Flags().StringVar(&project, "project", "", "project whose tasks are written (default: CAIRN_PROJECT, else the workspace's project)")
+	tasksCmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: stdout)")
+	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
+	cmd.AddCommand(tasksCmd)
+	return cmd
+}

@@ -1,0 +1,88 @@
+package core
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/cairn-mcp/cairn/plugins/core/importer"
+	"github.com/cairn-mcp/cairn/plugins/core/tasks"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Tools behind `cairn import` and `cairn export tasks` (docs/decisions.md
+// D41). They take a path rather than the tasks themselves: a 100,000-task
+// file is far beyond what one tool call should carry, and the operator's
+// command runs on the machine whose files the area reads and writes.
+
+// ImportInput is task_import's input.
+type ImportInput struct {
+	Path    string `json:"path" jsonschema:"minLength=1,description=Absolute path of the file (JSON Lines or tasks.json) or Backlog.md folder to import"`
+	Format  string `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,description=The input's format; absent: told by the path (folder: backlog; .jsonl: jsonl; .json: taskmaster)"`
+	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
+	Tag     string `json:"tag,omitempty" jsonschema:"maxLength=200,description=task-master tag to read from a tagged tasks.json (default master)"`
+}
+
+// ExportInput is task_export's input.
+type ExportInput struct {
+	Path    string `json:"path" jsonschema:"minLength=1,description=Absolute path of the JSON Lines file to write (replaced when it exists)"`
+	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug whose tasks are written"`
+}
+
+// ExportOutput is task_export's output.
+type ExportOutput struct {
+	Project  string `json:"project"`
+	Exported int    `json:"exported"`
+	Path     string `json:"path"`
+}
+
+func absolute(field, p string) error {
+	if !filepath.IsAbs(p) {
+		return errs.Invalidf(field, "pattern", "%s %q must be absolute: the area reads it from its own working directory", field, p)
+	}
+	return nil
+}
+
+func (c *Core) registerImportTools() {
+	sdk.AddTool(c.p, sdk.Tool[ImportInput, tasks.ImportOutput]{
+		Name: "task_import", Title: "Import tasks", Toolset: sdk.InternalToolset,
+		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks. The whole input is checked first: a problem answers 400 naming file, line and field, and nothing is written. Answers the task id each source id got. Called by `cairn import`.",
+		Handler: func(ctx context.Context, in ImportInput) (tasks.ImportOutput, error) {
+			if err := absolute("path", in.Path); err != nil {
+				return tasks.ImportOutput{}, err
+			}
+			svc, err := c.svc()
+			if err != nil {
+				return tasks.ImportOutput{}, err
+			}
+			list, err := importer.Read(in.Path, in.Format, in.Tag)
+			if err != nil {
+				return tasks.ImportOutput{}, err
+			}
+			return svc.Import(call(ctx), in.Project, list)
+		},
+	})
+	sdk.AddTool(c.p, sdk.Tool[ExportInput, ExportOutput]{
+		Name: "task_export", Title: "Export tasks", Toolset: sdk.InternalToolset, ReadOnly: true,
+		Description: "For the host only (reserved toolset internal, never listed to clients): writes every task of a project to a JSON Lines file, one task_get object (with its sequence) per line in task number order, from one read transaction: the form task_import reads back. Called by `cairn export tasks`.",
+		Handler: func(_ context.Context, in ExportInput) (ExportOutput, error) {
+			if err := absolute("path", in.Path); err != nil {
+				return ExportOutput{}, err
+			}
+			svc, err := c.svc()
+			if err != nil {
+				return ExportOutput{}, err
+			}
+			f, err := os.OpenFile(in.Path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				return ExportOutput{}, errs.Invalidf("path", "writable", "cannot write %s: %v", in.Path, err)
+			}
+			n, err := svc.Export(in.Project, f)
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = errs.Newf(500, errs.Internal, "cannot finish %s: %v", in.Path, cerr)
+			}
+			return ExportOutput{Project: in.Project, Exported: n, Path: in.Path}, err
+		},
+	})
+}

@@ -1,0 +1,59 @@
+package importer
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Whatever the bytes, the parsers answer tasks or one typed 400 naming the
+// file (never a panic, never both), and every task they answer has a key
+// and says where it was read.
+func checkParsed(t *testing.T, ts []Task, err error) {
+	if err != nil {
+		e, ok := errs.As(err)
+		if !ok || e.Status != 400 || e.Details["file"] == nil {
+			t.Fatalf("untyped or unlocated error: %v", err)
+		}
+		if ts != nil {
+			t.Fatalf("tasks beside an error")
+		}
+		return
+	}
+	for _, x := range ts {
+		if x.Key == "" || x.Where.File == "" {
+			t.Fatalf("task without key or place: %+v", x)
+		}
+	}
+}
+
+func FuzzReadJSONL(f *testing.F) {
+	f.Add([]byte(`{"task_id":"T-1","title":"a","labels":["x"],"depends_on":["T-2"]}` + "\n" + `{"task_id":"T-2","title":"b"}`))
+	f.Add([]byte(`{"task_id":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ts, err := ReadJSONL("f.jsonl", bytes.NewReader(data))
+		checkParsed(t, ts, err)
+	})
+}
+
+func FuzzParseBacklogFile(f *testing.F) {
+	f.Add([]byte(backlogTask))
+	f.Add([]byte("---\nid: task-1\ntitle: a\nassignee: '@x'\n---\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, err := ParseBacklogFile("task.md", data)
+		if err != nil {
+			checkParsed(t, nil, err)
+			return
+		}
+		checkParsed(t, []Task{x}, nil)
+	})
+}
+
+func FuzzReadTaskMaster(f *testing.F) {
+	f.Add([]byte(`{"tasks":[{"id":1,"title":"a","subtasks":[{"id":1,"title":"b","dependencies":[1]}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ts, err := ReadTaskMaster("tasks.json", data, "")
+		checkParsed(t, ts, err)
+	})
+}
