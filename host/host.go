@@ -168,7 +168,10 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithExtensions(skillsCapability()),
+		server.WithExtensions(extensionsCapability()),
+		// Tasks are the host's own (host/tasks.go): mcp-go only declares
+		// the capability.
+		server.WithTaskCapabilities(true, true, true),
 		server.WithPromptFilter(h.filterPrompts),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completions{h}),

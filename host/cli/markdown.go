@@ -72,7 +72,11 @@ func ToolsMarkdown(tools []*registry.Tool) string {
 			if len(hints) == 0 {
 				hints = append(hints, "none")
 			}
-			fmt.Fprintf(&b, "Plugin: `%s` · Annotations: %s\n\n", t.Owner, strings.Join(hints, ", "))
+			fmt.Fprintf(&b, "Plugin: `%s` · Annotations: %s", t.Owner, strings.Join(hints, ", "))
+			if t.TaskSupport != "" {
+				fmt.Fprintf(&b, " · Runs as an MCP task: %s (docs/protocol.md, Tasks)", t.TaskSupport)
+			}
+			b.WriteString("\n\n")
 			b.WriteString(paramTable(t.InputSchema))
 			b.WriteString("\n<details><summary>Input schema</summary>\n\n```json\n" + indent(t.InputSchema) + "\n```\n\n</details>\n")
 			b.WriteString("\n<details><summary>Output schema (success)</summary>\n\n```json\n" + indent(t.SuccessSchema) + "\n```\n\n</details>\n")

@@ -12,7 +12,7 @@ type Footprint struct {
 	// Model counts what a model reads: name, title, description,
 	// inputSchema and annotations.
 	Model int
-	// Wire counts the whole entry, outputSchema included.
+	// Wire counts the whole entry, outputSchema and execution included.
 	Wire int
 }
 
@@ -24,6 +24,12 @@ type listedTool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Hints           `json:"annotations"`
+	Execution    *execution      `json:"execution,omitempty"`
+}
+
+// execution is a task tool's execution member (docs/decisions.md D39).
+type execution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 // Hints are the MCP tool hints tools/list carries for a tool. Each is set
@@ -66,6 +72,9 @@ func (t *Tool) Footprint() Footprint {
 	l.Annotations = t.Hints()
 	model, _ := json.Marshal(l)
 	l.OutputSchema = t.OutputSchema
+	if t.TaskSupport != "" {
+		l.Execution = &execution{TaskSupport: t.TaskSupport}
+	}
 	wire, _ := json.Marshal(l)
 	return Footprint{Model: len(model), Wire: len(wire)}
 }
