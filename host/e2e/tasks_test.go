@@ -382,3 +382,51 @@ func TestTasksGoSDKClient(t *testing.T) {
 		})
 	}
 }
+
+// TestTasksTypeScriptClient drives the computer-use loop as tasks with the
+// official TypeScript SDK's experimental tasks client (2025-11-25; the SDK
+// speaks no later revision): callToolStream creates, polls and fetches a
+// task's result, validated against the tool's output schema; a second is
+// cancelled, read and listed. Over stdio and streamable HTTP.
+func TestTasksTypeScriptClient(t *testing.T) {
+	ts := installTSClient(t)
+	srv := xvfb.Start(t, 800, 600)
+	api := visiontest.New(t, "sk-e2e-key")
+	var turn atomic.Int64
+	api.Fallback = func(r visiontest.Request) visiontest.Reply {
+		if !strings.Contains(fmt.Sprint(r.Body["messages"]), "keep looking") {
+			return visiontest.TextReply("All done.")
+		}
+		time.Sleep(200 * time.Millisecond)
+		return visiontest.ToolUseReply("", visiontest.ToolUse{ID: fmt.Sprintf("u%d", turn.Add(1)), Input: map[string]any{"action": "screenshot"}})
+	}
+	env := []string{visionToolsets, "ANTHROPIC_API_KEY=sk-e2e-key", "ANTHROPIC_BASE_URL=" + api.URL, "DISPLAY=" + srv.Display}
+	check := func(t *testing.T, got map[string]any) {
+		caps, _ := got["capabilities"].(map[string]any)
+		if caps["list"] == nil || caps["cancel"] == nil {
+			t.Errorf("the TypeScript client sees tasks capabilities %v", got["capabilities"])
+		}
+		if ts, _ := got["taskSupport"].(map[string]any); ts["computer_agent_run"] != "optional" {
+			t.Errorf("taskSupport %v", got["taskSupport"])
+		}
+		stream := anyStrings(got["stream"])
+		if len(stream) < 3 || stream[0] != "taskCreated" || stream[1] != "taskStatus" || stream[len(stream)-1] != "result" || got["finalText"] != "All done." {
+			t.Errorf("callToolStream yielded %v (final text %v, error %v)", stream, got["finalText"], got["streamError"])
+		}
+		if got["cancelled"] != "cancelled" || got["got"] != "cancelled" {
+			t.Errorf("cancelTask %v, then getTask %v", got["cancelled"], got["got"])
+		}
+		if listed := anyStrings(got["listed"]); !slices.Equal(listed, []string{"completed", "cancelled"}) {
+			t.Errorf("listTasks %v", listed)
+		}
+	}
+	t.Run("stdio", func(t *testing.T) {
+		w := newWorkspace(t)
+		check(t, ts.run(t, w, env, "ts-tasks.mjs", "stdio", cairnBin, "serve"))
+	})
+	t.Run("http", func(t *testing.T) {
+		w := newWorkspace(t)
+		url, _ := startHTTP(t, w, env, "", "--no-auth")
+		check(t, ts.run(t, w, nil, "ts-tasks.mjs", "http", url))
+	})
+}
