@@ -9,9 +9,9 @@ import (
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
-// openTasks opens the task book when a tool declares TaskSupport: once,
-// at the first Configure (a later one keeps the book and its running
-// tasks).
+// openTasks opens the task book when a tool declares TaskSupport and the
+// host gave a data directory: once, at the first Configure (a later one
+// keeps the book and its running tasks).
 func (p *Plugin) openTasks(dataDir string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -19,7 +19,9 @@ func (p *Plugin) openTasks(dataDir string) error {
 		return nil
 	}
 	if dataDir == "" {
-		return errs.Newf(500, errs.InitFailed, "plugin %s has tools that run as tasks, which are kept in the data directory, and the host gave none", p.name)
+		// Embedded without one (tests): plain calls only; startTask says
+		// why a task is refused.
+		return nil
 	}
 	b, err := openTasks(p.name, dataDir, p.logger.Named("tasks"), time.Now)
 	if err != nil {
@@ -56,9 +58,12 @@ func (s *server) startTask(ctx context.Context, req *pb.CallToolRequest) *pb.Too
 	if e != nil {
 		return fail(e)
 	}
-	b := s.p.taskBook()
-	if t.info.TaskSupport == "" || b == nil {
+	if t.info.TaskSupport == "" {
 		return fail(errs.Invalidf("task", "taskSupport", "tool %s does not run as a task; call it without task", req.Tool))
+	}
+	b := s.p.taskBook()
+	if b == nil {
+		return fail(errs.Newf(503, errs.Unavailable, "plugin %s keeps tasks in a data directory and was configured without one; call %s without task", s.p.name, req.Tool))
 	}
 	caller := CallerFrom(callContext(ctx, req))
 	rid := req.RequestId

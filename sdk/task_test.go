@@ -137,9 +137,15 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 }
 
-// TestTaskRefusals: bad arguments are the call's answer (no task), and a
-// tool without task support refuses a task.
+// TestTaskRefusals: bad arguments are the call's answer (no task), a
+// tool without task support refuses a task, and so does a plugin
+// configured without a data directory.
 func TestTaskRefusals(t *testing.T) {
+	bare := taskPlugin(t, "", nil)
+	if res := bare.call(context.Background(), &pb.CallToolRequest{Tool: "waiter_wait", Arguments: []byte(`{"label":"x"}`), Task: &pb.TaskParams{}},
+		func(*pb.CallToolEvent) {}); res.Task != nil || res.Error == nil || res.Error.Code != "ERR_UNAVAILABLE" {
+		t.Errorf("a task without a data directory: %v", res)
+	}
 	s := taskPlugin(t, t.TempDir(), nil)
 	AddTool(s.p, Tool[waitIn, waitOut]{Name: "waiter_quick", Description: "Quick.",
 		Handler: func(_ context.Context, in waitIn) (waitOut, error) { return waitOut(in), nil }})
