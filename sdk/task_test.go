@@ -34,7 +34,7 @@ func taskPlugin(t *testing.T, dir string, release <-chan struct{}) *server {
 			}
 			select {
 			case <-release:
-				return waitOut{Label: in.Label}, nil
+				return waitOut(in), nil
 			case <-ctx.Done():
 				return waitOut{}, ctx.Err()
 			}

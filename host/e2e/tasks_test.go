@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"slices"
 	"strings"
@@ -429,4 +431,70 @@ func TestTasksTypeScriptClient(t *testing.T) {
 		url, _ := startHTTP(t, w, env, "", "--no-auth")
 		check(t, ts.run(t, w, nil, "ts-tasks.mjs", "http", url))
 	})
+}
+
+// TestTasksModernHTTP checks the 2026-07-28 task methods over Streamable
+// HTTP as JSON-RPC (no official client speaks them): the headers the
+// revision and the extension require, Mcp-Name being the task id, and the
+// HTTP status of each answer.
+func TestTasksModernHTTP(t *testing.T) {
+	srv := xvfb.Start(t, 800, 600)
+	api := visiontest.New(t, "sk-e2e-key")
+	api.Fallback = func(visiontest.Request) visiontest.Reply { return visiontest.TextReply("All done.") }
+	w := newWorkspace(t)
+	url, _ := startHTTP(t, w, []string{visionToolsets, "ANTHROPIC_API_KEY=sk-e2e-key", "ANTHROPIC_BASE_URL=" + api.URL, "DISPLAY=" + srv.Display}, "", "--no-auth")
+	post := func(method, name string, params map[string]any) (int, map[string]any) {
+		t.Helper()
+		params["_meta"] = tasksMeta()
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", method)
+		if name != "" {
+			req.Header.Set("Mcp-Name", name)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		return resp.StatusCode, m
+	}
+	code, m := post("tools/call", "computer_agent_run", map[string]any{"name": "computer_agent_run", "arguments": map[string]any{"task": "say you are done"}})
+	res, _ := m["result"].(map[string]any)
+	if code != http.StatusOK || res["resultType"] != "task" {
+		t.Fatalf("tools/call: %d %v", code, m)
+	}
+	id := res["taskId"].(string)
+	eventually(t, 30*time.Second, "the task to complete", func() bool {
+		code, m := post("tasks/get", id, map[string]any{"taskId": id})
+		res, _ := m["result"].(map[string]any)
+		inner, _ := res["result"].(map[string]any)
+		sc, _ := inner["structuredContent"].(map[string]any)
+		return code == http.StatusOK && res["status"] == "completed" && sc["finalText"] == "All done."
+	})
+	for what, tc := range map[string]struct {
+		method, name string
+		params       map[string]any
+		status, code int
+	}{
+		"tasks/get without Mcp-Name":   {"tasks/get", "", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
+		"tasks/get naming another task": {"tasks/get", "vision.x", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
+		"an unknown task":               {"tasks/get", "vision.00000000000000000000000000000000", map[string]any{"taskId": "vision.00000000000000000000000000000000"}, http.StatusBadRequest, -32602},
+		"tasks/list":                    {"tasks/list", "", map[string]any{}, http.StatusNotFound, -32601},
+	} {
+		code, m := post(tc.method, tc.name, tc.params)
+		if e, _ := m["error"].(map[string]any); code != tc.status || e["code"] != float64(tc.code) {
+			t.Errorf("%s: %d %v, want %d with %d", what, code, m, tc.status, tc.code)
+		}
+	}
+	if code, m := post("tasks/cancel", id, map[string]any{"taskId": id}); code != http.StatusOK || fmt.Sprint(m["result"]) != "map[resultType:complete]" {
+		t.Errorf("cancelling an ended task: %d %v, want an acknowledgement", code, m)
+	}
 }
