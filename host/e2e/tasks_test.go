@@ -188,6 +188,12 @@ var era20260728 = taskEra{
 		if ext, _ := caps["extensions"].(map[string]any); ext["io.modelcontextprotocol/tasks"] == nil {
 			c.t.Fatalf("server/discover declares extensions %v", caps["extensions"])
 		}
+		// The revision's tools have no execution member.
+		for _, raw := range c.ok("tools/list", map[string]any{"_meta": tasksMeta()})["tools"].([]any) {
+			if tool := raw.(map[string]any); tool["execution"] != nil {
+				c.t.Errorf("2026-07-28 tools/list gives %s an execution member", tool["name"])
+			}
+		}
 	},
 	start: func(c *sdkConn, tool string, args map[string]any) string {
 		res := c.ok("tools/call", map[string]any{"name": tool, "arguments": args, "_meta": tasksMeta()})
