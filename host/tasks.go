@@ -263,6 +263,23 @@ func (h *Host) listTasks(ctx context.Context, id mcp.RequestId, cursor string) m
 	return mcp.NewJSONRPCResultResponse(id, res)
 }
 
+// TasksWorking counts the MCP tasks working in the host's plugins, any
+// owner's: a shared daemon stays up while some work, so their clients
+// find the results when they come back.
+func (h *Host) TasksWorking(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n := 0
+	for _, name := range h.taskPlugins() {
+		if p := h.plugin(name); p != nil {
+			if resp, err := p.Task(ctx, plugin.TaskRequest{Op: "working"}); err == nil {
+				n += len(resp.Tasks)
+			}
+		}
+	}
+	return n
+}
+
 // taskPlugins names the plugins with a tool that runs as a task, sorted.
 func (h *Host) taskPlugins() []string {
 	seen := map[string]bool{}

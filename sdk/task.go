@@ -356,6 +356,20 @@ func (b *tasks) result(ctx context.Context, owner, id string) (*taskRecord, *err
 	return b.get(owner, id)
 }
 
+// working returns the tasks whose handlers run in this process and whose
+// records still say working (a cancelled one may still be stopping).
+func (b *tasks) working() []*taskRecord {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*taskRecord
+	for id := range b.running {
+		if r, e := b.loadLocked(id); e == nil && r.Status == TaskWorking {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // stop cancels every handler still running (the process is stopping);
 // their tasks are left working on disk, and the next start reports them
 // interrupted.

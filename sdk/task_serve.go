@@ -94,6 +94,12 @@ func (s *server) Task(ctx context.Context, req *pb.TaskRequest) (*pb.TaskRespons
 		r, e = b.cancel(owner, req.TaskId)
 	case "result":
 		r, e = b.result(ctx, owner, req.TaskId)
+	case "working":
+		resp := &pb.TaskResponse{}
+		for _, r := range b.working() {
+			resp.Tasks = append(resp.Tasks, taskToProto(r))
+		}
+		return resp, nil
 	case "list":
 		page, next, e := b.list(owner, req.Cursor)
 		if e != nil {
@@ -105,7 +111,7 @@ func (s *server) Task(ctx context.Context, req *pb.TaskRequest) (*pb.TaskRespons
 		}
 		return resp, nil
 	default:
-		e = errs.Invalidf("op", "enum", "task operation %q is none of get, list, cancel, result", req.Op)
+		e = errs.Invalidf("op", "enum", "task operation %q is none of get, list, cancel, result, working", req.Op)
 	}
 	if e != nil {
 		return &pb.TaskResponse{Error: lane.ErrorToProto(e)}, nil

@@ -98,6 +98,9 @@ func TestTaskLifecycle(t *testing.T) {
 	}
 	// Progress is written once a second at most; the first report is.
 	waitStatus(t, s, local, a.TaskId, TaskWorking, "half way for a")
+	if w := taskOp(t, s, &pb.Caller{Id: "u-9", Source: "api_key"}, "working", ""); len(w.Tasks) != 1 || w.Tasks[0].TaskId != a.TaskId {
+		t.Errorf("working tasks %v, want a whoever asks", w.Tasks)
+	}
 	c := taskOp(t, s, local, "cancel", a.TaskId)
 	if c.Error != nil || c.Task.Status != TaskCancelled {
 		t.Fatalf("cancel answered %v", c)
@@ -117,6 +120,9 @@ func TestTaskLifecycle(t *testing.T) {
 		t.Fatalf("completed task's result %v", r)
 	}
 
+	if w := taskOp(t, s, local, "working", ""); len(w.Tasks) != 0 {
+		t.Errorf("working tasks %v after both ended", w.Tasks)
+	}
 	l := taskOp(t, s, local, "list", "")
 	if len(l.Tasks) != 2 || l.Tasks[0].TaskId != a.TaskId || l.Tasks[1].TaskId != b.TaskId || l.NextCursor != "" {
 		t.Errorf("list %v, want a then b", l)

@@ -504,3 +504,39 @@ func TestTasksModernHTTP(t *testing.T) {
 		t.Errorf("cancelling an ended task: %d %v, want an acknowledgement", code, m)
 	}
 }
+
+// TestTasksKeepTheDaemon: a shared daemon with no session left stays up
+// while a task works, so its client finds the result when it comes back,
+// and goes idle once no task works.
+func TestTasksKeepTheDaemon(t *testing.T) {
+	srv := xvfb.Start(t, 800, 600)
+	api := visiontest.New(t, "sk-e2e-key")
+	var turn atomic.Int64
+	api.Fallback = func(visiontest.Request) visiontest.Reply {
+		time.Sleep(200 * time.Millisecond)
+		return visiontest.ToolUseReply("", visiontest.ToolUse{ID: fmt.Sprintf("u%d", turn.Add(1)), Input: map[string]any{"action": "screenshot"}})
+	}
+	w := newWorkspace(t)
+	env := append([]string{visionToolsets, "ANTHROPIC_API_KEY=sk-e2e-key", "ANTHROPIC_BASE_URL=" + api.URL, "DISPLAY=" + srv.Display}, sharedEnv...)
+	c := dialSDK(t, w, env)
+	era20251125.open(c)
+	id := era20251125.start(c, "computer_agent_run", map[string]any{"task": "keep looking at the screen", "maxTurns": 500, "maxScreenshots": 200})
+	pid := daemonPID(t, w)
+	_ = c.conn.Close()
+	// Past the daemon's idle time (sharedEnv: 3 s) with no session.
+	time.Sleep(5 * time.Second)
+	if !processAlive(pid) {
+		t.Fatal("the daemon went idle under a working task")
+	}
+	c2 := dialSDK(t, w, env)
+	era20251125.open(c2)
+	if np := daemonPID(t, w); np != pid {
+		t.Fatalf("a new daemon (%d, was %d)", np, pid)
+	}
+	if g := era20251125.get(c2, id); g["status"] != "working" {
+		t.Fatalf("the task after the reconnect: %v", g)
+	}
+	era20251125.cancel(c2, id)
+	_ = c2.conn.Close()
+	eventually(t, 20*time.Second, "the daemon to go idle once no task works", func() bool { return !processAlive(pid) })
+}

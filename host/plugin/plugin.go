@@ -123,8 +123,9 @@ type Ask struct {
 }
 
 // TaskRequest is an operation on a plugin's task (docs/decisions.md D39):
-// Op is "get", "list", "cancel" or "result" (which waits until the task
-// ends). Caller is who asks: a plugin shows a task only to its owner.
+// Op is "get", "list", "cancel", "result" (which waits until the task
+// ends) or "working" (every owner's working tasks, for the host alone).
+// Caller is who asks: a plugin shows a task only to its owner.
 type TaskRequest struct {
 	Op, TaskID, Cursor string
 	Caller             pipeline.Caller

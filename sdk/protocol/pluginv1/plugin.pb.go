@@ -909,7 +909,9 @@ func (x *TaskState) GetInterrupted() bool {
 
 type TaskRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// "get", "list", "cancel" or "result" (which waits until the task ends).
+	// "get", "list", "cancel", "result" (which waits until the task ends),
+	// or "working": every owner's tasks working in the plugin now, for the
+	// host alone (a daemon stays up while some work).
 	Op     string `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
 	TaskId string `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// Who asks: a task is only seen by the owner that started it.
