@@ -237,11 +237,11 @@ func (h *Host) listTasks(ctx context.Context, id mcp.RequestId, cursor string) m
 	tasks := []map[string]any{}
 	next := ""
 	for i := from; i < len(names) && next == ""; i++ {
-		p := h.plugin(names[i])
+		p := h.taskPluginNamed(names[i])
 		if p == nil {
 			continue
 		}
-		resp, err := p.Task(ctx, plugin.TaskRequest{Op: "list", Cursor: inner, Caller: taskCaller(ctx, h)})
+		resp, err := p.Task(ctx, plugin.TaskRequest{Op: "list", Cursor: inner, Caller: h.taskCaller(ctx)})
 		inner = ""
 		if err != nil {
 			return taskError(id, errs.From(err))
@@ -271,7 +271,7 @@ func (h *Host) TasksWorking(ctx context.Context) int {
 	defer cancel()
 	n := 0
 	for _, name := range h.taskPlugins() {
-		if p := h.plugin(name); p != nil {
+		if p := h.taskPluginNamed(name); p != nil {
 			if resp, err := p.Task(ctx, plugin.TaskRequest{Op: "working"}); err == nil {
 				n += len(resp.Tasks)
 			}
@@ -294,7 +294,8 @@ func (h *Host) taskPlugins() []string {
 	return out
 }
 
-func (h *Host) plugin(name string) taskPlugin {
+// taskPluginNamed is the running plugin name, nil when none runs.
+func (h *Host) taskPluginNamed(name string) taskPlugin {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p := h.plugins[name]; p != nil {
@@ -314,12 +315,12 @@ func (h *Host) taskOp(ctx context.Context, op, id string) (plugin.TaskResponse, 
 	name, _, found := strings.Cut(id, ".")
 	var p taskPlugin
 	if found {
-		p = h.plugin(name)
+		p = h.taskPluginNamed(name)
 	}
 	if p == nil {
 		return plugin.TaskResponse{}, errs.NotFoundf(errs.NotFound, "taskId", "task %q not found: no running plugin issued it", id)
 	}
-	resp, err := p.Task(ctx, plugin.TaskRequest{Op: op, TaskID: id, Caller: taskCaller(ctx, h)})
+	resp, err := p.Task(ctx, plugin.TaskRequest{Op: op, TaskID: id, Caller: h.taskCaller(ctx)})
 	if err != nil {
 		return plugin.TaskResponse{}, errs.From(err)
 	}
@@ -332,7 +333,7 @@ func (h *Host) taskOp(ctx context.Context, op, id string) (plugin.TaskResponse, 
 // taskCaller is who asks about a task: the API key's user over
 // authenticated HTTP, else the local operator. A plugin shows a task only
 // to the owner that started it (docs/decisions.md D22).
-func taskCaller(ctx context.Context, h *Host) pipeline.Caller {
+func (h *Host) taskCaller(ctx context.Context) pipeline.Caller {
 	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
 		return pipeline.Caller{ID: p.UserID, Source: "api_key", Scopes: p.Scopes}
 	}

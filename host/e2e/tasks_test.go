@@ -490,7 +490,7 @@ func TestTasksModernHTTP(t *testing.T) {
 		params       map[string]any
 		status, code int
 	}{
-		"tasks/get without Mcp-Name":   {"tasks/get", "", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
+		"tasks/get without Mcp-Name":    {"tasks/get", "", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
 		"tasks/get naming another task": {"tasks/get", "vision.x", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
 		"an unknown task":               {"tasks/get", "vision.00000000000000000000000000000000", map[string]any{"taskId": "vision.00000000000000000000000000000000"}, http.StatusBadRequest, -32602},
 		"tasks/list":                    {"tasks/list", "", map[string]any{}, http.StatusNotFound, -32601},
