@@ -98,7 +98,7 @@ func DefaultToolsets() []string {
 func budgetTable(names []string, groups map[string][]*registry.Tool) string {
 	var b strings.Builder
 	b.WriteString("\n## Context budget\n\n")
-	b.WriteString("What each toolset costs in a tools/list result, in bytes of compact JSON. *Model* counts what a model reads of each tool: `name`, `title`, `description`, `inputSchema` and `annotations`; *wire* counts the whole entry, `outputSchema` included. The default toolsets must stay within " + fmt.Sprint(registry.DefaultBudget) + " model bytes (docs/decisions.md D37); a test checks the figures against tools/list.\n\n")
+	b.WriteString("What each toolset costs in a tools/list result, in bytes of compact JSON. *Model* counts what a model reads of each tool: `name`, `title`, `description`, `inputSchema`, `annotations` and a task tool's `execution`; *wire* counts the whole entry, `outputSchema` included. The default toolsets must stay within " + fmt.Sprint(registry.DefaultBudget) + " model bytes (docs/decisions.md D37); a test checks the figures against tools/list.\n\n")
 	b.WriteString("| Toolset | Tools | Model bytes | Wire bytes |\n|---|---:|---:|---:|\n")
 	inDefault := map[string]bool{}
 	for _, d := range DefaultToolsets() {

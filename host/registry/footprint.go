@@ -10,9 +10,9 @@ const DefaultBudget = 16 * 1024
 // compact JSON as the list carries it (docs/decisions.md D37).
 type Footprint struct {
 	// Model counts what a model reads: name, title, description,
-	// inputSchema and annotations.
+	// inputSchema, annotations and a task tool's execution.
 	Model int
-	// Wire counts the whole entry, outputSchema and execution included.
+	// Wire counts the whole entry, outputSchema included.
 	Wire int
 }
 
@@ -70,11 +70,11 @@ func (t *Tool) Hints() Hints {
 func (t *Tool) Footprint() Footprint {
 	l := listedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 	l.Annotations = t.Hints()
-	model, _ := json.Marshal(l)
-	l.OutputSchema = t.OutputSchema
 	if t.TaskSupport != "" {
 		l.Execution = &execution{TaskSupport: t.TaskSupport}
 	}
+	model, _ := json.Marshal(l)
+	l.OutputSchema = t.OutputSchema
 	wire, _ := json.Marshal(l)
 	return Footprint{Model: len(model), Wire: len(wire)}
 }
