@@ -439,38 +439,52 @@ func TestTasksTypeScriptClient(t *testing.T) {
 	})
 }
 
+// postModern posts one 2026-07-28 request declaring the tasks extension,
+// with the headers the revision requires (Mcp-Name: name, when given) and
+// an API key (when given), and returns the HTTP status and the answer.
+func postModern(t *testing.T, url, key, method, name string, params map[string]any) (int, map[string]any) {
+	t.Helper()
+	params["_meta"] = tasksMeta()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	if name != "" {
+		req.Header.Set("Mcp-Name", name)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	return resp.StatusCode, m
+}
+
 // TestTasksModernHTTP checks the 2026-07-28 task methods over Streamable
 // HTTP as JSON-RPC (no official client speaks them): the headers the
-// revision and the extension require, Mcp-Name being the task id, and the
-// HTTP status of each answer.
+// revision and the extension require, Mcp-Name being the task id, the HTTP
+// status of each answer, and a task seen only by the API key's user that
+// started it (docs/decisions.md D22).
 func TestTasksModernHTTP(t *testing.T) {
 	srv := xvfb.Start(t, 800, 600)
 	api := visiontest.New(t, "sk-e2e-key")
 	api.Fallback = func(visiontest.Request) visiontest.Reply { return visiontest.TextReply("All done.") }
 	w := newWorkspace(t)
-	url, _ := startHTTP(t, w, []string{visionToolsets, "ANTHROPIC_API_KEY=sk-e2e-key", "ANTHROPIC_BASE_URL=" + api.URL, "DISPLAY=" + srv.Display}, "", "--no-auth")
+	_, alice := createKey(t, w, "--name", "alice's agent", "--user", "alice")
+	_, bob := createKey(t, w, "--name", "bob's agent", "--user", "bob")
+	url, _ := startHTTP(t, w, []string{visionToolsets, "ANTHROPIC_API_KEY=sk-e2e-key", "ANTHROPIC_BASE_URL=" + api.URL, "DISPLAY=" + srv.Display}, "")
 	post := func(method, name string, params map[string]any) (int, map[string]any) {
 		t.Helper()
-		params["_meta"] = tasksMeta()
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-		req.Header.Set("Mcp-Method", method)
-		if name != "" {
-			req.Header.Set("Mcp-Name", name)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var m map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-			t.Fatalf("%s: %v", method, err)
-		}
-		return resp.StatusCode, m
+		return postModern(t, url, alice, method, name, params)
 	}
 	code, m := post("tools/call", "computer_agent_run", map[string]any{"name": "computer_agent_run", "arguments": map[string]any{"task": "say you are done"}})
 	res, _ := m["result"].(map[string]any)
@@ -486,16 +500,18 @@ func TestTasksModernHTTP(t *testing.T) {
 		return code == http.StatusOK && res["status"] == "completed" && sc["finalText"] == "All done."
 	})
 	for what, tc := range map[string]struct {
-		method, name string
-		params       map[string]any
-		status, code int
+		key, method, name string
+		params            map[string]any
+		status, code      int
 	}{
-		"tasks/get without Mcp-Name":    {"tasks/get", "", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
-		"tasks/get naming another task": {"tasks/get", "vision.x", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
-		"an unknown task":               {"tasks/get", "vision.00000000000000000000000000000000", map[string]any{"taskId": "vision.00000000000000000000000000000000"}, http.StatusBadRequest, -32602},
-		"tasks/list":                    {"tasks/list", "", map[string]any{}, http.StatusNotFound, -32601},
+		"tasks/get without Mcp-Name":    {alice, "tasks/get", "", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
+		"tasks/get naming another task": {alice, "tasks/get", "vision.x", map[string]any{"taskId": id}, http.StatusBadRequest, -32020},
+		"an unknown task":               {alice, "tasks/get", "vision.00000000000000000000000000000000", map[string]any{"taskId": "vision.00000000000000000000000000000000"}, http.StatusBadRequest, -32602},
+		"tasks/list":                    {alice, "tasks/list", "", map[string]any{}, http.StatusNotFound, -32601},
+		"another user's tasks/get":      {bob, "tasks/get", id, map[string]any{"taskId": id}, http.StatusBadRequest, -32602},
+		"another user's tasks/cancel":   {bob, "tasks/cancel", id, map[string]any{"taskId": id}, http.StatusBadRequest, -32602},
 	} {
-		code, m := post(tc.method, tc.name, tc.params)
+		code, m := postModern(t, url, tc.key, tc.method, tc.name, tc.params)
 		if e, _ := m["error"].(map[string]any); code != tc.status || e["code"] != float64(tc.code) {
 			t.Errorf("%s: %d %v, want %d with %d", what, code, m, tc.status, tc.code)
 		}
