@@ -158,9 +158,16 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	h.projects.Hook(hooks)
 	h.unwatch = h.watchProtocolEvents()
 	// Each session lists only its own toolsets' and mode's tools (D21).
-	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, req *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		if res != nil {
 			res.Tools = h.filterListed(ctx, res.Tools)
+			if req != nil && req.Params.Meta != nil && mcp.IsModernProtocol(req.Params.Meta.ProtocolVersion()) {
+				// 2026-07-28 has no execution member: the server
+				// decides which calls become tasks (host/tasks.go).
+				for i := range res.Tools {
+					res.Tools[i].Execution = nil
+				}
+			}
 		}
 	})
 	h.mcp = server.NewMCPServer("cairn", opts.Version,
@@ -168,7 +175,10 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
-		server.WithExtensions(skillsCapability()),
+		server.WithExtensions(extensionsCapability()),
+		// Tasks are the host's own (host/tasks.go): mcp-go only declares
+		// the capability.
+		server.WithTaskCapabilities(true, true, true),
 		server.WithPromptFilter(h.filterPrompts),
 		server.WithCompletions(),
 		server.WithPromptCompletionProvider(completions{h}),

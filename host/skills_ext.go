@@ -23,6 +23,14 @@ func skillsCapability() map[string]any {
 	return map[string]any{skillsext.ExtensionKey: map[string]any{}}
 }
 
+// extensionsCapability declares every extension the host serves: skills
+// and tasks (host/tasks.go).
+func extensionsCapability() map[string]any {
+	ext := skillsCapability()
+	ext[TasksExtension] = map[string]any{}
+	return ext
+}
+
 // answerSkills answers skills/list and skills/get from the skill:// SKILL.md
 // resources the session's plugins serve, read through the plugin as
 // resources/read reads them (docs/decisions.md D14). ok is false for any

@@ -132,6 +132,9 @@ func (h *Host) ServeHTTPWith(ctx context.Context, addr string, o httpserve.Optio
 }
 
 func (t sessionHooks) AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool) {
+	if resp, ok := t.h.answerTasks(ctx, method, msg); ok {
+		return resp, true
+	}
 	return t.h.answerSkills(ctx, method, msg)
 }
 

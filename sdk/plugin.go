@@ -81,6 +81,9 @@ type Plugin struct {
 	host       hostLink
 	cfg        Config
 	configured bool
+	// tasks keeps the tasks of tools with TaskSupport (nil when no tool
+	// declares it, or before Configure).
+	tasks *tasks
 }
 
 // Option configures a Plugin.
@@ -291,6 +294,8 @@ type ToolInfo struct {
 	OpenWorld    bool
 	// HonoursIdempotency: see Tool.HonoursIdempotency.
 	HonoursIdempotency bool
+	// TaskSupport: see Tool.TaskSupport.
+	TaskSupport TaskSupport
 }
 
 // Tools lists the declared tools in declaration order.
@@ -323,6 +328,9 @@ func (p *Plugin) Subscriptions() []string {
 // Configure runs the configure hooks. Serve calls it when the host
 // configures the plugin; tests and in-process embedding call it directly.
 func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
+	if err := p.openTasks(cfg.DataDir); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	p.cfg = cfg
 	hooks := append([]func(context.Context, Config) error(nil), p.onConfigure...)
@@ -344,7 +352,11 @@ func (p *Plugin) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	hooks := p.onStop
 	p.onStop = nil
+	book := p.tasks
 	p.mu.Unlock()
+	if book != nil {
+		book.stop()
+	}
 	var first error
 	for i := len(hooks) - 1; i >= 0; i-- {
 		if err := hooks[i](ctx); err != nil && first == nil {

@@ -151,7 +151,7 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeRes
 				ReadOnly: &t.ReadOnly, Destructive: &t.Destructive,
 				Idempotent: &t.Idempotent, OpenWorld: &t.OpenWorld, Title: t.Title,
 			},
-			HonoursIdempotency: t.HonoursIdempotency,
+			HonoursIdempotency: t.HonoursIdempotency, TaskSupport: string(t.TaskSupport),
 		})
 	}
 	return resp, nil
@@ -171,6 +171,11 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 // returns, send is not called again: a handler's goroutine that reports
 // late is dropped, so nothing follows the result.
 func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*pb.CallToolEvent)) *pb.ToolResult {
+	if req.GetTask() != nil {
+		// Answered at once: the call's progress, log lines and client
+		// channel end with this answer, so the task has none of them.
+		return s.startTask(ctx, req)
+	}
 	ctx = s.withClientAsker(callContext(ctx, req), req)
 	var sendMu sync.Mutex
 	done := false

@@ -43,6 +43,10 @@ type Tool[In, Out any] struct {
 	// with 503 ERR_UNAVAILABLE, retryable.
 	HonoursIdempotency bool
 
+	// TaskSupport lets a client run the tool as an MCP task (TaskOptional):
+	// for tools that can run for minutes. Empty: plain calls only.
+	TaskSupport TaskSupport
+
 	// SuccessStatus is reported as _meta.status on success; 200 when zero
 	// (use 201 for tools that create something).
 	SuccessStatus int
@@ -171,7 +175,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: ts,
 			InputSchema: in, OutputSchema: out,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
-			HonoursIdempotency: t.HonoursIdempotency,
+			HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport,
 		},
 		input:  lazyValidator{tool: t.Name, raw: in},
 		output: lazyValidator{tool: t.Name, raw: out},
@@ -210,12 +214,21 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 // panic recovery and output encoding. ctx may carry a Caller (WithCaller)
 // and a progress sink (WithProgress).
 func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
+	t, args, e := p.checkedCall(name, args)
+	if e != nil {
+		return Result{Err: e, Status: e.Status}
+	}
+	return p.run(ctx, t, args)
+}
+
+// checkedCall finds tool name and checks args for it (the empty arguments
+// are `{}`).
+func (p *Plugin) checkedCall(name string, args []byte) (*tool, []byte, *errs.Error) {
 	p.mu.RLock()
 	t := p.tools[name]
 	p.mu.RUnlock()
 	if t == nil {
-		e := errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
-		return Result{Err: e, Status: e.Status}
+		return nil, nil, errs.NotFoundf(errs.NotFound, "name", "tool %q is not provided by plugin %s", name, p.name)
 	}
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte(`{}`)
@@ -223,11 +236,17 @@ func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
 	// Raw checks first: decoding for validation would already have
 	// replaced invalid UTF-8 (D11 refuses it) and walked any depth.
 	if e := rawjson.Check(args, rawjson.DefaultMaxDepth); e != nil {
-		return Result{Err: e, Status: e.Status}
+		return nil, nil, e
 	}
 	if e := t.input.validateChecked(args); e != nil {
-		return Result{Err: e, Status: e.Status}
+		return nil, nil, e
 	}
+	return t, args, nil
+}
+
+// run calls checked tool t: the handler, panic recovery, output encoding.
+func (p *Plugin) run(ctx context.Context, t *tool, args []byte) Result {
+	name := t.info.Name
 	out, err := p.safeCall(ctx, t, args)
 	if err != nil {
 		e := errs.From(err)

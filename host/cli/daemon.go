@@ -416,6 +416,7 @@ func newDaemon() *cobra.Command {
 			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings(), idle: idle}, daemon.Options{
 				Idle: idle, Version: host.Version,
 				Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
+				Busy: func() bool { return h.TasksWorking(ctx) > 0 },
 			})
 		},
 	}

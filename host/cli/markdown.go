@@ -72,7 +72,11 @@ func ToolsMarkdown(tools []*registry.Tool) string {
 			if len(hints) == 0 {
 				hints = append(hints, "none")
 			}
-			fmt.Fprintf(&b, "Plugin: `%s` · Annotations: %s\n\n", t.Owner, strings.Join(hints, ", "))
+			fmt.Fprintf(&b, "Plugin: `%s` · Annotations: %s", t.Owner, strings.Join(hints, ", "))
+			if t.TaskSupport != "" {
+				fmt.Fprintf(&b, " · Runs as an MCP task: %s (docs/protocol.md, Tasks)", t.TaskSupport)
+			}
+			b.WriteString("\n\n")
 			b.WriteString(paramTable(t.InputSchema))
 			b.WriteString("\n<details><summary>Input schema</summary>\n\n```json\n" + indent(t.InputSchema) + "\n```\n\n</details>\n")
 			b.WriteString("\n<details><summary>Output schema (success)</summary>\n\n```json\n" + indent(t.SuccessSchema) + "\n```\n\n</details>\n")
@@ -94,7 +98,7 @@ func DefaultToolsets() []string {
 func budgetTable(names []string, groups map[string][]*registry.Tool) string {
 	var b strings.Builder
 	b.WriteString("\n## Context budget\n\n")
-	b.WriteString("What each toolset costs in a tools/list result, in bytes of compact JSON. *Model* counts what a model reads of each tool: `name`, `title`, `description`, `inputSchema` and `annotations`; *wire* counts the whole entry, `outputSchema` included. The default toolsets must stay within " + fmt.Sprint(registry.DefaultBudget) + " model bytes (docs/decisions.md D37); a test checks the figures against tools/list.\n\n")
+	b.WriteString("What each toolset costs in a tools/list result, in bytes of compact JSON. *Model* counts what a model reads of each tool: `name`, `title`, `description`, `inputSchema`, `annotations` and a task tool's `execution`; *wire* counts the whole entry, `outputSchema` included. The default toolsets must stay within " + fmt.Sprint(registry.DefaultBudget) + " model bytes (docs/decisions.md D37); a test checks the figures against tools/list.\n\n")
 	b.WriteString("| Toolset | Tools | Model bytes | Wire bytes |\n|---|---:|---:|---:|\n")
 	inDefault := map[string]bool{}
 	for _, d := range DefaultToolsets() {

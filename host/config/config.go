@@ -60,7 +60,7 @@ var Vars = []Var{
 	{"CAIRN_DAEMON", "on", "off serves stdio or HTTP in the cairn serve process instead of through the shared daemon of the data dir (refused while one runs)."},
 	{"CAIRN_MAX_MESSAGE", "8MiB", "Largest JSON-RPC message one session may send (bytes, or with KiB/MiB)."},
 	{"CAIRN_MAX_CONCURRENT_CALLS", "16", "Tool calls one session runs at once; more wait in order."},
-	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session or HTTP listener before it exits."},
+	{"CAIRN_DAEMON_IDLE", "5m", "How long the shared daemon waits after its last session or HTTP listener before it exits (it stays while an MCP task works)."},
 	{"CAIRN_HTTP_ALLOWED_ORIGINS", "", "With --http: comma-separated origins (scheme://host[:port]) whose web pages may call the server, besides its own; requests from any other Origin get 403."},
 	{"CAIRN_HTTP_SESSION_IDLE", "30m", "With --http: an MCP session with no request for this long ends (its Mcp-Session-Id then answers 404)."},
 	{"CAIRN_HTTP_BODY_TIMEOUT", "30s", "With --http: a request body not fully received this long after its headers is cut off (408)."},

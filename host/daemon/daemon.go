@@ -324,6 +324,10 @@ type Options struct {
 	Version string
 	// Logf logs a line (to the daemon's stderr).
 	Logf func(format string, args ...any)
+	// Busy, when set, keeps an idle daemon up while it reports true: MCP
+	// tasks still working, whose clients come back for the result
+	// (docs/decisions.md D39).
+	Busy func() bool
 }
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the lock.
@@ -380,7 +384,8 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 		// --http` commands; the daemon does not go idle under one.
 		listeners = &httpListeners{byKey: map[string]*HTTPListener{}}
 	)
-	armIdle := func() { // with mu held
+	var armIdle func()
+	armIdle = func() { // with mu held
 		if idle != nil {
 			idle.Stop()
 		}
@@ -388,6 +393,15 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 			mu.Lock()
 			n := len(sessions) + listeners.count()
 			mu.Unlock()
+			if n == 0 && opts.Busy != nil && opts.Busy() {
+				opts.Logf("no session for %s, but tasks are working: staying", opts.Idle)
+				mu.Lock()
+				if len(sessions)+listeners.count() == 0 {
+					armIdle()
+				}
+				mu.Unlock()
+				return
+			}
 			if n == 0 {
 				opts.Logf("no session for %s: stopping", opts.Idle)
 				markStopped(p)

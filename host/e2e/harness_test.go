@@ -451,7 +451,9 @@ func startHTTP(t *testing.T, w *workspace, env []string, ready string, args ...s
 			return false
 		}
 		for _, line := range strings.Split(text, "\n") {
-			if i := strings.Index(line, "url=http://"); i >= 0 {
+			// The listener's line; a plugin's configuration may name
+			// another URL (vision's ANTHROPIC_BASE_URL).
+			if i := strings.Index(line, "url=http://"); i >= 0 && strings.HasSuffix(strings.TrimSpace(line), "/mcp") {
 				url = strings.Trim(strings.TrimSpace(line[i+4:]), `"`)
 				return true
 			}

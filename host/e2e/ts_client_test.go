@@ -16,12 +16,14 @@ import (
 // tested with mcp-go's client (protocol_eras_test.go).
 const tsSDKPackage = "@modelcontextprotocol/sdk@1.32.2"
 
-// TestOfficialTypeScriptClient drives cairn with the official TypeScript
-// client over stdio (relayed to the shared daemon, and --no-daemon) and
-// HTTP: initialize, tools, a call and its resource link, a typed error,
-// prompts, completions, a resource subscription notified on a thought
-// record, and a resource read.
-func TestOfficialTypeScriptClient(t *testing.T) {
+// tsClient is the official TypeScript SDK installed, with Node, for one
+// test; it runs the test's scripts from testdata.
+type tsClient struct{ node, dir string }
+
+// installTSClient installs tsSDKPackage, skipping the test with -short or
+// without npm.
+func installTSClient(t *testing.T) *tsClient {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("installs Node and the TypeScript SDK from npm; skipped with -short")
 	}
@@ -35,42 +37,56 @@ func TestOfficialTypeScriptClient(t *testing.T) {
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm install %s %s: %v\n%s", tsSDKPackage, nodePackage, err, out)
 	}
-	script, err := os.ReadFile(filepath.Join("testdata", "ts-client.mjs"))
+	return &tsClient{node: filepath.Join(tools, "node_modules", "node", "bin", "node"), dir: tools}
+}
+
+// run runs testdata/<script> with args in w's root and returns the JSON
+// object it printed.
+func (c *tsClient) run(t *testing.T, w *workspace, env []string, script string, args ...string) map[string]any {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", script))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Beside node_modules, so its imports resolve.
-	scriptPath := filepath.Join(tools, "ts-client.mjs")
-	if err := os.WriteFile(scriptPath, script, 0o644); err != nil {
+	scriptPath := filepath.Join(c.dir, script)
+	if err := os.WriteFile(scriptPath, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	node := filepath.Join(tools, "node_modules", "node", "bin", "node")
+	cmd := exec.Command(c.node, append([]string{scriptPath}, args...)...)
+	cmd.Env = append(append([]string{}, w.env...), env...)
+	cmd.Dir = w.root
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	done := make(chan struct{})
+	var out []byte
+	var runErr error
+	go func() { out, runErr = cmd.Output(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(90 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the TypeScript client did not finish\n%s", stderr.String())
+	}
+	if runErr != nil {
+		t.Fatalf("the TypeScript client failed: %v\nstdout: %s\nstderr: %s", runErr, out, stderr.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	return got
+}
 
+// TestOfficialTypeScriptClient drives cairn with the official TypeScript
+// client over stdio (relayed to the shared daemon, and --no-daemon) and
+// HTTP: initialize, tools, a call and its resource link, a typed error,
+// prompts, completions, a resource subscription notified on a thought
+// record, and a resource read.
+func TestOfficialTypeScriptClient(t *testing.T) {
+	ts := installTSClient(t)
 	run := func(t *testing.T, w *workspace, env []string, args ...string) map[string]any {
-		t.Helper()
-		cmd := exec.Command(node, append([]string{scriptPath}, args...)...)
-		cmd.Env = append(append([]string{}, w.env...), env...)
-		cmd.Dir = w.root
-		var stderr syncBuffer
-		cmd.Stderr = &stderr
-		done := make(chan struct{})
-		var out []byte
-		var runErr error
-		go func() { out, runErr = cmd.Output(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(90 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("the TypeScript client did not finish\n%s", stderr.String())
-		}
-		if runErr != nil {
-			t.Fatalf("the TypeScript client failed: %v\nstdout: %s\nstderr: %s", runErr, out, stderr.String())
-		}
-		var got map[string]any
-		if err := json.Unmarshal(out, &got); err != nil {
-			t.Fatalf("client output %q: %v", out, err)
-		}
-		return got
+		return ts.run(t, w, env, "ts-client.mjs", args...)
 	}
 	check := func(t *testing.T, got map[string]any) {
 		t.Helper()

@@ -56,6 +56,26 @@ type Call struct {
 	// this call (empty: none); Log sends it a line at that level or above.
 	LogLevel string
 	Log      func(level, logger string, data json.RawMessage)
+	// Task, when set, asks the plugin to run the call as a task
+	// (docs/decisions.md D39): the outcome carries the task, not the
+	// tool's result.
+	Task *TaskParams
+}
+
+// TaskParams asks for a call to run as a task; TTL is the client's wish
+// (zero: the plugin's default).
+type TaskParams struct {
+	TTL time.Duration
+}
+
+// TaskState is a task as its plugin keeps it.
+type TaskState struct {
+	ID, Tool, Status, StatusMessage string
+	// CreatedAt and UpdatedAt are RFC 3339 times.
+	CreatedAt, UpdatedAt string
+	TTL, PollInterval    time.Duration
+	// Interrupted: the process running the task ended before it did.
+	Interrupted bool
 }
 
 // Outcome is the result of a call: Output on success, Err otherwise.
@@ -64,6 +84,8 @@ type Outcome struct {
 	Err     *errs.Error
 	Status  int
 	Content []Content
+	// Task is the task a task-augmented call started, instead of Output.
+	Task *TaskState
 }
 
 // Fail builds an error outcome.

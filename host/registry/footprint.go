@@ -10,7 +10,7 @@ const DefaultBudget = 16 * 1024
 // compact JSON as the list carries it (docs/decisions.md D37).
 type Footprint struct {
 	// Model counts what a model reads: name, title, description,
-	// inputSchema and annotations.
+	// inputSchema, annotations and a task tool's execution.
 	Model int
 	// Wire counts the whole entry, outputSchema included.
 	Wire int
@@ -24,6 +24,12 @@ type listedTool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  Hints           `json:"annotations"`
+	Execution    *execution      `json:"execution,omitempty"`
+}
+
+// execution is a task tool's execution member (docs/decisions.md D39).
+type execution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 // Hints are the MCP tool hints tools/list carries for a tool. Each is set
@@ -64,6 +70,9 @@ func (t *Tool) Hints() Hints {
 func (t *Tool) Footprint() Footprint {
 	l := listedTool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema}
 	l.Annotations = t.Hints()
+	if t.TaskSupport != "" {
+		l.Execution = &execution{TaskSupport: t.TaskSupport}
+	}
 	model, _ := json.Marshal(l)
 	l.OutputSchema = t.OutputSchema
 	wire, _ := json.Marshal(l)

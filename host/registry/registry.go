@@ -43,6 +43,9 @@ type Tool struct {
 	// HonoursIdempotency: the plugin records a call's idempotency key with
 	// its write, so an interrupted call may be replayed.
 	HonoursIdempotency bool
+	// TaskSupport is "optional" when a client may run the tool as an MCP
+	// task (docs/decisions.md D39); empty when it never runs as one.
+	TaskSupport string
 
 	compileOnce sync.Once
 	compiled    *schema.Validator

@@ -312,6 +312,8 @@ func (v *Plugin) registerComputerTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
+		// Up to 500 model turns: a task the client polls (docs/decisions.md D39).
+		TaskSupport: sdk.TaskOptional,
 		Description: "Let the hosted model drive a session by screenshots until it stops or a limit is reached (needs ANTHROPIC_API_KEY and DISPLAY).",
 		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
 			v.mu.RLock()

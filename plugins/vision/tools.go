@@ -160,6 +160,8 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[BatchInput, vision.BatchResult]{
 		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
+		// Up to 50 model calls: minutes (docs/decisions.md D39).
+		TaskSupport: sdk.TaskOptional,
 		Description: "Run one analysis over up to 50 loaded images, with progress.",
 		Handler: func(ctx context.Context, in BatchInput) (vision.BatchResult, error) {
 			e, err := v.eng(true)
@@ -184,6 +186,8 @@ func (v *Plugin) registerVisionTools() {
 	})
 	sdk.AddTool(v.p, sdk.Tool[CompareInput, vision.Comparison]{
 		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
+		// Two large images in one model call can take minutes.
+		TaskSupport: sdk.TaskOptional,
 		Description: "Compare two loaded images: similarities and differences.",
 		Handler: func(ctx context.Context, in CompareInput) (vision.Comparison, error) {
 			e, err := v.eng(true)

@@ -52,6 +52,11 @@ func Check(t *testing.T, p *sdk.Plugin, dir string) {
 				"idempotentHint": tool.Idempotent, "openWorldHint": tool.OpenWorld,
 			},
 		}
+		if tool.TaskSupport != "" {
+			// Whether a client may run it as a task is part of its
+			// contract (docs/decisions.md D39).
+			snap["execution"] = map[string]string{"taskSupport": string(tool.TaskSupport)}
+		}
 		raw, err := json.MarshalIndent(snap, "", "  ")
 		if err != nil {
 			t.Fatal(err)

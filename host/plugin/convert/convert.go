@@ -34,6 +34,9 @@ func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
 		ClientChannel: channel,
 	}
+	if c.Task != nil {
+		req.Task = &pb.TaskParams{TtlMs: c.Task.TTL.Milliseconds()}
+	}
 	if c.Log != nil {
 		req.LogLevel = c.LogLevel
 	}
@@ -47,7 +50,7 @@ func CallFromProto(req *pb.CallToolRequest) (c *pipeline.Call, channel uint64) {
 	return &pipeline.Call{
 		Name: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()),
 		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), Replay: req.GetReplay(),
-		LogLevel: req.GetLogLevel(),
+		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()),
 	}, req.GetClientChannel()
 }
 
@@ -75,6 +78,9 @@ func OutcomeFromProto(res *pb.ToolResult) *pipeline.Outcome {
 	if e := res.GetError(); e != nil {
 		return pipeline.Fail(ErrorFromProto(e))
 	}
+	if t := res.GetTask(); t != nil {
+		return &pipeline.Outcome{Task: TaskStateFromProto(t), Status: int(res.GetStatus())}
+	}
 	out := &pipeline.Outcome{Output: res.GetOutput(), Status: int(res.GetStatus())}
 	if out.Status == 0 {
 		out.Status = 200
@@ -93,7 +99,7 @@ func OutcomeToProto(o *pipeline.Outcome) *pb.ToolResult {
 	if o.Err != nil {
 		return &pb.ToolResult{Status: int32(o.Status), Error: ErrorToProto(o.Err)}
 	}
-	res := &pb.ToolResult{Output: o.Output, Status: int32(o.Status)}
+	res := &pb.ToolResult{Output: o.Output, Status: int32(o.Status), Task: TaskStateToProto(o.Task)}
 	for _, c := range o.Content {
 		res.Content = append(res.Content, ContentToProto(c))
 	}
@@ -192,7 +198,7 @@ func ToolFromProto(t *pb.Tool, compile bool) (*registry.Tool, error) {
 	rt := &registry.Tool{
 		Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(), Toolset: t.GetToolset(),
 		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.GetOutputSchema()),
-		HonoursIdempotency: t.GetHonoursIdempotency(), Validator: validator,
+		HonoursIdempotency: t.GetHonoursIdempotency(), TaskSupport: t.GetTaskSupport(), Validator: validator,
 	}
 	if a := t.GetAnnotations(); a != nil {
 		rt.ReadOnly = a.GetReadOnly()
@@ -216,6 +222,7 @@ func ToolToProto(t *registry.Tool) *pb.Tool {
 	return &pb.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 		InputSchema: t.InputSchema, OutputSchema: t.SuccessSchema, HonoursIdempotency: t.HonoursIdempotency,
+		TaskSupport: t.TaskSupport,
 		Annotations: &pb.Annotations{ReadOnly: &readOnly, Destructive: &destructive, Idempotent: &idempotent, OpenWorld: &openWorld, Title: t.Title},
 	}
 }

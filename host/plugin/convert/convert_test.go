@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -38,11 +39,12 @@ func TestCallToProtoCarriesEveryField(t *testing.T) {
 		Name: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: everyCaller, RequestID: "7",
 		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug",
 		Progress: func(float64, float64, string) {}, Log: func(string, string, json.RawMessage) {},
+		Task: &pipeline.TaskParams{TTL: time.Minute},
 	}
 	req := CallToProto(c, 42)
 	protoEqual(t, "request", req, &pb.CallToolRequest{
 		Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`), RequestId: "7", WantsProgress: true,
-		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug", ClientChannel: 42,
+		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug", ClientChannel: 42, Task: &pb.TaskParams{TtlMs: 60000},
 		Caller: &pb.Caller{Id: "agent-7", Source: "api_key", SessionId: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"},
 	})
 	back, channel := CallFromProto(req)
@@ -145,8 +147,8 @@ func TestToolRoundTrip(t *testing.T) {
 	desc := &pb.Tool{
 		Name: "task_get", Title: "Get a task", Description: "Reads one task.", Toolset: "tasks",
 		InputSchema: []byte(`{"type":"object"}`), OutputSchema: []byte(`{"type":"object","properties":{"id":{"type":"string"}}}`),
-		HonoursIdempotency: true,
-		Annotations:        &pb.Annotations{ReadOnly: &yes, Destructive: &no, Idempotent: &yes, OpenWorld: &no, Title: "Get a task"},
+		HonoursIdempotency: true, TaskSupport: "optional",
+		Annotations: &pb.Annotations{ReadOnly: &yes, Destructive: &no, Idempotent: &yes, OpenWorld: &no, Title: "Get a task"},
 	}
 	rt, err := ToolFromProto(desc, false)
 	if err != nil {
@@ -158,7 +160,7 @@ func TestToolRoundTrip(t *testing.T) {
 	}
 	if rt.Name != "task_get" || rt.Title != "Get a task" || rt.Description != "Reads one task." || rt.Toolset != "tasks" ||
 		string(rt.InputSchema) != `{"type":"object"}` || string(rt.SuccessSchema) != string(desc.OutputSchema) ||
-		string(rt.OutputSchema) != string(wrapped) || !rt.HonoursIdempotency ||
+		string(rt.OutputSchema) != string(wrapped) || !rt.HonoursIdempotency || rt.TaskSupport != "optional" ||
 		!rt.ReadOnly || rt.Destructive || !rt.Idempotent || rt.OpenWorld || rt.Validator != nil {
 		t.Fatalf("tool = %+v", rt)
 	}
@@ -243,5 +245,33 @@ func TestAskRoundTrip(t *testing.T) {
 	deepEqual(t, "refusal", fail, refusal)
 	if result, fail = AnswerFromProto(nil); result != nil || fail != nil {
 		t.Fatalf("nil answer: %s, %v", result, fail)
+	}
+}
+
+// TestTaskConversions: a task's state, an outcome carrying one, and a task
+// operation's request and response keep every field.
+func TestTaskConversions(t *testing.T) {
+	st := &pipeline.TaskState{
+		ID: "vision.0123", Tool: "computer_agent_run", Status: "failed", StatusMessage: "interrupted: gone",
+		CreatedAt: "2026-01-02T03:04:05Z", UpdatedAt: "2026-01-02T03:05:05Z", TTL: time.Hour, PollInterval: time.Second, Interrupted: true,
+	}
+	deepEqual(t, "task state", *TaskStateFromProto(TaskStateToProto(st)), *st)
+	if TaskStateFromProto(nil) != nil || TaskStateToProto(nil) != nil {
+		t.Fatal("a nil task state converts to a task")
+	}
+	out := OutcomeFromProto(OutcomeToProto(&pipeline.Outcome{Task: st, Status: 202}))
+	if out.Task == nil || out.Task.ID != st.ID || out.Output != nil || out.Status != 202 {
+		t.Fatalf("an outcome with a task reads back as %+v", out)
+	}
+	protoEqual(t, "task request", TaskRequestToProto(plugin.TaskRequest{Op: "list", TaskID: "vision.1", Cursor: "c", Caller: everyCaller}),
+		&pb.TaskRequest{Op: "list", TaskId: "vision.1", Cursor: "c", Caller: CallerToProto(everyCaller)})
+	resp := TaskResponseFromProto(&pb.TaskResponse{
+		Task: TaskStateToProto(st), Tasks: []*pb.TaskState{TaskStateToProto(st)}, NextCursor: "n",
+		Result: &pb.ToolResult{Output: []byte(`{"a":1}`), Status: 200},
+		Error:  &pb.ToolError{Code: "ERR_NOT_FOUND", Message: "no", Status: 404},
+	})
+	if resp.Task.ID != st.ID || len(resp.Tasks) != 1 || resp.Tasks[0] != *st || resp.NextCursor != "n" ||
+		string(resp.Result.Output) != `{"a":1}` || resp.Err.Code != "ERR_NOT_FOUND" {
+		t.Fatalf("task response %+v", resp)
 	}
 }

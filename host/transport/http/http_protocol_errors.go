@@ -20,7 +20,8 @@ import (
 // or name is invalid params (-32602) instead of an internal error
 // (jsonrpc.InvalidParams). Methods of the extensions the host serves,
 // which mcp-go does not know, are answered by the host
-// (Handler.AnswerExtension).
+// (Handler.AnswerExtension), after the headers 2026-07-28 requires
+// (modernHeaders).
 func (s *Server) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = WithIdempotencyKey(r)
@@ -45,8 +46,15 @@ func (s *Server) protocolErrors(next http.Handler) http.Handler {
 			_ = json.NewEncoder(w).Encode(answer)
 			return
 		}
+		if e := modernHeaders(r, probe, body); e != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_ = json.NewEncoder(w).Encode(e)
+			return
+		}
 		if ext, ok := s.h.AnswerExtension(r.Context(), probe.Method, body); ok {
 			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(modernStatus(probe, ext))
 			_ = json.NewEncoder(w).Encode(ext)
 			return
 		}

@@ -333,8 +333,11 @@ type Tool struct {
 	// answers a replay of that key with the first outcome (CallToolRequest.
 	// idempotency_key). The host refuses to replay calls to tools that do not.
 	HonoursIdempotency bool `protobuf:"varint,8,opt,name=honours_idempotency,json=honoursIdempotency,proto3" json:"honours_idempotency,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// How the tool may run as a task (CallToolRequest.task): "optional" or
+	// "required"; empty when it never does.
+	TaskSupport   string `protobuf:"bytes,9,opt,name=task_support,json=taskSupport,proto3" json:"task_support,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Tool) Reset() {
@@ -421,6 +424,13 @@ func (x *Tool) GetHonoursIdempotency() bool {
 		return x.HonoursIdempotency
 	}
 	return false
+}
+
+func (x *Tool) GetTaskSupport() string {
+	if x != nil {
+		return x.TaskSupport
+	}
+	return ""
 }
 
 type Annotations struct {
@@ -628,6 +638,10 @@ type CallToolRequest struct {
 	// neither sampling nor elicitation, or its transport cannot carry a
 	// request to it.
 	ClientChannel uint64 `protobuf:"varint,10,opt,name=client_channel,json=clientChannel,proto3" json:"client_channel,omitempty"`
+	// Set when the client asked for the call as a task: the plugin stores
+	// a task, starts the tool in the background and answers at once with
+	// ToolResult.task.
+	Task          *TaskParams `protobuf:"bytes,11,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -725,6 +739,326 @@ func (x *CallToolRequest) GetClientChannel() uint64 {
 	return 0
 }
 
+func (x *CallToolRequest) GetTask() *TaskParams {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+// TaskParams asks for a call to run as a task.
+type TaskParams struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How long the task is kept after its creation, in milliseconds; 0
+	// leaves it to the plugin, which may also shorten it.
+	TtlMs         int64 `protobuf:"varint,1,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskParams) Reset() {
+	*x = TaskParams{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskParams) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskParams) ProtoMessage() {}
+
+func (x *TaskParams) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskParams.ProtoReflect.Descriptor instead.
+func (*TaskParams) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TaskParams) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+// TaskState is a task's state as the plugin keeps it.
+type TaskState struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	TaskId string                 `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// "working", "completed", "failed" or "cancelled".
+	Status        string `protobuf:"bytes,2,opt,name=status,proto3" json:"status,omitempty"`
+	StatusMessage string `protobuf:"bytes,3,opt,name=status_message,json=statusMessage,proto3" json:"status_message,omitempty"`
+	// RFC 3339 times.
+	CreatedAt      string `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	LastUpdatedAt  string `protobuf:"bytes,5,opt,name=last_updated_at,json=lastUpdatedAt,proto3" json:"last_updated_at,omitempty"`
+	TtlMs          int64  `protobuf:"varint,6,opt,name=ttl_ms,json=ttlMs,proto3" json:"ttl_ms,omitempty"`
+	PollIntervalMs int64  `protobuf:"varint,7,opt,name=poll_interval_ms,json=pollIntervalMs,proto3" json:"poll_interval_ms,omitempty"`
+	// The tool the task runs.
+	Tool string `protobuf:"bytes,8,opt,name=tool,proto3" json:"tool,omitempty"`
+	// True for a task whose process ended while it was working: it failed
+	// without a result of the tool's own.
+	Interrupted   bool `protobuf:"varint,9,opt,name=interrupted,proto3" json:"interrupted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskState) Reset() {
+	*x = TaskState{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskState) ProtoMessage() {}
+
+func (x *TaskState) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskState.ProtoReflect.Descriptor instead.
+func (*TaskState) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *TaskState) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TaskState) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *TaskState) GetStatusMessage() string {
+	if x != nil {
+		return x.StatusMessage
+	}
+	return ""
+}
+
+func (x *TaskState) GetCreatedAt() string {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return ""
+}
+
+func (x *TaskState) GetLastUpdatedAt() string {
+	if x != nil {
+		return x.LastUpdatedAt
+	}
+	return ""
+}
+
+func (x *TaskState) GetTtlMs() int64 {
+	if x != nil {
+		return x.TtlMs
+	}
+	return 0
+}
+
+func (x *TaskState) GetPollIntervalMs() int64 {
+	if x != nil {
+		return x.PollIntervalMs
+	}
+	return 0
+}
+
+func (x *TaskState) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *TaskState) GetInterrupted() bool {
+	if x != nil {
+		return x.Interrupted
+	}
+	return false
+}
+
+type TaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "get", "list", "cancel", "result" (which waits until the task ends),
+	// or "working": every owner's tasks working in the plugin now, for the
+	// host alone (a daemon stays up while some work).
+	Op     string `protobuf:"bytes,1,opt,name=op,proto3" json:"op,omitempty"`
+	TaskId string `protobuf:"bytes,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// Who asks: a task is only seen by the owner that started it.
+	Caller *Caller `protobuf:"bytes,3,opt,name=caller,proto3" json:"caller,omitempty"`
+	// list: where the previous page ended (TaskResponse.next_cursor).
+	Cursor        string `protobuf:"bytes,4,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskRequest) Reset() {
+	*x = TaskRequest{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskRequest) ProtoMessage() {}
+
+func (x *TaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskRequest.ProtoReflect.Descriptor instead.
+func (*TaskRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *TaskRequest) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *TaskRequest) GetTaskId() string {
+	if x != nil {
+		return x.TaskId
+	}
+	return ""
+}
+
+func (x *TaskRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+func (x *TaskRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+type TaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Task  *TaskState             `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// list: one page of the caller's tasks, oldest first.
+	Tasks      []*TaskState `protobuf:"bytes,2,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	NextCursor string       `protobuf:"bytes,3,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// result: the tool's result once the task ended.
+	Result *ToolResult `protobuf:"bytes,4,opt,name=result,proto3" json:"result,omitempty"`
+	// The task is unknown to this caller, expired, or cannot be cancelled.
+	Error         *ToolError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskResponse) Reset() {
+	*x = TaskResponse{}
+	mi := &file_plugin_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskResponse) ProtoMessage() {}
+
+func (x *TaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskResponse.ProtoReflect.Descriptor instead.
+func (*TaskResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *TaskResponse) GetTask() *TaskState {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *TaskResponse) GetTasks() []*TaskState {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *TaskResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *TaskResponse) GetResult() *ToolResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *TaskResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type CallToolEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -739,7 +1073,7 @@ type CallToolEvent struct {
 
 func (x *CallToolEvent) Reset() {
 	*x = CallToolEvent{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +1085,7 @@ func (x *CallToolEvent) String() string {
 func (*CallToolEvent) ProtoMessage() {}
 
 func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +1098,7 @@ func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolEvent.ProtoReflect.Descriptor instead.
 func (*CallToolEvent) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CallToolEvent) GetEvent() isCallToolEvent_Event {
@@ -839,7 +1173,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1185,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1198,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -900,7 +1234,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1246,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1259,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -959,14 +1293,17 @@ type ToolResult struct {
 	Status int32 `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
 	// Extra content blocks (for example screenshots) shown to the agent after
 	// the JSON text block.
-	Content       []*Content `protobuf:"bytes,4,rep,name=content,proto3" json:"content,omitempty"`
+	Content []*Content `protobuf:"bytes,4,rep,name=content,proto3" json:"content,omitempty"`
+	// Set instead of output when the call started a task
+	// (CallToolRequest.task).
+	Task          *TaskState `protobuf:"bytes,5,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolResult) Reset() {
 	*x = ToolResult{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -978,7 +1315,7 @@ func (x *ToolResult) String() string {
 func (*ToolResult) ProtoMessage() {}
 
 func (x *ToolResult) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -991,7 +1328,7 @@ func (x *ToolResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolResult.ProtoReflect.Descriptor instead.
 func (*ToolResult) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolResult) GetOutput() []byte {
@@ -1022,6 +1359,13 @@ func (x *ToolResult) GetContent() []*Content {
 	return nil
 }
 
+func (x *ToolResult) GetTask() *TaskState {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
 type ToolError struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Code    string                 `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
@@ -1035,7 +1379,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1391,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1404,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolError) GetCode() string {
@@ -1108,7 +1452,7 @@ type Content struct {
 
 func (x *Content) Reset() {
 	*x = Content{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1464,7 @@ func (x *Content) String() string {
 func (*Content) ProtoMessage() {}
 
 func (x *Content) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1477,7 @@ func (x *Content) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Content.ProtoReflect.Descriptor instead.
 func (*Content) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Content) GetType() string {
@@ -1183,7 +1527,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1195,7 +1539,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1208,7 +1552,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Resource) GetUri() string {
@@ -1251,7 +1595,7 @@ type ResourceTemplate struct {
 
 func (x *ResourceTemplate) Reset() {
 	*x = ResourceTemplate{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1263,7 +1607,7 @@ func (x *ResourceTemplate) String() string {
 func (*ResourceTemplate) ProtoMessage() {}
 
 func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1276,7 +1620,7 @@ func (x *ResourceTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceTemplate.ProtoReflect.Descriptor instead.
 func (*ResourceTemplate) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ResourceTemplate) GetUriTemplate() string {
@@ -1315,7 +1659,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1671,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1684,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type ListResourcesResponse struct {
@@ -1353,7 +1697,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1709,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1722,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListResourcesResponse) GetResources() []*Resource {
@@ -1404,7 +1748,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1760,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1773,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ReadResourceRequest) GetUri() string {
@@ -1451,7 +1795,7 @@ type ResourceContents struct {
 
 func (x *ResourceContents) Reset() {
 	*x = ResourceContents{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1807,7 @@ func (x *ResourceContents) String() string {
 func (*ResourceContents) ProtoMessage() {}
 
 func (x *ResourceContents) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1820,7 @@ func (x *ResourceContents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceContents.ProtoReflect.Descriptor instead.
 func (*ResourceContents) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ResourceContents) GetUri() string {
@@ -1518,7 +1862,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1874,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1887,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadResourceResponse) GetContents() []*ResourceContents {
@@ -1578,7 +1922,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1934,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1947,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Event) GetId() string {
@@ -1650,7 +1994,7 @@ type HandleEventRequest struct {
 
 func (x *HandleEventRequest) Reset() {
 	*x = HandleEventRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +2006,7 @@ func (x *HandleEventRequest) String() string {
 func (*HandleEventRequest) ProtoMessage() {}
 
 func (x *HandleEventRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +2019,7 @@ func (x *HandleEventRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventRequest.ProtoReflect.Descriptor instead.
 func (*HandleEventRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *HandleEventRequest) GetEvent() *Event {
@@ -1693,7 +2037,7 @@ type HandleEventResponse struct {
 
 func (x *HandleEventResponse) Reset() {
 	*x = HandleEventResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1705,7 +2049,7 @@ func (x *HandleEventResponse) String() string {
 func (*HandleEventResponse) ProtoMessage() {}
 
 func (x *HandleEventResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1718,7 +2062,7 @@ func (x *HandleEventResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventResponse.ProtoReflect.Descriptor instead.
 func (*HandleEventResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 type HealthRequest struct {
@@ -1729,7 +2073,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +2085,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +2098,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 type HealthResponse struct {
@@ -1771,7 +2115,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1783,7 +2127,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1796,7 +2140,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *HealthResponse) GetStatus() string {
@@ -1828,7 +2172,7 @@ type StopRequest struct {
 
 func (x *StopRequest) Reset() {
 	*x = StopRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1840,7 +2184,7 @@ func (x *StopRequest) String() string {
 func (*StopRequest) ProtoMessage() {}
 
 func (x *StopRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1853,7 +2197,7 @@ func (x *StopRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopRequest.ProtoReflect.Descriptor instead.
 func (*StopRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 type StopResponse struct {
@@ -1864,7 +2208,7 @@ type StopResponse struct {
 
 func (x *StopResponse) Reset() {
 	*x = StopResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2220,7 @@ func (x *StopResponse) String() string {
 func (*StopResponse) ProtoMessage() {}
 
 func (x *StopResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2233,7 @@ func (x *StopResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopResponse.ProtoReflect.Descriptor instead.
 func (*StopResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 type PublishRequest struct {
@@ -1901,7 +2245,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2257,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2270,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PublishRequest) GetEvent() *Event {
@@ -1945,7 +2289,7 @@ type PublishResponse struct {
 
 func (x *PublishResponse) Reset() {
 	*x = PublishResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2301,7 @@ func (x *PublishResponse) String() string {
 func (*PublishResponse) ProtoMessage() {}
 
 func (x *PublishResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2314,7 @@ func (x *PublishResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishResponse.ProtoReflect.Descriptor instead.
 func (*PublishResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *PublishResponse) GetId() string {
@@ -2000,7 +2344,7 @@ type PublishAck struct {
 
 func (x *PublishAck) Reset() {
 	*x = PublishAck{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2356,7 @@ func (x *PublishAck) String() string {
 func (*PublishAck) ProtoMessage() {}
 
 func (x *PublishAck) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2369,7 @@ func (x *PublishAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishAck.ProtoReflect.Descriptor instead.
 func (*PublishAck) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *PublishAck) GetSeq() uint64 {
@@ -2062,7 +2406,7 @@ type LogRequest struct {
 
 func (x *LogRequest) Reset() {
 	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2074,7 +2418,7 @@ func (x *LogRequest) String() string {
 func (*LogRequest) ProtoMessage() {}
 
 func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2087,7 +2431,7 @@ func (x *LogRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
 func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LogRequest) GetLevel() string {
@@ -2119,7 +2463,7 @@ type LogResponse struct {
 
 func (x *LogResponse) Reset() {
 	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2131,7 +2475,7 @@ func (x *LogResponse) String() string {
 func (*LogResponse) ProtoMessage() {}
 
 func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2144,7 +2488,7 @@ func (x *LogResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
 func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 type PromptArgument struct {
@@ -2158,7 +2502,7 @@ type PromptArgument struct {
 
 func (x *PromptArgument) Reset() {
 	*x = PromptArgument{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2514,7 @@ func (x *PromptArgument) String() string {
 func (*PromptArgument) ProtoMessage() {}
 
 func (x *PromptArgument) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2527,7 @@ func (x *PromptArgument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
 func (*PromptArgument) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *PromptArgument) GetName() string {
@@ -2219,7 +2563,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2231,7 +2575,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2244,7 +2588,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *Prompt) GetName() string {
@@ -2283,7 +2627,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2639,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2652,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 type ListPromptsResponse struct {
@@ -2320,7 +2664,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2332,7 +2676,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2345,7 +2689,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -2365,7 +2709,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2721,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2734,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2422,7 +2766,7 @@ type PromptMessage struct {
 
 func (x *PromptMessage) Reset() {
 	*x = PromptMessage{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2778,7 @@ func (x *PromptMessage) String() string {
 func (*PromptMessage) ProtoMessage() {}
 
 func (x *PromptMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2791,7 @@ func (x *PromptMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
 func (*PromptMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *PromptMessage) GetRole() string {
@@ -2484,7 +2828,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2496,7 +2840,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2509,7 +2853,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -2549,7 +2893,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2905,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2918,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CompleteRequest) GetRefType() string {
@@ -2625,7 +2969,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2637,7 +2981,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2650,7 +2994,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -2688,7 +3032,7 @@ type AskClientRequest struct {
 
 func (x *AskClientRequest) Reset() {
 	*x = AskClientRequest{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2700,7 +3044,7 @@ func (x *AskClientRequest) String() string {
 func (*AskClientRequest) ProtoMessage() {}
 
 func (x *AskClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2713,7 +3057,7 @@ func (x *AskClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskClientRequest.ProtoReflect.Descriptor instead.
 func (*AskClientRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *AskClientRequest) GetClientChannel() uint64 {
@@ -2750,7 +3094,7 @@ type AskClientResponse struct {
 
 func (x *AskClientResponse) Reset() {
 	*x = AskClientResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +3106,7 @@ func (x *AskClientResponse) String() string {
 func (*AskClientResponse) ProtoMessage() {}
 
 func (x *AskClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +3119,7 @@ func (x *AskClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskClientResponse.ProtoReflect.Descriptor instead.
 func (*AskClientResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *AskClientResponse) GetResult() []byte {
@@ -2804,7 +3148,7 @@ type HandleEventsRequest struct {
 
 func (x *HandleEventsRequest) Reset() {
 	*x = HandleEventsRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2816,7 +3160,7 @@ func (x *HandleEventsRequest) String() string {
 func (*HandleEventsRequest) ProtoMessage() {}
 
 func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2829,7 +3173,7 @@ func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsRequest.ProtoReflect.Descriptor instead.
 func (*HandleEventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HandleEventsRequest) GetEvents() []*Event {
@@ -2853,7 +3197,7 @@ type HandleEventsResponse struct {
 
 func (x *HandleEventsResponse) Reset() {
 	*x = HandleEventsResponse{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2865,7 +3209,7 @@ func (x *HandleEventsResponse) String() string {
 func (*HandleEventsResponse) ProtoMessage() {}
 
 func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2878,7 +3222,7 @@ func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsResponse.ProtoReflect.Descriptor instead.
 func (*HandleEventsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HandleEventsResponse) GetOutcomes() []*EventOutcome {
@@ -2907,7 +3251,7 @@ type EventOutcome struct {
 
 func (x *EventOutcome) Reset() {
 	*x = EventOutcome{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2919,7 +3263,7 @@ func (x *EventOutcome) String() string {
 func (*EventOutcome) ProtoMessage() {}
 
 func (x *EventOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2932,7 +3276,7 @@ func (x *EventOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventOutcome.ProtoReflect.Descriptor instead.
 func (*EventOutcome) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *EventOutcome) GetError() *ToolError {
@@ -2969,7 +3313,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x15.cairn.plugin.v1.ToolR\x05tools\x12$\n" +
 	"\rsubscriptions\x18\x06 \x03(\tR\rsubscriptions\x12\x1f\n" +
 	"\vsdk_version\x18\a \x01(\tR\n" +
-	"sdkVersion\"\xa5\x02\n" +
+	"sdkVersion\"\xc8\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -2978,7 +3322,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\finput_schema\x18\x05 \x01(\fR\vinputSchema\x12#\n" +
 	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\x12>\n" +
 	"\vannotations\x18\a \x01(\v2\x1c.cairn.plugin.v1.AnnotationsR\vannotations\x12/\n" +
-	"\x13honours_idempotency\x18\b \x01(\bR\x12honoursIdempotency\"\xf1\x01\n" +
+	"\x13honours_idempotency\x18\b \x01(\bR\x12honoursIdempotency\x12!\n" +
+	"\ftask_support\x18\t \x01(\tR\vtaskSupport\"\xf1\x01\n" +
 	"\vAnnotations\x12 \n" +
 	"\tread_only\x18\x01 \x01(\bH\x00R\breadOnly\x88\x01\x01\x12%\n" +
 	"\vdestructive\x18\x02 \x01(\bH\x01R\vdestructive\x88\x01\x01\x12#\n" +
@@ -3002,7 +3347,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xd0\x02\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x81\x03\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3014,7 +3359,34 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1b\n" +
 	"\tlog_level\x18\t \x01(\tR\blogLevel\x12%\n" +
 	"\x0eclient_channel\x18\n" +
-	" \x01(\x04R\rclientChannelJ\x04\b\b\x10\tR\tvalidated\"\xb9\x01\n" +
+	" \x01(\x04R\rclientChannel\x12/\n" +
+	"\x04task\x18\v \x01(\v2\x1b.cairn.plugin.v1.TaskParamsR\x04taskJ\x04\b\b\x10\tR\tvalidated\"#\n" +
+	"\n" +
+	"TaskParams\x12\x15\n" +
+	"\x06ttl_ms\x18\x01 \x01(\x03R\x05ttlMs\"\xa1\x02\n" +
+	"\tTaskState\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12\x16\n" +
+	"\x06status\x18\x02 \x01(\tR\x06status\x12%\n" +
+	"\x0estatus_message\x18\x03 \x01(\tR\rstatusMessage\x12\x1d\n" +
+	"\n" +
+	"created_at\x18\x04 \x01(\tR\tcreatedAt\x12&\n" +
+	"\x0flast_updated_at\x18\x05 \x01(\tR\rlastUpdatedAt\x12\x15\n" +
+	"\x06ttl_ms\x18\x06 \x01(\x03R\x05ttlMs\x12(\n" +
+	"\x10poll_interval_ms\x18\a \x01(\x03R\x0epollIntervalMs\x12\x12\n" +
+	"\x04tool\x18\b \x01(\tR\x04tool\x12 \n" +
+	"\vinterrupted\x18\t \x01(\bR\vinterrupted\"\x7f\n" +
+	"\vTaskRequest\x12\x0e\n" +
+	"\x02op\x18\x01 \x01(\tR\x02op\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\tR\x06taskId\x12/\n" +
+	"\x06caller\x18\x03 \x01(\v2\x17.cairn.plugin.v1.CallerR\x06caller\x12\x16\n" +
+	"\x06cursor\x18\x04 \x01(\tR\x06cursor\"\xf8\x01\n" +
+	"\fTaskResponse\x12.\n" +
+	"\x04task\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.TaskStateR\x04task\x120\n" +
+	"\x05tasks\x18\x02 \x03(\v2\x1a.cairn.plugin.v1.TaskStateR\x05tasks\x12\x1f\n" +
+	"\vnext_cursor\x18\x03 \x01(\tR\n" +
+	"nextCursor\x123\n" +
+	"\x06result\x18\x04 \x01(\v2\x1b.cairn.plugin.v1.ToolResultR\x06result\x120\n" +
+	"\x05error\x18\x05 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"\xb9\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06result\x12/\n" +
@@ -3028,13 +3400,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\bProgress\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xa2\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xd2\x01\n" +
 	"\n" +
 	"ToolResult\x12\x16\n" +
 	"\x06output\x18\x01 \x01(\fR\x06output\x120\n" +
 	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\x12\x16\n" +
 	"\x06status\x18\x03 \x01(\x05R\x06status\x122\n" +
-	"\acontent\x18\x04 \x03(\v2\x18.cairn.plugin.v1.ContentR\acontent\"k\n" +
+	"\acontent\x18\x04 \x03(\v2\x18.cairn.plugin.v1.ContentR\acontent\x12.\n" +
+	"\x04task\x18\x05 \x01(\v2\x1a.cairn.plugin.v1.TaskStateR\x04task\"k\n" +
 	"\tToolError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x18\n" +
@@ -3153,7 +3526,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\boutcomes\x18\x01 \x03(\v2\x1d.cairn.plugin.v1.EventOutcomeR\boutcomes\x120\n" +
 	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"@\n" +
 	"\fEventOutcome\x120\n" +
-	"\x05error\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xa3\a\n" +
+	"\x05error\x18\x01 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error2\xe8\a\n" +
 	"\x06Plugin\x12R\n" +
 	"\tConfigure\x12!.cairn.plugin.v1.ConfigureRequest\x1a\".cairn.plugin.v1.ConfigureResponse\x12O\n" +
 	"\bDescribe\x12 .cairn.plugin.v1.DescribeRequest\x1a!.cairn.plugin.v1.DescribeResponse\x12N\n" +
@@ -3165,7 +3538,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04Stop\x12\x1c.cairn.plugin.v1.StopRequest\x1a\x1d.cairn.plugin.v1.StopResponse\x12X\n" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
-	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse2\xbd\x02\n" +
+	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12C\n" +
+	"\x04Task\x12\x1c.cairn.plugin.v1.TaskRequest\x1a\x1d.cairn.plugin.v1.TaskResponse2\xbd\x02\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
 	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
@@ -3184,7 +3558,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -3194,112 +3568,125 @@ var file_plugin_proto_goTypes = []any{
 	(*Annotations)(nil),           // 5: cairn.plugin.v1.Annotations
 	(*Caller)(nil),                // 6: cairn.plugin.v1.Caller
 	(*CallToolRequest)(nil),       // 7: cairn.plugin.v1.CallToolRequest
-	(*CallToolEvent)(nil),         // 8: cairn.plugin.v1.CallToolEvent
-	(*LogMessage)(nil),            // 9: cairn.plugin.v1.LogMessage
-	(*Progress)(nil),              // 10: cairn.plugin.v1.Progress
-	(*ToolResult)(nil),            // 11: cairn.plugin.v1.ToolResult
-	(*ToolError)(nil),             // 12: cairn.plugin.v1.ToolError
-	(*Content)(nil),               // 13: cairn.plugin.v1.Content
-	(*Resource)(nil),              // 14: cairn.plugin.v1.Resource
-	(*ResourceTemplate)(nil),      // 15: cairn.plugin.v1.ResourceTemplate
-	(*ListResourcesRequest)(nil),  // 16: cairn.plugin.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil), // 17: cairn.plugin.v1.ListResourcesResponse
-	(*ReadResourceRequest)(nil),   // 18: cairn.plugin.v1.ReadResourceRequest
-	(*ResourceContents)(nil),      // 19: cairn.plugin.v1.ResourceContents
-	(*ReadResourceResponse)(nil),  // 20: cairn.plugin.v1.ReadResourceResponse
-	(*Event)(nil),                 // 21: cairn.plugin.v1.Event
-	(*HandleEventRequest)(nil),    // 22: cairn.plugin.v1.HandleEventRequest
-	(*HandleEventResponse)(nil),   // 23: cairn.plugin.v1.HandleEventResponse
-	(*HealthRequest)(nil),         // 24: cairn.plugin.v1.HealthRequest
-	(*HealthResponse)(nil),        // 25: cairn.plugin.v1.HealthResponse
-	(*StopRequest)(nil),           // 26: cairn.plugin.v1.StopRequest
-	(*StopResponse)(nil),          // 27: cairn.plugin.v1.StopResponse
-	(*PublishRequest)(nil),        // 28: cairn.plugin.v1.PublishRequest
-	(*PublishResponse)(nil),       // 29: cairn.plugin.v1.PublishResponse
-	(*PublishAck)(nil),            // 30: cairn.plugin.v1.PublishAck
-	(*LogRequest)(nil),            // 31: cairn.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 32: cairn.plugin.v1.LogResponse
-	(*PromptArgument)(nil),        // 33: cairn.plugin.v1.PromptArgument
-	(*Prompt)(nil),                // 34: cairn.plugin.v1.Prompt
-	(*ListPromptsRequest)(nil),    // 35: cairn.plugin.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),   // 36: cairn.plugin.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),      // 37: cairn.plugin.v1.GetPromptRequest
-	(*PromptMessage)(nil),         // 38: cairn.plugin.v1.PromptMessage
-	(*GetPromptResponse)(nil),     // 39: cairn.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),       // 40: cairn.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 41: cairn.plugin.v1.CompleteResponse
-	(*AskClientRequest)(nil),      // 42: cairn.plugin.v1.AskClientRequest
-	(*AskClientResponse)(nil),     // 43: cairn.plugin.v1.AskClientResponse
-	(*HandleEventsRequest)(nil),   // 44: cairn.plugin.v1.HandleEventsRequest
-	(*HandleEventsResponse)(nil),  // 45: cairn.plugin.v1.HandleEventsResponse
-	(*EventOutcome)(nil),          // 46: cairn.plugin.v1.EventOutcome
-	nil,                           // 47: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 48: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 49: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*TaskParams)(nil),            // 8: cairn.plugin.v1.TaskParams
+	(*TaskState)(nil),             // 9: cairn.plugin.v1.TaskState
+	(*TaskRequest)(nil),           // 10: cairn.plugin.v1.TaskRequest
+	(*TaskResponse)(nil),          // 11: cairn.plugin.v1.TaskResponse
+	(*CallToolEvent)(nil),         // 12: cairn.plugin.v1.CallToolEvent
+	(*LogMessage)(nil),            // 13: cairn.plugin.v1.LogMessage
+	(*Progress)(nil),              // 14: cairn.plugin.v1.Progress
+	(*ToolResult)(nil),            // 15: cairn.plugin.v1.ToolResult
+	(*ToolError)(nil),             // 16: cairn.plugin.v1.ToolError
+	(*Content)(nil),               // 17: cairn.plugin.v1.Content
+	(*Resource)(nil),              // 18: cairn.plugin.v1.Resource
+	(*ResourceTemplate)(nil),      // 19: cairn.plugin.v1.ResourceTemplate
+	(*ListResourcesRequest)(nil),  // 20: cairn.plugin.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil), // 21: cairn.plugin.v1.ListResourcesResponse
+	(*ReadResourceRequest)(nil),   // 22: cairn.plugin.v1.ReadResourceRequest
+	(*ResourceContents)(nil),      // 23: cairn.plugin.v1.ResourceContents
+	(*ReadResourceResponse)(nil),  // 24: cairn.plugin.v1.ReadResourceResponse
+	(*Event)(nil),                 // 25: cairn.plugin.v1.Event
+	(*HandleEventRequest)(nil),    // 26: cairn.plugin.v1.HandleEventRequest
+	(*HandleEventResponse)(nil),   // 27: cairn.plugin.v1.HandleEventResponse
+	(*HealthRequest)(nil),         // 28: cairn.plugin.v1.HealthRequest
+	(*HealthResponse)(nil),        // 29: cairn.plugin.v1.HealthResponse
+	(*StopRequest)(nil),           // 30: cairn.plugin.v1.StopRequest
+	(*StopResponse)(nil),          // 31: cairn.plugin.v1.StopResponse
+	(*PublishRequest)(nil),        // 32: cairn.plugin.v1.PublishRequest
+	(*PublishResponse)(nil),       // 33: cairn.plugin.v1.PublishResponse
+	(*PublishAck)(nil),            // 34: cairn.plugin.v1.PublishAck
+	(*LogRequest)(nil),            // 35: cairn.plugin.v1.LogRequest
+	(*LogResponse)(nil),           // 36: cairn.plugin.v1.LogResponse
+	(*PromptArgument)(nil),        // 37: cairn.plugin.v1.PromptArgument
+	(*Prompt)(nil),                // 38: cairn.plugin.v1.Prompt
+	(*ListPromptsRequest)(nil),    // 39: cairn.plugin.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),   // 40: cairn.plugin.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),      // 41: cairn.plugin.v1.GetPromptRequest
+	(*PromptMessage)(nil),         // 42: cairn.plugin.v1.PromptMessage
+	(*GetPromptResponse)(nil),     // 43: cairn.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),       // 44: cairn.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 45: cairn.plugin.v1.CompleteResponse
+	(*AskClientRequest)(nil),      // 46: cairn.plugin.v1.AskClientRequest
+	(*AskClientResponse)(nil),     // 47: cairn.plugin.v1.AskClientResponse
+	(*HandleEventsRequest)(nil),   // 48: cairn.plugin.v1.HandleEventsRequest
+	(*HandleEventsResponse)(nil),  // 49: cairn.plugin.v1.HandleEventsResponse
+	(*EventOutcome)(nil),          // 50: cairn.plugin.v1.EventOutcome
+	nil,                           // 51: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 52: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 53: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	47, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	51, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
-	10, // 4: cairn.plugin.v1.CallToolEvent.progress:type_name -> cairn.plugin.v1.Progress
-	11, // 5: cairn.plugin.v1.CallToolEvent.result:type_name -> cairn.plugin.v1.ToolResult
-	9,  // 6: cairn.plugin.v1.CallToolEvent.log:type_name -> cairn.plugin.v1.LogMessage
-	12, // 7: cairn.plugin.v1.ToolResult.error:type_name -> cairn.plugin.v1.ToolError
-	13, // 8: cairn.plugin.v1.ToolResult.content:type_name -> cairn.plugin.v1.Content
-	14, // 9: cairn.plugin.v1.ListResourcesResponse.resources:type_name -> cairn.plugin.v1.Resource
-	15, // 10: cairn.plugin.v1.ListResourcesResponse.templates:type_name -> cairn.plugin.v1.ResourceTemplate
-	19, // 11: cairn.plugin.v1.ReadResourceResponse.contents:type_name -> cairn.plugin.v1.ResourceContents
-	12, // 12: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
-	21, // 13: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
-	21, // 14: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
-	33, // 15: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
-	34, // 16: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	48, // 17: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	13, // 18: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
-	38, // 19: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
-	12, // 20: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	49, // 21: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
-	12, // 22: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
-	21, // 23: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
-	46, // 24: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
-	12, // 25: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
-	12, // 26: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
-	0,  // 27: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
-	2,  // 28: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
-	7,  // 29: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
-	16, // 30: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
-	18, // 31: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
-	22, // 32: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
-	24, // 33: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
-	26, // 34: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	35, // 35: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	37, // 36: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	40, // 37: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	28, // 38: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	31, // 39: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	28, // 40: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	42, // 41: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
-	1,  // 42: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 43: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	8,  // 44: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	17, // 45: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	20, // 46: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	23, // 47: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	25, // 48: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	27, // 49: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	36, // 50: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	39, // 51: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	41, // 52: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	29, // 53: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	32, // 54: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	30, // 55: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	43, // 56: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
-	42, // [42:57] is the sub-list for method output_type
-	27, // [27:42] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	8,  // 4: cairn.plugin.v1.CallToolRequest.task:type_name -> cairn.plugin.v1.TaskParams
+	6,  // 5: cairn.plugin.v1.TaskRequest.caller:type_name -> cairn.plugin.v1.Caller
+	9,  // 6: cairn.plugin.v1.TaskResponse.task:type_name -> cairn.plugin.v1.TaskState
+	9,  // 7: cairn.plugin.v1.TaskResponse.tasks:type_name -> cairn.plugin.v1.TaskState
+	15, // 8: cairn.plugin.v1.TaskResponse.result:type_name -> cairn.plugin.v1.ToolResult
+	16, // 9: cairn.plugin.v1.TaskResponse.error:type_name -> cairn.plugin.v1.ToolError
+	14, // 10: cairn.plugin.v1.CallToolEvent.progress:type_name -> cairn.plugin.v1.Progress
+	15, // 11: cairn.plugin.v1.CallToolEvent.result:type_name -> cairn.plugin.v1.ToolResult
+	13, // 12: cairn.plugin.v1.CallToolEvent.log:type_name -> cairn.plugin.v1.LogMessage
+	16, // 13: cairn.plugin.v1.ToolResult.error:type_name -> cairn.plugin.v1.ToolError
+	17, // 14: cairn.plugin.v1.ToolResult.content:type_name -> cairn.plugin.v1.Content
+	9,  // 15: cairn.plugin.v1.ToolResult.task:type_name -> cairn.plugin.v1.TaskState
+	18, // 16: cairn.plugin.v1.ListResourcesResponse.resources:type_name -> cairn.plugin.v1.Resource
+	19, // 17: cairn.plugin.v1.ListResourcesResponse.templates:type_name -> cairn.plugin.v1.ResourceTemplate
+	23, // 18: cairn.plugin.v1.ReadResourceResponse.contents:type_name -> cairn.plugin.v1.ResourceContents
+	16, // 19: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
+	25, // 20: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
+	25, // 21: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
+	37, // 22: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
+	38, // 23: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
+	52, // 24: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	17, // 25: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
+	42, // 26: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
+	16, // 27: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
+	53, // 28: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	16, // 29: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
+	25, // 30: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
+	50, // 31: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
+	16, // 32: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
+	16, // 33: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
+	0,  // 34: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
+	2,  // 35: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
+	7,  // 36: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
+	20, // 37: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
+	22, // 38: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
+	26, // 39: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
+	28, // 40: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
+	30, // 41: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
+	39, // 42: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	41, // 43: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	44, // 44: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	10, // 45: cairn.plugin.v1.Plugin.Task:input_type -> cairn.plugin.v1.TaskRequest
+	32, // 46: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	35, // 47: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
+	32, // 48: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	46, // 49: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	1,  // 50: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 51: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	12, // 52: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	21, // 53: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	24, // 54: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	27, // 55: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	29, // 56: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	31, // 57: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	40, // 58: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	43, // 59: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	45, // 60: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	11, // 61: cairn.plugin.v1.Plugin.Task:output_type -> cairn.plugin.v1.TaskResponse
+	33, // 62: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	36, // 63: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
+	34, // 64: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	47, // 65: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	50, // [50:66] is the sub-list for method output_type
+	34, // [34:50] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3308,7 +3695,7 @@ func file_plugin_proto_init() {
 		return
 	}
 	file_plugin_proto_msgTypes[5].OneofWrappers = []any{}
-	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*CallToolEvent_Progress)(nil),
 		(*CallToolEvent_Result)(nil),
 		(*CallToolEvent_Log)(nil),
@@ -3319,7 +3706,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   50,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -41,6 +41,7 @@ const (
 	Plugin_ListPrompts_FullMethodName   = "/cairn.plugin.v1.Plugin/ListPrompts"
 	Plugin_GetPrompt_FullMethodName     = "/cairn.plugin.v1.Plugin/GetPrompt"
 	Plugin_Complete_FullMethodName      = "/cairn.plugin.v1.Plugin/Complete"
+	Plugin_Task_FullMethodName          = "/cairn.plugin.v1.Plugin/Task"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -80,6 +81,11 @@ type PluginClient interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// Task reads, lists, cancels or waits for the tasks a task-augmented
+	// CallToolRequest started (docs/decisions.md D39). The plugin keeps them
+	// in its data directory, scoped to their owner, so they outlive the
+	// connection and the process that started them.
+	Task(ctx context.Context, in *TaskRequest, opts ...grpc.CallOption) (*TaskResponse, error)
 }
 
 type pluginClient struct {
@@ -209,6 +215,16 @@ func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts .
 	return out, nil
 }
 
+func (c *pluginClient) Task(ctx context.Context, in *TaskRequest, opts ...grpc.CallOption) (*TaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TaskResponse)
+	err := c.cc.Invoke(ctx, Plugin_Task_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -246,6 +262,11 @@ type PluginServer interface {
 	// Complete suggests values for an argument of one of the plugin's prompts
 	// or resource templates (MCP completion/complete).
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// Task reads, lists, cancels or waits for the tasks a task-augmented
+	// CallToolRequest started (docs/decisions.md D39). The plugin keeps them
+	// in its data directory, scoped to their owner, so they outlive the
+	// connection and the process that started them.
+	Task(context.Context, *TaskRequest) (*TaskResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -288,6 +309,9 @@ func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (
 }
 func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedPluginServer) Task(context.Context, *TaskRequest) (*TaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Task not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -501,6 +525,24 @@ func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Task_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Task(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Task_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Task(ctx, req.(*TaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -547,6 +589,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Complete",
 			Handler:    _Plugin_Complete_Handler,
+		},
+		{
+			MethodName: "Task",
+			Handler:    _Plugin_Task_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
