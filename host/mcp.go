@@ -20,6 +20,7 @@ import (
 	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // syncTools publishes the visible tools to the MCP server. SetTools sends
@@ -52,92 +53,103 @@ func mcpTool(t *registry.Tool) mcp.Tool {
 	}
 }
 
-// toolHandler adapts an MCP call to the pipeline.
+// toolHandler adapts an MCP call to the pipeline, in a span of its own
+// when the process exports traces (call_trace.go).
 func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		tool, _ := h.reg.Get(name)
-		call := &pipeline.Call{Name: name, Tool: tool}
-		if lifted, ok := liftedArguments(ctx); ok {
-			call.Args = lifted
-		} else {
-			switch raw := req.GetRawArguments().(type) {
-			case json.RawMessage:
-				call.Args = raw
-			case nil:
-			default:
-				b, err := json.Marshal(raw)
-				if err != nil {
-					return toResult(pipeline.Fail(errs.Invalid("", "json", "arguments cannot be encoded as JSON"))), nil
-				}
-				call.Args = b
-			}
+		tp, ts := callTraceContext(ctx, req)
+		if telemetry.On() {
+			return h.tracedCall(ctx, name, req, tp, ts), nil
 		}
-		if sess := server.ClientSessionFromContext(ctx); sess != nil {
-			call.Caller.SessionID = sess.SessionID()
-			if ci, ok := sess.(server.SessionWithClientInfo); ok {
-				info := ci.GetClientInfo()
-				call.Caller.ClientName, call.Caller.ClientVersion = info.Name, info.Version
-			}
-		}
-		if call.Caller.ClientName == "" && req.Params.Meta != nil {
-			// Stateless clients (protocol 2026-07-28) name themselves on
-			// every request instead of at initialize.
-			if ci, ok := req.Params.Meta.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok {
-				call.Caller.ClientName, _ = ci["name"].(string)
-				call.Caller.ClientVersion, _ = ci["version"].(string)
-			}
-		}
-		sess := h.sessionOf(ctx)
-		if sess.AgentID != "" {
-			call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
-		}
-		call.Caller.Project = h.projects.Active(ctx, sess)
-		if sess.Mode == config.ModeReadOnly {
-			// A tool that writes only on some inputs (next actions with
-			// claim) asks the caller's scopes; a READONLY session has read.
-			call.Caller.Scopes = []string{"read"}
-		}
-		if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
-			call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
-		}
-		if e := h.idempotencyOf(ctx, req, call); e != nil {
-			return toResult(pipeline.Fail(e)), nil
-		}
-		if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
-			token := req.Params.Meta.ProgressToken
-			call.Progress = func(progress, total float64, message string) {
-				params := map[string]any{"progressToken": token, "progress": progress}
-				if total > 0 {
-					params["total"] = total
-				}
-				if message != "" {
-					params["message"] = message
-				}
-				session.MarkNotified(ctx)
-				if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
-					h.log.Debug("progress notification not sent", "tool", name, "error", err)
-				}
-			}
-		}
-		if level := session.WantedLogLevel(ctx); level != "" {
-			call.LogLevel = string(level)
-			call.Log = func(level, logger string, data json.RawMessage) {
-				session.SendCallLog(ctx, h.mcp, h.log, level, logger, data)
-			}
-		}
-		session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
-		start := time.Now()
-		out := h.pipe.Run(ctx, call)
-		if out.Err == nil {
-			h.projects.Note(ctx, sess, call.Args)
-		}
-		if out.Err != nil {
-			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
-		} else {
-			session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
-		}
-		return toResult(out), nil
+		return h.callTool(ctx, name, req, tp, ts), nil
 	}
+}
+
+// callTool runs an MCP call through the pipeline; traceparent and
+// tracestate are the trace context the call came with.
+func (h *Host) callTool(ctx context.Context, name string, req mcp.CallToolRequest, traceparent, tracestate string) *mcp.CallToolResult {
+	tool, _ := h.reg.Get(name)
+	call := &pipeline.Call{Name: name, Tool: tool, TraceParent: traceparent, TraceState: tracestate}
+	if lifted, ok := liftedArguments(ctx); ok {
+		call.Args = lifted
+	} else {
+		switch raw := req.GetRawArguments().(type) {
+		case json.RawMessage:
+			call.Args = raw
+		case nil:
+		default:
+			b, err := json.Marshal(raw)
+			if err != nil {
+				return toResult(pipeline.Fail(errs.Invalid("", "json", "arguments cannot be encoded as JSON")))
+			}
+			call.Args = b
+		}
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		call.Caller.SessionID = sess.SessionID()
+		if ci, ok := sess.(server.SessionWithClientInfo); ok {
+			info := ci.GetClientInfo()
+			call.Caller.ClientName, call.Caller.ClientVersion = info.Name, info.Version
+		}
+	}
+	if call.Caller.ClientName == "" && req.Params.Meta != nil {
+		// Stateless clients (protocol 2026-07-28) name themselves on
+		// every request instead of at initialize.
+		if ci, ok := req.Params.Meta.AdditionalFields[mcp.MetaKeyClientInfo].(map[string]any); ok {
+			call.Caller.ClientName, _ = ci["name"].(string)
+			call.Caller.ClientVersion, _ = ci["version"].(string)
+		}
+	}
+	sess := h.sessionOf(ctx)
+	if sess.AgentID != "" {
+		call.Caller.ID, call.Caller.Source = sess.AgentID, "env"
+	}
+	call.Caller.Project = h.projects.Active(ctx, sess)
+	if sess.Mode == config.ModeReadOnly {
+		// A tool that writes only on some inputs (next actions with
+		// claim) asks the caller's scopes; a READONLY session has read.
+		call.Caller.Scopes = []string{"read"}
+	}
+	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
+		call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
+	}
+	if e := h.idempotencyOf(ctx, req, call); e != nil {
+		return toResult(pipeline.Fail(e))
+	}
+	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
+		token := req.Params.Meta.ProgressToken
+		call.Progress = func(progress, total float64, message string) {
+			params := map[string]any{"progressToken": token, "progress": progress}
+			if total > 0 {
+				params["total"] = total
+			}
+			if message != "" {
+				params["message"] = message
+			}
+			session.MarkNotified(ctx)
+			if err := h.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
+				h.log.Debug("progress notification not sent", "tool", name, "error", err)
+			}
+		}
+	}
+	if level := session.WantedLogLevel(ctx); level != "" {
+		call.LogLevel = string(level)
+		call.Log = func(level, logger string, data json.RawMessage) {
+			session.SendCallLog(ctx, h.mcp, h.log, level, logger, data)
+		}
+	}
+	session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+	start := time.Now()
+	out := h.pipe.Run(ctx, call)
+	if out.Err == nil {
+		h.projects.Note(ctx, sess, call.Args)
+	}
+	if out.Err != nil {
+		session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+	} else {
+		session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+	}
+	return toResult(out)
 }
 
 // callerName is who a call acts as, for the request's log lines.

@@ -45,7 +45,8 @@ func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage
 	case name == "task_get":
 		out = `{"task_id":"` + in.TaskID + `","title":"Task ` + in.TaskID + `","status":"done"}`
 	case name == "thought_record_list":
-		out = `{"thoughts":[]}`
+		out = `{"thoughts":[{"thought_id":"Θ-1","task_id":"T-1","type":"decision","content":"traced","hash":"` + strings.Repeat("ab", 32) + `",
+			"recorded_at":"2026-11-21T11:00:00Z","recorded_by":"agent-a","chain_position":1,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}]}`
 	case name == "audit_verify_chain":
 		out = `{"chain_valid":true,"total_records":1,"verified_records":1,"integrity_score":100,"trace":[]}`
 	default:
@@ -78,6 +79,10 @@ func TestTaskPageReadsLikeAPage(t *testing.T) {
 	}
 	if bad := activeParts(body[strings.Index(body, "<main"):]); len(bad) > 0 {
 		t.Errorf("the task page holds %q", bad)
+	}
+	// A thought recorded by a traced call names its trace (D38).
+	if !strings.Contains(body, `data-trace-id="4bf92f3577b34da6a3ce929d0e0e4736"`) {
+		t.Error("the thought trail does not show the record's trace id")
 	}
 	for _, dt := range strings.Split(body, "<dt>")[1:] {
 		if name := dt[:strings.Index(dt, "</dt>")]; strings.Contains(name, "_") {

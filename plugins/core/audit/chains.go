@@ -54,6 +54,9 @@ type linkBody struct {
 	TestsRun     []string        `json:"tests_run,omitempty"`
 	Blockers     []string        `json:"blockers,omitempty"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	// TraceID is the trace of the call that wrote the link; it is not
+	// hashed (docs/decisions.md D38).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // link is a decoded stored link.

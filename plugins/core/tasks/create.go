@@ -214,7 +214,7 @@ func (s *Service) createTx(tx kv.Tx, call Call, actor string, in *CreateInput, p
 		if len(deps) > 0 {
 			data["depends_on"] = taskIDs(sortedNums(deps))
 		}
-		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data}); err != nil {
+		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data, TraceID: call.TraceID}); err != nil {
 			return nil, err
 		}
 	}

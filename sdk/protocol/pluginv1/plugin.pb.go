@@ -628,6 +628,12 @@ type CallToolRequest struct {
 	// neither sampling nor elicitation, or its transport cannot carry a
 	// request to it.
 	ClientChannel uint64 `protobuf:"varint,10,opt,name=client_channel,json=clientChannel,proto3" json:"client_channel,omitempty"`
+	// The W3C trace context of the call (docs/decisions.md D38): the host's
+	// span that sent it, or the client's when the host does not export
+	// traces. The plugin's span for the call is its child, and a record the
+	// call writes keeps its trace id. Empty for an untraced call.
+	Traceparent   string `protobuf:"bytes,11,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,12,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -723,6 +729,20 @@ func (x *CallToolRequest) GetClientChannel() uint64 {
 		return x.ClientChannel
 	}
 	return 0
+}
+
+func (x *CallToolRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 type CallToolEvent struct {
@@ -3002,7 +3022,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xd0\x02\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x92\x03\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3014,7 +3034,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06replay\x18\a \x01(\bR\x06replay\x12\x1b\n" +
 	"\tlog_level\x18\t \x01(\tR\blogLevel\x12%\n" +
 	"\x0eclient_channel\x18\n" +
-	" \x01(\x04R\rclientChannelJ\x04\b\b\x10\tR\tvalidated\"\xb9\x01\n" +
+	" \x01(\x04R\rclientChannel\x12 \n" +
+	"\vtraceparent\x18\v \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\f \x01(\tR\n" +
+	"tracestateJ\x04\b\b\x10\tR\tvalidated\"\xb9\x01\n" +
 	"\rCallToolEvent\x127\n" +
 	"\bprogress\x18\x01 \x01(\v2\x19.cairn.plugin.v1.ProgressH\x00R\bprogress\x125\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.cairn.plugin.v1.ToolResultH\x00R\x06result\x12/\n" +
