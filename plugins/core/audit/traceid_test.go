@@ -10,9 +10,10 @@ import (
 
 func TestTraceIDBesideTheRecord(t *testing.T) { pgtest.EachStore(t, testTraceIDBesideTheRecord) }
 
-// A traced call's trace id is kept beside its thought record, shown by
-// thought_record_list and the export, and left out of the hash: the chain
-// is what it would be untraced (docs/decisions.md D38).
+// A traced call's trace id is kept beside the thought record or task event
+// it writes, shown by thought_record_list, audit_verify_chain's trace and
+// the export, and left out of the hash: the chain is what it would be
+// untraced (docs/decisions.md D38).
 func testTraceIDBesideTheRecord(t *testing.T) {
 	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
 	e := newEnv(t)
@@ -21,13 +22,13 @@ func testTraceIDBesideTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := created.TaskID
-	traced, err := e.audit.RecordOnce("bob", "", traceID, RecordInput{TaskID: id, Type: "decision", Content: "traced"})
+	thought, err := e.audit.RecordOnce("bob", "", traceID, RecordInput{TaskID: id, Type: "decision", Content: "traced"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := trail.HashRecord(trail.Fields{TaskID: id, Type: "decision", Content: "traced", RecordedAt: traced.RecordedAt, RecordedBy: "bob"})
-	if traced.Hash != want {
-		t.Fatalf("a traced record hashed to %s, want %s: the trace id reached the hash", traced.Hash, want)
+	want, _ := trail.HashRecord(trail.Fields{TaskID: id, Type: "decision", Content: "traced", RecordedAt: thought.RecordedAt, RecordedBy: "bob"})
+	if thought.Hash != want {
+		t.Fatalf("a traced record hashed to %s, want %s: the trace id reached the hash", thought.Hash, want)
 	}
 	plain := e.think(id, "untraced")
 	list, err := e.audit.List(ListInput{TaskID: &id, VerifyChain: boolp(true)})
@@ -41,8 +42,20 @@ func testTraceIDBesideTheRecord(t *testing.T) {
 	for _, th := range list.Thoughts {
 		got[th.ThoughtID] = th.TraceID
 	}
-	if got[traced.ThoughtID] != traceID || got[plain.ThoughtID] != "" {
-		t.Fatalf("trace ids listed %v, want %s on %s only", got, traceID, traced.ThoughtID)
+	if got[thought.ThoughtID] != traceID || got[plain.ThoughtID] != "" {
+		t.Fatalf("trace ids listed %v, want %s on %s only", got, traceID, thought.ThoughtID)
+	}
+
+	verified, err := e.audit.Verify(VerifyInput{TaskID: &id, FullTrace: boolp(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	traced := map[string]string{}
+	for _, tr := range verified.Trace {
+		traced[tr.RecordID] = tr.TraceID
+	}
+	if traced[thought.ThoughtID] != traceID || traced[id+"/event/1"] != traceID || traced[plain.ThoughtID] != "" {
+		t.Fatalf("audit_verify_chain's trace shows trace ids %v, want %s on %s and the task_created event only", traced, traceID, thought.ThoughtID)
 	}
 
 	sess, err := e.audit.StartSession(StartInput{TaskID: id, AuditorID: "auditor"})
@@ -61,7 +74,7 @@ func testTraceIDBesideTheRecord(t *testing.T) {
 		exported[r.ID] = r.TraceID
 	}
 	event := id + "/event/1" // task_created, written by the traced create
-	if exported[traced.ThoughtID] != traceID || exported[event] != traceID || exported[plain.ThoughtID] != "" {
-		t.Fatalf("trace ids exported %v, want %s on %s and %s only", exported, traceID, traced.ThoughtID, event)
+	if exported[thought.ThoughtID] != traceID || exported[event] != traceID || exported[plain.ThoughtID] != "" {
+		t.Fatalf("trace ids exported %v, want %s on %s and %s only", exported, traceID, thought.ThoughtID, event)
 	}
 }
