@@ -59,6 +59,8 @@ bench:
 	$(GO) test -run '^$$' -bench 'Issue29' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'ToolCallTracing' -benchtime 2000x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'TraceCall|ServedCall' -benchtime 20000x -timeout 30m ./sdk/
 	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'LargeMessages' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'Issue17Cluster' -benchtime 1x -timeout 30m ./host/e2e/

@@ -20,6 +20,7 @@ import (
 	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // syncTools publishes the visible tools to the MCP server. SetTools sends
@@ -59,18 +60,24 @@ func mcpTool(t *registry.Tool) mcp.Tool {
 	}
 }
 
-// toolHandler adapts an MCP call to the pipeline.
+// toolHandler adapts an MCP call to the pipeline, in a span of its own
+// when the process exports traces (call_trace.go).
 func (h *Host) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if telemetry.On() {
+			return toResult(h.tracedCall(ctx, name, req, nil)), nil
+		}
 		return toResult(h.runCall(ctx, name, req, nil)), nil
 	}
 }
 
 // runCall runs an MCP call of tool name through the pipeline; task, when
-// set, asks for it as a task (docs/decisions.md D39).
+// set, asks for it as a task (docs/decisions.md D39). The call carries the
+// trace context it came with (D38).
 func (h *Host) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *pipeline.TaskParams) *pipeline.Outcome {
 	tool, _ := h.reg.Get(name)
 	call := &pipeline.Call{Name: name, Tool: tool, Task: task}
+	call.TraceParent, call.TraceState = callTraceContext(ctx, req)
 	if lifted, ok := liftedArguments(ctx); ok {
 		call.Args = lifted
 	} else {

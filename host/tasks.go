@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/plugin"
 	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // MCP tasks (docs/decisions.md D39): a long tool call runs as a task its
@@ -127,7 +128,13 @@ func (h *Host) callAsTask(ctx context.Context, id mcp.RequestId, req *taskReques
 	if err := json.Unmarshal(body, &call); err != nil {
 		return nil, false // mcp-go refuses it in its own words
 	}
-	out := h.runCall(ctx, tool.Name, mcp.CallToolRequest{Params: call.Params}, &pipeline.TaskParams{TTL: ttl})
+	callReq, task := mcp.CallToolRequest{Params: call.Params}, &pipeline.TaskParams{TTL: ttl}
+	var out *pipeline.Outcome
+	if telemetry.On() {
+		out = h.tracedCall(ctx, tool.Name, callReq, task)
+	} else {
+		out = h.runCall(ctx, tool.Name, callReq, task)
+	}
 	if out.Task == nil {
 		// Refused before any task was made (its arguments, the session's
 		// rights): the answer a plain call gets.

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // Serve runs the plugin until the host stops it or dies. It never returns
@@ -40,6 +41,12 @@ func Serve(p *Plugin) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &server{p: p}
+	stopTracing, err := telemetry.Setup(ctx, "cairn-plugin-"+p.name)
+	if err != nil {
+		p.logger.Warn("traces are not exported", "error", err)
+	} else {
+		p.OnStop(stopTracing)
+	}
 	go watchParent(ctx, p, os.Getppid())
 	go func() {
 		// The host stops plugins over gRPC; a signal means an operator or a
@@ -171,10 +178,13 @@ func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServ
 // returns, send is not called again: a handler's goroutine that reports
 // late is dropped, so nothing follows the result.
 func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*pb.CallToolEvent)) *pb.ToolResult {
+	ctx, endSpan := traceCall(ctx, req)
 	if req.GetTask() != nil {
 		// Answered at once: the call's progress, log lines and client
 		// channel end with this answer, so the task has none of them.
-		return s.startTask(ctx, req)
+		res := s.startTask(ctx, req)
+		endSpan(res)
+		return res
 	}
 	ctx = s.withClientAsker(callContext(ctx, req), req)
 	var sendMu sync.Mutex
@@ -203,6 +213,7 @@ func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*p
 	sendMu.Lock()
 	done = true
 	sendMu.Unlock()
+	endSpan(res)
 	return res
 }
 

@@ -272,6 +272,7 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 			if served, err := serveThroughDaemon(ctx, s, configFile, httpAddr, noDaemon, noAuth); served || err != nil {
 				return err
 			}
+			defer startTracing("cairn")()
 			h, shutdown, err := startHost(ctx, configFile, nil)
 			if err != nil {
 				return err

@@ -59,6 +59,7 @@ func useDaemon(noDaemon bool, s config.Settings) bool {
 // (D21). When the daemon dies the relay starts a fresh one and resumes the
 // session; it gives up only after repeated failed starts.
 func relay(ctx context.Context, s config.Settings, configFile string, stdin io.Reader, stdout io.Writer) error {
+	defer startTracing("cairn-relay")()
 	p := daemon.PathsFor(s.DataDir)
 	hello := sessionHello(s)
 	defer forwardHUP(p)()
@@ -401,6 +402,7 @@ func newDaemon() *cobra.Command {
 			defer lock.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
+			defer startTracing("cairn-daemon")()
 			h, shutdown, err := startHost(ctx, configFile, nil)
 			if err != nil {
 				return err

@@ -13,8 +13,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
 	"github.com/cairn-mcp/cairn/host/internal/rpcid"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // RelayConfig tunes RunRelay.
@@ -104,6 +107,9 @@ type relay struct {
 	daemonPID int
 	eof       bool
 	lost      chan struct{} // closed when the current connection is lost
+	// spans are the relay's spans of the calls in flight, by idKey; nil
+	// unless the relay exports traces (relay_trace.go).
+	spans map[string]trace.Span
 	// dropped counts answers for requests already answered (a daemon
 	// that died after writing an answer is sent the request again; its
 	// second answer must not reach the client).
@@ -322,6 +328,7 @@ func (r *relay) forgetLocked(key string) bool {
 	if _, ok := r.inflight[key]; !ok {
 		return false
 	}
+	r.endSpanLocked(key)
 	delete(r.inflight, key)
 	for i, o := range r.order {
 		if o == key {
@@ -482,6 +489,7 @@ func (r *relay) closeConn() {
 // session first when the daemon is gone.
 func (r *relay) send(ctx context.Context, line []byte) error {
 	probe := probeClientLine(line)
+	traced := telemetry.On()
 	for {
 		r.mu.Lock()
 		conn := r.conn
@@ -491,6 +499,10 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 				return err
 			}
 			continue
+		}
+		if traced && probe.Method == "tools/call" {
+			// Once: a resume sends the traced line again.
+			line, traced = r.traceCallLocked(probe, line), false
 		}
 		r.track(probe, line)
 		_, err := conn.Write(line)
@@ -546,6 +558,7 @@ func (r *relay) answerPending(message, note string) {
 	var ids []json.RawMessage
 	for _, key := range r.order {
 		ids = append(ids, r.inflight[key].id)
+		r.endSpanLocked(key)
 		delete(r.inflight, key)
 	}
 	r.order = nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
 // Caller is the acting identity of a call (docs/decisions.md D4).
@@ -60,6 +61,11 @@ type Call struct {
 	// (docs/decisions.md D39): the outcome carries the task, not the
 	// tool's result.
 	Task *TaskParams
+	// TraceParent and TraceState are the W3C trace context the plugin's
+	// span for the call hangs under (docs/decisions.md D38): the client's
+	// when the host does not export traces, else the dispatch stage's
+	// span. Empty for an untraced call.
+	TraceParent, TraceState string
 }
 
 // TaskParams asks for a call to run as a task; TTL is the client's wish
@@ -112,10 +118,20 @@ type Pipeline struct {
 }
 
 // New builds a pipeline; stages run in the order given, dispatch last.
+// When the process exports traces (telemetry.On at the time of New), each
+// stage runs in a span of its own (traced.go); otherwise nothing is added
+// to a call's path.
 func New(dispatch Handler, stages ...Stage) *Pipeline {
+	on := telemetry.On()
 	h := dispatch
+	if on {
+		h = tracedDispatch(dispatch)
+	}
 	for i := len(stages) - 1; i >= 0; i-- {
 		h = stages[i].Wrap(h)
+		if on {
+			h = traced(stages[i].Name, h)
+		}
 	}
 	names := make([]string, 0, len(stages)+1)
 	for _, s := range stages {

@@ -22,6 +22,7 @@ type link struct {
 	StoredHash   string `json:"stored_hash"`
 	Recomputed   string `json:"recomputed_hash"`
 	Verdict      string `json:"verdict"`
+	TraceID      string `json:"trace_id"`
 	PreviousHash string `json:"-"`
 }
 

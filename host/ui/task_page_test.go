@@ -45,9 +45,11 @@ func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage
 	case name == "task_get":
 		out = `{"task_id":"` + in.TaskID + `","title":"Task ` + in.TaskID + `","status":"done"}`
 	case name == "thought_record_list":
-		out = `{"thoughts":[]}`
+		out = `{"thoughts":[{"thought_id":"Θ-1","task_id":"T-1","type":"decision","content":"traced","hash":"` + strings.Repeat("ab", 32) + `",
+			"recorded_at":"2026-11-21T11:00:00Z","recorded_by":"agent-a","chain_position":1,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}]}`
 	case name == "audit_verify_chain":
-		out = `{"chain_valid":true,"total_records":1,"verified_records":1,"integrity_score":100,"trace":[]}`
+		out = `{"chain_valid":true,"total_records":1,"verified_records":1,"integrity_score":100,"trace":[{"chain":"event","task_id":"T-1","position":1,
+			"record_id":"T-1/event/1","stored_hash":"` + strings.Repeat("cd", 32) + `","recomputed_hash":"` + strings.Repeat("cd", 32) + `","verdict":"verified","trace_id":"0af7651916cd43dd8448eb211c80319c"}]}`
 	default:
 		return b.recorder.Call(ctx, name, args, c)
 	}
@@ -78,6 +80,13 @@ func TestTaskPageReadsLikeAPage(t *testing.T) {
 	}
 	if bad := activeParts(body[strings.Index(body, "<main"):]); len(bad) > 0 {
 		t.Errorf("the task page holds %q", bad)
+	}
+	// A thought or task event recorded by a traced call names its trace
+	// (D38).
+	for _, id := range []string{"4bf92f3577b34da6a3ce929d0e0e4736", "0af7651916cd43dd8448eb211c80319c"} {
+		if !strings.Contains(body, `data-trace-id="`+id+`"`) {
+			t.Errorf("the task page does not show trace id %s", id)
+		}
 	}
 	for _, dt := range strings.Split(body, "<dt>")[1:] {
 		if name := dt[:strings.Index(dt, "</dt>")]; strings.Contains(name, "_") {

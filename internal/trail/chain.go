@@ -16,6 +16,9 @@ type Link struct {
 	// Position is the stored chain position (1 first); 0 means "the one
 	// after the previous link", for chains known to have no gaps.
 	Position int
+	// TraceID is the trace of the call that wrote the record (empty:
+	// untraced); not a hash input, only echoed (docs/decisions.md D38).
+	TraceID string
 }
 
 // Verdicts of a trace entry.
@@ -74,6 +77,9 @@ type TraceEntry struct {
 	StoredHash     string `json:"stored_hash"`
 	RecomputedHash string `json:"recomputed_hash"`
 	Verdict        string `json:"verdict" jsonschema:"enum=verified,enum=broken"`
+	// TraceID is the trace of the call that wrote the record, when it was
+	// traced; it plays no part in the verdict.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Report is the outcome of verifying one or more chains. Total counts the

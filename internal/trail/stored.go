@@ -151,7 +151,7 @@ func (v *storedVerifier) chain(c *Chain) {
 			}
 			v.r.Trace = append(v.r.Trace, TraceEntry{
 				Chain: l.Chain, TaskID: l.Fields.TaskID, Position: pos, RecordID: l.RecordID,
-				StoredHash: l.Hash, RecomputedHash: recomputed, Verdict: verdict,
+				StoredHash: l.Hash, RecomputedHash: recomputed, Verdict: verdict, TraceID: l.TraceID,
 			})
 		}
 		// The next link must point at what is stored, not at what we

@@ -47,7 +47,7 @@ func (c *Core) registerAuditTools() {
 			if err != nil {
 				return audit.RecordOutput{}, err
 			}
-			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, audit.RecordInput(in))
+			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, sdk.TraceID(ctx), audit.RecordInput(in))
 		},
 	})
 	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{

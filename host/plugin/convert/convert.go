@@ -32,7 +32,7 @@ func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 	req := &pb.CallToolRequest{
 		Tool: c.Name, Arguments: c.Args, Caller: CallerToProto(c.Caller), RequestId: c.RequestID,
 		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
-		ClientChannel: channel,
+		ClientChannel: channel, Traceparent: c.TraceParent, Tracestate: c.TraceState,
 	}
 	if c.Task != nil {
 		req.Task = &pb.TaskParams{TtlMs: c.Task.TTL.Milliseconds()}
@@ -50,7 +50,7 @@ func CallFromProto(req *pb.CallToolRequest) (c *pipeline.Call, channel uint64) {
 	return &pipeline.Call{
 		Name: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()),
 		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), Replay: req.GetReplay(),
-		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()),
+		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(),
 	}, req.GetClientChannel()
 }
 

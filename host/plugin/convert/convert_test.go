@@ -40,11 +40,13 @@ func TestCallToProtoCarriesEveryField(t *testing.T) {
 		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug",
 		Progress: func(float64, float64, string) {}, Log: func(string, string, json.RawMessage) {},
 		Task: &pipeline.TaskParams{TTL: time.Minute},
+		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}
 	req := CallToProto(c, 42)
 	protoEqual(t, "request", req, &pb.CallToolRequest{
 		Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`), RequestId: "7", WantsProgress: true,
 		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug", ClientChannel: 42, Task: &pb.TaskParams{TtlMs: 60000},
+		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Tracestate: "vendor=x",
 		Caller: &pb.Caller{Id: "agent-7", Source: "api_key", SessionId: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"},
 	})
 	back, channel := CallFromProto(req)

@@ -24,7 +24,7 @@ import (
 // (modernHeaders).
 func (s *Server) protocolErrors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = WithIdempotencyKey(r)
+		r = WithTraceContext(WithIdempotencyKey(r))
 		body := bodyOf(r)
 		if r.Method != http.MethodPost || len(body) == 0 {
 			next.ServeHTTP(w, r)

@@ -50,6 +50,11 @@ type Record struct {
 	RecordedAt   string  `json:"recorded_at"`
 	RecordedBy   string  `json:"recorded_by"`
 	Hash         string  `json:"hash"`
+	// TraceID is the W3C trace id of the call that wrote the record, when
+	// it was traced. It is not a hash input, and no signature covers it: a
+	// pointer into the operator's traces, not part of the proof
+	// (docs/decisions.md D38).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // NewRecord builds a Record from a stored record's id, chain, 1-indexed

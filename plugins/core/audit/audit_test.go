@@ -673,8 +673,14 @@ func TestLinkCodec(t *testing.T) {
 		{ID: "Θ-1", Type: "decision", Content: "c \u2028 <&> ✓", RecordedAt: "2026-11-22T08:40:12.123Z", RecordedBy: "a"},
 		{ID: "T-2/event/3", Type: "task_updated", Content: `{"status":"todo"}`, PreviousHash: &prev, RecordedAt: "x", RecordedBy: "b",
 			Branch: "main", CommitSHA: "abc", TestsRun: []string{"go test", "x"}, Blockers: []string{"y"}, Metadata: json.RawMessage(`{"a":1}`)},
+		{ID: "Θ-3", Type: "risk", Content: "traced", RecordedAt: "x", RecordedBy: "c", TraceID: "4bf92f3577b34da6a3ce929d0e0e4736"},
 	}
 	for _, b := range bodies {
+		// A link without a trace id keeps the version 1 layout, byte for
+		// byte; one with it is version 2 (D38).
+		if want := map[bool]byte{false: linkFormat, true: linkFormatTrace}[b.TraceID != ""]; encodeBody(nil, &b)[0] != want {
+			t.Fatalf("%s encoded as version %d, want %d", b.ID, encodeBody(nil, &b)[0], want)
+		}
 		enc := encodeBody(nil, &b)
 		var got linkBody
 		if err := decodeBody(enc, &got); err != nil {

@@ -54,6 +54,9 @@ type linkBody struct {
 	TestsRun     []string        `json:"tests_run,omitempty"`
 	Blockers     []string        `json:"blockers,omitempty"`
 	Metadata     json.RawMessage `json:"metadata,omitempty"`
+	// TraceID is the trace of the call that wrote the link; it is not
+	// hashed (docs/decisions.md D38).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // link is a decoded stored link.
@@ -128,7 +131,7 @@ func (l *link) hashHex() string { return hex.EncodeToString(l.hash[:]) }
 
 // trailLink is the link as trail.VerifyChains sees it.
 func (l *link) trailLink() trail.Link {
-	return trail.Link{Chain: chainName(l.chain), RecordID: l.body.ID, Hash: l.hashHex(), Fields: l.fields(), Position: l.pos}
+	return trail.Link{Chain: chainName(l.chain), RecordID: l.body.ID, Hash: l.hashHex(), Fields: l.fields(), Position: l.pos, TraceID: l.body.TraceID}
 }
 
 // eventRecordID names an event-chain record: D6 gives event records no id

@@ -15,11 +15,19 @@ import (
 //	branch, commit_sha                   each uvarint length + bytes
 //	tests_run, blockers                  uvarint count, then strings as above
 //	metadata                             uvarint length + JSON bytes
+//	trace_id (version 2 only)            uvarint length + bytes
 //
 // previous_hash is empty for the first link (null); stored hashes are never
 // empty otherwise. Text is kept as the exact bytes hashed, so a rewritten
 // byte anywhere shows up in verification.
-const linkFormat byte = 1
+//
+// A link written by a traced call is version 2: it keeps the call's trace
+// id after the hashed fields, outside the hash (docs/decisions.md D38). A
+// link without one stays version 1, byte for byte what it was before.
+const (
+	linkFormat      byte = 1
+	linkFormatTrace byte = 2
+)
 
 var errLinkFormat = errors.New("malformed link encoding")
 
@@ -38,7 +46,11 @@ func appendList(b []byte, l []string) []byte {
 
 // encodeBody appends the binary form of body to dst.
 func encodeBody(dst []byte, body *linkBody) []byte {
-	dst = append(dst, linkFormat)
+	format := linkFormat
+	if body.TraceID != "" {
+		format = linkFormatTrace
+	}
+	dst = append(dst, format)
 	prev := ""
 	if body.PreviousHash != nil {
 		prev = *body.PreviousHash
@@ -48,7 +60,11 @@ func encodeBody(dst []byte, body *linkBody) []byte {
 	}
 	dst = appendList(dst, body.TestsRun)
 	dst = appendList(dst, body.Blockers)
-	return appendStr(dst, string(body.Metadata))
+	dst = appendStr(dst, string(body.Metadata))
+	if format == linkFormatTrace {
+		dst = appendStr(dst, body.TraceID)
+	}
+	return dst
 }
 
 // bodyReader decodes the binary form, remembering the first error.
@@ -93,7 +109,7 @@ func (r *bodyReader) list() []string {
 
 // decodeBody decodes the binary form of a link body.
 func decodeBody(b []byte, body *linkBody) error {
-	if len(b) == 0 || b[0] != linkFormat {
+	if len(b) == 0 || (b[0] != linkFormat && b[0] != linkFormatTrace) {
 		return errLinkFormat
 	}
 	r := bodyReader{b: b[1:]}
@@ -109,6 +125,14 @@ func decodeBody(b []byte, body *linkBody) error {
 		body.Metadata = json.RawMessage(m)
 	} else {
 		body.Metadata = nil
+	}
+	body.TraceID = ""
+	if b[0] == linkFormatTrace {
+		// A version 2 link always has one: an empty one would encode as
+		// version 1.
+		if body.TraceID = r.str(); body.TraceID == "" && r.err == nil {
+			r.err = errLinkFormat
+		}
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.err = errLinkFormat

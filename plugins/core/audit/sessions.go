@@ -540,7 +540,9 @@ func (s *Service) Export(sessionID string) (bundle.Session, []bundle.Record, str
 			if !ok {
 				return corrupt(fmt.Errorf("record %s %s position %d of frozen session %s is missing", taskID(task), chainName(chain), pos, sess.SessionID))
 			}
-			records = append(records, bundle.NewRecord(l.body.ID, chainName(chain), pos, l.fields(), l.hashHex()))
+			rec := bundle.NewRecord(l.body.ID, chainName(chain), pos, l.fields(), l.hashHex())
+			rec.TraceID = l.body.TraceID
+			records = append(records, rec)
 		}
 		return nil
 	})

@@ -97,7 +97,7 @@ func (s *Service) AppendTaskChange(tx kv.Tx, ch tasks.Change) error {
 	if err != nil {
 		return err
 	}
-	body := linkBody{Type: ch.Kind, Content: content, RecordedAt: ch.At, RecordedBy: ch.Actor}
+	body := linkBody{Type: ch.Kind, Content: content, RecordedAt: ch.At, RecordedBy: ch.Actor, TraceID: ch.TraceID}
 	_, err = appendLink(tx, ch.Num, chainEvent, body, func(pos int) (string, error) {
 		return eventRecordID(ch.Num, pos), nil
 	})
@@ -196,17 +196,20 @@ func (in *RecordInput) validate() (uint64, linkBody, error) {
 // Concurrent calls share durable commits (Store.Commit) and each chain stays
 // linear: the head is read and written in the same transaction.
 func (s *Service) Record(actor string, in RecordInput) (RecordOutput, error) {
-	return s.RecordOnce(actor, "", in)
+	return s.RecordOnce(actor, "", "", in)
 }
 
 // RecordOnce is Record under an idempotency key: the key and the output are
 // kept in the same transaction as the link, and a key seen before returns
 // its first output without appending again (a replay after the daemon died).
-func (s *Service) RecordOnce(actor, key string, in RecordInput) (RecordOutput, error) {
+// traceID, the trace of the call (empty: untraced), is kept beside the
+// record, outside its hash (docs/decisions.md D38).
+func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (RecordOutput, error) {
 	n, body, err := in.validate()
 	if err != nil {
 		return RecordOutput{}, err
 	}
+	body.TraceID = traceID
 	body.RecordedBy = actorOrUnknown(actor)
 	body.RecordedAt = s.now()
 	var out RecordOutput
@@ -276,6 +279,9 @@ type Thought struct {
 	TestsRun      []string        `json:"tests_run,omitempty"`
 	Blockers      []string        `json:"blockers,omitempty"`
 	Metadata      json.RawMessage `json:"metadata,omitempty"`
+	// TraceID is the W3C trace id of the call that recorded it; not part of
+	// its hash (docs/decisions.md D38).
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // ListOutput is thought_record_list's output. Thoughts holds the latest
@@ -374,7 +380,7 @@ func (l *link) thought() Thought {
 		Hash: l.hashHex(), PreviousHash: l.body.PreviousHash, RecordedAt: l.body.RecordedAt,
 		RecordedBy: l.body.RecordedBy, ChainPosition: l.pos, Branch: l.body.Branch,
 		CommitSHA: l.body.CommitSHA, TestsRun: l.body.TestsRun, Blockers: l.body.Blockers,
-		Metadata: l.body.Metadata,
+		Metadata: l.body.Metadata, TraceID: l.body.TraceID,
 	}
 }
 

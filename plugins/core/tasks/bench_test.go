@@ -108,7 +108,7 @@ func benchService(b *testing.B, n int) *Service {
 					deps = []uint64{uint64(i - 10*(1+rng.IntN(9)) + 1)}
 				}
 				now := t0.Add(time.Duration(i) * time.Millisecond)
-				rec, err := svc.createTx(tx, "bench", &in, parent, deps, now)
+				rec, err := svc.createTx(tx, "bench", "", &in, parent, deps, now)
 				if err != nil {
 					return err
 				}

@@ -11,6 +11,9 @@ type Call struct {
 	// IdemKey is the call's idempotency key; a write with a key it has
 	// recorded returns the recorded output and writes nothing. Empty: none.
 	IdemKey string
+	// TraceID is the call's trace (empty: untraced); the task-event
+	// records its writes append keep it (docs/decisions.md D38).
+	TraceID string
 }
 
 // Idempotency scopes of the writes that honour a key.

@@ -109,7 +109,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 				return CreateOutput{}, err
 			}
 			var err error
-			if rec, event, err = s.createRecorded(tx, actor, &in, parent, deps, now); err != nil {
+			if rec, event, err = s.createRecorded(tx, actor, call.TraceID, &in, parent, deps, now); err != nil {
 				return CreateOutput{}, err
 			}
 			return CreateOutput{
@@ -148,8 +148,8 @@ func createdEvent(rec *record) map[string]any {
 // tasks (projectForWrite) inside tx, and records its task.created event:
 // task_create's write, which an import repeats for each of its tasks
 // (docs/decisions.md D41). It returns the event to publish after the commit.
-func (s *Service) createRecorded(tx kv.Tx, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, map[string]any, error) {
-	rec, err := s.createTx(tx, actor, in, parent, deps, now)
+func (s *Service) createRecorded(tx kv.Tx, actor, traceID string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, map[string]any, error) {
+	rec, err := s.createTx(tx, actor, traceID, in, parent, deps, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -160,8 +160,10 @@ func (s *Service) createRecorded(tx kv.Tx, actor string, in *CreateInput, parent
 	return rec, event, nil
 }
 
-// createTx writes a validated new task inside tx.
-func (s *Service) createTx(tx kv.Tx, actor string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
+// createTx writes a validated new task inside tx; traceID is the trace of
+// the call that writes it (docs/decisions.md D38), kept beside its chain
+// link.
+func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
 	if parent != 0 {
 		p, ok, err := loadRecord(tx, parent)
 		if err != nil {
@@ -226,7 +228,7 @@ func (s *Service) createTx(tx kv.Tx, actor string, in *CreateInput, parent uint6
 		if len(deps) > 0 {
 			data["depends_on"] = taskIDs(sortedNums(deps))
 		}
-		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data}); err != nil {
+		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeCreated, Actor: actor, At: formatMillis(ms), Data: data, TraceID: traceID}); err != nil {
 			return nil, err
 		}
 	}

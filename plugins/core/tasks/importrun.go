@@ -172,14 +172,14 @@ func (s *Service) importOne(tx kv.Tx, actor string, p *planned, nums []uint64, n
 		deps[k] = nums[d]
 	}
 	in.DependsOn = taskIDs(deps)
-	rec, event, err := s.createRecorded(tx, actor, &in, parent, deps, now)
+	rec, event, err := s.createRecorded(tx, actor, "", &in, parent, deps, now)
 	if err != nil {
 		return 0, nil, err
 	}
 	events := []pending{{EventCreated, event}}
 	for _, st := range p.Steps {
 		st.TaskID = rec.id()
-		_, evs, err := s.updateTx(tx, actor, &st, rec.num, nil, now)
+		_, evs, err := s.updateTx(tx, actor, "", &st, rec.num, nil, now)
 		if err != nil {
 			return 0, nil, err
 		}

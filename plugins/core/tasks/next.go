@@ -130,7 +130,7 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 			first := &out.NextActions[0]
 			upd := UpdateInput{TaskID: first.TaskID, Claim: ptrBool(true)}
 			num, _ := ParseTaskID(first.TaskID)
-			if _, events, err = s.updateTx(tx, actor, &upd, num, nil, now); err != nil {
+			if _, events, err = s.updateTx(tx, actor, call.TraceID, &upd, num, nil, now); err != nil {
 				return NextOutput{}, err
 			}
 			first.Assignee = actor

@@ -52,6 +52,9 @@ type Change struct {
 	// or the changed fields (new values) plus previous_status when the
 	// status moved.
 	Data map[string]any
+	// TraceID is the trace of the call that made the change (empty:
+	// untraced); kept beside its event record, outside the hash.
+	TraceID string
 }
 
 // Config wires a Service to its surroundings. Every field is optional.

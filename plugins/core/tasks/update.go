@@ -156,7 +156,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 		out, replayed, err = store.Once(tx, idemUpdate, call.IdemKey, now, func() (UpdateOutput, error) {
 			var out UpdateOutput
 			var err error
-			out, events, err = s.updateTx(tx, actor, &in, num, deps, now)
+			out, events, err = s.updateTx(tx, actor, call.TraceID, &in, num, deps, now)
 			return out, err
 		})
 		return err
@@ -174,7 +174,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 // updateTx applies a validated update inside tx and returns the output and
 // the events to publish after the commit. It decides every refusal before
 // its first write (the group-commit contract).
-func (s *Service) updateTx(tx kv.Tx, actor string, in *UpdateInput, num uint64, deps []uint64, now time.Time) (UpdateOutput, []pending, error) {
+func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num uint64, deps []uint64, now time.Time) (UpdateOutput, []pending, error) {
 	prev, ok, err := loadRecord(tx, num)
 	if err != nil {
 		return UpdateOutput{}, nil, err
@@ -359,7 +359,7 @@ func (s *Service) updateTx(tx kv.Tx, actor string, in *UpdateInput, num uint64, 
 		if to != from {
 			data["previous_status"] = from
 		}
-		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeUpdated, Actor: actor, At: out.UpdatedAt, Data: data}); err != nil {
+		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeUpdated, Actor: actor, At: out.UpdatedAt, Data: data, TraceID: traceID}); err != nil {
 			return UpdateOutput{}, nil, err
 		}
 	}

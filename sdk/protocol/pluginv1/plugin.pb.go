@@ -641,7 +641,13 @@ type CallToolRequest struct {
 	// Set when the client asked for the call as a task: the plugin stores
 	// a task, starts the tool in the background and answers at once with
 	// ToolResult.task.
-	Task          *TaskParams `protobuf:"bytes,11,opt,name=task,proto3" json:"task,omitempty"`
+	Task *TaskParams `protobuf:"bytes,11,opt,name=task,proto3" json:"task,omitempty"`
+	// The W3C trace context of the call (docs/decisions.md D38): the host's
+	// span that sent it, or the client's when the host does not export
+	// traces. The plugin's span for the call is its child, and a record the
+	// call writes keeps its trace id. Empty for an untraced call.
+	Traceparent   string `protobuf:"bytes,12,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,13,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -744,6 +750,20 @@ func (x *CallToolRequest) GetTask() *TaskParams {
 		return x.Task
 	}
 	return nil
+}
+
+func (x *CallToolRequest) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *CallToolRequest) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // TaskParams asks for a call to run as a task.
@@ -3347,7 +3367,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\x81\x03\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\xc3\x03\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3360,7 +3380,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\tlog_level\x18\t \x01(\tR\blogLevel\x12%\n" +
 	"\x0eclient_channel\x18\n" +
 	" \x01(\x04R\rclientChannel\x12/\n" +
-	"\x04task\x18\v \x01(\v2\x1b.cairn.plugin.v1.TaskParamsR\x04taskJ\x04\b\b\x10\tR\tvalidated\"#\n" +
+	"\x04task\x18\v \x01(\v2\x1b.cairn.plugin.v1.TaskParamsR\x04task\x12 \n" +
+	"\vtraceparent\x18\f \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\r \x01(\tR\n" +
+	"tracestateJ\x04\b\b\x10\tR\tvalidated\"#\n" +
 	"\n" +
 	"TaskParams\x12\x15\n" +
 	"\x06ttl_ms\x18\x01 \x01(\x03R\x05ttlMs\"\xa1\x02\n" +
