@@ -23,9 +23,9 @@ func BenchmarkIssue17Cluster(b *testing.B) {
 	}
 	for range b.N {
 		tab := &table{}
-		base := benchCluster(b, 1, "")
+		base := benchCluster(b, 1, "", nil)
 		for _, servers := range []int{1, 2, 3} {
-			f := benchCluster(b, servers, pgtest.DSN(b))
+			f := benchCluster(b, servers, pgtest.DSN(b), nil)
 			label := fmt.Sprintf("postgres, %d server", servers)
 			if servers > 1 {
 				label += "s"
@@ -44,13 +44,17 @@ func BenchmarkIssue17Cluster(b *testing.B) {
 
 type clusterFigures struct {
 	createRate, thoughtRate float64
-	get, list               samples
+	// perCreate is the database's statements per task_create, when the
+	// caller counts them.
+	perCreate float64
+	get, list samples
 }
 
 // benchCluster starts servers `cairn serve --http --no-auth` (on dsn, or
 // one on bbolt when dsn is empty), runs the write and read phases through
-// them and stops them.
-func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
+// them and stops them. statements, when not nil, is the database's running
+// count of statements, read around the task_create phase.
+func benchCluster(b *testing.B, servers int, dsn string, statements func() float64) clusterFigures {
 	const clients = 8
 	const phase = 3 * time.Second
 	env := []string{"CAIRN_TOOLSETS=core", "CAIRN_PROJECT=proj-0"}
@@ -118,6 +122,10 @@ func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
 	var f clusterFigures
 	var ids []string
 	var idsMu sync.Mutex
+	var before float64
+	if statements != nil {
+		before = statements()
+	}
 	f.createRate = rate(func(_ int, a *clusterClient, n int64) error {
 		out, err := callOK(a, "task_create", map[string]any{"title": fmt.Sprintf("task %d", n), "labels": []string{"bench"}})
 		if err == nil {
@@ -127,6 +135,9 @@ func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
 		}
 		return err
 	})
+	if statements != nil && len(ids) > 0 {
+		f.perCreate = (statements() - before) / float64(len(ids))
+	}
 	f.thoughtRate = rate(func(i int, a *clusterClient, n int64) error {
 		_, err := callOK(a, "thought_record", map[string]any{"task_id": own[i], "type": "reflection", "content": fmt.Sprintf("thought %d", n)})
 		return err

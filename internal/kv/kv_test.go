@@ -28,7 +28,13 @@ func backends(t *testing.T, fn func(t *testing.T, r runner)) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = db.Close() })
-		if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucket([]byte("b")); return err }); err != nil {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucket([]byte("c")); err != nil {
+				return err
+			}
+			_, err := tx.CreateBucket([]byte("b"))
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		fn(t, runner{
@@ -177,6 +183,121 @@ func TestReadsSeeEarlierWritesOfTheirTransaction(t *testing.T) {
 			}
 			if n := b.Count(); n != 101 {
 				return fmt.Errorf("count %d, want 101", n)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// PostgreSQL keeps a transaction's keys in memory and sends only their
+// last state: a key put, deleted and put again across range reads (which
+// send what is pending), a key deleted after it was read, and a bucket
+// cleared between writes all end as they do on bbolt.
+func TestLastWriteOfAKeyWins(t *testing.T) {
+	backends(t, func(t *testing.T, r runner) {
+		err := r.update(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			for i := range 5 {
+				if err := b.Put([]byte("k"), []byte(fmt.Sprint(i))); err != nil {
+					return err
+				}
+				if i == 2 {
+					if err := b.Delete([]byte("k")); err != nil {
+						return err
+					}
+					if n := b.Count(); n != 0 {
+						return fmt.Errorf("count after delete: %d", n)
+					}
+				}
+			}
+			if err := b.Put([]byte("gone"), []byte("x")); err != nil {
+				return err
+			}
+			if got := b.Get([]byte("gone")); string(got) != "x" {
+				return fmt.Errorf("get gone: %q", got)
+			}
+			return b.Delete([]byte("gone"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.update(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			if got := b.Get([]byte("k")); string(got) != "4" {
+				return fmt.Errorf("k after commit: %q", got)
+			}
+			if err := b.Put([]byte("before"), []byte("x")); err != nil {
+				return err
+			}
+			if err := tx.Clear([]byte("b")); err != nil {
+				return err
+			}
+			b = tx.Bucket([]byte("b"))
+			if got := b.Get([]byte("k")); got != nil {
+				return fmt.Errorf("k after clear: %q", got)
+			}
+			return b.Put([]byte("after"), []byte("y"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.view(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			var keys []string
+			if err := b.ForEach(func(k, _ []byte) error { keys = append(keys, string(k)); return nil }); err != nil {
+				return err
+			}
+			if fmt.Sprint(keys) != "[after]" {
+				return fmt.Errorf("keys %v, want [after]", keys)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// A range read sends only its own bucket's pending changes: the other
+// bucket's keys, written before and after it, still commit in their last
+// state, and the range read sees every change of its own bucket.
+func TestRangeReadOfOneBucketKeepsTheOthersPending(t *testing.T) {
+	backends(t, func(t *testing.T, r runner) {
+		err := r.update(func(tx Tx) error {
+			b, c := tx.Bucket([]byte("b")), tx.Bucket([]byte("c"))
+			if err := b.Put([]byte("k"), []byte("1")); err != nil {
+				return err
+			}
+			if err := c.Put([]byte("x"), []byte("1")); err != nil {
+				return err
+			}
+			if n := c.Count(); n != 1 {
+				return fmt.Errorf("count of c: %d", n)
+			}
+			if err := b.Put([]byte("k"), []byte("2")); err != nil {
+				return err
+			}
+			if err := c.Delete([]byte("x")); err != nil {
+				return err
+			}
+			if k, _ := c.Cursor().First(); k != nil {
+				return fmt.Errorf("c's first key after its delete: %q", k)
+			}
+			if k, v := b.Cursor().First(); string(k) != "k" || string(v) != "2" {
+				return fmt.Errorf("b's first pair: %q=%q", k, v)
+			}
+			return b.Put([]byte("k"), []byte("3"))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.view(func(tx Tx) error {
+			if got := tx.Bucket([]byte("b")).Get([]byte("k")); string(got) != "3" {
+				return fmt.Errorf("k = %q, want 3", got)
+			}
+			if n := tx.Bucket([]byte("c")).Count(); n != 0 {
+				return fmt.Errorf("c holds %d keys", n)
 			}
 			return nil
 		}); err != nil {

@@ -10,6 +10,12 @@ package kv
 // mid-update loses its connection; PostgreSQL rolls the transaction back
 // and releases the lock. Views read one REPEATABLE READ snapshot and take
 // no lock.
+//
+// Because an update holds the lock for as long as it talks to the
+// database, it talks as little as it can (docs/decisions.md D40): a key is
+// read from the database at most once per transaction and its writes are
+// kept in memory (pgcache.go), then sent as two statements (every upsert in
+// one, every delete in another) before the next range read and at commit.
 
 import (
 	"context"
@@ -55,7 +61,7 @@ type PG struct {
 
 // statements are an area's queries with its table name filled in once.
 type statements struct {
-	get, put, del, all, count, clear string
+	get, putMany, delMany, all, count, clear string
 	fromAsc, fromDesc, firstAsc      string
 	lastDesc, afterAsc, beforeDesc   string
 }
@@ -86,9 +92,11 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 	sel := "SELECT key, value FROM " + t + " WHERE bucket = $1"
 	return &PG{pool: pool, cfg: cfg, sql: statements{
 		get: "SELECT value FROM " + t + " WHERE bucket = $1 AND key = $2",
-		put: "INSERT INTO " + t + ` (bucket, key, value) VALUES ($1, $2, $3)
+		putMany: "INSERT INTO " + t + ` (bucket, key, value)
+			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:        "DELETE FROM " + t + " WHERE bucket = $1 AND key = $2",
+		delMany: "DELETE FROM " + t + ` AS t USING unnest($1::text[], $2::bytea[]) AS d(bucket, key)
+			WHERE t.bucket = d.bucket AND t.key = d.key`,
 		clear:      "DELETE FROM " + t + " WHERE bucket = $1",
 		count:      "SELECT count(*) FROM " + t + " WHERE bucket = $1",
 		all:        sel + " ORDER BY key",
@@ -169,29 +177,34 @@ type pgTx struct {
 	err      error
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
-	// queued holds the writes not yet sent. Every write is a round trip
-	// made while the area's lock is held, so consecutive writes go to the
-	// server together, in one batch, before the next read or the commit:
-	// a read still sees every earlier write of its transaction.
-	queued *pgx.Batch
+	// keys are the pairs this transaction has read or written (pgcache.go).
+	keys keyCache
+	// cleared are bucket clears not yet sent; they go before the writes
+	// keys holds, which all came after them.
+	cleared []string
 }
 
-// queue adds a write to the next batch.
-func (t *pgTx) queue(sql string, args ...any) {
-	if t.queued == nil {
-		t.queued = &pgx.Batch{}
-	}
-	t.queued.Queue(sql, args...)
-}
+// flush sends the cleared buckets and the changed keys in one batch; the
+// first failure fails the transaction.
+func (t *pgTx) flush() { t.flushBucket("") }
 
-// flush sends the queued writes; the first failure fails the transaction.
-func (t *pgTx) flush() {
-	batch := t.queued
-	if batch == nil || t.err != nil {
+// flushBucket sends what a range read of bucket name needs in the
+// database: the cleared buckets and name's changed keys (every bucket's
+// when name is "").
+func (t *pgTx) flushBucket(name string) {
+	if t.err != nil {
 		return
 	}
-	t.queued = nil
+	batch := &pgx.Batch{}
+	for _, c := range t.cleared {
+		batch.Queue(t.p.sql.clear, c)
+	}
+	t.cleared = nil
+	t.keys.drain(batch, t.p.sql.putMany, t.p.sql.delMany, name)
 	n := batch.Len()
+	if n == 0 {
+		return
+	}
 	br := t.tx.SendBatch(t.ctx, batch)
 	for range n {
 		if _, err := br.Exec(); err != nil {
@@ -216,7 +229,11 @@ func (t *pgTx) clear(name string) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	t.queue(t.p.sql.clear, b.name)
+	// Writes made before the clear go first; reads of the bucket after it
+	// find nothing cached and send the clear before they ask.
+	t.flushBucket(name)
+	t.keys.forget(name)
+	t.cleared = append(t.cleared, name)
 	return nil
 }
 
@@ -233,13 +250,19 @@ type pgBucket struct {
 }
 
 func (b *pgBucket) get(key []byte) []byte {
-	b.t.flush()
 	if b.t.err != nil {
 		return nil
+	}
+	if v, ok := b.t.keys.get(b.name, key); ok {
+		return v
+	}
+	if len(b.t.cleared) > 0 {
+		b.t.flushBucket(b.name)
 	}
 	var v []byte
 	err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.get, b.name, key).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
+		b.t.keys.read(b.name, key, nil)
 		return nil
 	}
 	if err != nil {
@@ -249,6 +272,7 @@ func (b *pgBucket) get(key []byte) []byte {
 	if v == nil {
 		v = []byte{}
 	}
+	b.t.keys.read(b.name, key, v)
 	return v
 }
 
@@ -269,7 +293,7 @@ func (b *pgBucket) put(key, value []byte) error {
 	}
 	// Copies (never nil: a NULL value is not an empty one): bbolt lets a
 	// caller reuse its slices once Put returns.
-	b.t.queue(b.t.p.sql.put, b.name, clone(key), clone(value))
+	b.t.keys.write(b.name, clone(key), clone(value))
 	return nil
 }
 
@@ -277,12 +301,12 @@ func (b *pgBucket) delete(key []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	b.t.queue(b.t.p.sql.del, b.name, clone(key))
+	b.t.keys.write(b.name, clone(key), nil)
 	return nil
 }
 
 func (b *pgBucket) count() int {
-	b.t.flush()
+	b.t.flushBucket(b.name)
 	if b.t.err != nil {
 		return 0
 	}
@@ -312,7 +336,7 @@ func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
 type pair struct{ k, v []byte }
 
 func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
-	b.t.flush()
+	b.t.flushBucket(b.name)
 	if b.t.err != nil {
 		return nil, b.t.err
 	}
