@@ -62,8 +62,8 @@ type PG struct {
 // statements are an area's queries with its table name filled in once.
 type statements struct {
 	get, putMany, delMany, all, count, clear string
-	fromAsc, fromDesc, firstAsc      string
-	lastDesc, afterAsc, beforeDesc   string
+	fromAsc, fromDesc, firstAsc              string
+	lastDesc, afterAsc, beforeDesc           string
 }
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
