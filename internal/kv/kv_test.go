@@ -43,22 +43,27 @@ func backends(t *testing.T, fn func(t *testing.T, r runner)) {
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := pgtest.DSN(t)
-		ctx := context.Background()
-		pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pool.Exec(ctx, TableSQL("test_kv")); err != nil {
-			t.Fatal(err)
-		}
-		pg, err := NewPG(pool, PGConfig{Area: "test", Table: "test_kv", Lock: 42, Where: pgmigrate.Redact(dsn)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pg.Close)
+		pg := newTestPG(t)
 		fn(t, runner{update: pg.Update, view: pg.View})
 	})
+}
+
+func newTestPG(t *testing.T) *PG {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, TableSQL("test_kv")); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := NewPG(pool, PGConfig{Area: "test", Table: "test_kv", Lock: 42, Where: pgmigrate.Redact(dsn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	return pg
 }
 
 // Count, Clear and a cursor's Delete behave alike on both backends, and
@@ -304,4 +309,40 @@ func TestRangeReadOfOneBucketKeepsTheOthersPending(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A view's BEGIN travels with its first read, and the snapshot is taken
+// there: an update committed after that read stays unseen by the view's
+// later reads, whether the first read was a point read or a range read.
+func TestViewSnapshotStartsAtItsFirstRead(t *testing.T) {
+	pg := newTestPG(t)
+	put := func(k, v string) {
+		if err := pg.Update(func(tx Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte(v)) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a", "1")
+	for i, first := range []func(b Bucket) bool{
+		func(b Bucket) bool { return string(b.Get([]byte("a"))) == "1" },
+		func(b Bucket) bool { k, _ := b.Cursor().First(); return string(k) == "a" },
+	} {
+		late := fmt.Sprintf("late%d", i)
+		err := pg.View(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			if !first(b) {
+				return fmt.Errorf("first read %d did not see a", i)
+			}
+			put(late, "x")
+			if got := b.Get([]byte(late)); got != nil {
+				return fmt.Errorf("view %d sees %s, committed after its first read", i, late)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pg.View(func(Tx) error { return nil }); err != nil {
+		t.Fatalf("a view that reads nothing: %v", err)
+	}
 }

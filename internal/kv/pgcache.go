@@ -1,7 +1,7 @@
 package kv
 
 import (
-	"cmp"
+	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -18,8 +18,10 @@ import (
 // counter of a batch of task_create calls) is written once.
 type keyCache struct {
 	pairs map[cacheKey]*cached
-	// changed lists the keys whose change is not yet sent, each once.
-	changed []cacheKey
+	// changed lists, by bucket, the keys whose change is not yet sent, each
+	// once: a range read sends its bucket's alone, without walking the
+	// others' (an update may hold thousands).
+	changed map[string][]string
 }
 
 type cacheKey struct{ bucket, key string }
@@ -60,7 +62,10 @@ func (c *keyCache) write(bucket string, key, value []byte) {
 	e.value = value
 	if !e.changed {
 		e.changed = true
-		c.changed = append(c.changed, k)
+		if c.changed == nil {
+			c.changed = map[string][]string{}
+		}
+		c.changed[bucket] = append(c.changed[bucket], k.key)
 	}
 }
 
@@ -80,29 +85,26 @@ func (c *keyCache) forget(bucket string) {
 // A range read needs only its own bucket's changes in the database, and
 // sending only those keeps the other keys' many writes folding into one.
 func (c *keyCache) drain(batch *pgx.Batch, putMany, delMany, bucket string) {
-	if len(c.changed) == 0 {
-		return
+	buckets := []string{bucket}
+	if bucket == "" {
+		buckets = slices.Sorted(maps.Keys(c.changed))
 	}
-	slices.SortFunc(c.changed, func(a, b cacheKey) int {
-		return cmp.Or(cmp.Compare(a.bucket, b.bucket), cmp.Compare(a.key, b.key))
-	})
 	var putB, delB []string
 	var putK, putV, delK [][]byte
-	kept := c.changed[:0]
-	for _, k := range c.changed {
-		if bucket != "" && k.bucket != bucket {
-			kept = append(kept, k)
-			continue
-		}
-		e := c.pairs[k]
-		e.changed = false
-		if e.value == nil {
-			delB, delK = append(delB, k.bucket), append(delK, []byte(k.key))
-		} else {
-			putB, putK, putV = append(putB, k.bucket), append(putK, []byte(k.key)), append(putV, e.value)
+	for _, name := range buckets {
+		keys := c.changed[name]
+		delete(c.changed, name)
+		slices.Sort(keys)
+		for _, key := range keys {
+			e := c.pairs[cacheKey{name, key}]
+			e.changed = false
+			if e.value == nil {
+				delB, delK = append(delB, name), append(delK, []byte(key))
+			} else {
+				putB, putK, putV = append(putB, name), append(putK, []byte(key)), append(putV, e.value)
+			}
 		}
 	}
-	c.changed = kept
 	if len(putB) > 0 {
 		batch.Queue(putMany, putB, putK, putV)
 	}

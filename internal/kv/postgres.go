@@ -118,48 +118,60 @@ func (p *PG) Close() { p.pool.Close() }
 // Update runs fn in one transaction, alone among the area's updates on
 // every server; fn's error rolls everything back.
 func (p *PG) Update(fn func(tx Tx) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, fn)
+	return p.run(true, fn)
 }
 
 // View runs fn on one consistent snapshot.
 func (p *PG) View(fn func(tx Tx) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+	return p.run(false, fn)
 }
 
-func (p *PG) run(opts pgx.TxOptions, writable bool, fn func(tx Tx) error) error {
+// The statements that frame a transaction. Each travels in the same round
+// trip as its neighbour (pgtrip.go): an update's begin with its lock, a
+// view's begin with its first read, the commit with the last writes.
+const (
+	beginUpdate = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	takeLock    = "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)"
+)
+
+func (p *PG) run(writable bool, fn func(tx Tx) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), TxTimeout)
 	defer cancel()
-	tx, err := p.pool.BeginTx(ctx, opts)
+	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
 		return p.unavailable(err)
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
+	t := &pgTx{ctx: ctx, conn: conn, writable: writable, p: p, begin: beginView}
+	// A connection left inside a transaction (a failed rollback) is closed
+	// by Release rather than handed to the next caller.
+	defer conn.Release()
 	if writable {
-		_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
-			p.cfg.LockTimeout.String(), p.cfg.Lock)
-		if err != nil {
+		t.begin = beginUpdate
+		batch := &pgx.Batch{}
+		batch.Queue(takeLock, p.cfg.LockTimeout.String(), p.cfg.Lock)
+		if _, err := t.sendBatch(batch); err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55P03" {
+				t.rollback()
 				return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
 			}
+			t.rollback()
 			return p.unavailable(err)
 		}
 	}
-	t := &pgTx{ctx: ctx, tx: tx, writable: writable, p: p}
 	ferr := fn(Tx{pg: t})
-	if ferr == nil {
-		t.flush()
+	if ferr == nil && t.err == nil {
+		t.commit()
+		if t.err == nil {
+			return nil
+		}
 	}
+	t.rollback()
 	if t.err != nil {
 		return t.err
 	}
-	if ferr != nil {
-		return ferr
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return p.unavailable(err)
-	}
-	return nil
+	return ferr
 }
 
 func (p *PG) unavailable(err error) error {
@@ -171,8 +183,11 @@ func (p *PG) unavailable(err error) error {
 // transaction fails with it, whatever fn returned.
 type pgTx struct {
 	ctx      context.Context
-	tx       pgx.Tx
+	conn     *pgxpool.Conn
 	p        *PG
+	// begin is the statement that opens the transaction while it waits to
+	// go with the first read; "" once sent.
+	begin string
 	writable bool
 	err      error
 	// writes counts changes, so cursors know their buffered rows are stale.
@@ -195,26 +210,22 @@ func (t *pgTx) flushBucket(name string) {
 	if t.err != nil {
 		return
 	}
+	if batch := t.pending(name); batch.Len() > 0 {
+		if _, err := t.sendBatch(batch); err != nil {
+			t.fail(err)
+		}
+	}
+}
+
+// pending is a batch of the writes a range read of bucket name needs sent.
+func (t *pgTx) pending(name string) *pgx.Batch {
 	batch := &pgx.Batch{}
 	for _, c := range t.cleared {
 		batch.Queue(t.p.sql.clear, c)
 	}
 	t.cleared = nil
 	t.keys.drain(batch, t.p.sql.putMany, t.p.sql.delMany, name)
-	n := batch.Len()
-	if n == 0 {
-		return
-	}
-	br := t.tx.SendBatch(t.ctx, batch)
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			t.fail(err)
-			break
-		}
-	}
-	if err := br.Close(); err != nil {
-		t.fail(err)
-	}
+	return batch
 }
 
 func (t *pgTx) fail(err error) error {
@@ -260,13 +271,13 @@ func (b *pgBucket) get(key []byte) []byte {
 		b.t.flushBucket(b.name)
 	}
 	var v []byte
-	err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.get, b.name, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		b.t.keys.read(b.name, key, nil)
-		return nil
-	}
+	found, err := b.t.queryRow(b.t.p.sql.get, []any{b.name, key}, &v)
 	if err != nil {
 		b.t.fail(err)
+		return nil
+	}
+	if !found {
+		b.t.keys.read(b.name, key, nil)
 		return nil
 	}
 	if v == nil {
@@ -311,7 +322,7 @@ func (b *pgBucket) count() int {
 		return 0
 	}
 	var n int
-	if err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.count, b.name).Scan(&n); err != nil {
+	if _, err := b.t.queryRow(b.t.p.sql.count, []any{b.name}, &n); err != nil {
 		b.t.fail(err)
 		return 0
 	}
@@ -340,23 +351,19 @@ func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
 	if b.t.err != nil {
 		return nil, b.t.err
 	}
-	rs, err := b.t.tx.Query(b.t.ctx, sql, args...)
-	if err != nil {
-		return nil, b.t.fail(err)
-	}
 	var out []pair
-	for rs.Next() {
+	err := b.t.query(sql, args, func(rs pgx.Rows) error {
 		var p pair
 		if err := rs.Scan(&p.k, &p.v); err != nil {
-			rs.Close()
-			return nil, b.t.fail(err)
+			return err
 		}
 		if p.v == nil {
 			p.v = []byte{}
 		}
 		out = append(out, p)
-	}
-	if err := rs.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, b.t.fail(err)
 	}
 	return out, nil
@@ -431,15 +438,28 @@ func (c *pgCursor) delete() error {
 	return c.b.delete(c.at)
 }
 
-// SQL is the PostgreSQL transaction under t, with its queued writes sent,
-// for an area's own tables beside its key-value table (the admin area's
-// usage counters); tx is nil on bbolt. Statements run on it share the
-// transaction's snapshot, lock and fate. err is the transaction's earlier
-// failure, if any.
-func (t Tx) SQL() (ctx context.Context, tx pgx.Tx, err error) {
+// SQLConn runs an area's own statements inside a transaction.
+type SQLConn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SQL is the connection of the PostgreSQL transaction under t, with the
+// transaction begun and its pending writes sent, for an area's own tables
+// beside its key-value table (the admin area's usage counters); conn is
+// nil on bbolt. Statements run on it share the transaction's snapshot,
+// lock and fate. err is the transaction's earlier failure, if any.
+func (t Tx) SQL() (ctx context.Context, conn SQLConn, err error) {
 	if t.pg == nil {
 		return nil, nil, nil
 	}
 	t.pg.flush()
-	return t.pg.ctx, t.pg.tx, t.pg.err
+	if t.pg.begin != "" && t.pg.err == nil {
+		if _, err := t.pg.conn.Exec(t.pg.ctx, t.pg.begin); err != nil {
+			t.pg.fail(err)
+		}
+		t.pg.begin = ""
+	}
+	return t.pg.ctx, t.pg.conn, t.pg.err
 }
