@@ -182,12 +182,12 @@ func (p *PG) unavailable(err error) error {
 // Get cannot fail), so the first database error is kept here and the
 // transaction fails with it, whatever fn returned.
 type pgTx struct {
-	ctx      context.Context
-	conn     *pgxpool.Conn
-	p        *PG
+	ctx  context.Context
+	conn *pgxpool.Conn
+	p    *PG
 	// begin is the statement that opens the transaction while it waits to
 	// go with the first read; "" once sent.
-	begin string
+	begin    string
 	writable bool
 	err      error
 	// writes counts changes, so cursors know their buffered rows are stale.
