@@ -21,9 +21,10 @@ import (
 // `cairn serve --http` servers on one database, each figure beside the
 // database's own floor measured in the same run on the same throwaway
 // server: pgbench's default (TPC-B-like) transaction with 8 connections.
-// Goal: with three servers, at least half the floor. The note of each
-// task_create row says how many statements the database ran per call
-// (pg_stat_statements).
+// Goal: with three servers, at least half the floor. The note of each row
+// says where a call's time went: the statements the database ran per call
+// (pg_stat_statements) and the CPU per call of the database's processes,
+// of the cairn servers with their plugins, and of the clients.
 func BenchmarkIssue29Postgres(b *testing.B) {
 	bin, err := pgtest.Binaries()
 	if err != nil {
@@ -45,7 +46,7 @@ func BenchmarkIssue29Postgres(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			f := benchCluster(b, servers, dsn, statementCounter(b, dsn))
+			f := benchCluster(b, servers, dsn, &createProbe{statements: statementCounter(b, dsn), postmaster: srv.PID()})
 			label := fmt.Sprintf("8 clients, %d server", servers)
 			if servers > 1 {
 				label += "s"
@@ -55,9 +56,8 @@ func BenchmarkIssue29Postgres(b *testing.B) {
 				goal = 0.5
 			}
 			note := "floor: pgbench -c 8 -j 2, same server, same run"
-			tab.add(row{name: "task_create, " + label, figure: f.createRate, floor: floor, unit: "/s", minRatio: goal,
-				note: note + fmt.Sprintf("; %.0f statements per call", f.perCreate)})
-			tab.add(row{name: "thought_record, " + label, figure: f.thoughtRate, floor: floor, unit: "/s", minRatio: goal, note: note})
+			tab.add(row{name: "task_create, " + label, figure: f.createRate, floor: floor, unit: "/s", minRatio: goal, note: note + "; " + f.createNote})
+			tab.add(row{name: "thought_record, " + label, figure: f.thoughtRate, floor: floor, unit: "/s", minRatio: goal, note: note + "; " + f.thoughtNote})
 		}
 		fmt.Printf("\npgbench floor: %.0f transactions/s\n", floor)
 		tab.print()
@@ -122,4 +122,64 @@ func statementCounter(b *testing.B, dsn string) func() float64 {
 		}
 		return n
 	}
+}
+
+// createProbe measures a write phase of benchCluster: statements and CPU
+// per call. A nil probe measures nothing.
+type createProbe struct {
+	statements  func() float64
+	postmaster  int
+	trees       map[string][]int
+	statements0 float64
+	cpu0        map[string]time.Duration
+}
+
+func (p *createProbe) begin(nodes []*clusterNode) {
+	if p == nil {
+		return
+	}
+	p.trees = map[string][]int{"postgres": {p.postmaster}, "clients": {os.Getpid()}}
+	for _, n := range nodes {
+		n.mu.Lock()
+		p.trees["cairn"] = append(p.trees["cairn"], n.cmd.Process.Pid)
+		n.mu.Unlock()
+	}
+	p.statements0, p.cpu0 = p.statements(), p.cpu()
+}
+
+// end is "N statements; CPU per call: postgres …, cairn …, clients …".
+func (p *createProbe) end(calls int) string {
+	if p == nil || calls == 0 {
+		return ""
+	}
+	n := (p.statements() - p.statements0) / float64(calls)
+	cpu := p.cpu()
+	per := func(name string) float64 { return float64((cpu[name] - p.cpu0[name]).Microseconds()) / float64(calls) }
+	return fmt.Sprintf("%.0f statements; CPU per call: postgres %.0f µs, cairn %.0f µs, clients %.0f µs",
+		n, per("postgres"), per("cairn"), per("clients"))
+}
+
+// cpu is the CPU so far of each named set of process trees. The clients'
+// tree is this process alone (its other children are the servers).
+func (p *createProbe) cpu() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for name, roots := range p.trees {
+		for _, r := range roots {
+			if name == "clients" {
+				out[name] += procCPU(r)
+				continue
+			}
+			out[name] += treeCPU(r)
+		}
+	}
+	return out
+}
+
+// treeCPU is the CPU of pid and every descendant still running.
+func treeCPU(pid int) time.Duration {
+	d := procCPU(pid)
+	for _, c := range childrenOf(pid) {
+		d += treeCPU(c)
+	}
+	return d
 }

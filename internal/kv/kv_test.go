@@ -346,3 +346,51 @@ func TestViewSnapshotStartsAtItsFirstRead(t *testing.T) {
 		t.Fatalf("a view that reads nothing: %v", err)
 	}
 }
+
+// A peek that reads once runs once, outside any transaction; one that
+// reads twice, or asks for the SQL connection, runs again as a view and
+// answers from that run.
+func TestPeekRunsAgainAsAViewWhenItReadsTwice(t *testing.T) {
+	pg := newTestPG(t)
+	if err := pg.Update(func(tx Tx) error {
+		b := tx.Bucket([]byte("b"))
+		if err := b.Put([]byte("a"), []byte("1")); err != nil {
+			return err
+		}
+		return b.Put([]byte("b"), []byte("2"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		runs int
+		fn   func(tx Tx) string
+	}{
+		{"one read", 1, func(tx Tx) string { return string(tx.Bucket([]byte("b")).Get([]byte("a"))) }},
+		{"two reads", 2, func(tx Tx) string {
+			b := tx.Bucket([]byte("b"))
+			return string(b.Get([]byte("a"))) + string(b.Get([]byte("b")))
+		}},
+		{"a read and the connection", 2, func(tx Tx) string {
+			v := string(tx.Bucket([]byte("b")).Get([]byte("a")))
+			if _, conn, err := tx.SQL(); err != nil || conn == nil {
+				return "no connection"
+			}
+			return v
+		}},
+	} {
+		runs, got := 0, ""
+		err := pg.Peek(func(tx Tx) error {
+			runs++
+			got = c.fn(tx)
+			return nil
+		})
+		want := map[int]string{1: "1", 2: "12"}[c.runs]
+		if c.name == "a read and the connection" {
+			want = "1"
+		}
+		if err != nil || runs != c.runs || got != want {
+			t.Errorf("%s: err %v, %d runs, answer %q; want %d runs answering %q", c.name, err, runs, got, c.runs, want)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func (t *pgTx) sendBatch(batch *pgx.Batch) (tag pgconn.CommandTag, err error) {
 // query runs sql and calls each for every row, sending the pending begin
 // in the same round trip.
 func (t *pgTx) query(sql string, args []any, each func(rows pgx.Rows) error) error {
+	if !t.peekRead() {
+		return t.err
+	}
 	if t.begin == "" {
 		rows, err := t.conn.Query(t.ctx, sql, args...)
 		if err != nil {

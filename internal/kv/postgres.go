@@ -135,17 +135,26 @@ const (
 	takeLock    = "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)"
 )
 
-func (p *PG) run(writable bool, fn func(tx Tx) error) error {
+// open takes a connection for a transaction; release returns it.
+func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), TxTimeout)
-	defer cancel()
 	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
-		return p.unavailable(err)
+		cancel()
+		return nil, nil, p.unavailable(err)
 	}
-	t := &pgTx{ctx: ctx, conn: conn, writable: writable, p: p, begin: beginView}
+	t = &pgTx{ctx: ctx, conn: conn, writable: writable, p: p, begin: beginView}
 	// A connection left inside a transaction (a failed rollback) is closed
 	// by Release rather than handed to the next caller.
-	defer conn.Release()
+	return t, func() { conn.Release(); cancel() }, nil
+}
+
+func (p *PG) run(writable bool, fn func(tx Tx) error) error {
+	t, release, err := p.open(writable)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if writable {
 		t.begin = beginUpdate
 		batch := &pgx.Batch{}
@@ -187,9 +196,13 @@ type pgTx struct {
 	p    *PG
 	// begin is the statement that opens the transaction while it waits to
 	// go with the first read; "" once sent.
-	begin    string
-	writable bool
-	err      error
+	begin string
+	// peek is set in a Peek (pgpeek.go), which counts its reads.
+	peek      bool
+	peekReads int
+	peekAgain bool
+	writable  bool
+	err       error
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
 	// keys are the pairs this transaction has read or written (pgcache.go).
@@ -453,6 +466,11 @@ type SQLConn interface {
 func (t Tx) SQL() (ctx context.Context, conn SQLConn, err error) {
 	if t.pg == nil {
 		return nil, nil, nil
+	}
+	if t.pg.peek {
+		// Statements on the connection would each see their own snapshot.
+		t.pg.peekAgain = true
+		return t.pg.ctx, nil, t.pg.fail(errPeekAgain{})
 	}
 	t.pg.flush()
 	if t.pg.begin != "" && t.pg.err == nil {

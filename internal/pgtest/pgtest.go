@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -182,6 +183,18 @@ func (s *Server) run(name string, args ...string) ([]byte, error) {
 // Bin is the directory of the server's binaries (pgbench lies beside
 // pg_ctl in Debian's packages).
 func (s *Server) Bin() string { return s.bin }
+
+// PID is the server's postmaster process, whose children are the
+// backends (0 when its pid file cannot be read).
+func (s *Server) PID() int {
+	raw, err := os.ReadFile(filepath.Join(s.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	return pid
+}
 
 // URL is the DSN of database db on this server.
 func (s *Server) URL(db string) string {
