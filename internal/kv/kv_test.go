@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -392,5 +394,44 @@ func TestPeekRunsAgainAsAViewWhenItReadsTwice(t *testing.T) {
 		if err != nil || runs != c.runs || got != want {
 			t.Errorf("%s: err %v, %d runs, answer %q; want %d runs answering %q", c.name, err, runs, got, c.runs, want)
 		}
+	}
+}
+
+// An update waits for the area's lock at most LockTimeout, then fails with
+// ERR_UNAVAILABLE saying so; once the lock is free the next update runs on
+// the same pool.
+func TestUpdateGivesUpOnAHeldLock(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, TableSQL("test_kv")); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := NewPG(pool, PGConfig{Area: "test", Table: "test_kv", Lock: 42, Where: "test", LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	holder, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock(42)"); err != nil {
+		t.Fatal(err)
+	}
+	put := func(tx Tx) error { return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v")) }
+	err = pg.Update(put)
+	if e, ok := errs.As(err); !ok || e.Code != errs.Unavailable || !strings.Contains(e.Message, "stayed locked") {
+		t.Fatalf("update under a held lock: %v", err)
+	}
+	if _, err := holder.Exec(ctx, "SELECT pg_advisory_unlock(42)"); err != nil {
+		t.Fatal(err)
+	}
+	holder.Release()
+	if err := pg.Update(put); err != nil {
+		t.Fatalf("update after the lock was freed: %v", err)
 	}
 }
