@@ -15,7 +15,8 @@ package kv
 // database, it talks as little as it can (docs/decisions.md D40): a key is
 // read from the database at most once per transaction and its writes are
 // kept in memory (pgcache.go), then sent as two statements (every upsert in
-// one, every delete in another) before the next range read and at commit.
+// one, every delete in another) before a range read of their bucket and
+// with the commit, whose round trip they share (pgtrip.go).
 
 import (
 	"context"
