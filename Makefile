@@ -56,7 +56,7 @@ lint:
 ## host/internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
 bench:
 	$(GO) test -run '^$$' -bench 'Issue14' -benchtime 1x -timeout 30m ./host/e2e/
-	$(GO) test -run '^$$' -bench 'Issue29' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'Issue29$$' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'RelayResume' -benchtime 5x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ToolCallTracing' -benchtime 2000x -timeout 30m ./host/e2e/
@@ -64,6 +64,7 @@ bench:
 	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'LargeMessages' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'Issue17Cluster' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'Issue29Postgres' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ClusterHop|Publish$$' -timeout 30m ./host/events/
 	$(GO) test -run '^$$' -bench 'SessionCheck' -timeout 30m ./host/
 	$(GO) test -run '^$$' -bench 'Create|ThoughtRecord|DurableWrites8' -benchtime 2000x -timeout 30m ./plugins/core/...

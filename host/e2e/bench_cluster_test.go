@@ -23,9 +23,9 @@ func BenchmarkIssue17Cluster(b *testing.B) {
 	}
 	for range b.N {
 		tab := &table{}
-		base := benchCluster(b, 1, "")
+		base := benchCluster(b, 1, "", nil)
 		for _, servers := range []int{1, 2, 3} {
-			f := benchCluster(b, servers, pgtest.DSN(b))
+			f := benchCluster(b, servers, pgtest.DSN(b), nil)
 			label := fmt.Sprintf("postgres, %d server", servers)
 			if servers > 1 {
 				label += "s"
@@ -44,13 +44,16 @@ func BenchmarkIssue17Cluster(b *testing.B) {
 
 type clusterFigures struct {
 	createRate, thoughtRate float64
+	// createNote and thoughtNote say what a call cost, when the caller
+	// probes (createProbe).
+	createNote, thoughtNote string
 	get, list               samples
 }
 
 // benchCluster starts servers `cairn serve --http --no-auth` (on dsn, or
 // one on bbolt when dsn is empty), runs the write and read phases through
-// them and stops them.
-func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
+// them and stops them. probe, when not nil, measures each write phase.
+func benchCluster(b *testing.B, servers int, dsn string, probe *createProbe) clusterFigures {
 	const clients = 8
 	const phase = 3 * time.Second
 	env := []string{"CAIRN_TOOLSETS=core", "CAIRN_PROJECT=proj-0"}
@@ -118,6 +121,7 @@ func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
 	var f clusterFigures
 	var ids []string
 	var idsMu sync.Mutex
+	probe.begin(nodes)
 	f.createRate = rate(func(_ int, a *clusterClient, n int64) error {
 		out, err := callOK(a, "task_create", map[string]any{"title": fmt.Sprintf("task %d", n), "labels": []string{"bench"}})
 		if err == nil {
@@ -127,10 +131,17 @@ func benchCluster(b *testing.B, servers int, dsn string) clusterFigures {
 		}
 		return err
 	})
+	f.createNote = probe.end(len(ids))
+	var thoughts atomic.Int64
+	probe.begin(nodes)
 	f.thoughtRate = rate(func(i int, a *clusterClient, n int64) error {
 		_, err := callOK(a, "thought_record", map[string]any{"task_id": own[i], "type": "reflection", "content": fmt.Sprintf("thought %d", n)})
+		if err == nil {
+			thoughts.Add(1)
+		}
 		return err
 	})
+	f.thoughtNote = probe.end(int(thoughts.Load()))
 	// Reads: one client at a time, turn by turn over the servers.
 	for start, i := time.Now(), 0; time.Since(start) < phase || i < 200; i++ {
 		a := agents[i%servers]

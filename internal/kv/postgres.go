@@ -10,6 +10,13 @@ package kv
 // mid-update loses its connection; PostgreSQL rolls the transaction back
 // and releases the lock. Views read one REPEATABLE READ snapshot and take
 // no lock.
+//
+// Because an update holds the lock for as long as it talks to the
+// database, it talks as little as it can (docs/decisions.md D40): a key is
+// read from the database at most once per transaction and its writes are
+// kept in memory (pgcache.go), then sent as two statements (every upsert in
+// one, every delete in another) before a range read of their bucket and
+// with the commit, whose round trip they share (pgtrip.go).
 
 import (
 	"context"
@@ -55,9 +62,9 @@ type PG struct {
 
 // statements are an area's queries with its table name filled in once.
 type statements struct {
-	get, put, del, all, count, clear string
-	fromAsc, fromDesc, firstAsc      string
-	lastDesc, afterAsc, beforeDesc   string
+	get, putMany, delMany, all, count, clear string
+	fromAsc, fromDesc, firstAsc              string
+	lastDesc, afterAsc, beforeDesc           string
 }
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -86,9 +93,11 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 	sel := "SELECT key, value FROM " + t + " WHERE bucket = $1"
 	return &PG{pool: pool, cfg: cfg, sql: statements{
 		get: "SELECT value FROM " + t + " WHERE bucket = $1 AND key = $2",
-		put: "INSERT INTO " + t + ` (bucket, key, value) VALUES ($1, $2, $3)
+		putMany: "INSERT INTO " + t + ` (bucket, key, value)
+			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		del:        "DELETE FROM " + t + " WHERE bucket = $1 AND key = $2",
+		delMany: "DELETE FROM " + t + ` AS t USING unnest($1::text[], $2::bytea[]) AS d(bucket, key)
+			WHERE t.bucket = d.bucket AND t.key = d.key`,
 		clear:      "DELETE FROM " + t + " WHERE bucket = $1",
 		count:      "SELECT count(*) FROM " + t + " WHERE bucket = $1",
 		all:        sel + " ORDER BY key",
@@ -110,48 +119,69 @@ func (p *PG) Close() { p.pool.Close() }
 // Update runs fn in one transaction, alone among the area's updates on
 // every server; fn's error rolls everything back.
 func (p *PG) Update(fn func(tx Tx) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, true, fn)
+	return p.run(true, fn)
 }
 
 // View runs fn on one consistent snapshot.
 func (p *PG) View(fn func(tx Tx) error) error {
-	return p.run(pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, false, fn)
+	return p.run(false, fn)
 }
 
-func (p *PG) run(opts pgx.TxOptions, writable bool, fn func(tx Tx) error) error {
+// The statements that frame a transaction. Each travels in the same round
+// trip as its neighbour (pgtrip.go): an update's begin with its lock, a
+// view's begin with its first read, the commit with the last writes.
+const (
+	beginUpdate = "BEGIN ISOLATION LEVEL READ COMMITTED"
+	beginView   = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+	takeLock    = "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)"
+)
+
+// open takes a connection for a transaction; release returns it.
+func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), TxTimeout)
-	defer cancel()
-	tx, err := p.pool.BeginTx(ctx, opts)
+	conn, err := p.pool.Acquire(ctx)
 	if err != nil {
-		return p.unavailable(err)
+		cancel()
+		return nil, nil, p.unavailable(err)
 	}
-	defer func() { _ = tx.Rollback(ctx) }()
+	t = &pgTx{ctx: ctx, conn: conn, writable: writable, p: p, begin: beginView}
+	// A connection left inside a transaction (a failed rollback) is closed
+	// by Release rather than handed to the next caller.
+	return t, func() { conn.Release(); cancel() }, nil
+}
+
+func (p *PG) run(writable bool, fn func(tx Tx) error) error {
+	t, release, err := p.open(writable)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if writable {
-		_, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true), pg_advisory_xact_lock($2)",
-			p.cfg.LockTimeout.String(), p.cfg.Lock)
-		if err != nil {
+		t.begin = beginUpdate
+		batch := &pgx.Batch{}
+		batch.Queue(takeLock, p.cfg.LockTimeout.String(), p.cfg.Lock)
+		if _, err := t.sendBatch(batch); err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "55P03" {
+				t.rollback()
 				return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
 			}
+			t.rollback()
 			return p.unavailable(err)
 		}
 	}
-	t := &pgTx{ctx: ctx, tx: tx, writable: writable, p: p}
 	ferr := fn(Tx{pg: t})
-	if ferr == nil {
-		t.flush()
+	if ferr == nil && t.err == nil {
+		t.commit()
+		if t.err == nil {
+			return nil
+		}
 	}
+	t.rollback()
 	if t.err != nil {
 		return t.err
 	}
-	if ferr != nil {
-		return ferr
-	}
-	if err := tx.Commit(ctx); err != nil {
-		return p.unavailable(err)
-	}
-	return nil
+	return ferr
 }
 
 func (p *PG) unavailable(err error) error {
@@ -162,46 +192,54 @@ func (p *PG) unavailable(err error) error {
 // Get cannot fail), so the first database error is kept here and the
 // transaction fails with it, whatever fn returned.
 type pgTx struct {
-	ctx      context.Context
-	tx       pgx.Tx
-	p        *PG
-	writable bool
-	err      error
+	ctx  context.Context
+	conn *pgxpool.Conn
+	p    *PG
+	// begin is the statement that opens the transaction while it waits to
+	// go with the first read; "" once sent.
+	begin string
+	// peek is set in a Peek (pgpeek.go), which counts its reads.
+	peek      bool
+	peekReads int
+	peekAgain bool
+	writable  bool
+	err       error
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
-	// queued holds the writes not yet sent. Every write is a round trip
-	// made while the area's lock is held, so consecutive writes go to the
-	// server together, in one batch, before the next read or the commit:
-	// a read still sees every earlier write of its transaction.
-	queued *pgx.Batch
+	// keys are the pairs this transaction has read or written (pgcache.go).
+	keys keyCache
+	// cleared are bucket clears not yet sent; they go before the writes
+	// keys holds, which all came after them.
+	cleared []string
 }
 
-// queue adds a write to the next batch.
-func (t *pgTx) queue(sql string, args ...any) {
-	if t.queued == nil {
-		t.queued = &pgx.Batch{}
-	}
-	t.queued.Queue(sql, args...)
-}
+// flush sends the cleared buckets and the changed keys in one batch; the
+// first failure fails the transaction.
+func (t *pgTx) flush() { t.flushBucket("") }
 
-// flush sends the queued writes; the first failure fails the transaction.
-func (t *pgTx) flush() {
-	batch := t.queued
-	if batch == nil || t.err != nil {
+// flushBucket sends what a range read of bucket name needs in the
+// database: the cleared buckets and name's changed keys (every bucket's
+// when name is "").
+func (t *pgTx) flushBucket(name string) {
+	if t.err != nil {
 		return
 	}
-	t.queued = nil
-	n := batch.Len()
-	br := t.tx.SendBatch(t.ctx, batch)
-	for range n {
-		if _, err := br.Exec(); err != nil {
+	if batch := t.pending(name); batch.Len() > 0 {
+		if _, err := t.sendBatch(batch); err != nil {
 			t.fail(err)
-			break
 		}
 	}
-	if err := br.Close(); err != nil {
-		t.fail(err)
+}
+
+// pending is a batch of the writes a range read of bucket name needs sent.
+func (t *pgTx) pending(name string) *pgx.Batch {
+	batch := &pgx.Batch{}
+	for _, c := range t.cleared {
+		batch.Queue(t.p.sql.clear, c)
 	}
+	t.cleared = nil
+	t.keys.drain(batch, t.p.sql.putMany, t.p.sql.delMany, name)
+	return batch
 }
 
 func (t *pgTx) fail(err error) error {
@@ -216,7 +254,11 @@ func (t *pgTx) clear(name string) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	t.queue(t.p.sql.clear, b.name)
+	// Writes made before the clear go first; reads of the bucket after it
+	// find nothing cached and send the clear before they ask.
+	t.flushBucket(name)
+	t.keys.forget(name)
+	t.cleared = append(t.cleared, name)
 	return nil
 }
 
@@ -233,22 +275,29 @@ type pgBucket struct {
 }
 
 func (b *pgBucket) get(key []byte) []byte {
-	b.t.flush()
 	if b.t.err != nil {
 		return nil
 	}
-	var v []byte
-	err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.get, b.name, key).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+	if v, ok := b.t.keys.get(b.name, key); ok {
+		return v
 	}
+	if len(b.t.cleared) > 0 {
+		b.t.flushBucket(b.name)
+	}
+	var v []byte
+	found, err := b.t.queryRow(b.t.p.sql.get, []any{b.name, key}, &v)
 	if err != nil {
 		b.t.fail(err)
+		return nil
+	}
+	if !found {
+		b.t.keys.read(b.name, key, nil)
 		return nil
 	}
 	if v == nil {
 		v = []byte{}
 	}
+	b.t.keys.read(b.name, key, v)
 	return v
 }
 
@@ -269,7 +318,7 @@ func (b *pgBucket) put(key, value []byte) error {
 	}
 	// Copies (never nil: a NULL value is not an empty one): bbolt lets a
 	// caller reuse its slices once Put returns.
-	b.t.queue(b.t.p.sql.put, b.name, clone(key), clone(value))
+	b.t.keys.write(b.name, clone(key), clone(value))
 	return nil
 }
 
@@ -277,17 +326,17 @@ func (b *pgBucket) delete(key []byte) error {
 	if err := b.writable(); err != nil {
 		return err
 	}
-	b.t.queue(b.t.p.sql.del, b.name, clone(key))
+	b.t.keys.write(b.name, clone(key), nil)
 	return nil
 }
 
 func (b *pgBucket) count() int {
-	b.t.flush()
+	b.t.flushBucket(b.name)
 	if b.t.err != nil {
 		return 0
 	}
 	var n int
-	if err := b.t.tx.QueryRow(b.t.ctx, b.t.p.sql.count, b.name).Scan(&n); err != nil {
+	if _, err := b.t.queryRow(b.t.p.sql.count, []any{b.name}, &n); err != nil {
 		b.t.fail(err)
 		return 0
 	}
@@ -312,27 +361,23 @@ func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
 type pair struct{ k, v []byte }
 
 func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
-	b.t.flush()
+	b.t.flushBucket(b.name)
 	if b.t.err != nil {
 		return nil, b.t.err
 	}
-	rs, err := b.t.tx.Query(b.t.ctx, sql, args...)
-	if err != nil {
-		return nil, b.t.fail(err)
-	}
 	var out []pair
-	for rs.Next() {
+	err := b.t.query(sql, args, func(rs pgx.Rows) error {
 		var p pair
 		if err := rs.Scan(&p.k, &p.v); err != nil {
-			rs.Close()
-			return nil, b.t.fail(err)
+			return err
 		}
 		if p.v == nil {
 			p.v = []byte{}
 		}
 		out = append(out, p)
-	}
-	if err := rs.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, b.t.fail(err)
 	}
 	return out, nil
@@ -407,15 +452,33 @@ func (c *pgCursor) delete() error {
 	return c.b.delete(c.at)
 }
 
-// SQL is the PostgreSQL transaction under t, with its queued writes sent,
-// for an area's own tables beside its key-value table (the admin area's
-// usage counters); tx is nil on bbolt. Statements run on it share the
-// transaction's snapshot, lock and fate. err is the transaction's earlier
-// failure, if any.
-func (t Tx) SQL() (ctx context.Context, tx pgx.Tx, err error) {
+// SQLConn runs an area's own statements inside a transaction.
+type SQLConn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SQL is the connection of the PostgreSQL transaction under t, with the
+// transaction begun and its pending writes sent, for an area's own tables
+// beside its key-value table (the admin area's usage counters); conn is
+// nil on bbolt. Statements run on it share the transaction's snapshot,
+// lock and fate. err is the transaction's earlier failure, if any.
+func (t Tx) SQL() (ctx context.Context, conn SQLConn, err error) {
 	if t.pg == nil {
 		return nil, nil, nil
 	}
+	if t.pg.peek {
+		// Statements on the connection would each see their own snapshot.
+		t.pg.peekAgain = true
+		return t.pg.ctx, nil, t.pg.fail(errPeekAgain{})
+	}
 	t.pg.flush()
-	return t.pg.ctx, t.pg.tx, t.pg.err
+	if t.pg.begin != "" && t.pg.err == nil {
+		if _, err := t.pg.conn.Exec(t.pg.ctx, t.pg.begin); err != nil {
+			t.pg.fail(err)
+		}
+		t.pg.begin = ""
+	}
+	return t.pg.ctx, t.pg.conn, t.pg.err
 }

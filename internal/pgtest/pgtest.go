@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -131,8 +132,10 @@ func sharedServer(bin string) (*Server, error) {
 	return shared, nil
 }
 
-// Start runs initdb and pg_ctl from bin in a fresh temporary directory.
-func Start(bin string) (*Server, error) {
+// Start runs initdb and pg_ctl from bin in a fresh temporary directory;
+// settings are extra server settings ("shared_preload_libraries=…"), for
+// benchmarks that read the server's own statistics.
+func Start(bin string, settings ...string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "cairn-pg-")
 	if err != nil {
 		return nil, err
@@ -156,6 +159,9 @@ func Start(bin string) (*Server, error) {
 		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	opts := fmt.Sprintf("-k %s -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500", dir)
+	for _, kv := range settings {
+		opts += " -c " + kv
+	}
 	if out, err := s.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		_ = os.RemoveAll(dir)
@@ -172,6 +178,22 @@ func (s *Server) run(name string, args ...string) ([]byte, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	}
 	return cmd.CombinedOutput()
+}
+
+// Bin is the directory of the server's binaries (pgbench lies beside
+// pg_ctl in Debian's packages).
+func (s *Server) Bin() string { return s.bin }
+
+// PID is the server's postmaster process, whose children are the
+// backends (0 when its pid file cannot be read).
+func (s *Server) PID() int {
+	raw, err := os.ReadFile(filepath.Join(s.dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(raw), "\n")
+	pid, _ := strconv.Atoi(strings.TrimSpace(line))
+	return pid
 }
 
 // URL is the DSN of database db on this server.

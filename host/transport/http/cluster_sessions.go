@@ -36,9 +36,12 @@ type sharedSessionState struct {
 }
 
 // sharedSessions is the cluster's table of HTTP sessions. Every request of
-// a session touches its row: one statement that checks holder and idle
-// expiry and counts the request, so an ended or expired session is unknown
-// to every server at once.
+// a session reads its row: one statement that checks holder and idle
+// expiry, so an ended or expired session is unknown to every server at
+// once. The same statement moves last_seen only when it is older than
+// touchEvery: a write per request would cost every request a new row
+// version, an index entry and WAL (docs/decisions.md D40), for a time that
+// matters to the minute.
 type sharedSessions struct {
 	pool *pgxpool.Pool
 	idle time.Duration
@@ -55,6 +58,11 @@ func (s *sharedSessions) open(id, holder string) error {
 	return err
 }
 
+// touchEvery is how stale last_seen may grow before a request moves it: a
+// tenth of the idle limit, at most 5 s, so a session in use ends at most
+// that much before the idle limit after its last request.
+func (s *sharedSessions) touchEvery() time.Duration { return min(s.idle/10, 5*time.Second) }
+
 // touch counts a request of holder's session id and returns its state;
 // found is false for a session that never was, has ended, has expired or
 // is another holder's.
@@ -62,9 +70,15 @@ func (s *sharedSessions) touch(id, holder string) (st sharedSessionState, found 
 	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	var raw []byte
-	err = s.pool.QueryRow(ctx, `UPDATE cairn_http_sessions SET last_seen = now()
-		WHERE id = $1 AND holder = $2 AND last_seen > now() - make_interval(secs => $3)
-		RETURNING state`, id, holder, s.idle.Seconds()).Scan(&raw)
+	// The UPDATE in WITH runs whether or not the SELECT reads it.
+	err = s.pool.QueryRow(ctx, `WITH live AS (
+			SELECT id, state, last_seen FROM cairn_http_sessions
+			WHERE id = $1 AND holder = $2 AND last_seen > now() - make_interval(secs => $3)
+		), touched AS (
+			UPDATE cairn_http_sessions AS s SET last_seen = now() FROM live
+			WHERE s.id = live.id AND live.last_seen < now() - make_interval(secs => $4)
+		)
+		SELECT state FROM live`, id, holder, s.idle.Seconds(), s.touchEvery().Seconds()).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return st, false, nil
 	}

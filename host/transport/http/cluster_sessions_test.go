@@ -147,3 +147,36 @@ func BenchmarkSessionCheck(b *testing.B) {
 		})
 	}
 }
+
+// A request moves a session's last_seen only when it is older than
+// touchEvery, so most requests write nothing; a stale one is moved.
+func TestSharedSessionTouchWritesOnlyWhenStale(t *testing.T) {
+	a, _ := twoServers(t, 10*time.Second) // touchEvery: 1 s
+	id := a.open("")
+	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
+	ctx := context.Background()
+	lastSeen := func() time.Time {
+		var at time.Time
+		if err := a.shared.pool.QueryRow(ctx, "SELECT last_seen FROM cairn_http_sessions WHERE id = $1", id).Scan(&at); err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+	before := lastSeen()
+	if _, err := a.use(id, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastSeen(); !got.Equal(before) {
+		t.Errorf("a fresh session's last_seen moved on use: %v → %v", before, got)
+	}
+	if _, err := a.shared.pool.Exec(ctx, "UPDATE cairn_http_sessions SET last_seen = now() - interval '2 seconds' WHERE id = $1", id); err != nil {
+		t.Fatal(err)
+	}
+	stale := lastSeen()
+	if _, err := a.use(id, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastSeen(); !got.After(stale.Add(time.Second)) {
+		t.Errorf("a stale last_seen was not moved on use: %v → %v", stale, got)
+	}
+}

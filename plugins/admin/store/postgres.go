@@ -67,6 +67,8 @@ func (b *pgBackend) update(fn func(tx Tx) error) error { return b.Update(fn) }
 
 func (b *pgBackend) view(fn func(tx Tx) error) error { return b.View(fn) }
 
+func (b *pgBackend) peek(fn func(tx Tx) error) error { return b.Peek(fn) }
+
 // getOne reads one record in a single statement, without the BEGIN and
 // COMMIT round trips of a View: a hot path's lookup (the key record of
 // every rate-limit check) needs no snapshot beyond its own row.

@@ -84,6 +84,7 @@ type Store struct {
 type backend interface {
 	update(fn func(tx Tx) error) error
 	view(fn func(tx Tx) error) error
+	peek(fn func(tx Tx) error) error
 	describe() Description
 	close()
 }
@@ -131,6 +132,11 @@ func (s *Store) Update(fn func(tx Tx) error) error { return s.b.update(fn) }
 
 // View runs fn in one read-only transaction on a consistent snapshot.
 func (s *Store) View(fn func(tx Tx) error) error { return s.b.view(fn) }
+
+// Peek is View for a hot path that usually reads once: on PostgreSQL its
+// first read runs without a transaction, and fn runs again in a View if it
+// reads more (kv.PG.Peek), so fn must be safe to run twice.
+func (s *Store) Peek(fn func(tx Tx) error) error { return s.b.peek(fn) }
 
 // NextSeq returns the next number of a named counter (from 1, never reused).
 func NextSeq(tx Tx, name string) (uint64, error) {

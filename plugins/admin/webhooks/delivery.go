@@ -333,9 +333,11 @@ func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim, once bool, only 
 // EnqueueEvent queues an event from the host bus for every subscribed
 // webhook; Run delivers it.
 func (m *Manager) EnqueueEvent(ev store.Event) error {
-	// Most events have no subscriber; a read avoids a durable commit.
+	// Most events have no subscriber; a read avoids a durable commit, and
+	// a peek the transaction around it (every server looks, for every
+	// event).
 	any := false
-	if err := m.st.View(func(tx store.Tx) error {
+	if err := m.st.Peek(func(tx store.Tx) error {
 		hooks, err := subscribers(tx, ev, nil)
 		any = len(hooks) > 0
 		return err

@@ -48,7 +48,7 @@ func queueErr(err error) error {
 // pgQueue is the queue table inside one admin transaction.
 type pgQueue struct {
 	ctx context.Context
-	tx  pgx.Tx
+	tx  kv.SQLConn
 }
 
 // queueIn is tx's queue on PostgreSQL, nil on bbolt.
