@@ -39,7 +39,7 @@ func TestCallToProtoCarriesEveryField(t *testing.T) {
 		Name: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: everyCaller, RequestID: "7",
 		IdempotencyKey: "sess:7", Replay: true, LogLevel: "debug",
 		Progress: func(float64, float64, string) {}, Log: func(string, string, json.RawMessage) {},
-		Task: &pipeline.TaskParams{TTL: time.Minute},
+		Task:        &pipeline.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}
 	req := CallToProto(c, 42)
