@@ -67,7 +67,7 @@ type PluginHealth struct {
 	// (docs/decisions.md D36), so an upgrade can be seen to have landed.
 	SHA256 string `json:"sha256,omitempty"`
 	// LastExit and NextAttempt describe a crashing plugin between restarts
-	// (issue 11: crash loops back off, never give up).
+	// (crash loops back off, never give up).
 	LastExit    string `json:"last_exit,omitempty"`
 	NextAttempt string `json:"next_attempt,omitempty"`
 	// Details is what the plugin reports about itself (its store, its

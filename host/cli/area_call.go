@@ -18,7 +18,7 @@ import (
 )
 
 // The operator's commands (cairn admin, project, audit) reach an area's data
-// only through its tools (docs/decisions.md D22, issue 12): through the running
+// only through its tools (docs/decisions.md D22): through the running
 // daemon of the data dir when there is one, otherwise through a host of
 // their own that starts just the areas the command needs. Either way the
 // area that owns the store answers, built in or an external replacement.

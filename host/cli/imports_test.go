@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The host talks to areas only through the plugin protocol (docs/decisions.md D22,
-// issue 12): no package under host/ imports an area's packages, so no host
+// The host talks to areas only through the plugin protocol (docs/decisions.md D22):
+// no package under host/ imports an area's packages, so no host
 // code can open an area's store. The built-in registry is the exception
 // that links the areas into the cairn binary.
 func TestHostImportsNoAreaPackage(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 
 // A paused webhook holds the bus events it subscribes to — in the admin
 // store, so a restarted cairn still has them — and gets them, in order, on
-// resume (issue 13: pause used to drop them).
+// resume (pause once dropped them).
 func TestAdminPausedWebhookHoldsEventsAcrossRestart(t *testing.T) {
 	w := newWorkspace(t)
 	recv := newHookReceiver(t)

@@ -12,7 +12,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// BenchmarkIssue17Cluster prints issue 17's cluster figures: durable write
+// BenchmarkIssue17Cluster prints the cluster figures: durable write
 // throughput from 8 HTTP clients and task_get / task_list latency with one,
 // two and three `cairn serve --http` servers on one PostgreSQL database,
 // each beside the same figure of one server on its bbolt files, measured in

@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core"
 )
 
-// BenchmarkIssue14 measures every figure of issue 14 beside its floor and
+// BenchmarkIssue14 measures every figure of docs/performance.md's first table beside its floor and
 // prints one table (docs/performance.md). Run it through `make bench`, with
 // -benchtime 1x: each part runs once and takes its own samples. Parts run
 // one after another, never at once, so they do not slow each other.

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The operator CLI tells the truth (issue 13): 0 only on success, 2 for a
+// The operator CLI tells the truth: 0 only on success, 2 for a
 // command line that cannot run, 1 for a refusal, with a message that says
 // what is wrong and what to do.
 func TestCLIExitCodes(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 )
 
 // Several `cairn serve --http` processes on one PostgreSQL database, each
-// with its own data dir (issue 17 items 3 and 4): events cross servers
+// with its own data dir : events cross servers
 // once per subscriber, a 2025-11-25 session survives the server that
 // opened it, a 2026-07-28 client may use any server.
 

@@ -41,7 +41,7 @@ func newWriteLedger() *writeLedger {
 	}
 }
 
-// TestClusterThreeServersOneKilled is issue 17's cluster test: three cairn
+// TestClusterThreeServersOneKilled is the cluster test: three cairn
 // servers on one PostgreSQL database, 8 agents spread over them creating
 // tasks, updating shared tasks and recording thoughts on them, one server
 // SIGKILLed mid-run and restarted. Afterwards: every acknowledged write is

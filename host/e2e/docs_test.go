@@ -51,6 +51,7 @@ func TestDecisionCitations(t *testing.T) {
 	citation := regexp.MustCompile(`docs/decisions\.md\s*(?://\s*|#\s*)?(D\d+(?:(?:,\s*|\s+and\s+)D\d+)*)`)
 	number := regexp.MustCompile(`D(\d+)`)
 	link := regexp.MustCompile(`decisions\.md#([A-Za-z0-9_-]+)`)
+	tracker := regexp.MustCompile(`(?i)\bissues? ` + `\d+`)
 	files := repoFiles(t, root)
 	cited := 0
 	for _, name := range files {
@@ -69,6 +70,12 @@ func TestDecisionCitations(t *testing.T) {
 		lineOf := func(off int) int { return strings.Count(text[:off], "\n") + 1 }
 		if i := strings.Index(text, outside); i >= 0 {
 			t.Errorf("%s:%d cites %s, which is not part of the repository; cite docs/decisions.md D<n> instead", name, lineOf(i), outside)
+		}
+		if strings.HasSuffix(name, ".go") {
+			// The tracker is not part of the repository either.
+			if m := tracker.FindStringIndex(text); m != nil {
+				t.Errorf("%s:%d cites %q, a tracker entry outside the repository; say what the code does, or cite docs/decisions.md D<n>", name, lineOf(m[0]), text[m[0]:m[1]])
+			}
 		}
 		for _, m := range citation.FindAllStringSubmatchIndex(text, -1) {
 			for _, n := range number.FindAllStringSubmatch(text[m[2]:m[3]], -1) {

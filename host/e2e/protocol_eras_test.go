@@ -208,7 +208,7 @@ arguments:
 Read the change, run its tests, and record the verdict with thought_record.
 `
 
-// exerciseEra drives every feature of issue 15 items 2-4 through one
+// exerciseEra drives every feature of the protocol eras (docs/decisions.md D28) through one
 // client: prompts (skills and the sdd workflow, live with the registry),
 // completions, resource templates with links, subscriptions notified on
 // task update and thought record, the caller's identity (D4) and the

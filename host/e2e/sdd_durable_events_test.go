@@ -12,7 +12,7 @@ import (
 )
 
 // TestSddEventSurvivesKilledPlugin: an sdd write's event outlives the death
-// of the sdd plugin between the write and the event's handling (issue 17),
+// of the sdd plugin between the write and the event's handling,
 // and the next start delivers it to a subscribed webhook exactly once,
 // under the id it was recorded with.
 //

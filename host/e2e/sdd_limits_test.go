@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// Issues 12 and 13 for the sdd area, against the real binary: bounded
+// Limits and typed errors of the sdd area, against the real binary: bounded
 // state values, file rules under the root, exact statuses.
 
 // TestSddDeepValueRefused: the audit's 20 KB value nested 9,990 deep is
@@ -52,7 +52,7 @@ func TestSddDeepValueRefused(t *testing.T) {
 }
 
 // TestSddCompleteUnknownSpawnID: completing a spawn id that does not exist
-// is 404 ERR_NOT_FOUND whatever its form (issue 13: it was 400).
+// is 404 ERR_NOT_FOUND whatever its form (it was once 400).
 func TestSddCompleteUnknownSpawnID(t *testing.T) {
 	w := newWorkspace(t)
 	c := newSddClient(t, w)

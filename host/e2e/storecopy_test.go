@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// `cairn store copy` moves a bbolt data dir into PostgreSQL (issue 17):
+// `cairn store copy` moves a bbolt data dir into PostgreSQL:
 // refused while a server holds the data dir, it copies core, admin and
 // sdd state once the server stopped, refuses to copy into the same
 // database again, and a server started on the database serves the same

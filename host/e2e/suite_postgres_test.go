@@ -8,7 +8,7 @@ import (
 
 // suiteOnPostgres gives every new workspace a fresh PostgreSQL database as
 // its CAIRN_STORE: the end-to-end tests below run a second time with every
-// area's state in PostgreSQL (issue 17: one suite, two backends).
+// area's state in PostgreSQL (one suite, two backends).
 var suiteOnPostgres bool
 
 // TestSuiteOnPostgres runs end-to-end tests of the task pipeline, the

@@ -9,7 +9,7 @@ import (
 // TestPluginCrashLoopKeepsComingBack: a plugin that crashes ten times in a
 // row is restarted every time (no "failed for good"); while it is down a
 // call answers 503 ERR_PLUGIN_UNAVAILABLE with retry_after_ms, and after
-// the last crash the next call succeeds (issue 11).
+// the last crash the next call succeeds.
 func TestPluginCrashLoopKeepsComingBack(t *testing.T) {
 	w := newWorkspace(t)
 	trustEnv, _ := ownTrustStore(t, testkitBin)

@@ -56,7 +56,7 @@ func listPlugins(t *testing.T, w *workspace, env ...string) pluginsJSON {
 
 // TestTrustWorkspacePluginDir: a cairn-plugin-* dropped in the workspace
 // does not run until the operator trusts it, runs once trusted, and is
-// untrusted again as soon as the binary changes (issue 12, D23).
+// untrusted again as soon as the binary changes (docs/decisions.md D23).
 func TestTrustWorkspacePluginDir(t *testing.T) {
 	w := newWorkspace(t)
 	trustEnv, storePath := ownTrustStore(t)

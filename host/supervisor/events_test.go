@@ -12,7 +12,7 @@ import (
 
 // TestOverlappingSubscriptionsDeliverOnce: a plugin subscribed to "demo.*"
 // and "*" gets each event once, so each of its two handlers records it
-// once (issue 11: the handlers ran twice). It also does not hear its own
+// once (the handlers once ran twice). It also does not hear its own
 // events, and a restart keeps exactly one subscription.
 func TestOverlappingSubscriptionsDeliverOnce(t *testing.T) {
 	env := testEnv(t, Backoff{})

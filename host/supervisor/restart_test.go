@@ -53,7 +53,7 @@ func alive(pid int) bool {
 	return len(f) > 2 && f[2] != "Z"
 }
 
-// TestStopDuringRestartDoesNotPanic reproduces issue 11's double close:
+// TestStopDuringRestartDoesNotPanic reproduces a double close once seen:
 // Stop while a crashed plugin's restart is in its handshake used to close
 // the ready channel, and the restart closed it again (panic: close of
 // closed channel in supervisor.launch). Now Stop ends the restart: the

@@ -2,7 +2,7 @@ package ui
 
 // The dashboard's own view of the areas' tool outputs: exactly the JSON
 // fields the pages show, decoded from what the tools return. The host
-// reaches areas only through their tools (issue 12), so it does not share
+// reaches areas only through their tools, so it does not share
 // their Go types; a field an area renames shows up empty here and in the
 // page tests, not as a build break in the host.
 

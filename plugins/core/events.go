@@ -12,7 +12,7 @@ import (
 )
 
 // recordEventIn records a write's event in st's outbox, inside the write's
-// transaction (issue 17): once the write commits, its event is published
+// transaction: once the write commits, its event is published
 // even if this server dies before publishing it. The store hands it to the
 // drainer when the commit returns.
 func recordEventIn(st *store.Store) func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error {

@@ -10,7 +10,7 @@ import (
 // Tools behind the operator's `cairn project …` (audit_export, behind
 // `cairn audit export` and the dashboard's download, is with the audit tools):
 // the CLI reaches the core store only through them, so the commands work
-// while a daemon holds the store (docs/decisions.md D22, issue 12).
+// while a daemon holds the store (docs/decisions.md D22).
 
 // ProjectSlugInput names one project.
 type ProjectSlugInput struct {

@@ -35,7 +35,7 @@ const StoreFile = store.FileName
 const ProjectCreatedEvent = "project.created"
 
 // Workspace project lifecycle events of the admin area, same data shape as
-// ProjectCreatedEvent (issue 13): an archived project takes no new tasks, a
+// ProjectCreatedEvent: an archived project takes no new tasks, a
 // deleted one is unknown.
 const (
 	ProjectArchivedEvent   = "project.archived"

@@ -155,7 +155,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"sdd_agent", `{"action":"complete","spawnId":"S-1"}`, 400, "completionStatus", "required", ""},
 		{"sdd_agent", `{"action":"complete","spawnId":"S-1","completionStatus":"pending"}`, 400, "completionStatus", "enum", ""},
 		{"sdd_agent", `{"action":"complete","spawnId":"S-999","completionStatus":"completed"}`, 404, "spawnId", "exists", errs.NotFound},
-		// Issue 13: an unknown spawn id of any form is 404, not a 400 from
+		// An unknown spawn id of any form is 404, not a 400 from
 		// a pattern in the schema.
 		{"sdd_agent", `{"action":"complete","spawnId":"sp_nope","completionStatus":"completed"}`, 404, "spawnId", "exists", errs.NotFound},
 		{"sdd_agent", `{"action":"complete","spawnId":"S-0","completionStatus":"failed"}`, 404, "spawnId", "exists", errs.NotFound},

@@ -42,7 +42,7 @@ const (
 	BucketDeliveryDue    = "delivery_due"  // unix nanos, id → empty
 	BucketDeliveryByHook = "delivery_bywh" // webhook id, 0, created nanos, id → empty
 	// BucketDeliveryByEvent marks the webhooks a bus event was queued for
-	// (event id, 0, webhook id → empty), so a redelivered event (issue 17:
+	// (event id, 0, webhook id → empty), so a redelivered event (one
 	// published again after its server died) queues nothing new.
 	BucketDeliveryByEvent = "delivery_byevent"
 )

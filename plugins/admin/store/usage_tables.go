@@ -2,7 +2,7 @@ package store
 
 // On PostgreSQL the rate-limit windows and daily counts of API keys live in
 // tables of their own rather than in admin_kv, so one statement can check
-// and count a request without the admin writer lock (issue 17; the
+// and count a request without the admin writer lock (the
 // statement is in package admin). Each window keeps its start and count
 // and, per level of usage.threshold_exceeded, the count at which that
 // level was announced in the window (0: not yet): with counts that grow

@@ -9,7 +9,7 @@ import (
 )
 
 // TestEnqueueEventOncePerEventID: a bus event that arrives again under the
-// same id (redelivered after its server died, issue 17) queues nothing
+// same id (redelivered after its server died) queues nothing
 // new; another event, and a webhook registered since, still queue.
 func TestEnqueueEventOncePerEventID(t *testing.T) {
 	pgtest.EachStore(t, testEnqueueEventOncePerEventID)

@@ -54,7 +54,7 @@ type Config struct {
 	// await publication.
 	Publish func(eventType string, data any)
 	// Record, when set, records each event inside the transaction of the
-	// write that causes it (the store's outbox, issue 17).
+	// write that causes it (the store's outbox).
 	Record func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error
 }
 

@@ -1,4 +1,4 @@
-// Package outbox drains the core store's event outbox (issue 17): it
+// Package outbox drains the core store's event outbox: it
 // publishes the events recorded with committed writes, in order, and
 // removes each one only once it has been handled downstream, so an
 // acknowledged write's event survives the death of its server. Any number
@@ -7,7 +7,7 @@
 //
 // A running drainer takes the events this process's group commits record
 // straight from the store, already leased to it, and publishes them at
-// once; handled ones leave with a later commit (issue 14: no claim or
+// once; handled ones leave with a later commit (no claim or
 // removal commit per write batch). It claims only what that path does not
 // cover: entries a crash or another server left, lapsed leases, retries.
 package outbox

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// Encoding outbox entries without reflection (issue 14): every durable
+// Encoding outbox entries without reflection: every durable
 // write records one, and encoding/json's reflection over an event's map and
 // then over the entry (re-scanning the data it had just produced) was a
 // tenth of a thought record's CPU. The bytes are exactly encoding/json's:

@@ -7,7 +7,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/kv"
 )
 
-// Handing fresh events to this process's drainer (issue 14). A claim
+// Handing fresh events to this process's drainer. A claim
 // transaction per drain and a removal transaction per acknowledgement
 // would cost every batch of writes three durable commits instead of one.
 // So an event a group commit records is written already leased to the

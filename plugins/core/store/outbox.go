@@ -14,7 +14,7 @@ import (
 )
 
 // BucketEventOutbox holds the events of committed writes until they have
-// been published and handled downstream (issue 17): a write records its
+// been published and handled downstream: a write records its
 // event here in its own transaction, so an acknowledged write's event
 // survives the server's death. Key: a stamp (8 bytes, big endian,
 // increasing in this process) and the event id; value: an OutboxEvent.

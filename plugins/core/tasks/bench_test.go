@@ -211,7 +211,7 @@ func BenchmarkSearch10k(b *testing.B)  { benchList(b, 10_000, searchCases) }
 func BenchmarkSearch100k(b *testing.B) { benchList(b, 100_000, searchCases) }
 
 // benchNext is task_next_actions over a fixture where 10 % of the tasks
-// have dependencies (issue 18's benchmark).
+// have dependencies .
 func benchNext(b *testing.B, n int) {
 	for _, c := range []struct {
 		name string

@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// Facets (issue 14): task_list's assignee and label filters. Each task is a
+// Facets: task_list's assignee and label filters. Each task is a
 // member of its assignee's facet and of each of its labels' facets, in every
 // project and in its own; a member index lists the tasks of a facet, and a
 // counter per (facet, status, priority) cell gives total_count for a facet

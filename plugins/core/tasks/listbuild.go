@@ -84,8 +84,8 @@ func setListIndexUpto(tx kv.Tx, upto uint64) error {
 }
 
 // metaUnstoredDropped marks a store whose sorted index holds no entries of
-// the variants storedVariant no longer writes (a store indexed before
-// issue 29 wrote every order).
+// the variants storedVariant no longer writes (a store indexed by an
+// earlier release has every order).
 var metaUnstoredDropped = []byte("sorted_unstored_dropped")
 
 // dropUnstoredVariants deletes the entries of the index variants no longer

@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// task_list's sorted indexes and counters (issue 14). For every sort key
+// task_list's sorted indexes and counters. For every sort key
 // and order there is one index whose forward byte order is the list's order
 // — value then task number ascending, the tie-break D9 pages by — so a
 // descending list walks forward too. Each entry sits under a prefix of
@@ -36,7 +36,7 @@ func sortVariant(sortBy string, desc bool) byte {
 
 // storedVariant reports whether index variant v is written. Every write
 // moves each stored key of its task, each on a page of its own, so only
-// the orders that need an index have one (issue 29): a descending list by
+// the orders that need an index have one: a descending list by
 // created_at or updated_at walks the ascending index backwards, a run of
 // equal values at a time (such runs are short); by priority, a range
 // holds one priority, so both orders walk the ascending index forwards

@@ -7,7 +7,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// Deferred list indexes (issue 29). task_list's sorted indexes, counters
+// Deferred list indexes. task_list's sorted indexes, counters
 // and facets hold a task under a dozen keys in as many places of their
 // trees: written in the task's own transaction they were more than half
 // of the pages a task_create or a status change commits. So a write

@@ -12,7 +12,7 @@ import (
 // BenchmarkCreateWithOutbox measures durable task_create with 1 and 8
 // writers with the event recorded in the outbox (as the core plugin runs)
 // and without, on both backends, in the same run: the ratio of the two is
-// what recording the event costs the write path (issue 17).
+// what recording the event costs the write path.
 func BenchmarkCreateWithOutbox(b *testing.B) {
 	pgtest.EachStore(b, func(b *testing.B) {
 		for _, writers := range []int{1, 8} {

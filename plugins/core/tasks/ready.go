@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// The ready index of task_next_actions (issue 14). A todo task with no open
+// The ready index of task_next_actions. A todo task with no open
 // dependency is ready; its key orders the project's ready tasks exactly as
 // D10 does — priority desc, open sub-tasks (dependencies_unmet) asc,
 // created asc, number asc — so limit 1 is one seek. A todo task with open

@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// The search index (issue 14). D9's search is substring matching: every
+// The search index. D9's search is substring matching: every
 // lower-cased term must occur in the lower-cased title or description. A
 // term of three bytes or more occurs only where each of its byte trigrams
 // occurs; with each posting holding its trigram's positions, the term's

@@ -9,7 +9,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// Exact search from positional postings (issue 14). A term of three bytes
+// Exact search from positional postings. A term of three bytes
 // or more occurs at offset s of the folded text exactly when its trigrams
 // at offsets 0, 3, 6, … and len-3 — which together cover every byte of it —
 // occur at s plus those offsets. The postings hold each trigram's

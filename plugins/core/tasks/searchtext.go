@@ -8,7 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
-// The search text (issue 14): per task, the lower-cased title and
+// The search text: per task, the lower-cased title and
 // description — folded as the match folds them — behind the fields a
 // search filters and sorts on (the facet member value: status, priority,
 // created, updated, progress) and the project. Verifying a search

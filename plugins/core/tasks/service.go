@@ -67,7 +67,7 @@ type Config struct {
 	// that they await publication.
 	Publish func(eventType string, data any)
 	// Record, when set, records each event inside the transaction of the
-	// write that causes it (the store's outbox, issue 17), so a committed
+	// write that causes it (the store's outbox), so a committed
 	// write's event survives a crash before its publication.
 	Record func(tx kv.Tx, eventType string, data map[string]any, at time.Time) error
 	// OnChange runs inside the write transaction of Create and Update. An
@@ -157,7 +157,7 @@ type Project struct {
 }
 
 // ProjectArchived is the State of an archived workspace project: its tasks
-// stay readable and updatable, but it takes no new tasks (issue 13).
+// stay readable and updatable, but it takes no new tasks.
 const ProjectArchived = "archived"
 
 // AddProject registers slug. Registering an existing project is not an

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The state document's event outbox (issue 17). A write records the events
+// The state document's event outbox. A write records the events
 // it causes in the document, in the same atomic replace as the change, each
 // with its final id and time; the drainer (drainer.go) publishes them and
 // removes those handled downstream with a later replace. A write whose

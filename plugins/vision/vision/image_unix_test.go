@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// TestReadFileInRootRefusesSpecialFiles reproduces issue 12's escapes: a
+// TestReadFileInRootRefusesSpecialFiles reproduces the escapes once found: a
 // FIFO in the root used to block the read forever (it was opened before
 // the regular-file check), and a hard link to a file outside the root was
 // read like any file. Each is refused with 400 naming the field and the
