@@ -91,7 +91,17 @@ func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
 		t.Errorf("format=pdf: %v %v, want 400", resp.StatusCode, err)
 	}
 
-	cosignVerify(t, w, exported, keyFile, root)
+	cosign := cosignVerifier(t, w)
+	if cosign != nil {
+		if out, err := cosign(exported, keyFile, root); err != nil {
+			t.Fatalf("cosign refuses the export: %v\n%s", err, out)
+		} else {
+			t.Logf("cosign verify-blob-attestation: %s", strings.TrimSpace(out))
+		}
+		if out, err := cosign(exported, keyFile, strings.Repeat("0", 64)); err == nil {
+			t.Errorf("cosign accepted a subject digest that is not the session's root: %s", out)
+		}
+	}
 
 	// A flipped payload byte: both verifiers refuse.
 	var raw map[string]any
@@ -112,6 +122,52 @@ func TestAuditSigstoreExportVerifiedByOthers(t *testing.T) {
 	}
 	if code, _, errOut := runCairn(t, w, "", env, "audit", "verify", bad); code == 0 || !strings.Contains(errOut, "signature") {
 		t.Errorf("audit verify of a flipped payload byte: %d %s", code, errOut)
+	}
+
+	// A flipped signature byte, and a key that is not the signer's: both
+	// verifiers refuse each, as they refuse the flipped payload.
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	sigs := raw["dsseEnvelope"].(map[string]any)["signatures"].([]any)
+	sig, _ := base64.StdEncoding.DecodeString(sigs[0].(map[string]any)["sig"].(string))
+	sig[len(sig)/2] ^= 1
+	sigs[0].(map[string]any)["sig"] = base64.StdEncoding.EncodeToString(sig)
+	flippedSig, _ := json.Marshal(raw)
+	if _, err := verifyWithSigstoreGo(flippedSig, pub, root); err == nil {
+		t.Error("sigstore-go accepted a flipped signature byte")
+	}
+	badSig := filepath.Join(w.root, "flipped-sig.sigstore.json")
+	if err := os.WriteFile(badSig, flippedSig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	otherPub, _, err := ed25519.GenerateKey(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := verifyWithSigstoreGo(data, otherPub, root); err == nil {
+		t.Error("sigstore-go accepted the export under a key that did not sign it")
+	}
+	der, err := x509.MarshalPKIXPublicKey(otherPub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := filepath.Join(w.root, "other.pem")
+	if err := os.WriteFile(otherKey, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if cosign != nil {
+		for _, c := range []struct{ what, bundle, key string }{
+			{"a flipped payload byte", bad, keyFile},
+			{"a flipped signature byte", badSig, keyFile},
+			{"a key that did not sign it", exported, otherKey},
+		} {
+			if out, err := cosign(c.bundle, c.key, root); err == nil {
+				t.Errorf("cosign accepted %s: %s", c.what, out)
+			} else {
+				t.Logf("cosign refuses %s: %s", c.what, lastLine(out))
+			}
+		}
 	}
 }
 
@@ -197,25 +253,25 @@ func sigstoreGoVerify(data []byte, pub ed25519.PublicKey, rootHex string, also r
 	return verifier.Verify(&b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digest), verify.WithKey()))
 }
 
-// cosignVerify runs cosign on the export when cosign is installed
-// (CAIRN_COSIGN or PATH); CI does not build it. cosign wants a trusted
-// root even for a key: an empty one, so that nothing but the key is
-// trusted and nothing is fetched.
-func cosignVerify(t *testing.T, w *workspace, bundlePath, keyFile, rootHex string) {
+// cosignVerifier returns a run of cosign's verify-blob-attestation when
+// cosign is installed (CAIRN_COSIGN or PATH; .ci/run builds it from the
+// module proxy), nil otherwise. cosign wants a trusted root even for a
+// key: an empty one, so that nothing but the key is trusted.
+func cosignVerifier(t *testing.T, w *workspace) func(bundlePath, keyFile, digest string) (string, error) {
 	t.Helper()
 	bin := os.Getenv("CAIRN_COSIGN")
 	if bin == "" {
 		bin, _ = exec.LookPath("cosign")
 	}
 	if bin == "" {
-		t.Log("cosign is not installed (set CAIRN_COSIGN or put it on PATH): skipping the cosign check")
-		return
+		t.Log("cosign is not installed (set CAIRN_COSIGN or put it on PATH): skipping the cosign checks")
+		return nil
 	}
 	trustedRoot := filepath.Join(w.root, "trusted_root.json")
 	if err := os.WriteFile(trustedRoot, []byte(`{"mediaType":"application/vnd.dev.sigstore.trustedroot+json;version=0.1"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(digest string) (string, error) {
+	return func(bundlePath, keyFile, digest string) (string, error) {
 		cmd := exec.Command(bin, "verify-blob-attestation", "--key", keyFile, "--bundle", bundlePath,
 			"--new-bundle-format", "--insecure-ignore-tlog", "--trusted-root", trustedRoot,
 			"--type", "https://cairn.dev/attestation/decision-trail/v1", "--digest", digest, "--digestAlg", "sha256")
@@ -223,12 +279,10 @@ func cosignVerify(t *testing.T, w *workspace, bundlePath, keyFile, rootHex strin
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run(rootHex)
-	if err != nil {
-		t.Fatalf("cosign refuses the export: %v\n%s", err, out)
-	}
-	t.Logf("cosign verify-blob-attestation: %s", strings.TrimSpace(out))
-	if out, err := run(strings.Repeat("0", 64)); err == nil {
-		t.Errorf("cosign accepted a root that is not the session's: %s", out)
-	}
+}
+
+// lastLine is the last non-empty line of out, where cosign says why.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
 }
