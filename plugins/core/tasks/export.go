@@ -28,7 +28,7 @@ func (s *Service) Export(project string, w io.Writer) (int, error) {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	n := 0
-	err := s.st.View(func(tx kv.Tx) error {
+	err := ViewSettled(s.st, func(tx kv.Tx) error {
 		if !projectExists(tx, project) {
 			return projectNotFound(project)
 		}

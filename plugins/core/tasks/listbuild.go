@@ -31,7 +31,7 @@ func (s *Service) ensureListIndexes() error {
 			if listIndexUpto(tx) != 0 {
 				return nil // another server started the build meanwhile
 			}
-			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets, store.BucketTaskListPending} {
+			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets} {
 				if err := tx.Clear([]byte(name)); err != nil {
 					return err
 				}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -41,6 +42,35 @@ func churn(t *testing.T, svc *Service, n int) {
 	}
 }
 
+// statusIndexesOf is what the by-project and by-status indexes must hold
+// for the tasks st stores, as dumpBuckets lists them.
+func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := st.View(func(tx kv.Tx) error {
+		return tasksBucket(tx).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			var raw rawRecord
+			if err := decodeRaw(binary.BigEndian.Uint64(k), v, &raw); err != nil {
+				return err
+			}
+			rec := raw.materialize()
+			out[store.BucketTasksByProject+"\x00"+string(keyProject(rec.project, rec.num))] = ""
+			out[store.BucketTasksByProjectStatus+"\x00"+string(keyProjectStatus(rec.project, statusName(rec.status), rec.num))] = ""
+			out[store.BucketTasksByStatus+"\x00"+string(keyStatus(statusName(rec.status), rec.num))] = ""
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var statusIndexBuckets = []string{store.BucketTasksByProject, store.BucketTasksByProjectStatus, store.BucketTasksByStatus}
+
 // rebuiltIndexes settles st's list indexes, then builds them again from
 // the stored tasks alone, and returns both.
 func rebuiltIndexes(t *testing.T, st *store.Store, clock *testClock) (settled, rebuilt map[string]string) {
@@ -72,17 +102,37 @@ func TestListEntriesWaitAndReadsSettle(t *testing.T) {
 	clock := newClock()
 	svc := New(st, Config{Clock: clock.now})
 	churn(t, svc, 60)
+	// Stop the background flusher, so what the next writes defer stays
+	// pending until a read moves it.
+	if err := svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		out, err := svc.Create("lead", CreateInput{Title: fmt.Sprint("late ", i), Project: "alpha", Labels: []string{"late"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Update("lead", UpdateInput{TaskID: out.TaskID, Status: ptr(StatusTodo), Assignee: ptr("agent-2")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Update("lead", UpdateInput{TaskID: FormatTaskID(uint64(i + 1)), Priority: ptr(PriorityCritical)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	pending := dumpBuckets(t, st, []string{store.BucketTaskListPending})
 	if len(pending) == 0 {
-		t.Fatal("no list entries pending after 60 tasks' writes")
+		t.Fatal("no entries pending after 60 tasks' writes")
 	}
-	// Read your writes: the last task moved to in_progress by agent-2.
-	out, err := svc.List(ListInput{Status: []string{StatusInProgress}, Assignee: ptr("agent-2"), Limit: ptr(100)})
+	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); maps.Equal(got, want) {
+		t.Fatal("the status indexes were written with the tasks, not deferred")
+	}
+	// Read your writes: the 20 late tasks are todo, assigned to agent-2.
+	out, err := svc.List(ListInput{Status: []string{StatusTodo}, Assignee: ptr("agent-2"), Label: ptr("late"), Limit: ptr(100)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.TotalCount == 0 || len(out.Tasks) != out.TotalCount {
-		t.Fatalf("in_progress for agent-2: %d of %d", len(out.Tasks), out.TotalCount)
+	if out.TotalCount != 20 || len(out.Tasks) != 20 {
+		t.Fatalf("late todo tasks of agent-2: %d of %d, want 20", len(out.Tasks), out.TotalCount)
 	}
 	if left := dumpBuckets(t, st, []string{store.BucketTaskListPending}); len(left) != 0 {
 		t.Fatalf("%d entries still pending after a read", len(left))
@@ -90,6 +140,9 @@ func TestListEntriesWaitAndReadsSettle(t *testing.T) {
 	settled, rebuilt := rebuiltIndexes(t, st, clock)
 	if !maps.Equal(settled, rebuilt) {
 		t.Fatalf("settled indexes (%d entries) differ from a rebuild (%d)", len(settled), len(rebuilt))
+	}
+	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); !maps.Equal(got, want) {
+		t.Fatalf("settled status indexes (%d entries) differ from the tasks' (%d)", len(got), len(want))
 	}
 }
 
@@ -102,7 +155,16 @@ func TestPendingListEntriesSurviveAStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := newClock()
-	churn(t, New(st, Config{Clock: clock.now}), 40)
+	svc := New(st, Config{Clock: clock.now})
+	churn(t, svc, 40)
+	if err := svc.Close(); err != nil { // no flusher from here on
+		t.Fatal(err)
+	}
+	for i := 1; i <= 10; i++ {
+		if _, err := svc.Update("lead", UpdateInput{TaskID: FormatTaskID(uint64(i)), Priority: ptr(PriorityCritical), Labels: &[]string{"after"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(dumpBuckets(t, st, []string{store.BucketTaskListPending})) == 0 {
 		t.Fatal("nothing pending")
 	}
@@ -123,5 +185,8 @@ func TestPendingListEntriesSurviveAStop(t *testing.T) {
 	settled, rebuilt := rebuiltIndexes(t, st2, clock)
 	if !maps.Equal(settled, rebuilt) {
 		t.Fatalf("indexes after a stop (%d entries) differ from a rebuild (%d)", len(settled), len(rebuilt))
+	}
+	if got, want := dumpBuckets(t, st2, statusIndexBuckets), statusIndexesOf(t, st2); !maps.Equal(got, want) {
+		t.Fatalf("status indexes after a stop (%d entries) differ from the tasks' (%d)", len(got), len(want))
 	}
 }

@@ -87,7 +87,7 @@ func (s *Service) NextActionsFor(call Call, in NextInput) (NextOutput, error) {
 		return s.claimNext(call, in.Project, includeBlocked)
 	}
 	var out NextOutput
-	err := s.st.View(func(tx kv.Tx) error {
+	err := ViewSettled(s.st, func(tx kv.Tx) error {
 		var err error
 		out, err = nextTx(tx, call, in.Project, limit, includeBlocked)
 		return err
@@ -100,7 +100,7 @@ func (s *Service) NextActionsFor(call Call, in NextInput) (NextOutput, error) {
 
 // NextActionsIn is the first limit of project's next actions inside tx,
 // for a reader that takes several views of the store in one snapshot (the
-// resume brief); the caller has checked limit.
+// resume brief); tx must be settled (ViewSettled) and limit checked.
 func NextActionsIn(tx kv.Tx, project string, limit int) (NextOutput, error) {
 	if err := checkSlug("project", project); err != nil {
 		return NextOutput{}, err
@@ -123,6 +123,9 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 		events = nil
 		var err error
 		out, replayed, err = store.Once(tx, idemClaim, call.IdemKey, now, func() (NextOutput, error) {
+			if err := settleIn(tx); err != nil {
+				return NextOutput{}, err
+			}
 			out, err := nextTx(tx, call, project, 1, includeBlocked)
 			if err != nil || len(out.NextActions) == 0 {
 				return out, err

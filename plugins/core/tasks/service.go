@@ -358,7 +358,7 @@ func putRecord(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
 	if err := indexText(tx, rec, prev); err != nil {
 		return nil, err
 	}
-	if err := deferList(tx, rec, prev); err != nil {
+	if err := deferIndexes(tx, rec, prev); err != nil {
 		return nil, err
 	}
 	unblocked, err := indexStatus(tx, rec, prev)
@@ -386,45 +386,53 @@ func putRecord(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
 	return unblocked, nil
 }
 
-// indexStatus moves rec's project/status, status and parent entries when
-// prev is nil or its status differs, and the status codes stored beside
-// the dependency edges that point at rec.
+// indexStatus moves what the write path reads of rec's status when prev is
+// nil or its status differs: its parent's child entry and the status codes
+// stored beside the dependency edges that point at rec. The by-project
+// and by-status entries move later (moveStatusEntries, listpending.go).
 func indexStatus(tx kv.Tx, rec *record, prev *record) ([]uint64, error) {
-	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
-	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
-	children := tx.Bucket([]byte(store.BucketTaskChildren))
-	st := statusName(rec.status)
+	if prev != nil && prev.status == rec.status {
+		return nil, nil
+	}
 	var unblocked []uint64
-	if prev == nil {
-		if err := tx.Bucket([]byte(store.BucketTasksByProject)).Put(keyProject(rec.project, rec.num), nil); err != nil {
-			return nil, err
-		}
-	} else {
-		if prev.status == rec.status {
-			return nil, nil
-		}
-		old := statusName(prev.status)
-		if err := byPS.Delete(keyProjectStatus(rec.project, old, rec.num)); err != nil {
-			return nil, err
-		}
-		if err := byS.Delete(keyStatus(old, rec.num)); err != nil {
-			return nil, err
-		}
+	if prev != nil {
 		var err error
 		if unblocked, err = propagateStatus(tx, rec.num, prev.status, rec.status); err != nil {
 			return nil, err
 		}
 	}
-	if err := byPS.Put(keyProjectStatus(rec.project, st, rec.num), nil); err != nil {
-		return nil, err
-	}
-	if err := byS.Put(keyStatus(st, rec.num), nil); err != nil {
-		return nil, err
-	}
 	if rec.parent != 0 {
-		return unblocked, children.Put(keyChild(rec.parent, rec.num), []byte{rec.status})
+		return unblocked, tx.Bucket([]byte(store.BucketTaskChildren)).Put(keyChild(rec.parent, rec.num), []byte{rec.status})
 	}
 	return unblocked, nil
+}
+
+// moveStatusEntries moves rec's by-project, project/status and status
+// entries from those of held (nil: it has none yet).
+func moveStatusEntries(tx kv.Tx, rec, held *record) error {
+	byPS := tx.Bucket([]byte(store.BucketTasksByProjectStatus))
+	byS := tx.Bucket([]byte(store.BucketTasksByStatus))
+	if held == nil {
+		if err := tx.Bucket([]byte(store.BucketTasksByProject)).Put(keyProject(rec.project, rec.num), nil); err != nil {
+			return err
+		}
+	} else {
+		if held.status == rec.status {
+			return nil
+		}
+		old := statusName(held.status)
+		if err := byPS.Delete(keyProjectStatus(rec.project, old, rec.num)); err != nil {
+			return err
+		}
+		if err := byS.Delete(keyStatus(old, rec.num)); err != nil {
+			return err
+		}
+	}
+	st := statusName(rec.status)
+	if err := byPS.Put(keyProjectStatus(rec.project, st, rec.num), nil); err != nil {
+		return err
+	}
+	return byS.Put(keyStatus(st, rec.num), nil)
 }
 
 // openChildren counts the sub-tasks of num that are neither done nor
