@@ -47,6 +47,12 @@ func (t Tx) Clear(name []byte) error {
 	return boltClear(t.bolt, name)
 }
 
+// Shared reports whether the store is PostgreSQL, shared by the servers of
+// a team: there a write that would wait for a later transaction to finish
+// it must not, since that transaction would take the writers' lock
+// cluster-wide on behalf of a read.
+func (t Tx) Shared() bool { return t.pg != nil }
+
 // Writable is true inside an update.
 func (t Tx) Writable() bool {
 	if t.pg != nil {

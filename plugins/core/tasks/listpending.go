@@ -20,6 +20,9 @@ import (
 // children and dependency edges, the ready index — is still written with
 // the task.
 //
+// On PostgreSQL nothing is deferred: settling is a write, which there
+// takes the writers' cluster-wide lock, and reads must not (D40).
+//
 // Reads stay exact: every reader of the deferred indexes goes through
 // ViewSettled (or settles inside its write transaction), which moves what
 // is pending first. task_list's indexes are deferred only for a task they
@@ -103,9 +106,21 @@ func decodePendingEntry(num uint64, v []byte) (pendingEntry, error) {
 // except that a task task_list's indexes came to cover since (the
 // background build indexed it as prev) starts its list part at prev.
 func deferIndexes(tx kv.Tx, rec, prev *record) error {
+	covered := listIndexCovers(tx, rec.num)
+	if tx.Shared() {
+		// On PostgreSQL a read must never take the cluster-wide writers'
+		// lock (docs/decisions.md D40), which settling would: the entries
+		// move with the write there.
+		if err := moveStatusEntries(tx, rec, prev); err != nil {
+			return err
+		}
+		if covered {
+			return indexList(tx, rec, prev)
+		}
+		return nil
+	}
 	b := tx.Bucket(bucketListPending)
 	key := store.U64(rec.num)
-	covered := listIndexCovers(tx, rec.num)
 	var e pendingEntry
 	if v := b.Get(key); v != nil {
 		var err error

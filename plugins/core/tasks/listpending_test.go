@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
@@ -188,5 +189,33 @@ func TestPendingListEntriesSurviveAStop(t *testing.T) {
 	}
 	if got, want := dumpBuckets(t, st2, statusIndexBuckets), statusIndexesOf(t, st2); !maps.Equal(got, want) {
 		t.Fatalf("status indexes after a stop (%d entries) differ from the tasks' (%d)", len(got), len(want))
+	}
+}
+
+// TestPostgresWritesIndexesWithTheTask: on PostgreSQL nothing is deferred,
+// since settling would take the writers' cluster-wide lock for a read
+// (docs/decisions.md D40): the indexes hold every write as it commits.
+func TestPostgresWritesIndexesWithTheTask(t *testing.T) {
+	st, err := store.OpenPostgres(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := newClock()
+	svc := New(st, Config{Clock: clock.now})
+	if err := svc.Close(); err != nil { // no flusher: only the writes write
+		t.Fatal(err)
+	}
+	churn(t, svc, 20)
+	if left := dumpBuckets(t, st, []string{store.BucketTaskListPending}); len(left) != 0 {
+		t.Fatalf("%d entries pending on PostgreSQL", len(left))
+	}
+	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); !maps.Equal(got, want) {
+		t.Fatalf("status indexes (%d entries) differ from the tasks' (%d)", len(got), len(want))
+	}
+	written := dumpBuckets(t, st, listIndexBuckets)
+	_, rebuilt := rebuiltIndexes(t, st, clock)
+	if !maps.Equal(written, rebuilt) {
+		t.Fatalf("list indexes as written (%d entries) differ from a rebuild (%d)", len(written), len(rebuilt))
 	}
 }
