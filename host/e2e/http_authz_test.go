@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -43,23 +42,7 @@ type httpAgent struct {
 
 func newHTTPAgent(t *testing.T, url, key string) *httpAgent {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + key}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "http-agent", Version: "1"}
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return &httpAgent{t: t, c: c}
+	return newChoiceAgent(t, url, key, nil)
 }
 
 // outcome is what a call came to: allowed, or the refusal's code and

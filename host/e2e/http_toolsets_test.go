@@ -25,7 +25,8 @@ import (
 // header, an unknown name a 400; stdio sessions keep their environment's
 // settings (D21).
 
-// newChoiceAgent is an HTTP agent of url with key and extra headers.
+// newChoiceAgent is an HTTP agent of url with key and extra headers (nil:
+// none).
 func newChoiceAgent(t *testing.T, url, key string, headers map[string]string) *httpAgent {
 	t.Helper()
 	h := map[string]string{"Authorization": "Bearer " + key}
@@ -44,7 +45,7 @@ func newChoiceAgent(t *testing.T, url, key string, headers map[string]string) *h
 	}
 	init := mcp.InitializeRequest{}
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	init.Params.ClientInfo = mcp.Implementation{Name: "choice-agent", Version: "1"}
+	init.Params.ClientInfo = mcp.Implementation{Name: "http-agent", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
 		t.Fatalf("initialize %v: %v", headers, err)
 	}
