@@ -47,6 +47,7 @@ var migrations = []Migration{
 	migrateV4,
 	migrateV5,
 	migrateV6,
+	migrateV7,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -74,7 +75,7 @@ func migrateV2(tx *bolt.Tx) error {
 
 // migrateV3 adds task dependencies, claims and idempotency records.
 func migrateV3(tx *bolt.Tx) error {
-	return createBuckets(tx, BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder)
+	return createBuckets(tx, BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, bucketIdempotencyOrder)
 }
 
 // migrateV4 adds the search index. It starts empty; the tasks package
@@ -94,6 +95,21 @@ func migrateV5(tx *bolt.Tx) error {
 // tasks package fills it from the stored tasks (meta key
 // "search_text_built" absent until it has).
 func migrateV6(tx *bolt.Tx) error { return createBuckets(tx, BucketTaskSearchText) }
+
+// migrateV7 keeps idempotency records in two generations instead of one
+// bucket and an age index: the index goes, the records kept so far become
+// the current generation, and the other starts empty.
+func migrateV7(tx *bolt.Tx) error {
+	if err := tx.DeleteBucket([]byte(bucketIdempotencyOrder)); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+		return err
+	}
+	if m := tx.Bucket([]byte(BucketMeta)); m != nil {
+		if err := m.Delete([]byte("idempotency_seq")); err != nil {
+			return err
+		}
+	}
+	return createBuckets(tx, BucketIdempotencyAlt)
+}
 
 type boltBackend struct {
 	db   *bolt.DB
@@ -118,7 +134,7 @@ func Open(path string, opts Options) (*Store, error) {
 	// The file's pages are walked before bbolt maps it (bbolt faults on a
 	// truncated file and panics on a corrupt page): a damaged store is
 	// one line naming the file, the damage and what to run.
-	db, warnings, err := boltcheck.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout})
+	db, warnings, err := boltcheck.Open(path, opts.FileMode, &bolt.Options{Timeout: opts.Timeout, NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		var damaged *boltcheck.DamagedError
 		switch {

@@ -15,25 +15,45 @@ import (
 // output in that same transaction, so "written" and "recorded" commit
 // together or not at all.
 //
-// Retention is bounded: a key is kept for IdempotencyRetention and at most
-// IdempotencyMaxKeys keys are kept; a replay arrives within seconds of the
+// Retention is bounded by generations rather than by an age index: records
+// go into the current generation's bucket; once it holds
+// IdempotencyMaxKeys/2 keys, or its first record is older than
+// IdempotencyRetention, the previous generation is dropped whole and the
+// current one takes its place. So at most IdempotencyMaxKeys keys are kept,
+// and a key is honoured for IdempotencyRetention unless
+// IdempotencyMaxKeys/2 later keys came first. A record then costs one put,
+// where an age index cost two trees and the pruning of the oldest keys a
+// random leaf more on every write. A replay arrives within seconds of the
 // first attempt, so either bound is far beyond what a replay needs.
 
 // IdempotencyRetention is how long a recorded key is honoured.
 const IdempotencyRetention = 24 * time.Hour
 
-// IdempotencyMaxKeys bounds how many keys are kept; the oldest go first.
+// IdempotencyMaxKeys bounds how many keys are kept: two generations of at
+// most half as many.
 const IdempotencyMaxKeys = 10000
 
-// pruneBatch bounds how many expired keys one Record deletes, so a write
-// never pays for a long backlog at once; each Record adds one key and
-// removes up to this many, so the backlog shrinks.
-const pruneBatch = 16
+const generationKeys = IdempotencyMaxKeys / 2
 
 var (
+	// keyIdemCount counts the keys of the current generation.
 	keyIdemCount = []byte("idempotency_count")
-	keyIdemSeq   = []byte("idempotency_seq")
+	// keyIdemGeneration names the current generation's bucket: absent or
+	// 0 for BucketIdempotency, 1 for BucketIdempotencyAlt.
+	keyIdemGeneration = []byte("idempotency_generation")
+	// keyIdemSince is when the current generation's first key was
+	// recorded (unix ms); absent while it holds none.
+	keyIdemSince = []byte("idempotency_since")
 )
+
+// generations returns the current generation's bucket name and the
+// previous one's.
+func generations(meta kv.Bucket) (current, previous []byte) {
+	if v := meta.Get(keyIdemGeneration); len(v) == 1 && v[0] == 1 {
+		return []byte(BucketIdempotencyAlt), []byte(BucketIdempotency)
+	}
+	return []byte(BucketIdempotency), []byte(BucketIdempotencyAlt)
+}
 
 // idemKey scopes key by the tool (or other writer) that recorded it, so one
 // key reused across tools can never return another tool's output.
@@ -50,42 +70,65 @@ func Recorded(tx kv.Tx, scope, key string, now time.Time) ([]byte, bool) {
 	if key == "" {
 		return nil, false
 	}
-	b := tx.Bucket([]byte(BucketIdempotency))
-	if !b.Exists() {
+	meta := tx.Bucket([]byte(BucketMeta))
+	if !meta.Exists() {
 		return nil, false
 	}
-	v := b.Get(idemKey(scope, key))
-	if len(v) < 8 {
-		return nil, false
+	k := idemKey(scope, key)
+	current, previous := generations(meta)
+	for _, name := range [][]byte{current, previous} {
+		b := tx.Bucket(name)
+		if !b.Exists() {
+			continue
+		}
+		v := b.Get(k)
+		if len(v) < 8 {
+			continue
+		}
+		at := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+		if now.Sub(at) > IdempotencyRetention {
+			return nil, false
+		}
+		return append([]byte(nil), v[8:]...), true
 	}
-	at := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
-	if now.Sub(at) > IdempotencyRetention {
-		return nil, false
-	}
-	return append([]byte(nil), v[8:]...), true
+	return nil, false
 }
 
 // Record stores output under (scope, key) inside tx — the transaction of the
-// write the output describes — and prunes the oldest keys beyond the
-// retention bounds. An empty key records nothing.
+// write the output describes — first starting a new generation when the
+// current one is full or old. An empty key records nothing.
 func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	if key == "" {
 		return nil
 	}
-	b := tx.Bucket([]byte(BucketIdempotency))
-	order := tx.Bucket([]byte(BucketIdempotencyOrder))
 	meta := tx.Bucket([]byte(BucketMeta))
-	if !b.Exists() || !order.Exists() || !meta.Exists() {
-		return fmt.Errorf("store: idempotency buckets missing")
+	if !meta.Exists() {
+		return fmt.Errorf("store: meta bucket missing")
 	}
-	k := idemKey(scope, key)
 	ms := uint64(now.UnixMilli())
 	count := getU64(meta, keyIdemCount)
-	if old := b.Get(k); len(old) >= 8 {
-		// Re-recording (an expired key used again) replaces the entry;
-		// its old order entry is found and removed by pruning later, which
-		// checks that an order entry still names a live record.
-		count--
+	since := getU64(meta, keyIdemSince)
+	current, previous := generations(meta)
+	if count >= generationKeys || (since != 0 && ms > since && time.Duration(ms-since)*time.Millisecond > IdempotencyRetention) {
+		if err := tx.Clear(previous); err != nil {
+			return err
+		}
+		next := byte(1)
+		if string(current) == BucketIdempotencyAlt {
+			next = 0
+		}
+		if err := meta.Put(keyIdemGeneration, []byte{next}); err != nil {
+			return err
+		}
+		current, count, since = previous, 0, 0
+	}
+	b := tx.Bucket(current)
+	if !b.Exists() {
+		return fmt.Errorf("store: idempotency bucket %s missing", current)
+	}
+	k := idemKey(scope, key)
+	if old := b.Get(k); len(old) < 8 {
+		count++
 	}
 	v := make([]byte, 8, 8+len(output))
 	binary.BigEndian.PutUint64(v, ms)
@@ -93,50 +136,27 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	if err := b.Put(k, v); err != nil {
 		return err
 	}
-	seq := getU64(meta, keyIdemSeq) + 1
-	ok := make([]byte, 16)
-	binary.BigEndian.PutUint64(ok, ms)
-	binary.BigEndian.PutUint64(ok[8:], seq)
-	if err := order.Put(ok, k); err != nil {
-		return err
-	}
-	count++
-	if err := meta.Put(keyIdemSeq, U64(seq)); err != nil {
-		return err
-	}
-	// Prune from the oldest: past the count bound or the age bound.
-	c := order.Cursor()
-	cutoff := now.Add(-IdempotencyRetention).UnixMilli()
-	for i := 0; i < pruneBatch; i++ {
-		ok, rk := c.First()
-		if ok == nil || len(ok) != 16 {
-			break
-		}
-		at := int64(binary.BigEndian.Uint64(ok))
-		if count <= IdempotencyMaxKeys && at >= cutoff {
-			break
-		}
-		// The order entry is stale when its key was re-recorded later.
-		if rv := b.Get(rk); len(rv) >= 8 && binary.BigEndian.Uint64(rv) == uint64(at) {
-			if err := b.Delete(rk); err != nil {
-				return err
-			}
-			count--
-		}
-		if err := c.Delete(); err != nil {
+	if since == 0 {
+		if err := meta.Put(keyIdemSince, U64(ms)); err != nil {
 			return err
 		}
 	}
 	return meta.Put(keyIdemCount, U64(count))
 }
 
-// IdempotentCount reports how many keys are recorded (for tests and health).
+// IdempotentCount reports how many keys are kept, both generations
+// counted (for tests and health).
 func IdempotentCount(tx kv.Tx) uint64 {
 	meta := tx.Bucket([]byte(BucketMeta))
 	if !meta.Exists() {
 		return 0
 	}
-	return getU64(meta, keyIdemCount)
+	_, previous := generations(meta)
+	n := getU64(meta, keyIdemCount)
+	if b := tx.Bucket(previous); b.Exists() {
+		n += uint64(b.Count())
+	}
+	return n
 }
 
 func getU64(b kv.Bucket, k []byte) uint64 {

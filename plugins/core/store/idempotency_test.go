@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -86,18 +87,24 @@ func testOnceFailureRecordsNothing(t *testing.T) {
 	})
 }
 
-// Retention: at most IdempotencyMaxKeys are kept (oldest dropped first),
-// and a key older than IdempotencyRetention is no longer honoured and is
-// pruned by later records.
+// Retention: at most IdempotencyMaxKeys are kept, in two generations; a
+// full generation drops the older one whole, so a key survives at least
+// IdempotencyMaxKeys/2 later keys; a key older than IdempotencyRetention is
+// no longer honoured, and a generation that old is dropped by the next
+// record.
 func TestIdempotencyRetention(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetention) }
 
 func testIdempotencyRetention(t *testing.T) {
 	s, _ := openEach(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const n = IdempotencyMaxKeys + 5
 	err := s.Update(func(tx kv.Tx) error {
-		for i := 0; i < IdempotencyMaxKeys+5; i++ {
+		for i := 0; i < n; i++ {
 			if err := Record(tx, "s", fmt.Sprint("k", i), []byte(`{}`), t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
 				return err
+			}
+			if c := IdempotentCount(tx); c > IdempotencyMaxKeys {
+				return fmt.Errorf("after %d records %d keys kept, more than %d", i+1, c, IdempotencyMaxKeys)
 			}
 		}
 		return nil
@@ -107,36 +114,96 @@ func testIdempotencyRetention(t *testing.T) {
 	}
 	now := t0.Add(time.Minute)
 	_ = s.View(func(tx kv.Tx) error {
-		if n := IdempotentCount(tx); n != IdempotencyMaxKeys {
-			t.Errorf("count %d, want %d", n, IdempotencyMaxKeys)
+		// k0..k4999 filled the first generation, k5000..k9999 the second;
+		// k10000 dropped the first.
+		if c, want := IdempotentCount(tx), uint64(n-generationKeys); c != want {
+			t.Errorf("count %d, want %d", c, want)
 		}
-		for i := 0; i < 5; i++ {
+		for _, i := range []int{0, 1, generationKeys - 1} {
 			if _, ok := Recorded(tx, "s", fmt.Sprint("k", i), now); ok {
 				t.Errorf("k%d should have been dropped", i)
 			}
 		}
-		if _, ok := Recorded(tx, "s", "k5", now); !ok {
-			t.Error("k5 dropped too early")
+		for _, i := range []int{generationKeys, IdempotencyMaxKeys - 1, IdempotencyMaxKeys, n - 1} {
+			if _, ok := Recorded(tx, "s", fmt.Sprint("k", i), now); !ok {
+				t.Errorf("k%d dropped too early", i)
+			}
 		}
-		if _, ok := Recorded(tx, "s", "k5", t0.Add(IdempotencyRetention+time.Hour)); ok {
+		if _, ok := Recorded(tx, "s", fmt.Sprint("k", n-1), t0.Add(IdempotencyRetention+time.Hour)); ok {
 			t.Error("an expired key is still honoured")
 		}
 		return nil
 	})
-	// Records a day later prune the expired ones in batches.
+	// A record a day later finds its generation too old: the older one
+	// goes, and the expired keys left are no longer honoured.
 	later := t0.Add(IdempotencyRetention + time.Hour)
-	for i := 0; i < IdempotencyMaxKeys/pruneBatch+10; i++ {
-		if err := s.Update(func(tx kv.Tx) error { return Record(tx, "s", fmt.Sprint("new", i), []byte(`{}`), later) }); err != nil {
-			t.Fatal(err)
-		}
+	if err := s.Update(func(tx kv.Tx) error { return Record(tx, "s", "new", []byte(`{}`), later) }); err != nil {
+		t.Fatal(err)
 	}
 	_ = s.View(func(tx kv.Tx) error {
-		if n, want := IdempotentCount(tx), uint64(IdempotencyMaxKeys/pruneBatch+10); n != want {
-			t.Errorf("count after expiry %d, want %d", n, want)
+		if c, want := IdempotentCount(tx), uint64(n-IdempotencyMaxKeys+1); c != want {
+			t.Errorf("count after a day %d, want %d", c, want)
 		}
-		if n := tx.Bucket([]byte(BucketIdempotency)).Count(); n != IdempotencyMaxKeys/pruneBatch+10 {
-			t.Errorf("bucket holds %d keys", n)
+		if _, ok := Recorded(tx, "s", "new", later); !ok {
+			t.Error("the new key is not honoured")
+		}
+		if _, ok := Recorded(tx, "s", fmt.Sprint("k", n-1), later); ok {
+			t.Error("an expired key is still honoured")
 		}
 		return nil
 	})
+}
+
+// Whatever the pace of records, the last IdempotencyMaxKeys/2 keys recorded
+// within the retention are honoured and no more than IdempotencyMaxKeys
+// are kept; a key re-recorded in the current generation is counted once.
+func TestIdempotencyGenerationsKeepTheRecent(t *testing.T) {
+	s, _ := openEach(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// calls lists the keys in the order they were recorded, re-records
+	// included; at says when each key was last recorded.
+	var calls []string
+	last := map[string]time.Time{}
+	record := func(tx kv.Tx, key string) error {
+		calls = append(calls, key)
+		last[key] = at
+		return Record(tx, "s", key, []byte(`{}`), at)
+	}
+	err := s.Update(func(tx kv.Tx) error {
+		for i := 0; i < 3*IdempotencyMaxKeys; i++ {
+			switch r := rng.IntN(20000); {
+			case r == 0: // a quiet day
+				at = at.Add(IdempotencyRetention + time.Duration(rng.IntN(3600))*time.Second)
+			case r <= 40: // a quiet hour
+				at = at.Add(time.Hour)
+			default:
+				at = at.Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
+			}
+			if err := record(tx, fmt.Sprint("k", i)); err != nil {
+				return err
+			}
+			if rng.IntN(50) == 0 { // a client re-sends a key it used before
+				if err := record(tx, fmt.Sprint("k", max(0, i-rng.IntN(100)))); err != nil {
+					return err
+				}
+			}
+			if c := IdempotentCount(tx); c > IdempotencyMaxKeys {
+				return fmt.Errorf("after %d records %d keys kept", len(calls), c)
+			}
+			if len(calls) < generationKeys {
+				continue
+			}
+			k := calls[len(calls)-generationKeys]
+			if at.Sub(last[k]) <= IdempotencyRetention {
+				if _, ok := Recorded(tx, "s", k, at); !ok {
+					return fmt.Errorf("%s, recorded %v before and %d records ago, was dropped", k, at.Sub(last[k]), generationKeys-1)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

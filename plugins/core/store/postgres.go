@@ -37,6 +37,9 @@ const LockTimeout = 10 * time.Second
 // in a bbolt file.
 var Migrations = []pgmigrate.Step{
 	{Version: 1, Name: "buckets", SQL: kv.TableSQL(Table)},
+	// Idempotency records in two generations (idempotency.go): the age
+	// index goes.
+	{Version: 2, Name: "idempotency generations", SQL: "DELETE FROM " + Table + " WHERE bucket = 'idempotency_order' OR (bucket = 'meta' AND key = 'idempotency_seq'::bytea)"},
 }
 
 type pgBackend struct {

@@ -75,12 +75,14 @@ const (
 	BucketTaskDependents = "task_dependents"
 	// BucketTaskClaims maps a claimed task's number to its holder (D27).
 	BucketTaskClaims = "task_claims"
-	// BucketIdempotency maps a scoped idempotency key to the time it was
-	// recorded (8 bytes, unix ms) and the call's output.
-	BucketIdempotency = "idempotency"
-	// BucketIdempotencyOrder orders the recorded keys by age: unix ms (8
-	// bytes), a store-wide sequence (8 bytes) → the scoped key.
-	BucketIdempotencyOrder = "idempotency_order"
+	// BucketIdempotency and BucketIdempotencyAlt are the two generations
+	// of idempotency records (schema v7; see idempotency.go): a scoped
+	// idempotency key → the time it was recorded (8 bytes, unix ms) and
+	// the call's output.
+	BucketIdempotency    = "idempotency"
+	BucketIdempotencyAlt = "idempotency_alt"
+	// bucketIdempotencyOrder ordered the keys by age up to schema v6.
+	bucketIdempotencyOrder = "idempotency_order"
 
 	// BucketTaskTrigrams indexes the lower-cased title and description of
 	// every task for task_list's search (schema v4): trigram (3 bytes),

@@ -61,8 +61,8 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
 	}
-	if s.UserVersion() != CurrentVersion || CurrentVersion != 6 {
-		t.Fatalf("UserVersion %d, CurrentVersion %d, want 6", s.UserVersion(), CurrentVersion)
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 7 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 7", s.UserVersion(), CurrentVersion)
 	}
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
@@ -297,10 +297,13 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 	}
 	_ = s2.View(func(tx kv.Tx) error {
 		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
-			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyOrder, BucketTaskTrigrams, BucketTaskSearchText} {
+			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyAlt, BucketTaskTrigrams, BucketTaskSearchText} {
 			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing after migration", b)
 			}
+		}
+		if tx.Bucket([]byte(bucketIdempotencyOrder)).Exists() {
+			t.Errorf("bucket %s left after migration", bucketIdempotencyOrder)
 		}
 		if PeekID(tx, CounterTask) != 1 {
 			t.Errorf("task counter lost in migration")

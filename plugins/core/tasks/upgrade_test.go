@@ -27,13 +27,13 @@ func downgradeToV2(t *testing.T, path string) {
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range []string{store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims,
-			store.BucketIdempotency, store.BucketIdempotencyOrder, store.BucketTaskTrigrams, store.BucketTaskSearchText} {
+			store.BucketIdempotency, store.BucketIdempotencyAlt, store.BucketTaskTrigrams, store.BucketTaskSearchText} {
 			if err := tx.DeleteBucket([]byte(b)); err != nil {
 				return err
 			}
 		}
 		meta := tx.Bucket([]byte(store.BucketMeta))
-		for _, k := range []string{"trigrams_built", "search_text_built", "idempotency_count", "idempotency_seq"} {
+		for _, k := range []string{"trigrams_built", "search_text_built", "idempotency_count"} {
 			if err := meta.Delete([]byte(k)); err != nil {
 				return err
 			}
