@@ -18,7 +18,8 @@ import (
 // that touches each page once, by the flusher that writes deferred trigram
 // postings (searchpending.go). What the write path itself reads — the
 // children and dependency edges, the ready index — is still written with
-// the task.
+// the task. So is the search text (searchtext.go), rewritten from the
+// task as its entries move.
 //
 // On PostgreSQL nothing is deferred: settling is a write, which there
 // takes the writers' cluster-wide lock, and reads must not (D40).
@@ -100,6 +101,12 @@ func decodePendingEntry(num uint64, v []byte) (pendingEntry, error) {
 	return e, nil
 }
 
+// defersEntries reports whether tx's writes defer index entries: on bbolt,
+// in a store with a pending bucket.
+func defersEntries(tx kv.Tx) bool {
+	return !tx.Shared() && tx.Bucket(bucketListPending).Exists()
+}
+
 // deferIndexes records that rec's deferred index entries must move from
 // prev's (nil: a new task). A task already pending keeps the states its
 // entry holds — the indexes still hold those, whatever happened since —
@@ -107,7 +114,7 @@ func decodePendingEntry(num uint64, v []byte) (pendingEntry, error) {
 // background build indexed it as prev) starts its list part at prev.
 func deferIndexes(tx kv.Tx, rec, prev *record) error {
 	covered := listIndexCovers(tx, rec.num)
-	if tx.Shared() {
+	if !defersEntries(tx) {
 		// On PostgreSQL a read must never take the cluster-wide writers'
 		// lock (docs/decisions.md D40), which settling would: the entries
 		// move with the write there.
@@ -183,6 +190,9 @@ func flushListPending(tx kv.Tx, limit int) (int, error) {
 				return 0, err
 			}
 			if ok {
+				if err := indexSearchText(tx, rec); err != nil {
+					return 0, err
+				}
 				if err := moveStatusEntries(tx, rec, it.e.heldStatus); err != nil {
 					return 0, err
 				}

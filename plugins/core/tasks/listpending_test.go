@@ -70,6 +70,32 @@ func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
 	return out
 }
 
+// searchTextsOf is what the search text bucket must hold for the tasks st
+// stores, as dumpBuckets lists it.
+func searchTextsOf(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := st.View(func(tx kv.Tx) error {
+		return tasksBucket(tx).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			var raw rawRecord
+			if err := decodeRaw(binary.BigEndian.Uint64(k), v, &raw); err != nil {
+				return err
+			}
+			out[store.BucketTaskSearchText+"\x00"+string(k)] = string(searchTextValue(raw.materialize()))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var searchTextBuckets = []string{store.BucketTaskSearchText}
+
 var statusIndexBuckets = []string{store.BucketTasksByProject, store.BucketTasksByProjectStatus, store.BucketTasksByStatus}
 
 // rebuiltIndexes settles st's list indexes, then builds them again from
@@ -127,6 +153,18 @@ func TestListEntriesWaitAndReadsSettle(t *testing.T) {
 	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); maps.Equal(got, want) {
 		t.Fatal("the status indexes were written with the tasks, not deferred")
 	}
+	if got, want := dumpBuckets(t, st, searchTextBuckets), searchTextsOf(t, st); maps.Equal(got, want) {
+		t.Fatal("the search texts were written with the tasks, not deferred")
+	}
+	// Read your writes, by search: the late tasks whose number holds a 1,
+	// now critical only when among the first 20.
+	found, err := svc.List(ListInput{Search: ptr("late 1"), Priority: []string{PriorityNormal}, Limit: ptr(100)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found.TotalCount != 11 { // late 1, late 10..19
+		t.Fatalf("search for late 1 found %d tasks, want 11", found.TotalCount)
+	}
 	// Read your writes: the 20 late tasks are todo, assigned to agent-2.
 	out, err := svc.List(ListInput{Status: []string{StatusTodo}, Assignee: ptr("agent-2"), Label: ptr("late"), Limit: ptr(100)})
 	if err != nil {
@@ -144,6 +182,9 @@ func TestListEntriesWaitAndReadsSettle(t *testing.T) {
 	}
 	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); !maps.Equal(got, want) {
 		t.Fatalf("settled status indexes (%d entries) differ from the tasks' (%d)", len(got), len(want))
+	}
+	if got, want := dumpBuckets(t, st, searchTextBuckets), searchTextsOf(t, st); !maps.Equal(got, want) {
+		t.Fatalf("settled search texts (%d) differ from the tasks' (%d)", len(got), len(want))
 	}
 }
 
@@ -212,6 +253,9 @@ func TestPostgresWritesIndexesWithTheTask(t *testing.T) {
 	}
 	if got, want := dumpBuckets(t, st, statusIndexBuckets), statusIndexesOf(t, st); !maps.Equal(got, want) {
 		t.Fatalf("status indexes (%d entries) differ from the tasks' (%d)", len(got), len(want))
+	}
+	if got, want := dumpBuckets(t, st, searchTextBuckets), searchTextsOf(t, st); !maps.Equal(got, want) {
+		t.Fatalf("search texts (%d) differ from the tasks' (%d)", len(got), len(want))
 	}
 	written := dumpBuckets(t, st, listIndexBuckets)
 	_, rebuilt := rebuiltIndexes(t, st, clock)

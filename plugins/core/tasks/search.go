@@ -71,10 +71,14 @@ func trigramKey(k *[11]byte, g [3]byte, num uint64) []byte {
 }
 
 // indexText updates the trigram postings of task num from its old text
-// (prev nil: a new task) to rec's, and writes its search text.
+// (prev nil: a new task) to rec's, and its search text: at once where index
+// entries are not deferred, else when its pending entry (deferIndexes,
+// which every task write calls) is moved.
 func indexText(tx kv.Tx, rec, prev *record) error {
-	if err := indexSearchText(tx, rec); err != nil {
-		return err
+	if !defersEntries(tx) {
+		if err := indexSearchText(tx, rec); err != nil {
+			return err
+		}
 	}
 	return indexTrigrams(tx, rec, prev)
 }
