@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/cairn-mcp/cairn/plugins/core"
+	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
 )
@@ -36,8 +37,8 @@ var seedPaths = [][]string{
 }
 
 // seedTasks writes n tasks in 10 projects (proj-0 … proj-9) into the core
-// store of dataDir through the task service's own Go API, before cairn
-// starts: mixed priorities and labels, about half moved to todo and a
+// store of dataDir through the task service's own Go API, with their event
+// chains and idempotency records, before cairn starts: mixed priorities and labels, about half moved to todo and a
 // tenth of the rest spread over the other states. Many writers at once
 // share group commits, so seeding takes far fewer than n fsyncs.
 func seedTasks(dataDir string, n int) error {
@@ -46,7 +47,11 @@ func seedTasks(dataDir string, n int) error {
 		return err
 	}
 	defer st.Close()
-	svc := tasks.New(st, tasks.Config{})
+	// Every write appends to its task's event chain and records its
+	// idempotency key, as a write through cairn does, so the trees a
+	// benchmark's writes touch are as deep as in a store used for real.
+	aud := audit.New(st, audit.Config{})
+	svc := tasks.New(st, tasks.Config{OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
 	// Writes the search postings the writers below leave pending.
 	defer svc.Close()
 	for p := 0; p < 10; p++ {
@@ -73,7 +78,7 @@ func seedTasks(dataDir string, n int) error {
 					desc += " " + seedCommon
 				}
 				prio := tasks.Priorities[rng.IntN(len(tasks.Priorities))]
-				out, err := svc.Create("seed", tasks.CreateInput{
+				out, err := svc.CreateFor(tasks.Call{Actor: "seed", IdemKey: fmt.Sprintf("seed-create-%d", i)}, tasks.CreateInput{
 					Title: title, Description: &desc, Project: fmt.Sprintf("proj-%d", i%10),
 					Priority: &prio, Labels: []string{word()},
 				})
@@ -94,7 +99,7 @@ func seedTasks(dataDir string, n int) error {
 						reason := "waiting on " + word()
 						in.BlockedReason = &reason
 					}
-					if _, err := svc.Update("seed", in); err != nil {
+					if _, err := svc.UpdateFor(tasks.Call{Actor: "seed", IdemKey: fmt.Sprintf("seed-%s-%s", out.TaskID, status)}, in); err != nil {
 						errc <- fmt.Errorf("seed %s -> %s: %w", out.TaskID, status, err)
 						return
 					}
@@ -150,7 +155,7 @@ func seedKey() (string, error) {
 	}
 	repo := filepath.Join(filepath.Dir(self), "..", "..")
 	h := sha256.New()
-	for _, pattern := range []string{"plugins/core/store/*.go", "plugins/core/tasks/*.go", "host/e2e/bench_seed_test.go"} {
+	for _, pattern := range []string{"plugins/core/store/*.go", "plugins/core/tasks/*.go", "plugins/core/audit/*.go", "host/e2e/bench_seed_test.go"} {
 		files, err := filepath.Glob(filepath.Join(repo, pattern))
 		if err != nil {
 			return "", err
