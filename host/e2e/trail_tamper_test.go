@@ -88,7 +88,9 @@ func thoughtKey(task uint64, pos int) []byte {
 	return k
 }
 
-func thoughtHeadKey(task uint64) []byte { return thoughtKey(task, 0)[:9] }
+// thoughtHeadKey is where the thought chain's head is kept: beside its
+// links, under the largest position.
+func thoughtHeadKey(task uint64) []byte { return thoughtKey(task, -1) }
 
 func editStore(t *testing.T, w *workspace, fn func(links, heads *bolt.Bucket) error) {
 	t.Helper()
@@ -98,7 +100,7 @@ func editStore(t *testing.T, w *workspace, fn func(links, heads *bolt.Bucket) er
 	}
 	defer db.Close()
 	if err := db.Update(func(tx *bolt.Tx) error {
-		return fn(tx.Bucket([]byte("chain_links")), tx.Bucket([]byte("chain_heads")))
+		return fn(tx.Bucket([]byte("chain_links")), tx.Bucket([]byte("chain_links")))
 	}); err != nil {
 		t.Fatal(err)
 	}

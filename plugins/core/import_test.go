@@ -175,7 +175,7 @@ func importSample(n int) []importer.Task {
 // its events' types and data in key order (its keys and ids are random).
 func dump(t testing.TB, st *store.Store) (map[string]string, []string) {
 	t.Helper()
-	buckets := []string{store.BucketCounters, store.BucketProjectSeq, store.BucketTasks, store.BucketTasksByProject, store.BucketTasksByProjectStatus, store.BucketTasksByStatus, store.BucketTaskChildren, store.BucketChainLinks, store.BucketChainHeads, store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims, store.BucketTaskTrigrams, store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets, store.BucketTaskSearchText, store.BucketTaskTrigramPending, store.BucketImportJournal}
+	buckets := []string{store.BucketCounters, store.BucketProjectSeq, store.BucketTasks, store.BucketTasksByProject, store.BucketTasksByProjectStatus, store.BucketTasksByStatus, store.BucketTaskChildren, store.BucketChainLinks, store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims, store.BucketTaskTrigrams, store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets, store.BucketTaskSearchText, store.BucketTaskTrigramPending, store.BucketImportJournal}
 	out := map[string]string{}
 	var events []string
 	err := st.View(func(tx kv.Tx) error {

@@ -79,12 +79,30 @@ func linkKey(task uint64, chain byte, pos int) []byte {
 	return k
 }
 
-func headKey(task uint64, chain byte) []byte {
+// chainPrefix is the prefix of every key of one chain.
+func chainPrefix(task uint64, chain byte) []byte {
 	k := make([]byte, 9)
 	binary.BigEndian.PutUint64(k, task)
 	k[8] = chain
 	return k
 }
+
+// headKey is where a chain's head is kept: in the links bucket, past any
+// position a link can have (schema v8), so an append writes its link and
+// the new head on the same leaf page.
+func headKey(task uint64, chain byte) []byte {
+	k := make([]byte, 17)
+	binary.BigEndian.PutUint64(k, task)
+	k[8] = chain
+	binary.BigEndian.PutUint64(k[9:], headPos)
+	return k
+}
+
+// headPos is the position part of a head's key.
+const headPos = ^uint64(0)
+
+// isHeadKey reports whether a key of the links bucket holds a head.
+func isHeadKey(k []byte) bool { return len(k) == 17 && binary.BigEndian.Uint64(k[9:]) == headPos }
 
 func encodeLink(l *link) []byte {
 	v := make([]byte, linkPrefix, linkPrefix+64+len(l.body.Content)+len(l.body.Metadata))
@@ -146,12 +164,11 @@ func eventRecordID(task uint64, pos int) string {
 // contract needs. The id of a thought record is assigned by the caller
 // through setID, after the reads.
 func appendLink(tx kv.Tx, task uint64, chain byte, body linkBody, setID func(pos int) (string, error)) (link, error) {
-	heads := tx.Bucket([]byte(store.BucketChainHeads))
 	links := tx.Bucket([]byte(store.BucketChainLinks))
 	hk := headKey(task, chain)
 	pos := 1
 	body.PreviousHash = nil
-	if h := heads.Get(hk); h != nil {
+	if h := links.Get(hk); h != nil {
 		if len(h) != 40 {
 			return link{}, fmt.Errorf("corrupt chain head of %s", taskID(task))
 		}
@@ -181,14 +198,14 @@ func appendLink(tx kv.Tx, task uint64, chain byte, body linkBody, setID func(pos
 	head := make([]byte, 40)
 	binary.BigEndian.PutUint64(head, uint64(pos))
 	copy(head[8:], sum[:])
-	return l, heads.Put(hk, head)
+	return l, links.Put(hk, head)
 }
 
 // eachLink calls fn for every link of one chain in position order.
 func eachLink(tx kv.Tx, task uint64, chain byte, withBody bool, fn func(l *link) error) error {
 	c := tx.Bucket([]byte(store.BucketChainLinks)).Cursor()
-	prefix := headKey(task, chain)
-	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+	prefix := chainPrefix(task, chain)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && !isHeadKey(k); k, v = c.Next() {
 		l, err := decodeLink(k, v, withBody)
 		if err != nil {
 			return corrupt(err)
@@ -204,7 +221,7 @@ func eachLink(tx kv.Tx, task uint64, chain byte, withBody bool, fn func(l *link)
 // scan so callers can size their slices. It is only a size hint, bounded so
 // that a forged head cannot make a caller allocate without limit.
 func chainLen(tx kv.Tx, task uint64, chain byte) int {
-	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
+	h := tx.Bucket([]byte(store.BucketChainLinks)).Get(headKey(task, chain))
 	if len(h) != 40 {
 		return 0
 	}

@@ -64,7 +64,7 @@ func LatestIn(tx kv.Tx, nums []uint64, n int) ([]Latest, error) {
 // latest is one task's Latest.
 func latest(tx kv.Tx, num uint64, n int) (Latest, error) {
 	out := Latest{Count: chainLen(tx, num, chainThought)}
-	prefix := headKey(num, chainThought)
+	prefix := chainPrefix(num, chainThought)
 	c := tx.Bucket([]byte(store.BucketChainLinks)).Cursor()
 	// Past the chain's last position: the link before it is the head.
 	var k, v []byte

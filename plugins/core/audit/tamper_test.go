@@ -24,7 +24,7 @@ import (
 func edit(t *testing.T, st *store.Store, fn func(links, heads kv.Bucket) error) {
 	t.Helper()
 	if err := st.Update(func(tx kv.Tx) error {
-		return fn(tx.Bucket([]byte(store.BucketChainLinks)), tx.Bucket([]byte(store.BucketChainHeads)))
+		return fn(tx.Bucket([]byte(store.BucketChainLinks)), tx.Bucket([]byte(store.BucketChainLinks)))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func rewriteFrom(t *testing.T, st *store.Store, task string, chain byte, from in
 		head := make([]byte, 40)
 		binary.BigEndian.PutUint64(head, uint64(last.pos))
 		copy(head[8:], last.hash[:])
-		return tx.Bucket([]byte(store.BucketChainHeads)).Put(headKey(n, chain), head)
+		return tx.Bucket([]byte(store.BucketChainLinks)).Put(headKey(n, chain), head)
 	})
 	if err != nil {
 		t.Fatal(err)

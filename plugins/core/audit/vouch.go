@@ -72,7 +72,7 @@ func frozenRefs(tx kv.Tx, sess *session) ([]sealedRef, error) {
 // chainHead reads a chain's head; nil when the store holds none (or one that
 // does not decode, which verification reports the same way).
 func chainHead(tx kv.Tx, task uint64, chain byte) *trail.Head {
-	h := tx.Bucket([]byte(store.BucketChainHeads)).Get(headKey(task, chain))
+	h := tx.Bucket([]byte(store.BucketChainLinks)).Get(headKey(task, chain))
 	if len(h) != 40 {
 		return nil
 	}

@@ -48,6 +48,7 @@ var migrations = []Migration{
 	migrateV5,
 	migrateV6,
 	migrateV7,
+	migrateV8,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -70,7 +71,7 @@ func migrateV1(tx *bolt.Tx) error {
 
 // migrateV2 adds the decision trail: hash chains and audit sessions.
 func migrateV2(tx *bolt.Tx) error {
-	return createBuckets(tx, BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen)
+	return createBuckets(tx, BucketChainLinks, bucketChainHeads, BucketAuditSessions, BucketAuditFrozen)
 }
 
 // migrateV3 adds task dependencies, claims and idempotency records.
@@ -109,6 +110,25 @@ func migrateV7(tx *bolt.Tx) error {
 		}
 	}
 	return createBuckets(tx, BucketIdempotencyAlt)
+}
+
+// migrateV8 moves each chain's head into the links bucket, under its
+// chain's key with position 2⁶⁴−1, and drops the heads bucket.
+func migrateV8(tx *bolt.Tx) error {
+	heads := tx.Bucket([]byte(bucketChainHeads))
+	if heads == nil {
+		return nil
+	}
+	links := tx.Bucket([]byte(BucketChainLinks))
+	if err := heads.ForEach(func(k, v []byte) error {
+		if len(k) != 9 {
+			return fmt.Errorf("chain head key %x is not a task and a chain; run cairn store check", k)
+		}
+		return links.Put(append(append([]byte(nil), k...), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), v)
+	}); err != nil {
+		return err
+	}
+	return tx.DeleteBucket([]byte(bucketChainHeads))
 }
 
 type boltBackend struct {

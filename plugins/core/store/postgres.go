@@ -40,6 +40,8 @@ var Migrations = []pgmigrate.Step{
 	// Idempotency records in two generations (idempotency.go): the age
 	// index goes.
 	{Version: 2, Name: "idempotency generations", SQL: "DELETE FROM " + Table + " WHERE bucket = 'idempotency_order' OR (bucket = 'meta' AND key = 'idempotency_seq'::bytea)"},
+	// Chain heads beside their links (bolt.go, migrateV8).
+	{Version: 3, Name: "chain heads with links", SQL: "INSERT INTO " + Table + " (bucket, key, value) SELECT 'chain_links', key || '\\xffffffffffffffff'::bytea, value FROM " + Table + " WHERE bucket = 'chain_heads' AND length(key) = 9; DELETE FROM " + Table + " WHERE bucket = 'chain_heads'"},
 }
 
 type pgBackend struct {

@@ -52,12 +52,13 @@ const (
 
 	// BucketChainLinks holds the links of every hash chain (schema v2): task
 	// number (8 bytes), chain byte ('t' thought, 'e' event), position (8
-	// bytes) → the link as JSON.
+	// bytes) → the link as JSON; and, since schema v8, each chain's head
+	// under position 2⁶⁴−1, right after its last link: that position (8
+	// bytes) and hash (32 raw bytes), so an append reads one key instead of
+	// seeking the chain's end, and writes its link and head on one page.
 	BucketChainLinks = "chain_links"
-	// BucketChainHeads holds each chain's last link: task number, chain byte
-	// → position (8 bytes) and hash (32 raw bytes), so an append reads one
-	// key instead of seeking the chain's end.
-	BucketChainHeads = "chain_heads"
+	// bucketChainHeads held the heads up to schema v7.
+	bucketChainHeads = "chain_heads"
 	// BucketAuditSessions maps an audit session number to its JSON record.
 	BucketAuditSessions = "audit_sessions"
 	// BucketAuditFrozen maps a finalized session's number to its frozen

@@ -61,8 +61,8 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
 	}
-	if s.UserVersion() != CurrentVersion || CurrentVersion != 7 {
-		t.Fatalf("UserVersion %d, CurrentVersion %d, want 7", s.UserVersion(), CurrentVersion)
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 8 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 8", s.UserVersion(), CurrentVersion)
 	}
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
@@ -296,7 +296,7 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 		t.Fatalf("migrated version %d, want %d", s2.UserVersion(), CurrentVersion)
 	}
 	_ = s2.View(func(tx kv.Tx) error {
-		for _, b := range []string{BucketChainLinks, BucketChainHeads, BucketAuditSessions, BucketAuditFrozen,
+		for _, b := range []string{BucketChainLinks, BucketAuditSessions, BucketAuditFrozen,
 			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyAlt, BucketTaskTrigrams, BucketTaskSearchText} {
 			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing after migration", b)

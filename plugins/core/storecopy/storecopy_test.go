@@ -144,7 +144,7 @@ func countPairs(t *testing.T, st *store.Store) int {
 	t.Helper()
 	n := 0
 	if err := st.View(func(tx kv.Tx) error {
-		for _, b := range []string{store.BucketTasks, store.BucketChainLinks, store.BucketChainHeads, store.BucketAuditSessions, store.BucketAuditFrozen, store.BucketTaskTrigrams, store.BucketTaskSorted} {
+		for _, b := range []string{store.BucketTasks, store.BucketChainLinks, store.BucketAuditSessions, store.BucketAuditFrozen, store.BucketTaskTrigrams, store.BucketTaskSorted} {
 			n += tx.Bucket([]byte(b)).Count()
 		}
 		return nil
