@@ -72,8 +72,8 @@ func TestStoreCheckBackupAndTamper(t *testing.T) {
 	err = db.Update(func(tx *bolt.Tx) error {
 		bk := tx.Bucket([]byte(store.BucketChainLinks))
 		c := bk.Cursor()
-		k, v := c.Last()
-		k, v = c.Prev() // the last is the thought chain's head
+		c.Last()         // the thought chain's head
+		k, v := c.Prev() // its last link
 		changed := []byte(strings.Replace(string(v), "thought 2", "thought X", 1))
 		if string(changed) == string(v) {
 			return fmt.Errorf("the last link does not hold the last thought: %q", v)
