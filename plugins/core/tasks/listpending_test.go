@@ -43,9 +43,9 @@ func churn(t *testing.T, svc *Service, n int) {
 	}
 }
 
-// statusIndexesOf is what the by-project and by-status indexes must hold
-// for the tasks st stores, as dumpBuckets lists them.
-func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
+// derivedOf is what the entries derive(rec) names must hold for the tasks
+// st stores, as dumpBuckets lists them.
+func derivedOf(t *testing.T, st *store.Store, derive func(rec *record, out map[string]string)) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := st.View(func(tx kv.Tx) error {
@@ -57,10 +57,7 @@ func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
 			if err := decodeRaw(binary.BigEndian.Uint64(k), v, &raw); err != nil {
 				return err
 			}
-			rec := raw.materialize()
-			out[store.BucketTasksByProject+"\x00"+string(keyProject(rec.project, rec.num))] = ""
-			out[store.BucketTasksByProjectStatus+"\x00"+string(keyProjectStatus(rec.project, statusName(rec.status), rec.num))] = ""
-			out[store.BucketTasksByStatus+"\x00"+string(keyStatus(statusName(rec.status), rec.num))] = ""
+			derive(raw.materialize(), out)
 			return nil
 		})
 	})
@@ -70,28 +67,20 @@ func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
 	return out
 }
 
-// searchTextsOf is what the search text bucket must hold for the tasks st
-// stores, as dumpBuckets lists it.
-func searchTextsOf(t *testing.T, st *store.Store) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := st.View(func(tx kv.Tx) error {
-		return tasksBucket(tx).ForEach(func(k, v []byte) error {
-			if len(k) != 8 {
-				return nil
-			}
-			var raw rawRecord
-			if err := decodeRaw(binary.BigEndian.Uint64(k), v, &raw); err != nil {
-				return err
-			}
-			out[store.BucketTaskSearchText+"\x00"+string(k)] = string(searchTextValue(raw.materialize()))
-			return nil
-		})
+// statusIndexesOf is what the by-project and by-status indexes must hold.
+func statusIndexesOf(t *testing.T, st *store.Store) map[string]string {
+	return derivedOf(t, st, func(rec *record, out map[string]string) {
+		out[store.BucketTasksByProject+"\x00"+string(keyProject(rec.project, rec.num))] = ""
+		out[store.BucketTasksByProjectStatus+"\x00"+string(keyProjectStatus(rec.project, statusName(rec.status), rec.num))] = ""
+		out[store.BucketTasksByStatus+"\x00"+string(keyStatus(statusName(rec.status), rec.num))] = ""
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+}
+
+// searchTextsOf is what the search text bucket must hold.
+func searchTextsOf(t *testing.T, st *store.Store) map[string]string {
+	return derivedOf(t, st, func(rec *record, out map[string]string) {
+		out[store.BucketTaskSearchText+"\x00"+string(store.U64(rec.num))] = string(searchTextValue(rec))
+	})
 }
 
 var searchTextBuckets = []string{store.BucketTaskSearchText}
