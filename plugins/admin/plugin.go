@@ -1,7 +1,7 @@
 // Package admin is the admin area plugin (Area B): it exposes the
 // administration library (package admin/admin) and the webhook manager
 // (package admin/webhooks) as the "admin" toolset, delivers every host bus
-// event to the webhooks subscribed to it (D19), and publishes the area's own
+// event of the webhook catalog to the webhooks subscribed to it (D19), and publishes the area's own
 // events — project.created, archived, unarchived and deleted among them,
 // which the core area applies to its task projects — on the bus. Inside the
 // toolset it enforces workspace roles and key ownership (docs/decisions.md D22,
@@ -56,7 +56,13 @@ func New() *sdk.Plugin {
 	p.OnConfigure(a.configure)
 	p.OnStop(a.stop)
 	p.SetHealth(a.health)
-	p.OnEvent("*", a.onEvent)
+	// The bus's events of the categories webhooks take, and the host's
+	// ready signal; not the host's own notifications (a resource changed,
+	// the prompt list changed), several per write, that no webhook takes.
+	p.OnEvent(sdk.EventHostReady, a.onEvent)
+	for _, c := range webhooks.Categories() {
+		p.OnEvent(c+".*", a.onEvent)
+	}
 	a.keyTools()
 	a.workspaceTools()
 	a.webhookTools()

@@ -89,3 +89,28 @@ func TestToolsNeverExposeHashesAndShowPlaintextOnce(t *testing.T) {
 		t.Fatalf("event types: %v", et)
 	}
 }
+
+// The area takes the bus's webhook events and the host's ready signal, and
+// not the host's own notifications, several of which follow every write.
+func TestAdminSubscribesToWebhookEventsOnly(t *testing.T) {
+	subs := New().Subscriptions()
+	takes := func(eventType string) bool {
+		for _, p := range subs {
+			if sdk.MatchEventType(p, eventType) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ev := range []string{sdk.EventHostReady, "task.created", "task.updated", "thought.recorded", "audit.finalized",
+		"sdd.lease.issued", "project.created", "vision.analysis.completed", "api_key.created", "workspace.deleted", "webhook.test"} {
+		if !takes(ev) {
+			t.Errorf("%s is not delivered to the admin area (subscriptions %v)", ev, subs)
+		}
+	}
+	for _, ev := range []string{sdk.EventResourceUpdated, sdk.EventPromptsChanged} {
+		if takes(ev) {
+			t.Errorf("%s is delivered to the admin area, which no webhook takes", ev)
+		}
+	}
+}

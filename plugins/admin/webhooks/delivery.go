@@ -333,6 +333,12 @@ func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim, once bool, only 
 // EnqueueEvent queues an event from the host bus for every subscribed
 // webhook; Run delivers it.
 func (m *Manager) EnqueueEvent(ev store.Event) error {
+	// The host's own notifications on the bus (resource.updated,
+	// prompts.changed, …) are not webhook events: a webhook subscribed to
+	// every event means every event of the catalog (EventTypes).
+	if !IsValidEventType(ev.Type) {
+		return nil
+	}
 	// Most events have no subscriber; a read avoids a durable commit, and
 	// a peek the transaction around it (every server looks, for every
 	// event).

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
@@ -45,5 +46,29 @@ func testEnqueueEventOncePerEventID(t *testing.T) {
 	}
 	if h, _ := m.GetDeliveryHistory(first, HistoryOptions{}); len(h) != 2 {
 		t.Fatalf("a new event id was not queued: %d deliveries, want 2", len(h))
+	}
+}
+
+// A webhook subscribed to every event gets every event of the catalog, not
+// the host's own notifications that share the bus.
+func TestHostNotificationsAreNotWebhookEvents(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	m := devManager(t, st)
+	every := register(t, m, newReceiver(t, 0))
+	star := register(t, m, newReceiver(t, 0), "*")
+	for i, typ := range []string{"resource.updated", "prompts.changed", "task.created"} {
+		ev := store.Event{ID: fmt.Sprint("evt_", i), Type: typ, Time: "t", Data: json.RawMessage(`{"uri":"cairn://tasks/T-1"}`)}
+		if err := m.EnqueueEvent(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{every, star} {
+		h, err := m.GetDeliveryHistory(id, HistoryOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 1 || h[0].EventType != "task.created" {
+			t.Fatalf("webhook %s got %+v, want task.created only", id, h)
+		}
 	}
 }
