@@ -71,11 +71,14 @@ type link struct {
 
 const linkPrefix = 8 + 32 // seq, raw hash
 
-func linkKey(task uint64, chain byte, pos int) []byte {
+func linkKey(task uint64, chain byte, pos int) []byte { return linkAt(task, chain, uint64(pos)) }
+
+// linkAt is the key of position pos of one chain in the links bucket.
+func linkAt(task uint64, chain byte, pos uint64) []byte {
 	k := make([]byte, 17)
 	binary.BigEndian.PutUint64(k, task)
 	k[8] = chain
-	binary.BigEndian.PutUint64(k[9:], uint64(pos))
+	binary.BigEndian.PutUint64(k[9:], pos)
 	return k
 }
 
@@ -90,13 +93,7 @@ func chainPrefix(task uint64, chain byte) []byte {
 // headKey is where a chain's head is kept: in the links bucket, past any
 // position a link can have (schema v8), so an append writes its link and
 // the new head on the same leaf page.
-func headKey(task uint64, chain byte) []byte {
-	k := make([]byte, 17)
-	binary.BigEndian.PutUint64(k, task)
-	k[8] = chain
-	binary.BigEndian.PutUint64(k[9:], headPos)
-	return k
-}
+func headKey(task uint64, chain byte) []byte { return linkAt(task, chain, headPos) }
 
 // headPos is the position part of a head's key.
 const headPos = ^uint64(0)
