@@ -46,23 +46,25 @@ func OpenBoltSource(path string) (*bolt.DB, error) {
 	return db, nil
 }
 
-// CopyBolt copies every pair of every bucket of src into table (made by
-// TableSQL) in one transaction under lock. A table that already holds any
-// row is refused: a copy goes into an empty database, never over data.
-func CopyBolt(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table string, lock int64, where string) (Copied, error) {
-	return CopyBoltThen(ctx, src, pool, table, lock, where, nil)
+// CopyBolt copies every pair of every bucket of src into cfg's table (made
+// by TableSQL) in one transaction, holding the area's writers' lock
+// exclusively. A table that already holds any row is refused: a copy goes
+// into an empty database, never over data.
+func CopyBolt(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, cfg PGConfig) (Copied, error) {
+	return CopyBoltThen(ctx, src, pool, cfg, nil)
 }
 
 // CopyBoltThen is CopyBolt followed, in the same transaction, by then (when
 // not nil): an area that keeps some buckets in tables of their own moves
 // them there, so the copy lands whole or not at all.
-func CopyBoltThen(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, table string, lock int64, where string, then func(ctx context.Context, tx pgx.Tx) error) (Copied, error) {
+func CopyBoltThen(ctx context.Context, src *bolt.DB, pool *pgxpool.Pool, cfg PGConfig, then func(ctx context.Context, tx pgx.Tx) error) (Copied, error) {
 	var out Copied
-	if !tableName.MatchString(table) {
-		return out, fmt.Errorf("kv: table name %q is not a plain lower-case identifier", table)
+	if err := cfg.check(); err != nil {
+		return out, err
 	}
+	table, where := cfg.Table, cfg.Where
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", lock); err != nil {
+		if _, err := tx.Exec(ctx, cfg.exclusiveSQL()); err != nil {
 			return err
 		}
 		var used bool

@@ -20,9 +20,12 @@ package kv
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,8 +48,13 @@ type PGConfig struct {
 	// Table is the area's key-value table (lower-case letters and _).
 	Table string
 	// Lock is the area's advisory lock id; each area has its own, so one
-	// area's writers never wait for another's.
+	// area's writers never wait for another's. Unused when Writers is set.
 	Lock int64
+	// Writers, when set, is the table whose lock orders the area's
+	// updates instead of Lock (WritersSQL creates it): an update locks it
+	// exclusively, a shared update (UpdateShared) in a mode other shared
+	// updates do not conflict with (pgshared.go).
+	Writers string
 	// Where is the database URL without its password, for messages.
 	Where string
 	// LockTimeout bounds the wait for the writer lock.
@@ -58,6 +66,14 @@ type PG struct {
 	pool *pgxpool.Pool
 	cfg  PGConfig
 	sql  statements
+	// shard names this server's totals in shared updates (Tx.Shard).
+	shard [8]byte
+	// draws is the small pool counters are drawn on outside shared
+	// updates' transactions (pgshared.go), opened on the first draw.
+	drawsOnce sync.Once
+	draws     *pgxpool.Pool
+	drawsErr  error
+	stats     sharedCounters
 }
 
 // statements are an area's queries with its table name filled in once.
@@ -65,6 +81,7 @@ type statements struct {
 	get, putMany, delMany, all, count, clear string
 	fromAsc, fromDesc, firstAsc              string
 	lastDesc, afterAsc, beforeDesc           string
+	draw                                     string
 }
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -80,18 +97,37 @@ func TableSQL(table string) string {
 	)`, table)
 }
 
+// check refuses table names that are not plain identifiers.
+func (c PGConfig) check() error {
+	for _, name := range []string{c.Table, c.Writers} {
+		if (name != "" || name == c.Table) && !tableName.MatchString(name) {
+			return fmt.Errorf("kv: table name %q is not a plain lower-case identifier", name)
+		}
+	}
+	return nil
+}
+
+// exclusiveSQL takes the area's writers' lock exclusively, for a whole
+// transaction.
+func (c PGConfig) exclusiveSQL() string {
+	if c.Writers != "" {
+		return "LOCK TABLE " + c.Writers + " IN EXCLUSIVE MODE"
+	}
+	return fmt.Sprintf("SELECT pg_advisory_xact_lock(%d)", c.Lock)
+}
+
 // NewPG runs transactions on pool for the area cfg names; the table must
 // exist (the area's migrations create it).
 func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
-	if !tableName.MatchString(cfg.Table) {
-		return nil, fmt.Errorf("kv: table name %q is not a plain lower-case identifier", cfg.Table)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if cfg.LockTimeout <= 0 {
 		cfg.LockTimeout = 5 * time.Second
 	}
 	t := cfg.Table
 	sel := "SELECT key, value FROM " + t + " WHERE bucket = $1"
-	return &PG{pool: pool, cfg: cfg, sql: statements{
+	p := &PG{pool: pool, cfg: cfg, sql: statements{
 		get: "SELECT value FROM " + t + " WHERE bucket = $1 AND key = $2",
 		putMany: "INSERT INTO " + t + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
@@ -107,24 +143,37 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 		fromDesc:   sel + " AND key <= $3 ORDER BY key DESC LIMIT $2",
 		afterAsc:   sel + " AND key > $3 ORDER BY key ASC LIMIT $2",
 		beforeDesc: sel + " AND key < $3 ORDER BY key DESC LIMIT $2",
-	}}, nil
+		draw: "INSERT INTO " + t + ` AS c (bucket, key, value) VALUES ($1, $2, int8send(1::bigint))
+			ON CONFLICT (bucket, key) DO UPDATE SET value = int8send(('x' || encode(c.value, 'hex'))::bit(64)::bigint + 1)
+			RETURNING value`,
+	}}
+	if _, err := rand.Read(p.shard[:]); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Pool is the connection pool, for an area's own queries.
 func (p *PG) Pool() *pgxpool.Pool { return p.pool }
 
-// Close closes the pool.
-func (p *PG) Close() { p.pool.Close() }
+// Close closes the pools.
+func (p *PG) Close() {
+	p.drawsOnce.Do(func() {}) // no draw pool opens after Close
+	if p.draws != nil {
+		p.draws.Close()
+	}
+	p.pool.Close()
+}
 
 // Update runs fn in one transaction, alone among the area's updates on
 // every server; fn's error rolls everything back.
 func (p *PG) Update(fn func(tx Tx) error) error {
-	return p.run(true, fn)
+	return p.run(modeAlone, fn)
 }
 
 // View runs fn on one consistent snapshot.
 func (p *PG) View(fn func(tx Tx) error) error {
-	return p.run(false, fn)
+	return p.run(modeView, fn)
 }
 
 // The statements that frame a transaction. Each travels in the same round
@@ -150,38 +199,57 @@ func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 	return t, func() { conn.Release(); cancel() }, nil
 }
 
-func (p *PG) run(writable bool, fn func(tx Tx) error) error {
-	t, release, err := p.open(writable)
+func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err, again := p.attempt(mode, fn)
+		if again == modeView {
+			return err
+		}
+		// A shared update that conflicted with another runs again; after
+		// a few conflicts, or when fn asked to run alone, it runs alone,
+		// where nothing can conflict with it.
+		if attempt >= sharedAttempts {
+			again = modeAlone
+		}
+		mode = again
+	}
+}
+
+// attempt runs fn once in mode; again is the mode to run it in once more,
+// or modeView when this attempt's outcome is final.
+func (p *PG) attempt(mode txMode, fn func(tx Tx) error) (err error, again txMode) {
+	t, release, err := p.open(mode != modeView)
 	if err != nil {
-		return err
+		return err, modeView
 	}
 	defer release()
-	if writable {
-		t.begin = beginUpdate
-		batch := &pgx.Batch{}
-		batch.Queue(takeLock, p.cfg.LockTimeout.String(), p.cfg.Lock)
-		if _, err := t.sendBatch(batch); err != nil {
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "55P03" {
-				t.rollback()
-				return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
-			}
-			t.rollback()
-			return p.unavailable(err)
+	if mode != modeView {
+		if err := t.lock(mode); err != nil {
+			return err, modeView
 		}
 	}
 	ferr := fn(Tx{pg: t})
 	if ferr == nil && t.err == nil {
 		t.commit()
 		if t.err == nil {
-			return nil
+			if mode == modeShared {
+				p.stats.shared.Add(1)
+			}
+			return nil, modeView
 		}
 	}
 	t.rollback()
-	if t.err != nil {
-		return t.err
+	switch {
+	case t.alone:
+		p.stats.alone.Add(1)
+		return t.err, modeAlone
+	case mode == modeShared && conflicted(t.cause):
+		p.stats.conflicts.Add(1)
+		return t.err, modeShared
+	case t.err != nil:
+		return t.err, modeView
 	}
-	return ferr
+	return ferr, modeView
 }
 
 func (p *PG) unavailable(err error) error {
@@ -204,10 +272,19 @@ type pgTx struct {
 	peekAgain bool
 	writable  bool
 	err       error
+	// cause is the database's error behind err, which says whether a
+	// shared update conflicted (pgshared.go).
+	cause error
+	// shared is set in a shared update; alone once fn asked to run alone.
+	shared, alone bool
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
 	// keys are the pairs this transaction has read or written (pgcache.go).
 	keys keyCache
+	// ranges are the range reads made since the last write (rangesAt is
+	// the write count they were made at), answered again from memory.
+	ranges   map[string][]pair
+	rangesAt int
 	// cleared are bucket clears not yet sent; they go before the writes
 	// keys holds, which all came after them.
 	cleared []string
@@ -244,6 +321,7 @@ func (t *pgTx) pending(name string) *pgx.Batch {
 
 func (t *pgTx) fail(err error) error {
 	if t.err == nil {
+		t.cause = err
 		t.err = errs.Newf(503, errs.Unavailable, "%s store: %v", t.p.cfg.Area, err)
 	}
 	return t.err
@@ -360,12 +438,50 @@ func (b *pgBucket) forEach(fn func(k, v []byte) error) error {
 
 type pair struct{ k, v []byte }
 
+// rangeKey names a range read: its statement and arguments (a bucket, a
+// limit and a key at most).
+func rangeKey(sql string, args []any) string {
+	k := sql
+	for _, a := range args {
+		switch a := a.(type) {
+		case string:
+			k += "\x00s" + a
+		case int:
+			k += "\x00i" + strconv.Itoa(a)
+		case []byte:
+			k += "\x00b" + string(a)
+		default:
+			panic(fmt.Sprintf("kv: range read argument of type %T", a))
+		}
+	}
+	return k
+}
+
 func (b *pgBucket) rows(sql string, args ...any) ([]pair, error) {
+	t := b.t
+	// A range read is asked once per transaction while nothing is
+	// written: the reads repeat (task_list sums the same counters'
+	// shards for each range it merges), and the answer cannot change.
+	rk := rangeKey(sql, args)
+	if t.rangesAt != t.writes {
+		t.ranges, t.rangesAt = nil, t.writes
+	}
+	if r, ok := t.ranges[rk]; ok {
+		return r, nil
+	}
 	b.t.flushBucket(b.name)
 	if b.t.err != nil {
 		return nil, b.t.err
 	}
 	var out []pair
+	defer func() {
+		if t.err == nil {
+			if t.ranges == nil {
+				t.ranges = map[string][]pair{}
+			}
+			t.ranges[rk] = out
+		}
+	}()
 	err := b.t.query(sql, args, func(rs pgx.Rows) error {
 		var p pair
 		if err := rs.Scan(&p.k, &p.v); err != nil {

@@ -47,7 +47,7 @@ func CopyToPostgres(ctx context.Context, dataDir, dsn string) (CopyReport, error
 	// in the same transaction; every pair is counted once on the target,
 	// wherever it landed.
 	var moved int
-	c, err := kv.CopyBoltThen(ctx, db, pool, table, writerLock, where, func(ctx context.Context, tx pgx.Tx) (err error) {
+	c, err := kv.CopyBoltThen(ctx, db, pool, pgConfig(where, 0), func(ctx context.Context, tx pgx.Tx) (err error) {
 		moved, err = moveToTables(ctx, tx)
 		return err
 	})

@@ -49,7 +49,7 @@ func OpenPostgres(dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, errs.Newf(500, errs.InitFailed, "admin store at %s: %v", where, err)
 	}
-	pg, err := kv.NewPG(pool, kv.PGConfig{Area: "admin", Table: table, Lock: writerLock, Where: where, LockTimeout: opts.LockTimeout})
+	pg, err := kv.NewPG(pool, pgConfig(where, opts.LockTimeout))
 	if err != nil {
 		pool.Close()
 		return nil, errs.Newf(500, errs.InitFailed, "admin store: %v", err)
@@ -87,4 +87,10 @@ func (b *pgBackend) getOne(bucket string, key []byte) ([]byte, error) {
 		v = []byte{}
 	}
 	return v, nil
+}
+
+// pgConfig is the admin area's key-value table and lock on the database
+// at where.
+func pgConfig(where string, lockTimeout time.Duration) kv.PGConfig {
+	return kv.PGConfig{Area: "admin", Table: table, Lock: writerLock, Where: where, LockTimeout: lockTimeout}
 }

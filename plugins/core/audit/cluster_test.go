@@ -111,3 +111,104 @@ func TestTwoServersShareIDsAndChains(t *testing.T) {
 		}
 	}
 }
+
+// Three servers writing beside each other (docs/decisions.md D40): eight
+// writers each create tasks under idempotency keys (each key sent twice,
+// the second time to another server, as a client retrying through a new
+// server would) with labels, and record thoughts on a few shared tasks.
+// The writes must run as shared updates, conflict and run again where they
+// meet, and still: no number repeats, every retry replays its first answer,
+// task_list's counts (kept in per-server shards) equal what is stored on
+// every server, and every chain verifies.
+func TestThreeServersWriteBesideEachOther(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	servers := []server{openServer(t, dsn), openServer(t, dsn), openServer(t, dsn)}
+	if _, err := servers[0].tasks.AddProject("demo"); err != nil {
+		t.Fatal(err)
+	}
+	var shared []string
+	for i := 0; i < 2; i++ {
+		out, err := servers[i].tasks.Create("lead", tasks.CreateInput{Title: "shared", Project: "demo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shared = append(shared, out.TaskID)
+	}
+	const writers, each = 8, 12
+	var (
+		mu    sync.Mutex
+		ids   = map[string]string{} // task id → its idempotency key
+		seqs  = map[uint64]bool{}
+		wg    sync.WaitGroup
+		label = []string{"red", "blue", "green"}
+	)
+	for si := range servers {
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(si int, who string) {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					key := fmt.Sprint(who, "/", i)
+					in := tasks.CreateInput{Title: fmt.Sprint(who, " ", i), Project: "demo", Labels: []string{label[i%3]}}
+					c, err := servers[si].tasks.CreateFor(tasks.Call{Actor: who, IdemKey: key}, in)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					again, err := servers[(si+1)%3].tasks.CreateFor(tasks.Call{Actor: who, IdemKey: key}, in)
+					if err != nil || again != c {
+						t.Errorf("retry of %s through another server: %+v, %v; first answer %+v", key, again, err, c)
+						return
+					}
+					if _, err := servers[si].audit.RecordOnce(who, key, "", RecordInput{TaskID: shared[i%2], Type: "reflection", Content: key}); err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					if _, dup := ids[c.TaskID]; dup || seqs[c.Sequence] {
+						t.Errorf("repeated: task %s or sequence %d", c.TaskID, c.Sequence)
+					}
+					ids[c.TaskID], seqs[c.Sequence] = key, true
+					mu.Unlock()
+				}
+			}(si, fmt.Sprintf("s%d-w%d", si, w))
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	var sharedRuns, conflicts, alone uint64
+	for _, srv := range servers {
+		st := srv.tasks.Store().SharedStats()
+		sharedRuns, conflicts, alone = sharedRuns+st.Committed, conflicts+st.Conflicts, alone+st.Alone
+	}
+	t.Logf("%d shared commits, %d conflicts run again, %d ran again alone", sharedRuns, conflicts, alone)
+	if sharedRuns == 0 {
+		t.Fatal("no write ran as a shared update")
+	}
+	want := 2 + len(servers)*writers*each
+	if len(ids)+2 != want {
+		t.Fatalf("%d distinct tasks, want %d", len(ids)+2, want)
+	}
+	demo := "demo"
+	for si, srv := range servers {
+		all, err := srv.tasks.List(tasks.ListInput{Project: &demo})
+		if err != nil || all.TotalCount != want {
+			t.Fatalf("server %d counts %d tasks (%v), want %d", si, all.TotalCount, err, want)
+		}
+		for i, l := range label {
+			out, err := srv.tasks.List(tasks.ListInput{Label: &l})
+			if n := len(servers) * writers * each / 3; err != nil || out.TotalCount != n {
+				t.Fatalf("server %d counts %d tasks labelled %s (%v), want %d", si, out.TotalCount, l, err, n)
+			}
+			_ = i
+		}
+	}
+	for i, id := range shared {
+		r, err := servers[i].audit.Verify(VerifyInput{TaskID: &id})
+		if err != nil || !r.ChainValid || r.IntegrityScore != 100 {
+			t.Fatalf("verify %s: %+v %v", id, r, err)
+		}
+	}
+}

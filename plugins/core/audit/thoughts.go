@@ -214,7 +214,7 @@ func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (Record
 	body.RecordedAt = s.now()
 	var out RecordOutput
 	var replayed bool
-	err = s.st.Commit(func(tx kv.Tx) error {
+	err = s.st.CommitShared(func(tx kv.Tx) error {
 		var err error
 		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
 			if !taskExists(tx, n) {

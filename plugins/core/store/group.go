@@ -21,6 +21,8 @@ import (
 type groupCall struct {
 	fn   func(tx kv.Tx) error
 	done chan error
+	// shared marks a call fit for a shared update (CommitShared).
+	shared bool
 }
 
 type group struct {
@@ -47,7 +49,20 @@ type group struct {
 // that wrote before failing would have its writes discarded with the rest,
 // which is correct, but at the price of that re-run.
 func (s *Store) Commit(fn func(tx kv.Tx) error) error {
-	c := &groupCall{fn: fn, done: make(chan error, 1)}
+	return s.commit(&groupCall{fn: fn, done: make(chan error, 1)})
+}
+
+// CommitShared is Commit for a write that, on PostgreSQL, may run beside
+// other servers' writes (docs/decisions.md D40): one whose shared rows are
+// counters (NextID), totals under tx.Shard, or written only after
+// tx.Alone. A transaction whose calls are all shared runs as a shared
+// update; any other call in it makes it exclusive. fn may run more than
+// once; only its last run counts.
+func (s *Store) CommitShared(fn func(tx kv.Tx) error) error {
+	return s.commit(&groupCall{fn: fn, done: make(chan error, 1), shared: true})
+}
+
+func (s *Store) commit(c *groupCall) error {
 	g := &s.group
 	g.mu.Lock()
 	g.pending = append(g.pending, c)
@@ -81,17 +96,35 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 // indefinitely.
 const maxBatch = 256
 
-// join appends to batch the calls pending now, up to maxBatch in all.
-func (g *group) join(batch []*groupCall) []*groupCall {
+// join appends to batch the calls pending now, up to maxBatch in all; a
+// shared batch takes the shared calls at the head of the queue only.
+func (g *group) join(batch []*groupCall, shared bool) []*groupCall {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	n := min(len(g.pending), maxBatch-len(batch))
+	if shared {
+		for i, c := range g.pending[:max(n, 0)] {
+			if !c.shared {
+				n = i
+				break
+			}
+		}
+	}
 	if n <= 0 {
 		return batch
 	}
 	batch = append(batch, g.pending[:n]...)
 	g.pending = append(g.pending[:0], g.pending[n:]...)
 	return batch
+}
+
+func allShared(batch []*groupCall) bool {
+	for _, c := range batch {
+		if !c.shared {
+			return false
+		}
+	}
+	return true
 }
 
 // errRetry marks a transaction rolled back because one of its calls failed.
@@ -102,10 +135,18 @@ func (s *Store) commitBatch(batch []*groupCall) {
 	handled := s.takeHandled()
 	var until time.Time // the end of lingering, once it started
 	for len(batch) > 0 {
-		failed := -1
-		var failErr error
-		removalFailed := false
-		err := s.Update(func(tx kv.Tx) error {
+		var (
+			failed        int
+			failErr       error
+			removalFailed bool
+		)
+		// On PostgreSQL the transaction may run more than once (a shared
+		// update that conflicted, or asked to run alone): each run starts
+		// afresh. A shared transaction takes in shared calls only (join);
+		// on bbolt, where nothing runs beside a transaction, any call.
+		shared := s.pg != nil && allShared(batch)
+		err := s.update(shared, func(tx kv.Tx) error {
+			failed, failErr, removalFailed = -1, nil, false
 			s.beginFresh(tx)
 			if err := removeOutbox(tx, handled); err != nil {
 				removalFailed = true
@@ -117,10 +158,10 @@ func (s *Store) commitBatch(batch []*groupCall) {
 				// commit (spill, two fsyncs) is most of a write's cost, and
 				// a bigger batch shares it wider.
 				for i == len(batch) {
-					if batch = s.group.join(batch); i < len(batch) {
+					if batch = s.group.join(batch, shared); i < len(batch) {
 						break
 					}
-					if !s.group.linger(len(batch), &until) {
+					if !s.group.linger(len(batch), &until, shared) {
 						return nil
 					}
 				}

@@ -118,7 +118,7 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 		}
 	}
 	var until time.Time
-	if lone.group.linger(1, &until); !until.IsZero() {
+	if lone.group.linger(1, &until, false); !until.IsZero() {
 		t.Errorf("after a lone writer's commits a transaction of one started to linger: it must commit at once")
 	}
 }
@@ -163,4 +163,62 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A shared transaction on PostgreSQL takes in shared calls only; an
+// exclusive call queued behind it waits for the next transaction, and the
+// shared one neither waits for it nor spins on it. (It spun once: its
+// lingering saw a call pending, and joining refused it, forever.)
+func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
+	s, err := OpenPostgres(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	inside, release := make(chan struct{}), make(chan struct{})
+	put := func(key string) func(kv.Tx) error {
+		return func(tx kv.Tx) error { return tx.Bucket([]byte(BucketMeta)).Put([]byte(key), []byte("x")) }
+	}
+	done := make(chan error, 3)
+	go func() {
+		done <- s.CommitShared(func(tx kv.Tx) error {
+			select {
+			case <-inside:
+			default:
+				close(inside)
+			}
+			<-release
+			return put("first")(tx)
+		})
+	}()
+	<-inside
+	go func() { done <- s.Commit(put("exclusive")) }()
+	for s.group.pendingCalls() < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	go func() { done <- s.CommitShared(put("shared")) }()
+	for s.group.pendingCalls() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for range 3 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a call behind an exclusive one never committed")
+		}
+	}
+	if err := s.View(func(tx kv.Tx) error {
+		for _, k := range []string{"first", "exclusive", "shared"} {
+			if tx.Bucket([]byte(BucketMeta)).Get([]byte(k)) == nil {
+				return fmt.Errorf("%s not written", k)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }

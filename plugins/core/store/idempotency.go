@@ -109,7 +109,12 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	count := getU64(meta, keyIdemCount)
 	since := getU64(meta, keyIdemSince)
 	current, previous := generations(meta)
-	if count >= generationKeys || (since != 0 && ms > since && time.Duration(ms-since)*time.Millisecond > IdempotencyRetention) {
+	aged := since != 0 && ms > since && time.Duration(ms-since)*time.Millisecond > IdempotencyRetention
+	if tx.Shared() {
+		// On PostgreSQL servers count under grants (idemgrants.go).
+		return recordGranted(tx, meta, idemKey(scope, key), output, ms, aged)
+	}
+	if count >= generationKeys || aged {
 		if err := tx.Clear(previous); err != nil {
 			return err
 		}
@@ -152,7 +157,7 @@ func IdempotentCount(tx kv.Tx) uint64 {
 		return 0
 	}
 	_, previous := generations(meta)
-	n := getU64(meta, keyIdemCount)
+	n := getU64(meta, keyIdemCount) + grantsUsed(tx)
 	if b := tx.Bucket(previous); b.Exists() {
 		n += uint64(b.Count())
 	}

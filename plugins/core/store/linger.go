@@ -36,15 +36,19 @@ func (g *group) wake() {
 // linger waits, while batch holds fewer than the recent peak of calls and
 // before *until (set on the first wait), for another call to arrive; false
 // means commit now.
-func (g *group) linger(batch int, until *time.Time) bool {
+func (g *group) linger(batch int, until *time.Time, shared bool) bool {
 	if batch >= maxBatch {
 		return false // full: later calls wait for the next transaction
 	}
 	g.mu.Lock()
 	expect := max(g.peak, g.prevPeak)
+	// A shared transaction cannot take in an exclusive call (join): one
+	// at the head of the queue waits for the next transaction, and so
+	// does this one's lingering.
+	joinable := len(g.pending) > 0 && (!shared || g.pending[0].shared)
 	if batch >= expect || len(g.pending) > 0 {
 		g.mu.Unlock()
-		return len(g.pending) > 0
+		return joinable
 	}
 	if g.arrived == nil {
 		g.arrived = make(chan struct{}, 1)

@@ -25,8 +25,10 @@ const MigrationArea = "core"
 // Table holds every core bucket on PostgreSQL.
 const Table = "core_kv"
 
-// writerLock is the advisory lock of core updates ("cairncor").
-const writerLock int64 = 0x636169726e636f72
+// Writers is the table whose lock orders core updates: exclusively for
+// most, shared by the writes that run beside each other's (CommitShared,
+// docs/decisions.md D40). It replaced the advisory lock "cairncor".
+const Writers = "core_writers"
 
 // LockTimeout bounds the wait for another server's update on PostgreSQL.
 const LockTimeout = 10 * time.Second
@@ -42,6 +44,8 @@ var Migrations = []pgmigrate.Step{
 	{Version: 2, Name: "idempotency generations", SQL: "DELETE FROM " + Table + " WHERE bucket = 'idempotency_order' OR (bucket = 'meta' AND key = 'idempotency_seq'::bytea)"},
 	// Chain heads beside their links (bolt.go, migrateV8).
 	{Version: 3, Name: "chain heads with links", SQL: "INSERT INTO " + Table + " (bucket, key, value) SELECT 'chain_links', key || '\\xffffffffffffffff'::bytea, value FROM " + Table + " WHERE bucket = 'chain_heads' AND length(key) = 9; DELETE FROM " + Table + " WHERE bucket = 'chain_heads'"},
+	// The writers' table, whose lock replaced the advisory lock (kv.PGConfig.Writers).
+	{Version: 4, Name: "writers table", SQL: kv.WritersSQL(Writers)},
 }
 
 type pgBackend struct {
@@ -67,7 +71,7 @@ func OpenPostgres(dsn string) (*Store, error) {
 		pool.Close()
 		return nil, initFailed("core store at %s: %v", where, err)
 	}
-	pg, err := kv.NewPG(pool, kv.PGConfig{Area: "core", Table: Table, Lock: writerLock, Where: where, LockTimeout: LockTimeout})
+	pg, err := kv.NewPG(pool, pgConfig(where))
 	if err != nil {
 		pool.Close()
 		return nil, initFailed("core store: %v", err)
@@ -116,5 +120,11 @@ func CopyFromBolt(ctx context.Context, src *bolt.DB, dsn string) (kv.Copied, err
 	if _, err := pgmigrate.Apply(ctx, pool, MigrationArea, Migrations); err != nil {
 		return kv.Copied{}, initFailed("core store at %s: %v", where, err)
 	}
-	return kv.CopyBolt(ctx, src, pool, Table, writerLock, where)
+	return kv.CopyBolt(ctx, src, pool, pgConfig(where))
+}
+
+// pgConfig is the core area's key-value table and lock on the database at
+// where.
+func pgConfig(where string) kv.PGConfig {
+	return kv.PGConfig{Area: "core", Table: Table, Writers: Writers, Where: where, LockTimeout: LockTimeout}
 }

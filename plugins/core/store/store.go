@@ -101,6 +101,11 @@ const (
 	// BucketTaskCounts holds task_list's total_count counters (schema v5):
 	// scope or facet scope → one 8-byte count per (status, priority) cell.
 	BucketTaskCounts = "task_counts"
+	// BucketTaskCountShards holds, on PostgreSQL only, the changes to
+	// BucketTaskCounts that servers made beside each other (kv.Tx.Shard):
+	// scope, shard id (8 bytes) → one signed 8-byte change per cell, added
+	// to the counters by readers and folded into them at open.
+	BucketTaskCountShards = "task_count_shards"
 	// BucketTaskReady indexes task_next_actions' ready tasks (schema v5):
 	// slug, 0x00, 255-priority, open sub-tasks (4 bytes), created (8
 	// order-preserving bytes), task number → empty.
@@ -246,16 +251,35 @@ func (s *Store) Close() error {
 // Update runs fn in one durable read-write transaction, alone among all
 // writers; fn's error rolls everything back.
 func (s *Store) Update(fn func(tx kv.Tx) error) error {
+	return s.update(false, fn)
+}
+
+// update runs fn in a durable read-write transaction; a shared one, on
+// PostgreSQL, runs beside other servers' shared updates (kv.PG.UpdateShared)
+// and may run fn more than once.
+func (s *Store) update(shared bool, fn func(tx kv.Tx) error) error {
 	var err error
-	if s.pg != nil {
+	switch {
+	case s.pg != nil && shared:
+		err = s.pg.UpdateShared(fn)
+	case s.pg != nil:
 		err = s.pg.Update(fn)
-	} else {
+	default:
 		err = s.bolt.update(fn)
 	}
 	if err == nil {
 		s.commits.Add(1)
 	}
 	return err
+}
+
+// SharedStats says how shared updates went (zero on bbolt, where there are
+// none).
+func (s *Store) SharedStats() kv.SharedStats {
+	if s.pg == nil {
+		return kv.SharedStats{}
+	}
+	return s.pg.Stats()
 }
 
 // Commits counts the durable commits this Store made since it was opened.
@@ -304,21 +328,17 @@ func PeekID(tx kv.Tx, name string) uint64 {
 	return 0
 }
 
+// next raises a counter; in a shared update on PostgreSQL it is drawn
+// outside the transaction (kv.Bucket.Increment), so servers writing at
+// once never wait for each other's counter.
 func next(tx kv.Tx, bucket, name string) (uint64, error) {
 	b := tx.Bucket([]byte(bucket))
 	if !b.Exists() {
 		return 0, fmt.Errorf("store: bucket %s missing", bucket)
 	}
-	var n uint64
-	if raw := b.Get([]byte(name)); raw != nil {
-		if len(raw) != 8 {
-			return 0, fmt.Errorf("store: counter %s/%s corrupt", bucket, name)
-		}
-		n = binary.BigEndian.Uint64(raw)
-	}
-	n++
-	if err := b.Put([]byte(name), u64(n)); err != nil {
-		return 0, err
+	n, err := b.Increment([]byte(name))
+	if err != nil {
+		return 0, fmt.Errorf("store: counter %s/%s: %w", bucket, name, err)
 	}
 	return n, nil
 }

@@ -102,7 +102,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		rec      *record
 		event    map[string]any
 	)
-	err = s.st.Commit(func(tx kv.Tx) error {
+	err = s.st.CommitShared(func(tx kv.Tx) error {
 		var err error
 		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
 			if err := s.projectForWrite(tx, in.Project, call); err != nil {

@@ -31,7 +31,11 @@ func (s *Service) ensureListIndexes() error {
 			if listIndexUpto(tx) != 0 {
 				return nil // another server started the build meanwhile
 			}
-			for _, name := range []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets} {
+			names := []string{store.BucketTaskSorted, store.BucketTaskCounts, store.BucketTaskReady, store.BucketTaskReadyOf, store.BucketTaskWaiting, store.BucketTaskFacets}
+			if tx.Shared() {
+				names = append(names, store.BucketTaskCountShards)
+			}
+			for _, name := range names {
 				if err := tx.Clear([]byte(name)); err != nil {
 					return err
 				}

@@ -176,21 +176,45 @@ func countCell(status, priority uint8) int {
 }
 
 func addCount(tx kv.Tx, scope []byte, status, priority uint8, delta int64) error {
-	b := tx.Bucket([]byte(store.BucketTaskCounts))
+	b, key := tx.Bucket([]byte(store.BucketTaskCounts)), scope
+	if tx.Concurrent() {
+		shard := tx.Shard()
+		// Beside other servers' writes every write would change the same
+		// counters: this server's change goes under its own shard.
+		b, key = tx.Bucket([]byte(store.BucketTaskCountShards)), append(append([]byte{}, scope...), shard...)
+	}
 	cur := make([]byte, countsLen)
-	copy(cur, b.Get(scope))
+	copy(cur, b.Get(key))
 	i := countCell(status, priority)
 	binary.BigEndian.PutUint64(cur[i:], uint64(int64(binary.BigEndian.Uint64(cur[i:]))+delta))
 	if bytes.Count(cur, []byte{0}) == len(cur) {
-		return b.Delete(scope) // an empty facet leaves no trace
+		return b.Delete(key) // an empty facet leaves no trace
 	}
-	return b.Put(scope, cur)
+	return b.Put(key, cur)
 }
 
 // countCells sums the counters of scope over the given status and priority
 // codes.
 func countCells(tx kv.Tx, scope []byte, statuses, priorities []uint8) int {
 	raw := tx.Bucket([]byte(store.BucketTaskCounts)).Get(scope)
+	n := sumCells(raw, statuses, priorities)
+	if tx.Shared() {
+		// On PostgreSQL, add the servers' shards (addCount): the keys one
+		// shard id longer than scope.
+		c := tx.Bucket([]byte(store.BucketTaskCountShards)).Cursor()
+		for k, v := c.Seek(scope); k != nil && bytes.HasPrefix(k, scope); k, v = c.Next() {
+			if len(k) == len(scope)+shardLen {
+				n += sumCells(v, statuses, priorities)
+			}
+		}
+	}
+	return n
+}
+
+// shardLen is the length of a shard id (kv.Tx.Shard).
+const shardLen = 8
+
+func sumCells(raw []byte, statuses, priorities []uint8) int {
 	if len(raw) != countsLen {
 		return 0
 	}
@@ -201,6 +225,35 @@ func countCells(tx kv.Tx, scope []byte, statuses, priorities []uint8) int {
 		}
 	}
 	return n
+}
+
+// foldCountShards adds every server's counter shards into the counters and
+// removes them (an exclusive update: no shard changes meanwhile).
+func foldCountShards(tx kv.Tx) error {
+	shards := tx.Bucket([]byte(store.BucketTaskCountShards))
+	var keys, vals [][]byte
+	if err := shards.ForEach(func(k, v []byte) error {
+		keys, vals = append(keys, bytes.Clone(k)), append(vals, bytes.Clone(v))
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, k := range keys {
+		if len(k) < shardLen || len(vals[i]) != countsLen {
+			continue
+		}
+		scope := k[:len(k)-shardLen]
+		for s := uint8(1); s <= nStatusCells; s++ {
+			for p := uint8(1); p <= nPrioCells; p++ {
+				if d := int64(binary.BigEndian.Uint64(vals[i][countCell(s, p):])); d != 0 {
+					if err := addCount(tx, scope, s, p, d); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return tx.Clear([]byte(store.BucketTaskCountShards))
 }
 
 // The list and ready indexes cover the tasks numbered below the meta value

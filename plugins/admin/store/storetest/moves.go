@@ -39,7 +39,7 @@ func Moves(applied int) map[string]func(t *testing.T, dataDir, dsn string) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			if _, err := kv.CopyBolt(ctx, db, pool, "admin_kv", 1, "test"); err != nil {
+			if _, err := kv.CopyBolt(ctx, db, pool, kv.PGConfig{Area: "admin", Table: "admin_kv", Lock: 1, Where: "test"}); err != nil {
 				t.Fatal(err)
 			}
 		},

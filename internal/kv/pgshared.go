@@ -1,0 +1,240 @@
+package kv
+
+// Shared updates (docs/decisions.md D40). An area's updates take its
+// writers' lock so that the rows every write reads and advances (counters,
+// sequences, chain heads) stay linear across servers; but most writes touch
+// only rows of their own, and taking the lock exclusively made servers
+// wait for each other instead of for the database. A shared update takes
+// the writers' table in ROW SHARE mode, which other shared updates do not
+// conflict with and an exclusive update (EXCLUSIVE mode) does, and runs at
+// REPEATABLE READ: PostgreSQL then fails the later of two transactions that
+// change the same row (SQLSTATE 40001), and the update runs again, so no
+// change is ever lost to a concurrent one. The lock is a table lock rather
+// than an advisory one because LOCK TABLE takes no snapshot: the
+// transaction's snapshot is taken by its first read, after the lock is
+// held, so it sees every exclusive update that went before.
+//
+// A shared update must leave the rows every writer shares alone, or it
+// would conflict with every other server's writes:
+//   - counters are drawn outside the transaction (Bucket.Increment), as a
+//     PostgreSQL sequence is: never handed out twice, and a number drawn by
+//     a transaction that fails is skipped;
+//   - totals are kept per server (Tx.Shard) and summed by readers;
+//   - anything rare that must see every write (the first task of a project,
+//     the turn of a generation) asks to run alone (Tx.Alone), and the
+//     update runs again as an exclusive one.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+type txMode int
+
+const (
+	modeView txMode = iota
+	modeAlone
+	modeShared
+)
+
+// sharedAttempts bounds how often a shared update runs before it runs
+// alone: under a storm of conflicts, waiting beats retrying.
+const sharedAttempts = 4
+
+// WritersSQL creates the table whose lock orders an area's updates
+// (PGConfig.Writers). It holds no rows.
+func WritersSQL(table string) string {
+	return "CREATE TABLE " + table + " (unused boolean)"
+}
+
+// UpdateShared runs fn in one transaction beside the area's other shared
+// updates, on every server, and alone among its exclusive ones; fn may run
+// more than once (a conflict, or Tx.Alone), and only its last run counts.
+// Without PGConfig.Writers it is Update.
+func (p *PG) UpdateShared(fn func(tx Tx) error) error {
+	if p.cfg.Writers == "" {
+		return p.Update(fn)
+	}
+	return p.run(modeShared, fn)
+}
+
+// SharedStats counts how shared updates ended since the PG was made.
+type SharedStats struct {
+	// Committed is the shared updates that committed as shared.
+	Committed uint64 `json:"committed"`
+	// Conflicts is the attempts PostgreSQL failed for a concurrent
+	// transaction's sake (each ran again).
+	Conflicts uint64 `json:"conflicts"`
+	// Alone is the attempts that asked to run alone (each ran again
+	// exclusively).
+	Alone uint64 `json:"alone"`
+}
+
+type sharedCounters struct{ shared, conflicts, alone atomic.Uint64 }
+
+// Stats says how the shared updates went.
+func (p *PG) Stats() SharedStats {
+	return SharedStats{Committed: p.stats.shared.Load(), Conflicts: p.stats.conflicts.Load(), Alone: p.stats.alone.Load()}
+}
+
+// lock begins an update and takes the writers' lock in the round trip that
+// begins it.
+func (t *pgTx) lock(mode txMode) error {
+	p := t.p
+	batch := &pgx.Batch{}
+	t.begin = beginUpdate
+	if p.cfg.Writers == "" {
+		batch.Queue(takeLock, p.cfg.LockTimeout.String(), p.cfg.Lock)
+	} else {
+		lockSQL := p.cfg.exclusiveSQL()
+		if mode == modeShared {
+			t.begin, t.shared = beginShared, true
+			lockSQL = "LOCK TABLE " + p.cfg.Writers + " IN ROW SHARE MODE"
+		}
+		// SET LOCAL and LOCK are utility statements: neither takes the
+		// snapshot, which must come after the lock.
+		batch.Queue(fmt.Sprintf("SET LOCAL lock_timeout = %d", p.cfg.LockTimeout.Milliseconds()))
+		batch.Queue(lockSQL)
+	}
+	if _, err := t.sendBatch(batch); err != nil {
+		t.rollback()
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "55P03" {
+			return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
+		}
+		return p.unavailable(err)
+	}
+	return nil
+}
+
+const beginShared = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+
+// conflicted reports whether err is PostgreSQL failing a transaction for
+// the sake of a concurrent one: a serialization failure or a deadlock.
+func conflicted(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+}
+
+// errAlone ends a shared update's attempt that asked to run alone.
+type errAlone struct{}
+
+func (errAlone) Error() string { return "the update runs again alone among the writers" }
+
+// Alone makes sure the rest of the transaction runs alone among the area's
+// writers: inside a shared update it fails the attempt (every later
+// operation fails too) and the update runs again as an exclusive one;
+// anywhere else it returns nil. Call it before writing what a concurrent
+// writer could also be deciding to write: a generation's turn, a record
+// every writer reads.
+func (t Tx) Alone() error {
+	if t.pg == nil || !t.pg.shared {
+		return nil
+	}
+	t.pg.alone = true
+	return t.pg.fail(errAlone{})
+}
+
+// Concurrent reports whether the transaction is a shared update, which
+// other servers' shared updates run beside.
+func (t Tx) Concurrent() bool { return t.pg != nil && t.pg.shared }
+
+// Shard is this server's key for totals on PostgreSQL (nil on bbolt): a
+// total every write would change (task_list's counts) changes under the
+// writer's own shard inside a shared update, so servers do not conflict on
+// it, and readers add the shards to the total. Shards are folded back by
+// exclusive updates.
+func (t Tx) Shard() []byte {
+	if t.pg == nil {
+		return nil
+	}
+	return t.pg.p.shard[:]
+}
+
+// Increment raises the counter under key (8 bytes, big endian; absent
+// reads as 0) by one and returns it. Inside a shared update the counter
+// is drawn outside the transaction, as a PostgreSQL sequence is: it is
+// never handed out twice, but one drawn by a transaction that then fails
+// is skipped. Everywhere else it changes inside the transaction.
+func (b Bucket) Increment(key []byte) (uint64, error) {
+	if b.pg != nil && b.pg.t.shared {
+		return b.pg.draw(key)
+	}
+	var n uint64
+	if raw := b.Get(key); raw != nil {
+		if len(raw) != 8 {
+			return 0, fmt.Errorf("kv: counter %q is %d bytes, not 8", key, len(raw))
+		}
+		n = binary.BigEndian.Uint64(raw)
+	}
+	n++
+	return n, b.Put(key, binary.BigEndian.AppendUint64(nil, n))
+}
+
+// draw raises a counter in a transaction of its own on the draws pool.
+// Its commit is not waited for (synchronous_commit off): the write that
+// uses the number commits after it, and PostgreSQL's log is flushed in
+// order, so a number a committed write holds is durable, and one lost in
+// a crash was held by no committed write.
+func (b *pgBucket) draw(key []byte) (uint64, error) {
+	t := b.t
+	if t.err != nil {
+		return 0, t.err
+	}
+	pool, err := t.p.drawPool()
+	if err != nil {
+		return 0, t.fail(err)
+	}
+	batch := &pgx.Batch{}
+	batch.Queue("BEGIN")
+	batch.Queue("SET LOCAL synchronous_commit = off")
+	batch.Queue(t.p.sql.draw, b.name, clone(key))
+	batch.Queue("COMMIT")
+	br := pool.SendBatch(t.ctx, batch)
+	var raw []byte
+	_, err = br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&raw)
+	}
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && len(raw) != 8 {
+		err = fmt.Errorf("counter %q is %d bytes, not 8", key, len(raw))
+	}
+	if err != nil {
+		return 0, t.fail(err)
+	}
+	return binary.BigEndian.Uint64(raw), nil
+}
+
+// drawPool opens the pool counters are drawn on: a connection of its own
+// per draw, so a shared update never waits for one of its area's pool,
+// whose connections may all be held by updates waiting for the lock it
+// holds.
+func (p *PG) drawPool() (*pgxpool.Pool, error) {
+	p.drawsOnce.Do(func() {
+		cfg := p.pool.Config().Copy()
+		cfg.MaxConns, cfg.MinConns = 2, 0
+		p.draws, p.drawsErr = pgxpool.NewWithConfig(context.Background(), cfg)
+	})
+	if p.draws == nil && p.drawsErr == nil {
+		return nil, errors.New("the store is closed")
+	}
+	return p.draws, p.drawsErr
+}

@@ -1,0 +1,239 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-mcp/cairn/internal/pgmigrate"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+)
+
+// sharedServers opens n "servers" on one database: each its own pool and
+// PG, ordered by the writers' table as an area is.
+func sharedServers(t *testing.T, n int) []*PG {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	var out []*PG
+	for i := range n {
+		pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			for _, sql := range []string{TableSQL("shared_kv"), WritersSQL("shared_writers")} {
+				if _, err := pool.Exec(ctx, sql); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		pg, err := NewPG(pool, PGConfig{Area: "test", Table: "shared_kv", Writers: "shared_writers", Where: "test", LockTimeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pg.Close)
+		out = append(out, pg)
+	}
+	return out
+}
+
+func u64At(b Bucket, key string) uint64 {
+	if v := b.Get([]byte(key)); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// Shared updates hold the writers' lock together: each of two waits,
+// inside its transaction, for the other to have started.
+func TestSharedUpdatesRunSideBySide(t *testing.T) {
+	pgs := sharedServers(t, 2)
+	var started sync.WaitGroup
+	started.Add(2)
+	errc := make(chan error, 2)
+	for i, pg := range pgs {
+		go func() {
+			errc <- pg.UpdateShared(func(tx Tx) error {
+				started.Done()
+				done := make(chan struct{})
+				go func() { started.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(3 * time.Second):
+					t.Errorf("server %d: the other shared update never ran beside this one", i)
+				}
+				return tx.Bucket([]byte("b")).Put([]byte{byte(i)}, []byte("x"))
+			})
+		}()
+	}
+	for range pgs {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Many servers changing the same keys at once in shared updates lose no
+// change: every read-modify-write that raced another runs again. Counters
+// drawn with Increment are never handed out twice, and an exclusive update
+// in the middle of it all sees a state no shared update is half through.
+func TestSharedUpdatesLoseNoChange(t *testing.T) {
+	pgs := sharedServers(t, 3)
+	const perServer, workers = 40, 3
+	var mu sync.Mutex
+	drawn := map[uint64]int{}
+	var wg sync.WaitGroup
+	errc := make(chan error, len(pgs)*workers+1)
+	for _, pg := range pgs {
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range perServer {
+					var n uint64
+					err := pg.UpdateShared(func(tx Tx) error {
+						b := tx.Bucket([]byte("b"))
+						// "sum" and "pairs" always change together.
+						sum, pairs := u64At(b, "sum"), u64At(b, "pairs")
+						var err error
+						if n, err = tx.Bucket([]byte("counters")).Increment([]byte("n")); err != nil {
+							return err
+						}
+						if err := b.Put([]byte("sum"), binary.BigEndian.AppendUint64(nil, sum+2)); err != nil {
+							return err
+						}
+						return b.Put([]byte("pairs"), binary.BigEndian.AppendUint64(nil, pairs+1))
+					})
+					if err != nil {
+						errc <- err
+						return
+					}
+					mu.Lock()
+					drawn[n]++
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	// An exclusive reader-writer in the middle: it must always find the
+	// pair consistent.
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 20 {
+			err := pgs[0].Update(func(tx Tx) error {
+				b := tx.Bucket([]byte("b"))
+				if s, p := u64At(b, "sum"), u64At(b, "pairs"); s != 2*p {
+					t.Errorf("exclusive update saw sum %d for %d pairs", s, p)
+				}
+				return nil
+			})
+			if err != nil {
+				errc <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	total := uint64(len(pgs) * workers * perServer)
+	if err := pgs[1].View(func(tx Tx) error {
+		b := tx.Bucket([]byte("b"))
+		if s, p := u64At(b, "sum"), u64At(b, "pairs"); p != total || s != 2*total {
+			t.Errorf("after %d updates: pairs %d, sum %d", total, p, s)
+		}
+		if n := u64At(tx.Bucket([]byte("counters")), "n"); n < total {
+			t.Errorf("counter at %d after %d draws", n, total)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for n, times := range drawn {
+		if times != 1 || n == 0 {
+			t.Errorf("number %d handed out %d times", n, times)
+		}
+	}
+	if uint64(len(drawn)) != total {
+		t.Errorf("%d distinct numbers for %d updates", len(drawn), total)
+	}
+}
+
+// A shared update that asks to run alone runs again as an exclusive
+// update: no shared update runs beside that run, and its first run's
+// writes are gone.
+func TestAloneRunsTheUpdateAgainExclusively(t *testing.T) {
+	pgs := sharedServers(t, 2)
+	runs := 0
+	err := pgs[0].UpdateShared(func(tx Tx) error {
+		runs++
+		if err := tx.Bucket([]byte("b")).Put([]byte(fmt.Sprint("run", runs)), []byte("x")); err != nil {
+			return err
+		}
+		if !tx.Concurrent() {
+			// The exclusive run: a shared update of the other server must
+			// wait for it.
+			blocked := make(chan error, 1)
+			go func() {
+				blocked <- pgs[1].UpdateShared(func(tx Tx) error { return nil })
+			}()
+			select {
+			case err := <-blocked:
+				t.Errorf("a shared update ran beside an exclusive one (%v)", err)
+			case <-time.After(300 * time.Millisecond):
+			}
+			return nil
+		}
+		return tx.Alone()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if runs != 2 {
+		t.Fatalf("ran %d times, want a shared run and an exclusive one", runs)
+	}
+	if err := pgs[0].View(func(tx Tx) error {
+		b := tx.Bucket([]byte("b"))
+		if b.Get([]byte("run1")) != nil || b.Get([]byte("run2")) == nil {
+			t.Error("the shared run's write survived, or the exclusive run's did not")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A shared update that waited for an exclusive one sees what it wrote:
+// its snapshot is taken after the lock, not when it began to wait.
+func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
+	pgs := sharedServers(t, 2)
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	go func() {
+		_ = pgs[0].Update(func(tx Tx) error {
+			close(inside)
+			<-release
+			return tx.Bucket([]byte("b")).Put([]byte("seen"), []byte("yes"))
+		})
+	}()
+	<-inside
+	got := make(chan []byte, 1)
+	go func() {
+		_ = pgs[1].UpdateShared(func(tx Tx) error {
+			got <- bytes.Clone(tx.Bucket([]byte("b")).Get([]byte("seen")))
+			return nil
+		})
+	}()
+	time.Sleep(200 * time.Millisecond)
+	close(release)
+	if v := <-got; string(v) != "yes" {
+		t.Fatalf("the shared update read %q, not the exclusive update's write", v)
+	}
+}
