@@ -166,47 +166,94 @@ func (t Tx) Shard() []byte {
 // never handed out twice, but one drawn by a transaction that then fails
 // is skipped. Everywhere else it changes inside the transaction.
 func (b Bucket) Increment(key []byte) (uint64, error) {
-	if b.pg != nil && b.pg.t.shared {
-		return b.pg.draw(key)
+	var bucket []byte
+	if b.pg != nil {
+		bucket = []byte(b.pg.name)
 	}
+	n, err := incrementEach(b, []Key{{Bucket: bucket, Key: key}})
+	if err != nil {
+		return 0, err
+	}
+	return n[0], nil
+}
+
+// IncrementEach raises several counters by one as Increment does, in one
+// round trip inside a shared update.
+func (t Tx) IncrementEach(keys ...Key) ([]uint64, error) {
+	if t.pg != nil && t.pg.shared {
+		return t.pg.draw(keys)
+	}
+	out := make([]uint64, len(keys))
+	for i, k := range keys {
+		n, err := incrementEach(t.Bucket(k.Bucket), []Key{k})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n[0]
+	}
+	return out, nil
+}
+
+func incrementEach(b Bucket, keys []Key) ([]uint64, error) {
+	if b.pg != nil && b.pg.t.shared {
+		return b.pg.t.draw(keys)
+	}
+	key := keys[0].Key
 	var n uint64
 	if raw := b.Get(key); raw != nil {
 		if len(raw) != 8 {
-			return 0, fmt.Errorf("kv: counter %q is %d bytes, not 8", key, len(raw))
+			return nil, fmt.Errorf("kv: counter %q is %d bytes, not 8", key, len(raw))
 		}
 		n = binary.BigEndian.Uint64(raw)
 	}
 	n++
-	return n, b.Put(key, binary.BigEndian.AppendUint64(nil, n))
+	return []uint64{n}, b.Put(key, binary.BigEndian.AppendUint64(nil, n))
 }
 
-// draw raises a counter in a transaction of its own on the draws pool.
+// draw raises counters in a transaction of their own on the draws pool.
 // Its commit is not waited for (synchronous_commit off): the write that
-// uses the number commits after it, and PostgreSQL's log is flushed in
+// uses the numbers commits after it, and PostgreSQL's log is flushed in
 // order, so a number a committed write holds is durable, and one lost in
 // a crash was held by no committed write.
-func (b *pgBucket) draw(key []byte) (uint64, error) {
-	t := b.t
+func (t *pgTx) draw(keys []Key) ([]uint64, error) {
 	if t.err != nil {
-		return 0, t.err
+		return nil, t.err
 	}
 	pool, err := t.p.drawPool()
 	if err != nil {
-		return 0, t.fail(err)
+		return nil, t.fail(err)
+	}
+	buckets, ks := make([]string, len(keys)), make([][]byte, len(keys))
+	for i, k := range keys {
+		buckets[i], ks[i] = string(k.Bucket), clone(k.Key)
 	}
 	batch := &pgx.Batch{}
 	batch.Queue("BEGIN")
 	batch.Queue("SET LOCAL synchronous_commit = off")
-	batch.Queue(t.p.sql.draw, b.name, clone(key))
+	batch.Queue(t.p.sql.draw, buckets, ks)
 	batch.Queue("COMMIT")
 	br := pool.SendBatch(t.ctx, batch)
-	var raw []byte
+	got := map[cacheKey]uint64{}
 	_, err = br.Exec()
 	if err == nil {
 		_, err = br.Exec()
 	}
 	if err == nil {
-		err = br.QueryRow().Scan(&raw)
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			err = scanAll(rows, func(rows pgx.Rows) error {
+				var b string
+				var k, v []byte
+				if err := rows.Scan(&b, &k, &v); err != nil {
+					return err
+				}
+				if len(v) != 8 {
+					return fmt.Errorf("counter %q is %d bytes, not 8", k, len(v))
+				}
+				got[cacheKey{b, string(k)}] = binary.BigEndian.Uint64(v)
+				return nil
+			})
+		}
 	}
 	if err == nil {
 		_, err = br.Exec()
@@ -214,13 +261,18 @@ func (b *pgBucket) draw(key []byte) (uint64, error) {
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && len(raw) != 8 {
-		err = fmt.Errorf("counter %q is %d bytes, not 8", key, len(raw))
+	out := make([]uint64, len(keys))
+	for i := range keys {
+		n, ok := got[cacheKey{buckets[i], string(ks[i])}]
+		if !ok && err == nil {
+			err = fmt.Errorf("counter %q was not drawn", ks[i])
+		}
+		out[i] = n
 	}
 	if err != nil {
-		return 0, t.fail(err)
+		return nil, t.fail(err)
 	}
-	return binary.BigEndian.Uint64(raw), nil
+	return out, nil
 }
 
 // drawPool opens the pool counters are drawn on: a connection of its own

@@ -237,3 +237,57 @@ func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
 		t.Fatalf("the shared update read %q, not the exclusive update's write", v)
 	}
 }
+
+// Prefetch answers later Gets as they would have been answered, present,
+// absent and written-in-this-transaction alike; Fresh answers nil; and
+// IncrementEach raises each counter once, in or out of a shared update.
+func TestPrefetchFreshAndIncrementEach(t *testing.T) {
+	backends(t, func(t *testing.T, r runner) {
+		if err := r.update(func(tx Tx) error {
+			return tx.Bucket([]byte("b")).Put([]byte("there"), []byte("v1"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.update(func(tx Tx) error {
+			b := tx.Bucket([]byte("b"))
+			if err := b.Put([]byte("mine"), []byte("v2")); err != nil {
+				return err
+			}
+			tx.Prefetch(Key{[]byte("b"), []byte("there")}, Key{[]byte("b"), []byte("absent")}, Key{[]byte("b"), []byte("mine")})
+			if v := b.Get([]byte("there")); string(v) != "v1" {
+				t.Errorf("prefetched there = %q", v)
+			}
+			if v := b.Get([]byte("absent")); v != nil {
+				t.Errorf("prefetched absent = %q", v)
+			}
+			if v := b.Get([]byte("mine")); string(v) != "v2" {
+				t.Errorf("prefetched mine = %q, not the transaction's own write", v)
+			}
+			b.Fresh([]byte("new"))
+			if v := b.Get([]byte("new")); v != nil {
+				t.Errorf("fresh key = %q", v)
+			}
+			for want := uint64(1); want <= 2; want++ {
+				n, err := tx.IncrementEach(Key{[]byte("c"), []byte("x")}, Key{[]byte("c"), []byte("y")})
+				if err != nil || n[0] != want || n[1] != want {
+					t.Errorf("IncrementEach %v %v, want %d twice", n, err, want)
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	pgs := sharedServers(t, 1)
+	for want := uint64(1); want <= 2; want++ {
+		if err := pgs[0].UpdateShared(func(tx Tx) error {
+			n, err := tx.IncrementEach(Key{[]byte("c"), []byte("T")}, Key{[]byte("p"), []byte("demo")})
+			if err != nil || n[0] != want || n[1] != want {
+				t.Errorf("drawn %v %v, want %d twice", n, err, want)
+			}
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -81,7 +81,7 @@ type statements struct {
 	get, putMany, delMany, all, count, clear string
 	fromAsc, fromDesc, firstAsc              string
 	lastDesc, afterAsc, beforeDesc           string
-	draw                                     string
+	draw, getMany                            string
 }
 
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
@@ -143,9 +143,11 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 		fromDesc:   sel + " AND key <= $3 ORDER BY key DESC LIMIT $2",
 		afterAsc:   sel + " AND key > $3 ORDER BY key ASC LIMIT $2",
 		beforeDesc: sel + " AND key < $3 ORDER BY key DESC LIMIT $2",
-		draw: "INSERT INTO " + t + ` AS c (bucket, key, value) VALUES ($1, $2, int8send(1::bigint))
+		draw: "INSERT INTO " + t + ` AS c (bucket, key, value)
+			SELECT b, k, int8send(1::bigint) FROM unnest($1::text[], $2::bytea[]) AS d(b, k)
 			ON CONFLICT (bucket, key) DO UPDATE SET value = int8send(('x' || encode(c.value, 'hex'))::bit(64)::bigint + 1)
-			RETURNING value`,
+			RETURNING bucket, key, value`,
+		getMany: "SELECT bucket, key, value FROM " + t + " WHERE (bucket, key) IN (SELECT * FROM unnest($1::text[], $2::bytea[]))",
 	}}
 	if _, err := rand.Read(p.shard[:]); err != nil {
 		return nil, err
@@ -201,7 +203,7 @@ func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 
 func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err, again := p.attempt(mode, fn)
+		again, err := p.attempt(mode, fn)
 		if again == modeView {
 			return err
 		}
@@ -217,15 +219,15 @@ func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
 
 // attempt runs fn once in mode; again is the mode to run it in once more,
 // or modeView when this attempt's outcome is final.
-func (p *PG) attempt(mode txMode, fn func(tx Tx) error) (err error, again txMode) {
+func (p *PG) attempt(mode txMode, fn func(tx Tx) error) (again txMode, err error) {
 	t, release, err := p.open(mode != modeView)
 	if err != nil {
-		return err, modeView
+		return modeView, err
 	}
 	defer release()
 	if mode != modeView {
 		if err := t.lock(mode); err != nil {
-			return err, modeView
+			return modeView, err
 		}
 	}
 	ferr := fn(Tx{pg: t})
@@ -235,21 +237,21 @@ func (p *PG) attempt(mode txMode, fn func(tx Tx) error) (err error, again txMode
 			if mode == modeShared {
 				p.stats.shared.Add(1)
 			}
-			return nil, modeView
+			return modeView, nil
 		}
 	}
 	t.rollback()
 	switch {
 	case t.alone:
 		p.stats.alone.Add(1)
-		return t.err, modeAlone
+		return modeAlone, t.err
 	case mode == modeShared && conflicted(t.cause):
 		p.stats.conflicts.Add(1)
-		return t.err, modeShared
+		return modeShared, t.err
 	case t.err != nil:
-		return t.err, modeView
+		return modeView, t.err
 	}
-	return ferr, modeView
+	return modeView, ferr
 }
 
 func (p *PG) unavailable(err error) error {

@@ -17,7 +17,7 @@ type server struct {
 	audit *Service
 }
 
-func openServer(t *testing.T, dsn string) server {
+func openServer(t testing.TB, dsn string) server {
 	t.Helper()
 	st, err := store.OpenPostgres(dsn)
 	if err != nil {

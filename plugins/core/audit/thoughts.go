@@ -98,6 +98,12 @@ func (s *Service) AppendTaskChange(tx kv.Tx, ch tasks.Change) error {
 		return err
 	}
 	body := linkBody{Type: ch.Kind, Content: content, RecordedAt: ch.At, RecordedBy: ch.Actor, TraceID: ch.TraceID}
+	if ch.Kind == tasks.ChangeCreated {
+		// A task just created has no chains yet.
+		links := tx.Bucket([]byte(store.BucketChainLinks))
+		links.Fresh(headKey(ch.Num, chainEvent))
+		links.Fresh(headKey(ch.Num, chainThought))
+	}
 	_, err = appendLink(tx, ch.Num, chainEvent, body, func(pos int) (string, error) {
 		return eventRecordID(ch.Num, pos), nil
 	})
@@ -215,6 +221,9 @@ func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (Record
 	var out RecordOutput
 	var replayed bool
 	err = s.st.CommitShared(func(tx kv.Tx) error {
+		tx.Prefetch(store.OnceKeys(tx, "thought_record", key,
+			kv.Key{Bucket: []byte(store.BucketTasks), Key: store.U64(n)},
+			kv.Key{Bucket: []byte(store.BucketChainLinks), Key: headKey(n, chainThought)})...)
 		var err error
 		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
 			if !taskExists(tx, n) {

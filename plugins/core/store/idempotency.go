@@ -64,6 +64,27 @@ func idemKey(scope, key string) []byte {
 	return append(k, key...)
 }
 
+// OnceKeys are the keys Once reads for (scope, key), with more, for
+// tx.Prefetch: a write reads them all in one round trip on PostgreSQL.
+func OnceKeys(tx kv.Tx, scope, key string, more ...kv.Key) []kv.Key {
+	if !tx.Shared() {
+		return nil
+	}
+	meta := []byte(BucketMeta)
+	keys := append(more,
+		kv.Key{Bucket: meta, Key: keyIdemGeneration},
+		kv.Key{Bucket: meta, Key: keyIdemSince},
+		kv.Key{Bucket: meta, Key: keyIdemCount},
+		kv.Key{Bucket: meta, Key: keyIdemGranted},
+		kv.Key{Bucket: []byte(BucketIdempotencyGrants), Key: tx.Shard()},
+	)
+	if key != "" {
+		k := idemKey(scope, key)
+		keys = append(keys, kv.Key{Bucket: []byte(BucketIdempotency), Key: k}, kv.Key{Bucket: []byte(BucketIdempotencyAlt), Key: k})
+	}
+	return keys
+}
+
 // Recorded returns the output recorded under (scope, key) inside tx, if any
 // and not expired at now.
 func Recorded(tx kv.Tx, scope, key string, now time.Time) ([]byte, bool) {

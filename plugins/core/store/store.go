@@ -305,15 +305,26 @@ func (s *Store) Latency() (time.Duration, error) {
 
 // NextID returns the next number of the store-wide counter name (for
 // example CounterTask), starting at 1. It must run inside the transaction
-// that writes the numbered record, so a rolled-back write also rolls back
-// the counter and a committed number is never handed out twice.
+// that writes the numbered record: on bbolt a rolled-back write rolls the
+// counter back with it; inside a shared update on PostgreSQL the number
+// is drawn as a sequence's is (kv.Bucket.Increment), and one a failed
+// write drew is skipped. Either way a number is never handed out twice.
 func NextID(tx kv.Tx, name string) (uint64, error) {
 	return next(tx, BucketCounters, name)
 }
 
-// NextProjectSeq returns the next sequence number of project, starting at 1.
-func NextProjectSeq(tx kv.Tx, project string) (uint64, error) {
-	return next(tx, BucketProjectSeq, project)
+// NextTaskNumbers returns a new task's number and its project's next
+// sequence number, drawn together (one round trip inside a shared update
+// on PostgreSQL).
+func NextTaskNumbers(tx kv.Tx, project string) (num, seq uint64, err error) {
+	n, err := tx.IncrementEach(
+		kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterTask)},
+		kv.Key{Bucket: []byte(BucketProjectSeq), Key: []byte(project)},
+	)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: task counters: %w", err)
+	}
+	return n[0], n[1], nil
 }
 
 // PeekID returns the last number handed out by counter name (0 if none).

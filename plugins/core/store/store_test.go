@@ -130,14 +130,14 @@ func testReopenKeepsVersionAndCounters(t *testing.T) {
 		if err != nil || a != 1 {
 			t.Errorf("audit counter %d %v, want 1", a, err)
 		}
-		p1, _ := NextProjectSeq(tx, "alpha")
-		p2, _ := NextProjectSeq(tx, "alpha")
-		q1, _ := NextProjectSeq(tx, "beta")
-		if p1 != 1 || p2 != 2 || q1 != 1 {
-			t.Errorf("project sequences %d %d %d, want 1 2 1", p1, p2, q1)
+		n5, p1, _ := NextTaskNumbers(tx, "alpha")
+		n6, p2, _ := NextTaskNumbers(tx, "alpha")
+		n7, q1, _ := NextTaskNumbers(tx, "beta")
+		if p1 != 1 || p2 != 2 || q1 != 1 || n5 != 5 || n6 != 6 || n7 != 7 {
+			t.Errorf("task numbers %d %d %d with project sequences %d %d %d, want 5 6 7 with 1 2 1", n5, n6, n7, p1, p2, q1)
 		}
-		if PeekID(tx, CounterTask) != 4 {
-			t.Errorf("PeekID %d, want 4", PeekID(tx, CounterTask))
+		if PeekID(tx, CounterTask) != 7 {
+			t.Errorf("PeekID %d, want 7", PeekID(tx, CounterTask))
 		}
 		return nil
 	})

@@ -103,6 +103,9 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		event    map[string]any
 	)
 	err = s.st.CommitShared(func(tx kv.Tx) error {
+		tx.Prefetch(store.OnceKeys(tx, idemCreate, call.IdemKey,
+			kv.Key{Bucket: []byte(store.BucketProjects), Key: []byte(in.Project)},
+			kv.Key{Bucket: []byte(store.BucketMeta), Key: metaListIndexUpto})...)
 		var err error
 		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
 			if err := s.projectForWrite(tx, in.Project, call); err != nil {
@@ -180,13 +183,14 @@ func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, par
 	if err != nil {
 		return nil, err
 	}
-	num, err := store.NextID(tx, store.CounterTask)
+	num, seq, err := store.NextTaskNumbers(tx, in.Project)
 	if err != nil {
 		return nil, err
 	}
-	seq, err := store.NextProjectSeq(tx, in.Project)
-	if err != nil {
-		return nil, err
+	// Nothing is stored under a number just drawn: its entries need not
+	// be looked up (a round trip each on PostgreSQL).
+	for _, b := range []string{store.BucketTasks, store.BucketTaskTrigramPending, store.BucketTaskReadyOf} {
+		tx.Bucket([]byte(b)).Fresh(store.U64(num))
 	}
 	ms := now.UnixMilli()
 	rec := &record{
@@ -219,7 +223,7 @@ func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, par
 	if _, err := putRecord(tx, rec, nil); err != nil {
 		return nil, err
 	}
-	if err := setDeps(tx, num, deps, codes); err != nil {
+	if err := addDeps(tx, num, deps, codes); err != nil {
 		return nil, err
 	}
 	if s.cfg.OnChange != nil {

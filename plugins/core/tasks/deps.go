@@ -178,6 +178,14 @@ func setDeps(tx kv.Tx, num uint64, deps []uint64, codes []uint8) error {
 			return err
 		}
 	}
+	return addDeps(tx, num, deps, codes)
+}
+
+// addDeps records the dependencies of a task that has none yet: a new one,
+// whose edges need no lookup (a round trip on PostgreSQL).
+func addDeps(tx kv.Tx, num uint64, deps []uint64, codes []uint8) error {
+	db := tx.Bucket([]byte(store.BucketTaskDeps))
+	rb := tx.Bucket([]byte(store.BucketTaskDependents))
 	for i, d := range deps {
 		if err := db.Put(pairKey(num, d), []byte{codes[i]}); err != nil {
 			return err

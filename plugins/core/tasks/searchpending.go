@@ -88,12 +88,25 @@ func flushPending(tx kv.Tx, limit int) (int, error) {
 	for k, v := c.First(); k != nil && len(batch) < limit; k, v = c.Next() {
 		batch = append(batch, entry{key: append([]byte(nil), k...), held: decodePending(v)})
 	}
-	tc := tasksBucket(tx).Cursor()
+	tb := tasksBucket(tx)
+	tc := tb.Cursor()
+	lookup := func(key []byte) []byte { return seekExact(tc, key) }
+	if tx.Shared() {
+		// On PostgreSQL a seek is a round trip each, in a transaction every
+		// other server's writers wait for: the batch's tasks are read in
+		// one instead.
+		keys := make([]kv.Key, len(batch))
+		for i, e := range batch {
+			keys[i] = kv.Key{Bucket: []byte(store.BucketTasks), Key: e.key}
+		}
+		tx.Prefetch(keys...)
+		lookup = tb.Get
+	}
 	var raw rawRecord
 	for _, e := range batch {
 		if len(e.key) == 8 {
 			num := binary.BigEndian.Uint64(e.key)
-			if v := seekExact(tc, e.key); v != nil {
+			if v := lookup(e.key); v != nil {
 				if err := decodeRaw(num, v, &raw); err != nil {
 					return 0, err
 				}
