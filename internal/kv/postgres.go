@@ -132,8 +132,10 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 		putMany: "INSERT INTO " + t + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		delMany: "DELETE FROM " + t + ` AS t USING unnest($1::text[], $2::bytea[]) AS d(bucket, key)
-			WHERE t.bucket = d.bucket AND t.key = d.key`,
+		// As getMany: one index lookup per key, then the rows by their
+		// physical address, so no plan scans the table.
+		delMany: "DELETE FROM " + t + ` WHERE ctid = ANY(ARRAY(SELECT c.ctid FROM unnest($1::text[], $2::bytea[]) AS d(b, k),
+			LATERAL (SELECT ctid FROM ` + t + ` WHERE bucket = d.b AND key = d.k LIMIT 1) AS c))`,
 		clear:      "DELETE FROM " + t + " WHERE bucket = $1",
 		count:      "SELECT count(*) FROM " + t + " WHERE bucket = $1",
 		all:        sel + " ORDER BY key",
@@ -147,7 +149,10 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 			SELECT b, k, int8send(1::bigint) FROM unnest($1::text[], $2::bytea[]) AS d(b, k)
 			ON CONFLICT (bucket, key) DO UPDATE SET value = int8send(('x' || encode(c.value, 'hex'))::bit(64)::bigint + 1)
 			RETURNING bucket, key, value`,
-		getMany: "SELECT bucket, key, value FROM " + t + " WHERE (bucket, key) IN (SELECT * FROM unnest($1::text[], $2::bytea[]))",
+		// One index lookup per key, whatever plan a prepared statement
+		// settles on: LIMIT keeps the subquery from being flattened into
+		// a join the planner could answer with a scan of the table.
+		getMany: "SELECT c.bucket, c.key, c.value FROM unnest($1::text[], $2::bytea[]) AS d(b, k), LATERAL (SELECT bucket, key, value FROM " + t + " WHERE bucket = d.b AND key = d.k LIMIT 1) AS c",
 	}}
 	if _, err := rand.Read(p.shard[:]); err != nil {
 		return nil, err
