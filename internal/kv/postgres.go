@@ -132,10 +132,8 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 		putMany: "INSERT INTO " + t + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
 			ON CONFLICT (bucket, key) DO UPDATE SET value = EXCLUDED.value`,
-		// As getMany: one index lookup per key, then the rows by their
-		// physical address, so no plan scans the table.
-		delMany: "DELETE FROM " + t + ` WHERE ctid = ANY(ARRAY(SELECT c.ctid FROM unnest($1::text[], $2::bytea[]) AS d(b, k),
-			LATERAL (SELECT ctid FROM ` + t + ` WHERE bucket = d.b AND key = d.k LIMIT 1) AS c))`,
+		delMany: "DELETE FROM " + t + ` AS t USING unnest($1::text[], $2::bytea[]) AS d(bucket, key)
+			WHERE t.bucket = d.bucket AND t.key = d.key`,
 		clear:      "DELETE FROM " + t + " WHERE bucket = $1",
 		count:      "SELECT count(*) FROM " + t + " WHERE bucket = $1",
 		all:        sel + " ORDER BY key",
