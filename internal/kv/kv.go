@@ -2,7 +2,8 @@
 // (docs/decisions.md D26): ordered buckets of byte keys and values inside
 // transactions. Two backends provide it: a bbolt file (Bolt wraps a
 // *bolt.Tx) and PostgreSQL (PG, one table per area, every update
-// serialized cluster-wide by the area's advisory lock). The domain code of
+// serialized cluster-wide by the area's lock, or run side by side as shared
+// updates where a write allows it). The domain code of
 // an area is written once against Tx and runs on either.
 //
 // Tx, Bucket and Cursor are small structs that call one backend or the

@@ -279,6 +279,21 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 		}
 	})
 	pgs := sharedServers(t, 1)
+	// A number drawn ahead is the next Increment's; the counter moved once.
+	if err := pgs[0].UpdateShared(func(tx Tx) error {
+		if err := tx.DrawAhead(Key{[]byte("c"), []byte("A")}); err != nil {
+			return err
+		}
+		if n, err := tx.Bucket([]byte("c")).Increment([]byte("A")); err != nil || n != 1 {
+			t.Errorf("increment after drawing ahead: %d %v, want 1", n, err)
+		}
+		if n, err := tx.Bucket([]byte("c")).Increment([]byte("A")); err != nil || n != 2 {
+			t.Errorf("second increment: %d %v, want 2", n, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	for want := uint64(1); want <= 2; want++ {
 		if err := pgs[0].UpdateShared(func(tx Tx) error {
 			n, err := tx.IncrementEach(Key{[]byte("c"), []byte("T")}, Key{[]byte("p"), []byte("demo")})

@@ -2,14 +2,16 @@ package kv
 
 // The PostgreSQL backend: every bucket of an area lives in one table
 // (bucket, key, value) whose primary key orders keys bytewise as bbolt
-// does. Every Update takes the area's transaction-scoped advisory lock
-// before it reads anything, so an area's updates run one at a time across
-// every server on the database, exactly as they run one at a time across
-// the processes sharing a bbolt file; that is what keeps id counters,
-// sequences and chain heads atomic cluster-wide. A server that dies
-// mid-update loses its connection; PostgreSQL rolls the transaction back
-// and releases the lock. Views read one REPEATABLE READ snapshot and take
-// no lock.
+// does. Every Update takes the area's lock before it reads anything (its
+// transaction-scoped advisory lock, or its writers' table locked
+// exclusively), so an area's updates run one at a time across every server
+// on the database, exactly as they run one at a time across the processes
+// sharing a bbolt file; that is what keeps id counters, sequences and
+// chain heads atomic cluster-wide. Shared updates (pgshared.go) run beside
+// each other instead, and keep the same outcome another way. A server that
+// dies mid-update loses its connection; PostgreSQL rolls the transaction
+// back and releases the lock. Views read one REPEATABLE READ snapshot and
+// take no lock.
 //
 // Because an update holds the lock for as long as it talks to the
 // database, it talks as little as it can (docs/decisions.md D40): a key is
@@ -282,6 +284,8 @@ type pgTx struct {
 	cause error
 	// shared is set in a shared update; alone once fn asked to run alone.
 	shared, alone bool
+	// ahead are counters' numbers drawn ahead (Tx.DrawAhead).
+	ahead map[cacheKey][]uint64
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
 	// keys are the pairs this transaction has read or written (pgcache.go).

@@ -109,7 +109,7 @@ func walkOutbox(tx kv.Tx, fn func(ev OutboxEvent) (bool, error)) error {
 
 // ClaimEvents leases up to max claimable entries, oldest first, to owner
 // until now+lease and returns them. Claims run in a write transaction (on
-// PostgreSQL under the area's advisory lock), so two drainers never hold
+// PostgreSQL under the area's lock, taken exclusively), so two drainers never hold
 // the same entry at once; an entry whose drainer died is claimable again
 // once its lease has lapsed. A read goes first, so a drainer that finds
 // nothing to claim writes nothing.

@@ -2,11 +2,13 @@ package store
 
 // The PostgreSQL backend (CAIRN_STORE=postgres://…): the shared key-value
 // layer on one table, core_kv, with every Update serialized cluster-wide by
-// the core lock (distinct from the admin area's, so the areas never wait
-// for each other). That one lock is what keeps task ids, per-project
-// sequences and every chain head linear when several servers write at
-// once; group commit (Commit) still gathers concurrent calls of one server
-// into one transaction, one lock round and one commit for all.
+// the core lock (the core_writers table, distinct from the admin area's
+// lock, so the areas never wait for each other). Writes made with
+// CommitShared run beside each other's on every server instead (shared
+// updates, docs/decisions.md D40), drawing numbers outside the transaction
+// and counting under per-server shards and grants; group commit still
+// gathers concurrent calls of one server into one transaction, one lock
+// round and one commit for all.
 
 import (
 	"context"

@@ -315,8 +315,18 @@ func NextID(tx kv.Tx, name string) (uint64, error) {
 
 // NextTaskNumbers returns a new task's number and its project's next
 // sequence number, drawn together (one round trip inside a shared update
-// on PostgreSQL).
-func NextTaskNumbers(tx kv.Tx, project string) (num, seq uint64, err error) {
+// on PostgreSQL). With chained, the record number of the task's first
+// chain link (CounterRecord) is drawn ahead in the same round trip.
+func NextTaskNumbers(tx kv.Tx, project string, chained bool) (num, seq uint64, err error) {
+	if chained {
+		if err := tx.DrawAhead(
+			kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterTask)},
+			kv.Key{Bucket: []byte(BucketProjectSeq), Key: []byte(project)},
+			kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterRecord)},
+		); err != nil {
+			return 0, 0, fmt.Errorf("store: task counters: %w", err)
+		}
+	}
 	n, err := tx.IncrementEach(
 		kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterTask)},
 		kv.Key{Bucket: []byte(BucketProjectSeq), Key: []byte(project)},

@@ -130,9 +130,9 @@ func testReopenKeepsVersionAndCounters(t *testing.T) {
 		if err != nil || a != 1 {
 			t.Errorf("audit counter %d %v, want 1", a, err)
 		}
-		n5, p1, _ := NextTaskNumbers(tx, "alpha")
-		n6, p2, _ := NextTaskNumbers(tx, "alpha")
-		n7, q1, _ := NextTaskNumbers(tx, "beta")
+		n5, p1, _ := NextTaskNumbers(tx, "alpha", false)
+		n6, p2, _ := NextTaskNumbers(tx, "alpha", false)
+		n7, q1, _ := NextTaskNumbers(tx, "beta", false)
 		if p1 != 1 || p2 != 2 || q1 != 1 || n5 != 5 || n6 != 6 || n7 != 7 {
 			t.Errorf("task numbers %d %d %d with project sequences %d %d %d, want 5 6 7 with 1 2 1", n5, n6, n7, p1, p2, q1)
 		}

@@ -183,7 +183,7 @@ func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, par
 	if err != nil {
 		return nil, err
 	}
-	num, seq, err := store.NextTaskNumbers(tx, in.Project)
+	num, seq, err := store.NextTaskNumbers(tx, in.Project, s.cfg.OnChange != nil)
 	if err != nil {
 		return nil, err
 	}
