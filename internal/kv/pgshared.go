@@ -20,9 +20,16 @@ package kv
 //     PostgreSQL sequence is: never handed out twice, and a number drawn by
 //     a transaction that fails is skipped;
 //   - totals are kept per server (Tx.Shard) and summed by readers;
-//   - anything rare that must see every write (the first task of a project,
-//     the turn of a generation) asks to run alone (Tx.Alone), and the
-//     update runs again as an exclusive one.
+//   - anything rare that must see every write (the turn of a generation)
+//     asks to run alone (Tx.Alone), and the update runs again as an
+//     exclusive one.
+//
+// One conflict PostgreSQL does not report: a row deleted by one transaction
+// and written again by another that read it before the delete is simply
+// inserted afresh (writes are upserts). So a shared update deletes only
+// rows no other shared update writes from an earlier read: entries it
+// moves, which every mover deletes (two deletes do conflict), or its own.
+// Folding every server's shards is an exclusive update.
 
 import (
 	"context"

@@ -25,9 +25,9 @@ import (
 // (8 bytes) → keys used, keys granted and when (unix ms), 8 bytes each.
 const BucketIdempotencyGrants = "idempotency_grants"
 
-// idemGrant is how many keys a grant holds at most: one exclusive update
-// per this many idempotent writes of a server.
-const idemGrant = 64
+// idemGrant is how many keys a grant holds at most: a server renews its
+// grant, in an exclusive update, once per half as many idempotent writes.
+const idemGrant = 256
 
 // keyIdemGranted is the sum of the grants outstanding, in meta.
 var keyIdemGranted = []byte("idempotency_granted")

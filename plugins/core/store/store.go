@@ -254,6 +254,14 @@ func (s *Store) Update(fn func(tx kv.Tx) error) error {
 	return s.update(false, fn)
 }
 
+// UpdateShared is Update for a write that, on PostgreSQL, may run beside
+// other servers' writes (docs/decisions.md D40): one whose conflicts with
+// them are all on rows both change, which PostgreSQL detects (the write
+// then runs again). fn may run more than once; only its last run counts.
+func (s *Store) UpdateShared(fn func(tx kv.Tx) error) error {
+	return s.update(true, fn)
+}
+
 // update runs fn in a durable read-write transaction; a shared one, on
 // PostgreSQL, runs beside other servers' shared updates (kv.PG.UpdateShared)
 // and may run fn more than once.

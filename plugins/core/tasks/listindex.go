@@ -183,6 +183,11 @@ func addCount(tx kv.Tx, scope []byte, status, priority uint8, delta int64) error
 		// counters: this server's change goes under its own shard.
 		b, key = tx.Bucket([]byte(store.BucketTaskCountShards)), append(append([]byte{}, scope...), shard...)
 	}
+	return addCountAt(b, key, status, priority, delta)
+}
+
+// addCountAt adds delta to one cell of the counters under key in b.
+func addCountAt(b kv.Bucket, key []byte, status, priority uint8, delta int64) error {
 	cur := make([]byte, countsLen)
 	copy(cur, b.Get(key))
 	i := countCell(status, priority)
@@ -228,8 +233,9 @@ func sumCells(raw []byte, statuses, priorities []uint8) int {
 }
 
 // foldCountShards adds every server's counter shards into the counters and
-// removes them (an exclusive update: no shard changes meanwhile).
+// removes them, in an exclusive update (Service.foldShards).
 func foldCountShards(tx kv.Tx) error {
+	counts := tx.Bucket([]byte(store.BucketTaskCounts))
 	shards := tx.Bucket([]byte(store.BucketTaskCountShards))
 	var keys, vals [][]byte
 	if err := shards.ForEach(func(k, v []byte) error {
@@ -246,7 +252,7 @@ func foldCountShards(tx kv.Tx) error {
 		for s := uint8(1); s <= nStatusCells; s++ {
 			for p := uint8(1); p <= nPrioCells; p++ {
 				if d := int64(binary.BigEndian.Uint64(vals[i][countCell(s, p):])); d != 0 {
-					if err := addCount(tx, scope, s, p, d); err != nil {
+					if err := addCountAt(counts, scope, s, p, d); err != nil {
 						return err
 					}
 				}

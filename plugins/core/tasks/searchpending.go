@@ -216,16 +216,12 @@ func (s *Service) startFlushLocked() {
 // flushBatch tasks of each per transaction. The background flusher calls
 // it; so do New, Close and a test that wants the indexes in place.
 func (s *Service) FlushPending() error {
-	for first := true; ; first = false {
+	for {
 		n, m := 0, 0
-		if err := s.st.Update(func(tx kv.Tx) error {
-			if first && tx.Shared() {
-				// The servers' counter shards go back into the counters
-				// here too, so readers sum only a few.
-				if err := foldCountShards(tx); err != nil {
-					return err
-				}
-			}
+		// On PostgreSQL the flush runs beside other servers' writes: it
+		// deletes every pending entry it moves, so two servers moving
+		// one entry cannot both commit (the later runs again).
+		if err := s.st.UpdateShared(func(tx kv.Tx) error {
 			var err error
 			if n, err = flushPending(tx, flushBatch); err != nil {
 				return err
@@ -249,5 +245,21 @@ func (s *Service) Close() error {
 	}
 	f.mu.Unlock()
 	f.done.Wait()
-	return s.FlushPending()
+	if err := s.FlushPending(); err != nil {
+		return err
+	}
+	return s.foldShards()
+}
+
+// foldShards adds this and every other server's counter shards into the
+// counters (PostgreSQL), so readers sum only the shards of servers running
+// since. It runs alone among the writers: a shared write could otherwise
+// re-insert a shard this deleted, from a value it read before.
+func (s *Service) foldShards() error {
+	return s.st.Update(func(tx kv.Tx) error {
+		if !tx.Shared() {
+			return nil
+		}
+		return foldCountShards(tx)
+	})
 }

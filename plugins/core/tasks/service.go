@@ -103,6 +103,9 @@ func New(st *store.Store, cfg Config) *Service {
 	if err := s.FlushPending(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
+	if err := s.foldShards(); err != nil && s.indexErr == nil {
+		s.indexErr = err
+	}
 	if err := s.ensureListIndexes(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
