@@ -173,11 +173,16 @@ func (t Tx) Shard() []byte {
 // never handed out twice, but one drawn by a transaction that then fails
 // is skipped. Everywhere else it changes inside the transaction.
 func (b Bucket) Increment(key []byte) (uint64, error) {
+	return b.increment(Key{Key: key})
+}
+
+func (b Bucket) increment(k Key) (uint64, error) {
 	var bucket []byte
 	if b.pg != nil {
 		bucket = []byte(b.pg.name)
 	}
-	n, err := incrementEach(b, []Key{{Bucket: bucket, Key: key}})
+	k.Bucket = bucket
+	n, err := incrementEach(b, []Key{k})
 	if err != nil {
 		return 0, err
 	}
@@ -205,7 +210,12 @@ func (t Tx) IncrementEach(keys ...Key) ([]uint64, error) {
 // now, in one round trip, for the transaction's next Increment of that
 // counter to take without one of its own: a write that will draw several
 // counters at different points draws them together. A number drawn ahead
-// and not taken is skipped. Anywhere else it does nothing.
+// and not taken is skipped, unless its Key keeps it: the numbers of kept
+// counters an attempt drew, taken or not, are the first the next attempt
+// takes when the update runs again (they were never committed), so task
+// numbers and thought ids have no gap for a rerun. A counter whose numbers
+// must follow the snapshot they are drawn in (record numbers, which order
+// a chain's links) is not kept. Anywhere else DrawAhead does nothing.
 func (t Tx) DrawAhead(keys ...Key) error {
 	if t.pg == nil || !t.pg.shared {
 		return nil
@@ -214,26 +224,77 @@ func (t Tx) DrawAhead(keys ...Key) error {
 	if err != nil {
 		return err
 	}
-	if t.pg.ahead == nil {
-		t.pg.ahead = map[cacheKey][]uint64{}
-	}
 	for i, k := range keys {
-		ck := cacheKey{string(k.Bucket), string(k.Key)}
-		t.pg.ahead[ck] = append(t.pg.ahead[ck], n[i])
+		t.pg.stash(k, n[i])
 	}
 	return nil
 }
 
+// stash keeps n for key's next Increment in this attempt.
+func (t *pgTx) stash(k Key, n uint64) {
+	if t.ahead == nil {
+		t.ahead = map[cacheKey][]uint64{}
+	}
+	ck := cacheKey{string(k.Bucket), string(k.Key)}
+	t.ahead[ck] = append(t.ahead[ck], n)
+	if k.Keep {
+		if t.kept == nil {
+			t.kept = map[cacheKey]bool{}
+		}
+		t.kept[ck] = true
+	}
+}
+
+// take hands out key's next number drawn ahead, if any.
+func (t *pgTx) take(k Key) (uint64, bool) {
+	ck := cacheKey{string(k.Bucket), string(k.Key)}
+	q := t.ahead[ck]
+	if len(q) == 0 {
+		return 0, false
+	}
+	t.ahead[ck] = q[1:]
+	if k.Keep || t.kept[ck] {
+		t.handed = append(t.handed, handedOut{ck, q[0]})
+	}
+	return q[0], true
+}
+
+// handedOut is a kept counter's number handed out in this attempt.
+type handedOut struct {
+	key cacheKey
+	n   uint64
+}
+
+// carry is what the next attempt of this update takes first: every kept
+// number this attempt handed out or held, in order.
+func (t *pgTx) carry() map[cacheKey][]uint64 {
+	var out map[cacheKey][]uint64
+	add := func(ck cacheKey, n ...uint64) {
+		if out == nil {
+			out = map[cacheKey][]uint64{}
+		}
+		out[ck] = append(out[ck], n...)
+	}
+	for _, h := range t.handed {
+		add(h.key, h.n)
+	}
+	for ck := range t.kept {
+		if q := t.ahead[ck]; len(q) > 0 {
+			add(ck, q...)
+		}
+	}
+	return out
+}
+
 // drawKeys takes each counter's number drawn ahead, if any, and draws the
-// others.
+// others (stashed first, so kept ones are carried if the update reruns).
 func (t *pgTx) drawKeys(keys []Key) ([]uint64, error) {
 	out := make([]uint64, len(keys))
 	var missing []Key
 	var at []int
 	for i, k := range keys {
-		ck := cacheKey{string(k.Bucket), string(k.Key)}
-		if q := t.ahead[ck]; len(q) > 0 {
-			out[i], t.ahead[ck] = q[0], q[1:]
+		if n, ok := t.take(k); ok {
+			out[i] = n
 			continue
 		}
 		missing, at = append(missing, k), append(at, i)
@@ -244,7 +305,8 @@ func (t *pgTx) drawKeys(keys []Key) ([]uint64, error) {
 			return nil, err
 		}
 		for j, i := range at {
-			out[i] = n[j]
+			t.stash(missing[j], n[j])
+			out[i], _ = t.take(missing[j])
 		}
 	}
 	return out, nil
@@ -253,6 +315,13 @@ func (t *pgTx) drawKeys(keys []Key) ([]uint64, error) {
 func incrementEach(b Bucket, keys []Key) ([]uint64, error) {
 	if b.pg != nil && b.pg.t.shared {
 		return b.pg.t.drawKeys(keys)
+	}
+	if b.pg != nil {
+		// An exclusive rerun of a shared update takes the numbers its
+		// earlier attempt drew first: the counter is already past them.
+		if n, ok := b.pg.t.take(keys[0]); ok {
+			return []uint64{n}, nil
+		}
 	}
 	key := keys[0].Key
 	var n uint64

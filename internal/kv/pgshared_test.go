@@ -253,7 +253,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 			if err := b.Put([]byte("mine"), []byte("v2")); err != nil {
 				return err
 			}
-			tx.Prefetch(Key{[]byte("b"), []byte("there")}, Key{[]byte("b"), []byte("absent")}, Key{[]byte("b"), []byte("mine")})
+			tx.Prefetch(Key{Bucket: []byte("b"), Key: []byte("there")}, Key{Bucket: []byte("b"), Key: []byte("absent")}, Key{Bucket: []byte("b"), Key: []byte("mine")})
 			if v := b.Get([]byte("there")); string(v) != "v1" {
 				t.Errorf("prefetched there = %q", v)
 			}
@@ -268,7 +268,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 				t.Errorf("fresh key = %q", v)
 			}
 			for want := uint64(1); want <= 2; want++ {
-				n, err := tx.IncrementEach(Key{[]byte("c"), []byte("x")}, Key{[]byte("c"), []byte("y")})
+				n, err := tx.IncrementEach(Key{Bucket: []byte("c"), Key: []byte("x")}, Key{Bucket: []byte("c"), Key: []byte("y")})
 				if err != nil || n[0] != want || n[1] != want {
 					t.Errorf("IncrementEach %v %v, want %d twice", n, err, want)
 				}
@@ -281,7 +281,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 	pgs := sharedServers(t, 1)
 	// A number drawn ahead is the next Increment's; the counter moved once.
 	if err := pgs[0].UpdateShared(func(tx Tx) error {
-		if err := tx.DrawAhead(Key{[]byte("c"), []byte("A")}); err != nil {
+		if err := tx.DrawAhead(Key{Bucket: []byte("c"), Key: []byte("A")}); err != nil {
 			return err
 		}
 		if n, err := tx.Bucket([]byte("c")).Increment([]byte("A")); err != nil || n != 1 {
@@ -296,7 +296,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 	}
 	for want := uint64(1); want <= 2; want++ {
 		if err := pgs[0].UpdateShared(func(tx Tx) error {
-			n, err := tx.IncrementEach(Key{[]byte("c"), []byte("T")}, Key{[]byte("p"), []byte("demo")})
+			n, err := tx.IncrementEach(Key{Bucket: []byte("c"), Key: []byte("T")}, Key{Bucket: []byte("p"), Key: []byte("demo")})
 			if err != nil || n[0] != want || n[1] != want {
 				t.Errorf("drawn %v %v, want %d twice", n, err, want)
 			}
@@ -304,5 +304,42 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A shared update that runs again (here: asks to run alone) takes first
+// the numbers its earlier attempt drew for kept counters, so it leaves no
+// gap; a counter not kept is drawn afresh.
+func TestRerunKeepsKeptNumbers(t *testing.T) {
+	pgs := sharedServers(t, 1)
+	kept := Key{Bucket: []byte("c"), Key: []byte("T"), Keep: true}
+	fresh := Key{Bucket: []byte("c"), Key: []byte("R")}
+	var got [][2]uint64
+	if err := pgs[0].UpdateShared(func(tx Tx) error {
+		if err := tx.DrawAhead(kept, fresh); err != nil {
+			return err
+		}
+		n, err := tx.IncrementEach(kept, fresh)
+		if err != nil {
+			return err
+		}
+		got = append(got, [2]uint64{n[0], n[1]})
+		if tx.Concurrent() {
+			return tx.Alone()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0][0] != 1 || got[1][0] != 1 || got[1][1] == got[0][1] {
+		t.Fatalf("attempts drew %v: want the kept counter's 1 twice and the other counter afresh", got)
+	}
+	if err := pgs[0].View(func(tx Tx) error {
+		if n := u64At(tx.Bucket([]byte("c")), "T"); n != 1 {
+			t.Errorf("kept counter at %d after a rerun, want 1", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -207,8 +207,9 @@ func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 }
 
 func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
+	var carry map[cacheKey][]uint64
 	for attempt := 1; ; attempt++ {
-		again, err := p.attempt(mode, fn)
+		again, err := p.attempt(mode, fn, &carry)
 		if again == modeView {
 			return err
 		}
@@ -224,12 +225,21 @@ func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
 
 // attempt runs fn once in mode; again is the mode to run it in once more,
 // or modeView when this attempt's outcome is final.
-func (p *PG) attempt(mode txMode, fn func(tx Tx) error) (again txMode, err error) {
+func (p *PG) attempt(mode txMode, fn func(tx Tx) error, carry *map[cacheKey][]uint64) (again txMode, err error) {
 	t, release, err := p.open(mode != modeView)
 	if err != nil {
 		return modeView, err
 	}
 	defer release()
+	// Numbers an earlier attempt drew for kept counters come first.
+	t.ahead = *carry
+	for ck := range t.ahead {
+		if t.kept == nil {
+			t.kept = map[cacheKey]bool{}
+		}
+		t.kept[ck] = true
+	}
+	defer func() { *carry = t.carry() }()
 	if mode != modeView {
 		if err := t.lock(mode); err != nil {
 			return modeView, err
@@ -284,8 +294,12 @@ type pgTx struct {
 	cause error
 	// shared is set in a shared update; alone once fn asked to run alone.
 	shared, alone bool
-	// ahead are counters' numbers drawn ahead (Tx.DrawAhead).
-	ahead map[cacheKey][]uint64
+	// ahead are counters' numbers drawn ahead (Tx.DrawAhead), or carried
+	// from an earlier attempt; kept marks the counters whose numbers are
+	// carried, and handed lists those handed out (pgshared.go).
+	ahead  map[cacheKey][]uint64
+	kept   map[cacheKey]bool
+	handed []handedOut
 	// writes counts changes, so cursors know their buffered rows are stale.
 	writes int
 	// keys are the pairs this transaction has read or written (pgcache.go).

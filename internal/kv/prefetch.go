@@ -3,7 +3,13 @@ package kv
 import "github.com/jackc/pgx/v5"
 
 // Key names a key of a bucket, for operations on several keys at once.
-type Key struct{ Bucket, Key []byte }
+type Key struct {
+	Bucket, Key []byte
+	// Keep, for a counter drawn in a shared update, hands a number the
+	// attempt drew to the next attempt when the update runs again, so a
+	// conflict or a turn alone leaves no gap (see Tx.DrawAhead).
+	Keep bool
+}
 
 // Prefetch reads keys the transaction is about to read, on PostgreSQL in
 // one round trip instead of one each: a write's first reads (its

@@ -230,8 +230,7 @@ func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (Record
 				return RecordOutput{}, errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
 			}
 			// The thought's id and its record number, in one round trip.
-			if err := tx.DrawAhead(kv.Key{Bucket: []byte(store.BucketCounters), Key: []byte(store.CounterThought)},
-				kv.Key{Bucket: []byte(store.BucketCounters), Key: []byte(store.CounterRecord)}); err != nil {
+			if err := store.DrawAhead(tx, store.CounterThought, store.CounterRecord); err != nil {
 				return RecordOutput{}, err
 			}
 			l, err := appendLink(tx, n, chainThought, body, func(int) (string, error) {

@@ -327,22 +327,25 @@ func NextID(tx kv.Tx, name string) (uint64, error) {
 // chain link (CounterRecord) is drawn ahead in the same round trip.
 func NextTaskNumbers(tx kv.Tx, project string, chained bool) (num, seq uint64, err error) {
 	if chained {
-		if err := tx.DrawAhead(
-			kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterTask)},
-			kv.Key{Bucket: []byte(BucketProjectSeq), Key: []byte(project)},
-			kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterRecord)},
-		); err != nil {
+		if err := tx.DrawAhead(counterKey(BucketCounters, CounterTask), counterKey(BucketProjectSeq, project), counterKey(BucketCounters, CounterRecord)); err != nil {
 			return 0, 0, fmt.Errorf("store: task counters: %w", err)
 		}
 	}
-	n, err := tx.IncrementEach(
-		kv.Key{Bucket: []byte(BucketCounters), Key: []byte(CounterTask)},
-		kv.Key{Bucket: []byte(BucketProjectSeq), Key: []byte(project)},
-	)
+	n, err := tx.IncrementEach(counterKey(BucketCounters, CounterTask), counterKey(BucketProjectSeq, project))
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: task counters: %w", err)
 	}
 	return n[0], n[1], nil
+}
+
+// DrawAhead draws the next numbers of the store-wide counters names
+// together, for the transaction's NextID calls to take (kv.Tx.DrawAhead).
+func DrawAhead(tx kv.Tx, names ...string) error {
+	keys := make([]kv.Key, len(names))
+	for i, name := range names {
+		keys[i] = counterKey(BucketCounters, name)
+	}
+	return tx.DrawAhead(keys...)
 }
 
 // PeekID returns the last number handed out by counter name (0 if none).
@@ -361,15 +364,23 @@ func PeekID(tx kv.Tx, name string) uint64 {
 // outside the transaction (kv.Bucket.Increment), so servers writing at
 // once never wait for each other's counter.
 func next(tx kv.Tx, bucket, name string) (uint64, error) {
-	b := tx.Bucket([]byte(bucket))
-	if !b.Exists() {
+	if !tx.Bucket([]byte(bucket)).Exists() {
 		return 0, fmt.Errorf("store: bucket %s missing", bucket)
 	}
-	n, err := b.Increment([]byte(name))
+	n, err := tx.IncrementEach(counterKey(bucket, name))
 	if err != nil {
 		return 0, fmt.Errorf("store: counter %s/%s: %w", bucket, name, err)
 	}
-	return n, nil
+	return n[0], nil
+}
+
+// counterKey names a counter for kv's draws. Every counter but the record
+// numbers keeps what an attempt of a shared update drew for the next
+// (kv.Key.Keep), so ids have no gap when a write runs again; record
+// numbers order a chain's links and must be drawn after the snapshot that
+// read the chain's head, so a rerun draws them afresh.
+func counterKey(bucket, name string) kv.Key {
+	return kv.Key{Bucket: []byte(bucket), Key: []byte(name), Keep: !(bucket == BucketCounters && name == CounterRecord)}
 }
 
 // U64 encodes n as 8 big-endian bytes, the key form of numbered records:
