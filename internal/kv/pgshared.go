@@ -16,7 +16,7 @@ package kv
 //
 // A shared update must leave the rows every writer shares alone, or it
 // would conflict with every other server's writes:
-//   - counters are drawn outside the transaction (Bucket.Increment), as a
+//   - counters are drawn outside the transaction (Tx.IncrementEach), as a
 //     PostgreSQL sequence is: never handed out twice, and a number drawn by
 //     a transaction that fails is skipped;
 //   - totals are kept per server (Tx.Shard) and summed by readers;
@@ -167,30 +167,13 @@ func (t Tx) Shard() []byte {
 	return t.pg.p.shard[:]
 }
 
-// Increment raises the counter under key (8 bytes, big endian; absent
-// reads as 0) by one and returns it. Inside a shared update the counter
-// is drawn outside the transaction, as a PostgreSQL sequence is: it is
-// never handed out twice, but one drawn by a transaction that then fails
-// is skipped. Everywhere else it changes inside the transaction.
-func (b Bucket) Increment(key []byte) (uint64, error) {
-	return b.increment(Key{Key: key})
-}
-
-func (b Bucket) increment(k Key) (uint64, error) {
-	var bucket []byte
-	if b.pg != nil {
-		bucket = []byte(b.pg.name)
-	}
-	k.Bucket = bucket
-	n, err := incrementEach(b, []Key{k})
-	if err != nil {
-		return 0, err
-	}
-	return n[0], nil
-}
-
-// IncrementEach raises several counters by one as Increment does, in one
-// round trip inside a shared update.
+// IncrementEach raises each counter under its key (8 bytes, big endian;
+// absent reads as 0) by one and returns them. Inside a shared update the
+// counters are drawn outside the transaction, in one round trip, as a
+// PostgreSQL sequence is: a number is never handed out twice, but one
+// drawn by a transaction that then fails is skipped (see DrawAhead for
+// one that runs again). Everywhere else they change inside the
+// transaction.
 func (t Tx) IncrementEach(keys ...Key) ([]uint64, error) {
 	if t.pg != nil && t.pg.shared {
 		return t.pg.drawKeys(keys)
@@ -207,7 +190,7 @@ func (t Tx) IncrementEach(keys ...Key) ([]uint64, error) {
 }
 
 // DrawAhead draws, inside a shared update, the next number of each counter
-// now, in one round trip, for the transaction's next Increment of that
+// now, in one round trip, for the transaction's next IncrementEach of that
 // counter to take without one of its own: a write that will draw several
 // counters at different points draws them together. A number drawn ahead
 // and not taken is skipped, unless its Key keeps it: the numbers of kept
@@ -230,7 +213,7 @@ func (t Tx) DrawAhead(keys ...Key) error {
 	return nil
 }
 
-// stash keeps n for key's next Increment in this attempt.
+// stash keeps n for key's next IncrementEach in this attempt.
 func (t *pgTx) stash(k Key, n uint64) {
 	if t.ahead == nil {
 		t.ahead = map[cacheKey][]uint64{}

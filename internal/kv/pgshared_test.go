@@ -79,7 +79,7 @@ func TestSharedUpdatesRunSideBySide(t *testing.T) {
 
 // Many servers changing the same keys at once in shared updates lose no
 // change: every read-modify-write that raced another runs again. Counters
-// drawn with Increment are never handed out twice, and an exclusive update
+// drawn with IncrementEach are never handed out twice, and an exclusive update
 // in the middle of it all sees a state no shared update is half through.
 func TestSharedUpdatesLoseNoChange(t *testing.T) {
 	pgs := sharedServers(t, 3)
@@ -100,9 +100,11 @@ func TestSharedUpdatesLoseNoChange(t *testing.T) {
 						// "sum" and "pairs" always change together.
 						sum, pairs := u64At(b, "sum"), u64At(b, "pairs")
 						var err error
-						if n, err = tx.Bucket([]byte("counters")).Increment([]byte("n")); err != nil {
+						drawn, err := tx.IncrementEach(Key{Bucket: []byte("counters"), Key: []byte("n")})
+						if err != nil {
 							return err
 						}
+						n = drawn[0]
 						if err := b.Put([]byte("sum"), binary.BigEndian.AppendUint64(nil, sum+2)); err != nil {
 							return err
 						}
@@ -279,16 +281,17 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 		}
 	})
 	pgs := sharedServers(t, 1)
-	// A number drawn ahead is the next Increment's; the counter moved once.
+	// A number drawn ahead is the next IncrementEach's; the counter moved once.
 	if err := pgs[0].UpdateShared(func(tx Tx) error {
 		if err := tx.DrawAhead(Key{Bucket: []byte("c"), Key: []byte("A")}); err != nil {
 			return err
 		}
-		if n, err := tx.Bucket([]byte("c")).Increment([]byte("A")); err != nil || n != 1 {
-			t.Errorf("increment after drawing ahead: %d %v, want 1", n, err)
+		a := Key{Bucket: []byte("c"), Key: []byte("A")}
+		if n, err := tx.IncrementEach(a); err != nil || n[0] != 1 {
+			t.Errorf("increment after drawing ahead: %v %v, want 1", n, err)
 		}
-		if n, err := tx.Bucket([]byte("c")).Increment([]byte("A")); err != nil || n != 2 {
-			t.Errorf("second increment: %d %v, want 2", n, err)
+		if n, err := tx.IncrementEach(a); err != nil || n[0] != 2 {
+			t.Errorf("second increment: %v %v, want 2", n, err)
 		}
 		return nil
 	}); err != nil {

@@ -72,14 +72,7 @@ func recordGranted(tx kv.Tx, meta kv.Bucket, k, output []byte, ms uint64, aged b
 			}
 		}
 		if aged || count+1 > generationKeys {
-			if err := tx.Clear(previous); err != nil {
-				return err
-			}
-			next := byte(1)
-			if string(current) == BucketIdempotencyAlt {
-				next = 0
-			}
-			if err := meta.Put(keyIdemGeneration, []byte{next}); err != nil {
+			if err := turnGeneration(tx, meta, current, previous); err != nil {
 				return err
 			}
 			current, count, since = previous, 0, 0

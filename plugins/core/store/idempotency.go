@@ -136,14 +136,7 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 		return recordGranted(tx, meta, idemKey(scope, key), output, ms, aged)
 	}
 	if count >= generationKeys || aged {
-		if err := tx.Clear(previous); err != nil {
-			return err
-		}
-		next := byte(1)
-		if string(current) == BucketIdempotencyAlt {
-			next = 0
-		}
-		if err := meta.Put(keyIdemGeneration, []byte{next}); err != nil {
+		if err := turnGeneration(tx, meta, current, previous); err != nil {
 			return err
 		}
 		current, count, since = previous, 0, 0
@@ -156,10 +149,7 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 	if old := b.Get(k); len(old) < 8 {
 		count++
 	}
-	v := make([]byte, 8, 8+len(output))
-	binary.BigEndian.PutUint64(v, ms)
-	v = append(v, output...)
-	if err := b.Put(k, v); err != nil {
+	if err := putIdem(b, k, output, ms); err != nil {
 		return err
 	}
 	if since == 0 {
@@ -168,6 +158,19 @@ func Record(tx kv.Tx, scope, key string, output []byte, now time.Time) error {
 		}
 	}
 	return meta.Put(keyIdemCount, U64(count))
+}
+
+// turnGeneration drops the previous generation's records and makes its
+// bucket the current one's.
+func turnGeneration(tx kv.Tx, meta kv.Bucket, current, previous []byte) error {
+	if err := tx.Clear(previous); err != nil {
+		return err
+	}
+	next := byte(1)
+	if string(current) == BucketIdempotencyAlt {
+		next = 0
+	}
+	return meta.Put(keyIdemGeneration, []byte{next})
 }
 
 // IdempotentCount reports how many keys are kept, both generations

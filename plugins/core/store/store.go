@@ -315,7 +315,7 @@ func (s *Store) Latency() (time.Duration, error) {
 // example CounterTask), starting at 1. It must run inside the transaction
 // that writes the numbered record: on bbolt a rolled-back write rolls the
 // counter back with it; inside a shared update on PostgreSQL the number
-// is drawn as a sequence's is (kv.Bucket.Increment), and one a failed
+// is drawn as a sequence's is (kv.Tx.IncrementEach), and one a failed
 // write drew is skipped. Either way a number is never handed out twice.
 func NextID(tx kv.Tx, name string) (uint64, error) {
 	return next(tx, BucketCounters, name)
@@ -361,7 +361,7 @@ func PeekID(tx kv.Tx, name string) uint64 {
 }
 
 // next raises a counter; in a shared update on PostgreSQL it is drawn
-// outside the transaction (kv.Bucket.Increment), so servers writing at
+// outside the transaction (kv.Tx.IncrementEach), so servers writing at
 // once never wait for each other's counter.
 func next(tx kv.Tx, bucket, name string) (uint64, error) {
 	if !tx.Bucket([]byte(bucket)).Exists() {
