@@ -102,10 +102,16 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 		rec      *record
 		event    map[string]any
 	)
+	// What the write will count in (countKeysOf): its project, assignee
+	// and labels.
+	counted := &record{project: in.Project, assignee: DefaultAssignee, labels: in.Labels}
+	if in.Assignee != nil && *in.Assignee != "" {
+		counted.assignee = *in.Assignee
+	}
 	err = s.st.CommitShared(func(tx kv.Tx) error {
-		tx.Prefetch(store.OnceKeys(tx, idemCreate, call.IdemKey,
+		tx.Prefetch(store.OnceKeys(tx, idemCreate, call.IdemKey, append(countKeysOf(tx, counted),
 			kv.Key{Bucket: []byte(store.BucketProjects), Key: []byte(in.Project)},
-			kv.Key{Bucket: []byte(store.BucketMeta), Key: metaListIndexUpto})...)
+			kv.Key{Bucket: []byte(store.BucketMeta), Key: metaListIndexUpto})...)...)
 		var err error
 		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
 			if err := s.projectForWrite(tx, in.Project, call); err != nil {

@@ -198,6 +198,20 @@ func addCountAt(b kv.Bucket, key []byte, status, priority uint8, delta int64) er
 	return b.Put(key, cur)
 }
 
+// countKeysOf are the counters a write of rec changes inside a shared
+// update (its shards of every scope rec counts in), for tx.Prefetch; none
+// elsewhere.
+func countKeysOf(tx kv.Tx, rec *record) []kv.Key {
+	if !tx.Concurrent() {
+		return nil
+	}
+	var keys []kv.Key
+	for _, scope := range append([][]byte{scopeAll(), scopeProject(rec.project)}, facetScopesOf(rec)...) {
+		keys = append(keys, kv.Key{Bucket: []byte(store.BucketTaskCountShards), Key: append(slices.Clip(scope), tx.Shard()...)})
+	}
+	return keys
+}
+
 // countCells sums the counters of scope over the given status and priority
 // codes.
 func countCells(tx kv.Tx, scope []byte, statuses, priorities []uint8) int {
