@@ -53,11 +53,13 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 }
 
 // CommitShared is Commit for a write that, on PostgreSQL, may run beside
-// other servers' writes (docs/decisions.md D40): one whose shared rows are
-// counters (NextID), totals under tx.Shard, or written only after
-// tx.Alone. A transaction whose calls are all shared runs as a shared
-// update; any other call in it makes it exclusive. fn may run more than
-// once; only its last run counts.
+// other servers' writes (docs/decisions.md D40): one whose rows every
+// write would change are counters (NextID), totals under tx.Shard, or
+// written only after tx.Alone, and which deletes no row another shared
+// write may write again from an earlier read (PostgreSQL reports no
+// conflict for that). A transaction whose calls are all shared runs as a
+// shared update; a transaction runs with shared calls only or exclusive
+// ones only. fn may run more than once; only its last run counts.
 func (s *Store) CommitShared(fn func(tx kv.Tx) error) error {
 	return s.commit(&groupCall{fn: fn, done: make(chan error, 1), shared: true})
 }

@@ -255,9 +255,8 @@ func (s *Store) Update(fn func(tx kv.Tx) error) error {
 }
 
 // UpdateShared is Update for a write that, on PostgreSQL, may run beside
-// other servers' writes (docs/decisions.md D40): one whose conflicts with
-// them are all on rows both change, which PostgreSQL detects (the write
-// then runs again). fn may run more than once; only its last run counts.
+// other servers' writes, under CommitShared's rules (docs/decisions.md
+// D40). fn may run more than once; only its last run counts.
 func (s *Store) UpdateShared(fn func(tx kv.Tx) error) error {
 	return s.update(true, fn)
 }
