@@ -58,8 +58,8 @@ func (s *Store) Commit(fn func(tx kv.Tx) error) error {
 // written only after tx.Alone, and which deletes no row another shared
 // write may write again from an earlier read (PostgreSQL reports no
 // conflict for that). A transaction whose calls are all shared runs as a
-// shared update; a transaction runs with shared calls only or exclusive
-// ones only. fn may run more than once; only its last run counts.
+// shared update; any other call in it makes it exclusive. fn may run more
+// than once; only its last run counts.
 func (s *Store) CommitShared(fn func(tx kv.Tx) error) error {
 	return s.commit(&groupCall{fn: fn, done: make(chan error, 1), shared: true})
 }
