@@ -221,9 +221,11 @@ func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (Record
 	var out RecordOutput
 	var replayed bool
 	err = s.st.CommitShared(func(tx kv.Tx) error {
-		tx.Prefetch(store.OnceKeys(tx, "thought_record", key,
-			kv.Key{Bucket: []byte(store.BucketTasks), Key: store.U64(n)},
-			kv.Key{Bucket: []byte(store.BucketChainLinks), Key: headKey(n, chainThought)})...)
+		if tx.Shared() {
+			tx.Prefetch(store.OnceKeys(tx, "thought_record", key,
+				kv.Key{Bucket: []byte(store.BucketTasks), Key: store.U64(n)},
+				kv.Key{Bucket: []byte(store.BucketChainLinks), Key: headKey(n, chainThought)})...)
+		}
 		var err error
 		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
 			if !taskExists(tx, n) {
