@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
 // sharedServers opens n "servers" on one database: each its own pool and
@@ -344,5 +346,47 @@ func TestRerunKeepsKeptNumbers(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// With the writers' table held exclusively elsewhere (a stuck server), a
+// shared update and an exclusive one each give up after LockTimeout with
+// ERR_UNAVAILABLE saying so; once it is free they run.
+func TestWritersTableGivesUpOnAHeldLock(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	for _, sql := range []string{TableSQL("held_kv"), WritersSQL("held_writers")} {
+		if _, err := pool.Exec(ctx, sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pg, err := NewPG(pool, PGConfig{Area: "test", Table: "held_kv", Writers: "held_writers", Where: "test", LockTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, "LOCK TABLE held_writers IN EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	put := func(tx Tx) error { return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v")) }
+	for name, update := range map[string]func(func(Tx) error) error{"shared": pg.UpdateShared, "exclusive": pg.Update} {
+		err := update(put)
+		if e, ok := errs.As(err); !ok || e.Code != errs.Unavailable || !strings.Contains(e.Message, "stayed locked") {
+			t.Fatalf("%s update under a held lock: %v", name, err)
+		}
+	}
+	if err := holder.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.UpdateShared(put); err != nil {
+		t.Fatalf("shared update after the lock was freed: %v", err)
 	}
 }
