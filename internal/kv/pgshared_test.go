@@ -18,6 +18,12 @@ import (
 // sharedServers opens n "servers" on one database: each its own pool and
 // PG, ordered by the writers' table as an area is.
 func sharedServers(t *testing.T, n int) []*PG {
+	return sharedServersWaiting(t, n, 5*time.Second)
+}
+
+// sharedServersWaiting is sharedServers whose updates wait at most
+// lockTimeout for the writers' lock.
+func sharedServersWaiting(t *testing.T, n int, lockTimeout time.Duration) []*PG {
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	var out []*PG
@@ -33,7 +39,7 @@ func sharedServers(t *testing.T, n int) []*PG {
 				}
 			}
 		}
-		pg, err := NewPG(pool, PGConfig{Area: "test", Table: "shared_kv", Writers: "shared_writers", Where: "test", LockTimeout: 5 * time.Second})
+		pg, err := NewPG(pool, PGConfig{Area: "test", Table: "shared_kv", Writers: "shared_writers", Where: "test", LockTimeout: lockTimeout})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,27 +359,13 @@ func TestRerunKeepsKeptNumbers(t *testing.T) {
 // shared update and an exclusive one each give up after LockTimeout with
 // ERR_UNAVAILABLE saying so; once it is free they run.
 func TestWritersTableGivesUpOnAHeldLock(t *testing.T) {
-	dsn := pgtest.DSN(t)
+	pg := sharedServersWaiting(t, 1, 200*time.Millisecond)[0]
 	ctx := context.Background()
-	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)
+	holder, err := pg.Pool().Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pool.Close()
-	for _, sql := range []string{TableSQL("held_kv"), WritersSQL("held_writers")} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pg, err := NewPG(pool, PGConfig{Area: "test", Table: "held_kv", Writers: "held_writers", Where: "test", LockTimeout: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	holder, err := pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := holder.Exec(ctx, "LOCK TABLE held_writers IN EXCLUSIVE MODE"); err != nil {
+	if _, err := holder.Exec(ctx, "LOCK TABLE shared_writers IN EXCLUSIVE MODE"); err != nil {
 		t.Fatal(err)
 	}
 	put := func(tx Tx) error { return tx.Bucket([]byte("b")).Put([]byte("k"), []byte("v")) }
