@@ -64,12 +64,9 @@ func idemKey(scope, key string) []byte {
 	return append(k, key...)
 }
 
-// OnceKeys are the keys Once reads for (scope, key), with more, for
-// tx.Prefetch: a write reads them all in one round trip on PostgreSQL.
+// OnceKeys are the keys Once reads for (scope, key) on PostgreSQL, with
+// more, for tx.Prefetch: a write reads them all in one round trip.
 func OnceKeys(tx kv.Tx, scope, key string, more ...kv.Key) []kv.Key {
-	if !tx.Shared() {
-		return nil
-	}
 	meta := []byte(BucketMeta)
 	keys := append(more,
 		kv.Key{Bucket: meta, Key: keyIdemGeneration},
