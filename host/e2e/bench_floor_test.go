@@ -164,7 +164,10 @@ func (t *table) add(r row) {
 func formatRow(r row) string {
 	goal, met := r.goal()
 	mark := "yes"
-	if !met {
+	switch {
+	case goal == "—":
+		mark = "—"
+	case !met:
 		mark = "**no**"
 	}
 	floor, ratio, p99 := "—", "—", "—"
