@@ -54,6 +54,9 @@ type Object []Member
 // Strings (values and keys) that are not valid UTF-8 are refused with a 400
 // ERR_INVALID_INPUT *errs.Error naming the offending path.
 func Stringify(v any) (string, error) {
+	if b, ok := appendFast(make([]byte, 0, 512), v, 0); ok {
+		return string(b), nil
+	}
 	b, err := appendValue(nil, v, "$", 0)
 	if err != nil {
 		return "", err
