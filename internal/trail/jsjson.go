@@ -72,6 +72,9 @@ func appendValue(dst []byte, v any, path string, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, errs.Invalidf(path, "maxDepth", "value nests deeper than %d levels; flatten it", maxDepth)
 	}
+	if out, ok := appendGoNumber(dst, v); ok {
+		return out, nil
+	}
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), nil
@@ -85,30 +88,6 @@ func appendValue(dst []byte, v any, path string, depth int) ([]byte, error) {
 			return nil, notUTF8(path)
 		}
 		return AppendString(dst, x), nil
-	case float64:
-		return AppendNumber(dst, x), nil
-	case float32:
-		return AppendNumber(dst, float64(x)), nil
-	case int:
-		return AppendNumber(dst, float64(x)), nil
-	case int8:
-		return AppendNumber(dst, float64(x)), nil
-	case int16:
-		return AppendNumber(dst, float64(x)), nil
-	case int32:
-		return AppendNumber(dst, float64(x)), nil
-	case int64:
-		return AppendNumber(dst, float64(x)), nil
-	case uint:
-		return AppendNumber(dst, float64(x)), nil
-	case uint8:
-		return AppendNumber(dst, float64(x)), nil
-	case uint16:
-		return AppendNumber(dst, float64(x)), nil
-	case uint32:
-		return AppendNumber(dst, float64(x)), nil
-	case uint64:
-		return AppendNumber(dst, float64(x)), nil
 	case json.Number:
 		return appendNumberLiteral(dst, string(x), path)
 	case json.RawMessage:
@@ -186,6 +165,42 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendGoNumber writes v as a JavaScript Number when it is one of Go's
+// number types (integers beyond 2^53 lose precision as they would in
+// JavaScript); false when it is not a number.
+func appendGoNumber(dst []byte, v any) ([]byte, bool) {
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case float32:
+		f = float64(x)
+	case int:
+		f = float64(x)
+	case int8:
+		f = float64(x)
+	case int16:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case uint:
+		f = float64(x)
+	case uint8:
+		f = float64(x)
+	case uint16:
+		f = float64(x)
+	case uint32:
+		f = float64(x)
+	case uint64:
+		f = float64(x)
+	default:
+		return dst, false
+	}
+	return AppendNumber(dst, f), true
 }
 
 // AppendNumber appends f as JavaScript's Number::toString writes it (which

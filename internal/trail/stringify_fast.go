@@ -17,6 +17,9 @@ func appendFast(dst []byte, v any, depth int) ([]byte, bool) {
 	if depth > maxDepth {
 		return dst, false
 	}
+	if out, ok := appendGoNumber(dst, v); ok {
+		return out, true
+	}
 	switch x := v.(type) {
 	case nil:
 		return append(dst, "null"...), true
@@ -30,30 +33,6 @@ func appendFast(dst []byte, v any, depth int) ([]byte, bool) {
 			return dst, false
 		}
 		return AppendString(dst, x), true
-	case float64:
-		return AppendNumber(dst, x), true
-	case float32:
-		return AppendNumber(dst, float64(x)), true
-	case int:
-		return AppendNumber(dst, float64(x)), true
-	case int8:
-		return AppendNumber(dst, float64(x)), true
-	case int16:
-		return AppendNumber(dst, float64(x)), true
-	case int32:
-		return AppendNumber(dst, float64(x)), true
-	case int64:
-		return AppendNumber(dst, float64(x)), true
-	case uint:
-		return AppendNumber(dst, float64(x)), true
-	case uint8:
-		return AppendNumber(dst, float64(x)), true
-	case uint16:
-		return AppendNumber(dst, float64(x)), true
-	case uint32:
-		return AppendNumber(dst, float64(x)), true
-	case uint64:
-		return AppendNumber(dst, float64(x)), true
 	case []string:
 		if x == nil {
 			// encoding/json's nil slice, as appendValue writes it.
