@@ -96,27 +96,8 @@ func benchCluster(b *testing.B, servers int, dsn string, probe *createProbe) clu
 		own[i], _ = out["task_id"].(string)
 	}
 	rate := func(step func(i int, a *clusterClient, n int64) error) float64 {
-		var count atomic.Int64
-		var failed atomic.Value
-		var wg sync.WaitGroup
-		start := time.Now()
-		for i, a := range agents {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for time.Since(start) < phase {
-					if err := step(i, a, count.Add(1)); err != nil {
-						failed.Store(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err, _ := failed.Load().(error); err != nil {
-			b.Fatal(err)
-		}
-		return float64(count.Load()) / time.Since(start).Seconds()
+		r, _ := runFor(b, len(agents), phase, func(i int, n int64) error { return step(i, agents[i], n) })
+		return r
 	}
 	var f clusterFigures
 	var ids []string

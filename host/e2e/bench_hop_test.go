@@ -219,7 +219,15 @@ func boltRate(b *testing.B, dir string, d time.Duration, goroutines int, put fun
 	// A batch commits once every writer has joined it, not after bbolt's
 	// default 10 ms wait for 1,000 calls that 8 writers never make.
 	db.MaxBatchSize = goroutines
-	var n atomic.Int64
+	rate, _ := runFor(b, goroutines, d, func(_ int, n int64) error { return put(db, int(n)) })
+	return rate
+}
+
+// runFor runs step from the given number of goroutines until d has passed,
+// n numbering the steps from 1 across all of them, and returns the steps
+// per second and how many ran; a failed step ends the benchmark.
+func runFor(b *testing.B, goroutines int, d time.Duration, step func(g int, n int64) error) (float64, int64) {
+	var count atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -228,7 +236,7 @@ func boltRate(b *testing.B, dir string, d time.Duration, goroutines int, put fun
 		go func() {
 			defer wg.Done()
 			for time.Since(start) < d {
-				if err := put(db, int(n.Add(1))); err != nil {
+				if err := step(g, count.Add(1)); err != nil {
 					failed.Store(err)
 					return
 				}
@@ -239,7 +247,7 @@ func boltRate(b *testing.B, dir string, d time.Duration, goroutines int, put fun
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	return float64(n.Load()) / time.Since(start).Seconds()
+	return float64(count.Load()) / time.Since(start).Seconds(), count.Load()
 }
 
 // writeFloors are the durable write rates of 8 goroutines on one bbolt
@@ -287,30 +295,11 @@ func benchWrites(b *testing.B, tab *table) {
 		}},
 	} {
 		before := measureWriteFloors(b, floorDir, d/2)
-		var count atomic.Int64
-		var wg sync.WaitGroup
-		var failed atomic.Value
 		share := startCPUShare(w, sessions)
-		start := time.Now()
-		for _, s := range sessions {
-			wg.Add(1)
-			go func(s *session) {
-				defer wg.Done()
-				for time.Since(start) < d {
-					i := int(count.Add(1))
-					if err := subjectCall(s, c.name, c.args(i))(); err != nil {
-						failed.Store(err)
-						return
-					}
-				}
-			}(s)
-		}
-		wg.Wait()
-		rate := float64(count.Load()) / time.Since(start).Seconds()
-		cpu := share.perOp(count.Load())
-		if err, _ := failed.Load().(error); err != nil {
-			b.Fatal(err)
-		}
+		rate, calls := runFor(b, clients, d, func(g int, n int64) error {
+			return subjectCall(sessions[g], c.name, c.args(int(n)))()
+		})
+		cpu := share.perOp(calls)
 		after := measureWriteFloors(b, floorDir, d/2)
 		tab.add(row{name: c.name + ", 8 clients, durable", figure: rate, floor: (before.update + after.update) / 2, unit: "/s",
 			minRatio: 0.6, note: "floor: 8 goroutines each committing a one-key bbolt update, same disk; " + cpu})
