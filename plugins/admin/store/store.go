@@ -41,17 +41,20 @@ const (
 	BucketDeliveries     = "deliveries"
 	BucketDeliveryDue    = "delivery_due"  // unix nanos, id → empty
 	BucketDeliveryByHook = "delivery_bywh" // webhook id, 0, created nanos, id → empty
-	// BucketDeliveryByEvent marks the webhooks a bus event was queued for
-	// (event id, 0, webhook id → empty), so a redelivered event (one
-	// published again after its server died) queues nothing new.
-	BucketDeliveryByEvent = "delivery_byevent"
+	// BucketDeliveryByEvent and BucketDeliveryByEventB mark the webhooks a
+	// bus event was queued for (event id, 0, webhook id → 1), so a
+	// redelivered event (one published again after its server died) queues
+	// nothing new. They are two generations, the older dropped whole
+	// (plugins/admin/webhooks/byevent.go).
+	BucketDeliveryByEvent  = "delivery_byevent"
+	BucketDeliveryByEventB = "delivery_byevent_b"
 )
 
 var allBuckets = []string{
 	BucketMeta, BucketCounters, BucketKeys, BucketKeyHash, BucketKeyUsage, BucketKeyDaily, BucketKeyAudit,
 	BucketWorkspaces, BucketMembers, BucketInvitations, BucketInviteHash, BucketProjects, BucketProjectSlug,
 	BucketOutbox, BucketWebhooks, BucketDeliveries, BucketDeliveryDue, BucketDeliveryByHook, BucketDeliveryByEvent,
-	BucketIdempotency, BucketIdempotencyOrder, BucketIdempotencySealed,
+	BucketDeliveryByEventB, BucketIdempotency, BucketIdempotencyOrder, BucketIdempotencySealed,
 }
 
 // SchemaVersion is the layout version this build writes.

@@ -168,11 +168,6 @@ func addHistory(tx store.Tx, d *Delivery) error {
 		if err := idx.Delete(k); err != nil {
 			return err
 		}
-		if old != nil {
-			if err := tx.Bucket([]byte(store.BucketDeliveryByEvent)).Delete(eventHookKey(old.EventID, old.WebhookID)); err != nil {
-				return err
-			}
-		}
 		excess--
 	}
 	return nil
@@ -283,15 +278,14 @@ func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim, once bool, only 
 	if err != nil || len(hooks) == 0 {
 		return nil, 0, 0, err
 	}
+	now := m.now()
 	if once {
-		seen := tx.Bucket([]byte(store.BucketDeliveryByEvent))
 		fresh := hooks[:0]
 		for _, w := range hooks {
-			k := eventHookKey(ev.ID, w.ID)
-			if seen.Get(k) != nil {
+			if queuedFor(tx, ev.ID, w.ID) {
 				continue
 			}
-			if err := seen.Put(k, []byte{1}); err != nil {
+			if err := markQueued(tx, now, ev.ID, w.ID); err != nil {
 				return nil, 0, 0, err
 			}
 			fresh = append(fresh, w)
@@ -300,7 +294,6 @@ func (m *Manager) enqueueTx(tx store.Tx, ev store.Event, claim, once bool, only 
 			return nil, 0, 0, nil
 		}
 	}
-	now := m.now()
 	payload := body(ev)
 	for _, w := range hooks {
 		ts := formatTime(now)

@@ -72,3 +72,47 @@ func TestHostNotificationsAreNotWebhookEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestRedeliveryAfterHistoryPruned: a redelivered bus event queues nothing
+// new even when the webhook's delivery history has since dropped the
+// event's delivery (a busy webhook prunes its history long before a dead
+// server's events are drained again).
+func TestRedeliveryAfterHistoryPruned(t *testing.T) {
+	pgtest.EachStore(t, testRedeliveryAfterHistoryPruned)
+}
+
+func testRedeliveryAfterHistoryPruned(t *testing.T) {
+	saved := maxHistoryPerWebhook
+	maxHistoryPerWebhook = 5
+	defer func() { maxHistoryPerWebhook = saved }()
+	st := openStore(t, t.TempDir())
+	m := devManager(t, st)
+	r := newReceiver(t, 0)
+	register(t, m, r)
+	event := func(i int) store.Event {
+		return store.Event{ID: fmt.Sprintf("evt_%02d", i), Type: "task.created", Time: "2026-11-22T00:00:00.000Z", Data: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i))}
+	}
+	for i := 0; i < 12; i++ {
+		if err := m.EnqueueEvent(event(i)); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, m)
+	}
+	// Every event arrives again, the oldest first, as a drain of what a
+	// dead server left would send them.
+	for i := 0; i < 12; i++ {
+		if err := m.EnqueueEvent(event(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drainAll(t, m)
+	got := r.seqOf()
+	sortInts(got)
+	want := make([]int, 12)
+	for i := range want {
+		want[i] = i
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the receiver got %v, want each of 0…11 once", got)
+	}
+}
