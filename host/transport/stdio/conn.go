@@ -59,7 +59,10 @@ type connSession struct {
 	// calls cancels the running tool calls by id (rpcid.Key), for a
 	// notifications/cancelled: the calls Handler.CallTool answers never
 	// reach mcp-go, which cancels the others.
-	calls  sync.Map
+	calls sync.Map
+	// inflight holds the ids of the requests not yet answered.
+	inflight jsonrpc.InFlight
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -365,11 +368,23 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 			respond(resp)
 		}
 		return
-	case probe.Method == string(mcp.MethodInitialize):
+	}
+	// A request whose id the session still holds is refused at once,
+	// never merged with the one holding it (docs/decisions.md D42). The
+	// id is freed just before its answer is queued: a client that reads
+	// the answer and reuses the id is never refused.
+	hold, inUse, free := c.inflight.Enter(probe.ID)
+	if !free {
+		respond(inUse)
+		return
+	}
+	if probe.Method == string(mcp.MethodInitialize) {
 		// On the read loop too: a request read after initialize then
 		// sees the client's name and capabilities (D4), even from a
 		// client that does not wait for the answer.
-		if resp := s.h.HandleMessage(ctx, line); resp != nil {
+		resp := s.h.HandleMessage(ctx, line)
+		hold.Release()
+		if resp != nil {
 			respond(resp)
 			if _, failed := resp.(mcp.JSONRPCError); !failed {
 				for _, n := range session.SettingsWarnings(session.From(ctx, nil)) {
@@ -386,49 +401,60 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 	// tools/call's arguments stay in it, raw, for the tool handler.
 	cctx, msg := s.h.LiftArguments(cctx, probe, line)
 	limited := probe.Method == string(mcp.MethodToolsCall)
-	var release func()
+	untrack := func() {}
 	if limited {
-		cctx, release = c.trackCall(cctx, probe.ID)
+		cctx, untrack = c.trackCall(cctx, probe.ID)
 	}
 	wg.Add(1)
 	s.requests.Run(func() {
 		defer wg.Done()
-		if limited {
-			defer release()
-			select {
-			case calls <- struct{}{}:
-				defer func() { <-calls }()
-			case <-ctx.Done():
-				return
-			}
-			if resp, ok := s.h.CallTool(cctx, probe, line); ok {
-				if notified.Load() {
-					respond(resp)
-				} else {
-					answer(resp)
-				}
-				return
-			}
-		}
-		if probe.Method == string(mcp.MethodResourcesSubscribe) {
-			if e, refused := s.h.RefuseSubscription(cctx, msg); refused {
-				respond(e)
-				return
-			}
-		}
-		if ext, ok := s.h.AnswerExtension(cctx, probe.Method, msg); ok {
-			respond(ext)
-			return
-		}
-		resp := s.h.HandleMessage(cctx, msg)
+		resp, direct := s.runRequest(ctx, cctx, probe, line, msg, limited, calls, untrack)
+		// The id is free before its answer is on its way, so a client
+		// that reads the answer and reuses the id is never refused; a
+		// request answered with nothing (the session ended) frees it too.
+		hold.Release()
 		switch {
 		case resp == nil:
-		case limited && !notified.Load():
+		case direct && !notified.Load():
 			// Nothing was said about this call but its answer: the
 			// goroutine that ran it writes it.
 			answer(resp)
 		default:
-			respond(jsonrpc.InvalidParams(probe.Method, resp))
+			respond(resp)
 		}
 	})
+}
+
+// runRequest runs one request of a session and returns its answer (nil:
+// none); direct reports a tool call's answer, which the goroutine that ran
+// it may write itself.
+func (s *Server) runRequest(ctx, cctx context.Context, probe jsonrpc.Probe, line, msg []byte, limited bool, calls chan struct{}, untrack func()) (resp mcp.JSONRPCMessage, direct bool) {
+	if limited {
+		defer untrack()
+		select {
+		case calls <- struct{}{}:
+			defer func() { <-calls }()
+		case <-ctx.Done():
+			return nil, false
+		}
+		if resp, ok := s.h.CallTool(cctx, probe, line); ok {
+			return resp, true
+		}
+	}
+	if probe.Method == string(mcp.MethodResourcesSubscribe) {
+		if e, refused := s.h.RefuseSubscription(cctx, msg); refused {
+			return e, false
+		}
+	}
+	if ext, ok := s.h.AnswerExtension(cctx, probe.Method, msg); ok {
+		return ext, false
+	}
+	resp = s.h.HandleMessage(cctx, msg)
+	if resp == nil {
+		return nil, false
+	}
+	if limited {
+		return resp, true
+	}
+	return jsonrpc.InvalidParams(probe.Method, resp), false
 }

@@ -9,8 +9,8 @@ import (
 )
 
 // trackCall makes the tool call with this JSON-RPC id cancellable by a
-// notifications/cancelled naming it; release forgets it. A call whose id
-// is already running (a client's mistake) is tracked under the later one.
+// notifications/cancelled naming it; release forgets it. No two calls of a
+// session hold one id at once: the second is refused (jsonrpc.InFlight).
 func (s *connSession) trackCall(ctx context.Context, id json.RawMessage) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	key, ok := rpcid.Key(id)
