@@ -489,6 +489,10 @@ func (r *relay) closeConn() {
 // session first when the daemon is gone.
 func (r *relay) send(ctx context.Context, line []byte) error {
 	probe := probeClientLine(line)
+	if refusal := r.refuseInFlight(probe); refusal != nil {
+		r.write(refusal)
+		return nil
+	}
 	traced := telemetry.On()
 	for {
 		r.mu.Lock()
@@ -524,6 +528,29 @@ func (r *relay) send(ctx context.Context, line []byte) error {
 	}
 }
 
+// refuseInFlight is the answer to a request whose id an earlier request of
+// the session still holds: -32600 naming the id, written at once; the
+// request never reaches the daemon, so it is neither run nor merged with
+// the first, whose answer is the only one the id gets (docs/decisions.md
+// D42). nil for anything else. Only the client's reader adds ids, so the
+// id cannot be taken between this check and track.
+func (r *relay) refuseInFlight(probe clientLine) []byte {
+	key, valid := rpcid.Key(probe.ID)
+	if !valid || len(probe.RawMethod) == 0 {
+		return nil
+	}
+	r.mu.Lock()
+	_, held := r.inflight[key]
+	r.mu.Unlock()
+	if !held {
+		return nil
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(bytes.TrimSpace(probe.ID)), "error": map[string]any{
+		"code": -32600, "message": rpcid.InFlightMessage(probe.ID),
+	}})
+	return append(b, '\n')
+}
+
 // track remembers what a resume must replay (r.mu held).
 func (r *relay) track(probe clientLine, line []byte) {
 	switch probe.Method {
@@ -537,7 +564,9 @@ func (r *relay) track(probe clientLine, line []byte) {
 		r.subscribes = append(r.subscribes, line)
 	}
 	if key, valid := rpcid.Key(probe.ID); valid && len(probe.RawMethod) > 0 {
-		if _, dup := r.inflight[key]; !dup {
+		// A resume sends the same line again; a new request with an id
+		// in flight never gets here (refuseInFlight).
+		if _, again := r.inflight[key]; !again {
 			r.order = append(r.order, key)
 		}
 		r.inflight[key] = pendingCall{id: probe.ID, line: line}

@@ -205,3 +205,75 @@ func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
 		t.Fatalf("the client got %d answers, want the daemon's 6 refusals: %v", len(got), got)
 	}
 }
+
+// TestRelayRefusesAnIDInFlight: a second request with the id of one still
+// in flight is refused by the relay at once with -32600 naming the id and
+// never reaches the daemon; the first gets its own answer, so the id gets
+// exactly two answers (docs/decisions.md D42). Before, the daemon ran both
+// and the relay passed on one answer for the two.
+func TestRelayRefusesAnIDInFlight(t *testing.T) {
+	var mu sync.Mutex
+	var received []string
+	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
+		// Answers nothing until the client is done sending, so the first
+		// request is in flight when the second comes.
+		var lines [][]byte
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				break
+			}
+			lines = append(lines, line)
+		}
+		for _, line := range lines {
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(line, &req)
+			mu.Lock()
+			received = append(received, req.Params.Name)
+			mu.Unlock()
+			_, _ = conn.Write([]byte(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"ran":"` + req.Params.Name + `"}}` + "\n"))
+		}
+	})
+	in := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"first"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"second"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"string-id"}}` + "\n"
+	got := runRelay(t, d, time.Minute, in)
+	if n := answersByID(got); n["n7"] != 2 || n["s7"] != 1 || len(n) != 2 {
+		t.Fatalf("answers per id %v, want two for 7 (the refusal and the first's result) and one for \"7\": %v", n, got)
+	}
+	var refusals, results int
+	for _, m := range got {
+		if string(m["id"]) != "7" {
+			continue
+		}
+		switch {
+		case m["error"] != nil:
+			var e struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(m["error"], &e)
+			if e.Code != -32600 || !strings.Contains(e.Message, "request id 7 is already in flight in this session; use a new id") {
+				t.Errorf("refusal %s", m["error"])
+			}
+			refusals++
+		case string(m["result"]) == `{"ran":"first"}`:
+			results++
+		default:
+			t.Errorf("id 7 answered with %s", m["result"])
+		}
+	}
+	if refusals != 1 || results != 1 {
+		t.Fatalf("id 7: %d refusals and %d results of the first call, want one each: %v", refusals, results, got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(received, ",") != "first,string-id" {
+		t.Fatalf("the daemon received %v; the refused request must never reach it", received)
+	}
+}
