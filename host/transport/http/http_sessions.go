@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -50,6 +51,9 @@ type httpSession struct {
 	cancel context.CancelFunc
 	// calls bounds the tool calls the session runs at once (D21).
 	calls chan struct{}
+	// inflight holds the ids of the session's requests not yet answered
+	// by this server (holdRequestID).
+	inflight jsonrpc.InFlight
 	// mirror is, on a cluster, what this server's mcp-go holds of the
 	// session; requests bring it up to the shared state first.
 	mirror sessionMirror
@@ -271,11 +275,12 @@ func (m sessionIDs) Terminate(id string) (bool, error) {
 // issued, has ended or expired, or belongs to another key. mcp-go checks
 // the same through sessionIDs; this answers first, and for GET and DELETE,
 // which mcp-go lets through unchecked. A session's event stream closes when
-// the session ends, and its tool calls beyond CAIRN_MAX_CONCURRENT_CALLS
-// wait in order, as on stdio.
+// the session ends, its tool calls beyond CAIRN_MAX_CONCURRENT_CALLS wait
+// in order, and a request whose id the session still holds is refused
+// (holdRequestID), as on stdio.
 func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		need, method := sessionNeed(r)
+		need, method, rpcID := sessionNeed(r)
 		if !need {
 			next.ServeHTTP(w, r)
 			if s.shared != nil && r.Method == http.MethodPost {
@@ -314,6 +319,14 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 		if s.shared != nil && r.Method == http.MethodGet {
 			go s.watchStream(ctx, id, holderOf(r))
 		}
+		if r.Method == http.MethodPost && method != "" && len(rpcID) > 0 {
+			rw, done, ok := holdRequestID(sess, w, rpcID)
+			if !ok {
+				return
+			}
+			defer done()
+			w = rw
+		}
 		if method == string(mcp.MethodToolsCall) {
 			select {
 			case sess.calls <- struct{}{}:
@@ -330,18 +343,18 @@ func guardSessions(s *httpSessions, next http.Handler) http.Handler {
 }
 
 // sessionNeed reports whether a request must name a session, and its
-// JSON-RPC method: GET and DELETE always, every POST but initialize, except
-// in protocol 2026-07-28, which is stateless.
-func sessionNeed(r *http.Request) (need bool, method string) {
+// JSON-RPC method and id: GET and DELETE always, every POST but initialize,
+// except in protocol 2026-07-28, which is stateless.
+func sessionNeed(r *http.Request) (need bool, method string, id json.RawMessage) {
 	if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-		return false, ""
+		return false, "", nil
 	}
 	switch r.Method {
 	case http.MethodGet, http.MethodDelete:
-		return true, ""
+		return true, "", nil
 	case http.MethodPost:
 	default:
-		return false, ""
+		return false, "", nil
 	}
 	var probe struct {
 		Method string          `json:"method"`
@@ -352,10 +365,10 @@ func sessionNeed(r *http.Request) (need bool, method string) {
 	}
 	if json.Unmarshal(bodyOf(r), &probe) != nil {
 		// mcp-go answers a body that is not one JSON-RPC message.
-		return false, ""
+		return false, "", nil
 	}
 	if mcp.IsModernProtocol(probe.Params.Meta.ProtocolVersion()) {
-		return false, ""
+		return false, "", nil
 	}
-	return probe.Method != string(mcp.MethodInitialize), probe.Method
+	return probe.Method != string(mcp.MethodInitialize), probe.Method, probe.ID
 }
