@@ -242,7 +242,7 @@ func TestSnapshotUnderWritesAndRestore(t *testing.T) {
 		t.Fatalf("snapshot check: %+v %v", rep, err)
 	}
 	// Restore it over the original, keeping the original beside.
-	r, err := RestoreFile(dst, path, true)
+	r, err := RestoreFile(filepath.Dir(dst), filepath.Dir(path), "core.db", true)
 	if err != nil || !r.Restored || r.Kept == "" {
 		t.Fatalf("RestoreFile: %+v %v", r, err)
 	}
@@ -258,7 +258,7 @@ func TestSnapshotUnderWritesAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if _, err := RestoreFile(dst, path, true); err == nil || !strings.Contains(err.Error(), "held by a running cairn") {
+	if _, err := RestoreFile(filepath.Dir(dst), filepath.Dir(path), "core.db", true); err == nil || !strings.Contains(err.Error(), "held by a running cairn") {
 		t.Fatalf("restore over a held store: %v", err)
 	}
 }

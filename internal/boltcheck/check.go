@@ -14,6 +14,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/internal/heldstores"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -53,10 +54,17 @@ type AreaReport struct {
 // page walk, then (when nothing fatal was found) bbolt's Tx.Check, then
 // logical, the area's own checks of its records (which may be nil). The
 // file is read under a shared lock: a process writing it makes this fail
-// with ErrLocked. A missing file is reported as not found.
+// with ErrLocked. A missing file is reported as not found, and as a fatal
+// problem when the inventory of its directory lists it: that data dir held
+// it (docs/decisions.md D42).
 func CheckFile(area, path string, logical func(db *bolt.DB) ([]Problem, map[string]int, error)) (AreaReport, error) {
 	rep := AreaReport{Area: area, Kind: "bbolt", File: path, Problems: []Problem{}}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if p, ok, err := MissingHeld(area, filepath.Dir(path), filepath.Base(path)); err != nil {
+			return rep, err
+		} else if ok {
+			rep.Problems = append(rep.Problems, p)
+		}
 		return rep, nil
 	} else if err != nil {
 		return rep, err
@@ -68,6 +76,17 @@ func CheckFile(area, path string, logical func(db *bolt.DB) ([]Problem, map[stri
 	}
 	defer lock.Close()
 	return checkLocked(rep, path, path, logical)
+}
+
+// MissingHeld is the problem of a store rel of dataDir that is missing
+// while the data dir's inventory lists it (ok false when it is not).
+func MissingHeld(area, dataDir, rel string) (p Problem, ok bool, err error) {
+	listed, err := heldstores.Listed(dataDir, rel)
+	if err != nil || !listed {
+		return Problem{}, false, err
+	}
+	return Problem{Area: area, File: filepath.Join(dataDir, filepath.FromSlash(rel)), Fatal: true,
+		Damage: fmt.Sprintf("the file is missing, but %s lists it: this data dir has held it (restore it with `cairn restore <backup dir>`)", filepath.Join(dataDir, heldstores.FileName))}, true, nil
 }
 
 // checkLocked checks the file at path, naming it name in the problems.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -11,6 +12,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/cairn-mcp/cairn/internal/heldstores"
 )
 
 // ErrLocked is returned when another process holds the file.
@@ -21,9 +24,24 @@ var ErrLocked = errors.New("the store is held by another process")
 type DamagedError struct {
 	Path     string
 	Problems []Problem
+	// Vanished is set when the store is missing or empty although its
+	// data dir has held it (docs/decisions.md D42); its message is then
+	// the error's.
+	Vanished *heldstores.VanishedError
+}
+
+// Unwrap is the vanished store, if that is the damage.
+func (e *DamagedError) Unwrap() error {
+	if e.Vanished == nil {
+		return nil
+	}
+	return e.Vanished
 }
 
 func (e *DamagedError) Error() string {
+	if e.Vanished != nil {
+		return e.Vanished.Error()
+	}
 	var first string
 	if len(e.Problems) > 0 {
 		first = e.Problems[0].String()
@@ -34,8 +52,10 @@ func (e *DamagedError) Error() string {
 	if n := len(e.Problems) - 1; n > 0 {
 		more = fmt.Sprintf(" (and %d more problem(s))", n)
 	}
-	return fmt.Sprintf("store %s is damaged: %s%s; run `cairn store check` for the full report, then `cairn restore <backup dir>` (or move the file aside to start empty)",
-		e.Path, strings.TrimPrefix(first, e.Path+" "), more)
+	// A file moved aside stays listed in the data dir's inventory of held
+	// stores (docs/decisions.md D42): starting empty takes its line out too.
+	return fmt.Sprintf("store %s is damaged: %s%s; run `cairn store check` for the full report, then `cairn restore <backup dir>` (or, to start empty, move the file aside and delete its line in %s)",
+		e.Path, strings.TrimPrefix(first, e.Path+" "), more, filepath.Join(filepath.Dir(e.Path), heldstores.FileName))
 }
 
 // lockFile takes bbolt's own lock (flock) on path, shared or exclusive,
@@ -72,11 +92,14 @@ func lockFile(path string, exclusive bool, timeout time.Duration) (*os.File, err
 // process opens it for writing: it returns the damage bbolt would crash on
 // as a *DamagedError, ErrLocked when another process holds the file, and
 // the problems bbolt survives (a damaged meta page it falls back from) as
-// warnings. A missing or empty file passes: bbolt creates it.
+// warnings. A missing or empty file passes, for bbolt to create, only
+// where its data dir (the file's directory) has not held it: a store that
+// vanished is a *DamagedError whose Vanished says so (docs/decisions.md
+// D42).
 func Preflight(path string, timeout time.Duration) (warnings []Problem, err error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) || (err == nil && fi.Size() == 0) {
-		return nil, nil
+	_, err = os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, checkHeld(path)
 	}
 	if err != nil {
 		return nil, err
@@ -86,6 +109,15 @@ func Preflight(path string, timeout time.Duration) (warnings []Problem, err erro
 		return nil, err
 	}
 	defer lock.Close()
+	// An empty file is judged under the lock: a process creating the
+	// store holds it until bbolt wrote its first pages.
+	fi, err := lock.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() == 0 {
+		return nil, checkHeld(path)
+	}
 	_, problems, err := Inspect(path)
 	if err != nil {
 		return nil, err
@@ -94,6 +126,17 @@ func Preflight(path string, timeout time.Duration) (warnings []Problem, err erro
 		return nil, &DamagedError{Path: path, Problems: fatal}
 	}
 	return problems, nil
+}
+
+// checkHeld is a *DamagedError when the missing or empty store at path is
+// one its data dir (the file's directory) has held.
+func checkHeld(path string) error {
+	err := heldstores.Check(filepath.Dir(path), filepath.Base(path))
+	var v *heldstores.VanishedError
+	if errors.As(err, &v) {
+		return &DamagedError{Path: path, Vanished: v}
+	}
+	return err
 }
 
 // Guard runs fn (which opens or reads a bbolt file) so that bbolt's panics

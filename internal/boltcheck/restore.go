@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/heldstores"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -73,14 +74,21 @@ type Restored struct {
 	Kept string `json:"kept,omitempty"`
 }
 
-// RestoreFile puts src in place of dst atomically: it is copied beside dst,
+// RestoreFile puts the store rel of the backup dir from in place of the
+// same file of the data dir to atomically: src is copied beside dst,
 // synced and renamed over it, and the file it replaces is kept as
 // dst.pre-restore-<time> (a hard link, taken before the rename). When lock
 // is true dst is a bbolt file and is held under bbolt's exclusive lock for
 // the swap, so a process that holds it (a server running without the
 // shared daemon) makes the restore fail instead of writing on into the
-// replaced file. A src that does not exist sets dst aside, leaving none.
-func RestoreFile(src, dst string, lock bool) (Restored, error) {
+// replaced file. A src that does not exist sets dst aside, leaving none,
+// and takes rel out of the data dir's inventory of held stores, so the
+// area starts it empty (docs/decisions.md D42).
+func RestoreFile(from, to, rel string, lock bool) (Restored, error) {
+	if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return Restored{}, fmt.Errorf("store %q is not a path inside the data dir", rel)
+	}
+	src, dst := filepath.Join(from, filepath.FromSlash(rel)), filepath.Join(to, filepath.FromSlash(rel))
 	out := Restored{File: dst}
 	if _, err := os.Stat(dst); err == nil && lock {
 		l, err := lockFile(dst, true, time.Second)
@@ -113,7 +121,7 @@ func RestoreFile(src, dst string, lock bool) (Restored, error) {
 				return out, err
 			}
 		}
-		return out, nil
+		return out, heldstores.Forget(to, rel)
 	}
 	defer in.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {

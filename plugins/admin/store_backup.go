@@ -139,7 +139,7 @@ func (a *Area) storeRestoreTool() {
 			if a.liveStore() != nil {
 				return out, errs.Newf(409, errs.Conflict, "this cairn serves the admin store; `cairn restore` runs only while no server holds the data dir")
 			}
-			out, err := boltcheck.RestoreFile(filepath.Join(in.From, store.FileName), filepath.Join(in.To, store.FileName), true)
+			out, err := boltcheck.RestoreFile(in.From, in.To, store.FileName, true)
 			out.Area = "admin"
 			return out, err
 		},

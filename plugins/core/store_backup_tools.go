@@ -138,7 +138,7 @@ func (c *Core) storeRestoreTool() {
 			if c.liveStore() != nil {
 				return boltcheck.Restored{Area: "core"}, errs.Newf(409, errs.Conflict, "this cairn serves the core store; `cairn restore` runs only while no server holds the data dir")
 			}
-			out, err := boltcheck.RestoreFile(filepath.Join(in.From, store.FileName), filepath.Join(in.To, store.FileName), true)
+			out, err := boltcheck.RestoreFile(in.From, in.To, store.FileName, true)
 			out.Area = "core"
 			return out, err
 		},

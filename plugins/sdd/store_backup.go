@@ -79,7 +79,7 @@ func (s *SDD) storeRestoreTool() {
 			if s.liveEngine() != nil {
 				return out, errs.Newf(409, errs.Conflict, "this cairn serves the SDD state; `cairn restore` runs only while no server holds the data dir")
 			}
-			out, err := boltcheck.RestoreFile(filepath.Join(in.From, engine.StateFile), filepath.Join(in.To, engine.StateFile), false)
+			out, err := boltcheck.RestoreFile(in.From, in.To, engine.StateFile, false)
 			out.Area = "sdd"
 			return out, err
 		},

@@ -207,6 +207,15 @@ func (f *boltFile) acquire() (*bolt.DB, error) {
 		return nil, errClosed(f.path)
 	}
 	if f.db == nil {
+		// The file released while idle may have vanished meanwhile: one
+		// the data dir has held is not recreated empty (docs/decisions.md
+		// D42).
+		if fi, err := os.Stat(f.path); err != nil || fi.Size() == 0 {
+			var damaged *boltcheck.DamagedError
+			if _, err := boltcheck.Preflight(f.path, f.timeout); errors.As(err, &damaged) {
+				return nil, errs.New(500, errs.Internal, damaged.Error())
+			}
+		}
 		var db *bolt.DB
 		err := boltcheck.Guard(f.path, func() error {
 			var err error

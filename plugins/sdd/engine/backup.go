@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/cairn-mcp/cairn/internal/heldstores"
 )
 
 // StateFile is the state document's path relative to a data dir (and to a
@@ -73,6 +75,15 @@ func CheckStateFile(dataDir string) StateReport {
 	rep := StateReport{File: filepath.Join(dataDir, stateRel)}
 	data, err := readState(dataDir)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Missing is a fault where the data dir has held the state
+		// (docs/decisions.md D42).
+		if listed, lerr := heldstores.Listed(dataDir, stateRel); lerr != nil || listed {
+			damage := fmt.Sprintf("the file is missing, but %s lists it: this data dir has held it (restore it with `cairn restore <backup dir>`)", filepath.Join(dataDir, heldstores.FileName))
+			if lerr != nil {
+				damage = lerr.Error()
+			}
+			rep.Problems = []StateProblem{{Damage: damage, Fatal: true}}
+		}
 		return rep
 	}
 	rep.Found = true

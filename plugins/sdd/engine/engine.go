@@ -97,6 +97,7 @@ type Engine struct {
 	st       *state
 	pg       *pgState
 	loaded   bool
+	held     bool // the state file is in the data dir's inventory (held.go)
 	recovery *Recovery
 	drain    *drainer // nil without Publish
 }
@@ -236,6 +237,11 @@ func (e *Engine) loadLocked() (*Recovery, error) {
 	}
 	defer r.Close()
 	data, err := readRegular(r, stateRel, maxStateReadBytes)
+	if errors.Is(err, fs.ErrNotExist) || err == nil && len(data) == 0 {
+		if err := e.refuseVanished(); err != nil {
+			return nil, err
+		}
+	}
 	var bad error
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -252,6 +258,7 @@ func (e *Engine) loadLocked() (*Recovery, error) {
 		if perr == nil {
 			st.normalize(now)
 			e.st, e.loaded = st, true
+			e.noteHeld()
 			return nil, nil
 		}
 		bad = perr
@@ -521,7 +528,11 @@ func (e *Engine) persist(data []byte) error {
 		return err
 	}
 	defer r.Close()
-	return writeAtomic(r, stateRel, data)
+	if err := writeAtomic(r, stateRel, data); err != nil {
+		return err
+	}
+	e.noteHeld()
+	return nil
 }
 
 // decodeState parses a state document, keeping numbers exact.

@@ -1,0 +1,4 @@
+package heldstores
+
+// DataFiles exposes dataFiles to the external test of its names.
+var DataFiles = dataFiles
