@@ -146,10 +146,12 @@ func printCheck(w io.Writer, rep CheckReport, asJSON bool) error {
 	for _, a := range rep.Areas {
 		state := "ok"
 		switch {
+		case len(a.Problems) > 0:
+			// A store the data dir held and lacks is found nowhere, and
+			// is a problem (docs/decisions.md D42).
+			state = fmt.Sprintf("%d problem(s)", len(a.Problems))
 		case !a.Found:
 			state = "nothing stored"
-		case len(a.Problems) > 0:
-			state = fmt.Sprintf("%d problem(s)", len(a.Problems))
 		}
 		var counts []string
 		for k, v := range a.Counts {
