@@ -187,6 +187,15 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 			out.Toolsets = append(out.Toolsets, ts)
 		}
 	}
+	if own := session.From(ctx, nil); own != nil {
+		// What is wrong in the calling session's own settings (a
+		// CAIRN_TOOLSETS with nothing valid serves the system tools only,
+		// docs/decisions.md D42): the agent that can call little else
+		// learns why here.
+		for _, w := range own.Warnings {
+			out.Problems = append(out.Problems, "this session: "+w)
+		}
+	}
 	out.Calls, _ = h.metrics.Snapshot()
 	out.Events.Published, out.Events.Dropped, out.Events.Subscribers = h.bus.Stats()
 	if c := h.bus.Cluster(); c != nil {
@@ -207,7 +216,9 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 			defer wg.Done()
 			st := p.Status()
 			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, SHA256: st.SHA256, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
-			if st.State == supervisor.StateRunning {
+			// An opening plugin answers too: its health names the step
+			// it is on (docs/decisions.md D34).
+			if st.State.Started() {
 				if hr, err := p.Health(ctx); err != nil {
 					line.Message = "health check failed: " + err.Error()
 				} else {

@@ -82,8 +82,10 @@ func (h *Host) checkToolsets() {
 }
 
 // KnownToolsets drops the toolsets that no loaded plugin provides from an
-// explicit CAIRN_TOOLSETS and names them in a warning ("" when none).
-// When nothing is left it serves the default toolsets.
+// explicit CAIRN_TOOLSETS and names them, with the toolsets that are, in a
+// warning ("" when none). When nothing valid is left it serves the system
+// tools only: a typo never widens what a session may call
+// (docs/decisions.md D42).
 func (h *Host) KnownToolsets(mode string, ts config.Toolsets) (config.Toolsets, string) {
 	if mode == config.ModeMinimal || !ts.Explicit {
 		return ts, ""
@@ -109,16 +111,17 @@ func (h *Host) KnownToolsets(mode string, ts config.Toolsets) (config.Toolsets, 
 		}
 	}
 	sort.Strings(have)
-	kept := config.Toolsets{All: ts.All, Explicit: true, Enabled: map[string]bool{}, Excluded: ts.Excluded}
+	kept := config.Toolsets{All: ts.All, None: ts.None, Explicit: true, Enabled: map[string]bool{}, Excluded: ts.Excluded}
 	for name := range ts.Enabled {
 		if provided[name] {
 			kept.Enabled[name] = true
 		}
 	}
-	msg := fmt.Sprintf("CAIRN_TOOLSETS names %s, which no loaded plugin provides (available: %s); ignored", strings.Join(unknown, ", "), strings.Join(have, ", "))
-	if !kept.All && len(kept.Enabled) == 0 {
-		kept, _ = config.ParseToolsets(config.DefaultToolsets)
-		msg += "; serving the default toolsets " + config.DefaultToolsets
+	msg := fmt.Sprintf("CAIRN_TOOLSETS names %s, which no loaded plugin provides (valid: %s, all, none, or -name to exclude one); ignored",
+		strings.Join(unknown, ", "), strings.Join(have, ", "))
+	if kept.Empty() {
+		kept = config.SystemOnly()
+		msg += "; " + config.SystemOnlyNote
 	}
 	return kept, msg
 }

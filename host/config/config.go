@@ -47,7 +47,7 @@ var Vars = []Var{
 	{"CAIRN_AUDIT_TSA_URL", "", "An RFC 3161 timestamp authority the operator runs (http(s) URL): cairn audit export --format sigstore and the dashboard's Sigstore download store its timestamp over the signature in the bundle, and fail naming the URL if it does not answer (--no-timestamp skips it on the CLI)."},
 	{"CAIRN_STORE", "bbolt", "Where every area keeps its state: bbolt (files in the data dir) or a postgres://… URL that several cairn servers share (docs/deploy.md). Ignored in TEST mode."},
 	{"CAIRN_MODE", "FULL", "FULL, READONLY (read-only tools only), TEST (stores in a temporary directory removed at exit) or MINIMAL (host tools only, no plugins)."},
-	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name."},
+	{"CAIRN_TOOLSETS", DefaultToolsets, "Comma-separated toolsets to expose: core, sdd, vision, computer, admin, or all. Third-party plugins' toolsets are exposed unless excluded with -name; none serves only the toolsets named beside it (alone, or a list with nothing valid: only the system tools)."},
 	{"CAIRN_AGENT_ID", "the MCP client's name", "Identity recorded as created_by, updated_by and recorded_by."},
 	{"CAIRN_PROJECT", "", "Project slug registered at start and used as the active project."},
 	{"CAIRN_CONFIG", "<root>/.cairn/config.yaml", "Config file naming extra plugins, pins and replacements for built-in areas."},
@@ -123,7 +123,12 @@ func (s *Settings) addWarning(w string) {
 
 // Toolsets is the parsed CAIRN_TOOLSETS.
 type Toolsets struct {
-	All     bool
+	All bool
+	// None ("none") serves no toolset but those named: not even a
+	// third-party plugin's. A list with nothing valid in it is read as
+	// "none", the system tools only, so a typo never widens what a session
+	// may call (docs/decisions.md D42).
+	None    bool
 	Enabled map[string]bool
 	// Excluded holds "-name" entries.
 	Excluded map[string]bool
@@ -142,6 +147,9 @@ func (t Toolsets) Allows(ts string) bool {
 	if t.All || t.Enabled[ts] {
 		return true
 	}
+	if t.None {
+		return false
+	}
 	for _, b := range BuiltinToolsets {
 		if b == ts {
 			return false
@@ -150,11 +158,30 @@ func (t Toolsets) Allows(ts string) bool {
 	return true
 }
 
+// Empty reports a list that names nothing: no toolset, no "all", "none"
+// or exclusion.
+func (t Toolsets) Empty() bool {
+	return !t.All && !t.None && len(t.Enabled) == 0 && len(t.Excluded) == 0
+}
+
+// SystemOnly is what a list with nothing valid left serves: no toolset,
+// only the host's system tools (docs/decisions.md D42).
+func SystemOnly() Toolsets {
+	return Toolsets{None: true, Explicit: true, Enabled: map[string]bool{}, Excluded: map[string]bool{}}
+}
+
+// SystemOnlyNote ends the warning about a CAIRN_TOOLSETS with nothing
+// valid left.
+const SystemOnlyNote = "nothing valid is left, so this session serves only the system tools (server_ping, server_health) until CAIRN_TOOLSETS is fixed"
+
 // String renders the toolsets as configured.
 func (t Toolsets) String() string {
 	var parts []string
 	if t.All {
 		parts = append(parts, "all")
+	}
+	if t.None {
+		parts = append(parts, "none")
 	}
 	for k := range t.Enabled {
 		parts = append(parts, k)
@@ -181,6 +208,10 @@ func ParseToolsets(s string) (Toolsets, error) {
 		name = strings.TrimPrefix(name, "-")
 		if name == "all" && !excluded {
 			t.All = true
+			continue
+		}
+		if name == "none" && !excluded {
+			t.None = true
 			continue
 		}
 		if !toolsetPattern().MatchString(name) {

@@ -69,7 +69,9 @@ func TestSessionSettingsAreForgiven(t *testing.T) {
 		{"lower-case mode is a mode", map[string]string{"CAIRN_MODE": "readonly"}, "", ModeReadOnly, "core,sdd", ""},
 		{"bad toolset entry dropped", map[string]string{"CAIRN_TOOLSETS": "core,Bad!"}, `"Bad!" ignored`, ModeFull, "core", ""},
 		{"exclusion kept beside a bad entry", map[string]string{"CAIRN_TOOLSETS": "all,-sdd,?"}, `"?" ignored`, ModeFull, "-sdd,all", ""},
-		{"nothing valid serves the default", map[string]string{"CAIRN_TOOLSETS": "Core!"}, "serving the default toolsets", ModeFull, "core,sdd", ""},
+		{"nothing valid serves the system tools only", map[string]string{"CAIRN_TOOLSETS": "Core!"}, SystemOnlyNote, ModeFull, "none", ""},
+		{"nothing valid of several serves the system tools only", map[string]string{"CAIRN_TOOLSETS": "Core!, Sdd?"}, `"Core!", "Sdd?" ignored`, ModeFull, "none", ""},
+		{"none is the system tools only", map[string]string{"CAIRN_TOOLSETS": "none"}, "", ModeFull, "none", ""},
 		{"bad project ignored", map[string]string{"CAIRN_PROJECT": "Not A Slug"}, `CAIRN_PROJECT "Not A Slug" ignored`, ModeFull, "core,sdd", ""},
 		{"good project kept", map[string]string{"CAIRN_PROJECT": "board"}, "", ModeFull, "core,sdd", "board"},
 	} {

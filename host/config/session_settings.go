@@ -33,7 +33,10 @@ func SessionMode(raw string) (mode, warning string) {
 }
 
 // SessionToolsets parses a CAIRN_TOOLSETS value, dropping the entries that
-// are not toolset names. When nothing valid is left it serves the default.
+// are not toolset names and naming them, with the valid choices, in a
+// warning. When the list held entries and none of them is valid, it serves
+// the system tools only: a typo never widens what a session may call
+// (docs/decisions.md D42).
 func SessionToolsets(raw string) (Toolsets, string) {
 	t := Toolsets{Enabled: map[string]bool{}, Excluded: map[string]bool{}}
 	var bad []string
@@ -48,6 +51,7 @@ func SessionToolsets(raw string) (Toolsets, string) {
 			continue
 		}
 		t.All = t.All || one.All
+		t.None = t.None || one.None
 		for k := range one.Enabled {
 			t.Enabled[k] = true
 		}
@@ -58,10 +62,11 @@ func SessionToolsets(raw string) (Toolsets, string) {
 	if len(bad) == 0 {
 		return t, ""
 	}
-	msg := fmt.Sprintf("CAIRN_TOOLSETS: %s ignored: not a toolset name (expected a comma-separated list such as core,sdd)", strings.Join(bad, ", "))
-	if !t.All && len(t.Enabled) == 0 && len(t.Excluded) == 0 {
-		t, _ = ParseToolsets(DefaultToolsets)
-		msg += "; serving the default toolsets " + DefaultToolsets
+	msg := fmt.Sprintf("CAIRN_TOOLSETS: %s ignored: not a toolset name (valid: a comma-separated list of %s, a third-party plugin's toolset, all, none, or -name to exclude one)",
+		strings.Join(bad, ", "), strings.Join(BuiltinToolsets, ", "))
+	if t.Empty() {
+		t = SystemOnly()
+		msg += "; " + SystemOnlyNote
 	}
 	return t, msg
 }
