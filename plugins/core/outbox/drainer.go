@@ -47,6 +47,10 @@ type Options struct {
 	MaxRetry time.Duration
 	// Batch bounds the entries claimed at once.
 	Batch int
+	// RemovalDelay is how long a handled event waits for a write's
+	// commit to remove it before it gets a commit of its own; 0 means
+	// store.DefaultRemovalDelay.
+	RemovalDelay time.Duration
 	// Owner names the drainer in its leases; empty: host, pid and a
 	// random suffix.
 	Owner string
@@ -120,7 +124,7 @@ func (d *Drainer) Start(ctx context.Context) (done <-chan struct{}) {
 		d.opts.Log.Warn("event outbox leases not cleared", "error", err)
 	}
 	d.running.Store(true)
-	stopTaking := d.st.TakeEvents(&store.EventTaker{Owner: d.opts.Owner, Lease: d.opts.Lease, Now: d.opts.Now, Take: d.take})
+	stopTaking := d.st.TakeEvents(&store.EventTaker{Owner: d.opts.Owner, Lease: d.opts.Lease, Now: d.opts.Now, Take: d.take, RemovalDelay: d.opts.RemovalDelay})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)

@@ -48,6 +48,8 @@ type sink struct {
 	mu   sync.Mutex
 	got  []store.OutboxEvent
 	fail func(ev store.OutboxEvent) error
+	// answered counts the outcomes the drainer has been told of.
+	answered atomic.Int64
 }
 
 func (s *sink) publish(ev store.OutboxEvent, done func(error)) error {
@@ -59,7 +61,10 @@ func (s *sink) publish(ev store.OutboxEvent, done func(error)) error {
 	if fail != nil {
 		err = fail(ev)
 	}
-	go done(err)
+	go func() {
+		done(err)
+		s.answered.Add(1)
+	}()
 	return nil
 }
 

@@ -31,10 +31,11 @@ func runDrainer(t testing.TB, d *Drainer) {
 	t.Cleanup(func() { cancel(); <-done })
 }
 
-// waitFor polls cond for up to 10 s.
+// waitFor polls cond for up to a minute: a deadline only ends a wait that
+// failed, and a loaded machine is slow (docs/decisions.md D42).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -45,23 +46,35 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 
 // A running drainer publishes each write's event with no claim commit and
 // removes it with no commit of its own: n writes, one after another, cost
-// n commits plus at most one for the last removal (three each before).
+// n commits, and the next commit removes what they left (three commits a
+// write before). With an hour's removal delay no removal gets a commit of
+// its own while the test runs, however slowly a loaded machine runs it, so
+// every commit counted is one of the test's writes (docs/decisions.md D42).
 func TestRunPublishesWritesWithoutClaimCommits(t *testing.T) {
 	pgtest.EachStore(t, func(t *testing.T) {
 		st := openEach(t, t.TempDir())
 		var s sink
 		// No poll in the test's time: only the handoff can publish.
-		runDrainer(t, New(st, s.publish, Options{Poll: time.Hour}))
+		runDrainer(t, New(st, s.publish, Options{Poll: time.Hour, RemovalDelay: time.Hour}))
 		commitEvent(t, st, "warm")
-		waitFor(t, "the first event handled", func() bool { return len(s.names()) == 1 && pending(t, st) == 0 })
+		waitFor(t, "the first event handled", func() bool { return s.answered.Load() == 1 })
 		const n = 20
 		before := st.Commits()
 		for i := 0; i < n; i++ {
 			commitEvent(t, st, fmt.Sprint("e", i))
 		}
-		waitFor(t, "every event handled and removed", func() bool { return len(s.names()) == n+1 && pending(t, st) == 0 })
-		if c := st.Commits() - before; c > n+1 {
-			t.Fatalf("%d writes cost %d commits, want at most %d", n, c, n+1)
+		waitFor(t, "every event handled", func() bool { return s.answered.Load() == n+1 })
+		if c := st.Commits() - before; c != n {
+			t.Fatalf("%d writes cost %d commits, want %d: the drainer claimed or removed in commits of its own", n, c, n)
+		}
+		if p := pending(t, st); p == 0 {
+			t.Fatal("the last event left without a commit to carry its removal")
+		}
+		if err := st.Commit(func(kv.Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if p, c := pending(t, st), st.Commits()-before; p != 0 || c != n+1 {
+			t.Fatalf("after the next commit %d events pending and %d commits in all, want 0 and %d", p, c, n+1)
 		}
 		got := s.names()
 		for i := 0; i < n; i++ {

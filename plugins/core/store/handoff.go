@@ -14,13 +14,14 @@ import (
 // drainer that registered with TakeEvents and handed to it in memory once
 // the commit returns; the drainer reports it handled with DoneEventsLater,
 // and the entry leaves inside the next group commit (or, when no write
-// comes within removalDelay, in a commit of its own). Crash safety is that
-// of a claim: a dead drainer's lease lapses (on bbolt Run clears it at the
-// next start), and the entry is claimed and published again under its id.
+// comes within the drainer's removal delay, in a commit of its own). Crash
+// safety is that of a claim: a dead drainer's lease lapses (on bbolt Run
+// clears it at the next start), and the entry is claimed and published
+// again under its id.
 
-// removalDelay is how long handled entries wait for a write's commit to
-// remove them before they get one of their own.
-const removalDelay = 150 * time.Millisecond
+// DefaultRemovalDelay is how long handled entries wait for a write's
+// commit to remove them before they get one of their own.
+const DefaultRemovalDelay = 150 * time.Millisecond
 
 // EventTaker is the drainer that takes the events group commits record.
 type EventTaker struct {
@@ -33,6 +34,10 @@ type EventTaker struct {
 	// order they were recorded, on the committing goroutine after the
 	// callers had their answers; it must not block.
 	Take func([]OutboxEvent)
+	// RemovalDelay is how long the entries it reports handled wait for a
+	// write's commit before they get one of their own; 0 means
+	// DefaultRemovalDelay.
+	RemovalDelay time.Duration
 }
 
 type outboxState struct {
@@ -47,7 +52,10 @@ type outboxState struct {
 	// them a commit of their own.
 	handled [][]byte
 	timer   *time.Timer
-	closed  bool
+	// delay is the last taker's RemovalDelay (0: DefaultRemovalDelay); it
+	// outlives the taker, whose handled entries still wait for removal.
+	delay  time.Duration
+	closed bool
 }
 
 // TakeEvents makes t the taker of the events later group commits record,
@@ -55,7 +63,7 @@ type outboxState struct {
 // unleased, for ClaimEvents.
 func (s *Store) TakeEvents(t *EventTaker) (stop func()) {
 	s.outbox.mu.Lock()
-	s.outbox.taker = t
+	s.outbox.taker, s.outbox.delay = t, t.RemovalDelay
 	s.outbox.mu.Unlock()
 	return func() {
 		s.outbox.mu.Lock()
@@ -101,10 +109,10 @@ func (s *Store) leaseFresh(tx kv.Tx, ev OutboxEvent) OutboxEvent {
 }
 
 // DoneEventsLater removes handled entries with the next commit: a group
-// commit's transaction deletes them first, or, when none comes within
-// removalDelay, a commit of their own. Until then they stay leased, so no
-// drainer publishes them again; a crash meanwhile redelivers them under
-// their ids, as after any crash before removal.
+// commit's transaction deletes them first, or, when none comes within the
+// taker's RemovalDelay, a commit of their own. Until then they stay
+// leased, so no drainer publishes them again; a crash meanwhile redelivers
+// them under their ids, as after any crash before removal.
 func (s *Store) DoneEventsLater(evs []OutboxEvent) {
 	if len(evs) == 0 {
 		return
@@ -123,7 +131,11 @@ func (s *Store) DoneEventsLater(evs []OutboxEvent) {
 
 func (s *Store) armRemovalLocked() {
 	if s.outbox.timer == nil && !s.outbox.closed {
-		s.outbox.timer = time.AfterFunc(removalDelay, s.removeHandledAlone)
+		delay := s.outbox.delay
+		if delay <= 0 {
+			delay = DefaultRemovalDelay
+		}
+		s.outbox.timer = time.AfterFunc(delay, s.removeHandledAlone)
 	}
 }
 
