@@ -36,6 +36,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -100,7 +101,9 @@ func (t *pgTx) lock(mode txMode) error {
 	batch := &pgx.Batch{}
 	t.begin = beginUpdate
 	if p.cfg.Writers == "" {
-		batch.Queue(takeLock, p.cfg.LockTimeout.String(), p.cfg.Lock)
+		// In milliseconds: PostgreSQL reads no Go duration past a minute
+		// ("1m0s").
+		batch.Queue(takeLock, strconv.FormatInt(p.cfg.LockTimeout.Milliseconds(), 10), p.cfg.Lock)
 	} else {
 		lockSQL := p.cfg.exclusiveSQL()
 		if mode == modeShared {
@@ -118,7 +121,7 @@ func (t *pgTx) lock(mode txMode) error {
 		if errors.As(err, &pe) && pe.Code == "55P03" {
 			return errs.Newf(503, errs.Unavailable, "the %s store %s stayed locked by another server for %s; retry, or look for a stuck cairn server", p.cfg.Area, p.cfg.Where, p.cfg.LockTimeout)
 		}
-		return p.unavailable(err)
+		return p.unavailable(t.guard.explain(err))
 	}
 	return nil
 }
@@ -340,6 +343,8 @@ func (t *pgTx) draw(keys []Key) ([]uint64, error) {
 	batch.Queue("SET LOCAL synchronous_commit = off")
 	batch.Queue(t.p.sql.draw, buckets, ks)
 	batch.Queue("COMMIT")
+	t.guard.waiting()
+	defer t.guard.answered()
 	br := pool.SendBatch(t.ctx, batch)
 	got := map[cacheKey]uint64{}
 	_, err = br.Exec()

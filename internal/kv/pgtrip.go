@@ -23,6 +23,8 @@ func (t *pgTx) sendBatch(batch *pgx.Batch) (tag pgconn.CommandTag, err error) {
 		}
 		batch, t.begin = full, ""
 	}
+	t.guard.waiting()
+	defer t.guard.answered()
 	br := t.conn.SendBatch(t.ctx, batch)
 	for range batch.Len() {
 		if tag, err = br.Exec(); err != nil {
@@ -41,6 +43,8 @@ func (t *pgTx) query(sql string, args []any, each func(rows pgx.Rows) error) err
 	if !t.peekRead() {
 		return t.err
 	}
+	t.guard.waiting()
+	defer t.guard.answered()
 	if t.begin == "" {
 		rows, err := t.conn.Query(t.ctx, sql, args...)
 		if err != nil {
@@ -121,5 +125,7 @@ func (t *pgTx) rollback() {
 	if t.begin != "" {
 		return
 	}
+	t.guard.waiting()
+	defer t.guard.answered()
 	_, _ = t.conn.Exec(t.ctx, "ROLLBACK")
 }

@@ -37,7 +37,9 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// TxTimeout bounds one transaction, the wait for the writer lock included.
+// TxTimeout bounds the wait for a connection and, in a transaction, for
+// each answer of the database (pgstall.go): a transaction that keeps
+// getting answers runs to its end however long it takes.
 const TxTimeout = 30 * time.Second
 
 // cursorPage is how many rows a cursor fetches at once.
@@ -76,6 +78,9 @@ type PG struct {
 	draws     *pgxpool.Pool
 	drawsErr  error
 	stats     sharedCounters
+	// stall bounds the wait for one answer in a transaction (TxTimeout;
+	// tests shorten it).
+	stall time.Duration
 }
 
 // statements are an area's queries with its table name filled in once.
@@ -129,7 +134,7 @@ func NewPG(pool *pgxpool.Pool, cfg PGConfig) (*PG, error) {
 	}
 	t := cfg.Table
 	sel := "SELECT key, value FROM " + t + " WHERE bucket = $1"
-	p := &PG{pool: pool, cfg: cfg, sql: statements{
+	p := &PG{pool: pool, cfg: cfg, stall: TxTimeout, sql: statements{
 		get: "SELECT value FROM " + t + " WHERE bucket = $1 AND key = $2",
 		putMany: "INSERT INTO " + t + ` (bucket, key, value)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::bytea[])
@@ -196,14 +201,15 @@ const (
 func (p *PG) open(writable bool) (t *pgTx, release func(), err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), TxTimeout)
 	conn, err := p.pool.Acquire(ctx)
+	cancel()
 	if err != nil {
-		cancel()
 		return nil, nil, p.unavailable(err)
 	}
-	t = &pgTx{ctx: ctx, conn: conn, writable: writable, p: p, begin: beginView}
+	guard := newStallGuard(p.stall)
+	t = &pgTx{ctx: guard.ctx, guard: guard, conn: conn, writable: writable, p: p, begin: beginView}
 	// A connection left inside a transaction (a failed rollback) is closed
 	// by Release rather than handed to the next caller.
-	return t, func() { conn.Release(); cancel() }, nil
+	return t, func() { conn.Release(); guard.end() }, nil
 }
 
 func (p *PG) run(mode txMode, fn func(tx Tx) error) error {
@@ -277,9 +283,11 @@ func (p *PG) unavailable(err error) error {
 // Get cannot fail), so the first database error is kept here and the
 // transaction fails with it, whatever fn returned.
 type pgTx struct {
-	ctx  context.Context
-	conn *pgxpool.Conn
-	p    *PG
+	// ctx is guard's: cancelled when the database stops answering.
+	ctx   context.Context
+	guard *stallGuard
+	conn  *pgxpool.Conn
+	p     *PG
 	// begin is the statement that opens the transaction while it waits to
 	// go with the first read; "" once sent.
 	begin string
@@ -345,7 +353,7 @@ func (t *pgTx) pending(name string) *pgx.Batch {
 func (t *pgTx) fail(err error) error {
 	if t.err == nil {
 		t.cause = err
-		t.err = errs.Newf(503, errs.Unavailable, "%s store: %v", t.p.cfg.Area, err)
+		t.err = errs.Newf(503, errs.Unavailable, "%s store: %v", t.p.cfg.Area, t.guard.explain(err))
 	}
 	return t.err
 }
@@ -614,10 +622,16 @@ func (t Tx) SQL() (ctx context.Context, conn SQLConn, err error) {
 	}
 	t.pg.flush()
 	if t.pg.begin != "" && t.pg.err == nil {
-		if _, err := t.pg.conn.Exec(t.pg.ctx, t.pg.begin); err != nil {
+		t.pg.guard.waiting()
+		_, err := t.pg.conn.Exec(t.pg.ctx, t.pg.begin)
+		t.pg.guard.answered()
+		if err != nil {
 			t.pg.fail(err)
 		}
 		t.pg.begin = ""
 	}
+	// The caller's statements wait on ctx from here until the
+	// transaction's next round trip of its own.
+	t.pg.guard.waiting()
 	return t.pg.ctx, t.pg.conn, t.pg.err
 }
