@@ -31,11 +31,10 @@ const (
 // Task lifetimes: the default when the client asks for none, and the
 // longest kept (a longer ttl is shortened to it).
 const (
-	DefaultTaskTTL  = time.Hour
-	MaxTaskTTL      = 24 * time.Hour
-	TaskPollEvery   = time.Second
-	maxOwnerWorking = 16
-	taskPageSize    = 50
+	DefaultTaskTTL = time.Hour
+	MaxTaskTTL     = 24 * time.Hour
+	TaskPollEvery  = time.Second
+	taskPageSize   = 50
 )
 
 // interruptedMessage is the status message of a task whose process ended
@@ -129,9 +128,8 @@ func (b *tasks) start(caller Caller, tool string, ttl time.Duration, run func(ct
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if n := b.workingOf(owner); n >= maxOwnerWorking {
-		return nil, errs.Newf(429, errs.RateLimited, "%d tasks of yours are already working in plugin %s, the most it runs for one caller; wait for one to end or cancel one", n, b.plugin).
-			With("field", "task").With("constraint", "maxWorking")
+	if e := b.makeRoomLocked(owner); e != nil {
+		return nil, e
 	}
 	t := b.now()
 	r := &taskRecord{
@@ -152,19 +150,6 @@ func (b *tasks) start(caller Caller, tool string, ttl time.Duration, run func(ct
 		b.finish(r.ID, res)
 	}()
 	return r, nil
-}
-
-// workingOf counts owner's tasks running in this process; b.mu is held.
-func (b *tasks) workingOf(owner string) int {
-	n := 0
-	for id := range b.running {
-		if path, ok := b.files.path(b.plugin, id); ok {
-			if r, err := b.files.load(path); err == nil && r.Owner == owner && r.Status == TaskWorking {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // progress keeps a working task's latest progress report as its status
@@ -248,7 +233,7 @@ func (b *tasks) loadLocked(id string) (*taskRecord, *errs.Error) {
 }
 
 func taskNotFound(id string) *errs.Error {
-	return errs.NotFoundf(errs.NotFound, "taskId", "task %s not found: it was never issued to you, or it expired", id)
+	return errs.NotFoundf(errs.NotFound, "taskId", "task %s not found: it was never issued to you, it expired, or it ended and was dropped as one of your oldest beyond the %d task records kept for one caller", id, maxOwnerTasks)
 }
 
 // get returns owner's task id. Another owner's task is not found, as if it
