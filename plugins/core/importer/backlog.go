@@ -2,7 +2,10 @@ package importer
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"sort"
@@ -10,6 +13,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cairn-mcp/cairn/sdk/plainfile"
 )
 
 // Backlog.md keeps one file per task, backlog/tasks/task-<id> - <title>.md:
@@ -35,39 +40,131 @@ const BacklogBlockedReason = "marked blocked in Backlog.md"
 // backlogMarker matches the comment lines Backlog.md fences sections with.
 var backlogMarker = regexp.MustCompile(`(?m)^[ \t]*<!--\s*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)\s*-->[ \t]*\r?\n?`)
 
-// ReadBacklog reads every task file of a Backlog.md board in fsys: the
-// *.md files of dir/tasks, or of dir when it has no tasks folder (drafts,
-// archived and completed tasks are left out, as Backlog.md's board leaves
-// them). Errors name the file's path as shown (shown + the file's name).
-func ReadBacklog(fsys fs.FS, dir, shown string) ([]Task, error) {
-	if st, err := fs.Stat(fsys, path.Join(dir, "tasks")); err == nil && st.IsDir() {
-		dir, shown = path.Join(dir, "tasks"), path.Join(shown, "tasks")
-	}
-	entries, err := fs.ReadDir(fsys, dir)
+// ReadBacklog reads every task file of the Backlog.md board in the folder
+// at dir, errors naming files as shown + their path in the folder; see
+// openBacklog.
+func ReadBacklog(dir, shown string) ([]Task, error) {
+	src, err := openBacklogShown(dir, shown)
 	if err != nil {
-		return nil, Refuse(Where{File: shown}, "", "readable", "cannot read the Backlog.md folder: %v", err)
+		return nil, err
 	}
-	var out []Task
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || !strings.HasPrefix(strings.ToLower(e.Name()), "task-") {
-			continue
-		}
-		w := Where{File: path.Join(shown, e.Name())}
-		if info, err := e.Info(); err == nil && info.Size() > maxLine {
-			return nil, Refuse(w, "", "maxLength", "the file holds %d bytes, more than the %d a task file may", info.Size(), maxLine)
-		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
-		if err != nil {
-			return nil, Refuse(w, "", "readable", "cannot read the file: %v", err)
-		}
-		t, err := ParseBacklogFile(w.File, data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
+	defer func() { _ = src.dir.Close() }()
+	return collect(scanFunc(src.scan))
+}
+
+// backlogBoard is an opened Backlog.md board: its task folder and the
+// names of its task files in the order of their ids.
+type backlogBoard struct {
+	dir   *os.Root
+	shown string
+	names []string
+}
+
+func openBacklog(dir string) (*backlogBoard, error) { return openBacklogShown(dir, dir) }
+
+// openBacklogShown opens the board in the folder at dir: the *.md files of
+// its tasks folder, or of dir when it has none (drafts, archived and
+// completed tasks are left out, as Backlog.md's board leaves them). Only
+// regular files of the folder are read (plainfile.go): a symlinked tasks
+// folder or task file, a hard-linked file, a FIFO or a device named
+// task-*.md is refused. It reads every file once to order them by id; the
+// board then holds their names, not their text.
+func openBacklogShown(dir, shown string) (*backlogBoard, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, Refuse(Where{File: shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return idLess(out[i].Key, out[j].Key) })
-	return out, nil
+	b := &backlogBoard{dir: root, shown: shown}
+	if st, err := root.Lstat("tasks"); err == nil && (st.IsDir() || st.Mode()&fs.ModeSymlink != 0) {
+		sub, err := plainfile.OpenDir(root, "tasks")
+		_ = root.Close()
+		if err != nil {
+			return nil, refuseFile(path.Join(shown, "tasks"), err)
+		}
+		b.dir, b.shown = sub, path.Join(shown, "tasks")
+	}
+	if err := b.list(); err != nil {
+		_ = b.dir.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+// list finds the task files and orders them by the ids they hold.
+func (b *backlogBoard) list() error {
+	f, err := b.dir.Open(".")
+	if err != nil {
+		return Refuse(Where{File: b.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
+	}
+	defer func() { _ = f.Close() }()
+	type named struct{ key, name string }
+	var files []named
+	for {
+		entries, err := f.ReadDir(1024)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || !strings.HasPrefix(strings.ToLower(e.Name()), "task-") {
+				continue
+			}
+			t, err := b.read(e.Name())
+			if err != nil {
+				return err
+			}
+			files = append(files, named{t.Key, e.Name()})
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Refuse(Where{File: b.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
+		}
+	}
+	sort.Slice(files, func(i, j int) bool {
+		a, z := files[i], files[j]
+		if idLess(a.key, z.key) || idLess(z.key, a.key) {
+			return idLess(a.key, z.key)
+		}
+		return a.name < z.name
+	})
+	b.names = make([]string, len(files))
+	for i, x := range files {
+		b.names[i] = x.name
+	}
+	return nil
+}
+
+// scan yields the board's tasks in the order of their ids.
+func (b *backlogBoard) scan(yield func(Task) error) error {
+	for _, name := range b.names {
+		t, err := b.read(name)
+		if err != nil {
+			return err
+		}
+		if err := yield(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// read reads and parses one task file of the board.
+func (b *backlogBoard) read(name string) (Task, error) {
+	shown := path.Join(b.shown, name)
+	f, fi, err := plainfile.Open(b.dir, name)
+	if err != nil {
+		return Task{}, refuseFile(shown, err)
+	}
+	defer func() { _ = f.Close() }()
+	if fi.Size() > maxLine {
+		return Task{}, Refuse(Where{File: shown}, "", "maxLength", "the file holds %d bytes, more than the %d a task file may", fi.Size(), maxLine)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxLine+1))
+	if err != nil {
+		return Task{}, Refuse(Where{File: shown}, "", "readable", "cannot read the file: %v", err)
+	}
+	if len(data) > maxLine {
+		return Task{}, Refuse(Where{File: shown}, "", "maxLength", "the file holds more than the %d bytes a task file may", maxLine)
+	}
+	return ParseBacklogFile(shown, data)
 }
 
 // ParseBacklogFile reads one Backlog.md task file, named file in errors.

@@ -1,9 +1,10 @@
 package importer
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -145,14 +146,14 @@ Do the thing.
 `
 
 func TestReadBacklog(t *testing.T) {
-	fsys := fstest.MapFS{
-		"backlog/tasks/task-10 - Tenth.md": {Data: []byte("---\nid: task-10\ntitle: Tenth\nstatus: To Do\nparent_task_id: task-2\n---\n")},
-		"backlog/tasks/task-2 - Second.md": {Data: []byte(backlogTask)},
-		"backlog/tasks/task-1 - First.md":  {Data: []byte("---\nid: TASK-1\ntitle: First\nstatus: Done\n---\nbody\n")},
-		"backlog/tasks/readme.txt":         {Data: []byte("not a task")},
-		"backlog/drafts/task-3 - Draft.md": {Data: []byte("---\nid: task-3\n---\n")},
-	}
-	ts, err := ReadBacklog(fsys, "backlog", "backlog")
+	dir := writeFiles(t, map[string]string{
+		"tasks/task-10 - Tenth.md": "---\nid: task-10\ntitle: Tenth\nstatus: To Do\nparent_task_id: task-2\n---\n",
+		"tasks/task-2 - Second.md": backlogTask,
+		"tasks/task-1 - First.md":  "---\nid: TASK-1\ntitle: First\nstatus: Done\n---\nbody\n",
+		"tasks/readme.txt":         "not a task",
+		"drafts/task-3 - Draft.md": "---\nid: task-3\n---\n",
+	})
+	ts, err := ReadBacklog(dir, "backlog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,13 +189,30 @@ func TestReadBacklog(t *testing.T) {
 			wantRefusal(t, err, "backlog/tasks/task-1 - a.md", c.line, c.field)
 		})
 	}
-	bad := fstest.MapFS{
-		"tasks/task-1 - a.md": {Data: []byte("---\nid: task-1\ntitle: a\n---\n")},
-		"tasks/task-2 - b.md": {Data: []byte("---\nid: task-2\n---\n")},
-	}
-	if ts, err := ReadBacklog(bad, ".", "board"); ts != nil || err == nil {
+	bad := writeFiles(t, map[string]string{
+		"tasks/task-1 - a.md": "---\nid: task-1\ntitle: a\n---\n",
+		"tasks/task-2 - b.md": "---\nid: task-2\n---\n",
+	})
+	if ts, err := ReadBacklog(bad, "board"); ts != nil || err == nil {
 		t.Fatalf("one bad file: %v %v", ts, err)
 	} else {
 		wantRefusal(t, err, "board/tasks/task-2 - b.md", 1, "title")
 	}
+}
+
+// writeFiles writes files (path in the folder → content) into a new
+// folder and returns it.
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }

@@ -45,9 +45,26 @@ const maxLine = 1 << 20
 // one task object per line, blank lines skipped. Unknown fields are
 // refused (a misspelt field would otherwise vanish silently).
 func ReadJSONL(file string, r io.Reader) ([]Task, error) {
+	var out []Task
+	if err := scanJSONL(file, r, func(t Task) error { out = append(out, t); return nil }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanJSONLFile scans f from its start.
+func scanJSONLFile(file string, f io.ReadSeeker, yield func(Task) error) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Refuse(Where{File: file}, "path", "readable", "cannot read the file: %v", err)
+	}
+	return scanJSONL(file, f, yield)
+}
+
+// scanJSONL yields the tasks of r one line at a time: it holds one line,
+// never the file.
+func scanJSONL(file string, r io.Reader, yield func(Task) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	var out []Task
 	line := 0
 	for sc.Scan() {
 		line++
@@ -57,18 +74,20 @@ func ReadJSONL(file string, r io.Reader) ([]Task, error) {
 		}
 		t, err := parseJSONLLine(Where{File: file, Line: line}, b)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, t)
+		if err := yield(t); err != nil {
+			return err
+		}
 	}
 	if err := sc.Err(); err != nil {
 		w := Where{File: file, Line: line + 1}
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, Refuse(w, "", "maxLength", "a line is longer than %d bytes; one line holds one task", maxLine)
+			return Refuse(w, "", "maxLength", "a line is longer than %d bytes; one line holds one task", maxLine)
 		}
-		return nil, Refuse(w, "", "readable", "cannot read the file: %v", err)
+		return Refuse(w, "", "readable", "cannot read the file: %v", err)
 	}
-	return out, nil
+	return nil
 }
 
 func parseJSONLLine(w Where, b []byte) (Task, error) {

@@ -3,6 +3,9 @@ package importer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -52,37 +55,73 @@ const TaskMasterBlockedReason = "marked blocked in task-master"
 // ReadTaskMaster reads a task-master tasks.json, named file in errors. Of a
 // tagged file it reads tag (empty: "master", or the only tag there is).
 func ReadTaskMaster(file string, data []byte, tag string) ([]Task, error) {
-	top := Where{File: file, Line: 1}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, jsonError(top, err)
+	src, err := openTaskMaster(file, bytes.NewReader(data), tag)
+	if err != nil {
+		return nil, err
 	}
-	list, ok := doc["tasks"]
-	if !ok {
-		var err error
-		if list, err = tmTagged(top, doc, tag); err != nil {
-			return nil, err
-		}
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(list, &raws); err != nil {
-		return nil, Refuse(lineAt(file, data, list), "tasks", "type", "tasks must be an array of task objects")
-	}
-	r := tmReader{file: file, data: data}
-	for _, raw := range raws {
-		if err := r.task(raw, ""); err != nil {
-			return nil, err
-		}
-	}
-	return r.out, nil
+	return collect(scanFunc(src.scan))
 }
 
-// tmTagged picks the tag's task list from a tagged file.
-func tmTagged(top Where, doc map[string]json.RawMessage, tag string) (json.RawMessage, error) {
-	tags := make([]string, 0, len(doc))
-	for k := range doc {
-		tags = append(tags, k)
+// maxTMValue bounds one top-level task of a tasks.json with its subtasks,
+// and any other single value of the file: the file is read one such value
+// at a time, never whole.
+const maxTMValue = 16 << 20
+
+// tmFile is an opened tasks.json: the top-level key whose value holds the
+// task list ("tasks", or the tag whose object holds it).
+type tmFile struct {
+	file   string
+	r      io.ReadSeeker
+	key    string
+	tagged bool
+}
+
+// openTaskMaster checks that r holds one JSON object and picks the task
+// list to read: a plain file's "tasks", else the tag's (tmTagged). It
+// walks the file's values without keeping them.
+func openTaskMaster(file string, r io.ReadSeeker, tag string) (*tmFile, error) {
+	top := Where{File: file, Line: 1}
+	d, err := newTMDecoder(r)
+	if err != nil {
+		return nil, Refuse(top, "path", "readable", "cannot read the file: %v", err)
 	}
+	if err := d.delim('{'); err != nil {
+		return nil, d.refuse(top, err, "a tasks.json is one JSON object: {\"tasks\":[…]} or {\"<tag>\":{\"tasks\":[…]}}")
+	}
+	var tags []string
+	plain := false
+	for d.dec.More() {
+		k, err := d.key()
+		if err != nil {
+			return nil, d.refuse(Where{File: file}, err, "")
+		}
+		if k == "tasks" {
+			plain = true
+		} else if len(tags) < 1000 {
+			tags = append(tags, k)
+		}
+		if err := d.skip(); err != nil {
+			return nil, d.refuse(Where{File: file}, err, "")
+		}
+	}
+	if err := d.delim('}'); err != nil {
+		return nil, d.refuse(Where{File: file}, err, "")
+	}
+	if err := d.end(); err != nil {
+		return nil, d.refuse(Where{File: file}, err, "")
+	}
+	if plain {
+		return &tmFile{file: file, r: r, key: "tasks"}, nil
+	}
+	key, err := tmTagged(top, tags, tag)
+	if err != nil {
+		return nil, err
+	}
+	return &tmFile{file: file, r: r, key: key, tagged: true}, nil
+}
+
+// tmTagged picks the tag whose task list a tagged file's import reads.
+func tmTagged(top Where, tags []string, tag string) (string, error) {
 	sort.Strings(tags)
 	switch {
 	case tag == "" && len(tags) == 1:
@@ -90,29 +129,76 @@ func tmTagged(top Where, doc map[string]json.RawMessage, tag string) (json.RawMe
 	case tag == "":
 		tag = "master"
 	}
-	raw, ok := doc[tag]
-	if !ok {
-		return nil, Refuse(top, "tag", "exists", "the file has no tag %q (its tags: %s); name one with --tag", tag, strings.Join(tags, ", "))
+	if !slices.Contains(tags, tag) {
+		return "", Refuse(top, "tag", "exists", "the file has no tag %q (its tags: %s); name one with --tag", tag, strings.Join(tags, ", "))
 	}
-	var t struct {
-		Tasks json.RawMessage `json:"tasks"`
+	return tag, nil
+}
+
+// scan yields the tasks of the picked list, reading one top-level task
+// (with its subtasks) at a time.
+func (f *tmFile) scan(yield func(Task) error) error {
+	top := Where{File: f.file, Line: 1}
+	d, err := newTMDecoder(f.r)
+	if err != nil {
+		return Refuse(top, "path", "readable", "cannot read the file: %v", err)
 	}
-	if err := json.Unmarshal(raw, &t); err != nil || t.Tasks == nil {
-		return nil, Refuse(top, tag+".tasks", "required", "tag %q holds no tasks array; a task-master file is {\"tasks\":[…]} or {\"<tag>\":{\"tasks\":[…]}}", tag)
+	noList := func() error {
+		return Refuse(top, f.key+".tasks", "required", "tag %q holds no tasks array; a task-master file is {\"tasks\":[…]} or {\"<tag>\":{\"tasks\":[…]}}", f.key)
 	}
-	return t.Tasks, nil
+	if err := d.delim('{'); err != nil {
+		return d.refuse(top, err, "")
+	}
+	if err := d.seekKey(f.key); err != nil {
+		return d.refuse(top, err, "")
+	}
+	if f.tagged {
+		if err := d.delim('{'); err != nil {
+			if errors.Is(err, errTMShape) {
+				return noList()
+			}
+			return d.refuse(top, err, "")
+		}
+		if err := d.seekKey("tasks"); err != nil {
+			if errors.Is(err, errTMNoKey) {
+				return noList()
+			}
+			return d.refuse(top, err, "")
+		}
+	}
+	at := d.line()
+	if err := d.delim('['); err != nil {
+		if errors.Is(err, errTMShape) {
+			return Refuse(Where{File: f.file, Line: at}, "tasks", "type", "tasks must be an array of task objects")
+		}
+		return d.refuse(top, err, "")
+	}
+	for d.dec.More() {
+		raw, line, err := d.value()
+		if err != nil {
+			return d.refuse(Where{File: f.file, Line: line}, err, "")
+		}
+		r := tmReader{file: f.file, data: raw, base: line - 1, yield: yield}
+		if err := r.task(raw, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type tmReader struct {
 	file string
+	// data is one top-level task, whose first line is line base+1 of
+	// the file.
 	data []byte
+	base int
 	// from is where the search for the next task's bytes starts: tasks
 	// come in file order, so each is found after the one before.
 	from int
 	// lines is the count of newlines before counted, so that each byte is
 	// counted once however many tasks the file holds.
 	counted, lines int
-	out            []Task
+	yield          func(Task) error
 }
 
 // task reads one task (parent empty) or subtask and its subtasks.
@@ -172,7 +258,9 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 		}
 		out.DependsOn = append(out.DependsOn, d)
 	}
-	r.out = append(r.out, out)
+	if err := r.yield(out); err != nil {
+		return err
+	}
 	for _, sub := range t.Subtasks {
 		if err := r.task(sub, key); err != nil {
 			return err
@@ -229,15 +317,7 @@ func (r *tmReader) locate(raw json.RawMessage) Where {
 	r.from = at + 1
 	r.lines += bytes.Count(r.data[r.counted:at], []byte{'\n'})
 	r.counted = at
-	return Where{File: r.file, Line: 1 + r.lines}
-}
-
-// lineAt says on which line raw starts in data (the first occurrence).
-func lineAt(file string, data, raw []byte) Where {
-	if i := bytes.Index(data, raw); i >= 0 {
-		return Where{File: file, Line: 1 + bytes.Count(data[:i], []byte{'\n'})}
-	}
-	return Where{File: file}
+	return Where{File: r.file, Line: 1 + r.base + r.lines}
 }
 
 func clipRaw(raw json.RawMessage) string {
