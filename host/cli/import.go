@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -74,26 +77,28 @@ written. Formats (docs/cli.md has how each field maps):
 			if err != nil {
 				return err
 			}
-			var out struct {
-				Project      string            `json:"project"`
-				Imported     int               `json:"imported"`
-				IDs          map[string]string `json:"ids"`
-				Transactions int               `json:"transactions"`
+			// The area writes the id each source id got to a file of
+			// this command's, so that the answer of an import of any size
+			// stays small (docs/decisions.md D41).
+			ids, err := os.CreateTemp("", "cairn-import-ids-*.jsonl")
+			if err != nil {
+				return errs.Newf(500, errs.Internal, "cannot create a temporary file: %v", err)
 			}
-			in := obj{"path": path, "project": slug}
+			_ = ids.Close()
+			defer func() { _ = os.Remove(ids.Name()) }()
+			var out importAnswer
+			in := obj{"path": path, "project": slug, "ids_path": ids.Name()}
 			if format != "" {
 				in["format"] = format
 			}
 			if tag != "" {
 				in["tag"] = tag
 			}
-			raw, err := c.call(cmd.Context(), "task_import", in, &out)
-			if err != nil {
+			if _, err := c.call(cmd.Context(), "task_import", in, &out); err != nil {
 				return err
 			}
 			if asJSON {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
-				return err
+				return printImport(cmd.OutOrStdout(), out, ids.Name())
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "imported %d tasks into project %s in %d transactions\n", out.Imported, out.Project, out.Transactions)
 			return nil
@@ -105,6 +110,48 @@ written. Formats (docs/cli.md has how each field maps):
 	cmd.Flags().StringVar(&tag, "tag", "", "task-master tag of a tagged tasks.json (default master)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's output, with the task id each source id got")
 	return cmd
+}
+
+// importAnswer is task_import's answer when the ids go to a file.
+type importAnswer struct {
+	Project      string `json:"project"`
+	Imported     int    `json:"imported"`
+	Transactions int    `json:"transactions"`
+}
+
+// printImport prints the answer with the ids of the file the area wrote
+// as one JSON object, {"project","imported","ids":{source id: task id},
+// "transactions"}, copying the ids a line at a time.
+func printImport(w io.Writer, out importAnswer, idsFile string) error {
+	f, err := os.Open(idsFile)
+	if err != nil {
+		return errs.Newf(500, errs.Internal, "cannot read the ids of the import: %v", err)
+	}
+	defer func() { _ = f.Close() }()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	project, _ := json.Marshal(out.Project)
+	fmt.Fprintf(bw, `{"project":%s,"imported":%d,"ids":{`, project, out.Imported)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 0; sc.Scan(); n++ {
+		var pair [2]string
+		if err := json.Unmarshal(sc.Bytes(), &pair); err != nil {
+			return errs.Newf(500, errs.Internal, "the ids of the import are unreadable at line %d: %v", n+1, err)
+		}
+		key, _ := json.Marshal(pair[0])
+		id, _ := json.Marshal(pair[1])
+		if n > 0 {
+			_ = bw.WriteByte(',')
+		}
+		_, _ = bw.Write(key)
+		_ = bw.WriteByte(':')
+		_, _ = bw.Write(id)
+	}
+	if err := sc.Err(); err != nil {
+		return errs.Newf(500, errs.Internal, "cannot read the ids of the import: %v", err)
+	}
+	fmt.Fprintf(bw, `},"transactions":%d}`+"\n", out.Transactions)
+	return bw.Flush()
 }
 
 func newExport() *cobra.Command {

@@ -209,14 +209,14 @@ func dump(t testing.TB, st *store.Store) (map[string]string, []string) {
 // calls to each task's status, made one by one in the import's order,
 // leave it: every task, index, counter, chain link and event.
 func TestImportEqualsOneByOne(t *testing.T) {
-	const n = 1200 // two transactions of the import, after the journal's
+	const n = 1200 // two transactions to stage the plan, two to write the tasks
 	sample := importSample(n)
 	stA, svcA := wired(t)
 	out, err := svcA.Import(tasks.Call{Actor: "op"}, "imp", sample)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Imported != n || out.Transactions != 3 {
+	if out.Imported != n || out.Transactions != 4 {
 		t.Fatalf("imported %d in %d transactions", out.Imported, out.Transactions)
 	}
 	// The same tasks one call at a time, in the order the import made

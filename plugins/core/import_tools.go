@@ -1,7 +1,9 @@
 package core
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 
@@ -22,6 +24,7 @@ type ImportInput struct {
 	Format  string `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,description=The input's format; absent: told by the path (folder: backlog; .jsonl: jsonl; .json: taskmaster)"`
 	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
 	Tag     string `json:"tag,omitempty" jsonschema:"maxLength=200,description=task-master tag to read from a tagged tasks.json (default master)"`
+	IDsPath string `json:"ids_path,omitempty" jsonschema:"description=Absolute path of a file to write the task id each source id got to (JSON Lines of [source id, task id]; replaced when it exists) instead of answering them: an import of a million tasks answers in a few bytes"`
 }
 
 // ExportInput is task_export's input.
@@ -47,20 +50,21 @@ func absolute(field, p string) error {
 func (c *Core) registerImportTools() {
 	sdk.AddTool(c.p, sdk.Tool[ImportInput, tasks.ImportOutput]{
 		Name: "task_import", Title: "Import tasks", Toolset: sdk.InternalToolset,
-		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks. The whole input is checked first: a problem answers 400 naming file, line and field, and nothing is written. Answers the task id each source id got. Called by `cairn import`.",
+		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks. The input is streamed and checked whole first: a problem answers 400 naming file, line and field, and nothing is written; a folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",
 		Handler: func(ctx context.Context, in ImportInput) (tasks.ImportOutput, error) {
 			if err := absolute("path", in.Path); err != nil {
 				return tasks.ImportOutput{}, err
+			}
+			if in.IDsPath != "" {
+				if err := absolute("ids_path", in.IDsPath); err != nil {
+					return tasks.ImportOutput{}, err
+				}
 			}
 			svc, err := c.svc()
 			if err != nil {
 				return tasks.ImportOutput{}, err
 			}
-			list, err := importer.Read(in.Path, in.Format, in.Tag)
-			if err != nil {
-				return tasks.ImportOutput{}, err
-			}
-			return svc.Import(call(ctx), in.Project, list)
+			return importFile(call(ctx), svc, in)
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[ExportInput, ExportOutput]{
@@ -85,4 +89,49 @@ func (c *Core) registerImportTools() {
 			return ExportOutput{Project: in.Project, Exported: n, Path: in.Path}, err
 		},
 	})
+}
+
+// importFile imports the file or folder in.Path names: opened once and
+// read as a stream, twice (docs/decisions.md D41), so that the area's
+// memory does not grow with the input's size. The ids go to in.IDsPath
+// when it is set, else into the answer.
+func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.ImportOutput, error) {
+	src, err := importer.Open(in.Path, in.Format, in.Tag)
+	if err != nil {
+		return tasks.ImportOutput{}, err
+	}
+	defer func() { _ = src.Close() }()
+	if in.IDsPath == "" {
+		ids := map[string]string{}
+		out, err := svc.ImportFrom(call, in.Project, src, func(key, id string) error {
+			ids[key] = id
+			return nil
+		})
+		out.IDs = ids
+		return out, err
+	}
+	f, err := os.OpenFile(in.IDsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return tasks.ImportOutput{}, errs.Invalidf("ids_path", "writable", "cannot write %s: %v", in.IDsPath, err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	var werr error
+	out, err := svc.ImportFrom(call, in.Project, src, func(key, id string) error {
+		if werr == nil {
+			line, _ := json.Marshal([2]string{key, id})
+			_, werr = w.Write(append(line, '\n'))
+		}
+		return nil
+	})
+	if werr == nil {
+		werr = w.Flush()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if err == nil && werr != nil {
+		// The tasks are written; only the list of their ids is not.
+		return out, errs.Newf(500, errs.Internal, "imported %d tasks into %s, but cannot write their ids to %s: %v", out.Imported, out.Project, in.IDsPath, werr)
+	}
+	return out, err
 }

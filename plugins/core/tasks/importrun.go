@@ -22,78 +22,46 @@ const ImportBatch = 1000
 type ImportOutput struct {
 	Project  string `json:"project"`
 	Imported int    `json:"imported"`
-	// IDs maps each task's id in its source to the task id it got.
-	IDs map[string]string `json:"ids"`
+	// IDs maps each task's id in its source to the task id it got, when
+	// the caller asked for it in the answer.
+	IDs map[string]string `json:"ids,omitempty"`
 	// Transactions is how many write transactions the import took.
 	Transactions int `json:"transactions"`
 }
 
 // importHead is the journal's head: what the import is and how far it is.
 type importHead struct {
+	// ID tells one import's journal from another's.
+	ID      string `json:"id,omitempty"`
 	Project string `json:"project"`
 	Actor   string `json:"actor"`
 	Total   int    `json:"total"`
 	Batch   int    `json:"batch"`
 	// Next is the plan position of the next task to write.
 	Next int `json:"next"`
+	// Format is how the plan is kept: journalPerTask, or (0) the chunks
+	// of ImportBatch tasks an older cairn wrote.
+	Format int `json:"format,omitempty"`
+	// Staging is true until every task's plan is in the journal; Touched
+	// is when staging last made progress.
+	Staging bool   `json:"staging,omitempty"`
+	Touched string `json:"touched,omitempty"`
 }
+
+// journalPerTask keeps each task's plan under its own key ('t' and its
+// plan position), written in input order as the input is read a second
+// time.
+const journalPerTask = 2
 
 var (
 	bucketJournal = []byte(store.BucketImportJournal)
 	journalHead   = []byte("head")
 )
 
-// journalKey names chunk n of the plan ('p') or of the task numbers made
-// ('n').
+// journalKey names chunk n of the plan ('p', an older cairn's), the plan of
+// the task at position n ('t'), or chunk n of the task numbers made ('n').
 func journalKey(kind byte, n int) []byte {
 	return binary.BigEndian.AppendUint64([]byte{kind}, uint64(n))
-}
-
-// Import imports tasks into project for call: all of them or, on any
-// problem, none (docs/decisions.md D41). The input is checked whole before
-// the first write. Then the first transaction writes the validated plan to
-// the store's import journal, and each later one writes ImportBatch tasks
-// and notes its progress in the journal; the last removes the journal. A
-// crash in between leaves the journal, and the next open of the store
-// completes the import from it (ResumeImport), so an import that started
-// always finishes and one refused never starts.
-func (s *Service) Import(call Call, project string, in []importer.Task) (ImportOutput, error) {
-	plan, err := planImport(project, in)
-	if err != nil {
-		return ImportOutput{}, err
-	}
-	head := importHead{Project: project, Actor: actorOrUnknown(call.Actor), Total: len(plan), Batch: ImportBatch}
-	err = s.st.Update(func(tx kv.Tx) error {
-		j := tx.Bucket(bucketJournal)
-		if j.Get(journalHead) != nil {
-			return errs.Conflictf(errs.Conflict, "another import into this store is under way; run this one when it has finished").With("field", "tasks")
-		}
-		if err := s.projectForWrite(tx, project, call); err != nil {
-			return err
-		}
-		for lo, n := 0, 0; lo < len(plan); lo, n = lo+ImportBatch, n+1 {
-			raw, err := json.Marshal(plan[lo:min(lo+ImportBatch, len(plan))])
-			if err != nil {
-				return err
-			}
-			if err := j.Put(journalKey('p', n), raw); err != nil {
-				return err
-			}
-		}
-		return putHead(j, head)
-	})
-	if err != nil {
-		return ImportOutput{}, internal(err)
-	}
-	nums, txs, err := s.runImport(head, plan, nil)
-	if err != nil {
-		return ImportOutput{}, err
-	}
-	out := ImportOutput{Project: project, Imported: len(plan), IDs: make(map[string]string, len(plan)), Transactions: 1 + txs}
-	for i, p := range plan {
-		out.IDs[p.Key] = FormatTaskID(nums[i])
-	}
-	return out, nil
 }
 
 func putHead(j kv.Bucket, h importHead) error {
@@ -104,10 +72,60 @@ func putHead(j kv.Bucket, h importHead) error {
 	return j.Put(journalHead, raw)
 }
 
-// runImport writes the plan from head.Next on, one batch a transaction;
-// nums holds the numbers of the tasks already made (a resumed import's).
-// It returns every task's number and the transactions it took.
-func (s *Service) runImport(head importHead, plan []planned, nums []uint64) ([]uint64, int, error) {
+// readHead is the journal's head, nil when no import is journaled.
+func readHead(j kv.Bucket) (*importHead, error) {
+	if !j.Exists() {
+		return nil, nil
+	}
+	raw := j.Get(journalHead)
+	if raw == nil {
+		return nil, nil
+	}
+	var h importHead
+	if err := json.Unmarshal(raw, &h); err != nil || h.Batch <= 0 {
+		return nil, fmt.Errorf("tasks: import journal head unreadable: %v", err)
+	}
+	return &h, nil
+}
+
+// loadBatch reads the plan of positions [lo, hi) from the journal.
+func loadBatch(j kv.Bucket, head importHead, lo, hi int) ([]planned, error) {
+	if head.Format != journalPerTask {
+		var chunk []planned
+		if err := json.Unmarshal(j.Get(journalKey('p', lo/head.Batch)), &chunk); err != nil || len(chunk) != hi-lo {
+			return nil, fmt.Errorf("tasks: import journal chunk %d unreadable (%d tasks): %v", lo/head.Batch, len(chunk), err)
+		}
+		return chunk, nil
+	}
+	out := make([]planned, hi-lo)
+	for i := range out {
+		raw := j.Get(journalKey('t', lo+i))
+		if err := json.Unmarshal(raw, &out[i]); err != nil {
+			return nil, fmt.Errorf("tasks: import journal task %d unreadable: %v", lo+i, err)
+		}
+	}
+	return out, nil
+}
+
+// dropBatch removes the plan of positions [lo, hi) from the journal.
+func dropBatch(j kv.Bucket, head importHead, lo, hi int) error {
+	if head.Format != journalPerTask {
+		return j.Delete(journalKey('p', lo/head.Batch))
+	}
+	for i := lo; i < hi; i++ {
+		if err := j.Delete(journalKey('t', i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runImport writes the journaled plan from head.Next on, one batch a
+// transaction, reading each batch's plan from the journal in the
+// transaction that writes it; nums holds the numbers of the tasks already
+// made (a resumed import's). It returns every task's number and the
+// transactions it took.
+func (s *Service) runImport(head importHead, nums []uint64) ([]uint64, int, error) {
 	txs := 0
 	for head.Next < head.Total {
 		lo, hi := head.Next, min(head.Next+head.Batch, head.Total)
@@ -117,8 +135,16 @@ func (s *Service) runImport(head importHead, plan []planned, nums []uint64) ([]u
 		all := nums
 		err := s.st.Update(func(tx kv.Tx) error {
 			events, all = events[:0], nums
+			j := tx.Bucket(bucketJournal)
+			if err := sameImport(j, head); err != nil {
+				return err
+			}
+			plan, err := loadBatch(j, head, lo, hi)
+			if err != nil {
+				return err
+			}
 			now := s.now()
-			for i := lo; i < hi; i++ {
+			for i := range plan {
 				num, evs, err := s.importOne(tx, head.Actor, &plan[i], all, now)
 				if err != nil {
 					return importer.At(importer.Where{File: "task " + plan[i].Key}, err)
@@ -126,18 +152,17 @@ func (s *Service) runImport(head importHead, plan []planned, nums []uint64) ([]u
 				all = append(all, num)
 				events = append(events, evs...)
 			}
-			j := tx.Bucket(bucketJournal)
-			next := head
-			next.Next = hi
 			if hi == head.Total {
-				return clearJournal(j, head)
+				return tx.Clear(bucketJournal)
 			}
-			if err := j.Delete(journalKey('p', lo/head.Batch)); err != nil {
+			if err := dropBatch(j, head, lo, hi); err != nil {
 				return err
 			}
 			if err := j.Put(journalKey('n', lo/head.Batch), packNums(all[lo:])); err != nil {
 				return err
 			}
+			next := head
+			next.Next = hi
 			return putHead(j, next)
 		})
 		if err != nil {
@@ -196,65 +221,48 @@ func packNums(nums []uint64) []byte {
 	return b
 }
 
-// clearJournal removes every key of a finished import's journal.
-func clearJournal(j kv.Bucket, head importHead) error {
-	for n := 0; n*head.Batch < head.Total; n++ {
-		if err := j.Delete(journalKey('p', n)); err != nil {
-			return err
-		}
-		if err := j.Delete(journalKey('n', n)); err != nil {
-			return err
-		}
-	}
-	return j.Delete(journalHead)
-}
-
-// ResumeImport completes an import a crash interrupted, from the journal
-// its first transaction wrote; New calls it on every open. It reports how
-// many tasks it wrote (0: there was nothing to complete).
+// ResumeImport completes an import a crash interrupted, from the journal;
+// New calls it on every open. It reports how many tasks it wrote (0: there
+// was nothing to complete). A journal still being staged belongs to an
+// import that never started: it is cleared (on a store shared by several
+// servers, only once its staging has stalled, importStagingStale).
 func (s *Service) ResumeImport() (int, error) {
 	var (
-		head importHead
-		plan []planned
-		nums []uint64
+		head    *importHead
+		nums    []uint64
+		abandon bool
 	)
 	err := s.st.View(func(tx kv.Tx) error {
 		j := tx.Bucket(bucketJournal)
-		if !j.Exists() {
+		var err error
+		if head, err = readHead(j); err != nil || head == nil {
+			return err
+		}
+		if head.Staging {
+			abandon = !tx.Shared() || s.stagingStale(*head)
 			return nil
 		}
-		raw := j.Get(journalHead)
-		if raw == nil {
-			return nil
-		}
-		if err := json.Unmarshal(raw, &head); err != nil || head.Batch <= 0 {
-			return fmt.Errorf("tasks: import journal head unreadable: %v", err)
-		}
-		plan = make([]planned, head.Total)
-		for n := 0; n*head.Batch < head.Total; n++ {
-			lo := n * head.Batch
-			if lo < head.Next {
-				b := j.Get(journalKey('n', n))
-				for k := 0; k+8 <= len(b); k += 8 {
-					nums = append(nums, binary.BigEndian.Uint64(b[k:]))
-				}
-				continue
+		for n := 0; n*head.Batch < head.Next; n++ {
+			b := j.Get(journalKey('n', n))
+			for k := 0; k+8 <= len(b); k += 8 {
+				nums = append(nums, binary.BigEndian.Uint64(b[k:]))
 			}
-			var chunk []planned
-			if err := json.Unmarshal(j.Get(journalKey('p', n)), &chunk); err != nil {
-				return fmt.Errorf("tasks: import journal chunk %d unreadable: %v", n, err)
-			}
-			copy(plan[lo:], chunk)
 		}
 		if len(nums) != head.Next {
 			return fmt.Errorf("tasks: import journal holds %d task numbers, expected %d", len(nums), head.Next)
 		}
 		return nil
 	})
-	if err != nil || head.Total == 0 {
+	if err != nil || head == nil {
 		return 0, internal(err)
 	}
+	if head.Staging {
+		if abandon {
+			s.abandonStaging(head.ID)
+		}
+		return 0, nil
+	}
 	done := head.Next
-	_, _, err = s.runImport(head, plan, nums)
+	_, _, err = s.runImport(*head, nums)
 	return head.Total - done, err
 }
