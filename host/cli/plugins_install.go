@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,22 +76,25 @@ func installPlugin(out io.Writer, s config.Settings, verb, src, name string, wai
 	if !validPluginName(name) {
 		return errs.Invalidf("name", "pattern", "plugin name %q must be letters, digits, - and _", name)
 	}
-	dst := filepath.Join(s.PluginDir, "cairn-plugin-"+name)
-	_, statErr := os.Stat(dst)
+	dir, err := openPluginDir(s)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	file := "cairn-plugin-" + name
+	dst := filepath.Join(s.PluginDir, file)
+	_, statErr := dir.Lstat(file)
 	switch {
 	case verb == "upgrade" && statErr != nil:
 		return errs.NotFoundf(errs.NotFound, "name", "no plugin %s is installed at %s to upgrade; use `cairn plugins install`", name, dst)
 	case verb == "install" && statErr == nil:
 		return errs.Conflictf(errs.Conflict, "plugin %s is already installed at %s; use `cairn plugins upgrade %s`", name, dst, src)
 	}
-	if err := os.MkdirAll(s.PluginDir, 0o755); err != nil {
-		return errs.Newf(500, errs.Internal, "cannot create the plugin dir %s: %v", s.PluginDir, err)
-	}
-	tmp, sum, err := copyHashed(src, s.PluginDir, name)
+	tmp, sum, err := copyHashed(src, dir, name)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp) // gone after the rename; cleans up on failure
+	defer dir.Remove(tmp) // gone after the rename; cleans up on failure
 	fmt.Fprintf(out, "%s %s from %s\nsha256 %s\n", map[string]string{"install": "installing", "upgrade": "upgrading"}[verb], name, src, sum)
 	store, err := s.TrustStorePath()
 	if err != nil {
@@ -100,24 +106,33 @@ func installPlugin(out io.Writer, s config.Settings, verb, src, name string, wai
 		return err
 	}
 	fmt.Fprintf(out, "trusted in %s\n", store)
-	if err := os.Rename(tmp, dst); err != nil {
+	if err := dir.Rename(tmp, file); err != nil {
 		return errs.Newf(500, errs.Internal, "cannot move the copy into place at %s: %v", dst, err)
 	}
 	fmt.Fprintf(out, "installed %s\n", dst)
 	return loadInstalled(out, s, name, sum, wait)
 }
 
-// copyHashed copies src into a fresh file in dir, hashing exactly the bytes
-// written, and makes it executable; the caller renames it into place.
-func copyHashed(src, dir, name string) (string, string, error) {
+// copyHashed copies src into a fresh file of dir, hashing exactly the
+// bytes written, and makes it executable; the caller renames it into
+// place. The file is created new (O_EXCL), so no symlink or file planted
+// under its name is written through; it returns the file's name in dir.
+func copyHashed(src string, dir *os.Root, name string) (string, string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", "", errs.NotFoundf(errs.NotFound, "path", "cannot read %s: %v", src, err)
 	}
 	defer in.Close()
-	f, err := os.CreateTemp(dir, ".cairn-plugin-"+name+".install-*")
+	var f *os.File
+	var tmp string
+	for range 10 {
+		tmp = ".cairn-plugin-" + name + ".install-" + rand.Text()[:12]
+		if f, err = dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
-		return "", "", errs.Newf(500, errs.Internal, "cannot write into %s: %v", dir, err)
+		return "", "", errs.Newf(500, errs.Internal, "cannot write into %s: %v", dir.Name(), err)
 	}
 	h := sha256.New()
 	_, err = io.Copy(io.MultiWriter(f, h), in)
@@ -131,10 +146,10 @@ func copyHashed(src, dir, name string) (string, string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = dir.Remove(tmp)
 		return "", "", errs.Newf(500, errs.Internal, "cannot copy %s: %v", src, err)
 	}
-	return f.Name(), hex.EncodeToString(h.Sum(nil)), nil
+	return tmp, hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // loadInstalled asks a running daemon to reload and waits until the plugin
