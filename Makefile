@@ -12,8 +12,11 @@ PROTOC_GEN_GO_GRPC := google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 # against the SDK as an outside author would. `./...` covers one module only.
 MODULES  := . sdk $(patsubst %/go.mod,%,$(wildcard examples/*/go.mod))
 PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
+# The end-to-end suite drives built binaries in processes of their own and
+# is the slowest package; every other package is a unit package.
+E2E_PKG  := github.com/cairn-mcp/cairn/host/e2e
 
-.PHONY: build plugins run test test-short lint bench proto tools-doc clean
+.PHONY: build plugins run test test-race test-short lint bench proto tools-doc clean
 
 ## build: the cairn binary, which is all a user runs: the built-in areas run from it.
 build:
@@ -35,9 +38,20 @@ run:
 	@$(MAKE) --no-print-directory build >&2
 	@exec $(BIN)/cairn serve
 
-## test: every unit, end-to-end and fuzz-seed test.
-test:
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+## test: every unit and fuzz-seed test under the race detector (test-race), then the
+## end-to-end suite without it.
+test: test-race
+	$(GO) test -count=1 -timeout 30m $(E2E_PKG)
+
+## test-race: every unit package (all but host/e2e) under the race detector. host/e2e is left
+## out: its tests talk to cairn binaries in other processes, where the detector sees nothing,
+## and it would only slow the longest package further. A failing go list fails the target
+## rather than leave it nothing to test.
+test-race:
+	@pkgs=$$($(GO) list $(PKGS)) || exit 1; \
+	pkgs=$$(echo "$$pkgs" | grep -vx '$(E2E_PKG)'); \
+	echo "$(GO) test -race -count=1 -timeout 30m <$$(echo "$$pkgs" | wc -l) unit packages>"; \
+	$(GO) test -race -count=1 -timeout 30m $$pkgs
 
 test-short:
 	$(GO) test -short -count=1 $(PKGS)
