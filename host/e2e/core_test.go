@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	hostsession "github.com/cairn-mcp/cairn/host/session"
 )
@@ -220,7 +219,7 @@ func TestTaskEventsAndProjectRegistrationByEvent(t *testing.T) {
 		t.Fatal(structured(t, res))
 	}
 	var id string
-	eventually(t, 5*time.Second, "the announced project to be registered", func() bool {
+	eventually(t, patience, "the announced project to be registered", func() bool {
 		res := s.call("task_create", map[string]any{"title": "x", "project": "from-admin"})
 		if res.IsError {
 			return false
@@ -229,7 +228,7 @@ func TestTaskEventsAndProjectRegistrationByEvent(t *testing.T) {
 		return true
 	})
 	update(t, s, map[string]any{"task_id": id, "status": "todo"})
-	eventually(t, 5*time.Second, "task.created and task.updated events", func() bool {
+	eventually(t, patience, "task.created and task.updated events", func() bool {
 		evs := structured(t, s.call("watcher_events", map[string]any{}))["events"].([]any)
 		var types []string
 		for _, e := range evs {
@@ -274,21 +273,24 @@ func TestSkillListIsLive(t *testing.T) {
 		}
 		return nil
 	}
-	eventually(t, 1500*time.Millisecond, "a new skill to appear", func() bool { return find() != nil })
+	// The registry's own tests hold the 1 s bound of docs/decisions.md
+	// D14; here, on a loaded machine, the MCP round trips through the
+	// relay, the daemon and the core area are in the wait too (D42).
+	eventually(t, patience, "a new skill to appear", func() bool { return find() != nil })
 	w.writeFile(".agents/skills/cairn-zz-live-edit/SKILL.md", "---\nname: cairn-zz-live-edit\nversion: 1.1.0\ndescription: Edited text\ncapabilities: [live-reload]\n---\n# Live\n", 0o644)
-	eventually(t, 1500*time.Millisecond, "an edit to show", func() bool {
+	eventually(t, patience, "an edit to show", func() bool {
 		m := find()
 		return m != nil && m["version"] == "1.1.0" && m["description"] == "Edited text"
 	})
 	w.writeFile(".agents/skills/cairn-zz-live-edit/SKILL.md", "---\nversion: [broken\n---\n", 0o644)
-	eventually(t, 1500*time.Millisecond, "a malformed skill to be skipped and reported", func() bool {
+	eventually(t, patience, "a malformed skill to be skipped and reported", func() bool {
 		h := structured(t, s.call("server_health", map[string]any{}))
 		return find() == nil && h["status"] == "degraded" && strings.Contains(fmt.Sprint(h["problems"]), "cairn-zz-live-edit")
 	})
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 1500*time.Millisecond, "removal to show and health to recover", func() bool {
+	eventually(t, patience, "removal to show and health to recover", func() bool {
 		h := structured(t, s.call("server_health", map[string]any{}))
 		return h["status"] == "ok"
 	})

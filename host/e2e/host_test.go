@@ -229,7 +229,7 @@ func TestKilledPluginIsRestarted(t *testing.T) {
 	if newPID == pid {
 		t.Fatalf("plugin pid unchanged (%d); it was not restarted", pid)
 	}
-	eventually(t, 5*time.Second, "tools/list_changed after restart", func() bool {
+	eventually(t, patience, "tools/list_changed after restart", func() bool {
 		return s.notifications("notifications/tools/list_changed") > before
 	})
 	tk := pluginHealth(t, s, "testkit")
@@ -264,12 +264,12 @@ func TestKilledHostLeavesNoPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		eventually(t, 5*time.Second, fmt.Sprintf("plugin %d to exit after its host was killed", pid), func() bool {
+		eventually(t, patience, fmt.Sprintf("plugin %d to exit after its host was killed", pid), func() bool {
 			return !processAlive(pid)
 		})
 	}
 	// No process still runs a plugin binary from this workspace.
-	eventually(t, 5*time.Second, "no plugin process of this workspace", func() bool {
+	eventually(t, patience, "no plugin process of this workspace", func() bool {
 		return len(processesUnder(w.root)) == 0
 	})
 }
@@ -368,7 +368,7 @@ func TestCancellationReachesHandler(t *testing.T) {
 		t.Fatal("cancelled call returned no error")
 	}
 	marker := filepath.Join(w.dataDir(), "cancelled-c1")
-	eventually(t, 5*time.Second, "the plugin handler to observe cancellation", func() bool {
+	eventually(t, patience, "the plugin handler to observe cancellation", func() bool {
 		_, err := os.Stat(marker)
 		return err == nil
 	})
@@ -387,7 +387,7 @@ func TestProgressIsForwarded(t *testing.T) {
 	if _, err := s.c.CallTool(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 3*time.Second, "progress notifications", func() bool {
+	eventually(t, patience, "progress notifications", func() bool {
 		return s.notifications("notifications/progress") >= 5
 	})
 }
@@ -485,7 +485,7 @@ func TestEventsCrossPlugins(t *testing.T) {
 	if res := s.call("pub_publish", map[string]any{"type": "demo.hello", "data": map[string]any{"n": 1}}); res.IsError {
 		t.Fatal(structured(t, res))
 	}
-	eventually(t, 5*time.Second, "sub to receive demo.hello", func() bool {
+	eventually(t, patience, "sub to receive demo.hello", func() bool {
 		evs := structured(t, s.call("sub_events", map[string]any{}))["events"].([]any)
 		if len(evs) != 1 {
 			return false
@@ -639,7 +639,7 @@ func TestHostReadyEvent(t *testing.T) {
 		}
 		return n
 	}
-	eventually(t, 5*time.Second, "host.ready after start", func() bool { return ready() == 1 })
+	eventually(t, patience, "host.ready after start", func() bool { return ready() == 1 })
 	pid := int(structured(t, s.call("watcher_pid", map[string]any{}))["pid"].(float64))
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)

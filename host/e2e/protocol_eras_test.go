@@ -134,7 +134,7 @@ func (ec *eraClient) waitForAfter(what, method string, f func(mcp.JSONRPCNotific
 	ec.t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
 		act(attempt)
-		deadline := time.Now().Add(4 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
 			if ec.heard(method, f) {
 				return

@@ -75,7 +75,7 @@ func openWith(t *testing.T, root string, out *sink) *Engine {
 
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !f(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); !f(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
@@ -297,8 +297,9 @@ func TestOtherServerDrainsOnPostgres(t *testing.T) {
 }
 
 // A downstream that never handles an event gets it again after pauses
-// that double up to retryMax, not in a loop: over 30 retryMax the attempts
-// stay near the doubling schedule's count.
+// that double up to retryMax, not in a loop: however slowly a loaded
+// machine runs (docs/decisions.md D42), 30 attempts take at least the
+// schedule's time, since each pause is a lower bound.
 func TestFailingDownstreamIsNoHotLoop(t *testing.T) {
 	pgtest.EachStore(t, testFailingDownstreamIsNoHotLoop)
 }
@@ -307,13 +308,21 @@ func testFailingDownstreamIsNoHotLoop(t *testing.T) {
 	shorten(t)
 	out := &sink{fail: errors.New("a subscriber failed")}
 	e := openWith(t, t.TempDir(), out)
+	start := time.Now()
 	if _, err := e.CreateLease("T-1", nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(30 * retryMax)
-	// 20, 40, 80 ms, then every 100 ms: about 30 attempts in 3 s.
-	if n := len(out.events()); n < 10 || n > 40 {
-		t.Fatalf("%d publications of a failing event in %v; want the backoff's ~30", n, 30*retryMax)
+	const want = 30
+	for deadline := time.Now().Add(2 * time.Minute); len(out.events()) < want; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d publications of a failing event in 2 minutes; the retries stopped", len(out.events()))
+		}
+	}
+	// Attempts at 0, 20, 60 and 140 ms, then at least retryMax apart: by
+	// then at most 5 + elapsed/retryMax (a hot loop makes 30 in a few ms).
+	n := len(out.events())
+	if elapsed := time.Since(start); n > 5+int(elapsed/retryMax) {
+		t.Fatalf("%d publications of a failing event in %v; the backoff allows at most %d", n, elapsed, 5+int(elapsed/retryMax))
 	}
 	if n, _ := pendingIn(t, e); n != 1 {
 		t.Fatalf("%d events pending, want the failing one", n)
