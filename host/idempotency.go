@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -10,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/session"
 	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 // Every write carries an idempotency key from the edge to the store
@@ -30,9 +32,10 @@ const MetaIdempotencyKey = "io.cairn/idempotencyKey"
 // maxClientKey bounds a client's key: it is stored with each write.
 const maxClientKey = 255
 
-// idempotencyOf decides call's key; an error refuses a client key that is
-// malformed or sent to a write that cannot honour it.
-func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call *pipeline.Call) *errs.Error {
+// idempotencyOf decides call's key and returns how the client named it (for
+// a conflict's message); an error refuses a client key that is malformed or
+// sent to a write that cannot honour it.
+func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call *pipeline.Call) (keyName, *errs.Error) {
 	client, set := httpserve.IdempotencyKey(ctx)
 	field := "Idempotency-Key"
 	if !set && req.Params.Meta != nil {
@@ -40,29 +43,55 @@ func (h *Host) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, call 
 			field = "_meta." + MetaIdempotencyKey
 			s, isString := v.(string)
 			if !isString {
-				return errs.Invalid(field, "type", "the idempotency key must be a string")
+				return keyName{}, errs.Invalid(field, "type", "the idempotency key must be a string")
 			}
 			client, set = s, true
 		}
 	}
 	if set {
 		if e := checkClientKey(field, client); e != nil {
-			return e
+			return keyName{}, e
 		}
 		if t := call.Tool; t != nil && !t.ReadOnly && !t.HonoursIdempotency {
-			return errs.Invalid(field, "honoured",
+			return keyName{}, errs.Invalid(field, "honoured",
 				"tool "+call.Name+" does not honour idempotency keys, so a retry with this key could apply it twice; call it without a key").
 				With("tool", call.Name)
 		}
 		call.IdempotencyKey = "client:" + call.Caller.Source + ":" + call.Caller.ID + ":" + client
-		return nil
+		call.IdempotencyClient = true
+		return keyName{field: field, text: fmt.Sprintf("%s %q", field, client)}, nil
 	}
 	if m, ok := session.CallOf(ctx); ok && m.Key != "" {
 		call.IdempotencyKey, call.Replay = m.Key+":"+m.ID, m.Replay
-		return nil
+		return keyName{field: "id", text: "request id " + m.ID + " of this session", requestID: true}, nil
 	}
 	call.IdempotencyKey = "call:" + session.NewKey()
-	return nil
+	return keyName{}, nil
+}
+
+// keyName is how the client named a call's idempotency key.
+type keyName struct {
+	field     string // "Idempotency-Key", "_meta.io.cairn/idempotencyKey" or "id"
+	text      string // the key as the client sent it, quoted, or the request id
+	requestID bool
+}
+
+// namedConflict rewrites a plugin's 409 for a key used for another call
+// (constraint sameCall) to name the key as the client sent it, so the
+// person reading it knows which header, field or request id to change
+// (docs/decisions.md D42). Other errors pass unchanged.
+func namedConflict(e *errs.Error, k keyName) {
+	if e == nil || k.text == "" || e.Code != errs.Conflict || e.Details["constraint"] != "sameCall" {
+		return
+	}
+	if k.requestID {
+		e.Message = k.text + " was already used for another call (another tool or other arguments) in the last " +
+			idempotency.DerivedHold.String() + "; JSON-RPC ids must not be reused within a session: send this call with a new id"
+	} else {
+		e.Message = k.text + " was already used for another call (another tool or other arguments) in the last " +
+			idempotency.ClientHold.String() + "; a retry must repeat that call exactly, and a new call needs a new key"
+	}
+	e.Details["field"] = k.field
 }
 
 // checkClientKey: 1 to 255 bytes of printable text.

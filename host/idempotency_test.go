@@ -34,7 +34,7 @@ func TestIdempotencyKeyOfACall(t *testing.T) {
 
 	key := func(ctx context.Context, req mcp.CallToolRequest, tool *registry.Tool, caller pipeline.Caller) (string, string) {
 		c := &pipeline.Call{Name: tool.Name, Tool: tool, Caller: caller}
-		if e := h.idempotencyOf(ctx, req, c); e != nil {
+		if _, e := h.idempotencyOf(ctx, req, c); e != nil {
 			return "", e.Details["constraint"].(string)
 		}
 		return c.IdempotencyKey, ""

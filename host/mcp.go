@@ -121,7 +121,8 @@ func (h *Host) runCall(ctx context.Context, name string, req mcp.CallToolRequest
 	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
 		call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
 	}
-	if e := h.idempotencyOf(ctx, req, call); e != nil {
+	named, e := h.idempotencyOf(ctx, req, call)
+	if e != nil {
 		return pipeline.Fail(e)
 	}
 	if req.Params.Meta != nil && req.Params.Meta.ProgressToken != nil {
@@ -149,6 +150,7 @@ func (h *Host) runCall(ctx context.Context, name string, req mcp.CallToolRequest
 	session.RequestLog(ctx, h.mcp, h.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 	start := time.Now()
 	out := h.pipe.Run(ctx, call)
+	namedConflict(out.Err, named)
 	if out.Err == nil {
 		h.projects.Note(ctx, sess, call.Args)
 	}

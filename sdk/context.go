@@ -2,6 +2,8 @@ package sdk
 
 import (
 	"context"
+
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 // Caller identifies who made a tool call (docs/decisions.md D4).
@@ -92,17 +94,11 @@ func WithProgress(ctx context.Context, f ProgressFunc) context.Context {
 	return context.WithValue(ctx, progressKey, f)
 }
 
-// Idempotency is the idempotency of the call running in ctx.
-type Idempotency struct {
-	// Key identifies the call across replays (the relay's session id plus
-	// the JSON-RPC id); empty when the transport gave none.
-	Key string
-	// Replay is true when the call may already have run once.
-	Replay bool
-	// Call is a digest of the tool and its arguments: the same key sent
-	// with another call is a client's mistake, answered 409 by Once.
-	Call string
-}
+// Idempotency is the idempotency of the call running in ctx: its key,
+// whether the key is the client's own (honoured 24 hours) or one the host
+// derived for its replays, whether the call may already have run, and the
+// call it names (set by the SDK before the handler runs).
+type Idempotency = idempotency.Key
 
 // IdempotencyOf returns the idempotency key of the call running in ctx. A
 // tool declared with HonoursIdempotency records Key in the same transaction

@@ -41,7 +41,7 @@ func TestContextValues(t *testing.T) {
 	if c := CallerFrom(ctx); c.ID != "alice" || c.Project != "web" {
 		t.Fatalf("CallerFrom = %+v", c)
 	}
-	if IdempotencyOf(ctx) != (Idempotency{}) {
+	if IdempotencyOf(ctx).Keyed() {
 		t.Fatal("IdempotencyOf without a key is not zero")
 	}
 	ctx = WithIdempotency(ctx, Idempotency{Key: "s1:7", Replay: true})

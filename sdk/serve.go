@@ -224,7 +224,7 @@ func callContext(ctx context.Context, req *pb.CallToolRequest) context.Context {
 	}
 	ctx = withRequestID(ctx, req.RequestId)
 	if req.IdempotencyKey != "" {
-		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Replay: req.Replay, Call: CallDigest(req.Tool, req.Arguments)})
+		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Client: req.IdempotencyClient, Replay: req.Replay})
 	}
 	return ctx
 }

@@ -247,6 +247,12 @@ func (p *Plugin) checkedCall(name string, args []byte) (*tool, []byte, *errs.Err
 // run calls checked tool t: the handler, panic recovery, output encoding.
 func (p *Plugin) run(ctx context.Context, t *tool, args []byte) Result {
 	name := t.info.Name
+	if k := IdempotencyOf(ctx); k.Keyed() {
+		// The key names this call: a repeat under it with another
+		// call is refused (docs/decisions.md D42).
+		c := CallerFrom(ctx)
+		ctx = WithIdempotency(ctx, k.For(name, args).By(c.Source+":"+c.ID))
+	}
 	out, err := p.safeCall(ctx, t, args)
 	if err != nil {
 		e := errs.From(err)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -78,7 +79,7 @@ func seedTasks(dataDir string, n int) error {
 					desc += " " + seedCommon
 				}
 				prio := tasks.Priorities[rng.IntN(len(tasks.Priorities))]
-				out, err := svc.CreateFor(tasks.Call{Actor: "seed", IdemKey: fmt.Sprintf("seed-create-%d", i)}, tasks.CreateInput{
+				out, err := svc.CreateFor(tasks.Call{Actor: "seed", Idem: idempotency.Key{Key: fmt.Sprintf("seed-create-%d", i)}}, tasks.CreateInput{
 					Title: title, Description: &desc, Project: fmt.Sprintf("proj-%d", i%10),
 					Priority: &prio, Labels: []string{word()},
 				})
@@ -99,7 +100,7 @@ func seedTasks(dataDir string, n int) error {
 						reason := "waiting on " + word()
 						in.BlockedReason = &reason
 					}
-					if _, err := svc.UpdateFor(tasks.Call{Actor: "seed", IdemKey: fmt.Sprintf("seed-%s-%s", out.TaskID, status)}, in); err != nil {
+					if _, err := svc.UpdateFor(tasks.Call{Actor: "seed", Idem: idempotency.Key{Key: fmt.Sprintf("seed-%s-%s", out.TaskID, status)}}, in); err != nil {
 						errc <- fmt.Errorf("seed %s -> %s: %w", out.TaskID, status, err)
 						return
 					}

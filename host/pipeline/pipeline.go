@@ -48,9 +48,12 @@ type Call struct {
 	Caller    Caller
 	RequestID string
 	// IdempotencyKey identifies the call across a daemon restart; Replay
-	// marks a call that may already have run.
-	IdempotencyKey string
-	Replay         bool
+	// marks a call that may already have run. IdempotencyClient is true
+	// when the key is the client's own, honoured 24 hours rather than the
+	// short hold of a key the host derived (docs/decisions.md D42).
+	IdempotencyKey    string
+	IdempotencyClient bool
+	Replay            bool
 	// Progress, when non-nil, forwards progress to the client.
 	Progress func(progress, total float64, message string)
 	// LogLevel is the lowest MCP log level the client wants to hear for

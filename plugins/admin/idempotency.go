@@ -19,7 +19,7 @@ const (
 )
 
 // keyed makes a write tool honour the call's idempotency key
-// (docs/decisions.md D32). With a key, a call recorded before answers its
+// (docs/decisions.md D42). With a key, a call recorded before answers its
 // recorded outcome before any check runs (the first call may have changed
 // what the checks would find: a deleted project); otherwise h runs with
 // the Call, which it hands to the library (admin.Admin.Keyed,
@@ -31,10 +31,7 @@ const (
 func keyed[In, Out any](a *Area, tool string, prepare func(c *store.Call, in In), h func(ctx context.Context, in In, c *store.Call) (Out, error)) func(context.Context, In) (Out, error) {
 	return func(ctx context.Context, in In) (Out, error) {
 		var zero Out
-		c, err := store.NewCall(tool, principal(ctx), sdk.IdempotencyOf(ctx).Key, in)
-		if err != nil {
-			return zero, errs.Newf(500, errs.Internal, "idempotency: %v", err)
-		}
+		c := store.NewCall(sdk.IdempotencyOf(ctx))
 		if prepare != nil {
 			prepare(c, in)
 		}
@@ -58,13 +55,6 @@ func keyed[In, Out any](a *Area, tool string, prepare func(c *store.Call, in In)
 		}
 		return out, err
 	}
-}
-
-// principal names who calls, so a key sent by one principal never answers
-// another's call.
-func principal(ctx context.Context) string {
-	c := sdk.CallerFrom(ctx)
-	return c.Source + ":" + c.ID
 }
 
 func recorded[Out any](tool string, raw json.RawMessage) (Out, error) {

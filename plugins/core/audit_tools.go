@@ -47,7 +47,7 @@ func (c *Core) registerAuditTools() {
 			if err != nil {
 				return audit.RecordOutput{}, err
 			}
-			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx).Key, sdk.TraceID(ctx), audit.RecordInput(in))
+			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx), sdk.TraceID(ctx), audit.RecordInput(in))
 		},
 	})
 	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
@@ -69,7 +69,7 @@ func (c *Core) registerAuditTools() {
 		if err := auditorIsCaller(sdk.CallerFrom(ctx), in.AuditorID); err != nil {
 			return audit.StartOutput{}, err
 		}
-		return svc.StartSessionOnce(sdk.IdempotencyOf(ctx).Key, audit.StartInput(in))
+		return svc.StartSessionOnce(sdk.IdempotencyOf(ctx), audit.StartInput(in))
 	})
 	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
@@ -86,7 +86,7 @@ func (c *Core) registerAuditTools() {
 		Description:        "Freeze an audit session's Merkle root.",
 		HonoursIdempotency: true,
 	}, func(ctx context.Context, svc *audit.Service, in merkleFinalizeArgs) (finalizedSession, error) {
-		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx).Key, audit.FinalizeInput(in))
+		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx), audit.FinalizeInput(in))
 		return finalizedSession(out), err
 	})
 	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{

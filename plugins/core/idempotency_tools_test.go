@@ -53,7 +53,7 @@ func TestEveryCoreWriteHonoursItsKey(t *testing.T) {
 				t.Fatalf("%s does not declare HonoursIdempotency", tc.tool)
 			}
 			key := fmt.Sprintf("k-%d", i)
-			keyed := sdk.WithIdempotency(ctx, sdk.Idempotency{Key: key, Replay: true, Call: sdk.CallDigest(tc.tool, []byte(tc.args))})
+			keyed := sdk.WithIdempotency(ctx, sdk.Idempotency{Key: key, Replay: true})
 			before := count(tc.tool)
 			first, res := invoke(t, p, keyed, tc.tool, tc.args)
 			if res.Err != nil {
@@ -78,7 +78,7 @@ func TestEveryCoreWriteHonoursItsKey(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	args := fmt.Sprintf(`{"session_id":%q}`, out["session_id"])
-	keyed := sdk.WithIdempotency(ctx, sdk.Idempotency{Key: "fin", Call: sdk.CallDigest("merkle_finalize", []byte(args))})
+	keyed := sdk.WithIdempotency(ctx, sdk.Idempotency{Key: "fin"})
 	first, res := invoke(t, p, keyed, "merkle_finalize", args)
 	if res.Err != nil {
 		t.Fatal(res.Err)

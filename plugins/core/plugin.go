@@ -285,5 +285,5 @@ func (c *Core) lastProject(caller string) string {
 // call builds the domain's view of the caller of ctx.
 func call(ctx context.Context) tasks.Call {
 	caller := sdk.CallerFrom(ctx)
-	return tasks.Call{Actor: caller.ID, Project: caller.Project, IdemKey: sdk.IdempotencyOf(ctx).Key, TraceID: sdk.TraceID(ctx)}
+	return tasks.Call{Actor: caller.ID, Project: caller.Project, Idem: sdk.IdempotencyOf(ctx), TraceID: sdk.TraceID(ctx)}
 }

@@ -67,7 +67,7 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 			var zero Out
 			return zero, err
 		}
-		return f(eng, engine.Call{Key: sdk.IdempotencyOf(ctx).Key, Tool: tool}, in)
+		return f(eng, engine.Call{Idem: sdk.IdempotencyOf(ctx), Tool: tool}, in)
 	}
 }
 

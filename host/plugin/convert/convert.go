@@ -31,7 +31,7 @@ import (
 func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 	req := &pb.CallToolRequest{
 		Tool: c.Name, Arguments: c.Args, Caller: CallerToProto(c.Caller), RequestId: c.RequestID,
-		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, Replay: c.Replay,
+		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
 		ClientChannel: channel, Traceparent: c.TraceParent, Tracestate: c.TraceState,
 	}
 	if c.Task != nil {
@@ -49,7 +49,7 @@ func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 func CallFromProto(req *pb.CallToolRequest) (c *pipeline.Call, channel uint64) {
 	return &pipeline.Call{
 		Name: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()),
-		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), Replay: req.GetReplay(),
+		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), IdempotencyClient: req.GetIdempotencyClient(), Replay: req.GetReplay(),
 		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(),
 	}, req.GetClientChannel()
 }

@@ -1,22 +1,24 @@
 package store
 
-// Idempotency records (docs/decisions.md D32): a write made under an
+// Idempotency records (docs/decisions.md D42): a write made under an
 // idempotency key records the key and its outcome in the same transaction
 // as the write, so "written" and "recorded" commit together or not at all,
 // and a repeat of the call answers the recorded outcome without a second
-// effect. Only a successful call is recorded: a failed one leaves nothing,
-// so the same key may be sent again once the cause is fixed.
+// effect. The lookup, the comparison of the call's fingerprint and the 409
+// for a key sent with another call are the SDK's (package idempotency);
+// this file keeps the records in the admin store. Only a successful call is
+// recorded: a failed one leaves nothing, so the same key may be sent again
+// once the cause is fixed.
 //
-// The record's key is the SHA-256 of (tool, principal, idempotency key):
-// one key reused across tools or by another principal can never return
-// someone else's outcome. The record keeps a digest of the call's input;
-// the same key with another input is a 409 (field idempotencyKey,
-// constraint sameCall).
+// A record is filed under the key's SHA-256 and keeps the call's
+// fingerprint (an HMAC under the key of the tool and its canonical
+// arguments), so the store holds neither a client's key nor a plain digest
+// of arguments that may carry a secret.
 //
-// Retention is bounded by age and count, as the core area's: a record is
-// honoured for IdempotencyRetention and at most IdempotencyMaxKeys are kept
-// (the oldest go first); a replay arrives within seconds of the first
-// attempt.
+// Retention is by time only, whatever the write rate: a record is honoured
+// until its key's hold has passed (24 hours for a client's own key, ten
+// minutes for one the host derived) and the expired ones go, oldest first,
+// a few with each keyed write and all at a sweep.
 //
 // Secrets. An outcome that carries a plaintext secret shown once (a new API
 // key, an invitation token, a webhook signing secret) keeps the secret only
@@ -42,15 +44,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 // Idempotency buckets. They are part of the on-disk format.
 const (
 	// BucketIdempotency maps a record key (32 bytes) to its record.
 	BucketIdempotency = "idempotency"
-	// BucketIdempotencyOrder orders the records by age: unix ms and a
-	// sequence (8 bytes each) → record key.
+	// BucketIdempotencyOrder orders the records by the end of their hold:
+	// unix ms and a sequence (8 bytes each) → record key.
 	BucketIdempotencyOrder = "idempotency_order"
 	// BucketIdempotencySealed lists the records that still hold a sealed
 	// secret: unix ms (8 bytes), record key → empty.
@@ -58,15 +60,11 @@ const (
 )
 
 const (
-	// IdempotencyRetention is how long a recorded call is honoured.
-	IdempotencyRetention = 24 * time.Hour
-	// IdempotencyMaxKeys bounds how many calls are recorded.
-	IdempotencyMaxKeys = 10000
 	// SecretWindow is how long a recorded outcome keeps its secret for a
 	// replay to return; after it the secret is gone for good.
 	SecretWindow = 10 * time.Minute
-	// pruneBatch bounds the old records one write removes, so no write
-	// pays for a long backlog at once.
+	// pruneBatch bounds the expired records one write removes, so no
+	// write pays for a long backlog at once.
 	pruneBatch = 16
 )
 
@@ -79,9 +77,8 @@ var (
 // and how its outcome is recorded. The zero Call, and a nil *Call, carry no
 // key: nothing is looked up or recorded.
 type Call struct {
-	tool    string
-	id      []byte // SHA-256 of tool, principal, key
-	input   string // hex HMAC-SHA-256 of the input's JSON
+	key     idempotency.Key
+	id      []byte // the key's SHA-256
 	seal    []byte // AES key of the sealed secrets
 	secrets []string
 	notice  string
@@ -90,26 +87,15 @@ type Call struct {
 	replayed json.RawMessage
 }
 
-// NewCall builds the Call of tool invoked by principal with key ("" for
-// none) and input.
-func NewCall(tool, principal, key string, input any) (*Call, error) {
-	if key == "" {
-		return &Call{tool: tool}, nil
+// NewCall builds the Call of the keyed call k (the zero Key for none), as
+// the SDK names it (sdk.IdempotencyOf).
+func NewCall(k idempotency.Key) *Call {
+	if !k.Keyed() {
+		return &Call{}
 	}
-	in, err := json.Marshal(input)
-	if err != nil {
-		return nil, err
-	}
-	id := sha256.Sum256([]byte(tool + "\x00" + principal + "\x00" + key))
-	mac := hmac.New(sha256.New, []byte(key))
-	mac.Write([]byte("cairn admin idempotency seal\x00" + tool + "\x00" + principal))
-	seal := mac.Sum(nil)
-	// The input's digest is keyed too: an input may carry a secret (a
-	// webhook secret the caller chose, an invitation token), and a plain
-	// hash of it would sit in the store for the whole retention.
-	mac = hmac.New(sha256.New, seal)
-	mac.Write(in)
-	return &Call{tool: tool, id: id[:], input: hex.EncodeToString(mac.Sum(nil)), seal: seal}, nil
+	mac := hmac.New(sha256.New, []byte(k.Key))
+	mac.Write([]byte("cairn admin idempotency seal\x00" + k.Tool()))
+	return &Call{key: k, id: k.ID(), seal: mac.Sum(nil)}
 }
 
 // Keyed reports whether the call carries a key.
@@ -144,32 +130,91 @@ func (c *Call) Replayed() json.RawMessage {
 
 // record is the stored form of one recorded call.
 type record struct {
-	Tool   string          `json:"tool"`
-	Input  string          `json:"input"`
-	Output json.RawMessage `json:"output"`
-	Sealed []byte          `json:"sealed,omitempty"`
-	At     int64           `json:"at"` // unix ms
-	Seq    uint64          `json:"seq"`
+	Tool string `json:"tool"`
+	// Fingerprint is the call's (idempotency.Key.Fingerprint), in hex.
+	Fingerprint string          `json:"fp"`
+	Output      json.RawMessage `json:"output"`
+	Sealed      []byte          `json:"sealed,omitempty"`
+	At          int64           `json:"at"`    // unix ms
+	Until       int64           `json:"until"` // unix ms: the end of the hold
+	Seq         uint64          `json:"seq"`
 }
 
-// Lookup returns the outcome recorded for c inside tx, if any and not
-// expired at now; a 409 when the key was recorded for another input.
+// outcomes is the admin store's idempotency.Store for one call inside one
+// transaction: it reveals or seals the call's secrets.
+type outcomes struct {
+	tx  Tx
+	c   *Call
+	now time.Time
+}
+
+func (o outcomes) LoadOutcome(k idempotency.Key) (fingerprint, outcome []byte, found bool, err error) {
+	var r record
+	found, err = Get(o.tx, BucketIdempotency, o.c.id, &r)
+	if err != nil || !found || o.now.UnixMilli() > r.Until {
+		return nil, nil, false, err
+	}
+	if fingerprint, err = hex.DecodeString(r.Fingerprint); err != nil {
+		return nil, nil, false, fmt.Errorf("store: a recorded %s call has a damaged fingerprint", r.Tool)
+	}
+	outcome, err = o.c.reveal(r, o.now)
+	return fingerprint, outcome, err == nil, err
+}
+
+func (o outcomes) SaveOutcome(k idempotency.Key, fingerprint, outcome []byte) error {
+	c, tx, now := o.c, o.tx, o.now
+	r, err := c.seal1(outcome, now)
+	if err != nil {
+		return err
+	}
+	r.Fingerprint = hex.EncodeToString(fingerprint)
+	r.Until = now.Add(k.Hold()).UnixMilli()
+	count, _ := counter(tx, counterIdemCount)
+	var old record
+	if found, err := Get(tx, BucketIdempotency, c.id, &old); err != nil {
+		return err
+	} else if found {
+		// An expired record used again: replace it and its index entries.
+		if err := unindex(tx, c.id, old); err != nil {
+			return err
+		}
+		count--
+	}
+	seq, err := NextSeq(tx, string(counterIdemSeq))
+	if err != nil {
+		return err
+	}
+	r.Seq = seq
+	if err := Put(tx, BucketIdempotency, c.id, r); err != nil {
+		return err
+	}
+	if err := tx.Bucket([]byte(BucketIdempotencyOrder)).Put(orderKey(r.Until, seq), c.id); err != nil {
+		return err
+	}
+	if r.Sealed != nil {
+		if err := tx.Bucket([]byte(BucketIdempotencySealed)).Put(Key(U64(uint64(r.At)), c.id), []byte{}); err != nil {
+			return err
+		}
+	}
+	count++
+	if count, err = prune(tx, tx.Bucket([]byte(BucketIdempotency)), count, now); err != nil {
+		return err
+	}
+	if err := setCounter(tx, counterIdemCount, count); err != nil {
+		return err
+	}
+	_, err = unseal(tx, now, pruneBatch)
+	return err
+}
+
+// Lookup returns the outcome recorded for c inside tx, if any and still
+// held at now; a 409 when the key was recorded for another call.
 func Lookup(tx Tx, c *Call, now time.Time) (json.RawMessage, bool, error) {
 	if !c.Keyed() {
 		return nil, false, nil
 	}
-	var r record
-	found, err := Get(tx, BucketIdempotency, c.id, &r)
-	if err != nil || !found || now.Sub(time.UnixMilli(r.At)) > IdempotencyRetention {
-		return nil, false, err
-	}
-	if r.Input != c.input {
-		return nil, false, errs.Conflictf(errs.Conflict,
-			"this idempotency key was already used for a different %s call; a retry must repeat the original call exactly, and a new call needs a new key", c.tool).
-			With("field", "idempotencyKey").With("constraint", "sameCall")
-	}
-	out, err := c.reveal(r, now)
-	return out, err == nil, err
+	raw, found, err := idempotency.Lookup(c.key, outcomes{tx, c, now})
+	return raw, found, err
 }
 
 // Lookup is Lookup in a read transaction of its own: the check a tool makes
@@ -206,54 +251,26 @@ func Once[L any](tx Tx, c *Call, now time.Time, write func() (L, error)) (L, err
 }
 
 // Record stores the outcome v of c inside tx, the transaction of the write
-// v describes, and prunes old records. An empty outcome (nil, false, "":
-// the library's answer for an unknown id, which the tool turns into a 404)
-// records nothing.
+// v describes, and prunes expired records. An empty outcome (nil, false,
+// "": the library's answer for an unknown id, which the tool turns into a
+// 404) records nothing.
 func Record(tx Tx, c *Call, v any, now time.Time) error {
 	if !c.Keyed() || isZero(v) {
 		return nil
 	}
-	r, err := c.seal1(v, now)
+	raw, err := c.presented(v)
 	if err != nil {
 		return err
 	}
-	b := tx.Bucket([]byte(BucketIdempotency))
-	count, _ := counter(tx, counterIdemCount)
-	var old record
-	if found, err := Get(tx, BucketIdempotency, c.id, &old); err != nil {
-		return err
-	} else if found {
-		// An expired record used again: replace it and its index entries.
-		if err := unindex(tx, c.id, old); err != nil {
-			return err
-		}
-		count--
+	return idempotency.Save(c.key, outcomes{tx, c, now}, raw)
+}
+
+// presented is the JSON of outcome v as the tool answers it.
+func (c *Call) presented(v any) ([]byte, error) {
+	if c.present != nil {
+		v = c.present(v)
 	}
-	seq, err := NextSeq(tx, string(counterIdemSeq))
-	if err != nil {
-		return err
-	}
-	r.Seq = seq
-	if err := Put(tx, BucketIdempotency, c.id, r); err != nil {
-		return err
-	}
-	if err := tx.Bucket([]byte(BucketIdempotencyOrder)).Put(orderKey(r.At, seq), c.id); err != nil {
-		return err
-	}
-	if r.Sealed != nil {
-		if err := tx.Bucket([]byte(BucketIdempotencySealed)).Put(Key(U64(uint64(r.At)), c.id), []byte{}); err != nil {
-			return err
-		}
-	}
-	count++
-	if count, err = prune(tx, b, count, now); err != nil {
-		return err
-	}
-	if err := setCounter(tx, counterIdemCount, count); err != nil {
-		return err
-	}
-	_, err = unseal(tx, now, pruneBatch)
-	return err
+	return json.Marshal(v)
 }
 
 // Amend replaces the recorded outcome of c with v (keeping its time): a
@@ -266,14 +283,18 @@ func Amend(tx Tx, c *Call, v any, now time.Time) error {
 	}
 	var old record
 	found, err := Get(tx, BucketIdempotency, c.id, &old)
-	if err != nil || !found || old.Input != c.input {
+	if err != nil || !found || old.Fingerprint != c.key.FingerprintHex() {
 		return err
 	}
-	r, err := c.seal1(v, time.UnixMilli(old.At))
+	raw, err := c.presented(v)
 	if err != nil {
 		return err
 	}
-	r.Seq = old.Seq
+	r, err := c.seal1(raw, time.UnixMilli(old.At))
+	if err != nil {
+		return err
+	}
+	r.Fingerprint, r.Until, r.Seq = old.Fingerprint, old.Until, old.Seq
 	if old.Sealed == nil {
 		r.Sealed = nil // the window had passed; never seal again
 	}
@@ -281,7 +302,7 @@ func Amend(tx Tx, c *Call, v any, now time.Time) error {
 }
 
 // SweepIdempotency erases the secrets whose window has passed and the
-// records beyond the retention bounds, in a write transaction only when
+// records whose hold has ended, in a write transaction only when
 // there is something to erase. It reports how many secrets it erased.
 func (s *Store) SweepIdempotency(now time.Time) (int, error) {
 	due := false
@@ -290,7 +311,7 @@ func (s *Store) SweepIdempotency(now time.Time) (int, error) {
 		due = len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > SecretWindow
 		if !due {
 			k, _ = tx.Bucket([]byte(BucketIdempotencyOrder)).Cursor().First()
-			due = len(k) >= 8 && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(k)))) > IdempotencyRetention
+			due = len(k) >= 8 && now.UnixMilli() > int64(binary.BigEndian.Uint64(k))
 		}
 		return nil
 	}); err != nil || !due {
@@ -323,18 +344,16 @@ func IdempotencyCount(tx Tx) uint64 {
 	return n
 }
 
-// prune removes up to pruneBatch of the oldest records beyond the age or
-// count bound and returns the new count.
+// prune removes up to pruneBatch of the records whose hold ended before
+// now and returns the new count.
 func prune(tx Tx, b Bucket, count uint64, now time.Time) (uint64, error) {
 	c := tx.Bucket([]byte(BucketIdempotencyOrder)).Cursor()
-	cutoff := now.Add(-IdempotencyRetention).UnixMilli()
 	for range pruneBatch {
 		k, id := c.First()
 		if k == nil || len(k) != 16 {
 			break
 		}
-		at := int64(binary.BigEndian.Uint64(k))
-		if count <= IdempotencyMaxKeys && at >= cutoff {
+		if until := int64(binary.BigEndian.Uint64(k)); until >= now.UnixMilli() {
 			break
 		}
 		id = bytes.Clone(id)
@@ -393,7 +412,7 @@ func unseal(tx Tx, now time.Time, max int) (int, error) {
 
 // unindex removes a replaced record's order and sealed entries.
 func unindex(tx Tx, id []byte, r record) error {
-	if err := tx.Bucket([]byte(BucketIdempotencyOrder)).Delete(orderKey(r.At, r.Seq)); err != nil {
+	if err := tx.Bucket([]byte(BucketIdempotencyOrder)).Delete(orderKey(r.Until, r.Seq)); err != nil {
 		return err
 	}
 	if r.Sealed == nil {
@@ -402,20 +421,13 @@ func unindex(tx Tx, id []byte, r record) error {
 	return tx.Bucket([]byte(BucketIdempotencySealed)).Delete(Key(U64(uint64(r.At)), id))
 }
 
-// orderKey is unix ms then sequence, 8 bytes each, so keys sort by age.
+// orderKey is unix ms then sequence, 8 bytes each, so keys sort by time.
 func orderKey(at int64, seq uint64) []byte { return append(U64(uint64(at)), U64(seq)...) }
 
-// seal1 builds the record of outcome v at time at: its JSON without the
-// secrets, and the secrets sealed.
-func (c *Call) seal1(v any, at time.Time) (record, error) {
-	if c.present != nil {
-		v = c.present(v)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return record{}, err
-	}
-	r := record{Tool: c.tool, Input: c.input, Output: raw, At: at.UnixMilli()}
+// seal1 builds the record of outcome raw (JSON) at time at: its JSON
+// without the secrets, and the secrets sealed.
+func (c *Call) seal1(raw []byte, at time.Time) (record, error) {
+	r := record{Tool: c.key.Tool(), Output: raw, At: at.UnixMilli()}
 	if len(c.secrets) == 0 {
 		return r, nil
 	}
@@ -472,11 +484,11 @@ func (c *Call) reveal(r record, now time.Time) (json.RawMessage, error) {
 		}
 		n := gcm.NonceSize()
 		if len(r.Sealed) < n {
-			return nil, fmt.Errorf("store: the sealed secret of a recorded %s call is damaged", c.tool)
+			return nil, fmt.Errorf("store: the sealed secret of a recorded %s call is damaged", c.key.Tool())
 		}
 		plain, err := gcm.Open(nil, r.Sealed[:n], r.Sealed[n:], c.id)
 		if err != nil {
-			return nil, fmt.Errorf("store: the sealed secret of a recorded %s call does not open", c.tool)
+			return nil, fmt.Errorf("store: the sealed secret of a recorded %s call does not open", c.key.Tool())
 		}
 		if err := json.Unmarshal(plain, &found); err != nil {
 			return nil, err

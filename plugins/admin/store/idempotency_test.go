@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 type secretOut struct {
@@ -19,13 +20,18 @@ type secretOut struct {
 	Notice string `json:"secret_notice,omitempty"`
 }
 
+// keyOf is the key the host hands a plugin for principal's client key.
+func keyOf(principal, tool, key string, in any) idempotency.Key {
+	if key == "" {
+		return idempotency.Key{}
+	}
+	args, _ := json.Marshal(in)
+	return idempotency.Key{Key: "client:" + principal + ":" + key, Client: true}.For(tool, args)
+}
+
 func call(t *testing.T, tool, key string, in any) *Call {
 	t.Helper()
-	c, err := NewCall(tool, "env:ann", key, in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return NewCall(keyOf("env:ann", tool, key, in))
 }
 
 // writeOnce runs a keyed write that appends one outbox entry per run, and
@@ -104,11 +110,15 @@ func testIdempotencyRecords(t *testing.T) {
 	if e, ok := errs.As(err); !ok || e.Status != 409 || e.Details["field"] != "idempotencyKey" || e.Details["constraint"] != "sameCall" {
 		t.Fatalf("same key, other input: %v", err)
 	}
-	// Another tool, another principal: other records.
-	if ran, err := writeOnce(t, st, call(t, "tool_b", "k1", in), now, secretOut{ID: "x3"}); !ran || err != nil {
-		t.Fatalf("other tool: %v %v", ran, err)
+	// Another tool under the key is another call: a 409 too.
+	if ran, err := writeOnce(t, st, call(t, "tool_b", "k1", in), now, secretOut{ID: "x3"}); ran || err == nil {
+		t.Fatalf("other tool: ran %v, %v; want 409", ran, err)
 	}
-	other, _ := NewCall("tool_a", "api_key:bob", "k1", in)
+	// Another principal's k1 is another key (the host scopes client keys).
+	if ran, err := writeOnce(t, st, call(t, "tool_b", "k1b", in), now, secretOut{ID: "x3"}); !ran || err != nil {
+		t.Fatalf("other key: %v %v", ran, err)
+	}
+	other := NewCall(keyOf("api_key:bob", "tool_a", "k1", in))
 	if ran, err := writeOnce(t, st, other, now, secretOut{ID: "x4"}); !ran || err != nil {
 		t.Fatalf("other principal: %v %v", ran, err)
 	}
@@ -141,7 +151,10 @@ func testIdempotencyRecords(t *testing.T) {
 
 func TestIdempotencyRetention(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetention) }
 
-// Records expire by age, and the oldest go beyond IdempotencyMaxKeys.
+// Records are kept by time only, whatever the write rate: a client's key is
+// honoured 24 hours after any number of later records (it used to go after
+// 10,000), a key the host derived ten minutes; the expired go, a few with
+// each write and all at a sweep.
 func testIdempotencyRetention(t *testing.T) {
 	st := open(t, t.TempDir())
 	t0 := time.Now()
@@ -149,16 +162,15 @@ func testIdempotencyRetention(t *testing.T) {
 	if _, err := writeOnce(t, st, call(t, "tool", "old", in), t0, secretOut{ID: "o"}); err != nil {
 		t.Fatal(err)
 	}
-	later := t0.Add(IdempotencyRetention + time.Minute)
-	if _, found, _ := st.Lookup(call(t, "tool", "old", in), later); found {
-		t.Fatal("a record past the retention answered")
+	derived := func() *Call { return NewCall(idempotency.Key{Key: "relay:7"}.For("tool", []byte(`{}`))) }
+	if _, err := writeOnce(t, st, derived(), t0, secretOut{ID: "d"}); err != nil {
+		t.Fatal(err)
 	}
-	// Filling the count bound in one transaction prunes the expired one
-	// and then the oldest beyond the bound, pruneBatch per write.
+	const later = 12000
 	if err := st.Update(func(tx Tx) error {
-		for i := range IdempotencyMaxKeys + 3 {
-			c, _ := NewCall("tool", "env:ann", "k"+string(rune('a'+i%26))+itoaTest(i), in)
-			if err := Record(tx, c, secretOut{ID: "n"}, later.Add(time.Duration(i)*time.Millisecond)); err != nil {
+		for i := range later {
+			c := NewCall(keyOf("env:ann", "tool", "k"+itoaTest(i), in))
+			if err := Record(tx, c, secretOut{ID: "n"}, t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
 				return err
 			}
 		}
@@ -166,27 +178,23 @@ func testIdempotencyRetention(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var count uint64
-	var first []byte
-	_ = st.View(func(tx Tx) error {
-		count = IdempotencyCount(tx)
-		first, _ = tx.Bucket([]byte(BucketIdempotencyOrder)).Cursor().First()
-		first = bytes.Clone(first)
-		return nil
-	})
-	if count != IdempotencyMaxKeys {
-		t.Fatalf("count %d, want %d", count, IdempotencyMaxKeys)
+	if _, found, _ := st.Lookup(call(t, "tool", "old", in), t0.Add(idempotency.ClientHold-time.Minute)); !found {
+		t.Fatalf("a client's key was forgotten within its hold after %d later records", later)
 	}
-	if _, found, _ := st.Lookup(call(t, "tool", "ka0", in), later.Add(time.Hour)); found {
-		t.Fatal("the oldest record beyond the count bound is still there")
+	if _, found, _ := st.Lookup(derived(), t0.Add(idempotency.DerivedHold-time.Second)); !found {
+		t.Fatal("a derived key was forgotten within its hold")
 	}
-	if _, found, _ := st.Lookup(call(t, "tool", "k"+string(rune('a'+(IdempotencyMaxKeys+2)%26))+itoaTest(IdempotencyMaxKeys+2), in), later.Add(time.Hour)); !found {
-		t.Fatal("the newest record is gone")
+	if _, found, _ := st.Lookup(derived(), t0.Add(idempotency.DerivedHold+time.Second)); found {
+		t.Fatal("a derived key outlived its hold")
 	}
-	// SweepIdempotency removes what is past the age bound.
-	if _, err := st.SweepIdempotency(later.Add(2 * IdempotencyRetention)); err != nil {
+	if _, found, _ := st.Lookup(call(t, "tool", "old", in), t0.Add(idempotency.ClientHold+time.Minute)); found {
+		t.Fatal("a record past its hold answered")
+	}
+	// SweepIdempotency removes what is past its hold.
+	if _, err := st.SweepIdempotency(t0.Add(2 * idempotency.ClientHold)); err != nil {
 		t.Fatal(err)
 	}
+	var count uint64
 	_ = st.View(func(tx Tx) error { count = IdempotencyCount(tx); return nil })
 	if count != 0 {
 		t.Fatalf("after the sweep %d records remain", count)
@@ -218,7 +226,7 @@ func testIdempotencySecrets(t *testing.T) {
 		t.Fatalf("inside the window: %s %v %v", raw, found, err)
 	}
 	// Another principal's call with the same key is another record.
-	if _, found, _ := st.Lookup(func() *Call { c, _ := NewCall("key_create", "api_key:eve", "r1", in); return c }(), t0); found {
+	if _, found, _ := st.Lookup(NewCall(keyOf("api_key:eve", "key_create", "r1", in)), t0); found {
 		t.Fatal("another principal found the record")
 	}
 	late := t0.Add(SecretWindow + time.Minute)

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"sync"
 	"testing"
 
@@ -150,17 +151,17 @@ func TestThreeServersWriteBesideEachOther(t *testing.T) {
 				for i := 0; i < each; i++ {
 					key := fmt.Sprint(who, "/", i)
 					in := tasks.CreateInput{Title: fmt.Sprint(who, " ", i), Project: "demo", Labels: []string{label[i%3]}}
-					c, err := servers[si].tasks.CreateFor(tasks.Call{Actor: who, IdemKey: key}, in)
+					c, err := servers[si].tasks.CreateFor(tasks.Call{Actor: who, Idem: idempotency.Key{Key: key}}, in)
 					if err != nil {
 						t.Error(err)
 						return
 					}
-					again, err := servers[(si+1)%3].tasks.CreateFor(tasks.Call{Actor: who, IdemKey: key}, in)
+					again, err := servers[(si+1)%3].tasks.CreateFor(tasks.Call{Actor: who, Idem: idempotency.Key{Key: key}}, in)
 					if err != nil || again != c {
 						t.Errorf("retry of %s through another server: %+v, %v; first answer %+v", key, again, err, c)
 						return
 					}
-					if _, err := servers[si].audit.RecordOnce(who, key, "", RecordInput{TaskID: shared[i%2], Type: "reflection", Content: key}); err != nil {
+					if _, err := servers[si].audit.RecordOnce(who, idempotency.Key{Key: key + "/thought"}, "", RecordInput{TaskID: shared[i%2], Type: "reflection", Content: key}); err != nil {
 						t.Error(err)
 						return
 					}

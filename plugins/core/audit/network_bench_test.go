@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -48,14 +49,14 @@ func BenchmarkServersOverANetwork(b *testing.B) {
 				ids = append(ids, out.TaskID)
 			}
 			creates := runPhase(b, servers, writers, phase, func(s server, who string, i int) error {
-				_, err := s.tasks.CreateFor(tasks.Call{Actor: who, IdemKey: fmt.Sprint(who, "/", i)}, tasks.CreateInput{Title: fmt.Sprint(who, " ", i), Project: "demo"})
+				_, err := s.tasks.CreateFor(tasks.Call{Actor: who, Idem: idempotency.Key{Key: fmt.Sprint(who, "/", i)}}, tasks.CreateInput{Title: fmt.Sprint(who, " ", i), Project: "demo"})
 				return err
 			})
 			thoughts := runPhase(b, servers, writers, phase, func(s server, who string, i int) error {
 				// Each writer records on a task of its own, as agents do.
 				var w int
 				_, _ = fmt.Sscanf(who, "w%d", &w)
-				_, err := s.audit.RecordOnce(who, fmt.Sprint(who, "/t", i), "", RecordInput{TaskID: ids[w], Type: "reflection", Content: who})
+				_, err := s.audit.RecordOnce(who, idempotency.Key{Key: fmt.Sprint(who, "/t", i)}, "", RecordInput{TaskID: ids[w], Type: "reflection", Content: who})
 				return err
 			})
 			if n == 1 {

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -55,7 +56,7 @@ func BenchmarkWritePages(b *testing.B) {
 	started := map[uint64]bool{}
 	writes := map[string]func(i int) error{
 		"task_create": func(i int) error {
-			_, err := c.tasks.CreateFor(tasks.Call{Actor: "bench", IdemKey: fmt.Sprint("create-", i)}, tasks.CreateInput{Title: fmt.Sprintf("new task %d", i), Project: "proj-0"})
+			_, err := c.tasks.CreateFor(tasks.Call{Actor: "bench", Idem: idempotency.Key{Key: fmt.Sprint("create-", i)}}, tasks.CreateInput{Title: fmt.Sprintf("new task %d", i), Project: "proj-0"})
 			return err
 		},
 		// A todo task (every fourth) to in_progress, and back the next
@@ -67,7 +68,7 @@ func BenchmarkWritePages(b *testing.B) {
 				status = "todo"
 			}
 			started[n] = !started[n]
-			_, err := c.tasks.UpdateFor(tasks.Call{Actor: "bench", IdemKey: fmt.Sprint("update-", i)}, tasks.UpdateInput{TaskID: tasks.FormatTaskID(n), Status: &status})
+			_, err := c.tasks.UpdateFor(tasks.Call{Actor: "bench", Idem: idempotency.Key{Key: fmt.Sprint("update-", i)}}, tasks.UpdateInput{TaskID: tasks.FormatTaskID(n), Status: &status})
 			return err
 		},
 	}

@@ -5,10 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 
@@ -134,13 +134,13 @@ type StartOutput struct {
 
 // StartSession opens an audit session over a task (audit_session_start).
 func (s *Service) StartSession(in StartInput) (StartOutput, error) {
-	return s.StartSessionOnce("", in)
+	return s.StartSessionOnce(idempotency.Key{}, in)
 }
 
 // StartSessionOnce is StartSession under an idempotency key: a repeat of
 // the key returns the session first started and starts none
 // (docs/decisions.md D32).
-func (s *Service) StartSessionOnce(key string, in StartInput) (StartOutput, error) {
+func (s *Service) StartSessionOnce(key idempotency.Key, in StartInput) (StartOutput, error) {
 	n, err := checkTaskID("task_id", in.TaskID)
 	if err != nil {
 		return StartOutput{}, err
@@ -166,7 +166,7 @@ func (s *Service) StartSessionOnce(key string, in StartInput) (StartOutput, erro
 	var replayed bool
 	err = s.st.Commit(func(tx kv.Tx) error {
 		var err error
-		out, replayed, err = store.Once(tx, "audit_session_start", key, time.Now(), func() (StartOutput, error) {
+		out, replayed, err = store.Once(tx, key, s.cfg.Clock(), func() (StartOutput, error) {
 			if !taskExists(tx, n) {
 				return StartOutput{}, errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
 			}
@@ -362,13 +362,13 @@ type FinalizeOutput struct {
 // Finalize freezes a session's Merkle root, leaf count and record set
 // (merkle_finalize). With task_id only that task's records are sealed.
 func (s *Service) Finalize(in FinalizeInput) (FinalizeOutput, error) {
-	return s.FinalizeOnce("", in)
+	return s.FinalizeOnce(idempotency.Key{}, in)
 }
 
 // FinalizeOnce is Finalize under an idempotency key: a repeat of the key
 // returns the root first frozen instead of 409 ERR_ALREADY_FINALIZED
 // (docs/decisions.md D32).
-func (s *Service) FinalizeOnce(key string, in FinalizeInput) (FinalizeOutput, error) {
+func (s *Service) FinalizeOnce(key idempotency.Key, in FinalizeInput) (FinalizeOutput, error) {
 	var out FinalizeOutput
 	var replayed bool
 	var restrict uint64
@@ -382,7 +382,7 @@ func (s *Service) FinalizeOnce(key string, in FinalizeInput) (FinalizeOutput, er
 	now := s.now()
 	err := s.st.Commit(func(tx kv.Tx) error {
 		var err error
-		out, replayed, err = store.Once(tx, "merkle_finalize", key, time.Now(), func() (FinalizeOutput, error) {
+		out, replayed, err = store.Once(tx, key, s.cfg.Clock(), func() (FinalizeOutput, error) {
 			return s.finalizeIn(tx, in, restrict, now)
 		})
 		return err

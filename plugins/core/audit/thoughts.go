@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"sort"
 	"strconv"
 	"strings"
@@ -202,7 +203,7 @@ func (in *RecordInput) validate() (uint64, linkBody, error) {
 // Concurrent calls share durable commits (Store.Commit) and each chain stays
 // linear: the head is read and written in the same transaction.
 func (s *Service) Record(actor string, in RecordInput) (RecordOutput, error) {
-	return s.RecordOnce(actor, "", "", in)
+	return s.RecordOnce(actor, idempotency.Key{}, "", in)
 }
 
 // RecordOnce is Record under an idempotency key: the key and the output are
@@ -210,7 +211,7 @@ func (s *Service) Record(actor string, in RecordInput) (RecordOutput, error) {
 // its first output without appending again (a replay after the daemon died).
 // traceID, the trace of the call (empty: untraced), is kept beside the
 // record, outside its hash (docs/decisions.md D38).
-func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (RecordOutput, error) {
+func (s *Service) RecordOnce(actor string, key idempotency.Key, traceID string, in RecordInput) (RecordOutput, error) {
 	n, body, err := in.validate()
 	if err != nil {
 		return RecordOutput{}, err
@@ -222,12 +223,12 @@ func (s *Service) RecordOnce(actor, key, traceID string, in RecordInput) (Record
 	var replayed bool
 	err = s.st.CommitShared(func(tx kv.Tx) error {
 		if tx.Shared() {
-			tx.Prefetch(store.OnceKeys(tx, "thought_record", key,
+			tx.Prefetch(store.OnceKeys(key,
 				kv.Key{Bucket: []byte(store.BucketTasks), Key: store.U64(n)},
 				kv.Key{Bucket: []byte(store.BucketChainLinks), Key: headKey(n, chainThought)})...)
 		}
 		var err error
-		out, replayed, err = store.Once(tx, "thought_record", key, time.Now(), func() (RecordOutput, error) {
+		out, replayed, err = store.Once(tx, key, s.cfg.Clock(), func() (RecordOutput, error) {
 			if !taskExists(tx, n) {
 				return RecordOutput{}, errs.NotFoundf(errs.TaskNotFound, "task_id", "task %s does not exist; check the id with task_list", in.TaskID)
 			}

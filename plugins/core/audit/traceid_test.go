@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"testing"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
@@ -22,7 +23,7 @@ func testTraceIDBesideTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := created.TaskID
-	thought, err := e.audit.RecordOnce("bob", "", traceID, RecordInput{TaskID: id, Type: "decision", Content: "traced"})
+	thought, err := e.audit.RecordOnce("bob", idempotency.Key{}, traceID, RecordInput{TaskID: id, Type: "decision", Content: "traced"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,7 @@ var migrations = []Migration{
 	migrateV6,
 	migrateV7,
 	migrateV8,
+	migrateV9,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -76,7 +77,7 @@ func migrateV2(tx *bolt.Tx) error {
 
 // migrateV3 adds task dependencies, claims and idempotency records.
 func migrateV3(tx *bolt.Tx) error {
-	return createBuckets(tx, BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, bucketIdempotencyOrder)
+	return createBuckets(tx, BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, bucketIdempotency, bucketIdempotencyOrder)
 }
 
 // migrateV4 adds the search index. It starts empty; the tasks package
@@ -109,7 +110,7 @@ func migrateV7(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return createBuckets(tx, BucketIdempotencyAlt)
+	return createBuckets(tx, bucketIdempotencyAlt)
 }
 
 // migrateV8 moves each chain's head into the links bucket, under its
@@ -130,6 +131,31 @@ func migrateV8(tx *bolt.Tx) error {
 	}
 	return tx.DeleteBucket([]byte(bucketChainHeads))
 }
+
+// migrateV9 keeps idempotency records in rings of buckets by time
+// (idempotency.go) instead of two generations bounded by count, which
+// forgot a key after enough later writes. Records kept so far go: they
+// were honoured for a replay within seconds, and an upgrade restarts
+// every server.
+func migrateV9(tx *bolt.Tx) error {
+	for _, name := range []string{bucketIdempotency, bucketIdempotencyAlt} {
+		if err := tx.DeleteBucket([]byte(name)); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+			return err
+		}
+	}
+	if m := tx.Bucket([]byte(BucketMeta)); m != nil {
+		for _, k := range idempotencyV8MetaKeys {
+			if err := m.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+	}
+	return createBuckets(tx, IdempotencyBuckets()...)
+}
+
+// idempotencyV8MetaKeys are the meta keys the generations of v7 and v8
+// kept (the last only on PostgreSQL).
+var idempotencyV8MetaKeys = []string{"idempotency_count", "idempotency_generation", "idempotency_since", "idempotency_granted"}
 
 type boltBackend struct {
 	db   *bolt.DB

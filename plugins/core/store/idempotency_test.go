@@ -1,13 +1,15 @@
 package store
 
 import (
+	"errors"
 	"fmt"
-	"github.com/cairn-mcp/cairn/internal/pgtest"
-	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
+	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 type idemOut struct {
@@ -15,52 +17,79 @@ type idemOut struct {
 	N  int    `json:"n"`
 }
 
-// A key's first call writes and records; a repeat returns the recorded
-// output and runs nothing; another scope with the same key is independent.
+func clientKey(key, tool, args string) idempotency.Key {
+	return idempotency.Key{Key: key, Client: true}.For(tool, []byte(args))
+}
+
+func derivedKey(key, tool, args string) idempotency.Key {
+	return idempotency.Key{Key: key}.For(tool, []byte(args))
+}
+
+// once runs one keyed write at now, which draws a task number.
+func once(t *testing.T, s *Store, k idempotency.Key, now time.Time, runs *int) (idemOut, bool, error) {
+	t.Helper()
+	var out idemOut
+	var replayed bool
+	err := s.Commit(func(tx kv.Tx) error {
+		var err error
+		out, replayed, err = Once(tx, k, now, func() (idemOut, error) {
+			*runs++
+			n, err := NextID(tx, CounterTask)
+			return idemOut{ID: fmt.Sprint("T-", n), N: *runs}, err
+		})
+		return err
+	})
+	return out, replayed, err
+}
+
+// A key's first call writes and records; a repeat of the same call returns
+// the recorded output and runs nothing; the same key with another tool or
+// other arguments is a 409 and runs nothing (docs/decisions.md D42).
 func TestOnceRecordsAndReplays(t *testing.T) { pgtest.EachStore(t, testOnceRecordsAndReplays) }
 
 func testOnceRecordsAndReplays(t *testing.T) {
 	s, _ := openEach(t)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	runs := 0
-	call := func(scope, key string) (idemOut, bool) {
-		var out idemOut
-		var replayed bool
-		err := s.Commit(func(tx kv.Tx) error {
-			var err error
-			out, replayed, err = Once(tx, scope, key, now, func() (idemOut, error) {
-				runs++
-				n, err := NextID(tx, CounterTask)
-				return idemOut{ID: fmt.Sprint("T-", n), N: runs}, err
-			})
-			return err
+	for _, kind := range []struct {
+		name string
+		key  func(key, tool, args string) idempotency.Key
+	}{{"client", clientKey}, {"derived", derivedKey}} {
+		t.Run(kind.name, func(t *testing.T) {
+			before := runs
+			first, rep, err := once(t, s, kind.key(kind.name+"-1", "task_create", `{"title":"a","labels":["x"]}`), now, &runs)
+			if err != nil || rep || runs != before+1 {
+				t.Fatalf("first call %+v replayed=%v %v", first, rep, err)
+			}
+			again, rep, err := once(t, s, kind.key(kind.name+"-1", "task_create", `{"labels":["x"], "title":"a"}`), now.Add(time.Second), &runs)
+			if err != nil || !rep || again != first || runs != before+1 {
+				t.Fatalf("replay %+v replayed=%v %v runs=%d", again, rep, err, runs)
+			}
+			for what, k := range map[string]idempotency.Key{
+				"other arguments": kind.key(kind.name+"-1", "task_create", `{"title":"b","labels":["x"]}`),
+				"other tool":      kind.key(kind.name+"-1", "task_update", `{"title":"a","labels":["x"]}`),
+			} {
+				_, _, err := once(t, s, k, now.Add(2*time.Second), &runs)
+				var e *errs.Error
+				if !errors.As(err, &e) || e.Status != 409 || e.Details["constraint"] != "sameCall" || runs != before+1 {
+					t.Errorf("%s under the key: %v, %d runs; want 409 sameCall and no write", what, err, runs-before)
+				}
+			}
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out, replayed
-	}
-	first, rep := call("task_create", "sess-1:7")
-	if rep || first.ID != "T-1" {
-		t.Fatalf("first call %+v replayed=%v", first, rep)
-	}
-	again, rep := call("task_create", "sess-1:7")
-	if !rep || again != first || runs != 1 {
-		t.Fatalf("replay %+v replayed=%v runs=%d", again, rep, runs)
-	}
-	other, rep := call("task_update", "sess-1:7")
-	if rep || other.ID != "T-2" {
-		t.Fatalf("other scope %+v replayed=%v", other, rep)
 	}
 	// No key: every call writes, nothing is recorded.
-	call("task_create", "")
-	call("task_create", "")
-	if runs != 4 {
-		t.Fatalf("runs %d, want 4", runs)
+	before := runs
+	for range 2 {
+		if _, rep, err := once(t, s, idempotency.Key{}.For("task_create", []byte(`{}`)), now, &runs); err != nil || rep {
+			t.Fatal(err, rep)
+		}
+	}
+	if runs != before+2 {
+		t.Fatalf("unkeyed runs %d, want 2", runs-before)
 	}
 	_ = s.View(func(tx kv.Tx) error {
-		if n := IdempotentCount(tx); n != 2 {
-			t.Errorf("recorded %d keys, want 2", n)
+		if c, d := IdempotencyHeld(tx, now); c != 1 || d != 1 {
+			t.Errorf("held %d client and %d derived keys, want 1 and 1", c, d)
 		}
 		return nil
 	})
@@ -72,138 +101,131 @@ func TestOnceFailureRecordsNothing(t *testing.T) { pgtest.EachStore(t, testOnceF
 func testOnceFailureRecordsNothing(t *testing.T) {
 	s, _ := openEach(t)
 	now := time.Now()
+	k := clientKey("k", "x", `{}`)
 	err := s.Commit(func(tx kv.Tx) error {
-		_, _, err := Once(tx, "x", "k", now, func() (idemOut, error) { return idemOut{}, fmt.Errorf("refused") })
+		_, _, err := Once(tx, k, now, func() (idemOut, error) { return idemOut{}, fmt.Errorf("refused") })
 		return err
 	})
 	if err == nil || err.Error() != "refused" {
 		t.Fatalf("err %v", err)
 	}
-	_ = s.View(func(tx kv.Tx) error {
-		if _, ok := Recorded(tx, "x", "k", now); ok {
-			t.Error("a failed call was recorded")
-		}
-		return nil
-	})
+	runs := 0
+	if _, rep, err := once(t, s, k, now, &runs); err != nil || rep || runs != 1 {
+		t.Fatalf("the key's next call after a failure: replayed=%v %v runs=%d; want it to run", rep, err, runs)
+	}
 }
 
-// Retention: at most IdempotencyMaxKeys are kept, in two generations; a
-// full generation drops the older one whole, so a key survives at least
-// IdempotencyMaxKeys/2 later keys; a key older than IdempotencyRetention is
-// no longer honoured, and a generation that old is dropped by the next
-// record.
-func TestIdempotencyRetention(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetention) }
+// Retention is by time whatever the write rate: a client's key is honoured
+// for 24 hours after any number of later writes (the finding: forgotten
+// after 10,143 later writes), a derived key for 10 minutes; past its ring
+// a key is forgotten and its bucket emptied, so storage is bounded by time.
+func TestIdempotencyRetentionIsByTime(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetentionIsByTime) }
 
-func testIdempotencyRetention(t *testing.T) {
+func testIdempotencyRetentionIsByTime(t *testing.T) {
 	s, _ := openEach(t)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	const n = IdempotencyMaxKeys + 5
-	err := s.Update(func(tx kv.Tx) error {
-		for i := 0; i < n; i++ {
-			if err := Record(tx, "s", fmt.Sprint("k", i), []byte(`{}`), t0.Add(time.Duration(i)*time.Millisecond)); err != nil {
-				return err
-			}
-			if c := IdempotentCount(tx); c > IdempotencyMaxKeys {
-				return fmt.Errorf("after %d records %d keys kept, more than %d", i+1, c, IdempotencyMaxKeys)
-			}
-		}
-		return nil
-	})
+	t0 := time.Date(2026, 1, 1, 23, 59, 59, 0, time.UTC) // the last second of a window
+	runs := 0
+	client := clientKey("agent-retry", "task_create", `{"title":"once"}`)
+	derived := derivedKey("relay:7", "task_create", `{"title":"once"}`)
+	first, _, err := once(t, s, client, t0, &runs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := t0.Add(time.Minute)
-	_ = s.View(func(tx kv.Tx) error {
-		// k0..k4999 filled the first generation, k5000..k9999 the second;
-		// k10000 dropped the first.
-		if c, want := IdempotentCount(tx), uint64(n-generationKeys); c != want {
-			t.Errorf("count %d, want %d", c, want)
-		}
-		for _, i := range []int{0, 1, generationKeys - 1} {
-			if _, ok := Recorded(tx, "s", fmt.Sprint("k", i), now); ok {
-				t.Errorf("k%d should have been dropped", i)
-			}
-		}
-		for _, i := range []int{generationKeys, IdempotencyMaxKeys - 1, IdempotencyMaxKeys, n - 1} {
-			if _, ok := Recorded(tx, "s", fmt.Sprint("k", i), now); !ok {
-				t.Errorf("k%d dropped too early", i)
-			}
-		}
-		if _, ok := Recorded(tx, "s", fmt.Sprint("k", n-1), t0.Add(IdempotencyRetention+time.Hour)); ok {
-			t.Error("an expired key is still honoured")
-		}
-		return nil
-	})
-	// A record a day later finds its generation too old: the older one
-	// goes, and the expired keys left are no longer honoured.
-	later := t0.Add(IdempotencyRetention + time.Hour)
-	if err := s.Update(func(tx kv.Tx) error { return Record(tx, "s", "new", []byte(`{}`), later) }); err != nil {
+	firstDerived, _, err := once(t, s, derived, t0, &runs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = s.View(func(tx kv.Tx) error {
-		if c, want := IdempotentCount(tx), uint64(n-IdempotencyMaxKeys+1); c != want {
-			t.Errorf("count after a day %d, want %d", c, want)
-		}
-		if _, ok := Recorded(tx, "s", "new", later); !ok {
-			t.Error("the new key is not honoured")
-		}
-		if _, ok := Recorded(tx, "s", fmt.Sprint("k", n-1), later); ok {
-			t.Error("an expired key is still honoured")
-		}
-		return nil
-	})
-}
-
-// Whatever the pace of records, the last IdempotencyMaxKeys/2 keys recorded
-// within the retention are honoured and no more than IdempotencyMaxKeys
-// are kept; a key re-recorded in the current generation is counted once.
-func TestIdempotencyGenerationsKeepTheRecent(t *testing.T) {
-	s, _ := openEach(t)
-	rng := rand.New(rand.NewPCG(3, 4))
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	// calls lists the keys in the order they were recorded, re-records
-	// included; at says when each key was last recorded.
-	var calls []string
-	last := map[string]time.Time{}
-	record := func(tx kv.Tx, key string) error {
-		calls = append(calls, key)
-		last[key] = at
-		return Record(tx, "s", key, []byte(`{}`), at)
-	}
-	err := s.Update(func(tx kv.Tx) error {
-		for i := 0; i < 3*IdempotencyMaxKeys; i++ {
-			switch r := rng.IntN(20000); {
-			case r == 0: // a quiet day
-				at = at.Add(IdempotencyRetention + time.Duration(rng.IntN(3600))*time.Second)
-			case r <= 40: // a quiet hour
-				at = at.Add(time.Hour)
-			default:
-				at = at.Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
-			}
-			if err := record(tx, fmt.Sprint("k", i)); err != nil {
-				return err
-			}
-			if rng.IntN(50) == 0 { // a client re-sends a key it used before
-				if err := record(tx, fmt.Sprint("k", max(0, i-rng.IntN(100)))); err != nil {
+	// 20,000 later keys of both kinds over the next minutes: twice the
+	// number that used to push a key out.
+	const later = 20000
+	for b := range later / 1000 {
+		err := s.Update(func(tx kv.Tx) error {
+			for i := range 1000 {
+				n := b*1000 + i
+				at := t0.Add(time.Duration(n) * 25 * time.Millisecond)
+				k := derivedKey(fmt.Sprint("relay:", n+8), "task_update", `{}`)
+				if n%2 == 0 {
+					k = clientKey(fmt.Sprint("c", n), "task_update", `{}`)
+				}
+				if err := Outcomes(tx, at).SaveOutcome(k, k.Fingerprint(), []byte(`{}`)); err != nil {
 					return err
 				}
 			}
-			if c := IdempotentCount(tx); c > IdempotencyMaxKeys {
-				return fmt.Errorf("after %d records %d keys kept", len(calls), c)
-			}
-			if len(calls) < generationKeys {
-				continue
-			}
-			k := calls[len(calls)-generationKeys]
-			if at.Sub(last[k]) <= IdempotencyRetention {
-				if _, ok := Recorded(tx, "s", k, at); !ok {
-					return fmt.Errorf("%s, recorded %v before and %d records ago, was dropped", k, at.Sub(last[k]), generationKeys-1)
-				}
-			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(k idempotency.Key, at time.Time, want idemOut, honoured bool) {
+		t.Helper()
+		before := runs
+		got, rep, err := once(t, s, k, at, &runs)
+		switch {
+		case err != nil:
+			t.Errorf("%s at +%v: %v", k.Key, at.Sub(t0), err)
+		case honoured && (!rep || got != want || runs != before):
+			t.Errorf("%s at +%v after %d later writes: replayed=%v %+v, %d runs; want the first outcome %+v", k.Key, at.Sub(t0), later, rep, got, runs-before, want)
+		case !honoured && rep:
+			t.Errorf("%s at +%v still honoured; its ring should have let it go", k.Key, at.Sub(t0))
+		}
+	}
+	check(client, t0.Add(time.Hour), first, true)
+	check(derived, t0.Add(idempotency.DerivedHold), firstDerived, true)
+	check(client, t0.Add(idempotency.ClientHold), first, true)
+	// Forgotten once past its ring: 3 windows of 5 minutes, 5 of 6 hours.
+	check(derived, t0.Add(15*time.Minute+time.Second), idemOut{}, false)
+	check(client, t0.Add(30*time.Hour+time.Second), idemOut{}, false)
+	// A day and a half later the later keys are gone too: what a store
+	// keeps is bounded by time.
+	_ = s.View(func(tx kv.Tx) error {
+		if c, d := IdempotencyHeld(tx, t0.Add(31*time.Hour)); c > 2 || d > 2 {
+			t.Errorf("%d client and %d derived keys held 31 hours on; want only the two just written", c, d)
 		}
 		return nil
 	})
+}
+
+// A million later writes, a client key still honoured (bbolt: the ring
+// costs one put per key, so the store test can afford it).
+func TestIdempotencyKeyOutlivesAMillionWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million records")
+	}
+	s, err := Open(t.TempDir()+"/core.db", Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	runs := 0
+	client := clientKey("k", "task_create", `{"title":"once"}`)
+	first, _, err := once(t, s, client, t0, &runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const later, batch = 1000000, 50000
+	for b := range later / batch {
+		err := s.Update(func(tx kv.Tx) error {
+			for i := range batch {
+				n := b*batch + i
+				k := derivedKey(fmt.Sprint("relay:", n), "task_update", `{}`)
+				if n%10 == 0 {
+					k = clientKey(fmt.Sprint("c", n), "task_update", `{}`)
+				}
+				// 11 writes a millisecond: a million in 90 seconds.
+				if err := Outcomes(tx, t0.Add(time.Duration(n)*time.Millisecond/11)).SaveOutcome(k, k.Fingerprint(), []byte(`{"task_id":"T-1"}`)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, rep, err := once(t, s, client, t0.Add(23*time.Hour), &runs)
+	if err != nil || !rep || got != first || runs != 1 {
+		t.Fatalf("after a million later writes: replayed=%v %+v %v, %d runs; want the first outcome", rep, got, err, runs)
 	}
 }

@@ -48,6 +48,9 @@ var Migrations = []pgmigrate.Step{
 	{Version: 3, Name: "chain heads with links", SQL: "INSERT INTO " + Table + " (bucket, key, value) SELECT 'chain_links', key || '\\xffffffffffffffff'::bytea, value FROM " + Table + " WHERE bucket = 'chain_heads' AND length(key) = 9; DELETE FROM " + Table + " WHERE bucket = 'chain_heads'"},
 	// The writers' table, whose lock replaced the advisory lock (kv.PGConfig.Writers).
 	{Version: 4, Name: "writers table", SQL: kv.WritersSQL(Writers)},
+	// Idempotency records in rings by time (bolt.go, migrateV9): the
+	// generations, their counts and the grants go.
+	{Version: 5, Name: "idempotency by time", SQL: "DELETE FROM " + Table + " WHERE bucket IN ('idempotency', 'idempotency_alt', 'idempotency_grants') OR (bucket = 'meta' AND key IN ('idempotency_count'::bytea, 'idempotency_generation'::bytea, 'idempotency_since'::bytea, 'idempotency_granted'::bytea))"},
 }
 
 type pgBackend struct {

@@ -76,13 +76,12 @@ const (
 	BucketTaskDependents = "task_dependents"
 	// BucketTaskClaims maps a claimed task's number to its holder (D27).
 	BucketTaskClaims = "task_claims"
-	// BucketIdempotency and BucketIdempotencyAlt are the two generations
-	// of idempotency records (schema v7; see idempotency.go): a scoped
-	// idempotency key → the time it was recorded (8 bytes, unix ms) and
-	// the call's output.
-	BucketIdempotency    = "idempotency"
-	BucketIdempotencyAlt = "idempotency_alt"
-	// bucketIdempotencyOrder ordered the keys by age up to schema v6.
+	// bucketIdempotency and bucketIdempotencyAlt were the two generations
+	// of idempotency records of schemas v7 and v8, bounded by count;
+	// bucketIdempotencyOrder ordered the keys by age up to v6. Schema v9
+	// keeps them in rings by time (idempotency.go, IdempotencyBuckets).
+	bucketIdempotency      = "idempotency"
+	bucketIdempotencyAlt   = "idempotency_alt"
 	bucketIdempotencyOrder = "idempotency_order"
 
 	// BucketTaskTrigrams indexes the lower-cased title and description of

@@ -61,8 +61,8 @@ func TestOpenCreatesLayoutAndVersion(t *testing.T) {
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
 	}
-	if s.UserVersion() != CurrentVersion || CurrentVersion != 8 {
-		t.Fatalf("UserVersion %d, CurrentVersion %d, want 8", s.UserVersion(), CurrentVersion)
+	if s.UserVersion() != CurrentVersion || CurrentVersion != 9 {
+		t.Fatalf("UserVersion %d, CurrentVersion %d, want 9", s.UserVersion(), CurrentVersion)
 	}
 	if s.DB().NoSync {
 		t.Fatal("NoSync must stay false: commits are durable")
@@ -296,14 +296,16 @@ func TestV1StoreMigratesToV2(t *testing.T) {
 		t.Fatalf("migrated version %d, want %d", s2.UserVersion(), CurrentVersion)
 	}
 	_ = s2.View(func(tx kv.Tx) error {
-		for _, b := range []string{BucketChainLinks, BucketAuditSessions, BucketAuditFrozen,
-			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketIdempotency, BucketIdempotencyAlt, BucketTaskTrigrams, BucketTaskSearchText} {
+		for _, b := range append([]string{BucketChainLinks, BucketAuditSessions, BucketAuditFrozen,
+			BucketTaskDeps, BucketTaskDependents, BucketTaskClaims, BucketTaskTrigrams, BucketTaskSearchText}, IdempotencyBuckets()...) {
 			if !tx.Bucket([]byte(b)).Exists() {
 				t.Errorf("bucket %s missing after migration", b)
 			}
 		}
-		if tx.Bucket([]byte(bucketIdempotencyOrder)).Exists() {
-			t.Errorf("bucket %s left after migration", bucketIdempotencyOrder)
+		for _, b := range []string{bucketIdempotencyOrder, bucketIdempotency, bucketIdempotencyAlt} {
+			if tx.Bucket([]byte(b)).Exists() {
+				t.Errorf("bucket %s left after migration", b)
+			}
 		}
 		if PeekID(tx, CounterTask) != 1 {
 			t.Errorf("task counter lost in migration")

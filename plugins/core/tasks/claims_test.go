@@ -3,6 +3,7 @@ package tasks
 import (
 	"fmt"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"slices"
 	"sync"
 	"testing"
@@ -234,7 +235,7 @@ func TestIdempotentWrites(t *testing.T) { pgtest.EachStore(t, testIdempotentWrit
 
 func testIdempotentWrites(t *testing.T) {
 	f := newFixture(t, "alpha")
-	k := Call{Actor: "a", IdemKey: "sess:1"}
+	k := Call{Actor: "a", Idem: idempotency.Key{Key: "sess:1"}.For("task_create", []byte(`{"title":"once"}`))}
 	first, err := f.svc.CreateFor(k, CreateInput{Title: "once", Project: "alpha"})
 	if err != nil {
 		t.Fatal(err)
@@ -250,8 +251,18 @@ func testIdempotentWrites(t *testing.T) {
 	if out, _ := f.svc.List(ListInput{}); out.TotalCount != 1 {
 		t.Fatalf("%d tasks after a replayed create", out.TotalCount)
 	}
-	// Same key on another tool is another call.
-	u := Call{Actor: "a", IdemKey: "sess:1"}
+	// The same key names one call: on another tool it is refused, and
+	// nothing is written (docs/decisions.md D42).
+	reused := Call{Actor: "a", Idem: idempotency.Key{Key: "sess:1"}.For("task_update", []byte(`{"task_id":"T-1","status":"todo"}`))}
+	if _, err := f.svc.UpdateFor(reused, UpdateInput{TaskID: first.TaskID, Status: ptr(StatusTodo)}); err == nil {
+		t.Fatal("a key used for task_create answered a task_update")
+	} else if e, ok := errs.As(err); !ok || e.Status != 409 || e.Details["constraint"] != "sameCall" {
+		t.Fatalf("a key used for task_create, sent with task_update: %v; want 409 sameCall", err)
+	}
+	if got, _ := f.svc.Get(GetInput{TaskID: first.TaskID}); got.Status != StatusBacklog {
+		t.Fatalf("a refused update changed the status to %s", got.Status)
+	}
+	u := Call{Actor: "a", Idem: idempotency.Key{Key: "sess:1b"}.For("task_update", []byte(`{"task_id":"T-1","status":"todo"}`))}
 	up, err := f.svc.UpdateFor(u, UpdateInput{TaskID: first.TaskID, Status: ptr(StatusTodo)})
 	if err != nil || up.PreviousStatus != StatusBacklog {
 		t.Fatalf("update %+v %v", up, err)
@@ -260,7 +271,7 @@ func testIdempotentWrites(t *testing.T) {
 	if err != nil || rep.PreviousStatus != StatusBacklog || rep.UpdatedAt != up.UpdatedAt {
 		t.Fatalf("replayed update must return the first outcome: %+v %v", rep, err)
 	}
-	c := Call{Actor: "ann", IdemKey: "sess:2"}
+	c := Call{Actor: "ann", Idem: idempotency.Key{Key: "sess:2"}}
 	cl, err := f.svc.NextActionsFor(c, NextInput{Project: "alpha", Claim: ptr(true)})
 	if err != nil || cl.Claimed != first.TaskID {
 		t.Fatalf("claim %+v %v", cl, err)

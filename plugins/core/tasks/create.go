@@ -110,12 +110,12 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 	}
 	err = s.st.CommitShared(func(tx kv.Tx) error {
 		if tx.Shared() {
-			tx.Prefetch(store.OnceKeys(tx, idemCreate, call.IdemKey, append(countKeysOf(tx, counted),
+			tx.Prefetch(store.OnceKeys(call.Idem, append(countKeysOf(tx, counted),
 				kv.Key{Bucket: []byte(store.BucketProjects), Key: []byte(in.Project)},
 				kv.Key{Bucket: []byte(store.BucketMeta), Key: metaListIndexUpto})...)...)
 		}
 		var err error
-		out, replayed, err = store.Once(tx, idemCreate, call.IdemKey, now, func() (CreateOutput, error) {
+		out, replayed, err = store.Once(tx, call.Idem, now, func() (CreateOutput, error) {
 			if err := s.projectForWrite(tx, in.Project, call); err != nil {
 				return CreateOutput{}, err
 			}

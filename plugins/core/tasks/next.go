@@ -122,7 +122,7 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 	err := s.st.Commit(func(tx kv.Tx) error {
 		events = nil
 		var err error
-		out, replayed, err = store.Once(tx, idemClaim, call.IdemKey, now, func() (NextOutput, error) {
+		out, replayed, err = store.Once(tx, call.Idem, now, func() (NextOutput, error) {
 			if err := settleIn(tx); err != nil {
 				return NextOutput{}, err
 			}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"encoding/json"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func testWritesRecordTheirEventsInTheOutbox(t *testing.T) {
 		}
 		return evs
 	}
-	call := Call{Actor: "agent-1", IdemKey: "k1"}
+	call := Call{Actor: "agent-1", Idem: idempotency.Key{Key: "k1"}}
 	out, err := f.svc.CreateFor(call, CreateInput{Title: "one", Project: "demo"})
 	if err != nil {
 		t.Fatal(err)

@@ -153,7 +153,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 	err = s.st.Commit(func(tx kv.Tx) error {
 		events = nil
 		var err error
-		out, replayed, err = store.Once(tx, idemUpdate, call.IdemKey, now, func() (UpdateOutput, error) {
+		out, replayed, err = store.Once(tx, call.Idem, now, func() (UpdateOutput, error) {
 			var out UpdateOutput
 			var err error
 			out, events, err = s.updateTx(tx, actor, call.TraceID, &in, num, deps, now)

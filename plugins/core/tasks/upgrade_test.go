@@ -26,8 +26,8 @@ func downgradeToV2(t *testing.T, path string) {
 	}
 	defer db.Close()
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range []string{store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims,
-			store.BucketIdempotency, store.BucketIdempotencyAlt, store.BucketTaskTrigrams, store.BucketTaskSearchText} {
+		for _, b := range append([]string{store.BucketTaskDeps, store.BucketTaskDependents, store.BucketTaskClaims,
+			store.BucketTaskTrigrams, store.BucketTaskSearchText}, store.IdempotencyBuckets()...) {
 			if err := tx.DeleteBucket([]byte(b)); err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"github.com/cairn-mcp/cairn/sdk/plainfile"
 
 	"encoding/json"
@@ -151,7 +152,7 @@ func (e *Engine) GeneratePlan(phase, context string) (*PlanResult, error) {
 	if err := checkText("context", context, false, maxTextLen); err != nil {
 		return nil, err
 	}
-	res, _, err := e.writePlan(phase, context, true, callKey{}, nil)
+	res, _, err := e.writePlan(phase, context, true, idempotency.Key{}, nil)
 	return res, err
 }
 
@@ -159,13 +160,13 @@ func (e *Engine) GeneratePlan(phase, context string) (*PlanResult, error) {
 // file is left alone (errs 409). It returns the previous content, if any,
 // so evolution can roll back. With a key, the state write that records the
 // phase also records outcome(result) under k.
-func (e *Engine) writePlan(phase, context string, overwrite bool, k callKey, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+func (e *Engine) writePlan(phase, context string, overwrite bool, k idempotency.Key, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
 	return e.writePlanRecorded(phase, context, overwrite, k, nil, outcome)
 }
 
 // writePlanRecorded is writePlan that stores an outcome already recorded
 // under k (a concurrent call with the same key won) in *recorded.
-func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k callKey, recorded *json.RawMessage, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k idempotency.Key, recorded *json.RawMessage, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
 	var md string
 	if err := e.read(func(s *state, now time.Time) error {
 		md = renderPlan(s, now, phase, context)

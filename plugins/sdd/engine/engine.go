@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -317,7 +318,7 @@ func (e *Engine) read(fn func(s *state, now time.Time) error) error {
 
 // write runs fn as one atomic write without an idempotency key.
 func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) error) error {
-	return e.commit(callKey{}, nil, func(s *state, now time.Time, emit func(string, any)) (any, error) {
+	return e.commit(idempotency.Key{}, nil, func(s *state, now time.Time, emit func(string, any)) (any, error) {
 		return nil, fn(s, now, emit)
 	})
 }
@@ -332,7 +333,7 @@ func (e *Engine) write(fn func(s *state, now time.Time, emit func(string, any)) 
 // With a key (k), the lookup, fn and the record of fn's result happen
 // under one lock and land in one file replace: when k is already recorded
 // its result is stored in *recorded and fn does not run.
-func (e *Engine) commit(k callKey, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) error {
+func (e *Engine) commit(k idempotency.Key, recorded *json.RawMessage, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) error {
 	var handled map[string]bool
 	if e.drain != nil {
 		handled = e.drain.handledSnapshot()
@@ -391,8 +392,8 @@ func (e *Engine) committed(evs []Event, handled map[string]bool) {
 // apply runs fn on a copy of cur and returns the pruned copy, its encoding
 // and the events it recorded; all nil when there is nothing to write (a
 // replayed key, or errUnchanged). Events in handled leave the outbox.
-func (e *Engine) apply(cur *state, now time.Time, k callKey, recorded *json.RawMessage, handled map[string]bool, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) (*state, []byte, []Event, error) {
-	if raw, ok, err := lookupCall(cur, k); err != nil || ok {
+func (e *Engine) apply(cur *state, now time.Time, k idempotency.Key, recorded *json.RawMessage, handled map[string]bool, fn func(s *state, now time.Time, emit func(string, any)) (any, error)) (*state, []byte, []Event, error) {
+	if raw, ok, err := lookupCall(cur, k, now); err != nil || ok {
 		if ok && recorded != nil {
 			*recorded = raw
 		}
@@ -410,7 +411,7 @@ func (e *Engine) apply(cur *state, now time.Time, k callKey, recorded *json.RawM
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if k.key != "" {
+	if k.Keyed() {
 		if err := recordCall(next, k, result, now); err != nil {
 			return nil, nil, nil, errs.Newf(500, errs.Internal, "cannot record the call's outcome: %v", err)
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -194,7 +195,7 @@ func (e *Engine) ApplyEvolution(candidateID string, force bool) (*ApplyResult, e
 	case ActionWritePlan:
 		ctx := fmt.Sprintf("Recreate the plan of phase %s\nThe phase was recorded in the state without a plan file; review and complete this plan.", act.Phase)
 		created := !e.workspaceHas(planningRel)
-		res, prev, err := e.writePlan(act.Phase, ctx, force, callKey{}, nil)
+		res, prev, err := e.writePlan(act.Phase, ctx, force, idempotency.Key{}, nil)
 		if err != nil {
 			return &ApplyResult{Success: false, CandidateID: candidateID, Message: "could not write the plan: " + errs.From(err).Message,
 				Recommendation: "pass force: true to overwrite an existing plan file"}, nil

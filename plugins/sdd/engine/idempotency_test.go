@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func testIdempotentReplays(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Call{Key: fmt.Sprintf("session-1:%d", i), Tool: "t"}
+			c := Call{Idem: idempotency.Key{Key: fmt.Sprintf("session-1:%d", i)}, Tool: "t"}
 			first, err := tc.call(c)
 			if err != nil {
 				t.Fatal(err)
@@ -123,7 +124,7 @@ func TestIdempotencyKeyReusedForAnotherCall(t *testing.T) {
 
 func testIdempotencyKeyReusedForAnotherCall(t *testing.T) {
 	fx := newFixture(t)
-	c := Call{Key: "k"}
+	c := Call{Idem: idempotency.Key{Key: "k"}}
 	if _, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "a", Value: []byte(`1`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func testIdempotencyFailedCallNotRecorded(t *testing.T) {
 	if _, err := fx.e.SetStateValue("s", "str"); err != nil {
 		t.Fatal(err)
 	}
-	c := Call{Key: "k"}
+	c := Call{Idem: idempotency.Key{Key: "k"}}
 	_, err := fx.e.StateTool(c, StateInput{Action: "set", KeyPath: "s.x", Value: []byte(`1`)})
 	wantErr(t, err, 409, errs.Conflict, "keyPath")
 	if _, err := fx.e.DeleteStateValue("s"); err != nil {
@@ -159,40 +160,52 @@ func testIdempotencyFailedCallNotRecorded(t *testing.T) {
 	}
 }
 
-// TestIdempotencyRecordsBounded: the records keep the newest
-// MaxIdempotencyRecords keys within their byte budget; a dropped key runs
-// again.
-func TestIdempotencyRecordsBounded(t *testing.T) { pgtest.EachStore(t, testIdempotencyRecordsBounded) }
-
-func testIdempotencyRecordsBounded(t *testing.T) {
+// TestIdempotencyRecordsKeptByTime: however many keyed writes follow, a
+// client's key is honoured for its 24-hour hold and a derived one for ten
+// minutes (the records used to keep only the newest 1,000 keys); past its
+// hold a record goes; past the byte bound a keyed write is refused with a
+// retryable 503, never by forgetting a held key.
+func TestIdempotencyRecordsKeptByTime(t *testing.T) {
 	now := newFixture(t).clock.Now()
 	s := newState(now)
-	for i := range MaxIdempotencyRecords + 10 {
-		if err := recordCall(s, keyFor(Call{Key: fmt.Sprint(i)}, "op", i), i, now); err != nil {
+	client := keyFor(Call{Idem: idempotency.Key{Key: "client-0", Client: true}}, "op", 0)
+	if err := recordCall(s, client, "first", now); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		if err := recordCall(s, keyFor(Call{Idem: idempotency.Key{Key: fmt.Sprint(i)}}, "op", i), i, now.Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(s.Calls) != MaxIdempotencyRecords {
-		t.Fatalf("%d records", len(s.Calls))
+	if r, ok, err := lookupCall(s, client, now.Add(idempotency.ClientHold-time.Minute)); err != nil || !ok || string(r) != `"first"` {
+		t.Fatalf("a client's key after 3,000 later keyed writes: %s %v %v", r, ok, err)
 	}
-	if _, ok, _ := lookupCall(s, keyFor(Call{Key: "0"}, "op", 0)); ok {
-		t.Fatal("the oldest key was kept")
+	derived := keyFor(Call{Idem: idempotency.Key{Key: "0"}}, "op", 0)
+	if _, ok, _ := lookupCall(s, derived, now.Add(idempotency.DerivedHold-time.Second)); !ok {
+		t.Fatal("a derived key was forgotten within its hold")
 	}
-	if r, ok, _ := lookupCall(s, keyFor(Call{Key: fmt.Sprint(MaxIdempotencyRecords + 9)}, "op", MaxIdempotencyRecords+9)); !ok || string(r) != fmt.Sprint(MaxIdempotencyRecords+9) {
-		t.Fatal("the newest key was lost")
+	if _, ok, _ := lookupCall(s, derived, now.Add(idempotency.DerivedHold+time.Second)); ok {
+		t.Fatal("a derived key outlived its hold")
+	}
+	// A write after the derived holds drops them, and keeps the client's.
+	if err := recordCall(s, keyFor(Call{Idem: idempotency.Key{Key: "late"}}, "op", 1), 1, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Calls) != 2 {
+		t.Fatalf("%d records an hour on, want the client's and the new one", len(s.Calls))
 	}
 	big := strings.Repeat("x", maxIdempotencyBytes/3)
+	var refused error
 	for i := range 5 {
-		if err := recordCall(s, keyFor(Call{Key: fmt.Sprint("big", i)}, "op", i), big, now); err != nil {
-			t.Fatal(err)
+		if refused = recordCall(s, keyFor(Call{Idem: idempotency.Key{Key: fmt.Sprint("big", i)}}, "op", i), big, now.Add(time.Hour)); refused != nil {
+			break
 		}
 	}
-	total := 0
-	for _, r := range s.Calls {
-		total += len(r.Result)
+	if e, ok := errs.As(refused); !ok || e.Status != 503 || e.Details["retryable"] != true {
+		t.Fatalf("past the byte bound: %v; want a retryable 503", refused)
 	}
-	if total > maxIdempotencyBytes || len(s.Calls) < 2 {
-		t.Fatalf("%d records hold %d bytes", len(s.Calls), total)
+	if _, ok, _ := lookupCall(s, client, now.Add(time.Hour)); !ok {
+		t.Fatal("the byte bound forgot a held key")
 	}
 }
 
@@ -204,7 +217,7 @@ func TestIdempotencySurvivesRestart(t *testing.T) {
 
 func testIdempotencySurvivesRestart(t *testing.T) {
 	fx := newFixture(t)
-	c := Call{Key: "relay-7:42"}
+	c := Call{Idem: idempotency.Key{Key: "relay-7:42"}}
 	first, err := fx.e.LeaseTool(c, LeaseInput{Action: "issue", TaskID: "T-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +235,7 @@ func testIdempotencySurvivesRestart(t *testing.T) {
 // TestReturnedLeasesAreNotKeptPastTheirBounds: after 300 keyed leases are
 // issued and returned, the state keeps the last MaxRetainedLeases closed
 // leases (D17), and the outcomes recorded for replays of those calls go
-// once they are older than IdempotencyWindow, so the state file stops
+// once their hold (ten minutes for the keys the host derives) has passed, so the state file stops
 // growing with returned leases.
 func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) {
 	pgtest.EachStore(t, testReturnedLeaseBounds)
@@ -231,11 +244,11 @@ func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) {
 func testReturnedLeaseBounds(t *testing.T) {
 	fx := newFixture(t)
 	cycle := func(i int) {
-		l, err := fx.e.LeaseTool(Call{Key: fmt.Sprintf("issue-%d", i)}, LeaseInput{Action: "issue", TaskID: fmt.Sprintf("T-%d", i)})
+		l, err := fx.e.LeaseTool(Call{Idem: idempotency.Key{Key: fmt.Sprintf("issue-%d", i)}}, LeaseInput{Action: "issue", TaskID: fmt.Sprintf("T-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := fx.e.LeaseTool(Call{Key: fmt.Sprintf("return-%d", i)}, LeaseInput{Action: "return", LeaseID: l.Lease.LeaseID, Result: strings.Repeat("done ", 20)}); err != nil {
+		if _, err := fx.e.LeaseTool(Call{Idem: idempotency.Key{Key: fmt.Sprintf("return-%d", i)}}, LeaseInput{Action: "return", LeaseID: l.Lease.LeaseID, Result: strings.Repeat("done ", 20)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -255,9 +268,9 @@ func testReturnedLeaseBounds(t *testing.T) {
 	if len(st.Calls) != 600 {
 		t.Errorf("%d keyed outcomes within the window, want all 600", len(st.Calls))
 	}
-	// A day later one more keyed write drops every outcome older than the
-	// window: the file no longer mentions the returned leases.
-	fx.clock.Advance(IdempotencyWindow + time.Minute)
+	// Past the hold one more keyed write drops every outcome older than
+	// it: the file no longer mentions the returned leases.
+	fx.clock.Advance(idempotency.DerivedHold + time.Minute)
 	cycle(300)
 	file := stateFile(t, fx)
 	if err := json.Unmarshal(file, &st); err != nil {

@@ -11,7 +11,7 @@ import (
 
 // TestEngineIsPlainGo: the domain package imports nothing of MCP, gRPC or
 // the SDK beyond its standard-library-only leaves (typed errors, the
-// plain-file rule, the migration runner, the inventory of held stores), so
+// idempotency mechanism, the plain-file rule, the migration runner, the inventory of held stores), so
 // it stays usable and testable alone.
 func TestEngineIsPlainGo(t *testing.T) {
 	ents, err := os.ReadDir(".")
@@ -30,7 +30,7 @@ func TestEngineIsPlainGo(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if p == "github.com/cairn-mcp/cairn/sdk/errs" || p == "github.com/cairn-mcp/cairn/sdk/plainfile" || p == "github.com/cairn-mcp/cairn/internal/pgmigrate" ||
+			if p == "github.com/cairn-mcp/cairn/sdk/errs" || p == "github.com/cairn-mcp/cairn/sdk/idempotency" || p == "github.com/cairn-mcp/cairn/sdk/plainfile" || p == "github.com/cairn-mcp/cairn/internal/pgmigrate" ||
 				p == "github.com/cairn-mcp/cairn/internal/heldstores" {
 				continue
 			}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"slices"
 	"time"
 
@@ -136,7 +137,7 @@ func (e *Engine) unbindSkill(c Call, agentID, skillID string) (*AgentSkills, err
 
 // editAgentSkills validates the ids, replaces the agent's skill list with
 // what edit returns (an empty list removes the agent) and persists.
-func (e *Engine) editAgentSkills(k callKey, agentID, skillID string, edit func(s *state, ids []string) ([]string, error)) (*AgentSkills, error) {
+func (e *Engine) editAgentSkills(k idempotency.Key, agentID, skillID string, edit func(s *state, ids []string) ([]string, error)) (*AgentSkills, error) {
 	if err := checkName("agentId", agentID); err != nil {
 		return nil, err
 	}

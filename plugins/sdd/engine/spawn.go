@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"sort"
 	"time"
 
@@ -299,7 +300,7 @@ func (e *Engine) QueueAgentSpawnPlan(intent string, opts SpawnOptions, src Spawn
 }
 
 // queueAgentSpawnPlan is QueueAgentSpawnPlan under c: c.Tool is the
-// source tool, c.Key the idempotency key.
+// source tool, c.Idem the idempotency key.
 func (e *Engine) queueAgentSpawnPlan(c Call, intent string, opts SpawnOptions) (*QueueResult, error) {
 	src := SpawnSource{SourceTool: c.Tool}
 	k := keyFor(c, "agent.enqueue", map[string]any{"intent": intent, "options": opts, "source": src})
@@ -318,7 +319,7 @@ func (e *Engine) queueAgentSpawnPlan(c Call, intent string, opts SpawnOptions) (
 // queueFlow queues the plan of intent in one write; with a key it records
 // outcome(result) (the result itself when outcome is nil) under k, or
 // stores an already recorded outcome in *recorded without writing.
-func (e *Engine) queueFlow(k callKey, recorded *json.RawMessage, src SpawnSource, intent string, opts SpawnOptions, outcome func(QueueResult) any) (*QueueResult, error) {
+func (e *Engine) queueFlow(k idempotency.Key, recorded *json.RawMessage, src SpawnSource, intent string, opts SpawnOptions, outcome func(QueueResult) any) (*QueueResult, error) {
 	if err := checkName("intent", intent); err != nil {
 		return nil, err
 	}

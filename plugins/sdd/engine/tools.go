@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -195,7 +196,7 @@ type PlanToolResult struct {
 
 // PlanTool implements sdd_plan: writes the plan; with auto_spawn it also
 // queues the plan_phase flow (source c.Tool) and appends a spawn-flow
-// summary. It honours c.Key: the last state write of the call (the phase
+// summary. It honours c.Idem: the last state write of the call (the phase
 // record, or the queued flow) records the answer, and a recorded key gets
 // it back without writing the plan again.
 func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
@@ -237,7 +238,7 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 		}
 		return planOutput(res, nil), nil
 	}
-	res, _, err := e.writePlan(phase, in.Context, true, callKey{}, nil)
+	res, _, err := e.writePlan(phase, in.Context, true, idempotency.Key{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +298,7 @@ type StateResult struct {
 // StateTool implements sdd_state: get (keyPath) returns the value as JSON
 // or a plain-text "not set" line; set (keyPath, value); delete (keyPath);
 // list (optional keyPath) returns the stored tree as JSON. set and delete
-// honour c.Key.
+// honour c.Idem.
 func (e *Engine) StateTool(c Call, in StateInput) (*StateResult, error) {
 	out := &StateResult{Action: in.Action, KeyPath: in.KeyPath}
 	switch in.Action {
@@ -444,7 +445,7 @@ type LeaseResult struct {
 
 // LeaseTool implements sdd_lease: issue (taskId, scope), return (leaseId,
 // result), list. Returning an unknown, returned or expired lease is 404.
-// issue and return honour c.Key.
+// issue and return honour c.Idem.
 func (e *Engine) LeaseTool(c Call, in LeaseInput) (*LeaseResult, error) {
 	out := &LeaseResult{Action: in.Action}
 	switch in.Action {
@@ -573,7 +574,7 @@ func (e *Engine) EvolveTool(in EvolveInput) (*EvolveResult, error) {
 
 // AgentTool implements sdd_agent. complete on an unknown spawnId is 404
 // here (the domain function returns nil), so the agent learns its mistake.
-// set_rule, enqueue (source c.Tool) and complete honour c.Key.
+// set_rule, enqueue (source c.Tool) and complete honour c.Idem.
 func (e *Engine) AgentTool(c Call, in AgentInput) (any, error) {
 	switch in.Action {
 	case "rules":
@@ -641,7 +642,7 @@ func (e *Engine) AgentTool(c Call, in AgentInput) (any, error) {
 	return nil, badAction(in.Action, "rules", "set_rule", "plan", "enqueue", "queue", "complete", "history")
 }
 
-// SkillTool implements sdd_skill; register, bind and unbind honour c.Key.
+// SkillTool implements sdd_skill; register, bind and unbind honour c.Idem.
 func (e *Engine) SkillTool(c Call, in SkillInput) (any, error) {
 	switch in.Action {
 	case "list":

@@ -646,10 +646,15 @@ type CallToolRequest struct {
 	// span that sent it, or the client's when the host does not export
 	// traces. The plugin's span for the call is its child, and a record the
 	// call writes keeps its trace id. Empty for an untraced call.
-	Traceparent   string `protobuf:"bytes,12,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	Tracestate    string `protobuf:"bytes,13,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Traceparent string `protobuf:"bytes,12,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate  string `protobuf:"bytes,13,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	// True when idempotency_key is the client's own (HTTP Idempotency-Key or
+	// _meta["io.cairn/idempotencyKey"]): the plugin honours it for 24 hours.
+	// False for a key the host derived for its own replays, which may be
+	// released once its answer is delivered (docs/decisions.md D42).
+	IdempotencyClient bool `protobuf:"varint,14,opt,name=idempotency_client,json=idempotencyClient,proto3" json:"idempotency_client,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
@@ -764,6 +769,13 @@ func (x *CallToolRequest) GetTracestate() string {
 		return x.Tracestate
 	}
 	return ""
+}
+
+func (x *CallToolRequest) GetIdempotencyClient() bool {
+	if x != nil {
+		return x.IdempotencyClient
+	}
+	return false
 }
 
 // TaskParams asks for a call to run as a task.
@@ -3367,7 +3379,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xc3\x03\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\xf2\x03\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3384,7 +3396,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\vtraceparent\x18\f \x01(\tR\vtraceparent\x12\x1e\n" +
 	"\n" +
 	"tracestate\x18\r \x01(\tR\n" +
-	"tracestateJ\x04\b\b\x10\tR\tvalidated\"#\n" +
+	"tracestate\x12-\n" +
+	"\x12idempotency_client\x18\x0e \x01(\bR\x11idempotencyClientJ\x04\b\b\x10\tR\tvalidated\"#\n" +
 	"\n" +
 	"TaskParams\x12\x15\n" +
 	"\x06ttl_ms\x18\x01 \x01(\x03R\x05ttlMs\"\xa1\x02\n" +
