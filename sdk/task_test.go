@@ -70,7 +70,7 @@ func taskOp(t *testing.T, s *server, caller *pb.Caller, op, id string) *pb.TaskR
 // message starts with message.
 func waitStatus(t *testing.T, s *server, caller *pb.Caller, id, want, message string) *pb.TaskState {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		r := taskOp(t, s, caller, "get", id)
 		if r.Task != nil && r.Task.Status == want && strings.HasPrefix(r.Task.StatusMessage, message) {

@@ -255,9 +255,7 @@ func TestServeHTTPSurvivesItsDaemon(t *testing.T) {
 		ls := statusOf(t, w).HTTP
 		return len(ls) == 1 && ls[0].URL == hs.url
 	})
-	if !strings.Contains(hs.stderr.String(), "reopening it on a fresh daemon") {
-		t.Fatalf("serve --http did not say it reopened its listener:\n%s", hs.stderr.String())
-	}
+	stderrSays(t, hs.stderr, "serve --http's stderr (saying it reopened its listener)", "reopening it on a fresh daemon")
 	got := newHTTPAgent(t, hs.url, key).call("task_get", map[string]any{"task_id": first.result["task_id"]})
 	if !got.ok || got.result["title"] != "before the kill" {
 		t.Fatalf("the reopened listener: %v %v", got, got.result)

@@ -32,7 +32,7 @@ func testGroupCommitJoinsTheOpenTransaction(t *testing.T) {
 	go func() {
 		firstDone <- s.Commit(func(tx kv.Tx) error {
 			// Hold the transaction open until the late calls are queued.
-			for deadline := time.Now().Add(10 * time.Second); s.group.pendingCalls() < late; {
+			for deadline := time.Now().Add(time.Minute); s.group.pendingCalls() < late; {
 				if time.Now().After(deadline) {
 					return fmt.Errorf("late calls never queued")
 				}
@@ -207,7 +207,7 @@ func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 			t.Fatal("a call behind an exclusive one never committed")
 		}
 	}
