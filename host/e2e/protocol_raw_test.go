@@ -109,15 +109,22 @@ func TestProtocolModernRawStdio(t *testing.T) {
 			}
 
 			// Without a subscription, a list change is not sent.
+			// The list is asked until the registry has noticed the file,
+			// however long a loaded machine takes (docs/decisions.md D42).
 			w.writeFile(".agents/skills/cairn-quiet/SKILL.md", skillFile, 0o644)
-			time.Sleep(1500 * time.Millisecond) // the registry notices the file
-			r.send(modernRequest(5, "prompts/list", nil, meta))
-			msgs = r.until(5, "prompts/list")
-			if slices.Contains(methods(msgs), mcp.MethodNotificationPromptsListChanged) {
-				t.Errorf("prompts/list_changed sent without subscriptions/listen: %v", methods(msgs))
-			}
-			if !strings.Contains(mustJSON(msgs[len(msgs)-1]), "cairn-quiet") {
-				t.Errorf("the new skill is not listed as a prompt")
+			for id, deadline := 5, time.Now().Add(patience); ; id = max(id+1, 500) {
+				r.send(modernRequest(id, "prompts/list", nil, meta))
+				msgs = r.until(float64(id), "prompts/list")
+				if slices.Contains(methods(msgs), mcp.MethodNotificationPromptsListChanged) {
+					t.Errorf("prompts/list_changed sent without subscriptions/listen: %v", methods(msgs))
+				}
+				if strings.Contains(mustJSON(msgs[len(msgs)-1]), "cairn-quiet") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the new skill is not listed as a prompt after %s", patience)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 
 			// A prompt refused for its arguments is invalid params.
