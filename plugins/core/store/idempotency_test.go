@@ -119,7 +119,9 @@ func testOnceFailureRecordsNothing(t *testing.T) {
 // for 24 hours after any number of later writes (the finding: forgotten
 // after 10,143 later writes), a derived key for 10 minutes; past its ring
 // a key is forgotten and its bucket emptied, so storage is bounded by time.
-func TestIdempotencyRetentionIsByTime(t *testing.T) { pgtest.EachStore(t, testIdempotencyRetentionIsByTime) }
+func TestIdempotencyRetentionIsByTime(t *testing.T) {
+	pgtest.EachStore(t, testIdempotencyRetentionIsByTime)
+}
 
 func testIdempotencyRetentionIsByTime(t *testing.T) {
 	s, _ := openEach(t)
