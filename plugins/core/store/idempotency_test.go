@@ -191,8 +191,8 @@ func testIdempotencyRetentionIsByTime(t *testing.T) {
 // A million later writes, a client key still honoured (bbolt: the ring
 // costs one put per key, so the store test can afford it).
 func TestIdempotencyKeyOutlivesAMillionWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a million records")
+	if testing.Short() || raceDetector {
+		t.Skip("a million records: run without -short and -race")
 	}
 	s, err := Open(t.TempDir()+"/core.db", Options{})
 	if err != nil {
