@@ -31,7 +31,8 @@ type Config struct {
 
 // Health is a plugin's report of its own state.
 type Health struct {
-	// Status is "ok" or "degraded".
+	// Status is "ok" or "degraded"; the SDK reports "opening"
+	// (HealthOpening) itself while the OnOpen work runs.
 	Status string
 	// Message explains a degraded status.
 	Message string
@@ -75,6 +76,7 @@ type Plugin struct {
 	completers  []Completer
 	subs        []subscription
 	onConfigure []func(ctx context.Context, cfg Config) error
+	onOpen      []func(ctx context.Context, cfg Config, report func(step string)) error
 	onStop      []func(ctx context.Context) error
 	health      func(ctx context.Context) Health
 
@@ -84,6 +86,8 @@ type Plugin struct {
 	// tasks keeps the tasks of tools with TaskSupport (nil when no tool
 	// declares it, or before Configure).
 	tasks *tasks
+	// opening is the OnOpen work's progress (opening.go).
+	opening opening
 }
 
 // Option configures a Plugin.
@@ -325,9 +329,19 @@ func (p *Plugin) Subscriptions() []string {
 	return out
 }
 
-// Configure runs the configure hooks. Serve calls it when the host
-// configures the plugin; tests and in-process embedding call it directly.
+// Configure runs the configure hooks, then the OnOpen work. Tests and
+// in-process embedding call it; Serve answers the host after the configure
+// hooks and runs the OnOpen work after that (opening.go).
 func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
+	if err := p.configure(ctx, cfg); err != nil {
+		return err
+	}
+	return p.open(ctx, cfg)
+}
+
+// configure runs the OnConfigure hooks: what the host waits for before it
+// takes the plugin as started. The OnOpen work follows (opening.go).
+func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 	if err := p.openTasks(cfg.DataDir); err != nil {
 		return err
 	}
@@ -349,6 +363,10 @@ func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
 // Stop runs the stop hooks in reverse order, once, then waits until the
 // host has every event published so far.
 func (p *Plugin) Stop(ctx context.Context) error {
+	// The stop hooks close what the OnOpen work uses: never beside it.
+	if err := p.awaitOpen(ctx); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	hooks := p.onStop
 	p.onStop = nil
@@ -371,6 +389,9 @@ func (p *Plugin) Stop(ctx context.Context) error {
 
 // HealthReport returns the plugin's health.
 func (p *Plugin) HealthReport(ctx context.Context) Health {
+	if h, ok := p.openingHealth(); ok {
+		return h
+	}
 	p.mu.RLock()
 	f := p.health
 	p.mu.RUnlock()

@@ -124,10 +124,14 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 		}
 		s.p.setHost(newGRPCHost(pb.NewHostClient(conn), s.p.logger))
 	}
-	err := s.p.Configure(ctx, Config{
+	cfg := Config{
 		Root: req.Root, DataDir: req.DataDir, Mode: req.Mode,
 		HostVersion: req.HostVersion, Settings: req.Settings,
-	})
+	}
+	err := s.p.configure(ctx, cfg)
+	if err == nil {
+		err = s.open(cfg)
+	}
 	if err != nil {
 		e := errs.From(err)
 		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
@@ -143,6 +147,47 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 		}
 	}
 	return resp, nil
+}
+
+// openGrace is how long Configure waits for the OnOpen work: work done
+// by then (an ordinary open) answers Configure as a hook of its own would,
+// its error refusing the start; longer work goes on after the answer.
+var openGrace = time.Second
+
+// open runs the OnOpen work (opening.go). It is marked as running before
+// it starts, so the host's first look at the plugin's health after a
+// Configure answered early says "opening".
+func (s *server) open(cfg Config) error {
+	run, err := s.p.beginOpen(context.Background(), cfg)
+	if run == nil {
+		return err
+	}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	timer := time.NewTimer(openGrace)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+	}
+	go s.openAfterConfigure(done, start)
+	return nil
+}
+
+// openAfterConfigure waits for OnOpen work that outlasted Configure. When
+// it fails the process ends, its last stderr line the error, and the host
+// restarts it as after a crash (docs/decisions.md D34).
+func (s *server) openAfterConfigure(done <-chan error, start time.Time) {
+	if err := <-done; err != nil {
+		s.p.logger.Error("the plugin could not open; exiting so the host restarts it", "error", err.Error())
+		if s.broker != nil { // served by a host, not a test
+			shutdown(s.p, 1)
+		}
+		return
+	}
+	s.p.logger.Info("plugin open", "took", time.Since(start).Round(time.Millisecond).String())
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {

@@ -21,6 +21,13 @@ const Version = 1
 // PluginKey is the key of the cairn plugin inside a go-plugin plugin set.
 const PluginKey = "cairn"
 
+// HealthOpening is the Health status of a plugin that is configured and
+// described but still opening (completing an import, building an index):
+// the host lists its tools and holds its calls, events and resource reads
+// until its Health says anything else. A plugin whose opening fails exits,
+// and the host restarts it as after a crash.
+const HealthOpening = "opening"
+
 // MaxMessageBytes raises gRPC's 4 MB default on both sides so large tool
 // results (screenshots, big listings) pass.
 const MaxMessageBytes = 256 << 20
