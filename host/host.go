@@ -243,6 +243,9 @@ func (h *Host) hooks() supervisor.Hooks {
 			h.syncTools()
 			h.publishReady()
 		},
+		Opened: func(p *supervisor.Plugin) {
+			h.adoptResources(context.Background(), p)
+		},
 		Down: func(p *supervisor.Plugin, err error) {
 			h.setProblem(p.Name(), "restarting after a crash")
 		},
@@ -298,7 +301,9 @@ func (h *Host) Start(ctx context.Context) error {
 	for _, s := range specs {
 		p := started[s.Name]
 		st := p.Status()
-		if st.State != supervisor.StateRunning {
+		// A plugin still opening counts as started: its calls wait for
+		// it (docs/decisions.md D34).
+		if !st.State.Started() {
 			if s.Required {
 				h.Shutdown(context.Background())
 				// A plugin's own ERR_INIT_FAILED says it once, not twice.
@@ -365,7 +370,11 @@ func (h *Host) adopt(ctx context.Context, p *supervisor.Plugin) error {
 	if err := h.reg.Set(p.Name(), tools); err != nil {
 		return err
 	}
-	h.adoptResources(ctx, p)
+	// An opening plugin lists its resources and prompts once it is open
+	// (the Opened hook): its calls, these included, wait until then.
+	if p.Status().State == supervisor.StateRunning {
+		h.adoptResources(ctx, p)
+	}
 	return nil
 }
 
@@ -457,7 +466,7 @@ func (h *Host) Reload(ctx context.Context) error {
 	}
 	for _, s := range start {
 		p := started[s.Name]
-		if p.Status().State != supervisor.StateRunning {
+		if !p.Status().State.Started() {
 			if replacing[s.Name] != nil {
 				keepOld(s.Name, p, p.Status().LastError)
 				continue

@@ -216,7 +216,9 @@ func (h *Host) Health(ctx context.Context) HealthOutput {
 			defer wg.Done()
 			st := p.Status()
 			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, SHA256: st.SHA256, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
-			if st.State == supervisor.StateRunning {
+			// An opening plugin answers too: its health names the step
+			// it is on (docs/decisions.md D34).
+			if st.State.Started() {
 				if hr, err := p.Health(ctx); err != nil {
 					line.Message = "health check failed: " + err.Error()
 				} else {

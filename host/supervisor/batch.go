@@ -32,6 +32,15 @@ func (p *Plugin) batchLane() *lane.Client {
 // frame; otherwise (gRPC, an older plugin) one by one, as deliver does.
 func (p *Plugin) deliverBatch(evs []events.Event) []error {
 	outcomes := make([]error, len(evs))
+	// A plugin that is opening takes its events once it is open
+	// (opening.go), whatever transport they then take.
+	if err := p.awaitOpen(context.Background(), time.Now()); err != nil {
+		p.log.Warn("events not delivered", "events", len(evs), "error", err)
+		for i := range outcomes {
+			outcomes[i] = fmt.Errorf("plugin %s did not take the event: %w", p.spec.Name, err)
+		}
+		return outcomes
+	}
 	calls := p.batchLane()
 	if calls == nil || len(evs) == 1 {
 		for i, ev := range evs {

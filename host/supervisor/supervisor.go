@@ -79,12 +79,21 @@ type State string
 
 // Plugin states.
 const (
-	StateStarting   State = "starting"
+	StateStarting State = "starting"
+	// StateOpening: the process is configured and described, and its
+	// health says it is still opening (sdk.OnOpen): its tools are
+	// listed, and its calls, events and resource reads wait until it is
+	// open (opening.go).
+	StateOpening    State = "opening"
 	StateRunning    State = "running"
 	StateRestarting State = "restarting"
 	StateFailed     State = "failed"
 	StateStopped    State = "stopped"
 )
+
+// Started reports whether a process of the plugin is configured and
+// described: running, or still opening.
+func (s State) Started() bool { return s == StateRunning || s == StateOpening }
 
 // Env is what every plugin is started with.
 type Env struct {
@@ -95,6 +104,10 @@ type Env struct {
 	Bus      *events.Bus
 	// StartTimeout bounds handshake + Configure + Describe.
 	StartTimeout time.Duration
+	// OpenWait bounds how long a call waits for a plugin that is still
+	// opening (DefaultOpenWait when zero); the open itself is not
+	// bounded, since the plugin reports its progress meanwhile.
+	OpenWait time.Duration
 	// Backoff is the restart schedule; zero fields take DefaultBackoff's.
 	Backoff Backoff
 	// AskClient answers a plugin's Host.AskClient: a request to the MCP
@@ -114,6 +127,9 @@ type Hooks struct {
 	// Failed runs when a plugin's first start fails. A plugin that ran
 	// once is restarted forever instead (see Backoff).
 	Failed func(p *Plugin, err error)
+	// Opened runs when a plugin that was opening (StateOpening) is
+	// open; its resources and prompts are complete from then on.
+	Opened func(p *Plugin)
 }
 
 // awaitBudget is how long a call waits for a restart that is due soon;
@@ -176,6 +192,10 @@ type Plugin struct {
 	// laneBatches: the running process's lane takes event batches
 	// (ConfigureResponse.lane_event_batches).
 	laneBatches bool
+	// openingStep is what an opening process last said it is doing, and
+	// openingSince when this process started opening.
+	openingStep  string
+	openingSince time.Time
 }
 
 // Start launches the plugin and waits until it is configured and described.
@@ -183,6 +203,9 @@ type Plugin struct {
 func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error) {
 	if env.StartTimeout == 0 {
 		env.StartTimeout = 30 * time.Second
+	}
+	if env.OpenWait == 0 {
+		env.OpenWait = DefaultOpenWait
 	}
 	if env.Logger == nil {
 		env.Logger = hclog.NewNullLogger()
@@ -249,8 +272,11 @@ type Status struct {
 	Source  string `json:"source"`
 	Path    string `json:"path"`
 	// SHA256 is the digest of the bytes a trusted or pinned plugin runs.
-	SHA256    string `json:"sha256,omitempty"`
-	State     State  `json:"state"`
+	SHA256 string `json:"sha256,omitempty"`
+	State  State  `json:"state"`
+	// Opening is what an opening plugin last said it is doing, with how
+	// long it has been opening.
+	Opening   string `json:"opening,omitempty"`
 	PID       int    `json:"pid,omitempty"`
 	Protocol  int    `json:"protocol"`
 	Restarts  int    `json:"restarts"`
@@ -277,8 +303,11 @@ func (p *Plugin) Status() Status {
 		st.Tools = len(p.desc.Tools)
 		st.Protocol = int(p.desc.ProtocolVersion)
 	}
-	if p.runner != nil && p.state == StateRunning {
+	if p.runner != nil && p.state.Started() {
 		st.PID = p.runner.pid
+	}
+	if p.state == StateOpening {
+		st.Opening = p.openingLine()
 	}
 	if p.state == StateRestarting && !p.nextAttempt.IsZero() {
 		st.NextAttempt = p.nextAttempt.UTC().Format("2006-01-02T15:04:05.000Z")
@@ -414,11 +443,12 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	desc, err := rpc.Describe(cctx, &pb.DescribeRequest{})
 	if err != nil {
 		closeLane(calls)
-		return fail(fmt.Errorf("plugin %s: describe: %s", p.spec.Name, grpcMessage(err)))
+		return fail(fmt.Errorf("plugin %s: describe: %s%s", p.spec.Name, grpcMessage(err), exitedWith(err, r, ll)))
 	}
 	if desc.Name != p.spec.Name {
 		p.log.Warn("plugin describes itself under another name; the host uses its own", "declared", desc.Name, "name", p.spec.Name)
 	}
+	opening, step := p.stillOpening(cctx, rpc)
 
 	p.mu.Lock()
 	p.pending, p.pendingRunner = nil, nil
@@ -437,16 +467,44 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 		p.restarts++
 	}
 	p.loops.Add(1)
-	p.setState(StateRunning)
+	if opening {
+		p.loops.Add(1)
+		p.openingStep, p.openingSince = step, time.Now()
+		p.setState(StateOpening)
+	} else {
+		p.setState(StateRunning)
+	}
 	p.mu.Unlock()
 
 	p.subscribe(desc.Subscriptions)
 	go p.watch(r)
+	if opening {
+		go p.followOpening(rpc, r)
+	}
 	if restart && p.hooks.Restarted != nil {
 		p.hooks.Restarted(p)
 	}
+	if opening {
+		p.log.Info("plugin started; still opening, its calls wait", "path", p.spec.Path, "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "step", step)
+		return nil
+	}
 	p.log.Info("plugin ready", "path", p.spec.Path, "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
 	return nil
+}
+
+// exitedWith says how the process ended when err is its connection
+// closing under a start (a plugin whose OnOpen work failed at once exits
+// between Configure and Describe): "" otherwise.
+func exitedWith(err error, r *procRunner, ll *lastLine) string {
+	if r == nil || !connectionLost(err) {
+		return ""
+	}
+	select {
+	case <-r.exited:
+		return " (the process ended: " + withLastLine(r.exitStatus(), ll) + ")"
+	case <-time.After(2 * time.Second):
+		return ""
+	}
 }
 
 func grpcMessage(err error) string {
@@ -553,8 +611,12 @@ func (p *Plugin) setFailed(err error) {
 // restart it waits only when the attempt is under way or due within
 // awaitBudget; otherwise, and when the budget runs out, it answers 503
 // ERR_PLUGIN_UNAVAILABLE with details.retry_after_ms at once.
+//
+// A plugin that is opening is waited for longer, up to Env.OpenWait
+// (opening.go): it reports its progress, and its open is not retried.
 func (p *Plugin) await(ctx context.Context) (*protocol.ClientV1, error) {
-	deadline := time.Now().Add(awaitBudget)
+	start := time.Now()
+	deadline := start.Add(awaitBudget)
 	timer := time.NewTimer(awaitBudget)
 	defer timer.Stop()
 	for {
@@ -571,6 +633,11 @@ func (p *Plugin) await(ctx context.Context) (*protocol.ClientV1, error) {
 			if !attempting && next.After(deadline) {
 				return nil, p.unavailable(lastErr, time.Until(next))
 			}
+		case StateOpening:
+			if err := p.awaitOpen(ctx, start); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		select {
 		case <-changed:
@@ -790,7 +857,7 @@ func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
 	p.mu.Lock()
 	state, rpc := p.state, p.rpc
 	p.mu.Unlock()
-	if state != StateRunning {
+	if !state.Started() {
 		return hostplugin.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -840,6 +907,10 @@ func (p *Plugin) deliver(ev events.Event) error {
 	if ev.Source == p.spec.Name {
 		return nil // a plugin does not hear its own events
 	}
+	if err := p.awaitOpen(context.Background(), time.Now()); err != nil {
+		p.log.Warn("event not delivered", "event", ev.Type, "id", ev.ID, "error", err)
+		return fmt.Errorf("plugin %s did not take the event: %w", p.spec.Name, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
 	defer cancel()
 	rpc, err := p.await(ctx)
@@ -884,7 +955,7 @@ func (p *Plugin) Stop(ctx context.Context) {
 	if unsub != nil {
 		unsub()
 	}
-	if state == StateRunning && rpc != nil {
+	if state.Started() && rpc != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if _, err := rpc.Stop(sctx, &pb.StopRequest{}); err != nil {
 			p.log.Warn("plugin stop hook failed", "error", grpcMessage(err))

@@ -6,6 +6,7 @@ package testkit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -117,6 +118,28 @@ func New(name string) *sdk.Plugin {
 		}
 		return nil
 	})
+	// TESTKIT_OPEN_GATE holds the plugin's OnOpen work until the file it
+	// names exists (its health says "opening" meanwhile);
+	// TESTKIT_OPEN_FAIL makes that work fail once the gate is open.
+	if gate := os.Getenv("TESTKIT_OPEN_GATE"); gate != "" {
+		p.OnOpen(func(ctx context.Context, _ sdk.Config, report func(string)) error {
+			report("waiting for " + filepath.Base(gate))
+			for {
+				if _, err := os.Stat(gate); err == nil {
+					break
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if os.Getenv("TESTKIT_OPEN_FAIL") == "1" {
+				return errors.New("testkit index is unreadable (simulated)")
+			}
+			return nil
+		})
+	}
 	var mu sync.Mutex
 	var got []received
 	patterns := []string{"demo.*"}
