@@ -61,6 +61,9 @@ type Core struct {
 	active string // CAIRN_PROJECT
 	// drainStop ends the drainer of the store's event outbox.
 	drainStop func()
+	// opened holds what configure opened until open has made the area
+	// serve from it (open.go); stop closes it if open never did.
+	opened *opened
 }
 
 // New builds the core plugin.
@@ -68,6 +71,7 @@ func New() *sdk.Plugin {
 	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"))
 	c := &Core{p: p}
 	p.OnConfigure(c.configure)
+	p.OnOpen(c.open)
 	p.OnStop(c.stop)
 	p.SetHealth(c.health)
 	p.OnEvent(ProjectCreatedEvent, c.onProjectEvent)
@@ -102,27 +106,12 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create data dir %s: %v", cfg.DataDir, err)
 	}
+	// What can refuse a start at once — a store another process holds, a
+	// bad CAIRN_STORE, an unreadable skill folder — is checked here; the
+	// work that may take long runs in open, after the host has its answer.
 	st, err := store.OpenFor(cfg.DataDir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		return err
-	}
-	aud := audit.New(st, audit.Config{Publish: c.committed, Record: recordEventIn(st)})
-	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail})
-	if err := svc.IndexError(); err != nil {
-		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
-	}
-	// An import a crash interrupted is completed before anything else
-	// writes (docs/decisions.md D41).
-	if n, err := svc.ResumeImport(); err != nil {
-		c.p.Logger().Error("interrupted import not completed; it is retried on the next start", "error", err)
-	} else if n > 0 {
-		c.p.Logger().Info("completed an interrupted import", "tasks", n)
-	}
-	if slug := os.Getenv("CAIRN_PROJECT"); slug != "" {
-		if _, err := svc.AddProject(slug); err != nil {
-			_ = st.Close()
-			return err
-		}
 	}
 	reg, err := skills.Open(cfg.Root, func(msg string, kv ...any) { c.p.Logger().Warn(msg, kv...) })
 	if err != nil {
@@ -130,10 +119,8 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 		return errs.Newf(500, errs.InitFailed, "skill registry: %v", err)
 	}
 	c.mu.Lock()
-	c.store, c.tasks, c.audit, c.skills, c.active = st, svc, aud, reg, os.Getenv("CAIRN_PROJECT")
+	c.opened = &opened{store: st, skills: reg}
 	c.mu.Unlock()
-	c.startDrainer(st)
-	c.watchSkills(reg)
 	return nil
 }
 
@@ -142,6 +129,15 @@ func (c *Core) stop(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var first error
+	if o := c.opened; o != nil && c.store == nil {
+		// Configured, never open (its open failed): nothing serves from
+		// these yet.
+		first = o.skills.Close()
+		if err := o.store.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	c.opened = nil
 	if c.skills != nil {
 		first = c.skills.Close()
 		c.skills = nil

@@ -77,6 +77,10 @@ type Config struct {
 	// ThoughtTrail returns the thought trail task_get shows with
 	// include_thought_trail. Nil means an empty trail.
 	ThoughtTrail func(tx kv.Tx, taskID string) ([]string, error)
+	// Opening, when set, hears what New is doing while it builds indexes
+	// or writes what an earlier process left pending: the core area's
+	// health shows it while the area opens (docs/decisions.md D34).
+	Opening func(step string)
 }
 
 // Service runs the task pipeline over a core store. It is safe for
@@ -97,19 +101,29 @@ func New(st *store.Store, cfg Config) *Service {
 		cfg.Clock = time.Now
 	}
 	s := &Service{st: st, cfg: cfg}
+	s.opening("building the search index if this store lacks it")
 	s.indexErr = s.ensureSearchIndex()
-	// Postings and list entries a server left pending when it stopped are
-	// written now.
-	if err := s.FlushPending(); err != nil && s.indexErr == nil {
+	// Postings and list entries a server left pending when it stopped
+	// (an import's, when its process was stopped before its flusher was
+	// done) are written now, in bulk: no call waits behind them yet.
+	if err := s.flushBulk(s.opening); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
 	if err := s.foldShards(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
+	s.opening("building the task_list indexes if this store lacks them")
 	if err := s.ensureListIndexes(); err != nil && s.indexErr == nil {
 		s.indexErr = err
 	}
 	return s
+}
+
+// opening tells Config.Opening what New is doing.
+func (s *Service) opening(step string) {
+	if s.cfg.Opening != nil {
+		s.cfg.Opening(step)
+	}
 }
 
 // IndexError reports why an index could not be built on open (nil: every
