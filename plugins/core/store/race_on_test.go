@@ -2,6 +2,6 @@
 
 package store
 
-// raceDetector is true in a -race build, whose tenfold slower writes put
-// the million-record test beyond what it proves (a plain build runs it).
+// raceDetector is true in a -race build, whose slower writes make the
+// million-record test take minutes.
 const raceDetector = true
