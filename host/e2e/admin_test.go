@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 )
@@ -123,7 +122,7 @@ func TestAdminToolsetOverStdio(t *testing.T) {
 		t.Fatalf("project %v", prj)
 	}
 	var taskID string
-	eventually(t, 15*time.Second, "task_create to accept the workspace project", func() bool {
+	eventually(t, patience, "task_create to accept the workspace project", func() bool {
 		res := s.call("task_create", map[string]any{"title": "Invoice export", "project": "billing-api"})
 		if res.IsError {
 			return false
@@ -131,7 +130,7 @@ func TestAdminToolsetOverStdio(t *testing.T) {
 		taskID = structured(t, res)["task_id"].(string)
 		return true
 	})
-	eventually(t, 15*time.Second, "task.created at the webhook receiver", func() bool {
+	eventually(t, patience, "task.created at the webhook receiver", func() bool {
 		ev := recv.got("task.created")
 		return ev != nil && strings.Contains(mustJSON(ev["data"]), taskID)
 	})
@@ -222,7 +221,7 @@ func TestAdminCLIWithAndWithoutServer(t *testing.T) {
 	if p2["slug"] != "online-project" {
 		t.Fatalf("%v", p2)
 	}
-	eventually(t, 15*time.Second, "the running server to register a project the CLI created", func() bool {
+	eventually(t, patience, "the running server to register a project the CLI created", func() bool {
 		return !s.call("task_create", map[string]any{"title": "t", "project": "online-project"}).IsError
 	})
 }

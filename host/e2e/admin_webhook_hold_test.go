@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"testing"
-	"time"
 )
 
 // A paused webhook holds the bus events it subscribes to — in the admin
@@ -23,14 +22,14 @@ func TestAdminPausedWebhookHoldsEventsAcrossRestart(t *testing.T) {
 
 	ws := okCall(t, s, "admin_workspace_create", map[string]any{"name": "Hold"})
 	okCall(t, s, "admin_project_create", map[string]any{"workspace_id": ws["id"], "name": "Held Events"})
-	eventually(t, 15*time.Second, "task_create to accept the workspace project", func() bool {
+	eventually(t, patience, "task_create to accept the workspace project", func() bool {
 		return !s.call("task_create", map[string]any{"title": "held 1", "project": "held-events"}).IsError
 	})
 	const n = 4
 	for i := 2; i <= n; i++ {
 		okCall(t, s, "task_create", map[string]any{"title": fmt.Sprintf("held %d", i), "project": "held-events"})
 	}
-	eventually(t, 15*time.Second, "the paused webhook to hold every task.created", func() bool {
+	eventually(t, patience, "the paused webhook to hold every task.created", func() bool {
 		h := okCall(t, s, "admin_webhook_deliveries", map[string]any{"webhook_id": hook["id"], "status": "held"})
 		return h["count"].(float64) == n
 	})
@@ -44,7 +43,7 @@ func TestAdminPausedWebhookHoldsEventsAcrossRestart(t *testing.T) {
 
 	s2 := w.serve(env...)
 	okCall(t, s2, "admin_webhook_resume", map[string]any{"webhook_id": hook["id"]})
-	eventually(t, 20*time.Second, "the held events at the receiver after resume", func() bool {
+	eventually(t, patience, "the held events at the receiver after resume", func() bool {
 		recv.mu.Lock()
 		defer recv.mu.Unlock()
 		return len(recv.events) >= n

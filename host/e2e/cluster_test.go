@@ -226,7 +226,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	for range updates {
 		update(0)
 	}
-	eventually(t, 20*time.Second, "server 1's client to hear every update", func() bool {
+	eventually(t, patience, "server 1's client to hear every update", func() bool {
 		return count(far)-farBefore >= updates && count(near)-nearBefore >= updates
 	})
 	farAfter, nearAfter := settle()
@@ -365,7 +365,7 @@ func TestClusterHTTPSessionSurvivesItsServer(t *testing.T) {
 	// The subscription made on server 1 now reaches the client on server 2.
 	l := listenSession(t, b, "", sid)
 	setup := openClusterSession(t, c, "", "setup")
-	eventually(t, 20*time.Second, "resources/updated on server 2 for a change on server 3", func() bool {
+	eventually(t, patience, "resources/updated on server 2 for a change on server 3", func() bool {
 		sessionCall(t, c, "", setup, callBody(6, "task_update", map[string]any{"task_id": taskID, "progress": 50}))
 		return l.updates(uri) > 0
 	})

@@ -284,7 +284,7 @@ func TestProjectAddThroughDaemon(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "through the running daemon") {
 		t.Fatalf("project add with a daemon running: %d %s %s", code, out, stderr)
 	}
-	eventually(t, 10*time.Second, "project mobile to be usable", func() bool {
+	eventually(t, patience, "project mobile to be usable", func() bool {
 		_, err := callOK(s, "task_create", map[string]any{"title": "first mobile task", "project": "mobile"})
 		return err == nil
 	})

@@ -645,7 +645,7 @@ func TestHostReadyEvent(t *testing.T) {
 	}
 	// The restarted watcher starts with an empty log and hears the host
 	// announce readiness again.
-	eventually(t, 20*time.Second, "host.ready after the restart", func() bool {
+	eventually(t, patience, "host.ready after the restart", func() bool {
 		res := s.call("watcher_pid", map[string]any{})
 		if res.IsError || int(structured(t, res)["pid"].(float64)) == pid {
 			return false

@@ -71,7 +71,7 @@ func TestTestModeUsesATemporaryDataDir(t *testing.T) {
 		t.Errorf("plugin sees mode %v", cfg["mode"])
 	}
 	s.close()
-	eventually(t, 20*time.Second, "the TEST data dir to be removed at exit", func() bool {
+	eventually(t, patience, "the TEST data dir to be removed at exit", func() bool {
 		_, err := os.Stat(dir)
 		return os.IsNotExist(err)
 	})
@@ -213,7 +213,7 @@ func TestSIGHUPReloadsChangedPlugins(t *testing.T) {
 	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "added_echo after SIGHUP", func() bool {
+	eventually(t, patience, "added_echo after SIGHUP", func() bool {
 		_, ok := s.tools()["added_echo"]
 		return ok
 	})
@@ -233,7 +233,7 @@ func TestSIGHUPReloadsChangedPlugins(t *testing.T) {
 	// Removing a plugin from the config stops it.
 	cfg("")
 	_ = s.cmd.Process.Signal(syscall.SIGHUP)
-	eventually(t, 20*time.Second, "added_echo to disappear after SIGHUP", func() bool {
+	eventually(t, patience, "added_echo to disappear after SIGHUP", func() bool {
 		_, ok := s.tools()["added_echo"]
 		return !ok
 	})

@@ -122,7 +122,7 @@ func (ec *eraClient) heard(method string, f func(mcp.JSONRPCNotification) bool) 
 
 func (ec *eraClient) waitFor(what, method string, f func(mcp.JSONRPCNotification) bool) {
 	ec.t.Helper()
-	eventually(ec.t, 20*time.Second, what, func() bool { return ec.heard(method, f) })
+	eventually(ec.t, patience, what, func() bool { return ec.heard(method, f) })
 }
 
 // waitForAfter runs act, then waits for the notification, and runs act

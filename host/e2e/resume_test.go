@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -47,7 +46,7 @@ func TestResumeAfterKill(t *testing.T) {
 	leaseID := lease["lease"].(map[string]any)["leaseId"].(string)
 	// The lease reaches core over the bus; see that it did before the kill,
 	// so what the next session reads survived the kill, not a redelivery.
-	eventually(t, 10*time.Second, "the lease in task_context", func() bool {
+	eventually(t, patience, "the lease in task_context", func() bool {
 		out, err := callOK(first, "task_context", map[string]any{})
 		return err == nil && strings.Contains(fmt.Sprint(out["leases"]), leaseID)
 	})

@@ -56,7 +56,7 @@ func TestSddEventSurvivesKilledPlugin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 10*time.Second, "the killed server's plugins to be gone", func() bool {
+	eventually(t, patience, "the killed server's plugins to be gone", func() bool {
 		return !processAlive(adminPID) && !processAlive(sddPID)
 	})
 	s.close()
@@ -88,14 +88,14 @@ func TestSddEventSurvivesKilledPlugin(t *testing.T) {
 		t.Fatalf("delivered under id %v, recorded as %s", ev["id"], pendingID)
 	}
 	if !suiteOnPostgres {
-		eventually(t, 10*time.Second, "the delivered event to leave the sdd state", func() bool {
+		eventually(t, patience, "the delivered event to leave the sdd state", func() bool {
 			return len(pendingEvents(t, w)) == 0
 		})
 	}
 	// Live events keep flowing after the restart, each under an id of its
 	// own.
 	next := okCall(t, s2, "sdd_lease", map[string]any{"action": "issue", "taskId": "T-after"})["lease"].(map[string]any)
-	eventually(t, 15*time.Second, "the next lease's event at the webhook", func() bool {
+	eventually(t, patience, "the next lease's event at the webhook", func() bool {
 		recv.mu.Lock()
 		defer recv.mu.Unlock()
 		return len(recv.events) >= 2

@@ -657,7 +657,7 @@ func TestSddEvents(t *testing.T) {
 
 	want := "sdd.lease.issued,sdd.lease.returned,sdd.spawn.queued,sdd.spawn.completed"
 	var last []string
-	eventually(t, 10*time.Second, "the four sdd events ("+want+")", func() bool {
+	eventually(t, patience, "the four sdd events ("+want+")", func() bool {
 		evs := structured(t, c.s.call("watcher_events", map[string]any{}))["events"].([]any)
 		last = last[:0]
 		for _, e := range evs {

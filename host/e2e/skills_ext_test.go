@@ -119,7 +119,7 @@ func TestSkillsExtensionOverStdio(t *testing.T) {
 			r.next(30*time.Second, "resources/list_changed for the added skill", func(m map[string]any) bool {
 				return m["method"] == string(mcp.MethodNotificationResourcesListChanged)
 			})
-			eventually(t, 10*time.Second, "the added and edited skills in skills/list", func() bool {
+			eventually(t, patience, "the added and edited skills in skills/list", func() bool {
 				res := list()
 				if !slices.Contains(skillURIs(res), "skill://cairn-added/SKILL.md") {
 					return false
@@ -135,7 +135,7 @@ func TestSkillsExtensionOverStdio(t *testing.T) {
 			if err := os.RemoveAll(filepath.Join(w.root, ".agents", "skills", "cairn-added")); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "the removed skill gone from skills/list", func() bool {
+			eventually(t, patience, "the removed skill gone from skills/list", func() bool {
 				return !slices.Contains(skillURIs(list()), "skill://cairn-added/SKILL.md")
 			})
 			if e, _ := ask("skills/get", map[string]any{"uri": "skill://cairn-added/SKILL.md"})["error"].(map[string]any); e["code"] != float64(mcp.INVALID_PARAMS) {

@@ -299,7 +299,7 @@ func TestTasksComputerUse(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, 10*time.Second, "the daemon to die", func() bool { return !processAlive(pid) })
+			eventually(t, patience, "the daemon to die", func() bool { return !processAlive(pid) })
 			_ = c.conn.Close()
 
 			c2 := dialSDK(t, w, env)
@@ -554,5 +554,5 @@ func TestTasksKeepTheDaemon(t *testing.T) {
 	}
 	era20251125.cancel(c2, id)
 	_ = c2.conn.Close()
-	eventually(t, 20*time.Second, "the daemon to go idle once no task works", func() bool { return !processAlive(pid) })
+	eventually(t, patience, "the daemon to go idle once no task works", func() bool { return !processAlive(pid) })
 }
