@@ -96,6 +96,7 @@ func (c *Core) registerImportTools() {
 // memory does not grow with the input's size. The ids go to in.IDsPath
 // when it is set, else into the answer.
 func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.ImportOutput, error) {
+	defer collectForImport()()
 	src, err := importer.Open(in.Path, in.Format, in.Tag)
 	if err != nil {
 		return tasks.ImportOutput{}, err

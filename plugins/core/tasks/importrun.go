@@ -135,6 +135,7 @@ func (s *Service) runImport(head importHead, nums []uint64) ([]uint64, int, erro
 		all := nums
 		err := s.st.Update(func(tx kv.Tx) error {
 			events, all = events[:0], nums
+			releaseMapped(s.st.DB())
 			j := tx.Bucket(bucketJournal)
 			if err := sameImport(j, head); err != nil {
 				return err

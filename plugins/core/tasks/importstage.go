@@ -36,6 +36,7 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 	txs, read := 0, int32(0)
 	flush := func(last bool) error {
 		err := s.st.Update(func(tx kv.Tx) error {
+			releaseMapped(s.st.DB())
 			j := tx.Bucket(bucketJournal)
 			if txs == 0 {
 				if err := s.claimJournal(tx); err != nil {
