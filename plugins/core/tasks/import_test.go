@@ -1,8 +1,11 @@
 package tasks
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
@@ -80,4 +83,150 @@ func countTasks(t *testing.T, st *store.Store) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// changingSource yields n tasks, and on its second reading changes task
+// at: its key (key) or its dependencies (deps).
+type changingSource struct {
+	n, at int
+	reads int
+	key   bool
+}
+
+func (c *changingSource) Scan(yield func(importer.Task) error) error {
+	c.reads++
+	for i := range c.n {
+		t := importer.Task{Key: fmt.Sprintf("k%d", i), Where: at(i + 1), Title: "t"}
+		if i > 0 {
+			t.DependsOn = []string{fmt.Sprintf("k%d", i-1)}
+		}
+		if c.reads > 1 && i == c.at {
+			if c.key {
+				t.Key = "other"
+			} else {
+				t.DependsOn = []string{"k0"}
+			}
+		}
+		if err := yield(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// An input that reads differently the second time (docs/decisions.md D41
+// reads it twice) is refused naming where, after some of its tasks were
+// staged, and leaves nothing: no task, no journal.
+func TestImportRefusesAnInputThatChanged(t *testing.T) {
+	for _, key := range []bool{true, false} {
+		f := newFixture(t, "imp")
+		src := &changingSource{n: 2500, at: 1700, key: key}
+		_, err := f.svc.ImportFrom(Call{Actor: "op"}, "imp", src, nil)
+		e := wantErr(t, err, 400, errs.InvalidInput, "path", "stable")
+		if e.Details["line"] != 1701 {
+			t.Fatalf("refused at %v, want line 1701: %s", e.Details, e.Message)
+		}
+		if n := countTasks(t, f.st); n != 0 {
+			t.Fatalf("a refused import wrote %d tasks", n)
+		}
+		if h := journalOf(t, f); h != nil {
+			t.Fatalf("the refused import left its journal: %+v", *h)
+		}
+		if _, err := f.svc.Import(Call{Actor: "op"}, "imp", []importer.Task{{Key: "a", Where: at(1), Title: "a"}}); err != nil {
+			t.Fatalf("an import after the refused one: %v", err)
+		}
+	}
+}
+
+func journalOf(t *testing.T, f *fixture) *importHead {
+	t.Helper()
+	var h *importHead
+	if err := f.st.View(func(tx kv.Tx) error {
+		var err error
+		h, err = readHead(tx.Bucket(bucketJournal))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// putJournal writes head and the plan entries ('t' or 'p' keys) as an
+// import, or an older cairn's, would have left them.
+func putJournal(t *testing.T, f *fixture, head importHead, entries map[string][]byte) {
+	t.Helper()
+	if err := f.st.Update(func(tx kv.Tx) error {
+		j := tx.Bucket(bucketJournal)
+		for k, v := range entries {
+			if err := j.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return putHead(j, head)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A journal still being staged is an import that never started: another
+// import is refused beside it while it makes progress, takes it over once
+// it has stalled for importStagingStale, and the next open of a bbolt
+// store (one process only) clears it.
+func TestImportStagingJournal(t *testing.T) {
+	f := newFixture(t, "imp")
+	f.clock.freeze()
+	now := f.clock.now()
+	staged := func(touched time.Time) importHead {
+		return importHead{ID: "x", Project: "imp", Actor: "op", Total: 5, Batch: ImportBatch, Format: journalPerTask, Staging: true, Touched: touched.Format(time.RFC3339Nano)}
+	}
+	one := []importer.Task{{Key: "a", Where: at(1), Title: "a"}}
+	putJournal(t, f, staged(now.Add(-time.Minute)), map[string][]byte{string(journalKey('t', 0)): []byte(`{}`)})
+	_, err := f.svc.Import(Call{Actor: "op"}, "imp", one)
+	wantErr(t, err, 409, errs.Conflict, "tasks", "")
+	putJournal(t, f, staged(now.Add(-importStagingStale-time.Second)), nil)
+	if _, err := f.svc.Import(Call{Actor: "op"}, "imp", one); err != nil {
+		t.Fatalf("an import beside a stalled staging: %v", err)
+	}
+	if h := journalOf(t, f); h != nil {
+		t.Fatalf("journal after the import: %+v", *h)
+	}
+
+	putJournal(t, f, staged(now), map[string][]byte{string(journalKey('t', 0)): []byte(`{}`)})
+	if n, err := f.svc.ResumeImport(); n != 0 || err != nil {
+		t.Fatalf("resume of a staging journal: %d %v", n, err)
+	}
+	if f.st.Describe().Kind == "postgres" {
+		return // shared: kept until it stalls
+	}
+	if h := journalOf(t, f); h != nil {
+		t.Fatalf("the staging journal is still there after an open: %+v", *h)
+	}
+	if n := countTasks(t, f.st); n != 1 {
+		t.Fatalf("%d tasks, want the one imported", n)
+	}
+}
+
+// A journal an older cairn left (its plan in chunks of ImportBatch tasks
+// under 'p') is completed as it was written.
+func TestResumeImportOfAnOlderJournal(t *testing.T) {
+	f := newFixture(t, "imp")
+	todo := StatusTodo
+	chunk, err := json.Marshal([]planned{
+		{In: CreateInput{Title: "first", Project: "imp"}, Parent: -1, Key: "a"},
+		{In: CreateInput{Title: "second", Project: "imp"}, Parent: 0, Deps: []int{0}, Steps: []UpdateInput{{Status: &todo}}, Key: "b"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putJournal(t, f, importHead{Project: "imp", Actor: "op", Total: 2, Batch: ImportBatch}, map[string][]byte{string(journalKey('p', 0)): chunk})
+	if n, err := f.svc.ResumeImport(); n != 2 || err != nil {
+		t.Fatalf("resumed %d tasks: %v", n, err)
+	}
+	got, err := f.svc.Get(GetInput{TaskID: FormatTaskID(2)})
+	if err != nil || got.Title != "second" || got.Status != StatusTodo || got.ParentID != FormatTaskID(1) {
+		t.Fatalf("the second task: %+v %v", got, err)
+	}
+	if h := journalOf(t, f); h != nil {
+		t.Fatalf("journal after the resume: %+v", *h)
+	}
 }
