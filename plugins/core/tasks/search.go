@@ -3,6 +3,7 @@ package tasks
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -115,18 +116,27 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 // positions) says only that the trigram occurs, and a search verifies such
 // a task against its search text.
 func writeTrigrams(tx kv.Tx, num uint64, old *[2]string, title, description string) error {
-	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	return writePostings(tx, trigramWrites(nil, num, old, title, description))
+}
+
+// postingWrite is one change to the postings: a put of val, or a delete.
+type postingWrite struct {
+	key [11]byte
+	val []byte
+	del bool
+}
+
+// trigramWrites appends to ws the changes writeTrigrams makes.
+func trigramWrites(ws []postingWrite, num uint64, old *[2]string, title, description string) []postingWrite {
 	now := trigramPositions(title, description)
-	var key [11]byte // both stores copy a key they are given
 	var before map[[3]byte][]byte
 	if old != nil {
 		before = trigramPositions(old[0], old[1])
 		for g := range before {
-			if _, keep := now[g]; keep {
-				continue
-			}
-			if err := b.Delete(trigramKey(&key, g, num)); err != nil {
-				return err
+			if _, keep := now[g]; !keep {
+				w := postingWrite{del: true}
+				trigramKey(&w.key, g, num)
+				ws = append(ws, w)
 			}
 		}
 	}
@@ -134,7 +144,30 @@ func writeTrigrams(tx kv.Tx, num uint64, old *[2]string, title, description stri
 		if o, ok := before[g]; ok && bytes.Equal(o, v) {
 			continue
 		}
-		if err := b.Put(trigramKey(&key, g, num), v); err != nil {
+		w := postingWrite{val: v}
+		trigramKey(&w.key, g, num)
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// writePostings applies ws in key order. bbolt splits a node only when
+// its transaction commits, so postings inserted out of order into a
+// node that grows meanwhile move its tail each time: a flush of 2,048
+// imported tasks into an empty index (120,000 postings) spent most of its
+// time in those moves. In key order each insert lands after the last.
+func writePostings(tx kv.Tx, ws []postingWrite) error {
+	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
+	slices.SortFunc(ws, func(a, c postingWrite) int { return bytes.Compare(a.key[:], c.key[:]) })
+	for i := range ws {
+		w := &ws[i]
+		var err error
+		if w.del {
+			err = b.Delete(w.key[:])
+		} else {
+			err = b.Put(w.key[:], w.val)
+		}
+		if err != nil {
 			return err
 		}
 	}
