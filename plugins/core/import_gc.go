@@ -15,16 +15,26 @@ import (
 // would run its first second with the collector off (internal/startgc).
 const importGCPercent = 100
 
-// importGC holds the collector at importGCPercent while any import runs.
+// importMemoryLimit is the soft memory limit of the core area while it
+// imports (unless GOMEMLIMIT sets a lower one). A plan of a million tasks
+// keeps about 100 MB live (tasks/importplan.go), and GC percent 100 would
+// let the heap grow to twice that; near the limit the collector runs more
+// often instead. A plan that keeps more live than the limit makes the
+// collector work harder (at most half the CPU), never fails the import.
+const importMemoryLimit = 192 << 20
+
+// importGC holds the collector at importGCPercent and importMemoryLimit
+// while any import runs.
 var importGC struct {
-	mu      sync.Mutex
-	running int
-	prev    int
+	mu        sync.Mutex
+	running   int
+	prev      int
+	prevLimit int64
 }
 
 // collectForImport ends the start-up window at once and lowers the GC
-// percent until the returned func is called, for as long as any import
-// runs; a stricter percent (GOGC) is kept.
+// percent and the memory limit until the returned func is called, for as
+// long as any import runs; a stricter setting (GOGC, GOMEMLIMIT) is kept.
 func collectForImport() (done func()) {
 	startgc.Done()
 	importGC.mu.Lock()
@@ -34,6 +44,10 @@ func collectForImport() (done func()) {
 		if importGC.prev >= 0 && importGC.prev < importGCPercent {
 			debug.SetGCPercent(importGC.prev)
 		}
+		importGC.prevLimit = debug.SetMemoryLimit(-1)
+		if importGC.prevLimit > importMemoryLimit {
+			debug.SetMemoryLimit(importMemoryLimit)
+		}
 	}
 	importGC.running++
 	return func() {
@@ -42,6 +56,7 @@ func collectForImport() (done func()) {
 		importGC.running--
 		if importGC.running == 0 {
 			debug.SetGCPercent(importGC.prev)
+			debug.SetMemoryLimit(importGC.prevLimit)
 		}
 	}
 }
