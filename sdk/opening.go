@@ -31,7 +31,7 @@ type opening struct {
 // OnOpen registers start-up work that may take longer than the host allows
 // a start (30 s): completing an interrupted import, building an index a new
 // release added, writing what an earlier process left pending. It runs
-// after every OnConfigure hook. Work done within a second answers the
+// after every OnConfigure hook. Work done within 5 seconds answers the
 // host's Configure as a hook would, an error refusing the start; longer
 // work goes on after the answer: meanwhile the plugin's health is
 // "opening" (HealthOpening) with the step the work last passed to report,

@@ -13,6 +13,7 @@ import (
 // its health says "opening" with the step until the work is done
 // (docs/decisions.md D34).
 func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
+	shortGrace(t)
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
 	stepped := make(chan struct{})
@@ -90,6 +91,7 @@ func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 // Work that does not heed its cancellation keeps the stop hooks from
 // running: Stop gives up at its deadline with an error instead.
 func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
+	shortGrace(t)
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
 	p.OnOpen(func(context.Context, Config, func(string)) error {
@@ -132,5 +134,26 @@ func TestQuickOpenErrorRefusesConfigure(t *testing.T) {
 	}
 	if h := p.HealthReport(context.Background()); h.Status == HealthOpening {
 		t.Fatalf("health after a failed quick open = %+v", h)
+	}
+}
+
+// shortGrace lets Configure answer after 10 ms of open work instead of
+// openGrace, for the length of the test.
+func shortGrace(t *testing.T) {
+	old := openGrace
+	openGrace = 10 * time.Millisecond
+	t.Cleanup(func() { openGrace = old })
+}
+
+// A host that allows a start little time still gets its answer: Configure
+// waits for the open work at most half of what is left of its deadline.
+func TestOpenGraceFitsTheHostsDeadline(t *testing.T) {
+	if g := openGraceWithin(context.Background()); g != openGrace {
+		t.Fatalf("grace without a deadline = %v, want %v", g, openGrace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if g := openGraceWithin(ctx); g > time.Second || g <= 0 {
+		t.Fatalf("grace within a 2 s deadline = %v, want at most 1 s", g)
 	}
 }

@@ -130,7 +130,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 	}
 	err := s.p.configure(ctx, cfg)
 	if err == nil {
-		err = s.open(cfg)
+		err = s.open(cfg, openGraceWithin(ctx))
 	}
 	if err != nil {
 		e := errs.From(err)
@@ -150,14 +150,28 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 }
 
 // openGrace is how long Configure waits for the OnOpen work: work done
-// by then (an ordinary open) answers Configure as a hook of its own would,
-// its error refusing the start; longer work goes on after the answer.
-var openGrace = time.Second
+// by then answers Configure as a hook of its own would, its error refusing
+// the start; longer work goes on after the answer. An ordinary open (a
+// dozen small transactions, each with its fsync) is done well within it
+// even on a loaded machine, so a plugin is only seen opening when it has
+// real work to do.
+var openGrace = 5 * time.Second
 
-// open runs the OnOpen work (opening.go). It is marked as running before
-// it starts, so the host's first look at the plugin's health after a
-// Configure answered early says "opening".
-func (s *server) open(cfg Config) error {
+// openGraceWithin is openGrace, or half of what is left of the host's
+// deadline for Configure when that is less: the answer must reach a host
+// that allows a start little time.
+func openGraceWithin(ctx context.Context) time.Duration {
+	grace := openGrace
+	if dl, ok := ctx.Deadline(); ok {
+		grace = min(grace, time.Until(dl)/2)
+	}
+	return grace
+}
+
+// open runs the OnOpen work (opening.go), waiting up to grace for it. It is
+// marked as running before it starts, so the host's first look at the
+// plugin's health after a Configure answered early says "opening".
+func (s *server) open(cfg Config, grace time.Duration) error {
 	run, err := s.p.beginOpen(context.Background(), cfg)
 	if run == nil {
 		return err
@@ -165,7 +179,7 @@ func (s *server) open(cfg Config) error {
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- run() }()
-	timer := time.NewTimer(openGrace)
+	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
 	case err := <-done:
