@@ -43,7 +43,7 @@ func TestBoltIdleStoreLetsAnotherProcessIn(t *testing.T) {
 	if err := st.Update(func(tx Tx) error { return put(tx, "mine", "1") }); err != nil {
 		t.Fatal(err)
 	}
-	other := otherProcess(t, path, 2*time.Second)
+	other := otherProcess(t, path, time.Minute)
 	if err := other.Update(func(tx *bolt.Tx) error {
 		if v := tx.Bucket([]byte(BucketMeta)).Get([]byte("mine")); string(v) != "1" {
 			t.Errorf("the other process reads mine=%q, want 1", v)
@@ -92,7 +92,7 @@ func TestBoltLockedByAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	other = otherProcess(t, path, 2*time.Second)
+	other = otherProcess(t, path, time.Minute)
 	err = st.Update(func(tx Tx) error { return put(tx, "x", "1") })
 	wantLocked(t, err, 503, errs.Unavailable, path)
 	if err := other.Close(); err != nil {
