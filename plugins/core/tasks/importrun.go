@@ -176,11 +176,30 @@ func (s *Service) runImport(head importHead, nums []uint64) ([]uint64, int, erro
 		head.Next = hi
 		s.publishAll(events)
 	}
-	// The search postings of the imported tasks are written after the
-	// import, as after any write (searchpending.go), rather than between
-	// its batches, where the flusher would contend for the writer's lock.
-	s.deferred()
+	s.flushImported()
 	return nums, txs, nil
+}
+
+// flushImported writes the search postings and list index entries the
+// import's tasks left pending (searchpending.go), after its last batch
+// rather than between them, where the flusher would contend for the
+// writer's lock, and before it answers rather than in the background or
+// when the store next closes or opens: an import of a million tasks leaves
+// minutes of it, which then ran with none of the import's memory bounds
+// and made the next start wait (docs/decisions.md D41). After each
+// transaction the store's mapped pages it read are dropped. Should it
+// fail, the tasks stay pending and the background flusher retries.
+func (s *Service) flushImported() {
+	release := func(int) {
+		_ = s.st.View(func(kv.Tx) error {
+			// A read transaction holds bbolt's mapping in place.
+			releaseMapped(s.st.DB())
+			return nil
+		})
+	}
+	if err := s.flushEvery(bulkFlushBatch, release); err != nil {
+		s.deferred()
+	}
 }
 
 // importOne makes one planned task as task_create would, then applies its

@@ -16,8 +16,9 @@ import (
 // core area, growing with the store, on top of the memory the import
 // itself holds (docs/decisions.md D41). The pages stay in the page cache
 // and come back on the next read, a minor fault each. Call it only inside
-// a write transaction: bbolt remaps the file only while committing one, so
-// the mapping cannot move, and its address be reused, under the call.
+// a transaction: bbolt remaps the file only while committing a write,
+// after every read transaction has ended, so the mapping cannot move, and
+// its address be reused, under the call.
 func releaseMapped(db *bolt.DB) {
 	if db == nil {
 		return
