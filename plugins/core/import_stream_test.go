@@ -42,8 +42,8 @@ func TestImportStreams(t *testing.T) {
 	}
 	dir := t.TempDir()
 	good, bad := filepath.Join(dir, "good.jsonl"), filepath.Join(dir, "bad.jsonl")
-	n := writeJSONL(t, good, 50<<20, "")
-	writeJSONL(t, bad, 50<<20, `{"task_id":"last","title":`)
+	n := writeJSONL(t, good, streamTestSize, "")
+	writeJSONL(t, bad, streamTestSize, `{"task_id":"last","title":`)
 
 	st, svc := wired(t)
 	peak, err := heapPeak(func() error {
@@ -71,7 +71,7 @@ func TestImportStreams(t *testing.T) {
 	if err != nil || out.Imported != n {
 		t.Fatalf("imported %d of %d: %v", out.Imported, n, err)
 	}
-	t.Logf("%d tasks (50 MB) imported; heap grew by at most %.1f MB", n, float64(peak)/(1<<20))
+	t.Logf("%d tasks (%d MB) imported; heap grew by at most %.1f MB", n, streamTestSize>>20, float64(peak)/(1<<20))
 	if peak > importHeapBound {
 		t.Errorf("the import grew the heap by %d MB, more than %d MB: it does not stream", peak>>20, importHeapBound>>20)
 	}
