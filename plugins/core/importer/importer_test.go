@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,6 +96,19 @@ func TestReadTaskMaster(t *testing.T) {
 	}
 	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), "feature"); err != nil || ts[0].Key != "7" {
 		t.Fatalf("feature tag: %v %v", ts, err)
+	}
+	// Tags past the hundred a refusal lists are still found.
+	var many strings.Builder
+	many.WriteString("{")
+	for i := range 150 {
+		fmt.Fprintf(&many, `"t%03d": {"tasks": [{"id": %d, "title": "a"}]},`, i, i+1)
+	}
+	many.WriteString(`"z": {}}`)
+	if ts, err := ReadTaskMaster("tasks.json", []byte(many.String()), "t149"); err != nil || len(ts) != 1 || ts[0].Key != "150" {
+		t.Fatalf("tag t149 of 151: %v %v", ts, err)
+	}
+	if _, err := ReadTaskMaster("tasks.json", []byte(many.String()), "nope"); err == nil || !strings.Contains(err.Error(), "and 51 more") {
+		t.Fatalf("an unknown tag among 151: %v", err)
 	}
 	for _, c := range []struct {
 		name, in string

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,8 +77,8 @@ type tmFile struct {
 }
 
 // openTaskMaster checks that r holds one JSON object and picks the task
-// list to read: a plain file's "tasks", else the tag's (tmTagged). It
-// walks the file's values without keeping them.
+// list to read: a plain file's "tasks", else tag's (empty: "master", or the
+// only tag there is). It walks the file's values without keeping them.
 func openTaskMaster(file string, r io.ReadSeeker, tag string) (*tmFile, error) {
 	top := Where{File: file, Line: 1}
 	d, err := newTMDecoder(r)
@@ -88,17 +88,24 @@ func openTaskMaster(file string, r io.ReadSeeker, tag string) (*tmFile, error) {
 	if err := d.delim('{'); err != nil {
 		return nil, d.refuse(top, err, "a tasks.json is one JSON object: {\"tasks\":[…]} or {\"<tag>\":{\"tasks\":[…]}}")
 	}
+	// The tags are listed in a refusal; a file of very many keys is
+	// listed in part, and the tag asked for is looked for in all of them.
 	var tags []string
-	plain := false
+	plain, found, count := false, false, 0
 	for d.dec.More() {
 		k, err := d.key()
 		if err != nil {
 			return nil, d.refuse(Where{File: file}, err, "")
 		}
-		if k == "tasks" {
+		switch {
+		case k == "tasks":
 			plain = true
-		} else if len(tags) < 1000 {
+		case len(tags) < 100:
 			tags = append(tags, k)
+			fallthrough
+		default:
+			count++
+			found = found || k == tag || (tag == "" && k == "master")
 		}
 		if err := d.skip(); err != nil {
 			return nil, d.refuse(Where{File: file}, err, "")
@@ -113,26 +120,21 @@ func openTaskMaster(file string, r io.ReadSeeker, tag string) (*tmFile, error) {
 	if plain {
 		return &tmFile{file: file, r: r, key: "tasks"}, nil
 	}
-	key, err := tmTagged(top, tags, tag)
-	if err != nil {
-		return nil, err
-	}
-	return &tmFile{file: file, r: r, key: key, tagged: true}, nil
-}
-
-// tmTagged picks the tag whose task list a tagged file's import reads.
-func tmTagged(top Where, tags []string, tag string) (string, error) {
 	sort.Strings(tags)
 	switch {
-	case tag == "" && len(tags) == 1:
-		tag = tags[0]
+	case tag == "" && count == 1:
+		tag, found = tags[0], true
 	case tag == "":
 		tag = "master"
 	}
-	if !slices.Contains(tags, tag) {
-		return "", Refuse(top, "tag", "exists", "the file has no tag %q (its tags: %s); name one with --tag", tag, strings.Join(tags, ", "))
+	if !found {
+		listed := strings.Join(tags, ", ")
+		if count > len(tags) {
+			listed += fmt.Sprintf(" and %d more", count-len(tags))
+		}
+		return nil, Refuse(top, "tag", "exists", "the file has no tag %q (its tags: %s); name one with --tag", tag, listed)
 	}
-	return tag, nil
+	return &tmFile{file: file, r: r, key: tag, tagged: true}, nil
 }
 
 // scan yields the tasks of the picked list, reading one top-level task
