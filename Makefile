@@ -71,6 +71,7 @@ lint:
 bench:
 	$(GO) test -run '^$$' -bench 'Issue14' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'Issue29$$' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'ImportMemory' -benchtime 1x -timeout 60m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'WritePages' -benchtime 2000x -timeout 30m ./plugins/core/audit/
 	$(GO) test -run '^$$' -bench 'ServersOverANetwork' -benchtime 1x -timeout 30m ./plugins/core/audit/
 	$(GO) test -run '^$$' -bench 'ToolCallInProcess' -benchtime 5000x -timeout 30m ./host/e2e/
