@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// The first session after an import (issue 39): the core area's open took
+// The first session after an import (docs/decisions.md D34): the core area's open took
 // longer than the supervisor allows a start (30 s) after `cairn import` of
 // 100,000 tasks, and the session failed with ERR_INIT_FAILED ... CANCEL.
 // Here the open is held (CAIRN_CORE_OPEN_HOLD) past that limit after a

@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// A plugin whose open outlasts the start limit (issue 39: a core store
+// A plugin whose open outlasts the start limit (a core store
 // after a 100,000-task import) is opening, not failed: Start returns, its
 // status names the step, its calls wait and then run, and a call that
 // will not wait is told to retry (docs/decisions.md D34).

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkFlushAfterImport times writing the index entries an import left
-// pending (issue 39: after `cairn import` of 100,000 tasks the next open
+// pending (docs/decisions.md D34: after `cairn import` of 100,000 tasks the next open
 // wrote them all before it served): the bulk flush New and Close run, and
 // the background flusher's, over the same fresh store of n pending tasks.
 func BenchmarkFlushAfterImport(b *testing.B) {
