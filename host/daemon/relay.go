@@ -189,6 +189,13 @@ func (r *relay) restoreLocked(ctx context.Context) error {
 		_, err := r.conn.Write(line)
 		return err
 	}
+	// The requests to replay are those the hello named. While this waits
+	// for the initialize's answer the lock is free, and the client's
+	// reader writes its next requests straight to the new daemon: sent
+	// again below, one would reach the daemon twice under its id, and the
+	// second is refused as a request whose id is in flight
+	// (docs/decisions.md D42).
+	replay := append([]string(nil), r.order...)
 	if r.initialize != nil {
 		line, done, err := r.internalLocked(r.initialize)
 		if err != nil {
@@ -232,8 +239,12 @@ func (r *relay) restoreLocked(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, key := range r.order {
-		if err := send(r.inflight[key].line); err != nil {
+	for _, key := range replay {
+		p, ok := r.inflight[key]
+		if !ok {
+			continue // answered meanwhile
+		}
+		if err := send(p.line); err != nil {
 			return err
 		}
 	}

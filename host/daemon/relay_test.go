@@ -277,3 +277,106 @@ func TestRelayRefusesAnIDInFlight(t *testing.T) {
 		t.Fatalf("the daemon received %v; the refused request must never reach it", received)
 	}
 }
+
+// A request the client sends while the relay is resuming a lost session
+// (the relay waits for the new daemon's answer to the replayed initialize)
+// reaches the new daemon once: the resume replays only the requests its
+// hello named. Sent twice, the second copy is refused as an id in flight,
+// and that refusal could be the answer the client gets for a write that
+// ran (docs/decisions.md D42).
+func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{} // ids the second daemon read
+	restoring := make(chan struct{})
+	d := startFakeDaemon(t, func(conn net.Conn, hello Hello, r *bufio.Reader) {
+		answer := func(id json.RawMessage) {
+			_, _ = conn.Write(append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), []byte(`,"result":{}}`+"\n")...))
+		}
+		if !hello.Resume {
+			// The first daemon answers initialize, reads id 1 and dies.
+			for {
+				line, err := r.ReadBytes('\n')
+				if err != nil {
+					return
+				}
+				var req struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				_ = json.Unmarshal(line, &req)
+				if req.Method == "initialize" {
+					answer(req.ID)
+					continue
+				}
+				if req.Method == "tools/call" {
+					return
+				}
+			}
+		}
+		var initID json.RawMessage
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			_ = json.Unmarshal(line, &req)
+			switch {
+			case req.Method == "initialize":
+				initID = req.ID
+				close(restoring)
+			case len(req.ID) > 0 && req.Method != "":
+				mu.Lock()
+				seen[string(req.ID)]++
+				n := len(seen)
+				mu.Unlock()
+				if n == 1 && initID != nil && string(req.ID) == "2" {
+					// id 2 arrived while the initialize waits: answer
+					// the initialize now, and id 2 once the resume has
+					// had time to replay what it would.
+					answer(initID)
+					initID = nil
+					id := req.ID
+					time.AfterFunc(500*time.Millisecond, func() { answer(id) })
+					continue
+				}
+				answer(req.ID)
+			}
+		}
+	})
+	in, feed := io.Pipe()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- RunRelay(context.Background(), RelayConfig{
+			Paths: d.p, Timeout: 5 * time.Second, Drain: time.Minute, Attempts: 3,
+			Start: func() (func() (bool, error), error) { return func() (bool, error) { return false, nil }, nil },
+		}, in, &syncWriter{w: &out})
+	}()
+	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`+"\n")
+	select {
+	case <-restoring:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the relay never resumed on a second daemon")
+	}
+	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`+"\n")
+	time.Sleep(time.Second) // the resume finishes; nothing more arrives
+	feed.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("relay: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the relay did not exit")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen["1"] != 1 || seen["2"] != 1 {
+		t.Fatalf("the resumed daemon read id 1 %d times and id 2 %d times; want each once", seen["1"], seen["2"])
+	}
+}
