@@ -155,11 +155,20 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		if list["chain_valid"] != true {
 			t.Errorf("%s: thought chain invalid: %v", id, list["invalid_links"])
 		}
+		// A fast machine records more than a page of thoughts per task:
+		// page back with offset until every one has been read.
 		seen := map[string]int{}
-		recs, _ := list["thoughts"].([]any)
-		for _, r := range recs {
-			rec, _ := r.(map[string]any)
-			seen[fmt.Sprint(rec["content"])]++
+		for read, total := 0, int(list["total_count"].(float64)); ; {
+			recs, _ := list["thoughts"].([]any)
+			for _, r := range recs {
+				rec, _ := r.(map[string]any)
+				seen[fmt.Sprint(rec["content"])]++
+			}
+			read += len(recs)
+			if read >= total || len(recs) == 0 {
+				break
+			}
+			list = must("thought_record_list", map[string]any{"task_id": id, "limit": 500, "offset": read})
 		}
 		for c, n := range seen {
 			if n > 1 {

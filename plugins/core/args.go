@@ -79,6 +79,7 @@ type thoughtListArgs struct {
 	SessionID   *string `json:"session_id,omitempty" pattern:"^A-[1-9][0-9]*$"`
 	Type        *string `json:"type,omitempty" jsonschema:"enum=reflection,enum=decision,enum=discovery,enum=risk,enum=blockers"`
 	Limit       *int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=100" description:"Latest N, oldest first."`
+	Offset      *int    `json:"offset,omitempty" jsonschema:"minimum=0" description:"Skip the newest N, to page back."`
 	VerifyChain *bool   `json:"verify_chain,omitempty" description:"Recompute the chains."`
 }
 

@@ -314,6 +314,18 @@ func testListFiltersAndErrors(t *testing.T) {
 	if l.TotalCount != 7 || l.ThoughtCount != 3 || l.Thoughts[0].Content != "more 2" || l.Thoughts[2].Content != "more 4" {
 		t.Fatalf("limit 3 gives the latest three oldest first: %+v", l)
 	}
+	l, _ = e.audit.List(ListInput{TaskID: &parent, Limit: intp(3), Offset: intp(3)})
+	if l.TotalCount != 7 || l.ThoughtCount != 3 || l.Thoughts[0].Content != "p2" || l.Thoughts[2].Content != "more 1" {
+		t.Fatalf("offset 3 pages back past the latest three: %+v", l)
+	}
+	l, _ = e.audit.List(ListInput{TaskID: &parent, Limit: intp(3), Offset: intp(6)})
+	if l.TotalCount != 7 || l.ThoughtCount != 1 || l.Thoughts[0].Content != "p1" {
+		t.Fatalf("the last page holds what is left: %+v", l)
+	}
+	l, _ = e.audit.List(ListInput{TaskID: &parent, Offset: intp(7)})
+	if l.TotalCount != 7 || l.ThoughtCount != 0 || l.Thoughts == nil {
+		t.Fatalf("an offset past the start gives an empty page: %+v", l)
+	}
 	l, _ = e.audit.List(ListInput{TaskID: &parent, Type: str("risk")})
 	if l.TotalCount != 1 || l.Thoughts[0].Content != "p2" {
 		t.Fatalf("type filter %+v", l)
@@ -350,6 +362,8 @@ func testListFiltersAndErrors(t *testing.T) {
 	if _, err = e.audit.List(ListInput{TaskID: &parent, Limit: intp(500)}); err != nil {
 		t.Fatalf("limit 500 refused: %v", err)
 	}
+	_, err = e.audit.List(ListInput{TaskID: &parent, Offset: intp(-1)})
+	wantErr(t, err, 400, errs.InvalidInput, "offset", "minimum")
 	_, err = e.audit.List(ListInput{TaskID: &parent, Type: str("idea")})
 	wantErr(t, err, 400, errs.InvalidInput, "type", "enum")
 }

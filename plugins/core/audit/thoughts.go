@@ -272,11 +272,14 @@ func thoughtEvent(out RecordOutput) map[string]any {
 
 // ListInput is thought_record_list's input.
 type ListInput struct {
-	TaskID      *string `json:"task_id,omitempty"`
-	SessionID   *string `json:"session_id,omitempty"`
-	Type        *string `json:"type,omitempty"`
-	Limit       *int    `json:"limit,omitempty"`
-	VerifyChain *bool   `json:"verify_chain,omitempty"`
+	TaskID    *string `json:"task_id,omitempty"`
+	SessionID *string `json:"session_id,omitempty"`
+	Type      *string `json:"type,omitempty"`
+	Limit     *int    `json:"limit,omitempty"`
+	// Offset skips the newest `offset` matches, so a caller pages back
+	// through a chain longer than one page.
+	Offset      *int  `json:"offset,omitempty"`
+	VerifyChain *bool `json:"verify_chain,omitempty"`
 }
 
 // Thought is one thought record as thought_record_list shows it.
@@ -301,7 +304,8 @@ type Thought struct {
 }
 
 // ListOutput is thought_record_list's output. Thoughts holds the latest
-// `limit` matching records, oldest first; TotalCount counts every match.
+// `limit` matching records after skipping the newest `offset`, oldest first;
+// TotalCount counts every match.
 type ListOutput struct {
 	TaskID       string    `json:"task_id,omitempty"`
 	SessionID    string    `json:"session_id,omitempty"`
@@ -327,6 +331,13 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 			return ListOutput{}, errs.Invalidf("limit", rangeKeyword(*in.Limit, 1), "limit must be between 1 and %d, got %d", MaxListLimit, *in.Limit)
 		}
 		limit = *in.Limit
+	}
+	offset := 0
+	if in.Offset != nil {
+		if *in.Offset < 0 {
+			return ListOutput{}, errs.Invalidf("offset", "minimum", "offset must be 0 or more, got %d", *in.Offset)
+		}
+		offset = *in.Offset
 	}
 	if in.Type != nil && !isOneOf(*in.Type, ThoughtTypes) {
 		return ListOutput{}, errs.Invalidf("type", "enum", "type %q is not a thought type; use one of %s", clip(*in.Type), strings.Join(ThoughtTypes, ", "))
@@ -355,6 +366,7 @@ func (s *Service) List(in ListInput) (ListOutput, error) {
 		}
 		sort.Slice(all, func(i, j int) bool { return all[i].seq < all[j].seq })
 		out.TotalCount = len(all)
+		all = all[:max(0, len(all)-offset)]
 		if len(all) > limit {
 			all = all[len(all)-limit:]
 		}
