@@ -1,19 +1,68 @@
 package cli
 
 import (
+	"context"
+	_ "embed"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
-	"text/tabwriter"
+	"sync"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/host/cli/toolcmd"
 )
 
+// `cairn admin …` is generated from the admin area's tools (package
+// toolcmd): each verb is one tool, its flags the tool's input properties.
+// The files admin_*_call.go say, per group, which tool each verb calls and
+// how its output reads as a table.
+
 func init() { register(newAdmin) }
+
+// adminToolsJSON is the admin tools' declarations the commands are made
+// from: name, title, description, input schema, read-only hint. It is a
+// copy of the area's committed tool snapshots
+// (plugins/admin/testdata/toolsnaps), which the area's own test holds to
+// its code; TestAdminToolsMatchSnapshots holds this copy to them
+// (UPDATE_CLI_TOOLS=1 rewrites it). Embedded, it makes `cairn admin …
+// --help` need neither a store nor a running area.
+//
+//go:embed admin_tools.json
+var adminToolsJSON []byte
+
+// adminTools is the embedded inventory, read once.
+var adminTools = sync.OnceValue(func() toolcmd.Inventory {
+	var list []toolcmd.Tool
+	if err := json.Unmarshal(adminToolsJSON, &list); err != nil {
+		panic("admin_tools.json: " + err.Error())
+	}
+	inv := toolcmd.Inventory{}
+	for _, t := range list {
+		inv[t.Name] = t
+	}
+	return inv
+})
+
+// adminFlagNames are the flags whose name is not their property's
+// kebab-case spelling: the names the admin CLI has always had, which
+// scripts and docs use. The kebab-case spelling (--user-id) works too.
+var adminFlagNames = map[string]string{
+	"user_id":      "user",
+	"org_id":       "org",
+	"workspace_id": "workspace",
+	"owner_id":     "owner",
+	"scopes":       "scope",
+	"permissions":  "permission",
+	"event_types":  "event",
+	"event_type":   "event",
+	// A webhook's delivery config; --config is the config file's.
+	"config": "delivery-config",
+}
 
 type adminFlags struct {
 	config string
@@ -31,59 +80,97 @@ func operator() string {
 	return "operator"
 }
 
-// obj is a tool's JSON output, read by the tables.
+// obj is a tool's JSON output or arguments, read by the tables.
 type obj = map[string]any
 
-// verb is one admin subcommand's body: it calls the admin area's tools and
-// returns the output to print (--json) and the table that shows it.
-type verb func(cmd *cobra.Command, args []string, c *areaClient) (out json.RawMessage, table func(w io.Writer, v obj), err error)
+// areaConn is an areaClient as a generated command's connection.
+type areaConn struct{ *areaClient }
 
-// run wraps a verb: connect to the admin area, run, print JSON or a table.
-func run(f *adminFlags, mode access, body verb) func(*cobra.Command, []string) error {
-	return func(cmd *cobra.Command, args []string) error {
-		c, err := openAreas(cmd.Context(), f.config, mode, "admin")
-		if err != nil {
-			return err
-		}
-		defer c.close()
-		out, table, err := body(cmd, args, c)
-		if u, ok := err.(usageErr); ok && u.cmd == "" {
-			u.cmd = cmd.CommandPath()
-			return u
-		}
-		if err != nil {
-			return err
-		}
-		return printOutput(cmd.OutOrStdout(), f.json, out, table)
+func (c areaConn) Call(ctx context.Context, tool string, args any, out any) (json.RawMessage, error) {
+	return c.call(ctx, tool, args, out)
+}
+
+func (c areaConn) Close() { c.close() }
+
+// adminBuilder makes the admin commands: each connects to the admin area
+// as area_call.go says, reads-only where the tool is read-only.
+func adminBuilder(f *adminFlags) toolcmd.Builder {
+	return toolcmd.Builder{
+		Tools:     adminTools(),
+		FlagNames: adminFlagNames,
+		Reserved:  []string{"config", "json"},
+		Runtime: toolcmd.Runtime{
+			Connect: func(cmd *cobra.Command, readOnly bool) (toolcmd.Conn, error) {
+				mode := writes
+				if readOnly {
+					mode = reads
+				}
+				c, err := openAreas(cmd.Context(), f.config, mode, "admin")
+				if err != nil {
+					return nil, err
+				}
+				return areaConn{c}, nil
+			},
+			JSON:  func(*cobra.Command) bool { return f.json },
+			Usage: func(cmd *cobra.Command, msg string) error { return usageErr{msg: msg, cmd: cmd.CommandPath()} },
+		},
 	}
 }
 
-// printOutput prints a tool's output as JSON or through its table.
-func printOutput(w io.Writer, asJSON bool, out json.RawMessage, table func(io.Writer, obj)) error {
-	var v any
-	if err := json.Unmarshal(out, &v); err != nil {
-		return errs.Newf(502, errs.ToolOutputMalformed, "the admin area answered %q: %v", out, err)
+func newAdmin() *cobra.Command {
+	f := &adminFlags{}
+	b := adminBuilder(f)
+	cmd := &cobra.Command{
+		Use:   "admin",
+		Short: "Administer API keys, workspaces, members, invitations, projects and webhooks",
+		Long: `Operator administration of the admin area (Area B). Every command calls the
+admin area's tools as the local operator, who holds every right: through the
+running daemon of the data dir when there is one, otherwise by starting the
+admin area (built in, or the replacement the config file names) for the
+command. Tables by default, --json for the tool's output. Events these
+commands cause (api_key.*, workspace.*, project.created, ...) reach webhooks
+and the other areas through the daemon at once, or when the next server
+starts. Exit status: 0 done, 1 refused (the message says why and what to do),
+2 a command line that cannot run.`,
 	}
-	if asJSON || table == nil {
-		return writeJSON(w, v)
-	}
-	m, _ := v.(obj)
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	table(tw, m)
-	return tw.Flush()
+	cmd.PersistentFlags().StringVar(&f.config, "config", "", "config file")
+	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON")
+	cmd.AddCommand(adminKeys(b), adminWorkspaces(b), adminMembers(b), adminInvitations(b), adminProjects(b, f), adminWebhooks(b))
+	return cmd
 }
 
-// simpleCall is a verb that calls one tool with the args built from the
-// command line.
-func simpleCall(tool string, build func(cmd *cobra.Command, args []string) (obj, error), table func(io.Writer, obj)) verb {
-	return func(cmd *cobra.Command, args []string, c *areaClient) (json.RawMessage, func(io.Writer, obj), error) {
-		in, err := build(cmd, args)
-		if err != nil {
-			return nil, nil, err
-		}
-		out, err := c.call(cmd.Context(), tool, in, nil)
-		return out, table, err
+// usageAt is a command line that cannot run, pointing at cmd's help.
+func usageAt(cmd *cobra.Command, format string, args ...any) error {
+	return usageErr{msg: fmt.Sprintf(format, args...), cmd: cmd.CommandPath()}
+}
+
+// nothingToChange refuses an update that names no change, listing what it
+// could change.
+func nothingToChange(inv *toolcmd.Invocation, group, id string) error {
+	if len(inv.In) > 1 {
+		return nil
 	}
+	var flags []string
+	inv.Cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name != "help" {
+			flags = append(flags, "--"+f.Name)
+		}
+	})
+	sort.Strings(flags)
+	return usageAt(inv.Cmd, "%s update %s: name something to change (%s)", group, id, strings.Join(flags, ", "))
+}
+
+// positive refuses a numeric flag the user set to zero or less.
+func positive(cmd *cobra.Command, flags ...string) error {
+	for _, name := range flags {
+		if !cmd.Flags().Changed(name) {
+			continue
+		}
+		if v, _ := cmd.Flags().GetInt64(name); v <= 0 {
+			return usageAt(cmd, "--%s must be a positive number of requests (got %d)", name, v)
+		}
+	}
+	return nil
 }
 
 // str reads a dotted path of v as table text ("-" when absent or null).
@@ -96,23 +183,7 @@ func str(v obj, path string) string {
 		}
 		cur = m[k]
 	}
-	switch x := cur.(type) {
-	case nil:
-		return "-"
-	case string:
-		return x
-	case []any:
-		parts := make([]string, len(x))
-		for i, p := range x {
-			parts[i] = fmt.Sprint(p)
-		}
-		return strings.Join(parts, ",")
-	case obj:
-		b, _ := json.Marshal(x)
-		return string(b)
-	default:
-		return fmt.Sprint(x)
-	}
+	return toolcmd.Text(cur)
 }
 
 // items reads the list at key of v.
@@ -142,69 +213,18 @@ func columns(header string, paths ...string) func(w io.Writer, rows ...obj) {
 }
 
 // one shows a single object; list shows the list at key.
-func one(cols func(io.Writer, ...obj)) func(io.Writer, obj) {
-	return func(w io.Writer, v obj) { cols(w, v) }
+func one(cols func(io.Writer, ...obj)) func(io.Writer, obj, obj) {
+	return func(w io.Writer, v, _ obj) { cols(w, v) }
 }
 
-func list(cols func(io.Writer, ...obj), key string) func(io.Writer, obj) {
-	return func(w io.Writer, v obj) { cols(w, items(v, key)...) }
+func list(cols func(io.Writer, ...obj), key string) func(io.Writer, obj, obj) {
+	return func(w io.Writer, v, _ obj) { cols(w, items(v, key)...) }
 }
 
-// id builds the args of a tool that takes one id from the first argument.
-func id(field string) func(*cobra.Command, []string) (obj, error) {
-	return func(_ *cobra.Command, args []string) (obj, error) { return obj{field: args[0]}, nil }
-}
-
-// set copies the flags the user gave into in under their tool field names.
-func set(cmd *cobra.Command, in obj, fields map[string]string) {
-	for flag, field := range fields {
-		if !cmd.Flags().Changed(flag) {
-			continue
-		}
-		fl := cmd.Flags().Lookup(flag)
-		switch fl.Value.Type() {
-		case "stringSlice":
-			v, _ := cmd.Flags().GetStringSlice(flag)
-			in[field] = v
-		case "int":
-			v, _ := cmd.Flags().GetInt(flag)
-			in[field] = v
-		default:
-			in[field] = fl.Value.String()
-		}
+// zero shows an omitted count as 0.
+func zero(s string) string {
+	if s == "-" {
+		return "0"
 	}
-}
-
-// positive refuses a numeric flag the user set to zero or less.
-func positive(cmd *cobra.Command, flags ...string) error {
-	for _, name := range flags {
-		if !cmd.Flags().Changed(name) {
-			continue
-		}
-		if v, _ := cmd.Flags().GetInt(name); v <= 0 {
-			return usagef("--%s must be a positive number of requests (got %d)", name, v)
-		}
-	}
-	return nil
-}
-
-func newAdmin() *cobra.Command {
-	f := &adminFlags{}
-	cmd := &cobra.Command{
-		Use:   "admin",
-		Short: "Administer API keys, workspaces, members, invitations, projects and webhooks",
-		Long: `Operator administration of the admin area (Area B). Every command calls the
-admin area's tools as the local operator, who holds every right: through the
-running daemon of the data dir when there is one, otherwise by starting the
-admin area (built in, or the replacement the config file names) for the
-command. Tables by default, --json for the tool's output. Events these
-commands cause (api_key.*, workspace.*, project.created, ...) reach webhooks
-and the other areas through the daemon at once, or when the next server
-starts. Exit status: 0 done, 1 refused (the message says why and what to do),
-2 a command line that cannot run.`,
-	}
-	cmd.PersistentFlags().StringVar(&f.config, "config", "", "config file")
-	cmd.PersistentFlags().BoolVar(&f.json, "json", false, "print JSON")
-	cmd.AddCommand(adminKeys(f), adminWorkspaces(f), adminMembers(f), adminInvitations(f), adminProjects(f), adminWebhooks(f))
-	return cmd
+	return s
 }

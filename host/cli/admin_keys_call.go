@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"encoding/json"
-
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/cairn-mcp/cairn/host/cli/toolcmd"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -19,194 +19,158 @@ var keyCols = columns("ID\tNAME\tPREVIEW\tUSER\tWORKSPACE\tSCOPES\tSTATUS\tREQUE
 	"id", "name", "key_preview", "user_id", "workspace_id", "scopes", "status", "usage.total_requests", "expires_at", "created_at")
 
 // Rate limits a new key gets for the windows the operator does not name
-// (the admin area's defaults, shown in the flags' help).
+// (the admin area's defaults).
 const defaultPerMinute, defaultPerHour, defaultPerDay = 100, 1000, 10000
 
-func adminKeys(f *adminFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "keys", Short: "Create, list, update, rotate and revoke API keys"}
-	rateFlags := func(c *cobra.Command, what string) {
-		c.Flags().Int("per-minute", 0, "requests per minute ("+what+")")
-		c.Flags().Int("per-hour", 0, "requests per hour ("+what+")")
-		c.Flags().Int("per-day", 0, "requests per day ("+what+")")
-	}
-	// rate builds rate_limit from the flags over base; nil when none is set.
-	rate := func(c *cobra.Command, base [3]int) (obj, error) {
-		if err := positive(c, "per-minute", "per-hour", "per-day"); err != nil {
-			return nil, err
-		}
-		if !c.Flags().Changed("per-minute") && !c.Flags().Changed("per-hour") && !c.Flags().Changed("per-day") {
-			return nil, nil
-		}
-		for i, n := range []string{"per-minute", "per-hour", "per-day"} {
-			if c.Flags().Changed(n) {
-				base[i], _ = c.Flags().GetInt(n)
-			}
-		}
-		return obj{"per_minute": base[0], "per_hour": base[1], "per_day": base[2]}, nil
-	}
+// rateWindows are rate_limit's properties, which the tools take all
+// together.
+var rateWindows = [3]string{"per_minute", "per_hour", "per_day"}
 
-	create := &cobra.Command{
-		Use:   "create",
-		Short: "Issue an API key (the plaintext is printed once)",
-		Args:  cobra.NoArgs,
+// positiveRates refuses a rate-limit window of zero or less.
+func positiveRates(inv *toolcmd.Invocation) error {
+	return positive(inv.Cmd, "per-minute", "per-hour", "per-day")
+}
+
+// fillRates completes a rate_limit the command line named part of from
+// base.
+func fillRates(inv *toolcmd.Invocation, base [3]int64) {
+	rl, ok := inv.In["rate_limit"].(obj)
+	if !ok {
+		return
 	}
-	create.Flags().String("name", "", "what the key is for (required)")
-	create.Flags().String("user", "", "user the key acts as (default: the operator)")
-	create.Flags().String("org", "", "organization id")
-	create.Flags().String("workspace", "", "scope the key to a workspace")
-	create.Flags().String("expires-at", "", "ISO-8601 expiry")
-	create.Flags().StringSlice("scope", nil, "scope: read, write or admin (repeatable; default read,write)")
-	create.Flags().StringSlice("permission", nil, "permission (repeatable)")
-	rateFlags(create, "default 100 / 1000 / 10000")
-	_ = create.MarkFlagRequired("name")
-	create.RunE = run(f, writes, func(cmd *cobra.Command, _ []string, c *areaClient) (json.RawMessage, func(io.Writer, obj), error) {
-		in := obj{"user_id": operator()}
-		set(cmd, in, map[string]string{"name": "name", "user": "user_id", "org": "org_id", "workspace": "workspace_id", "expires-at": "expires_at", "scope": "scopes", "permission": "permissions"})
-		rl, err := rate(cmd, [3]int{defaultPerMinute, defaultPerHour, defaultPerDay})
+	for i, w := range rateWindows {
+		if _, set := rl[w]; !set {
+			rl[w] = base[i]
+		}
+	}
+}
+
+func adminKeys(b toolcmd.Builder) *cobra.Command {
+	return toolcmd.Group("keys", "Create, list, update, rotate and revoke API keys",
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_create", Use: "create", Short: "Issue an API key (the plaintext is printed once)",
+			Flatten: []string{"rate_limit"},
+			Prepare: func(inv *toolcmd.Invocation) error {
+				if _, set := inv.In["user_id"]; !set {
+					inv.In["user_id"] = operator()
+				}
+				if err := positiveRates(inv); err != nil {
+					return err
+				}
+				fillRates(inv, [3]int64{defaultPerMinute, defaultPerHour, defaultPerDay})
+				return nil
+			},
+			Render: func(w io.Writer, v, _ obj) {
+				keyCols(w, v)
+				fmt.Fprintf(w, "\nKey (shown once, store it now):\n%s\n", str(v, "plaintext_key"))
+			},
+		}),
+		b.Command(toolcmd.Spec{Tool: "admin_key_list", Use: "list", Short: "List API keys", Render: list(keyCols, "keys")}),
+		b.Command(toolcmd.Spec{Tool: "admin_key_get", Use: "get", Args: []string{"key_id"}, Short: "Show one API key", Render: one(keyCols)}),
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_update", Use: "update", Args: []string{"key_id"},
+			Short:   "Change a key's name, scopes, permissions, rate limits or status",
+			Flatten: []string{"rate_limit"},
+			Prepare: keyUpdate,
+			Render:  one(keyCols),
+		}),
+		b.Command(toolcmd.Spec{Tool: "admin_key_revoke", Use: "revoke", Args: []string{"key_id"}, Short: "Revoke an API key at once", Render: one(keyCols)}),
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_rotate", Use: "rotate", Args: []string{"key_id"},
+			Short: "Replace an API key (the new plaintext is printed once)",
+			// --grace is a duration; the tool takes milliseconds.
+			Omit: []string{"grace_period_ms"},
+			Flags: func(fs *pflag.FlagSet) {
+				fs.Duration("grace", 0, "keep the old key valid this long (default: it stops at once; at most 168h)")
+			},
+			Prepare: func(inv *toolcmd.Invocation) error {
+				grace, _ := inv.Cmd.Flags().GetDuration("grace")
+				if grace < 0 || grace > 7*24*time.Hour {
+					return usageAt(inv.Cmd, "--grace must be between 0 and 168h (got %s)", grace)
+				}
+				inv.In["grace_period_ms"] = grace.Milliseconds()
+				return nil
+			},
+			Render: func(w io.Writer, v, _ obj) {
+				old, _ := v["old_key"].(obj)
+				nk, _ := v["new_key"].(obj)
+				keyCols(w, old, nk)
+				fmt.Fprintf(w, "\nNew key (shown once, store it now):\n%s\n", str(nk, "plaintext_key"))
+			},
+		}),
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_validate", Use: "validate [<key>]", Args: []string{"key"}, PositionalArgs: cobra.MaximumNArgs(1),
+			Short:   "Check a plaintext key (read from stdin when omitted, to keep it out of shell history); exit 1 when invalid",
+			Prepare: keyFromStdin,
+			Check: func(_ *toolcmd.Invocation, out obj) error {
+				if valid, _ := out["valid"].(bool); !valid {
+					reason, _ := out["reason"].(string)
+					return invalidKey(reason)
+				}
+				return nil
+			},
+			Render: func(w io.Writer, v, _ obj) {
+				fmt.Fprintf(w, "valid\t%s\t%s\tuser %s\t%s\n", str(v, "api_key.id"), str(v, "api_key.name"), str(v, "api_key.user_id"), str(v, "api_key.status"))
+			},
+		}),
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_usage", Use: "usage", Args: []string{"key_id"}, Short: "Show a key's request counts",
+			Render: func(w io.Writer, v, _ obj) {
+				fmt.Fprintln(w, "WINDOW\tUSED\tLIMIT\tRESETS")
+				for _, win := range []string{"minute", "hour", "day"} {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", win, str(v, win+".used"), str(v, win+".limit"), str(v, win+".reset_at"))
+				}
+				fmt.Fprintf(w, "\nTOTAL\t%s\n\n", str(v, "total_requests"))
+				columns("DATE\tREQUESTS", "date", "requests")(w, items(v, "daily")...)
+			},
+		}),
+		b.Command(toolcmd.Spec{
+			Tool: "admin_key_audit_log", Use: "audit", Args: []string{"key_id"}, Short: "Show a key's audit log",
+			Defaults: map[string]any{"limit": 500},
+			Render:   list(columns("AT\tACTION\tACTOR\tDETAILS", "at", "action", "actor", "details"), "entries"),
+		}),
+	)
+}
+
+// keyUpdate completes a partly named rate limit with the key's own windows
+// (the tool takes all three) and refuses an update that changes nothing.
+func keyUpdate(inv *toolcmd.Invocation) error {
+	id, _ := inv.In["key_id"].(string)
+	if err := positiveRates(inv); err != nil {
+		return err
+	}
+	if _, named := inv.In["rate_limit"]; named {
+		var cur struct {
+			RateLimit struct {
+				PerMinute int64 `json:"per_minute"`
+				PerHour   int64 `json:"per_hour"`
+				PerDay    int64 `json:"per_day"`
+			} `json:"rate_limit"`
+		}
+		if _, err := inv.Conn.Call(inv.Cmd.Context(), "admin_key_get", obj{"key_id": id}, &cur); err != nil {
+			return err
+		}
+		fillRates(inv, [3]int64{cur.RateLimit.PerMinute, cur.RateLimit.PerHour, cur.RateLimit.PerDay})
+	}
+	return nothingToChange(inv, "keys", id)
+}
+
+// keyFromStdin reads the key to validate from stdin when the command line
+// does not give it.
+func keyFromStdin(inv *toolcmd.Invocation) error {
+	if _, given := inv.In["key"]; !given {
+		b, err := io.ReadAll(io.LimitReader(inv.Cmd.InOrStdin(), 4096))
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		if rl != nil {
-			in["rate_limit"] = rl
+		if key := strings.TrimSpace(string(b)); key != "" {
+			inv.In["key"] = key
 		}
-		out, err := c.call(cmd.Context(), "admin_key_create", in, nil)
-		return out, func(w io.Writer, v obj) {
-			keyCols(w, v)
-			fmt.Fprintf(w, "\nKey (shown once, store it now):\n%s\n", str(v, "plaintext_key"))
-		}, err
-	})
-
-	ls := &cobra.Command{Use: "list", Short: "List API keys", Args: cobra.NoArgs}
-	ls.Flags().String("user", "", "only this user's keys")
-	ls.Flags().String("org", "", "only this organization's keys")
-	ls.Flags().String("workspace", "", "only keys scoped to this workspace")
-	ls.Flags().String("status", "", "active, rotating, revoked or expired")
-	ls.Flags().Int("limit", 0, "at most this many (default 50, max 500)")
-	ls.Flags().Int("offset", 0, "skip this many")
-	ls.RunE = run(f, reads, simpleCall("admin_key_list", func(cmd *cobra.Command, _ []string) (obj, error) {
-		in := obj{}
-		set(cmd, in, map[string]string{"user": "user_id", "org": "org_id", "workspace": "workspace_id", "status": "status", "limit": "limit", "offset": "offset"})
-		return in, nil
-	}, list(keyCols, "keys")))
-
-	get := &cobra.Command{
-		Use: "get <key-id>", Short: "Show one API key", Args: cobra.ExactArgs(1),
-		RunE: run(f, reads, simpleCall("admin_key_get", id("key_id"), one(keyCols))),
 	}
-
-	update := &cobra.Command{Use: "update <key-id>", Short: "Change a key's name, scopes, permissions, rate limits or status", Args: cobra.ExactArgs(1)}
-	update.Flags().String("name", "", "new name")
-	update.Flags().StringSlice("scope", nil, "scopes (replace the list; repeatable)")
-	update.Flags().StringSlice("permission", nil, "permissions (replace the list; repeatable)")
-	update.Flags().String("status", "", "active, revoked or expired")
-	rateFlags(update, "unnamed windows keep their limit")
-	update.RunE = run(f, writes, func(cmd *cobra.Command, args []string, c *areaClient) (json.RawMessage, func(io.Writer, obj), error) {
-		if err := positive(cmd, "per-minute", "per-hour", "per-day"); err != nil {
-			return nil, nil, err
-		}
-		in := obj{"key_id": args[0]}
-		set(cmd, in, map[string]string{"name": "name", "scope": "scopes", "permission": "permissions", "status": "status"})
-		if cmd.Flags().Changed("per-minute") || cmd.Flags().Changed("per-hour") || cmd.Flags().Changed("per-day") {
-			// The tool takes all three windows: keep the key's own for
-			// the ones not named.
-			var cur struct {
-				RateLimit struct {
-					PerMinute int `json:"per_minute"`
-					PerHour   int `json:"per_hour"`
-					PerDay    int `json:"per_day"`
-				} `json:"rate_limit"`
-			}
-			if _, err := c.call(cmd.Context(), "admin_key_get", obj{"key_id": args[0]}, &cur); err != nil {
-				return nil, nil, err
-			}
-			rl, err := rate(cmd, [3]int{cur.RateLimit.PerMinute, cur.RateLimit.PerHour, cur.RateLimit.PerDay})
-			if err != nil {
-				return nil, nil, err
-			}
-			in["rate_limit"] = rl
-		}
-		if len(in) == 1 {
-			return nil, nil, usagef("keys update %s: name something to change (--name, --scope, --permission, --status, --per-minute, --per-hour, --per-day)", args[0])
-		}
-		out, err := c.call(cmd.Context(), "admin_key_update", in, nil)
-		return out, one(keyCols), err
-	})
-
-	revoke := &cobra.Command{
-		Use: "revoke <key-id>", Short: "Revoke an API key at once", Args: cobra.ExactArgs(1),
-		RunE: run(f, writes, simpleCall("admin_key_revoke", id("key_id"), one(keyCols))),
+	if k, _ := inv.In["key"].(string); k == "" {
+		return usageAt(inv.Cmd, "keys validate: give the key as an argument or on stdin")
 	}
-
-	rotate := &cobra.Command{Use: "rotate <key-id>", Short: "Replace an API key (the new plaintext is printed once)", Args: cobra.ExactArgs(1)}
-	rotate.Flags().Duration("grace", 0, "keep the old key valid this long (default: it stops at once; at most 168h)")
-	rotate.RunE = run(f, writes, func(cmd *cobra.Command, args []string, c *areaClient) (json.RawMessage, func(io.Writer, obj), error) {
-		grace, _ := cmd.Flags().GetDuration("grace")
-		if grace < 0 || grace > 7*24*time.Hour {
-			return nil, nil, usagef("--grace must be between 0 and 168h (got %s)", grace)
-		}
-		out, err := c.call(cmd.Context(), "admin_key_rotate", obj{"key_id": args[0], "grace_period_ms": grace.Milliseconds()}, nil)
-		return out, func(w io.Writer, v obj) {
-			old, _ := v["old_key"].(obj)
-			nk, _ := v["new_key"].(obj)
-			keyCols(w, old, nk)
-			fmt.Fprintf(w, "\nNew key (shown once, store it now):\n%s\n", str(nk, "plaintext_key"))
-		}, err
-	})
-
-	validate := &cobra.Command{
-		Use:   "validate [<key>]",
-		Short: "Check a plaintext key (read from stdin when omitted, to keep it out of shell history); exit 1 when invalid",
-		Args:  cobra.MaximumNArgs(1),
-	}
-	validate.RunE = run(f, reads, func(cmd *cobra.Command, args []string, c *areaClient) (json.RawMessage, func(io.Writer, obj), error) {
-		key := ""
-		if len(args) == 1 {
-			key = args[0]
-		} else {
-			b, err := io.ReadAll(io.LimitReader(cmd.InOrStdin(), 4096))
-			if err != nil {
-				return nil, nil, err
-			}
-			key = strings.TrimSpace(string(b))
-		}
-		if key == "" {
-			return nil, nil, usagef("keys validate: give the key as an argument or on stdin")
-		}
-		var v struct {
-			Valid  bool   `json:"valid"`
-			Reason string `json:"reason"`
-		}
-		out, err := c.call(cmd.Context(), "admin_key_validate", obj{"key": key}, &v)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !v.Valid {
-			return nil, nil, invalidKey(v.Reason)
-		}
-		return out, func(w io.Writer, v obj) {
-			fmt.Fprintf(w, "valid\t%s\t%s\tuser %s\t%s\n", str(v, "api_key.id"), str(v, "api_key.name"), str(v, "api_key.user_id"), str(v, "api_key.status"))
-		}, nil
-	})
-
-	usage := &cobra.Command{
-		Use: "usage <key-id>", Short: "Show a key's request counts", Args: cobra.ExactArgs(1),
-		RunE: run(f, reads, simpleCall("admin_key_usage", id("key_id"), func(w io.Writer, v obj) {
-			fmt.Fprintln(w, "WINDOW\tUSED\tLIMIT\tRESETS")
-			for _, win := range []string{"minute", "hour", "day"} {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", win, str(v, win+".used"), str(v, win+".limit"), str(v, win+".reset_at"))
-			}
-			fmt.Fprintf(w, "\nTOTAL\t%s\n\n", str(v, "total_requests"))
-			columns("DATE\tREQUESTS", "date", "requests")(w, items(v, "daily")...)
-		})),
-	}
-	audit := &cobra.Command{
-		Use: "audit <key-id>", Short: "Show a key's audit log", Args: cobra.ExactArgs(1),
-		RunE: run(f, reads, simpleCall("admin_key_audit_log", func(_ *cobra.Command, args []string) (obj, error) {
-			return obj{"key_id": args[0], "limit": 500}, nil
-		}, list(columns("AT\tACTION\tACTOR\tDETAILS", "at", "action", "actor", "details"), "entries"))),
-	}
-	cmd.AddCommand(create, ls, get, update, revoke, rotate, validate, usage, audit)
-	return cmd
+	return nil
 }
 
 // invalidKey is the refusal of `keys validate` for a key that does not
