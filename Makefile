@@ -16,7 +16,7 @@ PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 # is the slowest package; every other package is a unit package.
 E2E_PKG  := github.com/cairn-mcp/cairn/host/e2e
 
-.PHONY: build plugins run test test-race test-short lint bench proto tools-doc clean
+.PHONY: build plugins run test test-race test-short lint bench proto tools-doc cli-doc clean
 
 ## build: the cairn binary, which is all a user runs: the built-in areas run from it.
 build:
@@ -103,6 +103,13 @@ proto:
 ## tools-doc: regenerate docs/tools.md from the registered schemas.
 tools-doc: build
 	$(BIN)/cairn tools --markdown --out docs/tools.md
+
+## cli-doc: refresh the admin commands' copy of the admin tool snapshots (the schemas the
+## commands are generated from), then docs/cli.md's generated command reference.
+cli-doc:
+	UPDATE_CLI_TOOLS=1 $(GO) test -count=1 -run TestAdminToolsMatchSnapshots ./host/cli/
+	@$(MAKE) --no-print-directory build
+	$(BIN)/cairn cli-doc --out docs/cli.md
 
 clean:
 	rm -rf $(BIN)

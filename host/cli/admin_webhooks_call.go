@@ -72,8 +72,10 @@ func adminWebhooks(b toolcmd.Builder) *cobra.Command {
 		b.Command(toolcmd.Spec{Tool: "admin_webhook_unregister", Use: "unregister", Args: id, Short: "Delete a webhook (history stays)", Render: hookDone("unregistered")}),
 		b.Command(toolcmd.Spec{
 			Tool: "admin_webhook_rotate_secret", Use: "rotate-secret", Args: id,
-			Short:  "Give a webhook a new secret (printed once; the old one signs for 24 h more)",
-			Render: func(w io.Writer, v, _ obj) { fmt.Fprintf(w, "New signing secret (shown once):\n%s\n", str(v, "secret")) },
+			Short: "Give a webhook a new secret (printed once; the old one signs for 24 h more)",
+			Render: func(w io.Writer, v, _ obj) {
+				fmt.Fprintf(w, "New signing secret (shown once):\n%s\n", str(v, "secret"))
+			},
 		}),
 		b.Command(toolcmd.Spec{
 			Tool: "admin_webhook_test", Use: "test", Args: id, Short: "Send a signed webhook.test ping now",

@@ -32,12 +32,8 @@ func writeGroup(b *strings.Builder, c *cobra.Command, level int) {
 	}
 	fmt.Fprintf(b, "%s `%s`\n\n%s.\n\n", strings.Repeat("#", level), c.CommandPath(), strings.TrimSuffix(c.Short, "."))
 	writeFlags(b, c.PersistentFlags())
-	next := level + 1
-	if next > 4 {
-		next = 4
-	}
 	for _, s := range c.Commands() {
-		writeGroup(b, s, next)
+		writeGroup(b, s, level+1)
 	}
 }
 
