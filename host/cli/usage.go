@@ -21,8 +21,6 @@ type usageErr struct {
 
 func (e usageErr) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return usageErr{msg: fmt.Sprintf(format, args...)} }
-
 // strictUsage makes every command of the tree answer a bad command line
 // with a usage error: group commands refuse unknown verbs instead of
 // printing their help and succeeding, argument-count checks and flag
