@@ -127,8 +127,25 @@ type AuditLog struct {
 	Count   int                `json:"count"`
 }
 
+// keyTools registers the API-key tools.
 func (a *Area) keyTools() {
-	sdk.AddTool(a.p, sdk.Tool[KeyCreateInput, *admin.APIKey]{
+	sdk.AddTools(a.p,
+		a.keyCreate(),
+		a.keyGet(),
+		a.keyList(),
+		a.keyUpdate(),
+		a.keyRevoke(),
+		a.keyRotate(),
+		a.keyValidate(),
+		a.keyCheckRateLimit(),
+		a.keyUsage(),
+		a.keyAuditLog(),
+	)
+}
+
+// keyCreate declares admin_key_create.
+func (a *Area) keyCreate() sdk.Tool[KeyCreateInput, *admin.APIKey] {
+	return sdk.Tool[KeyCreateInput, *admin.APIKey]{
 		Name:               "admin_key_create",
 		HonoursIdempotency: true,
 		Title:              "Create API key",
@@ -169,8 +186,12 @@ func (a *Area) keyTools() {
 			a.published()
 			return k, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
+	}
+}
+
+// keyGet declares admin_key_get.
+func (a *Area) keyGet() sdk.Tool[KeyIDInput, *admin.APIKey] {
+	return sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_get", Title: "Get API key", ReadOnly: true, Idempotent: true,
 		Description: "Show an API key's settings, status and usage (never the key itself).",
 		Handler: func(ctx context.Context, in KeyIDInput) (*admin.APIKey, error) {
@@ -180,8 +201,12 @@ func (a *Area) keyTools() {
 			}
 			return managedKey(ctx, lib, in.KeyID)
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyListInput, KeyList]{
+	}
+}
+
+// keyList declares admin_key_list.
+func (a *Area) keyList() sdk.Tool[KeyListInput, KeyList] {
+	return sdk.Tool[KeyListInput, KeyList]{
 		Name: "admin_key_list", Title: "List API keys", ReadOnly: true, Idempotent: true,
 		Description: "List the API keys you may manage, newest first.",
 		Handler: func(ctx context.Context, in KeyListInput) (KeyList, error) {
@@ -200,8 +225,12 @@ func (a *Area) keyTools() {
 			}
 			return KeyList{Keys: keys, Count: len(keys)}, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyUpdateInput, *admin.APIKey]{
+	}
+}
+
+// keyUpdate declares admin_key_update.
+func (a *Area) keyUpdate() sdk.Tool[KeyUpdateInput, *admin.APIKey] {
+	return sdk.Tool[KeyUpdateInput, *admin.APIKey]{
 		Name: "admin_key_update", Title: "Update API key", HonoursIdempotency: true,
 		Description: "Change an API key's name, permissions, scopes, rate limit, status or metadata.",
 		Handler: keyed(a, "admin_key_update", nil, func(ctx context.Context, in KeyUpdateInput, c *store.Call) (*admin.APIKey, error) {
@@ -222,8 +251,12 @@ func (a *Area) keyTools() {
 			}
 			return k, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, *admin.APIKey]{
+	}
+}
+
+// keyRevoke declares admin_key_revoke.
+func (a *Area) keyRevoke() sdk.Tool[KeyIDInput, *admin.APIKey] {
+	return sdk.Tool[KeyIDInput, *admin.APIKey]{
 		Name: "admin_key_revoke", Title: "Revoke API key", Destructive: true, Idempotent: true, HonoursIdempotency: true,
 		Description: "Revoke an API key at once; later requests with it are refused.",
 		Handler: keyed(a, "admin_key_revoke", nil, func(ctx context.Context, in KeyIDInput, c *store.Call) (*admin.APIKey, error) {
@@ -241,8 +274,12 @@ func (a *Area) keyTools() {
 			a.published()
 			return k, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyRotateInput, *admin.RotateResult]{
+	}
+}
+
+// keyRotate declares admin_key_rotate.
+func (a *Area) keyRotate() sdk.Tool[KeyRotateInput, *admin.RotateResult] {
+	return sdk.Tool[KeyRotateInput, *admin.RotateResult]{
 		Name: "admin_key_rotate", Title: "Rotate API key", Destructive: true, HonoursIdempotency: true,
 		Description: "Replace a key with a new one (plaintext shown once), optionally keeping the old one valid for a grace period.",
 		Handler: keyed(a, "admin_key_rotate", secrets[KeyRotateInput](keyNotice, "new_key.plaintext_key"), func(ctx context.Context, in KeyRotateInput, c *store.Call) (*admin.RotateResult, error) {
@@ -275,8 +312,12 @@ func (a *Area) keyTools() {
 			a.published()
 			return r, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyValidateInput, admin.ValidationResult]{
+	}
+}
+
+// keyValidate declares admin_key_validate.
+func (a *Area) keyValidate() sdk.Tool[KeyValidateInput, admin.ValidationResult] {
+	return sdk.Tool[KeyValidateInput, admin.ValidationResult]{
 		Name: "admin_key_validate", Title: "Validate API key", ReadOnly: true, Idempotent: true,
 		Description: "Check a plaintext API key without counting a request.",
 		Handler: func(_ context.Context, in KeyValidateInput) (admin.ValidationResult, error) {
@@ -286,8 +327,12 @@ func (a *Area) keyTools() {
 			}
 			return lib.ValidateAPIKey(in.Key)
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyIDInput, admin.RateLimitResult]{
+	}
+}
+
+// keyCheckRateLimit declares admin_key_check_rate_limit.
+func (a *Area) keyCheckRateLimit() sdk.Tool[KeyIDInput, admin.RateLimitResult] {
+	return sdk.Tool[KeyIDInput, admin.RateLimitResult]{
 		Name: "admin_key_check_rate_limit", Title: "Count a request against a key's rate limits", HonoursIdempotency: true,
 		Description: "Count one request against a key's minute, hour and day windows if all have room.",
 		Handler: keyed(a, "admin_key_check_rate_limit", nil, func(ctx context.Context, in KeyIDInput, c *store.Call) (admin.RateLimitResult, error) {
@@ -302,8 +347,12 @@ func (a *Area) keyTools() {
 			a.published()
 			return r, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyUsageInput, *admin.UsageReport]{
+	}
+}
+
+// keyUsage declares admin_key_usage.
+func (a *Area) keyUsage() sdk.Tool[KeyUsageInput, *admin.UsageReport] {
+	return sdk.Tool[KeyUsageInput, *admin.UsageReport]{
 		Name: "admin_key_usage", Title: "API key usage", ReadOnly: true, Idempotent: true,
 		Description: "Show a key's request totals, current windows and requests per day.",
 		Handler: func(ctx context.Context, in KeyUsageInput) (*admin.UsageReport, error) {
@@ -320,8 +369,12 @@ func (a *Area) keyTools() {
 			}
 			return u, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[KeyAuditInput, AuditLog]{
+	}
+}
+
+// keyAuditLog declares admin_key_audit_log.
+func (a *Area) keyAuditLog() sdk.Tool[KeyAuditInput, AuditLog] {
+	return sdk.Tool[KeyAuditInput, AuditLog]{
 		Name: "admin_key_audit_log", Title: "API key audit log", ReadOnly: true, Idempotent: true,
 		Description: "Show who created, updated, rotated or revoked a key, and when.",
 		Handler: func(ctx context.Context, in KeyAuditInput) (AuditLog, error) {
@@ -338,5 +391,5 @@ func (a *Area) keyTools() {
 			}
 			return AuditLog{Entries: es, Count: len(es)}, err
 		},
-	})
+	}
 }
