@@ -101,8 +101,27 @@ type ImageInput struct {
 	CacheOption
 }
 
+// registerVisionTools registers the image tools (toolset vision).
 func (v *Plugin) registerVisionTools() {
-	sdk.AddTool(v.p, sdk.Tool[LoadImageInput, ImageOutput]{
+	sdk.AddTools(v.p,
+		v.visionLoadImage(),
+		v.visionListImages(),
+		v.visionAnalyze(),
+		v.visionBatchAnalyze(),
+		v.visionCompare(),
+		v.visionCompareAdvanced(),
+		v.visionDetectObjects(),
+		v.visionAnalyzeFaces(),
+		v.visionClassifyScene(),
+		v.visionExtractText(),
+		v.visionAnalyzeChart(),
+		v.visionAnalyzeColors(),
+	)
+}
+
+// visionLoadImage declares vision_load_image.
+func (v *Plugin) visionLoadImage() sdk.Tool[LoadImageInput, ImageOutput] {
+	return sdk.Tool[LoadImageInput, ImageOutput]{
 		Name:        "vision_load_image",
 		Title:       "Load image",
 		Description: "Load an image by path or base64 for the other vision tools; returns its imageId.",
@@ -129,8 +148,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return ImageOutput{Image: *im, AlreadyLoaded: again}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[struct{}, ImageListOutput]{
+	}
+}
+
+// visionListImages declares vision_list_images.
+func (v *Plugin) visionListImages() sdk.Tool[struct{}, ImageListOutput] {
+	return sdk.Tool[struct{}, ImageListOutput]{
 		Name: "vision_list_images", Title: "List images",
 		Description: "List the loaded images, most recently used first.",
 		ReadOnly:    true, Idempotent: true,
@@ -142,8 +165,12 @@ func (v *Plugin) registerVisionTools() {
 			l := e.ListImages()
 			return ImageListOutput{Images: l, Count: len(l)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[AnalyzeInput, vision.AnalysisResult]{
+	}
+}
+
+// visionAnalyze declares vision_analyze.
+func (v *Plugin) visionAnalyze() sdk.Tool[AnalyzeInput, vision.AnalysisResult] {
+	return sdk.Tool[AnalyzeInput, vision.AnalysisResult]{
 		Name: "vision_analyze", Title: "Analyse image", OpenWorld: true, ReadOnly: true,
 		Description: "Ask the hosted model for one kind of analysis of a loaded image.",
 		Handler: func(ctx context.Context, in AnalyzeInput) (vision.AnalysisResult, error) {
@@ -157,8 +184,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[BatchInput, vision.BatchResult]{
+	}
+}
+
+// visionBatchAnalyze declares vision_batch_analyze.
+func (v *Plugin) visionBatchAnalyze() sdk.Tool[BatchInput, vision.BatchResult] {
+	return sdk.Tool[BatchInput, vision.BatchResult]{
 		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
 		// Up to 50 model calls: minutes (docs/decisions.md D39).
 		TaskSupport: sdk.TaskOptional,
@@ -183,8 +214,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[CompareInput, vision.Comparison]{
+	}
+}
+
+// visionCompare declares vision_compare.
+func (v *Plugin) visionCompare() sdk.Tool[CompareInput, vision.Comparison] {
+	return sdk.Tool[CompareInput, vision.Comparison]{
 		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
 		// Two large images in one model call can take minutes.
 		TaskSupport: sdk.TaskOptional,
@@ -200,8 +235,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison]{
+	}
+}
+
+// visionCompareAdvanced declares vision_compare_advanced.
+func (v *Plugin) visionCompareAdvanced() sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison] {
+	return sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison]{
 		Name: "vision_compare_advanced", Title: "Compare two images in detail", OpenWorld: true, ReadOnly: true,
 		Description: "Score two images' similarity and box their differences.",
 		Handler: func(ctx context.Context, in CompareAdvancedInput) (vision.AdvancedComparison, error) {
@@ -215,8 +254,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[DetectInput, vision.DetectionResult]{
+	}
+}
+
+// visionDetectObjects declares vision_detect_objects.
+func (v *Plugin) visionDetectObjects() sdk.Tool[DetectInput, vision.DetectionResult] {
+	return sdk.Tool[DetectInput, vision.DetectionResult]{
 		Name: "vision_detect_objects", Title: "Detect objects", OpenWorld: true, ReadOnly: true,
 		Description: "List an image's objects with category, confidence and a coarse bounding box.",
 		Handler: func(ctx context.Context, in DetectInput) (vision.DetectionResult, error) {
@@ -230,8 +273,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[FaceInput, vision.FaceResult]{
+	}
+}
+
+// visionAnalyzeFaces declares vision_analyze_faces.
+func (v *Plugin) visionAnalyzeFaces() sdk.Tool[FaceInput, vision.FaceResult] {
+	return sdk.Tool[FaceInput, vision.FaceResult]{
 		Name: "vision_analyze_faces", Title: "Describe faces", OpenWorld: true, ReadOnly: true,
 		Description: "Describe visible faces objectively; never identifies anyone.",
 		Handler: func(ctx context.Context, in FaceInput) (vision.FaceResult, error) {
@@ -245,8 +292,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SceneInput, vision.SceneResult]{
+	}
+}
+
+// visionClassifyScene declares vision_classify_scene.
+func (v *Plugin) visionClassifyScene() sdk.Tool[SceneInput, vision.SceneResult] {
+	return sdk.Tool[SceneInput, vision.SceneResult]{
 		Name: "vision_classify_scene", Title: "Classify scene", OpenWorld: true, ReadOnly: true,
 		Description: "Classify an image's scene: category, indoor, time of day, weather, mood.",
 		Handler: func(ctx context.Context, in SceneInput) (vision.SceneResult, error) {
@@ -260,8 +311,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.TextResult]{
+	}
+}
+
+// visionExtractText declares vision_extract_text.
+func (v *Plugin) visionExtractText() sdk.Tool[ImageInput, vision.TextResult] {
+	return sdk.Tool[ImageInput, vision.TextResult]{
 		Name: "vision_extract_text", Title: "Extract text (OCR)", OpenWorld: true, ReadOnly: true,
 		Description: "Read an image's text in reading order.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.TextResult, error) {
@@ -275,8 +330,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ChartResult]{
+	}
+}
+
+// visionAnalyzeChart declares vision_analyze_chart.
+func (v *Plugin) visionAnalyzeChart() sdk.Tool[ImageInput, vision.ChartResult] {
+	return sdk.Tool[ImageInput, vision.ChartResult]{
 		Name: "vision_analyze_chart", Title: "Read chart data", OpenWorld: true, ReadOnly: true,
 		Description: "Read a chart's type, axes, data points and trends.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.ChartResult, error) {
@@ -290,8 +349,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ColorResult]{
+	}
+}
+
+// visionAnalyzeColors declares vision_analyze_colors.
+func (v *Plugin) visionAnalyzeColors() sdk.Tool[ImageInput, vision.ColorResult] {
+	return sdk.Tool[ImageInput, vision.ColorResult]{
 		Name: "vision_analyze_colors", Title: "Analyse colours", OpenWorld: true, ReadOnly: true,
 		Description: "Describe an image's colours, with dominant colours, brightness and contrast measured from pixels.",
 		Handler: func(ctx context.Context, in ImageInput) (vision.ColorResult, error) {
@@ -305,5 +368,5 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return *r, nil
 		},
-	})
+	}
 }
