@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -42,16 +42,16 @@ type InvitationListInput struct {
 
 // InvitationList is admin_invitation_list's output.
 type InvitationList struct {
-	Invitations []admin.Invitation `json:"invitations"`
-	Count       int                `json:"count"`
+	Invitations []accounts.Invitation `json:"invitations"`
+	Count       int                   `json:"count"`
 }
 
 // invitationCreate declares admin_invitation_create.
-func (a *Area) invitationCreate() sdk.Tool[InviteInput, *admin.Invitation] {
-	return sdk.Tool[InviteInput, *admin.Invitation]{
+func (a *Area) invitationCreate() sdk.Tool[InviteInput, *accounts.Invitation] {
+	return sdk.Tool[InviteInput, *accounts.Invitation]{
 		Name: "admin_invitation_create", Title: "Invite member", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Invite someone to a workspace; the one-time token (valid 7 days) is in this result only.",
-		Handler: keyed(a, "admin_invitation_create", secrets[InviteInput](inviteNotice, "token"), func(ctx context.Context, in InviteInput, c *store.Call) (*admin.Invitation, error) {
+		Handler: keyed(a, "admin_invitation_create", secrets[InviteInput](inviteNotice, "token"), func(ctx context.Context, in InviteInput, c *store.Call) (*accounts.Invitation, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
@@ -60,26 +60,26 @@ func (a *Area) invitationCreate() sdk.Tool[InviteInput, *admin.Invitation] {
 			if err := l.RequireRole(in.WorkspaceID, by, grantRole(in.Role)); err != nil {
 				return nil, err
 			}
-			return l.Keyed(c).InviteMember(in.WorkspaceID, admin.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: by.ID, Message: in.Message, Operator: by.Operator})
+			return l.Keyed(c).InviteMember(in.WorkspaceID, accounts.InviteMemberOptions{Email: in.Email, Role: in.Role, InvitedBy: by.ID, Message: in.Message, Operator: by.Operator})
 		}),
 	}
 }
 
 // invitationAccept declares admin_invitation_accept.
-func (a *Area) invitationAccept() sdk.Tool[AcceptInput, admin.AcceptResult] {
-	return sdk.Tool[AcceptInput, admin.AcceptResult]{
+func (a *Area) invitationAccept() sdk.Tool[AcceptInput, accounts.AcceptResult] {
+	return sdk.Tool[AcceptInput, accounts.AcceptResult]{
 		Name: "admin_invitation_accept", Title: "Accept invitation", HonoursIdempotency: true,
 		Description: "Redeem an invitation token to join its workspace with the invited role.",
-		Handler: keyed(a, "admin_invitation_accept", nil, func(ctx context.Context, in AcceptInput, c *store.Call) (admin.AcceptResult, error) {
+		Handler: keyed(a, "admin_invitation_accept", nil, func(ctx context.Context, in AcceptInput, c *store.Call) (accounts.AcceptResult, error) {
 			l, err := a.library()
 			if err != nil {
-				return admin.AcceptResult{}, err
+				return accounts.AcceptResult{}, err
 			}
 			by := actor(ctx)
 			user := in.UserID
 			if !by.Operator {
 				if user != "" && user != by.ID {
-					return admin.AcceptResult{}, admin.Forbidden("self", "you can accept an invitation only as yourself (%s), not as %s: joining is %s's own consent", by.ID, user, user).With("field", "user_id")
+					return accounts.AcceptResult{}, accounts.Forbidden("self", "you can accept an invitation only as yourself (%s), not as %s: joining is %s's own consent", by.ID, user, user).With("field", "user_id")
 				}
 				user = by.ID
 			}
@@ -109,7 +109,7 @@ func (a *Area) invitationRevoke() sdk.Tool[InvitationIDInput, Revoked] {
 			if inv == nil {
 				return Revoked{}, notFound("invitation_id", "invitation", in.InvitationID)
 			}
-			if err := l.RequireRole(inv.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
+			if err := l.RequireRole(inv.WorkspaceID, actor(ctx), accounts.RoleAdmin); err != nil {
 				return Revoked{}, err
 			}
 			ok, err := l.Keyed(c).RevokeInvitation(in.InvitationID)
@@ -128,10 +128,10 @@ func (a *Area) invitationList() sdk.Tool[InvitationListInput, InvitationList] {
 			if err != nil {
 				return InvitationList{}, err
 			}
-			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleAdmin); err != nil {
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), accounts.RoleAdmin); err != nil {
 				return InvitationList{}, err
 			}
-			is, err := l.ListInvitations(in.WorkspaceID, admin.ListInvitationsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			is, err := l.ListInvitations(in.WorkspaceID, accounts.ListInvitationsOptions{Status: in.Status, Page: accounts.Page{Limit: in.Limit, Offset: in.Offset}})
 			if err == nil && is == nil {
 				err = notFound("workspace_id", "workspace", in.WorkspaceID)
 			}

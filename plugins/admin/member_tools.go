@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -39,8 +39,8 @@ type MemberListInput struct {
 
 // MemberList is admin_member_list's output.
 type MemberList struct {
-	Members []admin.Member `json:"members"`
-	Count   int            `json:"count"`
+	Members []accounts.Member `json:"members"`
+	Count   int               `json:"count"`
 }
 
 // Removed is the output of removals.
@@ -49,11 +49,11 @@ type Removed struct {
 }
 
 // memberAdd declares admin_member_add.
-func (a *Area) memberAdd() sdk.Tool[MemberAddInput, *admin.Member] {
-	return sdk.Tool[MemberAddInput, *admin.Member]{
+func (a *Area) memberAdd() sdk.Tool[MemberAddInput, *accounts.Member] {
+	return sdk.Tool[MemberAddInput, *accounts.Member]{
 		Name: "admin_member_add", Title: "Add member", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Add a user to a workspace with a role (the local operator only; others invite with admin_invitation_create).",
-		Handler: keyed(a, "admin_member_add", nil, func(ctx context.Context, in MemberAddInput, c *store.Call) (*admin.Member, error) {
+		Handler: keyed(a, "admin_member_add", nil, func(ctx context.Context, in MemberAddInput, c *store.Call) (*accounts.Member, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
@@ -62,9 +62,9 @@ func (a *Area) memberAdd() sdk.Tool[MemberAddInput, *admin.Member] {
 			if !by.Operator {
 				// A user joins by accepting an invitation, or by the
 				// operator adding them (docs/decisions.md D35).
-				return nil, admin.Forbidden("operator", "a key cannot add a member: %s joins workspace %s by accepting an invitation (admin_invitation_create, then admin_invitation_accept with their own key), or the local operator adds them (`cairn admin members add`)", in.UserID, in.WorkspaceID).With("field", "user_id")
+				return nil, accounts.Forbidden("operator", "a key cannot add a member: %s joins workspace %s by accepting an invitation (admin_invitation_create, then admin_invitation_accept with their own key), or the local operator adds them (`cairn admin members add`)", in.UserID, in.WorkspaceID).With("field", "user_id")
 			}
-			m, err := l.Keyed(c).AddMember(in.WorkspaceID, admin.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
+			m, err := l.Keyed(c).AddMember(in.WorkspaceID, accounts.AddMemberOptions{UserID: in.UserID, Role: in.Role, InvitedBy: by.ID, Metadata: in.Metadata, Operator: by.Operator})
 			a.published()
 			return m, err
 		}),
@@ -72,16 +72,16 @@ func (a *Area) memberAdd() sdk.Tool[MemberAddInput, *admin.Member] {
 }
 
 // memberGet declares admin_member_get.
-func (a *Area) memberGet() sdk.Tool[MemberInput, *admin.Member] {
-	return sdk.Tool[MemberInput, *admin.Member]{
+func (a *Area) memberGet() sdk.Tool[MemberInput, *accounts.Member] {
+	return sdk.Tool[MemberInput, *accounts.Member]{
 		Name: "admin_member_get", Title: "Get member", ReadOnly: true, Idempotent: true,
 		Description: "Show a workspace member's role, join time and inviter.",
-		Handler: func(ctx context.Context, in MemberInput) (*admin.Member, error) {
+		Handler: func(ctx context.Context, in MemberInput) (*accounts.Member, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
-			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), accounts.RoleViewer); err != nil {
 				return nil, err
 			}
 			m, err := l.GetMember(in.WorkspaceID, in.UserID)
@@ -103,10 +103,10 @@ func (a *Area) memberList() sdk.Tool[MemberListInput, MemberList] {
 			if err != nil {
 				return MemberList{}, err
 			}
-			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), accounts.RoleViewer); err != nil {
 				return MemberList{}, err
 			}
-			ms, err := l.ListMembers(in.WorkspaceID, admin.ListMembersOptions{Role: in.Role, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			ms, err := l.ListMembers(in.WorkspaceID, accounts.ListMembersOptions{Role: in.Role, Page: accounts.Page{Limit: in.Limit, Offset: in.Offset}})
 			if err == nil && ms == nil {
 				err = notFound("workspace_id", "workspace", in.WorkspaceID)
 			}
@@ -116,19 +116,19 @@ func (a *Area) memberList() sdk.Tool[MemberListInput, MemberList] {
 }
 
 // memberUpdateRole declares admin_member_update_role.
-func (a *Area) memberUpdateRole() sdk.Tool[MemberRoleInput, *admin.Member] {
-	return sdk.Tool[MemberRoleInput, *admin.Member]{
+func (a *Area) memberUpdateRole() sdk.Tool[MemberRoleInput, *accounts.Member] {
+	return sdk.Tool[MemberRoleInput, *accounts.Member]{
 		Name: "admin_member_update_role", Title: "Change member role", HonoursIdempotency: true,
 		Description: "Change a member's role; only an owner grants or changes the owner role.",
-		Handler: keyed(a, "admin_member_update_role", nil, func(ctx context.Context, in MemberRoleInput, c *store.Call) (*admin.Member, error) {
+		Handler: keyed(a, "admin_member_update_role", nil, func(ctx context.Context, in MemberRoleInput, c *store.Call) (*accounts.Member, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
 			by := actor(ctx)
 			need := grantRole(in.Role)
-			if cur, err := l.GetMember(in.WorkspaceID, in.UserID); err == nil && cur != nil && cur.Role == admin.RoleOwner {
-				need = admin.RoleOwner // changing an owner
+			if cur, err := l.GetMember(in.WorkspaceID, in.UserID); err == nil && cur != nil && cur.Role == accounts.RoleOwner {
+				need = accounts.RoleOwner // changing an owner
 			}
 			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
 				return nil, err
@@ -153,9 +153,9 @@ func (a *Area) memberRemove() sdk.Tool[MemberInput, Removed] {
 				return Removed{}, err
 			}
 			by := actor(ctx)
-			need := admin.RoleAdmin
+			need := accounts.RoleAdmin
 			if in.UserID == by.ID {
-				need = admin.RoleViewer // leaving
+				need = accounts.RoleViewer // leaving
 			}
 			if err := l.RequireRole(in.WorkspaceID, by, need); err != nil {
 				return Removed{}, err
@@ -170,8 +170,8 @@ func (a *Area) memberRemove() sdk.Tool[MemberInput, Removed] {
 // grantRole is the role needed to give someone role: owner to make an
 // owner (this is how ownership is transferred), admin otherwise.
 func grantRole(role string) string {
-	if role == admin.RoleOwner {
-		return admin.RoleOwner
+	if role == accounts.RoleOwner {
+		return accounts.RoleOwner
 	}
-	return admin.RoleAdmin
+	return accounts.RoleAdmin
 }

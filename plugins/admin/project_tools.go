@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
 )
@@ -40,25 +40,25 @@ type ProjectListInput struct {
 
 // ProjectList is admin_project_list's output.
 type ProjectList struct {
-	Projects []*admin.Project `json:"projects"`
-	Count    int              `json:"count"`
+	Projects []*accounts.Project `json:"projects"`
+	Count    int                 `json:"count"`
 }
 
 // projectCreate declares admin_project_create.
-func (a *Area) projectCreate() sdk.Tool[ProjectCreateInput, *admin.Project] {
-	return sdk.Tool[ProjectCreateInput, *admin.Project]{
+func (a *Area) projectCreate() sdk.Tool[ProjectCreateInput, *accounts.Project] {
+	return sdk.Tool[ProjectCreateInput, *accounts.Project]{
 		Name: "admin_project_create", Title: "Create workspace project", SuccessStatus: 201, HonoursIdempotency: true,
 		Description: "Create a project in a workspace; task_create accepts its slug moments later.",
-		Handler: keyed(a, "admin_project_create", nil, func(ctx context.Context, in ProjectCreateInput, c *store.Call) (*admin.Project, error) {
+		Handler: keyed(a, "admin_project_create", nil, func(ctx context.Context, in ProjectCreateInput, c *store.Call) (*accounts.Project, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
 			by := actor(ctx)
-			if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+			if err := l.RequireRole(in.WorkspaceID, by, accounts.RoleAdmin); err != nil {
 				return nil, err
 			}
-			p, err := l.Keyed(c).CreateProject(in.WorkspaceID, admin.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: by.ID})
+			p, err := l.Keyed(c).CreateProject(in.WorkspaceID, accounts.CreateProjectOptions{Name: in.Name, Slug: in.Slug, Description: in.Description, Metadata: in.Metadata, CreatedBy: by.ID})
 			a.published()
 			return p, err
 		}),
@@ -66,16 +66,16 @@ func (a *Area) projectCreate() sdk.Tool[ProjectCreateInput, *admin.Project] {
 }
 
 // projectGet declares admin_project_get.
-func (a *Area) projectGet() sdk.Tool[ProjectIDInput, *admin.Project] {
-	return sdk.Tool[ProjectIDInput, *admin.Project]{
+func (a *Area) projectGet() sdk.Tool[ProjectIDInput, *accounts.Project] {
+	return sdk.Tool[ProjectIDInput, *accounts.Project]{
 		Name: "admin_project_get", Title: "Get project", ReadOnly: true, Idempotent: true,
 		Description: "Show a workspace project by id or slug.",
-		Handler: func(ctx context.Context, in ProjectIDInput) (*admin.Project, error) {
+		Handler: func(ctx context.Context, in ProjectIDInput) (*accounts.Project, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
-			return projectFor(ctx, l, in.ProjectID, admin.RoleViewer)
+			return projectFor(ctx, l, in.ProjectID, accounts.RoleViewer)
 		},
 	}
 }
@@ -90,10 +90,10 @@ func (a *Area) projectList() sdk.Tool[ProjectListInput, ProjectList] {
 			if err != nil {
 				return ProjectList{}, err
 			}
-			if err := l.RequireRole(in.WorkspaceID, actor(ctx), admin.RoleViewer); err != nil {
+			if err := l.RequireRole(in.WorkspaceID, actor(ctx), accounts.RoleViewer); err != nil {
 				return ProjectList{}, err
 			}
-			ps, err := l.ListProjects(in.WorkspaceID, admin.ListProjectsOptions{Status: in.Status, Page: admin.Page{Limit: in.Limit, Offset: in.Offset}})
+			ps, err := l.ListProjects(in.WorkspaceID, accounts.ListProjectsOptions{Status: in.Status, Page: accounts.Page{Limit: in.Limit, Offset: in.Offset}})
 			if err == nil && ps == nil {
 				err = notFound("workspace_id", "workspace", in.WorkspaceID)
 			}
@@ -103,20 +103,20 @@ func (a *Area) projectList() sdk.Tool[ProjectListInput, ProjectList] {
 }
 
 // projectUpdate declares admin_project_update.
-func (a *Area) projectUpdate() sdk.Tool[ProjectUpdateInput, *admin.Project] {
-	return sdk.Tool[ProjectUpdateInput, *admin.Project]{
+func (a *Area) projectUpdate() sdk.Tool[ProjectUpdateInput, *accounts.Project] {
+	return sdk.Tool[ProjectUpdateInput, *accounts.Project]{
 		Name: "admin_project_update", Title: "Update project", HonoursIdempotency: true,
 		Description: "Change a project's name, description or metadata.",
-		Handler: keyed(a, "admin_project_update", nil, func(ctx context.Context, in ProjectUpdateInput, c *store.Call) (*admin.Project, error) {
+		Handler: keyed(a, "admin_project_update", nil, func(ctx context.Context, in ProjectUpdateInput, c *store.Call) (*accounts.Project, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
-			cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+			cur, err := projectFor(ctx, l, in.ProjectID, accounts.RoleAdmin)
 			if err != nil {
 				return nil, err
 			}
-			p, err := l.Keyed(c).UpdateProject(cur.ID, admin.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
+			p, err := l.Keyed(c).UpdateProject(cur.ID, accounts.ProjectUpdates{Name: in.Name, Description: in.Description, Metadata: in.Metadata})
 			if err == nil && p == nil {
 				err = notFound("project_id", "project", in.ProjectID)
 			}
@@ -127,26 +127,26 @@ func (a *Area) projectUpdate() sdk.Tool[ProjectUpdateInput, *admin.Project] {
 }
 
 // projectArchive declares admin_project_archive.
-func (a *Area) projectArchive() sdk.Tool[ProjectIDInput, *admin.Project] {
-	return a.projectStatusChange("admin_project_archive", "Archive project", "Archive a project: its tasks stay readable, new tasks under its slug are refused.", (*admin.Admin).ArchiveProject)
+func (a *Area) projectArchive() sdk.Tool[ProjectIDInput, *accounts.Project] {
+	return a.projectStatusChange("admin_project_archive", "Archive project", "Archive a project: its tasks stay readable, new tasks under its slug are refused.", (*accounts.Admin).ArchiveProject)
 }
 
 // projectUnarchive declares admin_project_unarchive.
-func (a *Area) projectUnarchive() sdk.Tool[ProjectIDInput, *admin.Project] {
-	return a.projectStatusChange("admin_project_unarchive", "Unarchive project", "Make an archived project active again.", (*admin.Admin).UnarchiveProject)
+func (a *Area) projectUnarchive() sdk.Tool[ProjectIDInput, *accounts.Project] {
+	return a.projectStatusChange("admin_project_unarchive", "Unarchive project", "Make an archived project active again.", (*accounts.Admin).UnarchiveProject)
 }
 
 // projectStatusChange declares a tool that applies f to one project the
 // caller administers: archive and unarchive differ only in f.
-func (a *Area) projectStatusChange(name, title, desc string, f func(l *admin.Admin, id string) (*admin.Project, error)) sdk.Tool[ProjectIDInput, *admin.Project] {
-	return sdk.Tool[ProjectIDInput, *admin.Project]{
+func (a *Area) projectStatusChange(name, title, desc string, f func(l *accounts.Admin, id string) (*accounts.Project, error)) sdk.Tool[ProjectIDInput, *accounts.Project] {
+	return sdk.Tool[ProjectIDInput, *accounts.Project]{
 		Name: name, Title: title, Description: desc, Idempotent: true, HonoursIdempotency: true,
-		Handler: keyed(a, name, nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (*admin.Project, error) {
+		Handler: keyed(a, name, nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (*accounts.Project, error) {
 			l, err := a.library()
 			if err != nil {
 				return nil, err
 			}
-			cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+			cur, err := projectFor(ctx, l, in.ProjectID, accounts.RoleAdmin)
 			if err != nil {
 				return nil, err
 			}
@@ -161,18 +161,18 @@ func (a *Area) projectStatusChange(name, title, desc string, f func(l *admin.Adm
 }
 
 // projectDelete declares admin_project_delete.
-func (a *Area) projectDelete() sdk.Tool[ProjectIDInput, admin.DeleteResult] {
-	return sdk.Tool[ProjectIDInput, admin.DeleteResult]{
+func (a *Area) projectDelete() sdk.Tool[ProjectIDInput, accounts.DeleteResult] {
+	return sdk.Tool[ProjectIDInput, accounts.DeleteResult]{
 		Name: "admin_project_delete", Title: "Delete project", Destructive: true, HonoursIdempotency: true,
 		Description: "Delete a workspace project and free its slug.",
-		Handler: keyed(a, "admin_project_delete", nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (admin.DeleteResult, error) {
+		Handler: keyed(a, "admin_project_delete", nil, func(ctx context.Context, in ProjectIDInput, c *store.Call) (accounts.DeleteResult, error) {
 			l, err := a.library()
 			if err != nil {
-				return admin.DeleteResult{}, err
+				return accounts.DeleteResult{}, err
 			}
-			cur, err := projectFor(ctx, l, in.ProjectID, admin.RoleAdmin)
+			cur, err := projectFor(ctx, l, in.ProjectID, accounts.RoleAdmin)
 			if err != nil {
-				return admin.DeleteResult{}, err
+				return accounts.DeleteResult{}, err
 			}
 			r, err := l.Keyed(c).DeleteProject(cur.ID)
 			if err == nil && !r.Success {
@@ -186,7 +186,7 @@ func (a *Area) projectDelete() sdk.Tool[ProjectIDInput, admin.DeleteResult] {
 
 // projectFor resolves a project id or slug (404 when unknown) and checks
 // the caller's role in its workspace.
-func projectFor(ctx context.Context, l *admin.Admin, idOrSlug, role string) (*admin.Project, error) {
+func projectFor(ctx context.Context, l *accounts.Admin, idOrSlug, role string) (*accounts.Project, error) {
 	p, err := l.GetProject(idOrSlug)
 	if err != nil {
 		return nil, err

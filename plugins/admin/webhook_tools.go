@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -143,7 +143,7 @@ func (a *Area) webhookRegister() sdk.Tool[WebhookRegisterInput, *webhooks.Regist
 				}
 			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
 				return nil, err // unknown workspace
-			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+			} else if err := l.RequireRole(in.WorkspaceID, by, accounts.RoleAdmin); err != nil {
 				return nil, err
 			}
 			return m.Keyed(c).Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata, WorkspaceID: in.WorkspaceID, CreatedBy: by.ID})
@@ -181,7 +181,7 @@ func (a *Area) webhookList() sdk.Tool[WebhookListInput, WebhookList] {
 				return WebhookList{}, err
 			}
 			f := webhooks.ListFilters{Status: in.Status, EventType: in.EventType, Limit: in.Limit, Offset: in.Offset}
-			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			seen, err := visibleWorkspaces(l, actor(ctx), accounts.RoleViewer)
 			if err != nil {
 				return WebhookList{}, err
 			}
@@ -319,7 +319,7 @@ func (a *Area) webhookStats() sdk.Tool[NoInput, WebhookStats] {
 			if err != nil {
 				return WebhookStats{}, err
 			}
-			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			seen, err := visibleWorkspaces(l, actor(ctx), accounts.RoleViewer)
 			if err != nil {
 				return WebhookStats{}, err
 			}
@@ -363,7 +363,7 @@ func (a *Area) eventTrigger() sdk.Tool[TriggerInput, *webhooks.TriggerResult] {
 				}
 			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
 				return nil, err
-			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+			} else if err := l.RequireRole(in.WorkspaceID, by, accounts.RoleAdmin); err != nil {
 				return nil, err
 			}
 			var payload any = in.Payload
@@ -387,7 +387,7 @@ func (a *Area) eventTypes() sdk.Tool[NoInput, EventTypes] {
 }
 
 // webhook loads a webhook (404 when unknown) the caller may see or manage.
-func (a *Area) webhook(ctx context.Context, id string, check func(*admin.Admin, *webhooks.Webhook, admin.Actor) error) (*webhooks.Manager, error) {
+func (a *Area) webhook(ctx context.Context, id string, check func(*accounts.Admin, *webhooks.Webhook, accounts.Actor) error) (*webhooks.Manager, error) {
 	l, m, err := a.parts()
 	if err != nil {
 		return nil, err

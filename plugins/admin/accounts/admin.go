@@ -1,4 +1,4 @@
-// Package admin is cairn's administration library (Area B): API keys with
+// Package accounts is cairn's administration library (Area B): API keys with
 // rate limits, usage and an audit log; workspaces, their members,
 // invitations and projects. It is plain Go — no MCP, no gRPC — so the admin
 // plugin, the `cairn admin` CLI and the host's HTTP authentication all use
@@ -13,7 +13,7 @@
 // Webhooks live in the sibling package webhooks; construct a
 // webhooks.Manager on the same store to have this package's events
 // (api_key.*, workspace.*, member.*, project.*) delivered.
-package admin
+package accounts
 
 import (
 	"crypto/rand"

@@ -1,4 +1,4 @@
-package admin
+package accounts
 
 // On PostgreSQL a rate-limit check is one statement on the usage tables
 // (store.UsageTable, store.DailyTable), with no cluster-wide lock: an

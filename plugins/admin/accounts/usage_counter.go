@@ -1,4 +1,4 @@
-package admin
+package accounts
 
 import (
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
