@@ -88,7 +88,7 @@ bench:
 	$(GO) test -run '^$$' -bench '100k|1M|10k|BuildAndVerify|HashRecord' -benchtime 3x -timeout 60m ./plugins/core/...
 	$(GO) test -run '^$$' -bench 'TaskContext' -benchtime 2000x -timeout 30m ./plugins/core/resume/
 	$(GO) test -run '^$$' -bench 'ValidateAPIKey|CheckRateLimit|Deliver|TriggerEvent' -benchtime 2000x -timeout 30m ./plugins/admin/...
-	$(GO) test -run '^$$' -bench 'Prepare' -benchtime 5x -timeout 30m ./plugins/vision/vision/
+	$(GO) test -run '^$$' -bench 'Prepare' -benchtime 5x -timeout 30m ./plugins/vision/imaging/
 	$(GO) test -run '^$$' -bench 'X11|Screenshot|Type' -benchtime 20x -timeout 30m ./plugins/vision/computer/
 
 ## proto: regenerate the plugin protocol (needs protoc: apt-get install protobuf-compiler).

@@ -6,7 +6,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 
 	"github.com/cairn-mcp/cairn/plugins/vision/computer"
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
@@ -377,7 +377,7 @@ func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 				return AgentOutput{}, notReady()
 			}
 			if !beta.Configured() {
-				return AgentOutput{}, vision.NotConfiguredError()
+				return AgentOutput{}, imaging.NotConfiguredError()
 			}
 			m, err := v.mgr()
 			if err != nil {
@@ -452,5 +452,5 @@ func (v *Plugin) agentDisplaySize(w, h int) (int, int) {
 			}
 		}
 	}
-	return vision.FitWithin(w, h, vision.DefaultLimits.MaxLongEdge, vision.DefaultLimits.MaxPixels)
+	return imaging.FitWithin(w, h, imaging.DefaultLimits.MaxLongEdge, imaging.DefaultLimits.MaxPixels)
 }

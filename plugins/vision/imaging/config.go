@@ -1,4 +1,4 @@
-// Package vision is Area D's image library: it loads images (by path inside
+// Package imaging is Area D's image library: it loads images (by path inside
 // the workspace root, or base64), checks and scales them to the hosted
 // model's limits, keeps them in memory with an analysis cache, and asks the
 // hosted model's Messages API for specialised analyses (general, ocr, chart,
@@ -8,7 +8,7 @@
 // over it. Every outbound call goes through github.com/anthropics/anthropic-sdk-go
 // built from an explicit Config, never from the process environment, so
 // tests and embedders decide exactly where requests go.
-package vision
+package imaging
 
 import (
 	"errors"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package vision
+package imaging
 
 import (
 	"image/color"

@@ -1,4 +1,4 @@
-package vision
+package imaging
 
 import (
 	"github.com/cairn-mcp/cairn/sdk/plainfile"
