@@ -369,73 +369,78 @@ func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 		// Up to 500 model turns: a task the client polls (docs/decisions.md D39).
 		TaskSupport: sdk.TaskOptional,
 		Description: "Let the hosted model drive a session by screenshots until it stops or a limit is reached (needs ANTHROPIC_API_KEY and DISPLAY).",
-		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
-			v.mu.RLock()
-			beta := v.beta
-			v.mu.RUnlock()
-			if beta == nil {
-				return AgentOutput{}, notReady()
-			}
-			if !beta.Configured() {
-				return AgentOutput{}, imaging.NotConfiguredError()
-			}
-			m, err := v.mgr()
-			if err != nil {
-				return AgentOutput{}, err
-			}
-			var s *computer.Session
-			owned := false
-			if in.SessionID != "" {
-				if s, err = m.Get(in.SessionID); err != nil {
-					return AgentOutput{}, err
-				}
-				if err := beta.CheckAvailable(ctx); err != nil {
-					return AgentOutput{}, err
-				}
-			} else {
-				cfg := in.config()
-				if cfg.CaptureScreenshots == nil {
-					f := false // the model takes its own screenshots
-					cfg.CaptureScreenshots = &f
-				}
-				if cfg.DisplayWidth == 0 && cfg.DisplayHeight == 0 {
-					cfg.DisplayWidth, cfg.DisplayHeight = v.agentDisplaySize(0, 0)
-				}
-				if s, _, err = m.StartSession(ctx, cfg, computer.WithBetaCheck(beta.CheckAvailable)); err != nil {
-					return AgentOutput{}, err
-				}
-				owned = true
-			}
-			res, err := beta.RunAgent(ctx, s, computer.AgentOptions{
-				Task: in.Task, MaxTurns: in.MaxTurns,
-				Progress: func(turn int, msg string) { sdk.ReportProgress(ctx, float64(turn), 0, msg) },
-			})
-			out := AgentOutput{}
-			if owned {
-				if end, e2 := s.End(context.WithoutCancel(ctx)); e2 == nil {
-					out.SessionEnded = true
-					if res != nil {
-						res.Summary = end.Summary
-					}
-				}
-			}
-			if err != nil {
-				return AgentOutput{}, err
-			}
-			out.AgentResult = *res
-			// Show the agent host how the run left the screen (not counted
-			// against the session's limits: the run is over).
-			if d, derr := m.Driver(); derr == nil {
-				if img, cerr := d.Capture(); cerr == nil {
-					cfg := s.Config()
-					if data, eerr := computer.EncodeScreenshot(img, cfg.DisplayWidth, cfg.DisplayHeight); eerr == nil {
-						out.images = []sdk.Content{{Type: "image", Data: data, MIMEType: "image/png"}}
-					}
-				}
-			}
-			return out, nil
-		},
+		Handler:     v.runAgent,
 	}
+}
+
+// runAgent is computer_agent_run: it lets the hosted model drive a given
+// session, or one it starts and ends for the run, and shows how the run
+// left the screen.
+func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
+	v.mu.RLock()
+	beta := v.beta
+	v.mu.RUnlock()
+	if beta == nil {
+		return AgentOutput{}, notReady()
+	}
+	if !beta.Configured() {
+		return AgentOutput{}, imaging.NotConfiguredError()
+	}
+	m, err := v.mgr()
+	if err != nil {
+		return AgentOutput{}, err
+	}
+	var s *computer.Session
+	owned := false
+	if in.SessionID != "" {
+		if s, err = m.Get(in.SessionID); err != nil {
+			return AgentOutput{}, err
+		}
+		if err := beta.CheckAvailable(ctx); err != nil {
+			return AgentOutput{}, err
+		}
+	} else {
+		cfg := in.config()
+		if cfg.CaptureScreenshots == nil {
+			f := false // the model takes its own screenshots
+			cfg.CaptureScreenshots = &f
+		}
+		if cfg.DisplayWidth == 0 && cfg.DisplayHeight == 0 {
+			cfg.DisplayWidth, cfg.DisplayHeight = v.agentDisplaySize(0, 0)
+		}
+		if s, _, err = m.StartSession(ctx, cfg, computer.WithBetaCheck(beta.CheckAvailable)); err != nil {
+			return AgentOutput{}, err
+		}
+		owned = true
+	}
+	res, err := beta.RunAgent(ctx, s, computer.AgentOptions{
+		Task: in.Task, MaxTurns: in.MaxTurns,
+		Progress: func(turn int, msg string) { sdk.ReportProgress(ctx, float64(turn), 0, msg) },
+	})
+	out := AgentOutput{}
+	if owned {
+		if end, e2 := s.End(context.WithoutCancel(ctx)); e2 == nil {
+			out.SessionEnded = true
+			if res != nil {
+				res.Summary = end.Summary
+			}
+		}
+	}
+	if err != nil {
+		return AgentOutput{}, err
+	}
+	out.AgentResult = *res
+	// Show the agent host how the run left the screen (not counted
+	// against the session's limits: the run is over).
+	if d, derr := m.Driver(); derr == nil {
+		if img, cerr := d.Capture(); cerr == nil {
+			cfg := s.Config()
+			if data, eerr := computer.EncodeScreenshot(img, cfg.DisplayWidth, cfg.DisplayHeight); eerr == nil {
+				out.images = []sdk.Content{{Type: "image", Data: data, MIMEType: "image/png"}}
+			}
+		}
+	}
+	return out, nil
 }
 
 // agentDisplaySize is the coordinate space the hosted model is given: the
