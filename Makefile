@@ -65,12 +65,12 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-## bench: the figures docs/performance.md lists. The first command prints issue 14's table: each
+## bench: the figures docs/performance.md lists. The first command prints its first table: each
 ## figure beside a floor measured in the same run (one call to a minimal mcp-go stdio server,
 ## host/internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
 bench:
-	$(GO) test -run '^$$' -bench 'Issue14' -benchtime 1x -timeout 30m ./host/e2e/
-	$(GO) test -run '^$$' -bench 'Issue29$$' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'CallHop' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'AgentWrites$$' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ImportMemory' -benchtime 1x -timeout 60m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'WritePages' -benchtime 2000x -timeout 30m ./plugins/core/audit/
 	$(GO) test -run '^$$' -bench 'ServersOverANetwork' -benchtime 1x -timeout 30m ./plugins/core/audit/
@@ -80,15 +80,15 @@ bench:
 	$(GO) test -run '^$$' -bench 'TraceCall|ServedCall' -benchtime 20000x -timeout 30m ./sdk/
 	$(GO) test -run '^$$' -bench 'CallWithLogLevel' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'LargeMessages' -benchtime 1x -timeout 30m ./host/e2e/
-	$(GO) test -run '^$$' -bench 'Issue17Cluster' -benchtime 1x -timeout 30m ./host/e2e/
-	$(GO) test -run '^$$' -bench 'Issue29Postgres' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'ClusterScaling' -benchtime 1x -timeout 30m ./host/e2e/
+	$(GO) test -run '^$$' -bench 'PostgresThroughput' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'ClusterHop|Publish$$' -timeout 30m ./host/events/
 	$(GO) test -run '^$$' -bench 'SessionCheck' -timeout 30m ./host/
 	$(GO) test -run '^$$' -bench 'Create|ThoughtRecord|DurableWrites8' -benchtime 2000x -timeout 30m ./plugins/core/...
 	$(GO) test -run '^$$' -bench '100k|1M|10k|BuildAndVerify|HashRecord' -benchtime 3x -timeout 60m ./plugins/core/...
 	$(GO) test -run '^$$' -bench 'TaskContext' -benchtime 2000x -timeout 30m ./plugins/core/resume/
 	$(GO) test -run '^$$' -bench 'ValidateAPIKey|CheckRateLimit|Deliver|TriggerEvent' -benchtime 2000x -timeout 30m ./plugins/admin/...
-	$(GO) test -run '^$$' -bench 'Prepare' -benchtime 5x -timeout 30m ./plugins/vision/vision/
+	$(GO) test -run '^$$' -bench 'Prepare' -benchtime 5x -timeout 30m ./plugins/vision/imaging/
 	$(GO) test -run '^$$' -bench 'X11|Screenshot|Type' -benchtime 20x -timeout 30m ./plugins/vision/computer/
 
 ## proto: regenerate the plugin protocol (needs protoc: apt-get install protobuf-compiler).

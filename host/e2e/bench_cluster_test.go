@@ -12,12 +12,12 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// BenchmarkIssue17Cluster prints the cluster figures: durable write
+// BenchmarkClusterScaling prints the cluster figures: durable write
 // throughput from 8 HTTP clients and task_get / task_list latency with one,
 // two and three `cairn serve --http` servers on one PostgreSQL database,
 // each beside the same figure of one server on its bbolt files, measured in
 // the same run (the "floor" column).
-func BenchmarkIssue17Cluster(b *testing.B) {
+func BenchmarkClusterScaling(b *testing.B) {
 	if _, err := pgtest.Binaries(); err != nil {
 		b.Skip(err)
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/core"
 )
 
-// BenchmarkIssue14 measures every figure of docs/performance.md's first table beside its floor and
+// BenchmarkCallHop measures every figure of docs/performance.md's first table beside its floor and
 // prints one table (docs/performance.md). Run it through `make bench`, with
 // -benchtime 1x: each part runs once and takes its own samples. Parts run
 // one after another, never at once, so they do not slow each other.
-func BenchmarkIssue14(b *testing.B) {
+func BenchmarkCallHop(b *testing.B) {
 	tab := &table{}
 	b.Run("Calls", func(b *testing.B) { benchCalls(b, tab) })
 	for _, n := range []int{10_000, 100_000} {

@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 )
 
-// BenchmarkIssue29Postgres prints the PostgreSQL throughput figures of
+// BenchmarkPostgresThroughput prints the PostgreSQL throughput figures of
 // docs/decisions.md D40: 8 HTTP clients writing through one, two and three
 // `cairn serve --http` servers on one database, each figure beside the
 // database's own floor measured in the same run on the same throwaway
@@ -25,7 +25,7 @@ import (
 // says where a call's time went: the statements the database ran per call
 // (pg_stat_statements) and the CPU per call of the database's processes,
 // of the cairn servers with their plugins, and of the clients.
-func BenchmarkIssue29Postgres(b *testing.B) {
+func BenchmarkPostgresThroughput(b *testing.B) {
 	bin, err := pgtest.Binaries()
 	if err != nil {
 		b.Skip(err)

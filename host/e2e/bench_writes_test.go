@@ -13,7 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// BenchmarkIssue29 prints what one agent's write costs on a store of
+// BenchmarkAgentWrites prints what one agent's write costs on a store of
 // 10,000 tasks, through the relay and with --no-daemon: task_create and a
 // status change (backlog → todo, then todo → in_progress) at p50, each
 // against a durable one-key bbolt update on the same disk taken between
@@ -24,7 +24,7 @@ import (
 // pages, a few hundred bytes of lane frames): write_bytes, what the kernel
 // accounts to storage, is inflated many times over on a store file copied
 // into place (the seeded one) and so says little about a write.
-func BenchmarkIssue29(b *testing.B) {
+func BenchmarkAgentWrites(b *testing.B) {
 	tab := &table{}
 	for _, mode := range []struct {
 		name string

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -19,21 +19,21 @@ type AuthenticateInput struct {
 // HTTP caller and the state of its rate-limit windows after counting this
 // request.
 type Authenticated struct {
-	UserID        string                `json:"user_id"`
-	KeyID         string                `json:"key_id"`
-	Scopes        []string              `json:"scopes"`
-	WorkspaceID   *string               `json:"workspace_id" jsonschema:"oneof_type=string;null"`
-	Status        string                `json:"status" jsonschema:"enum=active,enum=rotating"`
-	InGracePeriod bool                  `json:"in_grace_period"`
-	GraceEndsAt   *string               `json:"grace_ends_at" jsonschema:"oneof_type=string;null"`
-	RateLimit     admin.RateLimitResult `json:"rate_limit"`
+	UserID        string                   `json:"user_id"`
+	KeyID         string                   `json:"key_id"`
+	Scopes        []string                 `json:"scopes"`
+	WorkspaceID   *string                  `json:"workspace_id" jsonschema:"oneof_type=string;null"`
+	Status        string                   `json:"status" jsonschema:"enum=active,enum=rotating"`
+	InGracePeriod bool                     `json:"in_grace_period"`
+	GraceEndsAt   *string                  `json:"grace_ends_at" jsonschema:"oneof_type=string;null"`
+	RateLimit     accounts.RateLimitResult `json:"rate_limit"`
 }
 
 // authenticate validates a key and counts one request against its rate
 // limits, as HTTP authentication needs: 401 ERR_UNAUTHORIZED (details.reason
 // malformed, unknown, revoked or expired) or 429 ERR_RATE_LIMITED
 // (details.retry_after_ms, window, retry_at).
-func authenticate(lib *admin.Admin, key string, now time.Time) (Authenticated, error) {
+func authenticate(lib *accounts.Admin, key string, now time.Time) (Authenticated, error) {
 	v, err := lib.ValidateAPIKey(key)
 	if err != nil {
 		return Authenticated{}, err
@@ -47,7 +47,7 @@ func authenticate(lib *admin.Admin, key string, now time.Time) (Authenticated, e
 	}
 	if !rl.Allowed {
 		window := strings.Join(rl.LimitedBy, "+")
-		reset, _ := admin.ParseTime(rl.RetryAt)
+		reset, _ := accounts.ParseTime(rl.RetryAt)
 		ms := max(reset.Sub(now).Milliseconds(), 1)
 		return Authenticated{}, errs.Newf(429, errs.RateLimited, "this API key's %s rate limit is exhausted; retry after %s", window, rl.RetryAt).
 			With("retry_after_ms", ms).With("window", window).With("retry_at", rl.RetryAt)

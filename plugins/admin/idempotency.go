@@ -22,7 +22,7 @@ const (
 // (docs/decisions.md D42). With a key, a call recorded before answers its
 // recorded outcome before any check runs (the first call may have changed
 // what the checks would find: a deleted project); otherwise h runs with
-// the Call, which it hands to the library (admin.Admin.Keyed,
+// the Call, which it hands to the library (accounts.Admin.Keyed,
 // webhooks.Manager.Keyed) so the write and its record commit together. A
 // repeat racing the first call finds the record in its transaction, and
 // its answer is the recorded one too. Without a key h runs as before.

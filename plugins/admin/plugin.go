@@ -1,5 +1,5 @@
 // Package admin is the admin area plugin (Area B): it exposes the
-// administration library (package admin/admin) and the webhook manager
+// administration library (package admin/accounts) and the webhook manager
 // (package admin/webhooks) as the "admin" toolset, delivers every host bus
 // event of the webhook catalog to the webhooks subscribed to it (D19), and publishes the area's own
 // events — project.created, archived, unarchived and deleted among them,
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
@@ -42,7 +42,7 @@ type Area struct {
 	p      *sdk.Plugin
 	mu     sync.RWMutex
 	st     *store.Store
-	lib    *admin.Admin
+	lib    *accounts.Admin
 	hooks  *webhooks.Manager
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -91,7 +91,7 @@ func (a *Area) configure(_ context.Context, cfg sdk.Config) error {
 		st.Close()
 		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
 	}
-	lib, err := admin.New(st, opts)
+	lib, err := accounts.New(st, opts)
 	if err != nil {
 		st.Close()
 		return errs.Newf(400, errs.ConfigInvalid, "admin plugin settings: %s", errs.From(err).Message)
@@ -140,11 +140,11 @@ func (a *Area) stop(context.Context) error {
 // share of a rate-limit window at which usage.threshold_exceeded warns: 0.8,
 // 80 or 80%); webhook_hold_retention (how long a paused webhook's held
 // deliveries wait, a Go duration such as 168h).
-func settings(s map[string]string) (admin.Options, webhooks.Options, error) {
-	o := admin.Options{KeyPrefix: s["key_prefix"]}
+func settings(s map[string]string) (accounts.Options, webhooks.Options, error) {
+	o := accounts.Options{KeyPrefix: s["key_prefix"]}
 	var h webhooks.Options
 	if v := s["usage_threshold"]; v != "" {
-		t, err := admin.ParseUsageThreshold(v)
+		t, err := accounts.ParseUsageThreshold(v)
 		if err != nil {
 			return o, h, err
 		}
@@ -162,7 +162,7 @@ func settings(s map[string]string) (admin.Options, webhooks.Options, error) {
 
 // parts returns the open library and manager, or a typed error before
 // configuration.
-func (a *Area) parts() (*admin.Admin, *webhooks.Manager, error) {
+func (a *Area) parts() (*accounts.Admin, *webhooks.Manager, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	if a.lib == nil {

@@ -3,7 +3,7 @@ package admin
 import (
 	"context"
 
-	"github.com/cairn-mcp/cairn/plugins/admin/admin"
+	"github.com/cairn-mcp/cairn/plugins/admin/accounts"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/plugins/admin/webhooks"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -106,23 +106,29 @@ type EventTypes struct {
 	Categories []string `json:"categories"`
 }
 
+// webhookTools registers the webhook tools and the event tools that feed
+// webhooks.
 func (a *Area) webhookTools() {
-	// hook loads a webhook (404 when unknown) the caller may see or manage.
-	hook := func(ctx context.Context, id string, check func(*admin.Admin, *webhooks.Webhook, admin.Actor) error) (*webhooks.Manager, error) {
-		l, m, err := a.parts()
-		if err != nil {
-			return nil, err
-		}
-		w, err := m.GetWebhook(id)
-		if err != nil {
-			return nil, err
-		}
-		if w == nil {
-			return nil, notFound("webhook_id", "webhook", id)
-		}
-		return m, check(l, w, actor(ctx))
-	}
-	sdk.AddTool(a.p, sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
+	sdk.AddTools(a.p,
+		a.webhookRegister(),
+		a.webhookGet(),
+		a.webhookList(),
+		a.webhookUpdate(),
+		a.webhookPause(),
+		a.webhookResume(),
+		a.webhookUnregister(),
+		a.webhookRotateSecret(),
+		a.webhookTest(),
+		a.webhookDeliveries(),
+		a.webhookStats(),
+		a.eventTrigger(),
+		a.eventTypes(),
+	)
+}
+
+// webhookRegister declares admin_webhook_register.
+func (a *Area) webhookRegister() sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult] {
+	return sdk.Tool[WebhookRegisterInput, *webhooks.RegisterResult]{
 		Name: "admin_webhook_register", Title: "Register webhook", SuccessStatus: 201, OpenWorld: true, HonoursIdempotency: true,
 		Description: "Register an http(s) endpoint for signed event deliveries; returns the signing secret once.",
 		Handler: keyed(a, "admin_webhook_register", secrets[WebhookRegisterInput](webhookNotice, "webhook.secret"), func(ctx context.Context, in WebhookRegisterInput, c *store.Call) (*webhooks.RegisterResult, error) {
@@ -137,17 +143,21 @@ func (a *Area) webhookTools() {
 				}
 			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
 				return nil, err // unknown workspace
-			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+			} else if err := l.RequireRole(in.WorkspaceID, by, accounts.RoleAdmin); err != nil {
 				return nil, err
 			}
 			return m.Keyed(c).Register(ctx, webhooks.RegisterOptions{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Secret: in.Secret, Config: in.Config, Metadata: in.Metadata, WorkspaceID: in.WorkspaceID, CreatedBy: by.ID})
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
+	}
+}
+
+// webhookGet declares admin_webhook_get.
+func (a *Area) webhookGet() sdk.Tool[WebhookIDInput, *webhooks.Webhook] {
+	return sdk.Tool[WebhookIDInput, *webhooks.Webhook]{
 		Name: "admin_webhook_get", Title: "Get webhook", ReadOnly: true, Idempotent: true,
 		Description: "Show a webhook's settings, status and delivery stats (never its secret).",
 		Handler: func(ctx context.Context, in WebhookIDInput) (*webhooks.Webhook, error) {
-			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
+			m, err := a.webhook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -157,8 +167,12 @@ func (a *Area) webhookTools() {
 			}
 			return w, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[WebhookListInput, WebhookList]{
+	}
+}
+
+// webhookList declares admin_webhook_list.
+func (a *Area) webhookList() sdk.Tool[WebhookListInput, WebhookList] {
+	return sdk.Tool[WebhookListInput, WebhookList]{
 		Name: "admin_webhook_list", Title: "List webhooks", ReadOnly: true, Idempotent: true,
 		Description: "List the webhooks of your workspaces, oldest first.",
 		Handler: func(ctx context.Context, in WebhookListInput) (WebhookList, error) {
@@ -167,7 +181,7 @@ func (a *Area) webhookTools() {
 				return WebhookList{}, err
 			}
 			f := webhooks.ListFilters{Status: in.Status, EventType: in.EventType, Limit: in.Limit, Offset: in.Offset}
-			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			seen, err := visibleWorkspaces(l, actor(ctx), accounts.RoleViewer)
 			if err != nil {
 				return WebhookList{}, err
 			}
@@ -180,12 +194,16 @@ func (a *Area) webhookTools() {
 			}
 			return WebhookList{Webhooks: ws, Count: len(ws)}, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
+	}
+}
+
+// webhookUpdate declares admin_webhook_update.
+func (a *Area) webhookUpdate() sdk.Tool[WebhookUpdateInput, *webhooks.Webhook] {
+	return sdk.Tool[WebhookUpdateInput, *webhooks.Webhook]{
 		Name: "admin_webhook_update", Title: "Update webhook", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Change a webhook's url, event types, config, metadata or status.",
 		Handler: keyed(a, "admin_webhook_update", nil, func(ctx context.Context, in WebhookUpdateInput, c *store.Call) (*webhooks.Webhook, error) {
-			m, err := hook(ctx, in.WebhookID, canManageWebhook)
+			m, err := a.webhook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -195,41 +213,55 @@ func (a *Area) webhookTools() {
 			}
 			return w, err
 		}),
-	})
-	for _, op := range []struct {
-		name, title, desc string
-		f                 func(k webhooks.Keyed, id string) (bool, error)
-		destructive       bool
-	}{
-		{"admin_webhook_pause", "Pause webhook", "Pause a webhook; its events are held in order until it is resumed.", webhooks.Keyed.Pause, false},
-		{"admin_webhook_resume", "Resume webhook", "Resume a paused webhook and deliver its held events in order.", webhooks.Keyed.Resume, false},
-		{"admin_webhook_unregister", "Unregister webhook", "Delete a webhook and cancel its pending deliveries; its history stays.", webhooks.Keyed.Unregister, true},
-	} {
-		sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, Success]{
-			Name: op.name, Title: op.title, Description: op.desc, Idempotent: true, Destructive: op.destructive, HonoursIdempotency: true,
-			Handler: keyed(a, op.name, func(c *store.Call, _ WebhookIDInput) {
-				store.Present(c, func(ok bool) Success { return Success{Success: ok} })
-			}, func(ctx context.Context, in WebhookIDInput, c *store.Call) (Success, error) {
-				m, err := hook(ctx, in.WebhookID, canManageWebhook)
-				if err != nil {
-					return Success{}, err
-				}
-				ok, err := op.f(m.Keyed(c), in.WebhookID)
-				if err == nil && !ok {
-					err = notFound("webhook_id", "webhook", in.WebhookID)
-				}
-				return Success{Success: ok}, err
-			}),
-		})
 	}
-	sdk.AddTool(a.p, sdk.Tool[RotateSecretInput, RotatedSecret]{
+}
+
+// webhookPause declares admin_webhook_pause.
+func (a *Area) webhookPause() sdk.Tool[WebhookIDInput, Success] {
+	return a.webhookStateChange("admin_webhook_pause", "Pause webhook", "Pause a webhook; its events are held in order until it is resumed.", webhooks.Keyed.Pause, false)
+}
+
+// webhookResume declares admin_webhook_resume.
+func (a *Area) webhookResume() sdk.Tool[WebhookIDInput, Success] {
+	return a.webhookStateChange("admin_webhook_resume", "Resume webhook", "Resume a paused webhook and deliver its held events in order.", webhooks.Keyed.Resume, false)
+}
+
+// webhookUnregister declares admin_webhook_unregister.
+func (a *Area) webhookUnregister() sdk.Tool[WebhookIDInput, Success] {
+	return a.webhookStateChange("admin_webhook_unregister", "Unregister webhook", "Delete a webhook and cancel its pending deliveries; its history stays.", webhooks.Keyed.Unregister, true)
+}
+
+// webhookStateChange declares a tool that applies f to one webhook the caller
+// manages: pause, resume and unregister differ only in f.
+func (a *Area) webhookStateChange(name, title, desc string, f func(k webhooks.Keyed, id string) (bool, error), destructive bool) sdk.Tool[WebhookIDInput, Success] {
+	return sdk.Tool[WebhookIDInput, Success]{
+		Name: name, Title: title, Description: desc, Idempotent: true, Destructive: destructive, HonoursIdempotency: true,
+		Handler: keyed(a, name, func(c *store.Call, _ WebhookIDInput) {
+			store.Present(c, func(ok bool) Success { return Success{Success: ok} })
+		}, func(ctx context.Context, in WebhookIDInput, c *store.Call) (Success, error) {
+			m, err := a.webhook(ctx, in.WebhookID, canManageWebhook)
+			if err != nil {
+				return Success{}, err
+			}
+			ok, err := f(m.Keyed(c), in.WebhookID)
+			if err == nil && !ok {
+				err = notFound("webhook_id", "webhook", in.WebhookID)
+			}
+			return Success{Success: ok}, err
+		}),
+	}
+}
+
+// webhookRotateSecret declares admin_webhook_rotate_secret.
+func (a *Area) webhookRotateSecret() sdk.Tool[RotateSecretInput, RotatedSecret] {
+	return sdk.Tool[RotateSecretInput, RotatedSecret]{
 		Name: "admin_webhook_rotate_secret", Title: "Rotate webhook secret", HonoursIdempotency: true,
 		Description: "Give a webhook a new signing secret (returned once); the old one also signs for 24 hours.",
 		Handler: keyed(a, "admin_webhook_rotate_secret", func(c *store.Call, in RotateSecretInput) {
 			c.Secrets(webhookNotice, "secret")
 			store.Present(c, func(s string) RotatedSecret { return RotatedSecret{WebhookID: in.WebhookID, Secret: s} })
 		}, func(ctx context.Context, in RotateSecretInput, c *store.Call) (RotatedSecret, error) {
-			m, err := hook(ctx, in.WebhookID, canManageWebhook)
+			m, err := a.webhook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return RotatedSecret{}, err
 			}
@@ -239,12 +271,16 @@ func (a *Area) webhookTools() {
 			}
 			return RotatedSecret{WebhookID: in.WebhookID, Secret: s}, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[WebhookIDInput, *webhooks.TestResult]{
+	}
+}
+
+// webhookTest declares admin_webhook_test.
+func (a *Area) webhookTest() sdk.Tool[WebhookIDInput, *webhooks.TestResult] {
+	return sdk.Tool[WebhookIDInput, *webhooks.TestResult]{
 		Name: "admin_webhook_test", Title: "Test webhook", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Send one signed test ping to a webhook now and report its response.",
 		Handler: keyed(a, "admin_webhook_test", nil, func(ctx context.Context, in WebhookIDInput, c *store.Call) (*webhooks.TestResult, error) {
-			m, err := hook(ctx, in.WebhookID, canManageWebhook)
+			m, err := a.webhook(ctx, in.WebhookID, canManageWebhook)
 			if err != nil {
 				return nil, err
 			}
@@ -254,20 +290,28 @@ func (a *Area) webhookTools() {
 			}
 			return r, err
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[DeliveriesInput, DeliveryList]{
+	}
+}
+
+// webhookDeliveries declares admin_webhook_deliveries.
+func (a *Area) webhookDeliveries() sdk.Tool[DeliveriesInput, DeliveryList] {
+	return sdk.Tool[DeliveriesInput, DeliveryList]{
 		Name: "admin_webhook_deliveries", Title: "Webhook delivery history", ReadOnly: true, Idempotent: true,
 		Description: "List a webhook's deliveries, newest first, with status, attempts and next retry.",
 		Handler: func(ctx context.Context, in DeliveriesInput) (DeliveryList, error) {
-			m, err := hook(ctx, in.WebhookID, canSeeWebhook)
+			m, err := a.webhook(ctx, in.WebhookID, canSeeWebhook)
 			if err != nil {
 				return DeliveryList{}, err
 			}
 			ds, err := m.GetDeliveryHistory(in.WebhookID, webhooks.HistoryOptions{Status: in.Status, Limit: in.Limit, Offset: in.Offset})
 			return DeliveryList{Deliveries: ds, Count: len(ds)}, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[NoInput, WebhookStats]{
+	}
+}
+
+// webhookStats declares admin_webhook_stats.
+func (a *Area) webhookStats() sdk.Tool[NoInput, WebhookStats] {
+	return sdk.Tool[NoInput, WebhookStats]{
 		Name: "admin_webhook_stats", Title: "Webhook statistics", ReadOnly: true, Idempotent: true,
 		Description: "Summarize webhooks by status and their deliveries: totals, success rate, latency, failures.",
 		Handler: func(ctx context.Context, _ NoInput) (WebhookStats, error) {
@@ -275,7 +319,7 @@ func (a *Area) webhookTools() {
 			if err != nil {
 				return WebhookStats{}, err
 			}
-			seen, err := visibleWorkspaces(l, actor(ctx), admin.RoleViewer)
+			seen, err := visibleWorkspaces(l, actor(ctx), accounts.RoleViewer)
 			if err != nil {
 				return WebhookStats{}, err
 			}
@@ -299,8 +343,12 @@ func (a *Area) webhookTools() {
 			ds, err := m.GetDeliveryStatsWhere(keepID)
 			return WebhookStats{Webhooks: ws, Deliveries: ds}, err
 		},
-	})
-	sdk.AddTool(a.p, sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
+	}
+}
+
+// eventTrigger declares admin_event_trigger.
+func (a *Area) eventTrigger() sdk.Tool[TriggerInput, *webhooks.TriggerResult] {
+	return sdk.Tool[TriggerInput, *webhooks.TriggerResult]{
 		Name: "admin_event_trigger", Title: "Trigger event", OpenWorld: true, HonoursIdempotency: true,
 		Description: "Fire an event at the webhooks subscribed to it and report the first delivery attempts.",
 		Handler: keyed(a, "admin_event_trigger", nil, func(ctx context.Context, in TriggerInput, c *store.Call) (*webhooks.TriggerResult, error) {
@@ -315,7 +363,7 @@ func (a *Area) webhookTools() {
 				}
 			} else if _, err := l.RoleOf(in.WorkspaceID, by.ID); err != nil {
 				return nil, err
-			} else if err := l.RequireRole(in.WorkspaceID, by, admin.RoleAdmin); err != nil {
+			} else if err := l.RequireRole(in.WorkspaceID, by, accounts.RoleAdmin); err != nil {
 				return nil, err
 			}
 			var payload any = in.Payload
@@ -324,12 +372,32 @@ func (a *Area) webhookTools() {
 			}
 			return m.Keyed(c).TriggerEventFor(ctx, in.WorkspaceID, in.EventType, payload)
 		}),
-	})
-	sdk.AddTool(a.p, sdk.Tool[NoInput, EventTypes]{
+	}
+}
+
+// eventTypes declares admin_event_types.
+func (a *Area) eventTypes() sdk.Tool[NoInput, EventTypes] {
+	return sdk.Tool[NoInput, EventTypes]{
 		Name: "admin_event_types", Title: "Webhook event types", ReadOnly: true, Idempotent: true,
 		Description: "List the event types (and category.* groups) a webhook can subscribe to.",
 		Handler: func(context.Context, NoInput) (EventTypes, error) {
 			return EventTypes{EventTypes: webhooks.EventTypes(), Categories: webhooks.Categories()}, nil
 		},
-	})
+	}
+}
+
+// webhook loads a webhook (404 when unknown) the caller may see or manage.
+func (a *Area) webhook(ctx context.Context, id string, check func(*accounts.Admin, *webhooks.Webhook, accounts.Actor) error) (*webhooks.Manager, error) {
+	l, m, err := a.parts()
+	if err != nil {
+		return nil, err
+	}
+	w, err := m.GetWebhook(id)
+	if err != nil {
+		return nil, err
+	}
+	if w == nil {
+		return nil, notFound("webhook_id", "webhook", id)
+	}
+	return m, check(l, w, actor(ctx))
 }

@@ -20,9 +20,9 @@ func (c *Core) auditSvc() (*audit.Service, error) {
 	return c.audit, nil
 }
 
-// auditTool declares one decision-trail tool whose handler only needs the
+// auditTool completes one decision-trail tool whose handler only needs the
 // service (and the caller), so each declaration stays one line of logic.
-func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.Context, svc *audit.Service, in In) (Out, error)) {
+func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.Context, svc *audit.Service, in In) (Out, error)) sdk.Tool[In, Out] {
 	t.Handler = func(ctx context.Context, in In) (Out, error) {
 		svc, err := c.auditSvc()
 		if err != nil {
@@ -31,11 +31,27 @@ func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.C
 		}
 		return run(ctx, svc, in)
 	}
-	sdk.AddTool(c.p, t)
+	return t
 }
 
+// registerAuditTools registers the decision-trail tools: thoughts, audit
+// sessions and their Merkle roots.
 func (c *Core) registerAuditTools() {
-	sdk.AddTool(c.p, sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
+	sdk.AddTools(c.p,
+		c.thoughtRecord(),
+		c.thoughtRecordList(),
+		c.auditSessionStart(),
+		c.auditVerifyChain(),
+		c.merkleFinalize(),
+		c.merkleRoot(),
+		c.auditExport(),
+		c.auditSessionList(),
+	)
+}
+
+// thoughtRecord declares thought_record.
+func (c *Core) thoughtRecord() sdk.Tool[thoughtRecordArgs, audit.RecordOutput] {
+	return sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
 		Description:        "Record a thought on a task's hash chain.",
@@ -49,8 +65,12 @@ func (c *Core) registerAuditTools() {
 			}
 			return svc.RecordOnce(sdk.CallerFrom(ctx).ID, sdk.IdempotencyOf(ctx), sdk.TraceID(ctx), audit.RecordInput(in))
 		},
-	})
-	auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
+	}
+}
+
+// thoughtRecordList declares thought_record_list.
+func (c *Core) thoughtRecordList() sdk.Tool[thoughtListArgs, audit.ListOutput] {
+	return auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
 		Description: "A task's or audit session's thoughts, oldest first.",
@@ -59,7 +79,11 @@ func (c *Core) registerAuditTools() {
 	}, func(_ context.Context, svc *audit.Service, in thoughtListArgs) (audit.ListOutput, error) {
 		return svc.List(audit.ListInput(in))
 	})
-	auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
+}
+
+// auditSessionStart declares audit_session_start.
+func (c *Core) auditSessionStart() sdk.Tool[auditStartArgs, audit.StartOutput] {
+	return auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
 		Name:               "audit_session_start",
 		Title:              "Start audit session",
 		Description:        "Open an audit session over a task.",
@@ -71,7 +95,11 @@ func (c *Core) registerAuditTools() {
 		}
 		return svc.StartSessionOnce(sdk.IdempotencyOf(ctx), audit.StartInput(in))
 	})
-	auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
+}
+
+// auditVerifyChain declares audit_verify_chain.
+func (c *Core) auditVerifyChain() sdk.Tool[auditVerifyArgs, audit.VerifyOutput] {
+	return auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
 		Description: "Check a task's or audit session's hash chains.",
@@ -80,7 +108,11 @@ func (c *Core) registerAuditTools() {
 	}, func(_ context.Context, svc *audit.Service, in auditVerifyArgs) (audit.VerifyOutput, error) {
 		return svc.Verify(audit.VerifyInput(in))
 	})
-	auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
+}
+
+// merkleFinalize declares merkle_finalize.
+func (c *Core) merkleFinalize() sdk.Tool[merkleFinalizeArgs, finalizedSession] {
+	return auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
 		Name:               "merkle_finalize",
 		Title:              "Finalize Merkle root",
 		Description:        "Freeze an audit session's Merkle root.",
@@ -89,7 +121,11 @@ func (c *Core) registerAuditTools() {
 		out, err := svc.FinalizeOnce(sdk.IdempotencyOf(ctx), audit.FinalizeInput(in))
 		return finalizedSession(out), err
 	})
-	auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
+}
+
+// merkleRoot declares merkle_root.
+func (c *Core) merkleRoot() sdk.Tool[merkleRootArgs, audit.RootOutput] {
+	return auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
 		Description: "An audit session's Merkle root, frozen or current.",
@@ -98,10 +134,14 @@ func (c *Core) registerAuditTools() {
 	}, func(_ context.Context, svc *audit.Service, in merkleRootArgs) (audit.RootOutput, error) {
 		return svc.Root(audit.RootInput(in))
 	})
-	// The dashboard's proof-bundle download: the host signs what this
-	// returns, as `cairn audit export` does while no daemon holds the store.
-	// Internal: agents ask people for proofs, they do not mint them.
-	auditTool(c, sdk.Tool[merkleRootArgs, audit.ExportOutput]{
+}
+
+// auditExport declares audit_export.
+// The dashboard's proof-bundle download: the host signs what this
+// returns, as `cairn audit export` does while no daemon holds the store.
+// Internal: agents ask people for proofs, they do not mint them.
+func (c *Core) auditExport() sdk.Tool[merkleRootArgs, audit.ExportOutput] {
+	return auditTool(c, sdk.Tool[merkleRootArgs, audit.ExportOutput]{
 		Name:        "audit_export",
 		Title:       "Export a finalized session",
 		Toolset:     sdk.InternalToolset,
@@ -111,7 +151,11 @@ func (c *Core) registerAuditTools() {
 	}, func(_ context.Context, svc *audit.Service, in merkleRootArgs) (audit.ExportOutput, error) {
 		return svc.ExportParts(audit.ExportInput{SessionID: in.SessionID})
 	})
-	auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
+}
+
+// auditSessionList declares audit_session_list.
+func (c *Core) auditSessionList() sdk.Tool[audit.SessionListInput, audit.SessionListOutput] {
+	return auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
 		Name:        "audit_session_list",
 		Title:       "List audit sessions",
 		Toolset:     sdk.InternalToolset,

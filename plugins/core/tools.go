@@ -9,8 +9,20 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
+// registerTaskTools registers the task tools.
 func (c *Core) registerTaskTools() {
-	sdk.AddTool(c.p, sdk.Tool[taskCreateArgs, createdTask]{
+	sdk.AddTools(c.p,
+		c.taskCreate(),
+		c.taskUpdate(),
+		c.taskGet(),
+		c.taskList(),
+		c.taskNextActions(),
+	)
+}
+
+// taskCreate declares task_create.
+func (c *Core) taskCreate() sdk.Tool[taskCreateArgs, createdTask] {
+	return sdk.Tool[taskCreateArgs, createdTask]{
 		Name:               "task_create",
 		Title:              "Create task",
 		Description:        "Create a task; it starts in backlog.",
@@ -31,8 +43,12 @@ func (c *Core) registerTaskTools() {
 			}
 			return createdTask(out), err
 		},
-	})
-	sdk.AddTool(c.p, sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
+	}
+}
+
+// taskUpdate declares task_update.
+func (c *Core) taskUpdate() sdk.Tool[taskUpdateArgs, tasks.UpdateOutput] {
+	return sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
 		Description:        "Change, claim or release a task.",
@@ -44,8 +60,12 @@ func (c *Core) registerTaskTools() {
 			}
 			return svc.UpdateFor(call(ctx), tasks.UpdateInput(in))
 		},
-	})
-	sdk.AddTool(c.p, sdk.Tool[taskGetArgs, tasks.Task]{
+	}
+}
+
+// taskGet declares task_get.
+func (c *Core) taskGet() sdk.Tool[taskGetArgs, tasks.Task] {
+	return sdk.Tool[taskGetArgs, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
 		Description: "Read one task.",
@@ -58,8 +78,12 @@ func (c *Core) registerTaskTools() {
 			}
 			return svc.Get(tasks.GetInput(in))
 		},
-	})
-	sdk.AddTool(c.p, sdk.Tool[taskListArgs, tasks.ListOutput]{
+	}
+}
+
+// taskList declares task_list.
+func (c *Core) taskList() sdk.Tool[taskListArgs, tasks.ListOutput] {
+	return sdk.Tool[taskListArgs, tasks.ListOutput]{
 		Name:        "task_list",
 		Title:       "List tasks",
 		Description: "Find tasks by filters, sorted and paged.",
@@ -76,8 +100,12 @@ func (c *Core) registerTaskTools() {
 			}
 			return out, err
 		},
-	})
-	sdk.AddTool(c.p, sdk.Tool[taskNextArgs, tasks.NextOutput]{
+	}
+}
+
+// taskNextActions declares task_next_actions.
+func (c *Core) taskNextActions() sdk.Tool[taskNextArgs, tasks.NextOutput] {
+	return sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
 		Description:        "Ready todo tasks, most important first.",
@@ -116,7 +144,7 @@ func (c *Core) registerTaskTools() {
 			}
 			return out, err
 		},
-	})
+	}
 }
 
 // SkillListInput is skill_list's input.
@@ -131,8 +159,16 @@ type SkillListOutput struct {
 	TotalCount int            `json:"total_count"`
 }
 
+// registerSkillTools registers the skill tools.
 func (c *Core) registerSkillTools() {
-	sdk.AddTool(c.p, sdk.Tool[SkillListInput, SkillListOutput]{
+	sdk.AddTools(c.p,
+		c.skillList(),
+	)
+}
+
+// skillList declares skill_list.
+func (c *Core) skillList() sdk.Tool[SkillListInput, SkillListOutput] {
+	return sdk.Tool[SkillListInput, SkillListOutput]{
 		Name:        "skill_list",
 		Title:       "List skills",
 		Description: "List the skills in .agents/skills.",
@@ -154,5 +190,5 @@ func (c *Core) registerSkillTools() {
 			}
 			return SkillListOutput{Skills: list, TotalCount: len(list)}, nil
 		},
-	})
+	}
 }

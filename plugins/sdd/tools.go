@@ -71,8 +71,25 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 	}
 }
 
+// registerTools registers the sdd_ tools in ToolNames order.
 func (s *SDD) registerTools() {
-	sdk.AddTool(s.p, sdk.Tool[vitalsArgs, *engine.VitalsResult]{
+	sdk.AddTools(s.p,
+		s.sddVitals(),
+		s.sddPlan(),
+		s.sddDiscuss(),
+		s.sddState(),
+		s.sddValidate(),
+		s.sddLease(),
+		s.sddDash(),
+		s.sddEvolve(),
+		s.sddAgent(),
+		s.sddSkill(),
+	)
+}
+
+// sddVitals declares sdd_vitals.
+func (s *SDD) sddVitals() sdk.Tool[vitalsArgs, *engine.VitalsResult] {
+	return sdk.Tool[vitalsArgs, *engine.VitalsResult]{
 		Name:        ToolVitals,
 		Title:       "Vitals",
 		Description: "Start here: health, current phase, a command's sections.",
@@ -81,8 +98,12 @@ func (s *SDD) registerTools() {
 		Handler: handler(s, func(e *engine.Engine, in vitalsArgs) (*engine.VitalsResult, error) {
 			return e.VitalsTool(engine.VitalsInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[planArgs, *engine.PlanToolResult]{
+	}
+}
+
+// sddPlan declares sdd_plan.
+func (s *SDD) sddPlan() sdk.Tool[planArgs, *engine.PlanToolResult] {
+	return sdk.Tool[planArgs, *engine.PlanToolResult]{
 		Name:        ToolPlan,
 		Title:       "Plan a phase",
 		Description: "Write a phase's plan and make it current.",
@@ -92,8 +113,12 @@ func (s *SDD) registerTools() {
 		Handler: callHandler(s, ToolPlan, func(e *engine.Engine, c engine.Call, in planArgs) (*engine.PlanToolResult, error) {
 			return e.PlanTool(c, engine.PlanInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[discussArgs, TextOutput]{
+	}
+}
+
+// sddDiscuss declares sdd_discuss.
+func (s *SDD) sddDiscuss() sdk.Tool[discussArgs, TextOutput] {
+	return sdk.Tool[discussArgs, TextOutput]{
 		Name:        ToolDiscuss,
 		Title:       "Discuss a phase",
 		Description: "Frame a phase: questions, decisions, risks.",
@@ -103,8 +128,12 @@ func (s *SDD) registerTools() {
 			text, err := e.DiscussTool(engine.DiscussInput(in))
 			return TextOutput{Text: text}, err
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[stateArgs, *engine.StateResult]{
+	}
+}
+
+// sddState declares sdd_state.
+func (s *SDD) sddState() sdk.Tool[stateArgs, *engine.StateResult] {
+	return sdk.Tool[stateArgs, *engine.StateResult]{
 		Name:        ToolState,
 		Title:       "Workflow state",
 		Description: "Get, set, delete or list workflow state.",
@@ -114,8 +143,12 @@ func (s *SDD) registerTools() {
 		Handler: callHandler(s, ToolState, func(e *engine.Engine, c engine.Call, in stateArgs) (*engine.StateResult, error) {
 			return e.StateTool(c, engine.StateInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[validateArgs, *engine.ValidateToolResult]{
+	}
+}
+
+// sddValidate declares sdd_validate.
+func (s *SDD) sddValidate() sdk.Tool[validateArgs, *engine.ValidateToolResult] {
+	return sdk.Tool[validateArgs, *engine.ValidateToolResult]{
 		Name:        ToolValidate,
 		Title:       "Validate a document",
 		Description: "Check a document's required sections.",
@@ -124,8 +157,12 @@ func (s *SDD) registerTools() {
 		Handler: handler(s, func(e *engine.Engine, in validateArgs) (*engine.ValidateToolResult, error) {
 			return e.ValidateTool(engine.ValidateInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[leaseArgs, *engine.LeaseResult]{
+	}
+}
+
+// sddLease declares sdd_lease.
+func (s *SDD) sddLease() sdk.Tool[leaseArgs, *engine.LeaseResult] {
+	return sdk.Tool[leaseArgs, *engine.LeaseResult]{
 		Name:               ToolLease,
 		Title:              "Execution leases",
 		Description:        "Issue, return or list timed task leases.",
@@ -133,8 +170,12 @@ func (s *SDD) registerTools() {
 		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
 			return e.LeaseTool(c, engine.LeaseInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[dashArgs, DashOutput]{
+	}
+}
+
+// sddDash declares sdd_dash.
+func (s *SDD) sddDash() sdk.Tool[dashArgs, DashOutput] {
+	return sdk.Tool[dashArgs, DashOutput]{
 		Name:        ToolDash,
 		Title:       "Dashboard",
 		Description: "Status, phases, leases, spawn queue.",
@@ -153,8 +194,12 @@ func (s *SDD) registerTools() {
 			}
 			return DashOutput{}, sdk.NewError(500, sdk.CodeInternal, "sdd_dash produced an unexpected result")
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[evolveArgs, *engine.EvolveResult]{
+	}
+}
+
+// sddEvolve declares sdd_evolve.
+func (s *SDD) sddEvolve() sdk.Tool[evolveArgs, *engine.EvolveResult] {
+	return sdk.Tool[evolveArgs, *engine.EvolveResult]{
 		Name:        ToolEvolve,
 		Title:       "Evolve the workflow",
 		Description: "Detect drift; apply, roll back or report a fix.",
@@ -162,8 +207,12 @@ func (s *SDD) registerTools() {
 		Handler: handler(s, func(e *engine.Engine, in evolveArgs) (*engine.EvolveResult, error) {
 			return e.EvolveTool(engine.EvolveInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[agentArgs, any]{
+	}
+}
+
+// sddAgent declares sdd_agent.
+func (s *SDD) sddAgent() sdk.Tool[agentArgs, any] {
+	return sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
 		Title:              "Agent flows",
 		Description:        "Plan, queue and complete helper-agent flows per intent.",
@@ -173,8 +222,12 @@ func (s *SDD) registerTools() {
 		Handler: callHandler(s, ToolAgent, func(e *engine.Engine, c engine.Call, in agentArgs) (any, error) {
 			return e.AgentTool(c, engine.AgentInput(in))
 		}),
-	})
-	sdk.AddTool(s.p, sdk.Tool[skillArgs, any]{
+	}
+}
+
+// sddSkill declares sdd_skill.
+func (s *SDD) sddSkill() sdk.Tool[skillArgs, any] {
+	return sdk.Tool[skillArgs, any]{
 		Name:               ToolSkill,
 		Title:              "Agent skills",
 		Description:        "List, register, bind or recommend agent skills.",
@@ -184,5 +237,5 @@ func (s *SDD) registerTools() {
 		Handler: callHandler(s, ToolSkill, func(e *engine.Engine, c engine.Call, in skillArgs) (any, error) {
 			return e.SkillTool(c, engine.SkillInput(in))
 		}),
-	})
+	}
 }

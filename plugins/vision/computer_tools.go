@@ -6,7 +6,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 
 	"github.com/cairn-mcp/cairn/plugins/vision/computer"
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
@@ -146,8 +146,26 @@ type BetaStatusOutput struct {
 	Display     string                    `json:"display"`
 }
 
+// registerComputerTools registers the screen-control tools (toolset
+// computer).
 func (v *Plugin) registerComputerTools() {
-	sdk.AddTool(v.p, sdk.Tool[SessionStartInput, StartOutput]{
+	sdk.AddTools(v.p,
+		v.computerSessionStart(),
+		v.computerAction(),
+		v.computerSequence(),
+		v.computerSessionPause(),
+		v.computerSessionResume(),
+		v.computerSessionEnd(),
+		v.computerSessionSummary(),
+		v.computerActionHistory(),
+		v.computerBetaStatus(),
+		v.computerAgentRun(),
+	)
+}
+
+// computerSessionStart declares computer_session_start.
+func (v *Plugin) computerSessionStart() sdk.Tool[SessionStartInput, StartOutput] {
+	return sdk.Tool[SessionStartInput, StartOutput]{
 		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
 		Description: "Start a computer-use session on the X11 display with hard action, time and screenshot limits.",
 		Handler: func(ctx context.Context, in SessionStartInput) (StartOutput, error) {
@@ -176,8 +194,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return out, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ActionInput, ActionOutput]{
+	}
+}
+
+// computerAction declares computer_action.
+func (v *Plugin) computerAction() sdk.Tool[ActionInput, ActionOutput] {
+	return sdk.Tool[ActionInput, ActionOutput]{
 		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run one mouse, keyboard, wait, scroll or screenshot action in an active computer-use session.",
 		Handler: func(ctx context.Context, in ActionInput) (ActionOutput, error) {
@@ -195,8 +217,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return ActionOutput{ActionResult: *res, images: shotContent(res.Screenshot)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SequenceInput, SequenceOutput]{
+	}
+}
+
+// computerSequence declares computer_sequence.
+func (v *Plugin) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
+	return sdk.Tool[SequenceInput, SequenceOutput]{
 		Name: "computer_sequence", Title: "Execute action sequence", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run several actions in order in a session, with a delay between them.",
 		Handler: func(ctx context.Context, in SequenceInput) (SequenceOutput, error) {
@@ -222,8 +248,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return SequenceOutput{SequenceResult: *res, images: shotContent(shots...)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+	}
+}
+
+// computerSessionPause declares computer_session_pause.
+func (v *Plugin) computerSessionPause() sdk.Tool[SessionIDInput, computer.Summary] {
+	return sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_pause", Title: "Pause computer session", Toolset: ToolsetComputer,
 		Description: "Pause an active session; paused time does not count against its limits.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
@@ -236,8 +266,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return s.GetSummary(), nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+	}
+}
+
+// computerSessionResume declares computer_session_resume.
+func (v *Plugin) computerSessionResume() sdk.Tool[SessionIDInput, computer.Summary] {
+	return sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_resume", Title: "Resume computer session", Toolset: ToolsetComputer,
 		Description: "Resume a paused session.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
@@ -250,8 +284,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return s.GetSummary(), nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, EndOutput]{
+	}
+}
+
+// computerSessionEnd declares computer_session_end.
+func (v *Plugin) computerSessionEnd() sdk.Tool[SessionIDInput, EndOutput] {
+	return sdk.Tool[SessionIDInput, EndOutput]{
 		Name: "computer_session_end", Title: "End computer session", Toolset: ToolsetComputer,
 		Description: "End a computer-use session and get its summary.",
 		Handler: func(ctx context.Context, in SessionIDInput) (EndOutput, error) {
@@ -265,8 +303,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return EndOutput{EndResult: *res, images: shotContent(res.Screenshot)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, computer.Summary]{
+	}
+}
+
+// computerSessionSummary declares computer_session_summary.
+func (v *Plugin) computerSessionSummary() sdk.Tool[SessionIDInput, computer.Summary] {
+	return sdk.Tool[SessionIDInput, computer.Summary]{
 		Name: "computer_session_summary", Title: "Computer session summary", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "Show a session's state, counts, errors and remaining limits without ending it.",
 		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
@@ -276,8 +318,12 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return s.GetSummary(), nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SessionIDInput, HistoryOutput]{
+	}
+}
+
+// computerActionHistory declares computer_action_history.
+func (v *Plugin) computerActionHistory() sdk.Tool[SessionIDInput, HistoryOutput] {
+	return sdk.Tool[SessionIDInput, HistoryOutput]{
 		Name: "computer_action_history", Title: "Computer action history", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "List a session's executed actions in order.",
 		Handler: func(_ context.Context, in SessionIDInput) (HistoryOutput, error) {
@@ -288,8 +334,12 @@ func (v *Plugin) registerComputerTools() {
 			h := s.GetActionHistory()
 			return HistoryOutput{SessionID: s.ID(), Actions: h, Count: len(h)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[struct{}, BetaStatusOutput]{
+	}
+}
+
+// computerBetaStatus declares computer_beta_status.
+func (v *Plugin) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
+	return sdk.Tool[struct{}, BetaStatusOutput]{
 		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
 		Description: "Show the computer tool version, beta header, model and whether the hosted API answers.",
 		Handler: func(ctx context.Context, _ struct{}) (BetaStatusOutput, error) {
@@ -309,79 +359,88 @@ func (v *Plugin) registerComputerTools() {
 			}
 			return out, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[AgentRunInput, AgentOutput]{
+	}
+}
+
+// computerAgentRun declares computer_agent_run.
+func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
+	return sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		// Up to 500 model turns: a task the client polls (docs/decisions.md D39).
 		TaskSupport: sdk.TaskOptional,
 		Description: "Let the hosted model drive a session by screenshots until it stops or a limit is reached (needs ANTHROPIC_API_KEY and DISPLAY).",
-		Handler: func(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
-			v.mu.RLock()
-			beta := v.beta
-			v.mu.RUnlock()
-			if beta == nil {
-				return AgentOutput{}, notReady()
-			}
-			if !beta.Configured() {
-				return AgentOutput{}, vision.NotConfiguredError()
-			}
-			m, err := v.mgr()
-			if err != nil {
-				return AgentOutput{}, err
-			}
-			var s *computer.Session
-			owned := false
-			if in.SessionID != "" {
-				if s, err = m.Get(in.SessionID); err != nil {
-					return AgentOutput{}, err
-				}
-				if err := beta.CheckAvailable(ctx); err != nil {
-					return AgentOutput{}, err
-				}
-			} else {
-				cfg := in.config()
-				if cfg.CaptureScreenshots == nil {
-					f := false // the model takes its own screenshots
-					cfg.CaptureScreenshots = &f
-				}
-				if cfg.DisplayWidth == 0 && cfg.DisplayHeight == 0 {
-					cfg.DisplayWidth, cfg.DisplayHeight = v.agentDisplaySize(0, 0)
-				}
-				if s, _, err = m.StartSession(ctx, cfg, computer.WithBetaCheck(beta.CheckAvailable)); err != nil {
-					return AgentOutput{}, err
-				}
-				owned = true
-			}
-			res, err := beta.RunAgent(ctx, s, computer.AgentOptions{
-				Task: in.Task, MaxTurns: in.MaxTurns,
-				Progress: func(turn int, msg string) { sdk.ReportProgress(ctx, float64(turn), 0, msg) },
-			})
-			out := AgentOutput{}
-			if owned {
-				if end, e2 := s.End(context.WithoutCancel(ctx)); e2 == nil {
-					out.SessionEnded = true
-					if res != nil {
-						res.Summary = end.Summary
-					}
-				}
-			}
-			if err != nil {
-				return AgentOutput{}, err
-			}
-			out.AgentResult = *res
-			// Show the agent host how the run left the screen (not counted
-			// against the session's limits: the run is over).
-			if d, derr := m.Driver(); derr == nil {
-				if img, cerr := d.Capture(); cerr == nil {
-					cfg := s.Config()
-					if data, eerr := computer.EncodeScreenshot(img, cfg.DisplayWidth, cfg.DisplayHeight); eerr == nil {
-						out.images = []sdk.Content{{Type: "image", Data: data, MIMEType: "image/png"}}
-					}
-				}
-			}
-			return out, nil
-		},
+		Handler:     v.runAgent,
+	}
+}
+
+// runAgent is computer_agent_run: it lets the hosted model drive a given
+// session, or one it starts and ends for the run, and shows how the run
+// left the screen.
+func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
+	v.mu.RLock()
+	beta := v.beta
+	v.mu.RUnlock()
+	if beta == nil {
+		return AgentOutput{}, notReady()
+	}
+	if !beta.Configured() {
+		return AgentOutput{}, imaging.NotConfiguredError()
+	}
+	m, err := v.mgr()
+	if err != nil {
+		return AgentOutput{}, err
+	}
+	var s *computer.Session
+	owned := false
+	if in.SessionID != "" {
+		if s, err = m.Get(in.SessionID); err != nil {
+			return AgentOutput{}, err
+		}
+		if err := beta.CheckAvailable(ctx); err != nil {
+			return AgentOutput{}, err
+		}
+	} else {
+		cfg := in.config()
+		if cfg.CaptureScreenshots == nil {
+			f := false // the model takes its own screenshots
+			cfg.CaptureScreenshots = &f
+		}
+		if cfg.DisplayWidth == 0 && cfg.DisplayHeight == 0 {
+			cfg.DisplayWidth, cfg.DisplayHeight = v.agentDisplaySize(0, 0)
+		}
+		if s, _, err = m.StartSession(ctx, cfg, computer.WithBetaCheck(beta.CheckAvailable)); err != nil {
+			return AgentOutput{}, err
+		}
+		owned = true
+	}
+	res, err := beta.RunAgent(ctx, s, computer.AgentOptions{
+		Task: in.Task, MaxTurns: in.MaxTurns,
+		Progress: func(turn int, msg string) { sdk.ReportProgress(ctx, float64(turn), 0, msg) },
 	})
+	out := AgentOutput{}
+	if owned {
+		if end, e2 := s.End(context.WithoutCancel(ctx)); e2 == nil {
+			out.SessionEnded = true
+			if res != nil {
+				res.Summary = end.Summary
+			}
+		}
+	}
+	if err != nil {
+		return AgentOutput{}, err
+	}
+	out.AgentResult = *res
+	// Show the agent host how the run left the screen (not counted
+	// against the session's limits: the run is over).
+	if d, derr := m.Driver(); derr == nil {
+		if img, cerr := d.Capture(); cerr == nil {
+			cfg := s.Config()
+			if data, eerr := computer.EncodeScreenshot(img, cfg.DisplayWidth, cfg.DisplayHeight); eerr == nil {
+				out.images = []sdk.Content{{Type: "image", Data: data, MIMEType: "image/png"}}
+			}
+		}
+	}
+	return out, nil
 }
 
 // agentDisplaySize is the coordinate space the hosted model is given: the
@@ -398,5 +457,5 @@ func (v *Plugin) agentDisplaySize(w, h int) (int, int) {
 			}
 		}
 	}
-	return vision.FitWithin(w, h, vision.DefaultLimits.MaxLongEdge, vision.DefaultLimits.MaxPixels)
+	return imaging.FitWithin(w, h, imaging.DefaultLimits.MaxLongEdge, imaging.DefaultLimits.MaxPixels)
 }

@@ -1,5 +1,5 @@
 // Package vision is the vision and computer-use area plugin (Area D). It
-// wires the libraries plugins/vision/vision (images and analyses) and
+// wires the libraries plugins/vision/imaging (images and analyses) and
 // plugins/vision/computer (sessions, the X11 driver and the hosted-model
 // loop) to the SDK and nothing more. Its tools are in the toolsets
 // "vision" and "computer", both off by default (CAIRN_TOOLSETS).
@@ -21,7 +21,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/plugins/vision/computer"
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -49,7 +49,7 @@ type Plugin struct {
 	p *sdk.Plugin
 
 	mu       sync.RWMutex
-	engine   *vision.Engine
+	engine   *imaging.Engine
 	beta     *computer.BetaClient
 	computer *computer.Manager
 	display  string
@@ -77,13 +77,13 @@ func NewWithEnv(getenv func(string) string) *sdk.Plugin {
 
 func (v *Plugin) configure(_ context.Context, cfg sdk.Config) error {
 	var problems []string
-	vc, err := vision.ConfigFromEnv(v.getenv, cfg.Root)
+	vc, err := imaging.ConfigFromEnv(v.getenv, cfg.Root)
 	if err != nil {
 		// A malformed optional setting must not take the other areas down:
 		// use the defaults and report it in server_health.
 		problems = append(problems, errs.From(err).Message)
-		vc, _ = vision.ConfigFromEnv(func(k string) string {
-			if k == vision.EnvTimeout || k == vision.EnvMaxRetries {
+		vc, _ = imaging.ConfigFromEnv(func(k string) string {
+			if k == imaging.EnvTimeout || k == imaging.EnvMaxRetries {
 				return ""
 			}
 			return v.getenv(k)
@@ -102,7 +102,7 @@ func (v *Plugin) configure(_ context.Context, cfg sdk.Config) error {
 	computer.SetXLogger(v.p.Logger().Named("x11").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}))
 	mgr := computer.NewManager(func() (computer.Driver, error) { return computer.OpenX11(display) })
 	v.mu.Lock()
-	v.engine, v.beta, v.computer, v.display, v.problems = vision.New(vc), computer.NewBetaClient(vc, tool), mgr, display, problems
+	v.engine, v.beta, v.computer, v.display, v.problems = imaging.New(vc), computer.NewBetaClient(vc, tool), mgr, display, problems
 	v.mu.Unlock()
 	for _, pr := range problems {
 		v.p.Logger().Warn("vision configuration", "problem", pr)
@@ -145,14 +145,14 @@ func notReady() error {
 }
 
 // eng returns the engine; withKey also requires an API key.
-func (v *Plugin) eng(withKey bool) (*vision.Engine, error) {
+func (v *Plugin) eng(withKey bool) (*imaging.Engine, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if v.engine == nil {
 		return nil, notReady()
 	}
 	if withKey && !v.engine.Configured() {
-		return nil, vision.NotConfiguredError()
+		return nil, imaging.NotConfiguredError()
 	}
 	return v.engine, nil
 }

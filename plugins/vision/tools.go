@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -18,7 +18,7 @@ type LoadImageInput struct {
 
 // ImageOutput is a loaded image.
 type ImageOutput struct {
-	vision.Image
+	imaging.Image
 	// AlreadyLoaded is true when the same bytes were loaded before; the
 	// id and its analysis cache are reused.
 	AlreadyLoaded bool `json:"alreadyLoaded"`
@@ -26,8 +26,8 @@ type ImageOutput struct {
 
 // ImageListOutput lists loaded images.
 type ImageListOutput struct {
-	Images []*vision.Image `json:"images"`
-	Count  int             `json:"count"`
+	Images []*imaging.Image `json:"images"`
+	Count  int              `json:"count"`
 }
 
 // CacheOption is shared by the analysis inputs.
@@ -101,8 +101,27 @@ type ImageInput struct {
 	CacheOption
 }
 
+// registerVisionTools registers the image tools (toolset vision).
 func (v *Plugin) registerVisionTools() {
-	sdk.AddTool(v.p, sdk.Tool[LoadImageInput, ImageOutput]{
+	sdk.AddTools(v.p,
+		v.visionLoadImage(),
+		v.visionListImages(),
+		v.visionAnalyze(),
+		v.visionBatchAnalyze(),
+		v.visionCompare(),
+		v.visionCompareAdvanced(),
+		v.visionDetectObjects(),
+		v.visionAnalyzeFaces(),
+		v.visionClassifyScene(),
+		v.visionExtractText(),
+		v.visionAnalyzeChart(),
+		v.visionAnalyzeColors(),
+	)
+}
+
+// visionLoadImage declares vision_load_image.
+func (v *Plugin) visionLoadImage() sdk.Tool[LoadImageInput, ImageOutput] {
+	return sdk.Tool[LoadImageInput, ImageOutput]{
 		Name:        "vision_load_image",
 		Title:       "Load image",
 		Description: "Load an image by path or base64 for the other vision tools; returns its imageId.",
@@ -112,7 +131,7 @@ func (v *Plugin) registerVisionTools() {
 			if err != nil {
 				return ImageOutput{}, err
 			}
-			var im *vision.Image
+			var im *imaging.Image
 			var again bool
 			switch {
 			case in.Path != "" && in.Data != "":
@@ -129,8 +148,12 @@ func (v *Plugin) registerVisionTools() {
 			}
 			return ImageOutput{Image: *im, AlreadyLoaded: again}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[struct{}, ImageListOutput]{
+	}
+}
+
+// visionListImages declares vision_list_images.
+func (v *Plugin) visionListImages() sdk.Tool[struct{}, ImageListOutput] {
+	return sdk.Tool[struct{}, ImageListOutput]{
 		Name: "vision_list_images", Title: "List images",
 		Description: "List the loaded images, most recently used first.",
 		ReadOnly:    true, Idempotent: true,
@@ -142,33 +165,41 @@ func (v *Plugin) registerVisionTools() {
 			l := e.ListImages()
 			return ImageListOutput{Images: l, Count: len(l)}, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[AnalyzeInput, vision.AnalysisResult]{
+	}
+}
+
+// visionAnalyze declares vision_analyze.
+func (v *Plugin) visionAnalyze() sdk.Tool[AnalyzeInput, imaging.AnalysisResult] {
+	return sdk.Tool[AnalyzeInput, imaging.AnalysisResult]{
 		Name: "vision_analyze", Title: "Analyse image", OpenWorld: true, ReadOnly: true,
 		Description: "Ask the hosted model for one kind of analysis of a loaded image.",
-		Handler: func(ctx context.Context, in AnalyzeInput) (vision.AnalysisResult, error) {
+		Handler: func(ctx context.Context, in AnalyzeInput) (imaging.AnalysisResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.AnalysisResult{}, err
+				return imaging.AnalysisResult{}, err
 			}
-			r, err := e.AnalyzeImage(ctx, in.ImageID, vision.AnalysisType(in.AnalysisType), vision.AnalyzeOptions{NoCache: in.noCache(), Question: in.Question})
+			r, err := e.AnalyzeImage(ctx, in.ImageID, imaging.AnalysisType(in.AnalysisType), imaging.AnalyzeOptions{NoCache: in.noCache(), Question: in.Question})
 			if err != nil {
-				return vision.AnalysisResult{}, err
+				return imaging.AnalysisResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[BatchInput, vision.BatchResult]{
+	}
+}
+
+// visionBatchAnalyze declares vision_batch_analyze.
+func (v *Plugin) visionBatchAnalyze() sdk.Tool[BatchInput, imaging.BatchResult] {
+	return sdk.Tool[BatchInput, imaging.BatchResult]{
 		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
 		// Up to 50 model calls: minutes (docs/decisions.md D39).
 		TaskSupport: sdk.TaskOptional,
 		Description: "Run one analysis over up to 50 loaded images, with progress.",
-		Handler: func(ctx context.Context, in BatchInput) (vision.BatchResult, error) {
+		Handler: func(ctx context.Context, in BatchInput) (imaging.BatchResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.BatchResult{}, err
+				return imaging.BatchResult{}, err
 			}
-			r, err := e.BatchAnalyzeImages(ctx, in.ImageIDs, vision.AnalysisType(in.AnalysisType), vision.BatchOptions{
+			r, err := e.BatchAnalyzeImages(ctx, in.ImageIDs, imaging.AnalysisType(in.AnalysisType), imaging.BatchOptions{
 				Concurrency: in.Concurrency, NoCache: in.noCache(), Question: in.Question,
 				Progress: func(done, total int, id string, err error) {
 					msg := fmt.Sprintf("analysed %s (%d of %d)", id, done, total)
@@ -179,131 +210,163 @@ func (v *Plugin) registerVisionTools() {
 				},
 			})
 			if err != nil {
-				return vision.BatchResult{}, err
+				return imaging.BatchResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[CompareInput, vision.Comparison]{
+	}
+}
+
+// visionCompare declares vision_compare.
+func (v *Plugin) visionCompare() sdk.Tool[CompareInput, imaging.Comparison] {
+	return sdk.Tool[CompareInput, imaging.Comparison]{
 		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
 		// Two large images in one model call can take minutes.
 		TaskSupport: sdk.TaskOptional,
 		Description: "Compare two loaded images: similarities and differences.",
-		Handler: func(ctx context.Context, in CompareInput) (vision.Comparison, error) {
+		Handler: func(ctx context.Context, in CompareInput) (imaging.Comparison, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.Comparison{}, err
+				return imaging.Comparison{}, err
 			}
-			r, err := e.CompareImages(ctx, in.ImageID1, in.ImageID2, vision.CompareOptions{Options: vision.Options{NoCache: in.noCache()}, Detailed: in.Detailed})
+			r, err := e.CompareImages(ctx, in.ImageID1, in.ImageID2, imaging.CompareOptions{Options: imaging.Options{NoCache: in.noCache()}, Detailed: in.Detailed})
 			if err != nil {
-				return vision.Comparison{}, err
+				return imaging.Comparison{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[CompareAdvancedInput, vision.AdvancedComparison]{
+	}
+}
+
+// visionCompareAdvanced declares vision_compare_advanced.
+func (v *Plugin) visionCompareAdvanced() sdk.Tool[CompareAdvancedInput, imaging.AdvancedComparison] {
+	return sdk.Tool[CompareAdvancedInput, imaging.AdvancedComparison]{
 		Name: "vision_compare_advanced", Title: "Compare two images in detail", OpenWorld: true, ReadOnly: true,
 		Description: "Score two images' similarity and box their differences.",
-		Handler: func(ctx context.Context, in CompareAdvancedInput) (vision.AdvancedComparison, error) {
+		Handler: func(ctx context.Context, in CompareAdvancedInput) (imaging.AdvancedComparison, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.AdvancedComparison{}, err
+				return imaging.AdvancedComparison{}, err
 			}
-			r, err := e.CompareImagesAdvanced(ctx, in.ImageID1, in.ImageID2, vision.Options{NoCache: in.noCache()})
+			r, err := e.CompareImagesAdvanced(ctx, in.ImageID1, in.ImageID2, imaging.Options{NoCache: in.noCache()})
 			if err != nil {
-				return vision.AdvancedComparison{}, err
+				return imaging.AdvancedComparison{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[DetectInput, vision.DetectionResult]{
+	}
+}
+
+// visionDetectObjects declares vision_detect_objects.
+func (v *Plugin) visionDetectObjects() sdk.Tool[DetectInput, imaging.DetectionResult] {
+	return sdk.Tool[DetectInput, imaging.DetectionResult]{
 		Name: "vision_detect_objects", Title: "Detect objects", OpenWorld: true, ReadOnly: true,
 		Description: "List an image's objects with category, confidence and a coarse bounding box.",
-		Handler: func(ctx context.Context, in DetectInput) (vision.DetectionResult, error) {
+		Handler: func(ctx context.Context, in DetectInput) (imaging.DetectionResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.DetectionResult{}, err
+				return imaging.DetectionResult{}, err
 			}
-			r, err := e.DetectObjectsWithBoundingBoxes(ctx, in.ImageID, vision.DetectOptions{Options: vision.Options{NoCache: in.noCache()}, ConfidenceThreshold: in.ConfidenceThreshold, MaxObjects: in.MaxObjects, Categories: in.Categories})
+			r, err := e.DetectObjectsWithBoundingBoxes(ctx, in.ImageID, imaging.DetectOptions{Options: imaging.Options{NoCache: in.noCache()}, ConfidenceThreshold: in.ConfidenceThreshold, MaxObjects: in.MaxObjects, Categories: in.Categories})
 			if err != nil {
-				return vision.DetectionResult{}, err
+				return imaging.DetectionResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[FaceInput, vision.FaceResult]{
+	}
+}
+
+// visionAnalyzeFaces declares vision_analyze_faces.
+func (v *Plugin) visionAnalyzeFaces() sdk.Tool[FaceInput, imaging.FaceResult] {
+	return sdk.Tool[FaceInput, imaging.FaceResult]{
 		Name: "vision_analyze_faces", Title: "Describe faces", OpenWorld: true, ReadOnly: true,
 		Description: "Describe visible faces objectively; never identifies anyone.",
-		Handler: func(ctx context.Context, in FaceInput) (vision.FaceResult, error) {
+		Handler: func(ctx context.Context, in FaceInput) (imaging.FaceResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.FaceResult{}, err
+				return imaging.FaceResult{}, err
 			}
-			r, err := e.AnalyzeFaces(ctx, in.ImageID, vision.FaceOptions{Options: vision.Options{NoCache: in.noCache()}, IncludeEmotions: in.IncludeEmotions, IncludeAttributes: in.IncludeAttributes, IncludeLandmarks: in.IncludeLandmarks})
+			r, err := e.AnalyzeFaces(ctx, in.ImageID, imaging.FaceOptions{Options: imaging.Options{NoCache: in.noCache()}, IncludeEmotions: in.IncludeEmotions, IncludeAttributes: in.IncludeAttributes, IncludeLandmarks: in.IncludeLandmarks})
 			if err != nil {
-				return vision.FaceResult{}, err
+				return imaging.FaceResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[SceneInput, vision.SceneResult]{
+	}
+}
+
+// visionClassifyScene declares vision_classify_scene.
+func (v *Plugin) visionClassifyScene() sdk.Tool[SceneInput, imaging.SceneResult] {
+	return sdk.Tool[SceneInput, imaging.SceneResult]{
 		Name: "vision_classify_scene", Title: "Classify scene", OpenWorld: true, ReadOnly: true,
 		Description: "Classify an image's scene: category, indoor, time of day, weather, mood.",
-		Handler: func(ctx context.Context, in SceneInput) (vision.SceneResult, error) {
+		Handler: func(ctx context.Context, in SceneInput) (imaging.SceneResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.SceneResult{}, err
+				return imaging.SceneResult{}, err
 			}
-			r, err := e.ClassifySceneAdvanced(ctx, in.ImageID, vision.SceneOptions{Options: vision.Options{NoCache: in.noCache()}, IncludeAttributes: in.IncludeAttributes, IncludeActivities: in.IncludeActivities})
+			r, err := e.ClassifySceneAdvanced(ctx, in.ImageID, imaging.SceneOptions{Options: imaging.Options{NoCache: in.noCache()}, IncludeAttributes: in.IncludeAttributes, IncludeActivities: in.IncludeActivities})
 			if err != nil {
-				return vision.SceneResult{}, err
+				return imaging.SceneResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.TextResult]{
+	}
+}
+
+// visionExtractText declares vision_extract_text.
+func (v *Plugin) visionExtractText() sdk.Tool[ImageInput, imaging.TextResult] {
+	return sdk.Tool[ImageInput, imaging.TextResult]{
 		Name: "vision_extract_text", Title: "Extract text (OCR)", OpenWorld: true, ReadOnly: true,
 		Description: "Read an image's text in reading order.",
-		Handler: func(ctx context.Context, in ImageInput) (vision.TextResult, error) {
+		Handler: func(ctx context.Context, in ImageInput) (imaging.TextResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.TextResult{}, err
+				return imaging.TextResult{}, err
 			}
-			r, err := e.ExtractTextFromImage(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			r, err := e.ExtractTextFromImage(ctx, in.ImageID, imaging.Options{NoCache: in.noCache()})
 			if err != nil {
-				return vision.TextResult{}, err
+				return imaging.TextResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ChartResult]{
+	}
+}
+
+// visionAnalyzeChart declares vision_analyze_chart.
+func (v *Plugin) visionAnalyzeChart() sdk.Tool[ImageInput, imaging.ChartResult] {
+	return sdk.Tool[ImageInput, imaging.ChartResult]{
 		Name: "vision_analyze_chart", Title: "Read chart data", OpenWorld: true, ReadOnly: true,
 		Description: "Read a chart's type, axes, data points and trends.",
-		Handler: func(ctx context.Context, in ImageInput) (vision.ChartResult, error) {
+		Handler: func(ctx context.Context, in ImageInput) (imaging.ChartResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.ChartResult{}, err
+				return imaging.ChartResult{}, err
 			}
-			r, err := e.AnalyzeChartData(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			r, err := e.AnalyzeChartData(ctx, in.ImageID, imaging.Options{NoCache: in.noCache()})
 			if err != nil {
-				return vision.ChartResult{}, err
+				return imaging.ChartResult{}, err
 			}
 			return *r, nil
 		},
-	})
-	sdk.AddTool(v.p, sdk.Tool[ImageInput, vision.ColorResult]{
+	}
+}
+
+// visionAnalyzeColors declares vision_analyze_colors.
+func (v *Plugin) visionAnalyzeColors() sdk.Tool[ImageInput, imaging.ColorResult] {
+	return sdk.Tool[ImageInput, imaging.ColorResult]{
 		Name: "vision_analyze_colors", Title: "Analyse colours", OpenWorld: true, ReadOnly: true,
 		Description: "Describe an image's colours, with dominant colours, brightness and contrast measured from pixels.",
-		Handler: func(ctx context.Context, in ImageInput) (vision.ColorResult, error) {
+		Handler: func(ctx context.Context, in ImageInput) (imaging.ColorResult, error) {
 			e, err := v.eng(true)
 			if err != nil {
-				return vision.ColorResult{}, err
+				return imaging.ColorResult{}, err
 			}
-			r, err := e.AnalyzeImageColors(ctx, in.ImageID, vision.Options{NoCache: in.noCache()})
+			r, err := e.AnalyzeImageColors(ctx, in.ImageID, imaging.Options{NoCache: in.noCache()})
 			if err != nil {
-				return vision.ColorResult{}, err
+				return imaging.ColorResult{}, err
 			}
 			return *r, nil
 		},
-	})
+	}
 }

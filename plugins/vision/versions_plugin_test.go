@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/plugins/vision/computer/xvfb"
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/plugins/vision/visiontest"
 )
 
@@ -120,7 +120,7 @@ func TestAgentDisplayFitsTheModel(t *testing.T) {
 		t.Fatal(r.Err)
 	}
 	def := api.MessageRequests()[0].Body["tools"].([]any)[0].(map[string]any)
-	w, h := vision.FitWithin(1920, 1080, 1568, 1_150_000)
+	w, h := imaging.FitWithin(1920, 1080, 1568, 1_150_000)
 	if w >= 1920 || def["display_width_px"] != float64(w) || def["display_height_px"] != float64(h) {
 		t.Fatalf("agent display %v, want %dx%d", def, w, h)
 	}

@@ -3,7 +3,7 @@ package store
 // On PostgreSQL the rate-limit windows and daily counts of API keys live in
 // tables of their own rather than in admin_kv, so one statement can check
 // and count a request without the admin writer lock (the
-// statement is in package admin). Each window keeps its start and count
+// statement is in package accounts). Each window keeps its start and count
 // and, per level of usage.threshold_exceeded, the count at which that
 // level was announced in the window (0: not yet): with counts that grow
 // by one per statement, the statement whose new count equals that mark is

@@ -10,7 +10,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
 
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -25,7 +25,7 @@ const (
 // BetaClient calls the hosted model's beta Messages API with the computer
 // tool (the specification's beta API client).
 type BetaClient struct {
-	cfg    vision.Config
+	cfg    imaging.Config
 	tool   ToolVersion
 	client anthropic.Client
 }
@@ -33,14 +33,14 @@ type BetaClient struct {
 // NewBetaClient builds a client from an explicit configuration (the same
 // one the vision engine uses) and a tool version; a zero ToolVersion means
 // DefaultToolVersion.
-func NewBetaClient(cfg vision.Config, tool ToolVersion) *BetaClient {
+func NewBetaClient(cfg imaging.Config, tool ToolVersion) *BetaClient {
 	if tool.ToolType == "" {
 		tool = DefaultToolVersion
 	}
 	if cfg.Model == "" {
-		cfg.Model = vision.DefaultModel
+		cfg.Model = imaging.DefaultModel
 	}
-	return &BetaClient{cfg: cfg, tool: tool, client: vision.NewClient(cfg)}
+	return &BetaClient{cfg: cfg, tool: tool, client: imaging.NewClient(cfg)}
 }
 
 // Tool returns the tool version the client sends.
@@ -61,14 +61,14 @@ func (b *BetaClient) CheckAvailable(ctx context.Context) error {
 	if !b.cfg.Configured() {
 		return errs.Newf(503, errs.NotConfigured,
 			"computer use with a hosted model needs its API key: set %s in the environment cairn runs in (and optionally %s, %s, CAIRN_COMPUTER_TOOL), then restart cairn",
-			vision.EnvAPIKey, vision.EnvBaseURL, vision.EnvModel).With("variable", vision.EnvAPIKey)
+			imaging.EnvAPIKey, imaging.EnvBaseURL, imaging.EnvModel).With("variable", imaging.EnvAPIKey)
 	}
 	_, err := b.client.Beta.Models.Get(ctx, b.cfg.Model, anthropic.BetaModelGetParams{Betas: []anthropic.AnthropicBeta{anthropic.AnthropicBeta(b.tool.Beta)}})
 	if err != nil {
 		if ctx.Err() != nil {
 			return errs.New(499, errs.Cancelled, "the availability check was cancelled")
 		}
-		return vision.UpstreamError(err, fmt.Sprintf("computer-use availability check (model %s, beta %s)", b.cfg.Model, b.tool.Beta)).With("variable", vision.EnvModel)
+		return imaging.UpstreamError(err, fmt.Sprintf("computer-use availability check (model %s, beta %s)", b.cfg.Model, b.tool.Beta)).With("variable", imaging.EnvModel)
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ const defaultAgentSystem = "You control a computer screen through the computer t
 // session leaves ACTIVE, or after MaxTurns model calls.
 func (b *BetaClient) RunAgent(ctx context.Context, s *Session, o AgentOptions) (*AgentResult, error) {
 	if !b.cfg.Configured() {
-		return nil, vision.NotConfiguredError()
+		return nil, imaging.NotConfiguredError()
 	}
 	task := strings.TrimSpace(o.Task)
 	if task == "" {
@@ -218,7 +218,7 @@ func (b *BetaClient) RunAgent(ctx context.Context, s *Session, o AgentOptions) (
 			if ctx.Err() != nil {
 				return nil, errs.New(499, errs.Cancelled, "the agent run was cancelled")
 			}
-			return nil, vision.UpstreamError(err, "computer-use turn")
+			return nil, imaging.UpstreamError(err, "computer-use turn")
 		}
 		res.TokensUsed += int(msg.Usage.InputTokens + msg.Usage.OutputTokens)
 		params.Messages = append(params.Messages, msg.ToParam())

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/plugins/vision/visiontest"
 )
 
@@ -14,7 +14,7 @@ const testKey = "sk-agent-test"
 
 func betaClient(t *testing.T) (*BetaClient, *visiontest.API) {
 	api := visiontest.New(t, testKey)
-	return NewBetaClient(vision.Config{APIKey: testKey, BaseURL: api.URL, Model: "test-model", MaxRetries: 1, RequestTimeout: 10 * time.Second}, ToolVersion{}), api
+	return NewBetaClient(imaging.Config{APIKey: testKey, BaseURL: api.URL, Model: "test-model", MaxRetries: 1, RequestTimeout: 10 * time.Second}, ToolVersion{}), api
 }
 
 func move(id string, x, y int) visiontest.ToolUse {
@@ -138,7 +138,7 @@ func TestAgentErrors(t *testing.T) {
 	d, _ := startX(t)
 	f := false
 	s, _ := NewSession(SessionConfig{CaptureScreenshots: &f}, d)
-	noKey := NewBetaClient(vision.Config{}, ToolVersion{})
+	noKey := NewBetaClient(imaging.Config{}, ToolVersion{})
 	if noKey.IsBetaAPIAvailable(context.Background()) {
 		t.Fatal("available without a key")
 	}
@@ -162,7 +162,7 @@ func TestAgentErrors(t *testing.T) {
 	// A newer tool version travels as one pair.
 	api2 := visiontest.New(t, testKey)
 	v2 := ToolVersion{ToolType: "computer_20250124", Beta: "computer-use-2025-01-24"}
-	nb := NewBetaClient(vision.Config{APIKey: testKey, BaseURL: api2.URL}, v2)
+	nb := NewBetaClient(imaging.Config{APIKey: testKey, BaseURL: api2.URL}, v2)
 	api2.Push(visiontest.TextReply("nothing to do"))
 	if _, err := nb.RunAgent(context.Background(), s, AgentOptions{Task: "x"}); err != nil {
 		t.Fatal(err)

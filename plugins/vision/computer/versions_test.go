@@ -13,7 +13,7 @@ import (
 
 	"github.com/jezek/xgb/xproto"
 
-	"github.com/cairn-mcp/cairn/plugins/vision/vision"
+	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/plugins/vision/visiontest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -273,7 +273,7 @@ func TestAgentDrivesEveryActionOfEachVersion(t *testing.T) {
 			win.fill(0, 0, 64, 40, 0xff0000) // red in the zoomed corner
 			api := visiontest.New(t, testKey)
 			api.Betas = []string{v.Beta}
-			bc := NewBetaClient(vision.Config{APIKey: testKey, BaseURL: api.URL, Model: "test-model", MaxRetries: 0, RequestTimeout: 20 * time.Second}, v)
+			bc := NewBetaClient(imaging.Config{APIKey: testKey, BaseURL: api.URL, Model: "test-model", MaxRetries: 0, RequestTimeout: 20 * time.Second}, v)
 			f := false
 			s, err := NewSession(SessionConfig{CaptureScreenshots: &f}, d, WithBetaCheck(bc.CheckAvailable))
 			if err != nil {
@@ -453,7 +453,7 @@ func TestStartChecksTheHostedModel(t *testing.T) {
 	d, _ := startX(t)
 	api := visiontest.New(t, testKey)
 	api.Models = []string{"claude-sonnet-5-5"}
-	cfg := vision.Config{APIKey: testKey, BaseURL: api.URL, MaxRetries: 0, RequestTimeout: 10 * time.Second}
+	cfg := imaging.Config{APIKey: testKey, BaseURL: api.URL, MaxRetries: 0, RequestTimeout: 10 * time.Second}
 	f := false
 	cases := []struct {
 		name    string
@@ -462,8 +462,8 @@ func TestStartChecksTheHostedModel(t *testing.T) {
 		contain string
 	}{
 		{"default model and version", NewBetaClient(cfg, ToolVersion{}), "", ""},
-		{"no key", NewBetaClient(vision.Config{BaseURL: api.URL}, ToolVersion{}), errs.NotConfigured, "ANTHROPIC_API_KEY"},
-		{"unknown model", NewBetaClient(vision.Config{APIKey: testKey, BaseURL: api.URL, Model: "claude-gone-1", MaxRetries: 0}, ToolVersion{}), "ERR_UPSTREAM_FAILED", "claude-gone-1"},
+		{"no key", NewBetaClient(imaging.Config{BaseURL: api.URL}, ToolVersion{}), errs.NotConfigured, "ANTHROPIC_API_KEY"},
+		{"unknown model", NewBetaClient(imaging.Config{APIKey: testKey, BaseURL: api.URL, Model: "claude-gone-1", MaxRetries: 0}, ToolVersion{}), "ERR_UPSTREAM_FAILED", "claude-gone-1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
