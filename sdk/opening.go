@@ -42,7 +42,7 @@ type opening struct {
 //
 // An error after the answer ends the process, with the error as its last
 // log line: the host restarts the plugin with backoff, as after a crash.
-// Plugin.Configure, the in-process form tests use, runs the work before it
+// sdktest.Configure, the in-process form tests use, runs the work before it
 // returns.
 func (p *Plugin) OnOpen(f func(ctx context.Context, cfg Config, report func(step string)) error) {
 	p.mu.Lock()

@@ -51,7 +51,7 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 	p.OnStop(func(context.Context) error { stopped = true; return nil })
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if err := p.Stop(short); err != nil {
+	if err := p.stop(short); err != nil {
 		t.Fatalf("stop while opening: %v", err)
 	}
 	if !stopped {
@@ -77,13 +77,13 @@ func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 		done = true
 		return nil
 	})
-	if err := p.Configure(context.Background(), Config{DataDir: t.TempDir()}); err != nil {
+	if err := p.start(context.Background(), Config{DataDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if !done {
 		t.Fatal("Configure returned before the OnOpen work ran")
 	}
-	if h := p.HealthReport(context.Background()); h.Status != "ok" {
+	if h := p.healthReport(context.Background()); h.Status != "ok" {
 		t.Fatalf("health once open = %+v", h)
 	}
 }
@@ -106,7 +106,7 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := p.Stop(short); err == nil || !strings.Contains(err.Error(), "still opening") {
+	if err := p.stop(short); err == nil || !strings.Contains(err.Error(), "still opening") {
 		t.Fatalf("stop beside running open work = %v, want an error saying it is still opening", err)
 	}
 	select {
@@ -115,7 +115,7 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 	default:
 	}
 	close(release)
-	if err := p.Stop(context.Background()); err != nil {
+	if err := p.stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	<-stopped
@@ -132,7 +132,7 @@ func TestQuickOpenErrorRefusesConfigure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ERR_INIT_FAILED: index unreadable") {
 		t.Fatalf("Configure with a failing quick open = %v", err)
 	}
-	if h := p.HealthReport(context.Background()); h.Status == HealthOpening {
+	if h := p.healthReport(context.Background()); h.Status == HealthOpening {
 		t.Fatalf("health after a failed quick open = %+v", h)
 	}
 }

@@ -263,24 +263,11 @@ func (p *Plugin) FlushEvents(ctx context.Context) error {
 	return h.flush(ctx)
 }
 
-// LogToHost writes a structured line through the host's log service rather
-// than this process's stderr. level is trace, debug, info, warn or error.
-func (p *Plugin) LogToHost(ctx context.Context, level, msg string, fields map[string]any) error {
-	p.mu.RLock()
-	h := p.host
-	p.mu.RUnlock()
-	if h == nil {
-		return fmt.Errorf("sdk: plugin is not connected to a host")
-	}
-	return h.log(ctx, level, msg, fields)
-}
-
 // hostLink is the plugin's view of the host services.
 type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
 	publishDurable(ev *pb.Event, done func(error))
 	flush(ctx context.Context) error
-	log(ctx context.Context, level, msg string, fields map[string]any) error
 	askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error)
 }
 
@@ -302,8 +289,8 @@ type ToolInfo struct {
 	TaskSupport TaskSupport
 }
 
-// Tools lists the declared tools in declaration order.
-func (p *Plugin) Tools() []ToolInfo {
+// toolInfos lists the declared tools in declaration order.
+func (p *Plugin) toolInfos() []ToolInfo {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	out := make([]ToolInfo, 0, len(p.toolOrder))
@@ -313,8 +300,8 @@ func (p *Plugin) Tools() []ToolInfo {
 	return out
 }
 
-// Subscriptions lists the event patterns the plugin subscribed to.
-func (p *Plugin) Subscriptions() []string {
+// subscriptions lists the event patterns the plugin subscribed to.
+func (p *Plugin) subscriptions() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	seen := map[string]bool{}
@@ -329,10 +316,11 @@ func (p *Plugin) Subscriptions() []string {
 	return out
 }
 
-// Configure runs the configure hooks, then the OnOpen work. Tests and
-// in-process embedding call it; Serve answers the host after the configure
-// hooks and runs the OnOpen work after that (opening.go).
-func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
+// start runs the configure hooks, then the OnOpen work: the in-process
+// form (package sdktest) of what Serve does for a host, which answers the
+// host after the configure hooks and runs the OnOpen work after that
+// (opening.go).
+func (p *Plugin) start(ctx context.Context, cfg Config) error {
 	if err := p.configure(ctx, cfg); err != nil {
 		return err
 	}
@@ -360,9 +348,9 @@ func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// Stop runs the stop hooks in reverse order, once, then waits until the
+// stop runs the stop hooks in reverse order, once, then waits until the
 // host has every event published so far.
-func (p *Plugin) Stop(ctx context.Context) error {
+func (p *Plugin) stop(ctx context.Context) error {
 	// The stop hooks close what the OnOpen work uses: never beside it.
 	if err := p.awaitOpen(ctx); err != nil {
 		return err
@@ -387,8 +375,8 @@ func (p *Plugin) Stop(ctx context.Context) error {
 	return first
 }
 
-// HealthReport returns the plugin's health.
-func (p *Plugin) HealthReport(ctx context.Context) Health {
+// healthReport returns the plugin's health.
+func (p *Plugin) healthReport(ctx context.Context) Health {
 	if h, ok := p.openingHealth(); ok {
 		return h
 	}
@@ -405,8 +393,8 @@ func (p *Plugin) HealthReport(ctx context.Context) Health {
 	return h
 }
 
-// DeliverEvent runs the handlers subscribed to ev's type.
-func (p *Plugin) DeliverEvent(ctx context.Context, ev Event) error {
+// deliverEvent runs the handlers subscribed to ev's type.
+func (p *Plugin) deliverEvent(ctx context.Context, ev Event) error {
 	p.mu.RLock()
 	subs := append([]subscription(nil), p.subs...)
 	p.mu.RUnlock()

@@ -67,8 +67,8 @@ func (p *Plugin) HandleResources(prefix string, read func(ctx context.Context, u
 	p.readers = append(p.readers, resourceReader{prefix: prefix, read: read})
 }
 
-// ListResources returns the static and dynamic resources and the templates.
-func (p *Plugin) ListResources(ctx context.Context) ([]Resource, []ResourceTemplate, error) {
+// listResources returns the static and dynamic resources and the templates.
+func (p *Plugin) listResources(ctx context.Context) ([]Resource, []ResourceTemplate, error) {
 	p.mu.RLock()
 	res := append([]Resource(nil), p.resources...)
 	tpl := append([]ResourceTemplate(nil), p.templates...)
@@ -84,8 +84,8 @@ func (p *Plugin) ListResources(ctx context.Context) ([]Resource, []ResourceTempl
 	return res, tpl, nil
 }
 
-// ReadResource reads one resource.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
+// readResource reads one resource.
+func (p *Plugin) readResource(ctx context.Context, uri string) ([]ResourceContents, error) {
 	p.mu.RLock()
 	readers := append([]resourceReader(nil), p.readers...)
 	p.mu.RUnlock()
