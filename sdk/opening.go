@@ -28,28 +28,6 @@ type opening struct {
 	cancel context.CancelFunc
 }
 
-// OnOpen registers start-up work that may take longer than the host allows
-// a start (30 s): completing an interrupted import, building an index a new
-// release added, writing what an earlier process left pending. It runs
-// after every OnConfigure hook. Work done within 5 seconds answers the
-// host's Configure as a hook would, an error refusing the start; longer
-// work goes on after the answer: meanwhile the plugin's health is
-// "opening" (HealthOpening) with the step the work last passed to report,
-// and the host holds the plugin's calls, events and resource reads until
-// the work is done, so no handler sees the plugin half-open. Keep what
-// should refuse a start at once (a locked store, a bad setting) in
-// OnConfigure.
-//
-// An error after the answer ends the process, with the error as its last
-// log line: the host restarts the plugin with backoff, as after a crash.
-// sdktest.Configure, the in-process form tests use, runs the work before it
-// returns.
-func (p *Plugin) OnOpen(f func(ctx context.Context, cfg Config, report func(step string)) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onOpen = append(p.onOpen, f)
-}
-
 // open runs the OnOpen hooks in order, reporting their steps in the
 // plugin's health until they return.
 func (p *Plugin) open(ctx context.Context, cfg Config) error {

@@ -17,7 +17,7 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
 	stepped := make(chan struct{})
-	p.OnOpen(func(ctx context.Context, cfg Config, report func(string)) error {
+	p.AddHooks(Hooks{Open: func(ctx context.Context, cfg Config, report func(string)) error {
 		report("indexing 3 of 7 pages")
 		close(stepped)
 		select {
@@ -26,8 +26,8 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	})
-	p.SetHealth(func(context.Context) Health { return Health{Status: "ok", Message: "own health"} })
+	}})
+	p.AddHooks(Hooks{Health: func(context.Context) Health { return Health{Status: "ok", Message: "own health"} }})
 	s := &server{p: p}
 	ctx := context.Background()
 
@@ -48,7 +48,7 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 	// Stop does not run the stop hooks beside the work: within a deadline
 	// the work cannot meet, it cancels it and waits for it to return.
 	stopped := false
-	p.OnStop(func(context.Context) error { stopped = true; return nil })
+	p.AddHooks(Hooks{Stop: func(context.Context) error { stopped = true; return nil }})
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if err := p.stop(short); err != nil {
@@ -66,17 +66,17 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 	p := New("opener", "1.0.0")
 	done := false
-	p.OnConfigure(func(context.Context, Config) error {
+	p.AddHooks(Hooks{Configure: func(context.Context, Config) error {
 		if done {
 			t.Error("OnOpen ran before OnConfigure")
 		}
 		return nil
-	})
-	p.OnOpen(func(_ context.Context, cfg Config, report func(string)) error {
+	}})
+	p.AddHooks(Hooks{Open: func(_ context.Context, cfg Config, report func(string)) error {
 		report("opening " + cfg.DataDir)
 		done = true
 		return nil
-	})
+	}})
 	if err := p.start(context.Background(), Config{DataDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,12 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 	shortGrace(t)
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
-	p.OnOpen(func(context.Context, Config, func(string)) error {
+	p.AddHooks(Hooks{Open: func(context.Context, Config, func(string)) error {
 		<-release
 		return nil
-	})
+	}})
 	stopped := make(chan struct{}, 2)
-	p.OnStop(func(context.Context) error { stopped <- struct{}{}; return nil })
+	p.AddHooks(Hooks{Stop: func(context.Context) error { stopped <- struct{}{}; return nil }})
 	s := &server{p: p}
 	if _, err := s.Configure(context.Background(), &pb.ConfigureRequest{DataDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
@@ -125,9 +125,9 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 // error refuses the start, and the process is not ended.
 func TestQuickOpenErrorRefusesConfigure(t *testing.T) {
 	p := New("opener", "1.0.0")
-	p.OnOpen(func(context.Context, Config, func(string)) error {
+	p.AddHooks(Hooks{Open: func(context.Context, Config, func(string)) error {
 		return NewError(500, "ERR_INIT_FAILED", "index unreadable")
-	})
+	}})
 	_, err := (&server{p: p}).Configure(context.Background(), &pb.ConfigureRequest{DataDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "ERR_INIT_FAILED: index unreadable") {
 		t.Fatalf("Configure with a failing quick open = %v", err)

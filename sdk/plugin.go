@@ -139,12 +139,6 @@ func envOr(k, def string) string {
 	return def
 }
 
-// Name returns the plugin name.
-func (p *Plugin) Name() string { return p.name }
-
-// Version returns the plugin version.
-func (p *Plugin) Version() string { return p.version }
-
 // Logger returns the plugin's logger. Lines go to stderr as JSON, which the
 // host re-logs under the plugin's name.
 func (p *Plugin) Logger() hclog.Logger { return p.logger }
@@ -154,30 +148,6 @@ func (p *Plugin) Config() Config {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.cfg
-}
-
-// OnConfigure registers a hook run when the host configures the plugin,
-// before any tool call: open stores here. An error stops the plugin from
-// starting and is shown to the operator.
-func (p *Plugin) OnConfigure(f func(ctx context.Context, cfg Config) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onConfigure = append(p.onConfigure, f)
-}
-
-// OnStop registers a hook run when the host stops the plugin: close stores
-// and flush here. Hooks run in reverse order of registration.
-func (p *Plugin) OnStop(f func(ctx context.Context) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onStop = append(p.onStop, f)
-}
-
-// SetHealth registers the function behind the plugin's health report.
-func (p *Plugin) SetHealth(f func(ctx context.Context) Health) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.health = f
 }
 
 type subscription struct {

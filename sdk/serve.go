@@ -45,7 +45,7 @@ func Serve(p *Plugin) {
 	if err != nil {
 		p.logger.Warn("traces are not exported", "error", err)
 	} else {
-		p.OnStop(stopTracing)
+		p.AddHooks(Hooks{Stop: stopTracing})
 	}
 	go watchParent(ctx, p, os.Getppid())
 	go func() {
