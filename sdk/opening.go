@@ -10,13 +10,13 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/protocol"
 )
 
-// HealthOpening is the health status of a plugin whose OnOpen work is
-// still running. The host holds the plugin's calls, events and resource
-// reads while its health says so, and shows the step in `cairn status`
-// (docs/decisions.md D34).
+// HealthOpening is the health status of a plugin whose open work
+// (Hooks.Open) is still running. The host holds the plugin's calls, events
+// and resource reads while its health says so, and shows the step in
+// `cairn status` (docs/decisions.md D34).
 const HealthOpening = protocol.HealthOpening
 
-// opening tracks a plugin's OnOpen work: whether it runs, the step it last
+// opening tracks a plugin's open work: whether it runs, the step it last
 // reported and since when it runs.
 type opening struct {
 	mu      sync.Mutex
@@ -28,7 +28,7 @@ type opening struct {
 	cancel context.CancelFunc
 }
 
-// open runs the OnOpen hooks in order, reporting their steps in the
+// open runs the Open hooks in order, reporting their steps in the
 // plugin's health until they return.
 func (p *Plugin) open(ctx context.Context, cfg Config) error {
 	run, err := p.beginOpen(ctx, cfg)
@@ -38,7 +38,7 @@ func (p *Plugin) open(ctx context.Context, cfg Config) error {
 	return run()
 }
 
-// beginOpen marks the OnOpen work as running and returns what runs it (nil
+// beginOpen marks the open work as running and returns what runs it (nil
 // when no hook is registered). Serve marks it before it answers Configure,
 // so the host's first look at the plugin's health already says "opening".
 func (p *Plugin) beginOpen(ctx context.Context, cfg Config) (run func() error, err error) {
@@ -79,7 +79,7 @@ func (p *Plugin) beginOpen(ctx context.Context, cfg Config) (run func() error, e
 	}, nil
 }
 
-// openingHealth is the health report while the OnOpen work runs; ok is
+// openingHealth is the health report while the open work runs; ok is
 // false once it has returned (or before it starts).
 func (p *Plugin) openingHealth() (Health, bool) {
 	o := &p.opening
@@ -98,7 +98,7 @@ func (p *Plugin) openingHealth() (Health, bool) {
 	}, true
 }
 
-// awaitOpen cancels the OnOpen work and waits, within ctx, until it has
+// awaitOpen cancels the open work and waits, within ctx, until it has
 // returned, so the stop hooks never run beside it.
 func (p *Plugin) awaitOpen(ctx context.Context) error {
 	o := &p.opening

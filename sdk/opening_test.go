@@ -9,7 +9,7 @@ import (
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
-// A plugin's OnOpen work runs after the host has its Configure answer, and
+// A plugin's open work runs after the host has its Configure answer, and
 // its health says "opening" with the step until the work is done
 // (docs/decisions.md D34).
 func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
@@ -68,7 +68,7 @@ func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 	done := false
 	p.AddHooks(Hooks{Configure: func(context.Context, Config) error {
 		if done {
-			t.Error("OnOpen ran before OnConfigure")
+			t.Error("the Open hook ran before the Configure hook")
 		}
 		return nil
 	}})
@@ -81,7 +81,7 @@ func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !done {
-		t.Fatal("Configure returned before the OnOpen work ran")
+		t.Fatal("Configure returned before the open work ran")
 	}
 	if h := p.healthReport(context.Background()); h.Status != "ok" {
 		t.Fatalf("health once open = %+v", h)

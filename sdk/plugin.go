@@ -32,7 +32,7 @@ type Config struct {
 // Health is a plugin's report of its own state.
 type Health struct {
 	// Status is "ok" or "degraded"; the SDK reports "opening"
-	// (HealthOpening) itself while the OnOpen work runs.
+	// (HealthOpening) itself while the open work runs.
 	Status string
 	// Message explains a degraded status.
 	Message string
@@ -86,7 +86,7 @@ type Plugin struct {
 	// tasks keeps the tasks of tools with TaskSupport (nil when no tool
 	// declares it, or before Configure).
 	tasks *tasks
-	// opening is the OnOpen work's progress (opening.go).
+	// opening is the open work's progress (opening.go).
 	opening opening
 }
 
@@ -286,9 +286,9 @@ func (p *Plugin) subscriptions() []string {
 	return out
 }
 
-// start runs the configure hooks, then the OnOpen work: the in-process
+// start runs the configure hooks, then the open work: the in-process
 // form (package sdktest) of what Serve does for a host, which answers the
-// host after the configure hooks and runs the OnOpen work after that
+// host after the configure hooks and runs the open work after that
 // (opening.go).
 func (p *Plugin) start(ctx context.Context, cfg Config) error {
 	if err := p.configure(ctx, cfg); err != nil {
@@ -297,8 +297,8 @@ func (p *Plugin) start(ctx context.Context, cfg Config) error {
 	return p.open(ctx, cfg)
 }
 
-// configure runs the OnConfigure hooks: what the host waits for before it
-// takes the plugin as started. The OnOpen work follows (opening.go).
+// configure runs the Configure hooks: what the host waits for before it
+// takes the plugin as started. The open work follows (opening.go).
 func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 	if err := p.openTasks(cfg.DataDir); err != nil {
 		return err
@@ -321,7 +321,7 @@ func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 // stop runs the stop hooks in reverse order, once, then waits until the
 // host has every event published so far.
 func (p *Plugin) stop(ctx context.Context) error {
-	// The stop hooks close what the OnOpen work uses: never beside it.
+	// The stop hooks close what the open work uses: never beside it.
 	if err := p.awaitOpen(ctx); err != nil {
 		return err
 	}

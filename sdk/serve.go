@@ -149,7 +149,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 	return resp, nil
 }
 
-// openGrace is how long Configure waits for the OnOpen work: work done
+// openGrace is how long Configure waits for the open work: work done
 // by then answers Configure as a hook of its own would, its error refusing
 // the start; longer work goes on after the answer. An ordinary open (a
 // dozen small transactions, each with its fsync) is done well within it
@@ -168,7 +168,7 @@ func openGraceWithin(ctx context.Context) time.Duration {
 	return grace
 }
 
-// open runs the OnOpen work (opening.go), waiting up to grace for it. It is
+// open runs the open work (opening.go), waiting up to grace for it. It is
 // marked as running before it starts, so the host's first look at the
 // plugin's health after a Configure answered early says "opening".
 func (s *server) open(cfg Config, grace time.Duration) error {
@@ -190,7 +190,7 @@ func (s *server) open(cfg Config, grace time.Duration) error {
 	return nil
 }
 
-// openAfterConfigure waits for OnOpen work that outlasted Configure. When
+// openAfterConfigure waits for open work that outlasted Configure. When
 // it fails the process ends, its last stderr line the error, and the host
 // restarts it as after a crash (docs/decisions.md D34).
 func (s *server) openAfterConfigure(done <-chan error, start time.Time) {

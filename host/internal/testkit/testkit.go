@@ -118,7 +118,7 @@ func New(name string) *sdk.Plugin {
 		}
 		return nil
 	}})
-	// TESTKIT_OPEN_GATE holds the plugin's OnOpen work until the file it
+	// TESTKIT_OPEN_GATE holds the plugin's open work until the file it
 	// names exists (its health says "opening" meanwhile);
 	// TESTKIT_OPEN_FAIL makes that work fail once the gate is open.
 	if gate := os.Getenv("TESTKIT_OPEN_GATE"); gate != "" {
