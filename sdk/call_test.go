@@ -242,7 +242,7 @@ func TestCallEventsAlikeOnBothTransports(t *testing.T) {
 
 // TestInvokeAlwaysValidates: in-process calls are not on the trusted path.
 func TestInvokeAlwaysValidates(t *testing.T) {
-	res := countPlugin().Invoke(t.Context(), "calltest_count", []byte(`{"n":99}`))
+	res := countPlugin().invoke(t.Context(), "calltest_count", []byte(`{"n":99}`))
 	if res.Err == nil || res.Err.Code != "ERR_INVALID_INPUT" {
 		t.Fatalf("Invoke accepted arguments its schema refuses: %+v", res)
 	}
@@ -252,17 +252,17 @@ func TestInvokeAlwaysValidates(t *testing.T) {
 // stops AddTool; CheckSchemas names it, and a validating call fails typed.
 func TestSchemasCompileOnFirstUse(t *testing.T) {
 	p := countPlugin()
-	if err := p.CheckSchemas(); err != nil {
+	if err := p.checkSchemas(); err != nil {
 		t.Fatalf("good schemas refused: %v", err)
 	}
 	AddTool(p, Tool[countIn, countOut]{
 		Name: "calltest_bad", Description: "Bad schema.", InputSchema: json.RawMessage(`{"type":"object","properties":{"n":{"type":"nonsense"}}}`),
 		Handler: func(context.Context, countIn) (countOut, error) { return countOut{}, nil },
 	})
-	if err := p.CheckSchemas(); err == nil {
+	if err := p.checkSchemas(); err == nil {
 		t.Fatal("CheckSchemas accepted a schema that does not compile")
 	}
-	res := p.Invoke(t.Context(), "calltest_bad", []byte(`{"n":1}`))
+	res := p.invoke(t.Context(), "calltest_bad", []byte(`{"n":1}`))
 	if res.Err == nil || res.Status != 500 {
 		t.Fatalf("call with an uncompilable schema: %+v", res)
 	}

@@ -45,7 +45,7 @@ func (p *Plugin) CompleteWith(c Completer) {
 }
 
 // Complete asks the plugin's completers for values.
-func (p *Plugin) Complete(ctx context.Context, req CompletionRequest) ([]string, error) {
+func (p *Plugin) complete(ctx context.Context, req CompletionRequest) ([]string, error) {
 	p.mu.RLock()
 	list := append([]Completer(nil), p.completers...)
 	p.mu.RUnlock()
@@ -78,7 +78,7 @@ func MatchPrefix(candidates []string, typed string) []string {
 }
 
 func (s *server) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	values, err := s.p.Complete(ctx, CompletionRequest{
+	values, err := s.p.complete(ctx, CompletionRequest{
 		Ref:      CompletionRef{RefType: req.RefType, Name: req.RefName},
 		Argument: req.Argument, Value: req.Value, Context: req.Context,
 	})

@@ -84,7 +84,7 @@ func ReportProgress(ctx context.Context, progress, total float64, message string
 }
 
 // WithCaller returns a context carrying the caller; useful in tests that call
-// handlers through Plugin.Invoke.
+// handlers through sdktest.Invoke.
 func WithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey, c)
 }

@@ -78,12 +78,12 @@ func TestInvokeNamesTheCallOfTheKey(t *testing.T) {
 			return o, err
 		}})
 	ctx := WithIdempotency(context.Background(), Idempotency{Key: "relay:7"})
-	first := p.Invoke(ctx, "p_write", []byte(`{"n":1}`))
-	again := p.Invoke(ctx, "p_write", []byte(`{ "n": 1 }`))
+	first := p.invoke(ctx, "p_write", []byte(`{"n":1}`))
+	again := p.invoke(ctx, "p_write", []byte(`{ "n": 1 }`))
 	if first.Err != nil || again.Err != nil || string(first.Output) != string(again.Output) || writes != 1 {
 		t.Fatalf("repeat: %s / %s (%v %v), %d writes; want one write and the first outcome", first.Output, again.Output, first.Err, again.Err, writes)
 	}
-	conflict := p.Invoke(ctx, "p_write", []byte(`{"n":2}`))
+	conflict := p.invoke(ctx, "p_write", []byte(`{"n":2}`))
 	if conflict.Err == nil || conflict.Status != 409 || writes != 1 {
 		t.Fatalf("another call under the key: %s %+v, %d writes; want 409 and no write", conflict.Output, conflict.Err, writes)
 	}

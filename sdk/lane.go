@@ -59,7 +59,7 @@ func (s *server) laneServer() *lane.Server {
 			return s.call(ctx, req, send)
 		},
 		HandleEvent: func(ctx context.Context, ev *pb.Event) error {
-			return s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+			return s.p.deliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
 		},
 		Limit: protocol.MaxMessageBytes,
 		OnPanic: func(v any, stack []byte) {

@@ -38,7 +38,7 @@ type requestLog struct {
 // data, when not empty, travels beside msg as {"message": msg, ...data};
 // otherwise the line's data is msg alone.
 //
-// Log is for the caller; LogToHost writes to the operator's log instead.
+// Log is for the caller; Plugin.Logger writes to the operator's log instead.
 func Log(ctx context.Context, level, msg string, data map[string]any) {
 	l, ok := ctx.Value(logKey).(requestLog)
 	if !ok {

@@ -10,13 +10,13 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/protocol"
 )
 
-// HealthOpening is the health status of a plugin whose OnOpen work is
-// still running. The host holds the plugin's calls, events and resource
-// reads while its health says so, and shows the step in `cairn status`
-// (docs/decisions.md D34).
+// HealthOpening is the health status of a plugin whose open work
+// (Hooks.Open) is still running. The host holds the plugin's calls, events
+// and resource reads while its health says so, and shows the step in
+// `cairn status` (docs/decisions.md D34).
 const HealthOpening = protocol.HealthOpening
 
-// opening tracks a plugin's OnOpen work: whether it runs, the step it last
+// opening tracks a plugin's open work: whether it runs, the step it last
 // reported and since when it runs.
 type opening struct {
 	mu      sync.Mutex
@@ -28,29 +28,7 @@ type opening struct {
 	cancel context.CancelFunc
 }
 
-// OnOpen registers start-up work that may take longer than the host allows
-// a start (30 s): completing an interrupted import, building an index a new
-// release added, writing what an earlier process left pending. It runs
-// after every OnConfigure hook. Work done within 5 seconds answers the
-// host's Configure as a hook would, an error refusing the start; longer
-// work goes on after the answer: meanwhile the plugin's health is
-// "opening" (HealthOpening) with the step the work last passed to report,
-// and the host holds the plugin's calls, events and resource reads until
-// the work is done, so no handler sees the plugin half-open. Keep what
-// should refuse a start at once (a locked store, a bad setting) in
-// OnConfigure.
-//
-// An error after the answer ends the process, with the error as its last
-// log line: the host restarts the plugin with backoff, as after a crash.
-// Plugin.Configure, the in-process form tests use, runs the work before it
-// returns.
-func (p *Plugin) OnOpen(f func(ctx context.Context, cfg Config, report func(step string)) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onOpen = append(p.onOpen, f)
-}
-
-// open runs the OnOpen hooks in order, reporting their steps in the
+// open runs the Open hooks in order, reporting their steps in the
 // plugin's health until they return.
 func (p *Plugin) open(ctx context.Context, cfg Config) error {
 	run, err := p.beginOpen(ctx, cfg)
@@ -60,7 +38,7 @@ func (p *Plugin) open(ctx context.Context, cfg Config) error {
 	return run()
 }
 
-// beginOpen marks the OnOpen work as running and returns what runs it (nil
+// beginOpen marks the open work as running and returns what runs it (nil
 // when no hook is registered). Serve marks it before it answers Configure,
 // so the host's first look at the plugin's health already says "opening".
 func (p *Plugin) beginOpen(ctx context.Context, cfg Config) (run func() error, err error) {
@@ -101,7 +79,7 @@ func (p *Plugin) beginOpen(ctx context.Context, cfg Config) (run func() error, e
 	}, nil
 }
 
-// openingHealth is the health report while the OnOpen work runs; ok is
+// openingHealth is the health report while the open work runs; ok is
 // false once it has returned (or before it starts).
 func (p *Plugin) openingHealth() (Health, bool) {
 	o := &p.opening
@@ -120,7 +98,7 @@ func (p *Plugin) openingHealth() (Health, bool) {
 	}, true
 }
 
-// awaitOpen cancels the OnOpen work and waits, within ctx, until it has
+// awaitOpen cancels the open work and waits, within ctx, until it has
 // returned, so the stop hooks never run beside it.
 func (p *Plugin) awaitOpen(ctx context.Context) error {
 	o := &p.opening

@@ -9,7 +9,7 @@ import (
 	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
-// A plugin's OnOpen work runs after the host has its Configure answer, and
+// A plugin's open work runs after the host has its Configure answer, and
 // its health says "opening" with the step until the work is done
 // (docs/decisions.md D34).
 func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
@@ -17,7 +17,7 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
 	stepped := make(chan struct{})
-	p.OnOpen(func(ctx context.Context, cfg Config, report func(string)) error {
+	p.AddHooks(Hooks{Open: func(ctx context.Context, cfg Config, report func(string)) error {
 		report("indexing 3 of 7 pages")
 		close(stepped)
 		select {
@@ -26,8 +26,8 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	})
-	p.SetHealth(func(context.Context) Health { return Health{Status: "ok", Message: "own health"} })
+	}})
+	p.AddHooks(Hooks{Health: func(context.Context) Health { return Health{Status: "ok", Message: "own health"} }})
 	s := &server{p: p}
 	ctx := context.Background()
 
@@ -48,10 +48,10 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 	// Stop does not run the stop hooks beside the work: within a deadline
 	// the work cannot meet, it cancels it and waits for it to return.
 	stopped := false
-	p.OnStop(func(context.Context) error { stopped = true; return nil })
+	p.AddHooks(Hooks{Stop: func(context.Context) error { stopped = true; return nil }})
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if err := p.Stop(short); err != nil {
+	if err := p.stop(short); err != nil {
 		t.Fatalf("stop while opening: %v", err)
 	}
 	if !stopped {
@@ -66,24 +66,24 @@ func TestOpenWorkRunsAfterConfigureAndShowsInHealth(t *testing.T) {
 func TestConfigureInProcessRunsTheOpenWork(t *testing.T) {
 	p := New("opener", "1.0.0")
 	done := false
-	p.OnConfigure(func(context.Context, Config) error {
+	p.AddHooks(Hooks{Configure: func(context.Context, Config) error {
 		if done {
-			t.Error("OnOpen ran before OnConfigure")
+			t.Error("the Open hook ran before the Configure hook")
 		}
 		return nil
-	})
-	p.OnOpen(func(_ context.Context, cfg Config, report func(string)) error {
+	}})
+	p.AddHooks(Hooks{Open: func(_ context.Context, cfg Config, report func(string)) error {
 		report("opening " + cfg.DataDir)
 		done = true
 		return nil
-	})
-	if err := p.Configure(context.Background(), Config{DataDir: t.TempDir()}); err != nil {
+	}})
+	if err := p.start(context.Background(), Config{DataDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if !done {
-		t.Fatal("Configure returned before the OnOpen work ran")
+		t.Fatal("Configure returned before the open work ran")
 	}
-	if h := p.HealthReport(context.Background()); h.Status != "ok" {
+	if h := p.healthReport(context.Background()); h.Status != "ok" {
 		t.Fatalf("health once open = %+v", h)
 	}
 }
@@ -94,19 +94,19 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 	shortGrace(t)
 	p := New("opener", "1.0.0")
 	release := make(chan struct{})
-	p.OnOpen(func(context.Context, Config, func(string)) error {
+	p.AddHooks(Hooks{Open: func(context.Context, Config, func(string)) error {
 		<-release
 		return nil
-	})
+	}})
 	stopped := make(chan struct{}, 2)
-	p.OnStop(func(context.Context) error { stopped <- struct{}{}; return nil })
+	p.AddHooks(Hooks{Stop: func(context.Context) error { stopped <- struct{}{}; return nil }})
 	s := &server{p: p}
 	if _, err := s.Configure(context.Background(), &pb.ConfigureRequest{DataDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if err := p.Stop(short); err == nil || !strings.Contains(err.Error(), "still opening") {
+	if err := p.stop(short); err == nil || !strings.Contains(err.Error(), "still opening") {
 		t.Fatalf("stop beside running open work = %v, want an error saying it is still opening", err)
 	}
 	select {
@@ -115,7 +115,7 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 	default:
 	}
 	close(release)
-	if err := p.Stop(context.Background()); err != nil {
+	if err := p.stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	<-stopped
@@ -125,14 +125,14 @@ func TestStopDoesNotRunHooksBesideOpenWork(t *testing.T) {
 // error refuses the start, and the process is not ended.
 func TestQuickOpenErrorRefusesConfigure(t *testing.T) {
 	p := New("opener", "1.0.0")
-	p.OnOpen(func(context.Context, Config, func(string)) error {
+	p.AddHooks(Hooks{Open: func(context.Context, Config, func(string)) error {
 		return NewError(500, "ERR_INIT_FAILED", "index unreadable")
-	})
+	}})
 	_, err := (&server{p: p}).Configure(context.Background(), &pb.ConfigureRequest{DataDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "ERR_INIT_FAILED: index unreadable") {
 		t.Fatalf("Configure with a failing quick open = %v", err)
 	}
-	if h := p.HealthReport(context.Background()); h.Status == HealthOpening {
+	if h := p.healthReport(context.Background()); h.Status == HealthOpening {
 		t.Fatalf("health after a failed quick open = %+v", h)
 	}
 }

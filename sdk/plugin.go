@@ -32,7 +32,7 @@ type Config struct {
 // Health is a plugin's report of its own state.
 type Health struct {
 	// Status is "ok" or "degraded"; the SDK reports "opening"
-	// (HealthOpening) itself while the OnOpen work runs.
+	// (HealthOpening) itself while the open work runs.
 	Status string
 	// Message explains a degraded status.
 	Message string
@@ -86,7 +86,7 @@ type Plugin struct {
 	// tasks keeps the tasks of tools with TaskSupport (nil when no tool
 	// declares it, or before Configure).
 	tasks *tasks
-	// opening is the OnOpen work's progress (opening.go).
+	// opening is the open work's progress (opening.go).
 	opening opening
 }
 
@@ -139,12 +139,6 @@ func envOr(k, def string) string {
 	return def
 }
 
-// Name returns the plugin name.
-func (p *Plugin) Name() string { return p.name }
-
-// Version returns the plugin version.
-func (p *Plugin) Version() string { return p.version }
-
 // Logger returns the plugin's logger. Lines go to stderr as JSON, which the
 // host re-logs under the plugin's name.
 func (p *Plugin) Logger() hclog.Logger { return p.logger }
@@ -154,30 +148,6 @@ func (p *Plugin) Config() Config {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.cfg
-}
-
-// OnConfigure registers a hook run when the host configures the plugin,
-// before any tool call: open stores here. An error stops the plugin from
-// starting and is shown to the operator.
-func (p *Plugin) OnConfigure(f func(ctx context.Context, cfg Config) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onConfigure = append(p.onConfigure, f)
-}
-
-// OnStop registers a hook run when the host stops the plugin: close stores
-// and flush here. Hooks run in reverse order of registration.
-func (p *Plugin) OnStop(f func(ctx context.Context) error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.onStop = append(p.onStop, f)
-}
-
-// SetHealth registers the function behind the plugin's health report.
-func (p *Plugin) SetHealth(f func(ctx context.Context) Health) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.health = f
 }
 
 type subscription struct {
@@ -263,24 +233,11 @@ func (p *Plugin) FlushEvents(ctx context.Context) error {
 	return h.flush(ctx)
 }
 
-// LogToHost writes a structured line through the host's log service rather
-// than this process's stderr. level is trace, debug, info, warn or error.
-func (p *Plugin) LogToHost(ctx context.Context, level, msg string, fields map[string]any) error {
-	p.mu.RLock()
-	h := p.host
-	p.mu.RUnlock()
-	if h == nil {
-		return fmt.Errorf("sdk: plugin is not connected to a host")
-	}
-	return h.log(ctx, level, msg, fields)
-}
-
 // hostLink is the plugin's view of the host services.
 type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
 	publishDurable(ev *pb.Event, done func(error))
 	flush(ctx context.Context) error
-	log(ctx context.Context, level, msg string, fields map[string]any) error
 	askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error)
 }
 
@@ -302,8 +259,8 @@ type ToolInfo struct {
 	TaskSupport TaskSupport
 }
 
-// Tools lists the declared tools in declaration order.
-func (p *Plugin) Tools() []ToolInfo {
+// toolInfos lists the declared tools in declaration order.
+func (p *Plugin) toolInfos() []ToolInfo {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	out := make([]ToolInfo, 0, len(p.toolOrder))
@@ -313,8 +270,8 @@ func (p *Plugin) Tools() []ToolInfo {
 	return out
 }
 
-// Subscriptions lists the event patterns the plugin subscribed to.
-func (p *Plugin) Subscriptions() []string {
+// subscriptions lists the event patterns the plugin subscribed to.
+func (p *Plugin) subscriptions() []string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	seen := map[string]bool{}
@@ -329,18 +286,19 @@ func (p *Plugin) Subscriptions() []string {
 	return out
 }
 
-// Configure runs the configure hooks, then the OnOpen work. Tests and
-// in-process embedding call it; Serve answers the host after the configure
-// hooks and runs the OnOpen work after that (opening.go).
-func (p *Plugin) Configure(ctx context.Context, cfg Config) error {
+// start runs the configure hooks, then the open work: the in-process
+// form (package sdktest) of what Serve does for a host, which answers the
+// host after the configure hooks and runs the open work after that
+// (opening.go).
+func (p *Plugin) start(ctx context.Context, cfg Config) error {
 	if err := p.configure(ctx, cfg); err != nil {
 		return err
 	}
 	return p.open(ctx, cfg)
 }
 
-// configure runs the OnConfigure hooks: what the host waits for before it
-// takes the plugin as started. The OnOpen work follows (opening.go).
+// configure runs the Configure hooks: what the host waits for before it
+// takes the plugin as started. The open work follows (opening.go).
 func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 	if err := p.openTasks(cfg.DataDir); err != nil {
 		return err
@@ -360,10 +318,10 @@ func (p *Plugin) configure(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// Stop runs the stop hooks in reverse order, once, then waits until the
+// stop runs the stop hooks in reverse order, once, then waits until the
 // host has every event published so far.
-func (p *Plugin) Stop(ctx context.Context) error {
-	// The stop hooks close what the OnOpen work uses: never beside it.
+func (p *Plugin) stop(ctx context.Context) error {
+	// The stop hooks close what the open work uses: never beside it.
 	if err := p.awaitOpen(ctx); err != nil {
 		return err
 	}
@@ -387,8 +345,8 @@ func (p *Plugin) Stop(ctx context.Context) error {
 	return first
 }
 
-// HealthReport returns the plugin's health.
-func (p *Plugin) HealthReport(ctx context.Context) Health {
+// healthReport returns the plugin's health.
+func (p *Plugin) healthReport(ctx context.Context) Health {
 	if h, ok := p.openingHealth(); ok {
 		return h
 	}
@@ -405,8 +363,8 @@ func (p *Plugin) HealthReport(ctx context.Context) Health {
 	return h
 }
 
-// DeliverEvent runs the handlers subscribed to ev's type.
-func (p *Plugin) DeliverEvent(ctx context.Context, ev Event) error {
+// deliverEvent runs the handlers subscribed to ev's type.
+func (p *Plugin) deliverEvent(ctx context.Context, ev Event) error {
 	p.mu.RLock()
 	subs := append([]subscription(nil), p.subs...)
 	p.mu.RUnlock()

@@ -69,9 +69,9 @@ func (p *Plugin) ListPromptsWith(f func(ctx context.Context) ([]Prompt, error)) 
 	p.prompts.listers = append(p.prompts.listers, f)
 }
 
-// Prompts returns every prompt the plugin serves now, sorted by name; a
+// listPrompts returns every prompt the plugin serves now, sorted by name; a
 // fixed prompt wins over a listed one of the same name.
-func (p *Plugin) Prompts(ctx context.Context) ([]Prompt, error) {
+func (p *Plugin) listPrompts(ctx context.Context) ([]Prompt, error) {
 	p.mu.RLock()
 	out := append([]Prompt(nil), p.prompts.fixed...)
 	listers := append([]func(context.Context) ([]Prompt, error)(nil), p.prompts.listers...)
@@ -96,9 +96,9 @@ func (p *Plugin) Prompts(ctx context.Context) ([]Prompt, error) {
 	return out, nil
 }
 
-// GetPrompt renders the named prompt, checking its required arguments.
-func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]string) (PromptResult, error) {
-	list, err := p.Prompts(ctx)
+// getPrompt renders the named prompt, checking its required arguments.
+func (p *Plugin) getPrompt(ctx context.Context, name string, args map[string]string) (PromptResult, error) {
+	list, err := p.listPrompts(ctx)
 	if err != nil {
 		return PromptResult{}, err
 	}
@@ -120,7 +120,7 @@ func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]str
 }
 
 func (s *server) ListPrompts(ctx context.Context, _ *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
-	list, err := s.p.Prompts(ctx)
+	list, err := s.p.listPrompts(ctx)
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -136,7 +136,7 @@ func (s *server) ListPrompts(ctx context.Context, _ *pb.ListPromptsRequest) (*pb
 }
 
 func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
-	res, err := s.p.GetPrompt(ctx, req.Name, req.Arguments)
+	res, err := s.p.getPrompt(ctx, req.Name, req.Arguments)
 	if err != nil {
 		e := errs.From(err)
 		if e.Status == 0 {

@@ -18,7 +18,7 @@ func TestPrompts(t *testing.T) {
 	listed := []Prompt{{Name: "b-fixed", Description: "listed loses"}, {Name: "a-listed"}}
 	p.ListPromptsWith(func(context.Context) ([]Prompt, error) { return listed, nil })
 	ctx := context.Background()
-	list, err := p.Prompts(ctx)
+	list, err := p.listPrompts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPrompts(t *testing.T) {
 		{"missing", nil, 404, "name", ""},
 		{"a-listed", nil, 0, "", ""},
 	} {
-		res, err := p.GetPrompt(ctx, tc.name, tc.args)
+		res, err := p.getPrompt(ctx, tc.name, tc.args)
 		if tc.wantStatus != 0 {
 			var e *Error
 			if !errors.As(err, &e) || e.Status != tc.wantStatus || e.Details["field"] != tc.wantField {

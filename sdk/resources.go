@@ -36,39 +36,43 @@ type resourceReader struct {
 	read   func(ctx context.Context, uri string) ([]ResourceContents, error)
 }
 
-// AddResource declares a static resource.
-func (p *Plugin) AddResource(r Resource) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.resources = append(p.resources, r)
+// ResourceSet is a family of resources a plugin serves: the ones it
+// lists (fixed, and listed afresh at each resources/list), the templates
+// of ones a client may read without listing them, and the reader of the
+// URIs under one prefix. A zero field adds nothing.
+type ResourceSet struct {
+	// Prefix routes reads: a URI that starts with it (for example
+	// "sdd://") is read by Read; of several sets' prefixes, the longest
+	// that matches wins.
+	Prefix string
+	// Read reads one URI under Prefix. Return an *Error for a missing
+	// (404) or invalid (400) URI.
+	Read func(ctx context.Context, uri string) ([]ResourceContents, error)
+	// Fixed are listed as they are.
+	Fixed []Resource
+	// List lists resources that change while the plugin runs.
+	List func(ctx context.Context) ([]Resource, error)
+	// Templates are listed as resource templates.
+	Templates []ResourceTemplate
 }
 
-// AddResourceTemplate declares a resource template.
-func (p *Plugin) AddResourceTemplate(t ResourceTemplate) {
+// AddResources declares a family of resources and routes the reads of
+// its prefix.
+func (p *Plugin) AddResources(s ResourceSet) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.templates = append(p.templates, t)
+	p.resources = append(p.resources, s.Fixed...)
+	p.templates = append(p.templates, s.Templates...)
+	if s.List != nil {
+		p.listers = append(p.listers, s.List)
+	}
+	if s.Read != nil {
+		p.readers = append(p.readers, resourceReader{prefix: s.Prefix, read: s.Read})
+	}
 }
 
-// ListResourcesWith registers a function that lists resources dynamically
-// (in addition to those added with AddResource).
-func (p *Plugin) ListResourcesWith(f func(ctx context.Context) ([]Resource, error)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.listers = append(p.listers, f)
-}
-
-// HandleResources routes reads of URIs starting with prefix (for example
-// "sdd://") to read. Return an *Error for a missing (404) or invalid (400)
-// URI.
-func (p *Plugin) HandleResources(prefix string, read func(ctx context.Context, uri string) ([]ResourceContents, error)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.readers = append(p.readers, resourceReader{prefix: prefix, read: read})
-}
-
-// ListResources returns the static and dynamic resources and the templates.
-func (p *Plugin) ListResources(ctx context.Context) ([]Resource, []ResourceTemplate, error) {
+// listResources returns the static and dynamic resources and the templates.
+func (p *Plugin) listResources(ctx context.Context) ([]Resource, []ResourceTemplate, error) {
 	p.mu.RLock()
 	res := append([]Resource(nil), p.resources...)
 	tpl := append([]ResourceTemplate(nil), p.templates...)
@@ -84,8 +88,8 @@ func (p *Plugin) ListResources(ctx context.Context) ([]Resource, []ResourceTempl
 	return res, tpl, nil
 }
 
-// ReadResource reads one resource.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) ([]ResourceContents, error) {
+// readResource reads one resource.
+func (p *Plugin) readResource(ctx context.Context, uri string) ([]ResourceContents, error) {
 	p.mu.RLock()
 	readers := append([]resourceReader(nil), p.readers...)
 	p.mu.RUnlock()

@@ -45,7 +45,7 @@ func Serve(p *Plugin) {
 	if err != nil {
 		p.logger.Warn("traces are not exported", "error", err)
 	} else {
-		p.OnStop(stopTracing)
+		p.AddHooks(Hooks{Stop: stopTracing})
 	}
 	go watchParent(ctx, p, os.Getppid())
 	go func() {
@@ -79,7 +79,7 @@ func shutdown(p *Plugin, code int) {
 	shutdownOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := p.Stop(ctx); err != nil {
+		if err := p.stop(ctx); err != nil {
 			p.logger.Error("stop hooks failed", "error", err)
 		}
 		os.Exit(code)
@@ -149,7 +149,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 	return resp, nil
 }
 
-// openGrace is how long Configure waits for the OnOpen work: work done
+// openGrace is how long Configure waits for the open work: work done
 // by then answers Configure as a hook of its own would, its error refusing
 // the start; longer work goes on after the answer. An ordinary open (a
 // dozen small transactions, each with its fsync) is done well within it
@@ -168,7 +168,7 @@ func openGraceWithin(ctx context.Context) time.Duration {
 	return grace
 }
 
-// open runs the OnOpen work (opening.go), waiting up to grace for it. It is
+// open runs the open work (opening.go), waiting up to grace for it. It is
 // marked as running before it starts, so the host's first look at the
 // plugin's health after a Configure answered early says "opening".
 func (s *server) open(cfg Config, grace time.Duration) error {
@@ -190,7 +190,7 @@ func (s *server) open(cfg Config, grace time.Duration) error {
 	return nil
 }
 
-// openAfterConfigure waits for OnOpen work that outlasted Configure. When
+// openAfterConfigure waits for open work that outlasted Configure. When
 // it fails the process ends, its last stderr line the error, and the host
 // restarts it as after a crash (docs/decisions.md D34).
 func (s *server) openAfterConfigure(done <-chan error, start time.Time) {
@@ -207,9 +207,9 @@ func (s *server) openAfterConfigure(done <-chan error, start time.Time) {
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
 	resp := &pb.DescribeResponse{
 		Name: s.p.name, Version: s.p.version, ProtocolVersion: protocol.Version,
-		Description: s.p.description, Subscriptions: s.p.Subscriptions(), SdkVersion: Version,
+		Description: s.p.description, Subscriptions: s.p.subscriptions(), SdkVersion: Version,
 	}
-	for _, t := range s.p.Tools() {
+	for _, t := range s.p.toolInfos() {
 		resp.Tools = append(resp.Tools, &pb.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
@@ -268,7 +268,7 @@ func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*p
 		emit(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
 	})
 	s.idle.called()
-	res := resultToProto(s.p.Invoke(ctx, req.Tool, req.Arguments))
+	res := resultToProto(s.p.invoke(ctx, req.Tool, req.Arguments))
 	sendMu.Lock()
 	done = true
 	sendMu.Unlock()
@@ -305,7 +305,7 @@ func contentToProto(c Content) *pb.Content {
 }
 
 func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
-	res, tpl, err := s.p.ListResources(ctx)
+	res, tpl, err := s.p.listResources(ctx)
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -320,7 +320,7 @@ func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) 
 }
 
 func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
-	contents, err := s.p.ReadResource(ctx, req.Uri)
+	contents, err := s.p.readResource(ctx, req.Uri)
 	if err != nil {
 		e := errs.From(err)
 		if e.Status == 0 {
@@ -344,7 +344,7 @@ func (s *server) HandleEvent(ctx context.Context, req *pb.HandleEventRequest) (*
 	if ev == nil {
 		return nil, status.Error(codes.InvalidArgument, "event is required")
 	}
-	err := s.p.DeliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+	err := s.p.deliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -352,7 +352,7 @@ func (s *server) HandleEvent(ctx context.Context, req *pb.HandleEventRequest) (*
 }
 
 func (s *server) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.HealthResponse, error) {
-	h := s.p.HealthReport(ctx)
+	h := s.p.healthReport(ctx)
 	var details []byte
 	if h.Details != nil {
 		var err error
@@ -364,7 +364,7 @@ func (s *server) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.HealthRes
 }
 
 func (s *server) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse, error) {
-	if err := s.p.Stop(ctx); err != nil {
+	if err := s.p.stop(ctx); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	return &pb.StopResponse{}, nil
@@ -392,15 +392,6 @@ func (h *grpcHost) publishDurable(ev *pb.Event, done func(error)) {
 }
 
 func (h *grpcHost) flush(ctx context.Context) error { return h.events.flush(ctx) }
-
-func (h *grpcHost) log(ctx context.Context, level, msg string, fields map[string]any) error {
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return err
-	}
-	_, err = h.client.Log(ctx, &pb.LogRequest{Level: level, Message: msg, Fields: raw})
-	return err
-}
 
 func (h *grpcHost) askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
 	return h.client.AskClient(ctx, req)

@@ -40,7 +40,7 @@ func taskPlugin(t *testing.T, dir string, release <-chan struct{}) *server {
 			}
 		},
 	})
-	if err := p.Configure(context.Background(), Config{DataDir: dir}); err != nil {
+	if err := p.start(context.Background(), Config{DataDir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return &server{p: p}
@@ -179,7 +179,7 @@ func TestTaskInterruptedAfterRestart(t *testing.T) {
 	}
 	stuck := startTask(t, s, local, "stuck")
 	waitStatus(t, s, local, stuck.TaskId, TaskWorking, "half way")
-	if err := s.p.Stop(context.Background()); err != nil {
+	if err := s.p.stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 

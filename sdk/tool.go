@@ -142,7 +142,7 @@ var toolNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustC
 
 // AddTool declares a tool on p. It panics on a declaration error (bad name,
 // duplicate name), which is a programming error caught the first time the
-// plugin starts. Schemas are checked by CheckSchemas (and on first use).
+// plugin starts. Schemas are checked by sdktest.CheckSchemas (and on first use).
 func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	if !toolNamePattern().MatchString(t.Name) {
 		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern()))
@@ -160,7 +160,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	}
 	// Schemas are compiled on first use, not here: compiling every tool's
 	// schemas was most of a plugin's start-up, and calls from the host
-	// arrive validated. CheckSchemas compiles them all (tests call it).
+	// arrive validated. sdktest.CheckSchemas compiles them all.
 	ts := t.Toolset
 	if ts == "" {
 		ts = p.toolset
@@ -206,14 +206,14 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	p.toolOrder = append(p.toolOrder, t.Name)
 }
 
-// Invoke runs a tool exactly as a call from the host does — in-process
+// invoke runs a tool exactly as a call from the host does — in-process
 // (tests) or for the host — checking its arguments first: the raw-JSON
 // rules and the input schema, on every call, whoever sent it
 // (docs/decisions.md D34). The host does not validate plugin tools'
 // arguments itself, so this is the one check. Then decoding, the handler,
 // panic recovery and output encoding. ctx may carry a Caller (WithCaller)
 // and a progress sink (WithProgress).
-func (p *Plugin) Invoke(ctx context.Context, name string, args []byte) Result {
+func (p *Plugin) invoke(ctx context.Context, name string, args []byte) Result {
 	t, args, e := p.checkedCall(name, args)
 	if e != nil {
 		return Result{Err: e, Status: e.Status}
@@ -298,7 +298,7 @@ func (p *Plugin) safeCall(ctx context.Context, t *tool, args []byte) (out any, e
 }
 
 // outputsChecked reports whether success outputs are checked against their
-// output schema: in tests (a test binary, for in-process Invoke) and when
+// output schema: in tests (a test binary, for in-process calls) and when
 // the host runs in TEST mode, which it passes to its plugins. Elsewhere the
 // check is skipped, as it costs a schema walk per call.
 var outputsChecked = sync.OnceValue(func() bool {
@@ -336,10 +336,11 @@ func (l *lazyValidator) validateChecked(args []byte) *errs.Error {
 	return l.v.ValidateChecked(args)
 }
 
-// CheckSchemas compiles the input and output schema of every declared
+// checkSchemas compiles the input and output schema of every declared
 // tool and reports the first that does not compile. Start-up no longer
-// compiles them; a plugin's tests call this to catch a bad declaration.
-func (p *Plugin) CheckSchemas() error {
+// compiles them; a plugin's tests call it (sdktest.CheckSchemas) to catch
+// a bad declaration.
+func (p *Plugin) checkSchemas() error {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	for _, name := range p.toolOrder {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 type countIn struct {
@@ -38,7 +39,7 @@ func TestInvokeChecksOutputsAgainstTheirSchema(t *testing.T) {
 		{7, errs.ToolOutputMalformed},
 	} {
 		args, _ := json.Marshal(countIn{N: c.n})
-		res := p.Invoke(context.Background(), "outcheck_count", args)
+		res := sdktest.Invoke(context.Background(), p, "outcheck_count", args)
 		switch {
 		case c.want == "" && res.Err != nil:
 			t.Errorf("n=%d: unexpected error %v", c.n, res.Err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // The fixtures that talk to the client, tested as an author tests them:
@@ -27,12 +28,12 @@ func TestFixturesTalkToTheClient(t *testing.T) {
 		{"test_elicitation", `{"message":"who?"}`, `{"text":"User response: action=decline, content=null"}`},
 		{"test_elicitation_sep1034_defaults", `{}`, `{"text":"Elicitation completed: action=decline, content=null"}`},
 	} {
-		res := p.Invoke(client, tc.tool, []byte(tc.args))
+		res := sdktest.Invoke(client, p, tc.tool, []byte(tc.args))
 		if res.Err != nil || string(res.Output) != tc.want {
 			t.Errorf("%s = %s, %v; want %s", tc.tool, res.Output, res.Err, tc.want)
 		}
 		// Without a client that can be asked, the tool fails typed.
-		if res := p.Invoke(context.Background(), tc.tool, []byte(tc.args)); res.Err == nil || res.Err.Code != "ERR_CLIENT_UNSUPPORTED" {
+		if res := sdktest.Invoke(context.Background(), p, tc.tool, []byte(tc.args)); res.Err == nil || res.Err.Code != "ERR_CLIENT_UNSUPPORTED" {
 			t.Errorf("%s without a client = %+v; want ERR_CLIENT_UNSUPPORTED", tc.tool, res)
 		}
 	}
@@ -44,7 +45,7 @@ func TestFixturesTalkToTheClient(t *testing.T) {
 	ctx := sdk.WithLog(context.Background(), sdk.LogInfo, func(level string, data any) {
 		lines = append(lines, level+" "+data.(map[string]any)["message"].(string))
 	})
-	if res := p.Invoke(ctx, "test_tool_with_logging", []byte(`{}`)); res.Err != nil {
+	if res := sdktest.Invoke(ctx, p, "test_tool_with_logging", []byte(`{}`)); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	if len(lines) != 3 || lines[0] != "info Tool execution started" {

@@ -250,27 +250,14 @@ func newPlugin() *sdk.Plugin {
 		},
 	})
 
-	p.AddResource(sdk.Resource{URI: "test://static-text", Name: "static-text", Description: "A static text resource", MIMEType: "text/plain"})
-	p.AddResource(sdk.Resource{URI: "test://static-binary", Name: "static-binary", Description: "A static binary resource", MIMEType: "image/png"})
-	p.AddResource(sdk.Resource{URI: "test://watched-resource", Name: "watched-resource", Description: "A resource clients may subscribe to", MIMEType: "text/plain"})
-	p.AddResourceTemplate(sdk.ResourceTemplate{URITemplate: "test://template/{id}/data", Name: "template", Description: "Data for an id", MIMEType: "application/json"})
-	p.HandleResources("test://", func(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
-		switch {
-		case uri == "test://static-text":
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}, nil
-		case uri == "test://static-binary":
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "image/png", Blob: redPixelPNG}}, nil
-		case uri == "test://watched-resource":
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "watched"}}, nil
-		case strings.HasPrefix(uri, "test://template/") && strings.HasSuffix(uri, "/data"):
-			id := strings.TrimSuffix(strings.TrimPrefix(uri, "test://template/"), "/data")
-			if id == "" || strings.Contains(id, "/") {
-				return nil, sdk.InvalidInput("uri", "pattern", "use test://template/{id}/data with one path segment as id")
-			}
-			body, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}, nil
-		}
-		return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
+	p.AddResources(sdk.ResourceSet{
+		Fixed: []sdk.Resource{
+			{URI: "test://static-text", Name: "static-text", Description: "A static text resource", MIMEType: "text/plain"},
+			{URI: "test://static-binary", Name: "static-binary", Description: "A static binary resource", MIMEType: "image/png"},
+			{URI: "test://watched-resource", Name: "watched-resource", Description: "A resource clients may subscribe to", MIMEType: "text/plain"},
+		},
+		Templates: []sdk.ResourceTemplate{{URITemplate: "test://template/{id}/data", Name: "template", Description: "Data for an id", MIMEType: "application/json"}},
+		Prefix:    "test://", Read: readResource,
 	})
 	// Prompts the suite gets: text, arguments, an embedded resource, an
 	// image.
@@ -305,4 +292,24 @@ func newPlugin() *sdk.Plugin {
 
 func main() {
 	sdk.Serve(newPlugin())
+}
+
+// readResource serves the test:// resources and template.
+func readResource(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+	switch {
+	case uri == "test://static-text":
+		return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "This is the content of the static text resource."}}, nil
+	case uri == "test://static-binary":
+		return []sdk.ResourceContents{{URI: uri, MIMEType: "image/png", Blob: redPixelPNG}}, nil
+	case uri == "test://watched-resource":
+		return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "watched"}}, nil
+	case strings.HasPrefix(uri, "test://template/") && strings.HasSuffix(uri, "/data"):
+		id := strings.TrimSuffix(strings.TrimPrefix(uri, "test://template/"), "/data")
+		if id == "" || strings.Contains(id, "/") {
+			return nil, sdk.InvalidInput("uri", "pattern", "use test://template/{id}/data with one path segment as id")
+		}
+		body, _ := json.Marshal(map[string]any{"id": id, "templateTest": true, "data": "Data for ID: " + id})
+		return []sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(body)}}, nil
+	}
+	return nil, sdk.NotFound("ERR_NOT_FOUND", "uri", "no resource "+uri+"; see resources/list")
 }

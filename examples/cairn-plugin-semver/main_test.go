@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
-// Plugin.Invoke runs a tool exactly as a host call would (validation,
+// sdktest.Invoke runs a tool exactly as a host call would (validation,
 // decoding, handler, encoding) without starting a process.
 func TestTools(t *testing.T) {
 	p := newPlugin()
@@ -31,7 +33,7 @@ func TestTools(t *testing.T) {
 		{"semver_sort", `{"versions":["1.0.0"],"extra":1}`, "", "ERR_INVALID_INPUT", "extra"},
 	}
 	for _, c := range cases {
-		res := p.Invoke(ctx, c.tool, []byte(c.args))
+		res := sdktest.Invoke(ctx, p, c.tool, []byte(c.args))
 		if c.wantCode != "" {
 			if res.Err == nil {
 				t.Errorf("%s %s: want %s, got output %s", c.tool, c.args, c.wantCode, res.Output)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/internal/testkit"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // percentiles reports p50 and p99 of the samples in microseconds.
@@ -36,7 +37,7 @@ func BenchmarkToolCallInProcess(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		res := p.Invoke(ctx, "testkit_echo", args)
+		res := sdktest.Invoke(ctx, p, "testkit_echo", args)
 		samples = append(samples, time.Since(start))
 		if res.Err != nil {
 			b.Fatal(res.Err)

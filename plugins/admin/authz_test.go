@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // Callers as the host hands them over: the local operator, and API-key
@@ -28,7 +29,7 @@ var allScopes = []string{"read", "write", "admin"}
 func call(t *testing.T, p *sdk.Plugin, ctx context.Context, tool string, args any) (map[string]any, sdk.Result) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	res := p.Invoke(ctx, tool, raw)
+	res := sdktest.Invoke(ctx, p, tool, raw)
 	var out map[string]any
 	if res.Err == nil {
 		if err := json.Unmarshal(res.Output, &out); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/admin/store"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -45,10 +46,10 @@ func newIdemRig(t *testing.T) *idemRig {
 	r.url = srv.URL
 	dir := t.TempDir()
 	r.p = New()
-	if err := r.p.Configure(context.Background(), sdk.Config{DataDir: dir, Mode: "FULL", Settings: map[string]string{BackgroundSetting: "off"}}); err != nil {
+	if err := sdktest.Configure(context.Background(), r.p, sdk.Config{DataDir: dir, Mode: "FULL", Settings: map[string]string{BackgroundSetting: "off"}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = r.p.Stop(context.Background()) })
+	t.Cleanup(func() { _ = sdktest.Stop(context.Background(), r.p) })
 	st, err := store.OpenFor(dir, os.Getenv(store.SettingEnv))
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func (r *idemRig) call(tool, key string, args any) (map[string]any, sdk.Result) 
 	if key != "" {
 		ctx = sdk.WithIdempotency(ctx, sdk.Idempotency{Key: key})
 	}
-	res := r.p.Invoke(ctx, tool, raw)
+	res := sdktest.Invoke(ctx, r.p, tool, raw)
 	var out map[string]any
 	if res.Err == nil {
 		if err := json.Unmarshal(res.Output, &out); err != nil {
@@ -322,7 +323,7 @@ func testIdempotencyEveryWriteTool(t *testing.T) {
 	for _, c := range idemCases() {
 		cases[c.tool] = c
 	}
-	for _, ti := range r.p.Tools() {
+	for _, ti := range sdktest.Tools(r.p) {
 		if ti.Toolset != "admin" || ti.ReadOnly {
 			continue
 		}
@@ -427,7 +428,7 @@ func testIdempotencyFailureAndSecret(t *testing.T) {
 	}
 	// Another principal sending the same key gets a call of its own.
 	ctx := sdk.WithIdempotency(sdk.WithCaller(context.Background(), sdk.Caller{ID: "eve", Source: "client"}), sdk.Idempotency{Key: "k-1"})
-	res = r.p.Invoke(ctx, "admin_key_create", []byte(`{"name":"ci"}`))
+	res = sdktest.Invoke(ctx, r.p, "admin_key_create", []byte(`{"name":"ci"}`))
 	var eve map[string]any
 	if res.Err != nil || json.Unmarshal(res.Output, &eve) != nil || eve["id"] == first["id"] || eve["plaintext_key"] == plain {
 		t.Fatalf("another principal: %s %+v", res.Output, res.Err)

@@ -53,9 +53,7 @@ type Area struct {
 func New() *sdk.Plugin {
 	p := sdk.New("admin", Version, sdk.WithDescription("API keys, workspaces, members, invitations, projects and signed webhooks"))
 	a := &Area{p: p, pump: make(chan struct{}, 1)}
-	p.OnConfigure(a.configure)
-	p.OnStop(a.stop)
-	p.SetHealth(a.health)
+	p.AddHooks(sdk.Hooks{Configure: a.configure, Stop: a.stop, Health: a.health})
 	// The bus's events of the categories webhooks take, and the host's
 	// ready signal; not the host's own notifications (a resource changed,
 	// the prompt list changed), several per write, that no webhook takes.

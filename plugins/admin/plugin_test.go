@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 func configured(t *testing.T) *sdk.Plugin {
@@ -17,10 +18,10 @@ func configured(t *testing.T) *sdk.Plugin {
 func configuredAt(t *testing.T, dir string) *sdk.Plugin {
 	t.Helper()
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{DataDir: dir, Mode: "FULL"}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{DataDir: dir, Mode: "FULL"}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	t.Cleanup(func() { _ = sdktest.Stop(context.Background(), p) })
 	return p
 }
 
@@ -28,7 +29,7 @@ func invoke(t *testing.T, p *sdk.Plugin, tool string, args any) (map[string]any,
 	t.Helper()
 	raw, _ := json.Marshal(args)
 	ctx := sdk.WithCaller(context.Background(), sdk.Caller{ID: "agent-1", Source: "env"})
-	res := p.Invoke(ctx, tool, raw)
+	res := sdktest.Invoke(ctx, p, tool, raw)
 	var out map[string]any
 	if res.Err == nil {
 		if err := json.Unmarshal(res.Output, &out); err != nil {
@@ -40,7 +41,7 @@ func invoke(t *testing.T, p *sdk.Plugin, tool string, args any) (map[string]any,
 
 func TestToolsNeverExposeHashesAndShowPlaintextOnce(t *testing.T) {
 	p := configured(t)
-	for _, ti := range p.Tools() {
+	for _, ti := range sdktest.Tools(p) {
 		internal := (ti.Name == "admin_key_authenticate" || strings.HasPrefix(ti.Name, "admin_store_")) && ti.Toolset == sdk.InternalToolset
 		if (ti.Toolset != "admin" && !internal) || !strings.HasPrefix(ti.Name, "admin_") {
 			t.Errorf("tool %s in toolset %s", ti.Name, ti.Toolset)
@@ -93,7 +94,7 @@ func TestToolsNeverExposeHashesAndShowPlaintextOnce(t *testing.T) {
 // The area takes the bus's webhook events and the host's ready signal, and
 // not the host's own notifications, several of which follow every write.
 func TestAdminSubscribesToWebhookEventsOnly(t *testing.T) {
-	subs := New().Subscriptions()
+	subs := sdktest.Subscriptions(New())
 	takes := func(eventType string) bool {
 		for _, p := range subs {
 			if sdk.MatchEventType(p, eventType) {

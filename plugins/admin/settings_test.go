@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 func TestSettings(t *testing.T) {
@@ -21,9 +22,9 @@ func TestSettings(t *testing.T) {
 		{"key_prefix": "Bad-Prefix"},
 	} {
 		p := New()
-		err := p.Configure(context.Background(), sdk.Config{DataDir: t.TempDir(), Mode: "FULL", Settings: bad})
+		err := sdktest.Configure(context.Background(), p, sdk.Config{DataDir: t.TempDir(), Mode: "FULL", Settings: bad})
 		if err == nil {
-			_ = p.Stop(context.Background())
+			_ = sdktest.Stop(context.Background(), p)
 			t.Errorf("%v accepted", bad)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // FuzzCoreTools drives every core tool through the SDK exactly as a host
@@ -17,11 +18,11 @@ func FuzzCoreTools(f *testing.F) {
 	f.Setenv("CAIRN_PROJECT", "fuzz")
 	p := New()
 	dir := f.TempDir()
-	if err := p.Configure(context.Background(), sdk.Config{Root: dir, DataDir: dir}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: dir, DataDir: dir}); err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(func() { _ = p.Stop(context.Background()) })
-	tools := p.Tools()
+	f.Cleanup(func() { _ = sdktest.Stop(context.Background(), p) })
+	tools := sdktest.Tools(p)
 	ctx := sdk.WithCaller(context.Background(), sdk.Caller{ID: "fuzzer"})
 	seed := func(name, args string) {
 		for i, t := range tools {
@@ -51,7 +52,7 @@ func FuzzCoreTools(f *testing.F) {
 	seed("skill_list", `{"search":"x","capability":"y"}`)
 	f.Fuzz(func(t *testing.T, which uint8, args []byte) {
 		tool := tools[int(which)%len(tools)]
-		res := p.Invoke(ctx, tool.Name, args)
+		res := sdktest.Invoke(ctx, p, tool.Name, args)
 		if res.Err != nil {
 			switch res.Err.Status {
 			case 400, 404, 409:

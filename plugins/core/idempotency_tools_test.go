@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // Every write tool of the core area honours idempotency keys: the same key
@@ -21,7 +22,7 @@ func TestEveryCoreWriteHonoursItsKey(t *testing.T) {
 		t.Fatal(res.Err)
 	}
 	honours := map[string]bool{}
-	for _, tl := range p.Tools() {
+	for _, tl := range sdktest.Tools(p) {
 		honours[tl.Name] = tl.HonoursIdempotency
 		if !tl.ReadOnly && !tl.HonoursIdempotency && tl.Toolset != sdk.InternalToolset {
 			t.Errorf("write tool %s does not honour idempotency keys", tl.Name)

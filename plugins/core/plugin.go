@@ -70,10 +70,7 @@ type Core struct {
 func New() *sdk.Plugin {
 	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"))
 	c := &Core{p: p}
-	p.OnConfigure(c.configure)
-	p.OnOpen(c.open)
-	p.OnStop(c.stop)
-	p.SetHealth(c.health)
+	p.AddHooks(sdk.Hooks{Configure: c.configure, Open: c.open, Stop: c.stop, Health: c.health})
 	p.OnEvent(ProjectCreatedEvent, c.onProjectEvent)
 	p.OnEvent(ProjectArchivedEvent, c.onProjectEvent)
 	p.OnEvent(ProjectUnarchivedEvent, c.onProjectEvent)

@@ -40,10 +40,7 @@ var coreTemplates = []sdk.ResourceTemplate{
 }
 
 func (c *Core) registerResources() {
-	for _, t := range coreTemplates {
-		c.p.AddResourceTemplate(t)
-	}
-	c.p.HandleResources(ResourcePrefix, c.readResource)
+	c.p.AddResources(sdk.ResourceSet{Prefix: ResourcePrefix, Read: c.readResource, Templates: coreTemplates})
 }
 
 // readResource serves the three cairn:// families.

@@ -22,12 +22,13 @@ const skillMIMEType = "text/markdown"
 // registry, and routes reads of skill:// to it. The template lets a client
 // read a skill it learned of before it listed resources again.
 func (c *Core) registerSkillResources() {
-	c.p.ListResourcesWith(c.skillResources)
-	c.p.AddResourceTemplate(sdk.ResourceTemplate{
-		URITemplate: SkillURIPrefix + "{name}/" + skills.FileName, Name: "skill", MIMEType: skillMIMEType,
-		Description: "A cairn skill's SKILL.md as it is on disk; skill_list, prompts/list and skills/list name them.",
+	c.p.AddResources(sdk.ResourceSet{
+		Prefix: SkillURIPrefix, Read: c.readSkillFile, List: c.skillResources,
+		Templates: []sdk.ResourceTemplate{{
+			URITemplate: SkillURIPrefix + "{name}/" + skills.FileName, Name: "skill", MIMEType: skillMIMEType,
+			Description: "A cairn skill's SKILL.md as it is on disk; skill_list, prompts/list and skills/list name them.",
+		}},
 	})
-	c.p.HandleResources(SkillURIPrefix, c.readSkillFile)
 }
 
 // skillURI is where a skill's SKILL.md is served.

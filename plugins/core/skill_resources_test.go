@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // Each skill is a resource skill://<name>/SKILL.md whose text is the file
@@ -26,14 +27,14 @@ func TestSkillResourcesFollowTheRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: data}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: root, DataDir: data}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	t.Cleanup(func() { _ = sdktest.Stop(context.Background(), p) })
 	ctx := context.Background()
 
 	listed := func() []sdk.Resource {
-		res, tpl, err := p.ListResources(ctx)
+		res, tpl, err := sdktest.ListResources(ctx, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,12 +56,12 @@ func TestSkillResourcesFollowTheRegistry(t *testing.T) {
 	if got := listed(); len(got) != 1 || got[0].URI != "skill://cairn-demo/SKILL.md" || got[0].Name != "cairn-demo" || got[0].Description != "A demo." {
 		t.Fatalf("skill resources %+v", got)
 	}
-	contents, err := p.ReadResource(ctx, "skill://cairn-demo/SKILL.md")
+	contents, err := sdktest.ReadResource(ctx, p, "skill://cairn-demo/SKILL.md")
 	if err != nil || len(contents) != 1 || contents[0].Text != source || contents[0].MIMEType != "text/markdown" {
 		t.Fatalf("read: %+v %v", contents, err)
 	}
 	for _, uri := range []string{"skill://cairn-missing/SKILL.md", "skill://cairn-demo/other.md", "skill:///SKILL.md", "skill://a/cairn-demo/SKILL.md"} {
-		_, err := p.ReadResource(ctx, uri)
+		_, err := sdktest.ReadResource(ctx, p, uri)
 		if e, ok := errs.As(err); !ok || e.Status != 404 || e.Details["field"] != "uri" {
 			t.Errorf("read %s: %v; want a 404 naming uri", uri, err)
 		}
@@ -76,7 +77,7 @@ func TestSkillResourcesFollowTheRegistry(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if _, err := p.ReadResource(ctx, "skill://cairn-demo/SKILL.md"); err == nil {
+	if _, err := sdktest.ReadResource(ctx, p, "skill://cairn-demo/SKILL.md"); err == nil {
 		t.Error("a removed skill still reads")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // startCore configures a real core plugin over a temporary data dir.
@@ -18,16 +19,16 @@ func startCore(t *testing.T) *sdk.Plugin {
 	t.Setenv("CAIRN_PROJECT", "")
 	p := New()
 	dir := t.TempDir()
-	if err := p.Configure(context.Background(), sdk.Config{Root: dir, DataDir: dir}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: dir, DataDir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	t.Cleanup(func() { _ = sdktest.Stop(context.Background(), p) })
 	return p
 }
 
 func invoke(t *testing.T, p *sdk.Plugin, ctx context.Context, tool, args string) (map[string]any, sdk.Result) {
 	t.Helper()
-	res := p.Invoke(ctx, tool, []byte(args))
+	res := sdktest.Invoke(ctx, p, tool, []byte(args))
 	var out map[string]any
 	if res.Err == nil {
 		if err := json.Unmarshal(res.Output, &out); err != nil {
@@ -79,7 +80,7 @@ func TestProjectLifecycleEvents(t *testing.T) {
 	p := startCore(t)
 	ctx := session("ann", "")
 	deliver := func(typ string) {
-		if err := p.DeliverEvent(context.Background(), sdk.Event{Type: typ, Data: json.RawMessage(`{"slug":"shop"}`)}); err != nil {
+		if err := sdktest.DeliverEvent(context.Background(), p, sdk.Event{Type: typ, Data: json.RawMessage(`{"slug":"shop"}`)}); err != nil {
 			t.Fatalf("%s: %v", typ, err)
 		}
 	}
@@ -104,7 +105,7 @@ func TestProjectLifecycleEvents(t *testing.T) {
 	if res.Err == nil || res.Status != 404 || res.Err.Code != "ERR_PROJECT_NOT_FOUND" {
 		t.Fatalf("deleted: %d %+v", res.Status, res.Err)
 	}
-	if err := p.DeliverEvent(context.Background(), sdk.Event{Type: ProjectArchivedEvent, Data: json.RawMessage(`{}`)}); err == nil {
+	if err := sdktest.DeliverEvent(context.Background(), p, sdk.Event{Type: ProjectArchivedEvent, Data: json.RawMessage(`{}`)}); err == nil {
 		t.Fatal("an event without a slug was accepted")
 	}
 }
@@ -114,7 +115,7 @@ func TestProjectLifecycleEvents(t *testing.T) {
 func TestIdempotencyThroughTools(t *testing.T) {
 	p := startCore(t)
 	honours := map[string]bool{}
-	for _, tl := range p.Tools() {
+	for _, tl := range sdktest.Tools(p) {
 		honours[tl.Name] = tl.HonoursIdempotency
 	}
 	for _, name := range []string{"task_create", "task_update", "task_next_actions"} {
@@ -159,7 +160,7 @@ func TestReadsDoNotWrite(t *testing.T) {
 	if _, res := invoke(t, p, ctx, "task_create", `{"title":"x","project":"repo"}`); res.Err == nil {
 		t.Fatal("unknown project accepted")
 	}
-	if err := p.DeliverEvent(context.Background(), sdk.Event{Type: ProjectCreatedEvent, Data: json.RawMessage(`{"slug":"repo"}`)}); err != nil {
+	if err := sdktest.DeliverEvent(context.Background(), p, sdk.Event{Type: ProjectCreatedEvent, Data: json.RawMessage(`{"slug":"repo"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, res := invoke(t, p, ctx, "task_list", `{"project":"repo"}`); res.Err != nil {

@@ -50,9 +50,7 @@ func New() *sdk.Plugin {
 		sdk.WithDescription("Spec-driven development: phase plans, leases, spawn rules and queue, state, evolution"),
 		sdk.WithToolset(Toolset))
 	s := &SDD{p: p}
-	p.OnConfigure(s.configure)
-	p.OnStop(s.stop)
-	p.SetHealth(s.health)
+	p.AddHooks(sdk.Hooks{Configure: s.configure, Stop: s.stop, Health: s.health})
 	s.registerTools()
 	s.registerResources()
 	s.registerPrompts()

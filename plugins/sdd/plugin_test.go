@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // configured returns a plugin configured on a fresh workspace, as the host
@@ -18,7 +19,7 @@ func configured(t testing.TB) (*sdk.Plugin, string) {
 	t.Helper()
 	root := t.TempDir()
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: filepath.Join(root, ".cairn", "data"), Mode: "FULL"}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: root, DataDir: filepath.Join(root, ".cairn", "data"), Mode: "FULL"}); err != nil {
 		t.Fatal(err)
 	}
 	return p, root
@@ -26,7 +27,7 @@ func configured(t testing.TB) (*sdk.Plugin, string) {
 
 func invoke(t testing.TB, p *sdk.Plugin, tool, args string) sdk.Result {
 	t.Helper()
-	return p.Invoke(context.Background(), tool, []byte(args))
+	return sdktest.Invoke(context.Background(), p, tool, []byte(args))
 }
 
 func mustOK(t *testing.T, p *sdk.Plugin, tool, args string) map[string]any {
@@ -46,7 +47,7 @@ func TestToolsDeclared(t *testing.T) {
 	p := New()
 	var names []string
 	readOnly := map[string]bool{}
-	for _, ti := range p.Tools() {
+	for _, ti := range sdktest.Tools(p) {
 		if strings.HasPrefix(ti.Name, "sdd_store_") { // the host's own, never listed
 			writes := ti.Name == "sdd_store_copy" || ti.Name == "sdd_store_restore"
 			if ti.Toolset != sdk.InternalToolset || ti.ReadOnly == writes {
@@ -243,7 +244,7 @@ func TestOutputShapes(t *testing.T) {
 
 func TestResourcesInProcess(t *testing.T) {
 	p, root := configured(t)
-	res, tpls, err := p.ListResources(context.Background())
+	res, tpls, err := sdktest.ListResources(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestResourcesInProcess(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, ".agents", "commands", "big.md"), []byte(big), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := p.ReadResource(context.Background(), "sdd://commands/big")
+	rc, err := sdktest.ReadResource(context.Background(), p, "sdd://commands/big")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,13 +278,13 @@ func TestResourcesInProcess(t *testing.T) {
 		"sdd://commands/../../etc/passwd", "sdd://commands/..", "sdd://commands//etc/passwd",
 		"sdd://commands/%2e%2e", "sdd://commands/..%2Fsecret", "sdd://agents/a%2Fb", "sdd://nope/x",
 	} {
-		_, err := p.ReadResource(context.Background(), uri)
+		_, err := sdktest.ReadResource(context.Background(), p, uri)
 		e, ok := errs.As(err)
 		if !ok || e.Code != errs.InvalidInput || e.Details["field"] != "uri" {
 			t.Errorf("%s: want a typed 400 naming uri, got %v", uri, err)
 		}
 	}
-	_, err = p.ReadResource(context.Background(), "sdd://skills/unknown")
+	_, err = sdktest.ReadResource(context.Background(), p, "sdd://skills/unknown")
 	if e, ok := errs.As(err); !ok || e.Status != 404 || e.Code != errs.ResourceNotFound {
 		t.Errorf("unknown skill: %v", err)
 	}
@@ -315,7 +316,7 @@ func TestResourceIDErrors(t *testing.T) {
 		{"sdd://spawn-rules/no_such_intent", 404, ""},
 	}
 	for _, c := range cases {
-		_, err := p.ReadResource(context.Background(), c.uri)
+		_, err := sdktest.ReadResource(context.Background(), p, c.uri)
 		e, ok := errs.As(err)
 		if !ok || e.Status != c.status || e.Details["field"] != "uri" {
 			t.Errorf("%s: got %v, want %d naming uri", c.uri, err, c.status)
@@ -336,14 +337,14 @@ func TestResourceIDErrors(t *testing.T) {
 func TestIdempotencyThroughTheSDK(t *testing.T) {
 	p, _ := configured(t)
 	honours := map[string]bool{ToolPlan: true, ToolState: true, ToolLease: true, ToolAgent: true, ToolSkill: true}
-	for _, ti := range p.Tools() {
+	for _, ti := range sdktest.Tools(p) {
 		if ti.HonoursIdempotency != honours[ti.Name] {
 			t.Errorf("%s HonoursIdempotency = %v", ti.Name, ti.HonoursIdempotency)
 		}
 	}
 	ctx := sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: false})
-	first := p.Invoke(ctx, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
-	replay := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: true}), ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	first := sdktest.Invoke(ctx, p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	replay := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: true}), p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
 	if first.Err != nil || replay.Err != nil || string(first.Output) != string(replay.Output) {
 		t.Fatalf("first %s %v\nreplay %s %v", first.Output, first.Err, replay.Output, replay.Err)
 	}
@@ -351,13 +352,13 @@ func TestIdempotencyThroughTheSDK(t *testing.T) {
 	if n := len(list["leases"].([]any)); n != 1 {
 		t.Fatalf("%d leases after a replayed issue", n)
 	}
-	other := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:8"}), ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	other := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:8"}), p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
 	if other.Err != nil || string(other.Output) == string(first.Output) {
 		t.Fatalf("another key must be another call: %s %v", other.Output, other.Err)
 	}
 	set := `{"action":"set","keyPath":"n","value":[1,{"a":null}]}`
-	a := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9"}), ToolState, []byte(set))
-	b := p.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9", Replay: true}), ToolState, []byte(set))
+	a := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9"}), p, ToolState, []byte(set))
+	b := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:9", Replay: true}), p, ToolState, []byte(set))
 	if a.Err != nil || string(a.Output) != string(b.Output) {
 		t.Fatalf("%s / %s", a.Output, b.Output)
 	}
@@ -373,15 +374,15 @@ func TestHealthReportsRecoveredState(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: data}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: root, DataDir: data}); err != nil {
 		t.Fatal(err)
 	}
-	h := p.HealthReport(context.Background())
+	h := sdktest.Health(context.Background(), p)
 	if h.Status != "degraded" || !strings.Contains(h.Message, "corrupt") {
 		t.Fatalf("health = %+v", h)
 	}
 	p2, _ := configured(t)
-	if h := p2.HealthReport(context.Background()); h.Status != "ok" {
+	if h := sdktest.Health(context.Background(), p2); h.Status != "ok" {
 		t.Fatalf("fresh health = %+v", h)
 	}
 }
@@ -407,7 +408,7 @@ func FuzzToolInputs(f *testing.F) {
 	p, _ := configured(f)
 	f.Fuzz(func(t *testing.T, tool int, args string) {
 		name := ToolNames[uint(tool)%uint(len(ToolNames))]
-		r := p.Invoke(context.Background(), name, []byte(args))
+		r := sdktest.Invoke(context.Background(), p, name, []byte(args))
 		if r.Err == nil {
 			if !json.Valid(r.Output) {
 				t.Fatalf("%s %q: output is not JSON: %s", name, args, r.Output)

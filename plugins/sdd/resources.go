@@ -22,11 +22,7 @@ var resourceTemplates = []sdk.ResourceTemplate{
 }
 
 func (s *SDD) registerResources() {
-	for _, t := range resourceTemplates {
-		s.p.AddResourceTemplate(t)
-	}
-	s.p.ListResourcesWith(s.listResources)
-	s.p.HandleResources(ResourcePrefix, s.readResource)
+	s.p.AddResources(sdk.ResourceSet{Prefix: ResourcePrefix, Read: s.readResource, List: s.listResources, Templates: resourceTemplates})
 }
 
 func (s *SDD) listResources(context.Context) ([]sdk.Resource, error) {

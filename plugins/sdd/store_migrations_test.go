@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/plugins/sdd/engine"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // Started with migrations=read the area opens no state store (no state
@@ -19,7 +20,7 @@ func TestMigrationsReadOpensNoStore(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, ".cairn", "data")
 	p := New()
-	if err := p.Configure(context.Background(), sdk.Config{Root: root, DataDir: dir, Mode: "FULL", Settings: map[string]string{pgmigrate.ReadOnlySetting: pgmigrate.ReadOnly}}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: root, DataDir: dir, Mode: "FULL", Settings: map[string]string{pgmigrate.ReadOnlySetting: pgmigrate.ReadOnly}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -67,9 +67,7 @@ func NewWithEnv(getenv func(string) string) *sdk.Plugin {
 		sdk.WithDescription("Vision analysis and computer use through a hosted model's Messages API"),
 		sdk.WithToolset(ToolsetVision))
 	v := &Plugin{p: p, getenv: getenv}
-	p.OnConfigure(v.configure)
-	p.OnStop(v.stop)
-	p.SetHealth(v.health)
+	p.AddHooks(sdk.Hooks{Configure: v.configure, Stop: v.stop, Health: v.health})
 	v.registerVisionTools()
 	v.registerComputerTools()
 	return p

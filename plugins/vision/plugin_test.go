@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/vision/computer/xvfb"
 	"github.com/cairn-mcp/cairn/plugins/vision/visiontest"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 	"github.com/cairn-mcp/cairn/sdk/toolsnap"
 )
 
@@ -27,23 +28,23 @@ func plugin(t *testing.T, env map[string]string) (*sdk.Plugin, string) {
 	t.Helper()
 	root := t.TempDir()
 	p := NewWithEnv(func(k string) string { return env[k] })
-	if err := p.Configure(context.Background(), sdk.Config{Root: root}); err != nil {
+	if err := sdktest.Configure(context.Background(), p, sdk.Config{Root: root}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.Stop(context.Background()) })
+	t.Cleanup(func() { _ = sdktest.Stop(context.Background(), p) })
 	return p, root
 }
 
 func call(t *testing.T, p *sdk.Plugin, tool string, args any) sdk.Result {
 	t.Helper()
 	b, _ := json.Marshal(args)
-	return p.Invoke(context.Background(), tool, b)
+	return sdktest.Invoke(context.Background(), p, tool, b)
 }
 
 func TestToolsets(t *testing.T) {
 	p, _ := plugin(t, nil)
 	n := map[string]int{}
-	for _, tl := range p.Tools() {
+	for _, tl := range sdktest.Tools(p) {
 		n[tl.Toolset]++
 		if !strings.HasPrefix(tl.Name, tl.Toolset+"_") {
 			t.Errorf("%s is in toolset %s", tl.Name, tl.Toolset)
@@ -86,12 +87,12 @@ func TestNotConfiguredErrors(t *testing.T) {
 			t.Errorf("%s: %+v", c.tool, r.Err)
 		}
 	}
-	if h := p.HealthReport(context.Background()); h.Status != "ok" {
+	if h := sdktest.Health(context.Background(), p); h.Status != "ok" {
 		t.Fatalf("health without key or display should be ok: %+v", h)
 	}
 	bad := NewWithEnv(func(k string) string { return map[string]string{"CAIRN_VISION_TIMEOUT": "soon"}[k] })
-	_ = bad.Configure(context.Background(), sdk.Config{Root: root})
-	if h := bad.HealthReport(context.Background()); h.Status != "degraded" || !strings.Contains(h.Message, "CAIRN_VISION_TIMEOUT") {
+	_ = sdktest.Configure(context.Background(), bad, sdk.Config{Root: root})
+	if h := sdktest.Health(context.Background(), bad); h.Status != "degraded" || !strings.Contains(h.Message, "CAIRN_VISION_TIMEOUT") {
 		t.Fatalf("bad setting: %+v", h)
 	}
 }
@@ -127,7 +128,7 @@ func TestPluginEndToEndInProcess(t *testing.T) {
 	var progress []float64
 	ctx := sdk.WithProgress(context.Background(), func(done, total float64, _ string) { progress = append(progress, done) })
 	b, _ := json.Marshal(map[string]any{"imageIds": ids, "analysisType": "ocr"})
-	r := p.Invoke(ctx, "vision_batch_analyze", b)
+	r := sdktest.Invoke(ctx, p, "vision_batch_analyze", b)
 	if r.Err != nil || !strings.Contains(string(r.Output), `"completed":3`) || len(progress) != 3 {
 		t.Fatalf("batch %s %+v progress %v", r.Output, r.Err, progress)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/vision/computer/xvfb"
 	"github.com/cairn-mcp/cairn/plugins/vision/imaging"
 	"github.com/cairn-mcp/cairn/plugins/vision/visiontest"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // TestComputerToolSetting: CAIRN_COMPUTER_TOOL picks one of the three
@@ -39,7 +40,7 @@ func TestComputerToolSetting(t *testing.T) {
 			if out.Tool.ToolType != c.toolType || out.Tool.Beta != c.beta || out.Model != "claude-sonnet-5-5" || !out.Available || len(out.Versions) != 3 || zoom != (c.toolType == "computer_20251124") {
 				t.Fatalf("status %+v", out)
 			}
-			h := p.HealthReport(context.Background())
+			h := sdktest.Health(context.Background(), p)
 			if (h.Status == "degraded") != c.degraded || (c.degraded && !strings.Contains(h.Message, "CAIRN_COMPUTER_TOOL")) {
 				t.Fatalf("health %+v", h)
 			}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
 // Check compares every tool of p with dir/<tool>.snap, after checking that
@@ -21,12 +22,12 @@ import (
 // snapshot file whose tool no longer exists (UPDATE_TOOLSNAPS=1 removes it).
 func Check(t *testing.T, p *sdk.Plugin, dir string) {
 	t.Helper()
-	if err := p.CheckSchemas(); err != nil {
+	if err := sdktest.CheckSchemas(p); err != nil {
 		t.Fatal(err)
 	}
 	update := os.Getenv("UPDATE_TOOLSNAPS") == "1"
 	declared := map[string]bool{}
-	for _, tool := range p.Tools() {
+	for _, tool := range sdktest.Tools(p) {
 		declared[tool.Name+".snap"] = true
 		for field, v := range map[string]string{"title": tool.Title, "description": tool.Description, "toolset": tool.Toolset} {
 			if v == "" {

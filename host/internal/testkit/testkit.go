@@ -111,18 +111,18 @@ var onePixel = []byte{0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00
 func New(name string) *sdk.Plugin {
 	p := sdk.New(name, "1.2.3", sdk.WithDescription("end-to-end test plugin"))
 	var dataDir string
-	p.OnConfigure(func(_ context.Context, cfg sdk.Config) error {
+	p.AddHooks(sdk.Hooks{Configure: func(_ context.Context, cfg sdk.Config) error {
 		dataDir = cfg.DataDir
 		if os.Getenv("TESTKIT_FAIL_CONFIGURE") == "1" {
 			return sdk.NewError(500, "ERR_INIT_FAILED", "testkit store is locked (simulated)")
 		}
 		return nil
-	})
-	// TESTKIT_OPEN_GATE holds the plugin's OnOpen work until the file it
+	}})
+	// TESTKIT_OPEN_GATE holds the plugin's open work until the file it
 	// names exists (its health says "opening" meanwhile);
 	// TESTKIT_OPEN_FAIL makes that work fail once the gate is open.
 	if gate := os.Getenv("TESTKIT_OPEN_GATE"); gate != "" {
-		p.OnOpen(func(ctx context.Context, _ sdk.Config, report func(string)) error {
+		p.AddHooks(sdk.Hooks{Open: func(ctx context.Context, _ sdk.Config, report func(string)) error {
 			report("waiting for " + filepath.Base(gate))
 			for {
 				if _, err := os.Stat(gate); err == nil {
@@ -138,7 +138,7 @@ func New(name string) *sdk.Plugin {
 				return errors.New("testkit index is unreadable (simulated)")
 			}
 			return nil
-		})
+		}})
 	}
 	var mu sync.Mutex
 	var got []received
@@ -273,27 +273,29 @@ func New(name string) *sdk.Plugin {
 			return imageOut{Width: 1, Height: 1, png: onePixel}, nil
 		},
 	})
-	p.AddResource(sdk.Resource{URI: name + "://readme", Name: "readme", Description: "About the test kit", MIMEType: "text/markdown"})
-	p.AddResourceTemplate(sdk.ResourceTemplate{URITemplate: name + "://notes/{id}", Name: "note", Description: "A note by id", MIMEType: "text/plain"})
-	p.HandleResources(name+"://", func(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
-		switch {
-		case uri == name+"://readme":
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: "# testkit\n"}}, nil
-		case strings.HasPrefix(uri, name+"://notes/"):
-			id := strings.TrimPrefix(uri, name+"://notes/")
-			if id == "missing" {
-				return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "no note "+id)
+	p.AddResources(sdk.ResourceSet{
+		Fixed:     []sdk.Resource{{URI: name + "://readme", Name: "readme", Description: "About the test kit", MIMEType: "text/markdown"}},
+		Templates: []sdk.ResourceTemplate{{URITemplate: name + "://notes/{id}", Name: "note", Description: "A note by id", MIMEType: "text/plain"}},
+		Prefix:    name + "://", Read: func(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+			switch {
+			case uri == name+"://readme":
+				return []sdk.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: "# testkit\n"}}, nil
+			case strings.HasPrefix(uri, name+"://notes/"):
+				id := strings.TrimPrefix(uri, name+"://notes/")
+				if id == "missing" {
+					return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "no note "+id)
+				}
+				return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "note " + id}}, nil
 			}
-			return []sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: "note " + id}}, nil
-		}
-		return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "unknown resource")
+			return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "unknown resource")
+		},
 	})
-	p.SetHealth(func(context.Context) sdk.Health {
+	p.AddHooks(sdk.Hooks{Health: func(context.Context) sdk.Health {
 		if os.Getenv("TESTKIT_DEGRADED") == "1" {
 			return sdk.Health{Status: "degraded", Message: "simulated", Details: map[string]any{"problems": []string{"simulated problem"}}}
 		}
 		return sdk.Health{Status: "ok"}
-	})
+	}})
 	sdk.AddTool(p, sdk.Tool[struct{}, configOut]{
 		Name: name + "_config", Description: "Returns the configuration the host sent.", ReadOnly: true,
 		Handler: func(context.Context, struct{}) (configOut, error) {
