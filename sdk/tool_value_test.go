@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/sdktest"
 )
 
-type greetIn struct {
+type helloIn struct {
 	Name string `json:"name" jsonschema:"minLength=1"`
 }
 
-type greetOut struct {
+type helloOut struct {
 	Greeting string `json:"greeting"`
 }
 
@@ -26,12 +27,12 @@ type sumOut struct {
 	Sum int `json:"sum"`
 }
 
-// greet is a tool built by a function of its own.
-func greet() sdk.Tool[greetIn, greetOut] {
-	return sdk.Tool[greetIn, greetOut]{
+// hello is a tool built by a function of its own.
+func hello() sdk.Tool[helloIn, helloOut] {
+	return sdk.Tool[helloIn, helloOut]{
 		Name: "example_greet", Description: "Greets someone.", ReadOnly: true,
-		Handler: func(_ context.Context, in greetIn) (greetOut, error) {
-			return greetOut{Greeting: "Hello, " + in.Name}, nil
+		Handler: func(_ context.Context, in helloIn) (helloOut, error) {
+			return helloOut{Greeting: "Hello, " + in.Name}, nil
 		},
 	}
 }
@@ -49,8 +50,8 @@ func sum() sdk.Tool[sumIn, sumOut] {
 // A plugin registers tools of different types in one list.
 func ExampleAddTools() {
 	p := sdk.New("example", "1.0.0")
-	sdk.AddTools(p, greet(), sum())
-	for _, t := range p.Tools() {
+	sdk.AddTools(p, hello(), sum())
+	for _, t := range sdktest.Tools(p) {
 		fmt.Println(t.Name)
 	}
 	// Output:
@@ -62,12 +63,12 @@ func ExampleAddTools() {
 // annotations, status and handler.
 func TestAddToolsDeclaresEachToolAsAddToolDoes(t *testing.T) {
 	listed := sdk.New("example", "1.0.0")
-	sdk.AddTools(listed, greet(), sum())
+	sdk.AddTools(listed, hello(), sum())
 	single := sdk.New("example", "1.0.0")
-	sdk.AddTool(single, greet())
+	sdk.AddTool(single, hello())
 	sdk.AddTool(single, sum())
 
-	got, want := listed.Tools(), single.Tools()
+	got, want := sdktest.Tools(listed), sdktest.Tools(single)
 	if len(got) != 2 || len(want) != 2 {
 		t.Fatalf("tools: got %d, want 2 on both plugins", len(got))
 	}
@@ -78,7 +79,7 @@ func TestAddToolsDeclaresEachToolAsAddToolDoes(t *testing.T) {
 			t.Errorf("tool %d: AddTools declared %s, AddTool %s", i, g, w)
 		}
 	}
-	res := listed.Invoke(context.Background(), "example_sum", []byte(`{"a":2,"b":3}`))
+	res := sdktest.Invoke(context.Background(), listed, "example_sum", []byte(`{"a":2,"b":3}`))
 	if res.Err != nil || string(res.Output) != `{"sum":5}` || res.Status != 201 {
 		t.Errorf("example_sum: output %s, status %d, error %v; want {\"sum\":5}, 201", res.Output, res.Status, res.Err)
 	}
@@ -91,5 +92,14 @@ func TestAddToolsPanicsOnADuplicateName(t *testing.T) {
 			t.Error("AddTools with a name twice did not panic")
 		}
 	}()
-	sdk.AddTools(sdk.New("dup", "1.0.0"), greet(), greet())
+	sdk.AddTools(sdk.New("dup", "1.0.0"), hello(), hello())
+}
+
+// Tools of different input and output types share one list as ToolValues.
+func ExampleToolValue() {
+	tools := []sdk.ToolValue{hello(), sum()}
+	p := sdk.New("example", "1.0.0")
+	sdk.AddTools(p, tools...)
+	fmt.Println(len(sdktest.Tools(p)))
+	// Output: 2
 }
