@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 

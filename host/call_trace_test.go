@@ -7,7 +7,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 )
 
 // A call's trace context is its _meta's, else its HTTP request's headers

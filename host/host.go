@@ -1,5 +1,5 @@
 // Package host is the cairn plugin host. It wires the path of a call:
-// a transport (host/transport/stdio, host/transport/http) reads a message
+// a transport (host/transport/stdio, host/transport/httpserve) reads a message
 // and opens its session (host/session); the MCP glue here (mcp.go) turns a
 // tools/call into a pipeline call (host/pipeline); the pipeline's last stage
 // dispatches to a plugin through the one seam to the protocol (host/plugin);
@@ -29,7 +29,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 )
 
 // Where a call's idempotency key comes from, and what is refused.

@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/session"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 )

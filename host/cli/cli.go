@@ -22,7 +22,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/internal/startgc"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"

@@ -23,7 +23,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/session"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
