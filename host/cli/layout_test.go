@@ -15,10 +15,10 @@ func TestTheCallPathRunsOneWay(t *testing.T) {
 	const host = "github.com/cairn-mcp/cairn/host"
 	past := []string{host + "/pipeline", host + "/plugin", host + "/supervisor", host + "/registry", host + "/cluster", host + "/daemon", host + "/cli", host + "/ui"}
 	forbidden := map[string][]string{
-		host + "/transport/stdio":   past,
-		host + "/transport/httpserve":    past,
-		host + "/transport/jsonrpc": append([]string{host + "/session", host + "/transport/stdio", host + "/transport/httpserve"}, past...),
-		host + "/session":           {host + "/transport", host + "/pipeline", host + "/plugin", host + "/supervisor", host + "/cluster"},
+		host + "/transport/stdio":     past,
+		host + "/transport/httpserve": past,
+		host + "/transport/jsonrpc":   append([]string{host + "/session", host + "/transport/stdio", host + "/transport/httpserve"}, past...),
+		host + "/session":             {host + "/transport", host + "/pipeline", host + "/plugin", host + "/supervisor", host + "/cluster"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, host+"/transport/...", host+"/session").CombinedOutput()
 	if err != nil {
