@@ -287,20 +287,6 @@ func (srv *Server) MCPTasksWorking(ctx context.Context) int {
 	return n
 }
 
-// taskPlugins names the plugins with a tool that runs as a task, sorted.
-func (srv *Server) taskPlugins() []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, t := range srv.catalog.All() {
-		if t.TaskSupport != "" && !seen[t.Owner] {
-			seen[t.Owner] = true
-			out = append(out, t.Owner)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // mcpTaskPluginNamed is the running plugin name, nil when none runs.
 func (srv *Server) mcpTaskPluginNamed(name string) mcpTaskPlugin {
 	if p := srv.fleet.Plugin(name); p != nil {
