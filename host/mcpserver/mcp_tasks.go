@@ -332,7 +332,7 @@ func (srv *Server) taskCaller(ctx context.Context) pipeline.Caller {
 }
 
 // checkedTaskResult is an ended task's result, its output checked as a
-// call's is (dispatch).
+// call's is (Dispatch).
 func (srv *Server) checkedTaskResult(resp plugin.TaskResponse) *pipeline.Outcome {
 	out := resp.Result
 	if out == nil {
