@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
@@ -32,7 +31,7 @@ type areaClient struct {
 	s     config.Settings
 	paths daemon.Paths
 	// h is the command's own host; nil when the daemon answers.
-	h       *host.Host
+	h       *Host
 	closeFn func()
 	// timeout bounds one call through the daemon; zero: callTimeout.
 	timeout time.Duration
@@ -148,7 +147,7 @@ func (c *areaClient) call(ctx context.Context, tool string, args any, out any) (
 	}
 	var rep callReply
 	if c.h != nil {
-		o := c.h.OperatorCall(ctx, tool, raw, operator())
+		o := c.h.Server.OperatorCall(ctx, tool, raw, operator())
 		rep = callReply{Output: o.Output, Error: o.Err, Status: o.Status}
 	} else {
 		data, _ := json.Marshal(callRequest{Tool: tool, Args: raw, AgentID: operator()})
@@ -207,6 +206,6 @@ func callControl(d daemonHandler, data json.RawMessage) (json.RawMessage, error)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	o := d.h.OperatorCall(ctx, req.Tool, req.Args, req.AgentID)
+	o := d.h.Server.OperatorCall(ctx, req.Tool, req.Args, req.AgentID)
 	return json.Marshal(callReply{Output: o.Output, Error: o.Err, Status: o.Status})
 }

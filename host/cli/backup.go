@@ -24,7 +24,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/internal/boltcheck"
@@ -235,7 +234,7 @@ prints which tables to dump with pg_dump.`,
 				return err
 			}
 			defer c.close()
-			man := Manifest{Format: backupFormat, CairnVersion: host.Version, CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
+			man := Manifest{Format: backupFormat, CairnVersion: wiring.Version, CreatedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000Z"),
 				DataDir: c.s.DataDir, Store: "bbolt", ViaDaemon: c.viaDaemon()}
 			var guidance []string
 			for _, a := range storeAreas {

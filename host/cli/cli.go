@@ -20,9 +20,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/fleet"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/internal/startgc"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -38,11 +38,13 @@ import (
 // (sdk/idle.go) returns.
 const pluginGCPercent = 300
 
-// Main runs the CLI and returns the process exit status.
-func Main(args []string) int {
+// Main runs the CLI and returns the process exit status; w is how it
+// builds a host (cmd/cairn wires the root package's).
+func Main(args []string, w Wiring) int {
+	wiring = w
 	// Built-in areas run as their own processes: the host re-executes this
 	// binary with a hidden first argument.
-	if len(args) == 2 && args[0] == host.ServeBuiltinArg {
+	if len(args) == 2 && args[0] == fleet.ServeBuiltinArg {
 		a, ok := builtin.Lookup(args[1])
 		if !ok {
 			fmt.Fprintf(os.Stderr, "cairn: no built-in area %q\n", args[1])
@@ -190,7 +192,7 @@ func settings(configFlag string) (config.Settings, func(), error) {
 
 // reloadOnHUP re-reads the config whenever the process gets SIGHUP, until
 // the returned function is called.
-func reloadOnHUP(h *host.Host) (stop func()) {
+func reloadOnHUP(h *Host) (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -202,7 +204,7 @@ func reloadOnHUP(h *host.Host) (stop func()) {
 }
 
 // startHost resolves settings and starts a host with its plugins.
-func startHost(ctx context.Context, configFlag string, tweak func(*config.Settings)) (*host.Host, func(), error) {
+func startHost(ctx context.Context, configFlag string, tweak func(*config.Settings)) (*Host, func(), error) {
 	s, cleanup, err := settings(configFlag)
 	if err != nil {
 		return nil, nil, err
@@ -210,7 +212,7 @@ func startHost(ctx context.Context, configFlag string, tweak func(*config.Settin
 	if tweak != nil {
 		tweak(&s)
 	}
-	h, err := host.New(s, host.Options{Version: host.Version, Logger: newLogger(s)})
+	h, err := newHost(s)
 	if err != nil {
 		cleanup()
 		return nil, nil, err
@@ -284,15 +286,15 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 					// Keys are checked by the area that owns them, through
 					// the plugin protocol: swap the admin area and
 					// authentication follows it.
-					auth, err := h.PluginAuthenticator()
+					auth, err := h.Server.PluginAuthenticator()
 					if err != nil {
 						return err
 					}
-					h.SetAuthenticator(auth)
+					h.Server.SetAuthenticator(auth)
 				}
-				return h.ServeHTTP(ctx, httpAddr, nil)
+				return h.Server.ServeHTTP(ctx, httpAddr, nil)
 			}
-			return h.ServeStdio(ctx, os.Stdin, stdoutguard.Stdout())
+			return h.Server.ServeStdio(ctx, os.Stdin, stdoutguard.Stdout())
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:8765) instead of stdio")
@@ -309,11 +311,11 @@ func newVersion() *cobra.Command {
 		Short: "Print the cairn version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := map[string]any{"version": host.Version, "sdk": sdk.Version, "protocol": 1, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
+			v := map[string]any{"version": wiring.Version, "sdk": sdk.Version, "protocol": 1, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), v)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cairn %s (sdk %s, plugin protocol 1, %s %s/%s)\n", host.Version, sdk.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(cmd.OutOrStdout(), "cairn %s (sdk %s, plugin protocol 1, %s %s/%s)\n", wiring.Version, sdk.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}
@@ -356,7 +358,7 @@ to docs/tools.md (or --out).`,
 				return err
 			}
 			defer shutdown()
-			tools := h.VisibleTools()
+			tools := h.Catalog.VisibleTools()
 			switch {
 			case markdown:
 				path := out
@@ -415,7 +417,7 @@ func newPlugins() *cobra.Command {
 				return err
 			}
 			defer cleanup()
-			h, err := host.New(s, host.Options{Version: host.Version, Logger: newLogger(s)})
+			h, err := newHost(s)
 			if err != nil {
 				return err
 			}
@@ -423,8 +425,8 @@ func newPlugins() *cobra.Command {
 			// failing required one is the answer the operator needs.
 			startErr := h.Start(cmd.Context())
 			defer h.Shutdown(context.Background())
-			health := h.Health(cmd.Context())
-			untrusted := h.Untrusted()
+			health := h.System.Health(cmd.Context())
+			untrusted := h.Fleet.Untrusted()
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"plugins": health.Plugins, "untrusted": untrusted, "problems": health.Problems, "error": errString(startErr)})
 			}

@@ -19,11 +19,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/session"
-	httpserve "github.com/cairn-mcp/cairn/host/transport/http"
+	"github.com/cairn-mcp/cairn/host/systemtools"
+	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -225,7 +225,7 @@ func startFailure(log string, offset int64) string {
 
 // daemonHandler serves relayed sessions from one host.
 type daemonHandler struct {
-	h *host.Host
+	h *Host
 	s config.Settings
 	// idle is how long the daemon outlives its last session or listener.
 	idle time.Duration
@@ -237,7 +237,7 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 	for _, id := range hello.Replay {
 		replayed[id] = true
 	}
-	return d.h.ServeConn(ctx, rw, rw, stdio.Options{Session: sess, Replayed: replayed, Relayed: true})
+	return d.h.Server.ServeConn(ctx, rw, rw, stdio.Options{Session: sess, Replayed: replayed, Relayed: true})
 }
 
 // session builds a relayed session's own settings from its hello. What is
@@ -259,7 +259,7 @@ func (d daemonHandler) session(hello daemon.Hello) *session.Settings {
 	ts, w := config.SessionToolsets(raw)
 	note(w)
 	ts.Explicit = hello.ToolsetsSet
-	ts, w = d.h.KnownToolsets(mode, ts)
+	ts, w = d.h.Catalog.KnownToolsets(mode, ts)
 	note(w)
 	project, w := config.SessionProject(hello.Project)
 	note(w)
@@ -287,7 +287,7 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 	if !hello.NoAuth {
 		// Keys are checked by the area that owns them (see newServe).
 		var err error
-		if auth, err = d.h.PluginAuthenticator(); err != nil {
+		if auth, err = d.h.Server.PluginAuthenticator(); err != nil {
 			return err
 		}
 	}
@@ -297,8 +297,8 @@ func (d daemonHandler) ServeHTTP(ctx context.Context, hello daemon.Hello, ready 
 	for k, v := range hello.HTTPEnv {
 		env[k] = v
 	}
-	return d.h.ServeHTTPWith(ctx, hello.Addr, httpserve.Options{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
-		d.h.AnnounceProject(sess)
+	return d.h.Server.ServeHTTPWith(ctx, hello.Addr, httpserve.Options{Auth: auth, Session: sess, Env: env}, func(a net.Addr) {
+		d.h.Server.AnnounceProject(sess)
 		ready(daemon.HTTPListener{Addr: a.String(), URL: "http://" + a.String() + "/mcp", APIKeysRequired: auth != nil})
 	})
 }
@@ -309,7 +309,7 @@ var controlVerbs = map[string]func(d daemonHandler, data json.RawMessage) (json.
 
 // daemonStartHooks run once the daemon's host is up; each returns a function
 // run at shutdown. Features living in the daemon (the dashboard) start here.
-var daemonStartHooks []func(ctx context.Context, h *host.Host, p daemon.Paths) (stop func())
+var daemonStartHooks []func(ctx context.Context, h *Host, p daemon.Paths) (stop func())
 
 func (d daemonHandler) Control(verb string, data json.RawMessage) (json.RawMessage, error) {
 	f, ok := controlVerbs[verb]
@@ -326,7 +326,7 @@ func (d daemonHandler) Check(hello daemon.Hello) ([]string, error) {
 	sess := d.session(hello)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return append(sess.Warnings, d.h.Health(ctx).Problems...), nil
+	return append(sess.Warnings, d.h.System.Health(ctx).Problems...), nil
 }
 
 // DaemonStatus is what `cairn status` shows.
@@ -346,8 +346,8 @@ type DaemonStatus struct {
 	Sessions []daemon.SessionInfo `json:"sessions"`
 	// HTTP are the listeners `cairn serve --http` commands hold open in
 	// the daemon.
-	HTTP   []daemon.HTTPListener `json:"http_listeners"`
-	Health host.HealthOutput     `json:"health"`
+	HTTP   []daemon.HTTPListener    `json:"http_listeners"`
+	Health systemtools.HealthOutput `json:"health"`
 }
 
 func (d daemonHandler) Status(sessions []daemon.SessionInfo, listeners []daemon.HTTPListener) any {
@@ -356,8 +356,8 @@ func (d daemonHandler) Status(sessions []daemon.SessionInfo, listeners []daemon.
 	defer cancel()
 	p := daemon.PathsFor(d.s.DataDir)
 	return DaemonStatus{Running: true,
-		PID: os.Getpid(), Version: host.Version, DataDir: p.DataDir, Socket: p.Socket,
-		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Idle: d.idle.String(), Sessions: sessions, HTTP: listeners, Health: d.h.Health(ctx),
+		PID: os.Getpid(), Version: wiring.Version, DataDir: p.DataDir, Socket: p.Socket,
+		Mode: d.s.Mode, Toolsets: d.s.Toolsets.String(), Idle: d.idle.String(), Sessions: sessions, HTTP: listeners, Health: d.h.System.Health(ctx),
 	}
 }
 
@@ -409,16 +409,16 @@ func newDaemon() *cobra.Command {
 			}
 			defer shutdown()
 			defer reloadOnHUP(h)()
-			defer h.WatchConfig(ctx)()
+			defer h.Fleet.WatchConfig(ctx)()
 			for _, start := range daemonStartHooks {
 				defer start(ctx, h, p)()
 			}
 			logger := newLogger(s).Named("daemon")
 			logger.Info("daemon ready", "socket", p.Socket, "pid", os.Getpid(), "idle", idle)
-			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings(), idle: idle}, daemon.Options{
-				Idle: idle, Version: host.Version,
+			return daemon.Run(ctx, p, daemonHandler{h: h, s: h.Settings, idle: idle}, daemon.Options{
+				Idle: idle, Version: wiring.Version,
 				Logf: func(format string, args ...any) { logger.Info(fmt.Sprintf(format, args...)) },
-				Busy: func() bool { return h.TasksWorking(ctx) > 0 },
+				Busy: func() bool { return h.Server.MCPTasksWorking(ctx) > 0 },
 			})
 		},
 	}

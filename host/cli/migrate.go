@@ -123,7 +123,7 @@ func areaMigrations(ctx context.Context, configFile string, readOnly bool) ([]pg
 	defer shutdown()
 	var out []pgmigrate.StoreStatus
 	for _, a := range migratingAreas {
-		o := h.OperatorCall(ctx, a.tool, json.RawMessage("{}"), operator())
+		o := h.Server.OperatorCall(ctx, a.tool, json.RawMessage("{}"), operator())
 		if o.Err != nil {
 			return nil, errs.Newf(o.Status, o.Err.Code, "the %s area did not report its migrations: %s", a.area, o.Err.Message)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -88,16 +87,16 @@ func resolveTrustTarget(configFile, arg string, mustExist bool) (config.Settings
 		name := strings.TrimPrefix(filepath.Base(abs), "cairn-plugin-")
 		return s, trustTarget{Name: name, Path: abs}, nil
 	}
-	h, err := host.New(s, host.Options{Version: host.Version, Logger: newLogger(s)})
+	h, err := newHost(s)
 	if err != nil {
 		return s, trustTarget{}, err
 	}
-	for _, u := range h.Untrusted() {
+	for _, u := range h.Fleet.Untrusted() {
 		if u.Name == arg {
 			return s, trustTarget{Name: u.Name, Path: u.Path}, nil
 		}
 	}
-	specs, err := h.Specs()
+	specs, err := h.Fleet.Specs()
 	if err != nil {
 		return s, trustTarget{}, err
 	}

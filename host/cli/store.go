@@ -83,7 +83,7 @@ Prints what each area copied and verified as JSON.`,
 			}
 			out := copyReport{From: abs, To: pgmigrate.Redact(to), Areas: map[string]json.RawMessage{}}
 			for _, a := range copyingAreas {
-				o := h.OperatorCall(cmd.Context(), a.tool, in, operator())
+				o := h.Server.OperatorCall(cmd.Context(), a.tool, in, operator())
 				if o.Err != nil {
 					e := errs.New(o.Status, o.Err.Code, "the "+a.area+" area did not copy: "+o.Err.Message)
 					for k, v := range o.Err.Details {

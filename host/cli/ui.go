@@ -17,7 +17,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
@@ -67,19 +66,19 @@ func uiControl(_ daemonHandler, data json.RawMessage) (json.RawMessage, error) {
 // startDashboard serves the dashboard from the daemon. An open page holds a
 // relayed session on the daemon's own socket, so the daemon does not stop
 // for idleness under a reader.
-func startDashboard(_ context.Context, h *host.Host, p daemon.Paths) func() {
-	logger := newLogger(h.Settings()).Named("ui")
-	s, err := ui.Start(h, ui.Config{
-		DataDir: h.Settings().DataDir,
-		KeyFile: h.Settings().AuditKeyFile,
+func startDashboard(_ context.Context, h *Host, p daemon.Paths) func() {
+	logger := newLogger(h.Settings).Named("ui")
+	s, err := ui.Start(dashboardBackend{h}, ui.Config{
+		DataDir: h.Settings.DataDir,
+		KeyFile: h.Settings.AuditKeyFile,
 		KeyName: AuditKeyName,
-		TSAURL:  h.Settings().AuditTSAURL,
+		TSAURL:  h.Settings.AuditTSAURL,
 		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
 			var sts []supervisor.Status
-			for _, pl := range h.Plugins() {
+			for _, pl := range h.Fleet.Plugins() {
 				sts = append(sts, pl.Status())
 			}
-			return sts, h.Untrusted()
+			return sts, h.Fleet.Untrusted()
 		},
 		Status: func() (json.RawMessage, error) {
 			w, err := daemon.Control(p, "status", 10*time.Second)

@@ -1,8 +1,8 @@
 package ui
 
 import (
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/host/trust"
 )
 
@@ -13,7 +13,7 @@ type PluginStates func() ([]supervisor.Status, []trust.Untrusted)
 
 // pluginRow is one line of the system page's plugin table.
 type pluginRow struct {
-	host.PluginHealth
+	systemtools.PluginHealth
 	Trust       string // built in, trusted, or untrusted
 	TrustHint   string // the command that trusts an untrusted one
 	Path        string
@@ -25,7 +25,7 @@ type pluginRow struct {
 // snapshots, and lists the untrusted plugins after the ones that run. A
 // plugin that is not built in and runs was admitted: by the trust store when
 // the workspace named it, or by the operator's own config.
-func pluginRows(health []host.PluginHealth, states PluginStates) []pluginRow {
+func pluginRows(health []systemtools.PluginHealth, states PluginStates) []pluginRow {
 	var sts []supervisor.Status
 	var untrusted []trust.Untrusted
 	if states != nil {
@@ -48,7 +48,7 @@ func pluginRows(health []host.PluginHealth, states PluginStates) []pluginRow {
 	}
 	for _, u := range untrusted {
 		rows = append(rows, pluginRow{
-			PluginHealth: host.PluginHealth{Name: u.Name, Source: u.Origin, State: "not started", Status: "untrusted", Message: u.Reason},
+			PluginHealth: systemtools.PluginHealth{Name: u.Name, Source: u.Origin, State: "not started", Status: "untrusted", Message: u.Reason},
 			Trust:        "untrusted", TrustHint: u.Command, Path: u.Path,
 		})
 	}

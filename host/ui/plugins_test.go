@@ -3,13 +3,13 @@ package ui
 import (
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/host/trust"
 )
 
 func TestPluginRowsJoinHealthSupervisorAndTrust(t *testing.T) {
-	health := []host.PluginHealth{
+	health := []systemtools.PluginHealth{
 		{Name: "core", Source: "builtin", State: "running", Status: "ok"},
 		{Name: "semver", Source: "dir", State: "restarting", Status: "degraded", Restarts: 2},
 	}

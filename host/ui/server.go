@@ -20,18 +20,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Backend is what the dashboard needs from the host; *host.Host is one.
+// Backend is what the dashboard needs from the host: its calls
+// (host/mcpserver), its bus and its health (host/systemtools).
 type Backend interface {
 	Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
 	CallInternal(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
 	Bus() *events.Bus
-	Health(ctx context.Context) host.HealthOutput
+	Health(ctx context.Context) systemtools.HealthOutput
 }
 
 // Config are the dashboard's inputs besides the backend.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -50,8 +50,10 @@ func (r *recorder) reset() {
 func (r *recorder) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
 	return r.Call(ctx, name, args, c)
 }
-func (r *recorder) Bus() *events.Bus                         { return r.bus }
-func (r *recorder) Health(context.Context) host.HealthOutput { return host.HealthOutput{Status: "ok"} }
+func (r *recorder) Bus() *events.Bus { return r.bus }
+func (r *recorder) Health(context.Context) systemtools.HealthOutput {
+	return systemtools.HealthOutput{Status: "ok"}
+}
 
 func startTest(t *testing.T, cfg Config) (*Server, *recorder) {
 	t.Helper()

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
+	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -45,7 +45,7 @@ const (
 )
 
 type systemView struct {
-	Health          host.HealthOutput
+	Health          systemtools.HealthOutput
 	Plugins         []pluginRow
 	Sessions        []daemon.SessionInfo
 	SessionErr      string

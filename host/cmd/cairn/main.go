@@ -11,6 +11,7 @@ import (
 	// in plugin mode, the go-plugin handshake) and nothing else.
 	_ "github.com/cairn-mcp/cairn/sdk/stdoutguard"
 
+	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/cli"
 	"github.com/cairn-mcp/cairn/internal/startgc"
 
@@ -32,5 +33,5 @@ func main() {
 	// answer comes well within this window, and whatever the process does
 	// next runs with the collector GOGC asks for.
 	time.AfterFunc(startWindow, startgc.Done)
-	os.Exit(cli.Main(os.Args[1:]))
+	os.Exit(cli.Main(os.Args[1:], cli.Wiring{Version: host.Version, NewHost: newHost}))
 }

@@ -26,7 +26,7 @@ func pageOutput(n int) []byte {
 }
 
 // toolResult is a tool result of the shape the host's toResult gives
-// (host/mcp.go): the status in _meta, the output as structuredContent and
+// (host/mcpserver/tool_calls.go): the status in _meta, the output as structuredContent and
 // as the first text block, then any further content.
 func toolResult(status int, raw string, isError bool, more ...mcp.Content) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: isError, RawStructuredContent: json.RawMessage(raw)}

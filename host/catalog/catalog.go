@@ -1,0 +1,46 @@
+// Package catalog is the host's tools and who sees them: the registry of
+// every plugin's tools and the host's own, read through a session's
+// toolsets and mode (the rules are session's: session.Visible,
+// session.Refusal; docs/decisions.md D21).
+package catalog
+
+import (
+	"context"
+
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/session"
+)
+
+// Catalog holds the registered tools and the settings of sessions that
+// bring none of their own.
+type Catalog struct {
+	reg *registry.Registry
+	// hostSession holds the settings of sessions whose transport brings
+	// none of its own (stdio without a daemon, HTTP).
+	hostSession *session.Settings
+}
+
+// New is a catalog over reg; hostSession is the host's own session
+// settings (session.Default of its configuration).
+func New(reg *registry.Registry, hostSession *session.Settings) *Catalog {
+	return &Catalog{reg: reg, hostSession: hostSession}
+}
+
+// Registry is the registry the catalog reads; plugins' tools are set and
+// removed there.
+func (c *Catalog) Registry() *registry.Registry { return c.reg }
+
+// Get returns the registered tool name.
+func (c *Catalog) Get(name string) (*registry.Tool, bool) { return c.reg.Get(name) }
+
+// All lists every registered tool, visible or not.
+func (c *Catalog) All() []*registry.Tool { return c.reg.List() }
+
+// HostSession is the settings of sessions whose transport brings none.
+func (c *Catalog) HostSession() *session.Settings { return c.hostSession }
+
+// SessionOf returns the settings of the session running in ctx, or the
+// host's own settings for a transport that carries none (HTTP).
+func (c *Catalog) SessionOf(ctx context.Context) *session.Settings {
+	return session.From(ctx, c.hostSession)
+}

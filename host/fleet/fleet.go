@@ -1,0 +1,140 @@
+// Package fleet is the host's plugin fleet: which plugins to run (the
+// built-in areas, the config file's plugins, the plugin dir's, each
+// workspace one only once trusted: host/trust), starting and reloading
+// them under host/supervisor, and what went wrong with each. What the
+// plugins serve reaches MCP through a Listener (host/mcpserver is one).
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/host/trust"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// ServeBuiltinArg is the hidden first argument that makes the cairn binary
+// serve one built-in area as a plugin process.
+const ServeBuiltinArg = "__serve-plugin"
+
+// Options are the fleet's inputs besides the configuration.
+type Options struct {
+	// Version of the host, told to every plugin.
+	Version string
+	// Executable is the cairn binary re-executed for built-in areas.
+	Executable string
+	Logger     hclog.Logger
+	Bus        *events.Bus
+	// Registry receives each plugin's tools.
+	Registry *registry.Registry
+}
+
+// Listener is told as plugins come and go, and answers their requests for
+// the client of a running call.
+type Listener interface {
+	// Opened: the plugin is open; publish its resources and prompts.
+	Opened(ctx context.Context, p *supervisor.Plugin)
+	// Dropped: the plugin stopped for good; forget what it served.
+	Dropped(name string)
+	// ToolsChanged: the registry's tools changed; publish them.
+	ToolsChanged()
+	// AskClient passes a plugin's request to the client of one of its
+	// running calls.
+	AskClient(ctx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error)
+}
+
+// Fleet is the host's supervised plugins.
+type Fleet struct {
+	cfg      config.Settings
+	opts     Options
+	log      hclog.Logger
+	bus      *events.Bus
+	reg      *registry.Registry
+	listener Listener
+
+	mu        sync.Mutex
+	plugins   map[string]*supervisor.Plugin
+	specs     map[string]supervisor.Spec
+	fprints   map[string]string
+	problems  map[string]string
+	untrusted []trust.Untrusted
+	// untrustedKnown: Specs has decided untrusted (see Untrusted).
+	untrustedKnown bool
+	live           bool
+}
+
+// New prepares a fleet; Listen names its listener before Start.
+func New(cfg config.Settings, opts Options) *Fleet {
+	return &Fleet{
+		cfg: cfg, opts: opts, log: opts.Logger, bus: opts.Bus, reg: opts.Registry,
+		plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
+		fprints: map[string]string{}, problems: map[string]string{},
+	}
+}
+
+// Listen makes l the fleet's listener. Call it once, before Start.
+func (f *Fleet) Listen(l Listener) { f.listener = l }
+
+// Plugins returns the supervised plugins in name order.
+func (f *Fleet) Plugins() []*supervisor.Plugin {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]*supervisor.Plugin, 0, len(f.plugins))
+	for _, p := range f.plugins {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Plugin is the supervised plugin name, nil when none is.
+func (f *Fleet) Plugin(name string) *supervisor.Plugin {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.plugins[name]
+}
+
+// Problems returns non-fatal problems by plugin name.
+func (f *Fleet) Problems() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make(map[string]string, len(f.problems))
+	for k, v := range f.problems {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *Fleet) setProblem(name, msg string) {
+	f.mu.Lock()
+	f.problems[name] = msg
+	f.mu.Unlock()
+}
+
+func (f *Fleet) clearProblem(name string) {
+	f.mu.Lock()
+	delete(f.problems, name)
+	f.mu.Unlock()
+}
+
+// Stop stops every plugin, in parallel.
+func (f *Fleet) Stop(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range f.Plugins() {
+		wg.Add(1)
+		go func(p *supervisor.Plugin) {
+			defer wg.Done()
+			p.Stop(ctx)
+		}(p)
+	}
+	wg.Wait()
+}

@@ -1,0 +1,175 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cairn-mcp/cairn/host/events"
+	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/internal/trail/bundle"
+	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/errs"
+)
+
+// Start launches every plugin in parallel and registers their tools. A
+// required plugin that cannot start, or two plugins claiming one tool name,
+// is an ERR_INIT_FAILED error, and the caller shuts the host down; an
+// optional plugin that fails is reported in server_health and `cairn
+// plugins`. GoLive then publishes what started.
+func (f *Fleet) Start(ctx context.Context) error {
+	specs, err := f.Specs()
+	if err != nil {
+		return err
+	}
+	started := f.startAll(ctx, specs)
+	for _, s := range specs {
+		p := started[s.Name]
+		st := p.Status()
+		// A plugin still opening counts as started: its calls wait for
+		// it (docs/decisions.md D34).
+		if !st.State.Started() {
+			if s.Required {
+				// A plugin's own ERR_INIT_FAILED says it once, not twice.
+				return errs.Newf(500, errs.InitFailed, "%s", strings.Replace(st.LastError, ": "+errs.InitFailed+": ", ": ", 1))
+			}
+			f.log.Error("plugin failed to start; continuing without it", "plugin", s.Name, "error", st.LastError)
+			f.setProblem(s.Name, st.LastError)
+			continue
+		}
+		if err := f.adopt(ctx, p); err != nil {
+			return errs.Newf(500, errs.InitFailed, "%v", err)
+		}
+	}
+	return nil
+}
+
+// GoLive marks the fleet live (a plugin that fails from now on takes its
+// tools with it), publishes the tools and tells every plugin that all are
+// subscribed.
+func (f *Fleet) GoLive() {
+	f.mu.Lock()
+	f.live = true
+	f.mu.Unlock()
+	f.listener.ToolsChanged()
+	f.publishReady()
+}
+
+func (f *Fleet) supervisorEnv() supervisor.Env {
+	cfg := f.cfg
+	extra := []string{
+		"CAIRN_ROOT=" + cfg.Root,
+		"CAIRN_DATA_DIR=" + cfg.DataDir,
+		"CAIRN_MODE=" + cfg.Mode,
+		"CAIRN_ENV=" + cfg.Env,
+		"CAIRN_LOG_LEVEL=" + cfg.LogLevel,
+		// Always set, so a CAIRN_PROJECT the host ignored (not a slug)
+		// never reaches a plugin through the inherited environment.
+		"CAIRN_PROJECT=" + cfg.Project,
+	}
+	if cfg.AuditKeyFile != "" {
+		extra = append(extra, bundle.KeyFileEnv+"="+cfg.AuditKeyFile)
+	}
+	// TEST mode's stores live in its temporary data dir, never in a shared
+	// database.
+	if cfg.Store != "" && !cfg.TempDataDir {
+		extra = append(extra, "CAIRN_STORE="+cfg.Store)
+	}
+	return supervisor.Env{
+		Root: cfg.Root, DataDir: cfg.DataDir, Mode: cfg.Mode, HostVersion: f.opts.Version,
+		ExtraEnv: extra, Logger: f.log.Named("plugin"), Bus: f.bus,
+		Backoff:   supervisor.Backoff{Max: cfg.RestartBackoffMax},
+		AskClient: f.listener.AskClient,
+	}
+}
+
+func (f *Fleet) hooks() supervisor.Hooks {
+	return supervisor.Hooks{
+		Restarted: func(p *supervisor.Plugin) {
+			if err := f.adopt(context.Background(), p); err != nil {
+				f.log.Error("plugin restarted with tools the host cannot take", "plugin", p.Name(), "error", err)
+				f.setProblem(p.Name(), err.Error())
+				return
+			}
+			f.clearProblem(p.Name())
+			f.listener.ToolsChanged()
+			f.publishReady()
+		},
+		Opened: func(p *supervisor.Plugin) {
+			f.listener.Opened(context.Background(), p)
+		},
+		Down: func(p *supervisor.Plugin, err error) {
+			f.setProblem(p.Name(), "restarting after a crash")
+		},
+		Failed: func(p *supervisor.Plugin, err error) {
+			f.setProblem(p.Name(), err.Error())
+			f.mu.Lock()
+			live := f.live
+			f.mu.Unlock()
+			if live {
+				f.reg.Remove(p.Name())
+				f.listener.Dropped(p.Name())
+				f.listener.ToolsChanged()
+			}
+		},
+	}
+}
+
+// publishReady tells every plugin that all are subscribed (sdk.EventHostReady)
+// and opens the bus to durable events.
+func (f *Fleet) publishReady() {
+	f.bus.MarkSubscribed()
+	f.bus.Publish(events.Event{Type: sdk.EventHostReady, Source: "host", Data: json.RawMessage(`{}`)})
+}
+
+func (f *Fleet) startAll(ctx context.Context, specs []supervisor.Spec) map[string]*supervisor.Plugin {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	out := map[string]*supervisor.Plugin{}
+	env, hooks := f.supervisorEnv(), f.hooks()
+	for _, s := range specs {
+		wg.Add(1)
+		go func(s supervisor.Spec) {
+			defer wg.Done()
+			p, err := supervisor.Start(ctx, s, env, hooks)
+			if err != nil {
+				f.log.Debug("plugin start failed", "plugin", s.Name, "error", err)
+			}
+			mu.Lock()
+			out[s.Name] = p
+			mu.Unlock()
+			f.mu.Lock()
+			f.plugins[s.Name] = p
+			f.specs[s.Name] = s
+			f.fprints[s.Name] = s.Fingerprint()
+			f.mu.Unlock()
+		}(s)
+	}
+	wg.Wait()
+	return out
+}
+
+// adopt registers a described plugin's tools and resources.
+func (f *Fleet) adopt(ctx context.Context, p *supervisor.Plugin) error {
+	// A plugin from outside the binary has its schemas compiled here, so a
+	// keyword the validator does not implement (or a bad pattern) refuses
+	// the plugin at registration. The built-in areas' schemas are fixed at
+	// build time and compiled by their tests (sdk/schema's differential
+	// test over every tool snapshot); theirs compile on a tool's first
+	// call, as start-up should not pay for tools a session never calls.
+	tools, err := p.Tools(!p.Spec().Builtin())
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", p.Name(), err)
+	}
+	if err := f.reg.Set(p.Name(), tools); err != nil {
+		return err
+	}
+	// An opening plugin lists its resources and prompts once it is open
+	// (the Opened hook): its calls, these included, wait until then.
+	if p.Status().State == supervisor.StateRunning {
+		f.listener.Opened(ctx, p)
+	}
+	return nil
+}

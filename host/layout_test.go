@@ -1,0 +1,285 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// mod is the module path; the layout is of the packages under mod/host.
+const mod = "github.com/cairn-mcp/cairn/"
+
+// layers orders the host's packages from the top (what only wires or
+// drives) to the bottom (what knows nothing of the rest), by what their
+// code imports: a package imports only packages of lower layers
+// (docs/decisions.md D34). A call runs transport → session → mcpserver →
+// pipeline → plugin; the transports know the host only through their
+// Handler, which mcpserver implements, so mcpserver imports them and
+// never the other way. A name ending in /... is that folder and all
+// below it; the longest name that matches a package places it.
+var layers = [][]string{
+	{"host/cmd/...", "host/e2e"},
+	{"host"},
+	{"host/cli"},
+	{"host/ui"},
+	{"host/mcpserver"},
+	{"host/systemtools"},
+	{"host/catalog", "host/fleet"},
+	{"host/cluster", "host/daemon"},
+	{"host/supervisor"},
+	{"host/plugin/convert"},
+	{"host/plugin"},
+	{"host/pipeline"},
+	{"host/transport/httpserve", "host/transport/stdio"},
+	{"host/transport/jsonrpc"},
+	{"host/session"},
+	{"host/registry", "host/config"},
+	{"host/events", "host/trust"},
+	{"host/internal/testkit/cmd/..."},
+	{"host/internal/..."},
+}
+
+// mcpGo are the packages that may speak mcp-go: the MCP glue, the
+// transports and the session. host/internal/floor is no part of the host:
+// it is the bare mcp-go server the benchmarks measure cairn against.
+var mcpGo = []string{"host/mcpserver", "host/session", "host/transport/...", "host/internal/floor"}
+
+// rootFuncs are the only exported functions and methods of the root: it
+// wires the parts and drives them.
+var rootFuncs = map[string]bool{"New": true, "Host.Start": true, "Host.Reload": true, "Host.Shutdown": true}
+
+type listed struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+	Deps       []string
+}
+
+// hostPackages lists the packages under host once for every test here.
+var hostPackages = sync.OnceValues(func() ([]listed, error) {
+	out, err := exec.Command("go", "list", "-json", mod+"host/...").Output()
+	if err != nil {
+		return nil, err
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			return nil, err
+		}
+		p.ImportPath = strings.TrimPrefix(p.ImportPath, mod)
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+})
+
+func listHost(t *testing.T) []listed {
+	t.Helper()
+	pkgs, err := hostPackages()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages under host: is the listing right?", len(pkgs))
+	}
+	return pkgs
+}
+
+// matches reports whether pkg is pattern, or below it for a pattern
+// ending in /..., and how long the pattern is (0: no match).
+func matches(pattern, pkg string) int {
+	if tree, ok := strings.CutSuffix(pattern, "/..."); ok {
+		if pkg == tree || strings.HasPrefix(pkg, tree+"/") {
+			return len(tree)
+		}
+		return 0
+	}
+	if pkg == pattern {
+		return len(pattern) + 1
+	}
+	return 0
+}
+
+// layerOf is pkg's layer, -1 when no layer names it.
+func layerOf(pkg string) int {
+	best, at := 0, -1
+	for i, l := range layers {
+		for _, pattern := range l {
+			if n := matches(pattern, pkg); n > best {
+				best, at = n, i
+			}
+		}
+	}
+	return at
+}
+
+func inHost(imp string) (string, bool) {
+	rel, ok := strings.CutPrefix(imp, mod)
+	if !ok || (rel != "host" && !strings.HasPrefix(rel, "host/")) {
+		return "", false
+	}
+	return rel, true
+}
+
+// Every import inside host/ runs down the layers.
+func TestTheCallPathRunsOneWay(t *testing.T) {
+	for _, p := range listHost(t) {
+		from := layerOf(p.ImportPath)
+		if from < 0 {
+			t.Errorf("%s is in no layer: add it to layers where its imports put it", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			rel, ok := inHost(imp)
+			if !ok {
+				continue
+			}
+			if to := layerOf(rel); to >= 0 && to <= from {
+				t.Errorf("%s imports %s, which is not below it (layers %d and %d): the imports would turn back on the path of a call", p.ImportPath, rel, from, to)
+			}
+		}
+	}
+}
+
+// The transports and the session reach the rest of the host only through
+// the Handler it gives them: they import nothing of it but these.
+func TestTransportsKnowTheHostOnlyThroughTheirHandler(t *testing.T) {
+	allowed := map[string][]string{
+		"host/transport/...":     {"host/transport/jsonrpc", "host/session", "host/config", "host/internal/..."},
+		"host/transport/jsonrpc": {"host/internal/..."},
+		"host/session":           {"host/config", "host/registry"},
+	}
+	checked := 0
+	for _, p := range listHost(t) {
+		var rules []string
+		best := 0
+		for pattern, r := range allowed {
+			if n := matches(pattern, p.ImportPath); n > best {
+				best, rules = n, r
+			}
+		}
+		if rules == nil {
+			continue
+		}
+		checked++
+		for _, imp := range p.Imports {
+			rel, ok := inHost(imp)
+			if !ok || rel == p.ImportPath {
+				continue
+			}
+			ok = false
+			for _, r := range rules {
+				ok = ok || matches(r, rel) > 0
+			}
+			if !ok {
+				t.Errorf("%s imports %s: a transport or the session reaches the host only through its Handler (host/mcpserver/transports.go)", p.ImportPath, rel)
+			}
+		}
+	}
+	if checked < 4 {
+		t.Fatalf("checked %d transport and session packages: is the listing right?", checked)
+	}
+}
+
+// Only the MCP glue, the transports and the session speak mcp-go.
+func TestOnlyTheMCPGlueImportsMCPGo(t *testing.T) {
+	for _, p := range listHost(t) {
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, "github.com/mark3labs/mcp-go") {
+				continue
+			}
+			ok := false
+			for _, pattern := range mcpGo {
+				ok = ok || matches(pattern, p.ImportPath) > 0
+			}
+			if !ok {
+				t.Errorf("%s imports %s: only %s speak mcp-go", p.ImportPath, imp, strings.Join(mcpGo, ", "))
+			}
+		}
+	}
+}
+
+// The dashboard and the commands use the host's parts; only cmd/cairn
+// (and tests) build a Host.
+func TestUIAndCLINeverImportTheRoot(t *testing.T) {
+	for _, p := range listHost(t) {
+		if p.ImportPath != "host/ui" && p.ImportPath != "host/cli" {
+			continue
+		}
+		for _, dep := range p.Deps {
+			if dep == mod+"host" {
+				t.Errorf("%s depends on the root package host", p.ImportPath)
+			}
+		}
+	}
+}
+
+// A package's name is its folder's (commands are package main).
+func TestPackageNamesAreTheirFolders(t *testing.T) {
+	for _, p := range listHost(t) {
+		if p.Name != "main" && p.Name != filepath.Base(p.Dir) {
+			t.Errorf("%s: package %s lives in folder %s", p.ImportPath, p.Name, filepath.Base(p.Dir))
+		}
+	}
+}
+
+// The root only wires: at most three files, and nothing exported but New
+// and the Host's Start, Reload and Shutdown (and the types they take).
+func TestTheRootOnlyWires(t *testing.T) {
+	for _, p := range listHost(t) {
+		if p.ImportPath != "host" {
+			continue
+		}
+		if len(p.GoFiles) > 3 {
+			t.Errorf("the root package has %d files (%s), want at most 3", len(p.GoFiles), strings.Join(p.GoFiles, ", "))
+		}
+		var extra []string
+		fset := token.NewFileSet()
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || !fn.Name.IsExported() {
+					continue
+				}
+				name := fn.Name.Name
+				if fn.Recv != nil && len(fn.Recv.List) == 1 {
+					name = receiverType(fn.Recv.List[0].Type) + "." + name
+				}
+				if !rootFuncs[name] {
+					extra = append(extra, name)
+				}
+			}
+		}
+		sort.Strings(extra)
+		if len(extra) > 0 {
+			t.Errorf("the root exports %s: it only wires (New, Start, Reload, Shutdown); the rest belongs to the part it serves", strings.Join(extra, ", "))
+		}
+		return
+	}
+	t.Fatal("go list did not list the root package host")
+}
+
+func receiverType(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return "?"
+}
