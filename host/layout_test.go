@@ -42,7 +42,7 @@ var layers = [][]string{
 	{"host/transport/jsonrpc"},
 	{"host/session"},
 	{"host/registry", "host/config"},
-	{"host/events", "host/trust"},
+	{"host/events", "host/trust", "host/cli/toolcmd"},
 	{"host/internal/testkit/cmd/..."},
 	{"host/internal/..."},
 }
