@@ -16,21 +16,13 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
-// Caller is the acting identity of a call (docs/decisions.md D4).
-type Caller struct {
-	ID            string
-	Source        string
-	SessionID     string
-	ClientName    string
-	ClientVersion string
-	// Scopes of an API-key caller; empty for the local operator.
-	Scopes []string
-	// Project is the calling session's active project.
-	Project string
-}
+// Caller is the acting identity of a call (docs/decisions.md D4): the
+// seam's type, the one a plugin receives.
+type Caller = seam.Caller
 
 // Content is an extra content block of a result.
 type Content struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 func configured(t *testing.T) *sdk.Plugin {
@@ -96,7 +97,7 @@ func TestAdminSubscribesToWebhookEventsOnly(t *testing.T) {
 	subs := New().Subscriptions()
 	takes := func(eventType string) bool {
 		for _, p := range subs {
-			if sdk.MatchEventType(p, eventType) {
+			if seam.MatchEventType(p, eventType) {
 				return true
 			}
 		}

@@ -30,7 +30,7 @@ import (
 // c.LogLevel when c forwards those.
 func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 	req := &pb.CallToolRequest{
-		Tool: c.Name, Arguments: c.Args, Caller: CallerToProto(c.Caller), RequestId: c.RequestID,
+		Tool: c.Name, Arguments: c.Args, Caller: callerToProto(c.Caller), RequestId: c.RequestID,
 		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
 		ClientChannel: channel, Traceparent: c.TraceParent, Tracestate: c.TraceState,
 	}
@@ -43,30 +43,11 @@ func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
 	return req
 }
 
-// CallFromProto is the call a request describes, and its client channel.
-// The call has no tool entry and no callbacks: Progress and Log are for
-// the side that sent the request to set.
-func CallFromProto(req *pb.CallToolRequest) (c *pipeline.Call, channel uint64) {
-	return &pipeline.Call{
-		Name: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()),
-		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), IdempotencyClient: req.GetIdempotencyClient(), Replay: req.GetReplay(),
-		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(),
-	}, req.GetClientChannel()
-}
-
-// CallerToProto is the caller as the protocol carries it.
-func CallerToProto(c pipeline.Caller) *pb.Caller {
+// callerToProto is the caller as the protocol carries it.
+func callerToProto(c pipeline.Caller) *pb.Caller {
 	return &pb.Caller{
 		Id: c.ID, Source: c.Source, SessionId: c.SessionID, ClientName: c.ClientName,
 		ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project,
-	}
-}
-
-// CallerFromProto is the protocol's caller as the host's.
-func CallerFromProto(c *pb.Caller) pipeline.Caller {
-	return pipeline.Caller{
-		ID: c.GetId(), Source: c.GetSource(), SessionID: c.GetSessionId(), ClientName: c.GetClientName(),
-		ClientVersion: c.GetClientVersion(), Scopes: c.GetScopes(), Project: c.GetProject(),
 	}
 }
 
@@ -76,10 +57,10 @@ func CallerFromProto(c *pb.Caller) pipeline.Caller {
 // checked here: the host checks it before it goes to a client.
 func OutcomeFromProto(res *pb.ToolResult) *pipeline.Outcome {
 	if e := res.GetError(); e != nil {
-		return pipeline.Fail(ErrorFromProto(e))
+		return pipeline.Fail(errorFromProto(e))
 	}
 	if t := res.GetTask(); t != nil {
-		return &pipeline.Outcome{Task: TaskStateFromProto(t), Status: int(res.GetStatus())}
+		return &pipeline.Outcome{Task: taskStateFromProto(t), Status: int(res.GetStatus())}
 	}
 	out := &pipeline.Outcome{Output: res.GetOutput(), Status: int(res.GetStatus())}
 	if out.Status == 0 {
@@ -89,27 +70,15 @@ func OutcomeFromProto(res *pb.ToolResult) *pipeline.Outcome {
 		out.Output = json.RawMessage(`{}`)
 	}
 	for _, c := range res.GetContent() {
-		out.Content = append(out.Content, ContentFromProto(c))
+		out.Content = append(out.Content, contentFromProto(c))
 	}
 	return out
 }
 
-// OutcomeToProto is an outcome as a plugin's result.
-func OutcomeToProto(o *pipeline.Outcome) *pb.ToolResult {
-	if o.Err != nil {
-		return &pb.ToolResult{Status: int32(o.Status), Error: ErrorToProto(o.Err)}
-	}
-	res := &pb.ToolResult{Output: o.Output, Status: int32(o.Status), Task: TaskStateToProto(o.Task)}
-	for _, c := range o.Content {
-		res.Content = append(res.Content, ContentToProto(c))
-	}
-	return res
-}
-
-// ErrorFromProto is a protocol error as a typed error (details an empty
+// errorFromProto is a protocol error as a typed error (details an empty
 // map when the plugin sent none, or none that decode as an object); nil
 // for nil.
-func ErrorFromProto(e *pb.ToolError) *errs.Error {
+func errorFromProto(e *pb.ToolError) *errs.Error {
 	if e == nil {
 		return nil
 	}
@@ -123,23 +92,18 @@ func ErrorFromProto(e *pb.ToolError) *errs.Error {
 	return &errs.Error{Code: e.Code, Message: e.Message, Details: details, Status: int(e.Status)}
 }
 
-// ErrorToProto is a typed error as the protocol carries it (details a JSON
+// errorToProto is a typed error as the protocol carries it (details a JSON
 // object, never null); nil for nil.
-func ErrorToProto(e *errs.Error) *pb.ToolError {
+func errorToProto(e *errs.Error) *pb.ToolError {
 	if e == nil {
 		return nil
 	}
 	return lane.ErrorToProto(e)
 }
 
-// ContentFromProto is a content block (of a result or a prompt message).
-func ContentFromProto(c *pb.Content) pipeline.Content {
+// contentFromProto is a content block (of a result or a prompt message).
+func contentFromProto(c *pb.Content) pipeline.Content {
 	return pipeline.Content{Type: c.GetType(), Text: c.GetText(), MIMEType: c.GetMimeType(), Data: c.GetData(), URI: c.GetUri()}
-}
-
-// ContentToProto is a content block as the protocol carries it.
-func ContentToProto(c pipeline.Content) *pb.Content {
-	return &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI}
 }
 
 // ProgressFunc adapts the call's progress callback to the protocol's
@@ -158,16 +122,6 @@ func LogFunc(c *pipeline.Call) func(*pb.LogMessage) {
 		return nil
 	}
 	return func(m *pb.LogMessage) { c.Log(m.GetLevel(), m.GetLogger(), m.GetData()) }
-}
-
-// ProgressToProto is one progress report as the protocol carries it.
-func ProgressToProto(progress, total float64, message string) *pb.Progress {
-	return &pb.Progress{Progress: progress, Total: total, Message: message}
-}
-
-// LogToProto is one log line for the client as the protocol carries it.
-func LogToProto(level, logger string, data json.RawMessage) *pb.LogMessage {
-	return &pb.LogMessage{Level: level, Logger: logger, Data: data}
 }
 
 // ToolFromProto is a described tool as the registry's. With compile, its
@@ -215,18 +169,6 @@ func ToolFromProto(t *pb.Tool, compile bool) (*registry.Tool, error) {
 	return rt, nil
 }
 
-// ToolToProto is a registry tool as a plugin describes it: its success
-// schema as the output schema, every annotation set.
-func ToolToProto(t *registry.Tool) *pb.Tool {
-	readOnly, destructive, idempotent, openWorld := t.ReadOnly, t.Destructive, t.Idempotent, t.OpenWorld
-	return &pb.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: t.InputSchema, OutputSchema: t.SuccessSchema, HonoursIdempotency: t.HonoursIdempotency,
-		TaskSupport: t.TaskSupport,
-		Annotations: &pb.Annotations{ReadOnly: &readOnly, Destructive: &destructive, Idempotent: &idempotent, OpenWorld: &openWorld, Title: t.Title},
-	}
-}
-
 // DescriptionFromProto is a plugin's description, less its tools.
 func DescriptionFromProto(d *pb.DescribeResponse) plugin.Description {
 	return plugin.Description{
@@ -248,46 +190,17 @@ func PromptsFromProto(r *pb.ListPromptsResponse) []plugin.Prompt {
 	return out
 }
 
-// PromptsToProto is a prompt listing as the protocol carries it.
-func PromptsToProto(prompts []plugin.Prompt) *pb.ListPromptsResponse {
-	out := &pb.ListPromptsResponse{}
-	for _, p := range prompts {
-		pr := &pb.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
-		for _, a := range p.Arguments {
-			pr.Arguments = append(pr.Arguments, &pb.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-		}
-		out.Prompts = append(out.Prompts, pr)
-	}
-	return out
-}
-
 // PromptResultFromProto is a rendered prompt, or the plugin's error.
 func PromptResultFromProto(r *pb.GetPromptResponse) plugin.PromptResult {
 	if e := r.GetError(); e != nil {
-		return plugin.PromptResult{Err: ErrorFromProto(e)}
+		return plugin.PromptResult{Err: errorFromProto(e)}
 	}
 	out := plugin.PromptResult{Description: r.GetDescription()}
 	for _, m := range r.GetMessages() {
 		msg := plugin.PromptMessage{Role: m.GetRole(), Text: m.GetText()}
 		if m.GetContent() != nil {
-			c := ContentFromProto(m.GetContent())
+			c := contentFromProto(m.GetContent())
 			msg.Content = &c
-		}
-		out.Messages = append(out.Messages, msg)
-	}
-	return out
-}
-
-// PromptResultToProto is a rendered prompt as the protocol carries it.
-func PromptResultToProto(r plugin.PromptResult) *pb.GetPromptResponse {
-	if r.Err != nil {
-		return &pb.GetPromptResponse{Error: ErrorToProto(r.Err)}
-	}
-	out := &pb.GetPromptResponse{Description: r.Description}
-	for _, m := range r.Messages {
-		msg := &pb.PromptMessage{Role: m.Role, Text: m.Text}
-		if m.Content != nil {
-			msg.Content = ContentToProto(*m.Content)
 		}
 		out.Messages = append(out.Messages, msg)
 	}
@@ -299,11 +212,6 @@ func CompleteRequestToProto(r plugin.CompleteRequest) *pb.CompleteRequest {
 	return &pb.CompleteRequest{RefType: r.RefType, RefName: r.RefName, Argument: r.Argument, Value: r.Value, Context: r.Context}
 }
 
-// CompleteRequestFromProto is the protocol's completion request.
-func CompleteRequestFromProto(r *pb.CompleteRequest) plugin.CompleteRequest {
-	return plugin.CompleteRequest{RefType: r.GetRefType(), RefName: r.GetRefName(), Argument: r.GetArgument(), Value: r.GetValue(), Context: r.GetContext()}
-}
-
 // CompletionFromProto is a plugin's completion; Values is never nil.
 func CompletionFromProto(r *pb.CompleteResponse) plugin.Completion {
 	out := plugin.Completion{Values: r.GetValues(), Total: int(r.GetTotal()), HasMore: r.GetHasMore()}
@@ -311,11 +219,6 @@ func CompletionFromProto(r *pb.CompleteResponse) plugin.Completion {
 		out.Values = []string{}
 	}
 	return out
-}
-
-// CompletionToProto is a completion as the protocol carries it.
-func CompletionToProto(c plugin.Completion) *pb.CompleteResponse {
-	return &pb.CompleteResponse{Values: c.Values, Total: int32(c.Total), HasMore: c.HasMore}
 }
 
 // ResourcesFromProto is a plugin's resource listing.
@@ -330,38 +233,14 @@ func ResourcesFromProto(r *pb.ListResourcesResponse) plugin.Resources {
 	return out
 }
 
-// ResourcesToProto is a resource listing as the protocol carries it.
-func ResourcesToProto(r plugin.Resources) *pb.ListResourcesResponse {
-	out := &pb.ListResourcesResponse{}
-	for _, x := range r.Resources {
-		out.Resources = append(out.Resources, &pb.Resource{Uri: x.URI, Name: x.Name, Description: x.Description, MimeType: x.MIMEType})
-	}
-	for _, t := range r.Templates {
-		out.Templates = append(out.Templates, &pb.ResourceTemplate{UriTemplate: t.URITemplate, Name: t.Name, Description: t.Description, MimeType: t.MIMEType})
-	}
-	return out
-}
-
 // ReadResultFromProto is a read resource, or the plugin's error.
 func ReadResultFromProto(r *pb.ReadResourceResponse) plugin.ReadResult {
 	if e := r.GetError(); e != nil {
-		return plugin.ReadResult{Err: ErrorFromProto(e)}
+		return plugin.ReadResult{Err: errorFromProto(e)}
 	}
 	var out plugin.ReadResult
 	for _, c := range r.GetContents() {
 		out.Contents = append(out.Contents, plugin.ResourceContents{URI: c.GetUri(), MIMEType: c.GetMimeType(), Text: c.GetText(), Blob: c.GetBlob()})
-	}
-	return out
-}
-
-// ReadResultToProto is a read resource as the protocol carries it.
-func ReadResultToProto(r plugin.ReadResult) *pb.ReadResourceResponse {
-	if r.Err != nil {
-		return &pb.ReadResourceResponse{Error: ErrorToProto(r.Err)}
-	}
-	out := &pb.ReadResourceResponse{}
-	for _, c := range r.Contents {
-		out.Contents = append(out.Contents, &pb.ResourceContents{Uri: c.URI, MimeType: c.MIMEType, Text: c.Text, Blob: c.Blob})
 	}
 	return out
 }
@@ -371,34 +250,16 @@ func HealthFromProto(r *pb.HealthResponse) plugin.Health {
 	return plugin.Health{Status: r.GetStatus(), Message: r.GetMessage(), Details: r.GetDetails()}
 }
 
-// HealthToProto is a health report as the protocol carries it.
-func HealthToProto(h plugin.Health) *pb.HealthResponse {
-	return &pb.HealthResponse{Status: h.Status, Message: h.Message, Details: h.Details}
-}
-
 // AskFromProto is a plugin's request to ask a client.
 func AskFromProto(r *pb.AskClientRequest) plugin.Ask {
 	return plugin.Ask{Channel: r.GetClientChannel(), Method: r.GetMethod(), Params: r.GetParams()}
-}
-
-// AskToProto is a request to ask a client as the protocol carries it.
-func AskToProto(a plugin.Ask) *pb.AskClientRequest {
-	return &pb.AskClientRequest{ClientChannel: a.Channel, Method: a.Method, Params: a.Params}
 }
 
 // AnswerToProto is the answer to a plugin's request to ask a client: the
 // client's result, or the typed error that kept it from answering.
 func AnswerToProto(result json.RawMessage, fail *errs.Error) *pb.AskClientResponse {
 	if fail != nil {
-		return &pb.AskClientResponse{Error: ErrorToProto(fail)}
+		return &pb.AskClientResponse{Error: errorToProto(fail)}
 	}
 	return &pb.AskClientResponse{Result: result}
-}
-
-// AnswerFromProto is the answer to a request to ask a client.
-func AnswerFromProto(r *pb.AskClientResponse) (json.RawMessage, *errs.Error) {
-	if e := r.GetError(); e != nil {
-		return nil, ErrorFromProto(e)
-	}
-	return r.GetResult(), nil
 }
