@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 

@@ -36,13 +36,12 @@ func TestHostImportsNoAreaPackage(t *testing.T) {
 }
 
 // The host speaks to plugins in the seam's types (docs/decisions.md
-// D34): the protocol's generated types are internal to the SDK module,
-// and the host reaches a plugin process only through the SDK's host-side
-// connection (sdk/hostconn), which only the plugin boundary
-// (host/supervisor) imports, in its code or its tests.
+// D34): the protocol's generated types are internal to the SDK module (Go
+// keeps the host out of them), and the host reaches a plugin process only
+// through the SDK's host-side connection (sdk/hostconn), which only the
+// plugin boundary (host/supervisor) imports, in its code or its tests.
 func TestOnlyTheSeamImportsTheProtocolTypes(t *testing.T) {
 	const conn = "github.com/cairn-mcp/cairn/sdk/hostconn"
-	const protocol = "github.com/cairn-mcp/cairn/sdk/protocol"
 	allowed := map[string]bool{
 		"github.com/cairn-mcp/cairn/host/supervisor": true,
 	}
@@ -58,9 +57,6 @@ func TestOnlyTheSeamImportsTheProtocolTypes(t *testing.T) {
 		}
 		pkg := fields[0]
 		for _, imp := range fields[1:] {
-			if imp == protocol || strings.HasPrefix(imp, protocol+"/") {
-				t.Errorf("%s imports %s: the host uses the seam's types (sdk/seam) and sdk/hostconn, never the protocol", pkg, imp)
-			}
 			if imp != conn {
 				continue
 			}

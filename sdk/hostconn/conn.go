@@ -12,8 +12,8 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/internal/convert"
-	"github.com/cairn-mcp/cairn/sdk/protocol"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/internal/convert"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 

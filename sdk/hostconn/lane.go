@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/sdk/internal/convert"
-	"github.com/cairn-mcp/cairn/sdk/protocol"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
