@@ -95,10 +95,10 @@ bench:
 proto:
 	$(GO) install $(PROTOC_GEN_GO)
 	$(GO) install $(PROTOC_GEN_GO_GRPC)
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I sdk/protocol/pluginv1 \
-		--go_out=paths=source_relative:sdk/protocol/pluginv1 \
-		--go-grpc_out=paths=source_relative:sdk/protocol/pluginv1 \
-		sdk/protocol/pluginv1/plugin.proto
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I sdk/internal/pluginv1 \
+		--go_out=paths=source_relative:sdk/internal/pluginv1 \
+		--go-grpc_out=paths=source_relative:sdk/internal/pluginv1 \
+		sdk/internal/pluginv1/plugin.proto
 
 ## tools-doc: regenerate docs/tools.md from the registered schemas.
 tools-doc: build

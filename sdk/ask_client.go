@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // ClientAsker sends an MCP request (method and params as MCP defines them)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 func TestMatchPrefix(t *testing.T) {

@@ -32,7 +32,7 @@
 // instead, because stdout carries the go-plugin handshake.
 //
 // Stability: the SDK follows semantic versioning with the cairn module; the
-// wire protocol underneath is versioned separately (package protocol).
+// wire protocol underneath is versioned separately (sdk/internal/protocol).
 package sdk
 
 // Version is the SDK version reported to the host in Describe.

@@ -39,11 +39,6 @@ func ExampleEvent() {
 	// Output: notes note.created {"id":"N-1"}
 }
 
-func ExampleMatchEventType() {
-	fmt.Println(sdk.MatchEventType("task.*", "task.created"), sdk.MatchEventType("task.*", "project.created"), sdk.MatchEventType("*", "x"))
-	// Output: true false true
-}
-
 // Publish puts an event on the host's bus; in process, without a host,
 // it says so.
 func ExamplePlugin_Publish() {

@@ -11,9 +11,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
 )
 
 // TestLaneEventBatchAnswersPerEvent: a batch on the plugin's real lane

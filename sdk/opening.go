@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-mcp/cairn/sdk/protocol"
+	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
 )
 
 // HealthOpening is the health status of a plugin whose open work

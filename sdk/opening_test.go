@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // A plugin's open work runs after the host has its Configure answer, and

@@ -12,7 +12,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Config is what the host tells a plugin at start.
@@ -161,20 +162,6 @@ func (p *Plugin) OnEvent(pattern string, handler func(ctx context.Context, ev Ev
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.subs = append(p.subs, subscription{pattern: pattern, handler: handler})
-}
-
-// MatchEventType reports whether an event type matches a subscription
-// pattern: exact, "<category>.*" or "*".
-func MatchEventType(pattern, eventType string) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case len(pattern) > 2 && pattern[len(pattern)-2:] == ".*":
-		prefix := pattern[:len(pattern)-1]
-		return len(eventType) > len(prefix) && eventType[:len(prefix)] == prefix
-	default:
-		return pattern == eventType
-	}
 }
 
 // Publish puts an event on the host's bus. data is marshalled to JSON. It
@@ -370,7 +357,7 @@ func (p *Plugin) deliverEvent(ctx context.Context, ev Event) error {
 	p.mu.RUnlock()
 	var first error
 	for _, s := range subs {
-		if MatchEventType(s.pattern, ev.Type) {
+		if seam.MatchEventType(s.pattern, ev.Type) {
 			if err := s.handler(ctx, ev); err != nil && first == nil {
 				first = err
 			}

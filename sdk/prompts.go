@@ -8,8 +8,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // Prompt is an MCP prompt a plugin serves: a message template the client

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // retryingHost acknowledges each event, asking for a retry of those whose

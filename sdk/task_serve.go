@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // openTasks opens the task book when a tool declares TaskSupport and the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 type waitIn struct {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 

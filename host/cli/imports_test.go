@@ -35,16 +35,15 @@ func TestHostImportsNoAreaPackage(t *testing.T) {
 	}
 }
 
-// The host speaks to plugins through its own types and one converter
-// (docs/decisions.md D34): only the plugin boundary (host/supervisor) and
-// the converter (host/plugin/convert) import the protocol's generated
-// types, in their code or their tests; every other host package uses
-// pipeline.Call, registry.Tool and the types of host/plugin.
+// The host speaks to plugins in the seam's types (docs/decisions.md
+// D34): the protocol's generated types are internal to the SDK module (Go
+// keeps the host out of them), and the host reaches a plugin process only
+// through the SDK's host-side connection (sdk/hostconn), which only the
+// plugin boundary (host/supervisor) imports, in its code or its tests.
 func TestOnlyTheSeamImportsTheProtocolTypes(t *testing.T) {
-	const protocolTypes = "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	const conn = "github.com/cairn-mcp/cairn/sdk/hostconn"
 	allowed := map[string]bool{
-		"github.com/cairn-mcp/cairn/host/supervisor":     true,
-		"github.com/cairn-mcp/cairn/host/plugin/convert": true,
+		"github.com/cairn-mcp/cairn/host/supervisor": true,
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}`, "github.com/cairn-mcp/cairn/host/...").CombinedOutput()
 	if err != nil {
@@ -58,18 +57,18 @@ func TestOnlyTheSeamImportsTheProtocolTypes(t *testing.T) {
 		}
 		pkg := fields[0]
 		for _, imp := range fields[1:] {
-			if imp != protocolTypes {
+			if imp != conn {
 				continue
 			}
 			seen[pkg] = true
 			if !allowed[pkg] {
-				t.Errorf("%s imports %s: outside host/supervisor and host/plugin/convert the host uses its own types (convert them in host/plugin/convert)", pkg, imp)
+				t.Errorf("%s imports %s: outside host/supervisor the host calls plugins through the supervisor", pkg, imp)
 			}
 		}
 	}
 	// The rule is checked against real imports: the boundary itself must
-	// show up, or the listing above did not see the protocol at all.
+	// show up, or the listing above did not see the connection at all.
 	if !seen["github.com/cairn-mcp/cairn/host/supervisor"] {
-		t.Fatalf("go list shows no import of %s by host/supervisor; the check saw nothing", protocolTypes)
+		t.Fatalf("go list shows no import of %s by host/supervisor; the check saw nothing", conn)
 	}
 }

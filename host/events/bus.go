@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Event is one message on the bus.
@@ -60,7 +62,7 @@ type delivery struct {
 // event is queued once however many of them overlap.
 func (s *subscriber) matches(eventType string) bool {
 	for _, p := range s.patterns {
-		if Match(p, eventType) {
+		if seam.MatchEventType(p, eventType) {
 			return true
 		}
 	}
@@ -90,20 +92,6 @@ type Bus struct {
 // New returns an empty bus.
 func New(log hclog.Logger) *Bus {
 	return &Bus{log: log, subs: map[uint64]*subscriber{}, now: time.Now}
-}
-
-// Match reports whether an event type matches a pattern: exact,
-// "<category>.*" or "*".
-func Match(pattern, eventType string) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case len(pattern) > 2 && pattern[len(pattern)-2:] == ".*":
-		prefix := pattern[:len(pattern)-1]
-		return len(eventType) > len(prefix) && eventType[:len(prefix)] == prefix
-	default:
-		return pattern == eventType
-	}
 }
 
 // Subscribe registers h for events matching pattern and returns a function

@@ -13,30 +13,6 @@ import (
 
 func newBus() *Bus { return New(hclog.NewNullLogger()) }
 
-func TestMatch(t *testing.T) {
-	for _, c := range []struct {
-		pattern, typ string
-		want         bool
-	}{
-		{"*", "task.created", true},
-		{"*", "", true},
-		{"task.*", "task.created", true},
-		{"task.*", "task.", false},
-		{"task.*", "task", false},
-		{"task.*", "tasks.created", false},
-		{"task.*", "audit.task.created", false},
-		{"task.created", "task.created", true},
-		{"task.created", "task.updated", false},
-		{".*", ".x", false}, // too short to be a category wildcard: exact match only
-		{"", "", true},
-		{"", "x", false},
-	} {
-		if got := Match(c.pattern, c.typ); got != c.want {
-			t.Errorf("Match(%q, %q) = %v, want %v", c.pattern, c.typ, got, c.want)
-		}
-	}
-}
-
 // collector records what one handler received, in order.
 type collector struct {
 	mu  sync.Mutex

@@ -16,29 +16,16 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
-// Caller is the acting identity of a call (docs/decisions.md D4).
-type Caller struct {
-	ID            string
-	Source        string
-	SessionID     string
-	ClientName    string
-	ClientVersion string
-	// Scopes of an API-key caller; empty for the local operator.
-	Scopes []string
-	// Project is the calling session's active project.
-	Project string
-}
+// Caller is the acting identity of a call (docs/decisions.md D4): the
+// seam's type, the one a plugin receives.
+type Caller = seam.Caller
 
-// Content is an extra content block of a result.
-type Content struct {
-	Type, Text, MIMEType string
-	Data                 []byte
-	// URI is a resource_link's target or an embedded resource's URI.
-	URI string
-}
+// Content is an extra content block of a result: the seam's type.
+type Content = seam.Content
 
 // Call is one tool call travelling through the stages.
 type Call struct {
@@ -71,31 +58,15 @@ type Call struct {
 	TraceParent, TraceState string
 }
 
-// TaskParams asks for a call to run as a task; TTL is the client's wish
-// (zero: the plugin's default).
-type TaskParams struct {
-	TTL time.Duration
-}
+// TaskParams asks for a call to run as a task (the seam's type).
+type TaskParams = seam.TaskParams
 
-// TaskState is a task as its plugin keeps it.
-type TaskState struct {
-	ID, Tool, Status, StatusMessage string
-	// CreatedAt and UpdatedAt are RFC 3339 times.
-	CreatedAt, UpdatedAt string
-	TTL, PollInterval    time.Duration
-	// Interrupted: the process running the task ended before it did.
-	Interrupted bool
-}
+// TaskState is a task as its plugin keeps it (the seam's type).
+type TaskState = seam.TaskState
 
-// Outcome is the result of a call: Output on success, Err otherwise.
-type Outcome struct {
-	Output  json.RawMessage
-	Err     *errs.Error
-	Status  int
-	Content []Content
-	// Task is the task a task-augmented call started, instead of Output.
-	Task *TaskState
-}
+// Outcome is the result of a call: Output on success, Err otherwise. It
+// is the seam's Result, what a plugin answers.
+type Outcome = seam.Result
 
 // Fail builds an error outcome.
 func Fail(e *errs.Error) *Outcome {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/hostconn"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // deliverTimeout bounds one delivery to the plugin: an event, or a batch.
@@ -17,7 +17,7 @@ const deliverTimeout = 15 * time.Second
 // batchLane is the lane to send event batches on: nil when the running
 // process has no lane or its lane does not take batches (an older SDK),
 // and then events go one by one.
-func (p *Plugin) batchLane() *lane.Client {
+func (p *Plugin) batchLane() *hostconn.Lane {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.laneBatches {
@@ -50,13 +50,13 @@ func (p *Plugin) deliverBatch(evs []events.Event) []error {
 	}
 	// A plugin does not hear its own events.
 	idx := make([]int, 0, len(evs))
-	req := make([]*pb.Event, 0, len(evs))
+	req := make([]seam.Event, 0, len(evs))
 	for i, ev := range evs {
 		if ev.Source == p.spec.Name {
 			continue
 		}
 		idx = append(idx, i)
-		req = append(req, &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+		req = append(req, seamEvent(ev))
 	}
 	if len(req) == 0 {
 		return outcomes
@@ -64,7 +64,7 @@ func (p *Plugin) deliverBatch(evs []events.Event) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), deliverTimeout)
 	defer cancel()
 	got, err := calls.DeliverBatch(ctx, req)
-	if errors.Is(err, lane.ErrClosed) {
+	if errors.Is(err, hostconn.ErrLaneClosed) {
 		p.dropLane(calls)
 	}
 	for j, i := range idx {

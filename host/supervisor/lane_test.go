@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 func laneOf(p *Plugin) bool {
@@ -39,12 +39,12 @@ func TestCallsTakeTheLane(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	res, err := p.callTool(ctx, &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, nil, false)
+	res, err := p.callTool(ctx, seam.Call{Tool: "testkit_sleep", Args: []byte(`{"ms":20000,"marker":"lane"}`)}, nil, nil, false)
 	// Host and plugin share the deadline: either the host gives up first
 	// or the plugin's answer (the handler's cancellation) arrives first.
 	if err != nil {
 		typed(t, err, 499, "ERR_CANCELLED")
-	} else if res.Error == nil {
+	} else if res.Err == nil {
 		t.Fatalf("a call past its deadline succeeded: %v", res)
 	}
 	waitFor(t, "the handler to see the deadline", func() bool {
@@ -53,8 +53,8 @@ func TestCallsTakeTheLane(t *testing.T) {
 	})
 
 	var steps int
-	res, err = p.callTool(context.Background(), &pb.CallToolRequest{Tool: "testkit_sleep", Arguments: []byte(`{"ms":50}`), WantsProgress: true}, func(*pb.Progress) { steps++ }, nil, false)
-	if err != nil || res.Error != nil || steps == 0 {
+	res, err = p.callTool(context.Background(), seam.Call{Tool: "testkit_sleep", Args: []byte(`{"ms":50}`), WantsProgress: true}, func(seam.Progress) { steps++ }, nil, false)
+	if err != nil || res.Err != nil || steps == 0 {
 		t.Fatalf("a call with progress: %v, %v, %d progress notes", res, err, steps)
 	}
 	if !laneOf(p) {

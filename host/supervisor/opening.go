@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/hostconn"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // A plugin that opens slowly is waited for, not failed (docs/decisions.md
@@ -16,7 +16,7 @@ import (
 // Describe), but some work cannot be: completing an interrupted import of
 // 100,000 tasks, or writing the index entries a killed process left
 // pending. A plugin does such work after it has answered Configure, and
-// its Health says "opening" (protocol.HealthOpening) meanwhile, with the
+// its Health says "opening" (seam.HealthOpening) meanwhile, with the
 // step it is on. The supervisor then keeps the plugin in StateOpening: its
 // tools are registered, so sessions start and list them; its calls, events
 // and resource reads wait for the open, up to Env.OpenWait; `cairn status`
@@ -33,11 +33,11 @@ const openPoll = 250 * time.Millisecond
 // stillOpening asks a just-described plugin whether it is still opening,
 // and at which step. A plugin that does not answer is taken as open, as
 // before plugins could say otherwise.
-func (p *Plugin) stillOpening(ctx context.Context, rpc *protocol.ClientV1) (bool, string) {
+func (p *Plugin) stillOpening(ctx context.Context, rpc *hostconn.Conn) (bool, string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	resp, err := rpc.Health(ctx, &pb.HealthRequest{})
-	if err != nil || resp.GetStatus() != protocol.HealthOpening {
+	resp, err := rpc.Health(ctx)
+	if err != nil || resp.Status != seam.HealthOpening {
 		return false, ""
 	}
 	return true, openingStep(resp)
@@ -45,22 +45,22 @@ func (p *Plugin) stillOpening(ctx context.Context, rpc *protocol.ClientV1) (bool
 
 // openingStep is the step an opening plugin's health names: details
 // {"opening": {"step": …}} as the SDK reports it, else its message.
-func openingStep(resp *pb.HealthResponse) string {
+func openingStep(resp seam.Health) string {
 	var d struct {
 		Opening struct {
 			Step string `json:"step"`
 		} `json:"opening"`
 	}
-	if json.Unmarshal(resp.GetDetails(), &d) == nil && d.Opening.Step != "" {
+	if json.Unmarshal(resp.Details, &d) == nil && d.Opening.Step != "" {
 		return d.Opening.Step
 	}
-	return resp.GetMessage()
+	return resp.Message
 }
 
 // followOpening looks at the health of process r until it is open, then
 // marks the plugin running and runs the Opened hook. It ends early when
 // the process exits (watch restarts it) or the plugin is stopped.
-func (p *Plugin) followOpening(rpc *protocol.ClientV1, r *procRunner) {
+func (p *Plugin) followOpening(rpc *hostconn.Conn, r *procRunner) {
 	defer p.loops.Done()
 	interval := 10 * time.Millisecond
 	for {
@@ -76,7 +76,7 @@ func (p *Plugin) followOpening(rpc *protocol.ClientV1, r *procRunner) {
 		}
 		interval = min(2*interval, openPoll)
 		ctx, cancel := context.WithTimeout(p.stopCtx, 2*time.Second)
-		resp, err := rpc.Health(ctx, &pb.HealthRequest{})
+		resp, err := rpc.Health(ctx)
 		cancel()
 		if err != nil {
 			// A busy plugin may miss a look; its exit is watch's to see.
@@ -88,7 +88,7 @@ func (p *Plugin) followOpening(rpc *protocol.ClientV1, r *procRunner) {
 			p.mu.Unlock()
 			return
 		}
-		if resp.GetStatus() == protocol.HealthOpening {
+		if resp.Status == seam.HealthOpening {
 			p.openingStep = openingStep(resp)
 			p.mu.Unlock()
 			continue

@@ -4,8 +4,6 @@ import (
 	"context"
 
 	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/plugin/convert"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 )
 
 // ListPrompts asks the plugin for its prompts.
@@ -14,11 +12,7 @@ func (p *Plugin) ListPrompts(ctx context.Context) ([]hostplugin.Prompt, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := rpc.ListPrompts(ctx, &pb.ListPromptsRequest{})
-	if err != nil {
-		return nil, err
-	}
-	return convert.PromptsFromProto(resp), nil
+	return rpc.ListPrompts(ctx)
 }
 
 // GetPrompt renders one of the plugin's prompts. err is set when the
@@ -28,11 +22,11 @@ func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]str
 	if err != nil {
 		return hostplugin.PromptResult{}, err
 	}
-	resp, err := rpc.GetPrompt(ctx, &pb.GetPromptRequest{Name: name, Arguments: args})
+	res, err := rpc.GetPrompt(ctx, name, args)
 	if err != nil {
 		return hostplugin.PromptResult{}, p.callError(ctx, err)
 	}
-	return convert.PromptResultFromProto(resp), nil
+	return res, nil
 }
 
 // Complete asks the plugin to complete an argument of one of its prompts or
@@ -42,9 +36,5 @@ func (p *Plugin) Complete(ctx context.Context, req hostplugin.CompleteRequest) (
 	if err != nil {
 		return hostplugin.Completion{}, err
 	}
-	resp, err := rpc.Complete(ctx, convert.CompleteRequestToProto(req))
-	if err != nil {
-		return hostplugin.Completion{}, err
-	}
-	return convert.CompletionFromProto(resp), nil
+	return rpc.Complete(ctx, req)
 }

@@ -1,47 +1,22 @@
 package supervisor
 
 import (
-	"context"
 	"errors"
-	"io"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// fakePublishStream is a PublishEvents stream fed and read by the test.
-type fakePublishStream struct {
-	grpc.ServerStream
-	ctx  context.Context
-	in   chan *pb.PublishRequest
-	acks chan *pb.PublishAck
-}
-
-func (s *fakePublishStream) Context() context.Context { return s.ctx }
-
-func (s *fakePublishStream) Recv() (*pb.PublishRequest, error) {
-	req, ok := <-s.in
-	if !ok {
-		return nil, io.EOF
-	}
-	return req, nil
-}
-
-func (s *fakePublishStream) Send(a *pb.PublishAck) error {
-	s.acks <- a
-	return nil
-}
-
 // TestPublishEventsAcksAnEventWithIDAfterLocalHandlers: an event that
-// carries its id is acknowledged only once the local plugin subscribers'
-// handlers returned, with retry when one failed; the event keeps its id
-// and time on the bus. An event without an id is acknowledged once on the
-// bus.
+// carries its id is acknowledged (its wait returns) only once the local
+// plugin subscribers' handlers returned, with retry when one failed; the
+// event keeps its id and time on the bus. An event without an id is
+// acknowledged once on the bus. (The acks' order on the stream is
+// hostconn's, tested there.)
 func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	bus := events.New(hclog.NewNullLogger())
 	release := make(chan struct{})
@@ -57,46 +32,45 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 		return nil
 	}))()
 	h := &hostServices{plugin: "core", bus: bus, log: hclog.NewNullLogger()}
-	st := &fakePublishStream{ctx: t.Context(), in: make(chan *pb.PublishRequest, 8), acks: make(chan *pb.PublishAck, 8)}
-	served := make(chan error, 1)
-	go func() { served <- h.PublishEvents(st) }()
 
 	// Before every plugin has subscribed, a durable event is handed back.
-	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_0", Type: "task.early", Data: []byte(`{}`)}}
-	if a := <-st.acks; a.Seq != 1 || !a.Retry {
-		t.Fatalf("ack %+v, want seq 1 with retry before the plugins subscribed", a)
+	if wait, retry, err := h.PublishStreamed(seam.Event{ID: "evt_0", Type: "task.early", Data: []byte(`{}`)}); err != nil || retry == "" || wait != nil {
+		t.Fatalf("PublishStreamed = %v, %q, %v; want a retry before the plugins subscribed", wait != nil, retry, err)
 	}
 	bus.MarkSubscribed()
 
-	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_1", Type: "task.slow", Time: "2026-01-01T00:00:00.000Z", Data: []byte(`{}`)}}
+	wait, retry, err := h.PublishStreamed(seam.Event{ID: "evt_1", Type: "task.slow", Time: "2026-01-01T00:00:00.000Z", Data: []byte(`{}`)})
+	if err != nil || retry != "" || wait == nil {
+		t.Fatalf("PublishStreamed = %v, %q, %v; want a wait for the local handlers", wait != nil, retry, err)
+	}
 	ev := <-seen
 	if ev.ID != "evt_1" || ev.Time != "2026-01-01T00:00:00.000Z" || ev.Source != "core" {
 		t.Fatalf("bus got %+v; want the publisher's id and time, source core", ev)
 	}
+	waited := make(chan error, 1)
+	go func() { waited <- wait(t.Context()) }()
 	select {
-	case a := <-st.acks:
-		t.Fatalf("acknowledged (%+v) before the local handler returned", a)
+	case err := <-waited:
+		t.Fatalf("the wait returned (%v) before the local handler did", err)
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
-	if a := <-st.acks; a.Seq != 2 || a.Retry || a.Error != "" {
-		t.Fatalf("ack %+v, want seq 2 without retry", a)
+	if err := <-waited; err != nil {
+		t.Fatalf("wait = %v, want nil once the handler returned", err)
 	}
 
-	st.in <- &pb.PublishRequest{Event: &pb.Event{Id: "evt_2", Type: "task.bad", Data: []byte(`{}`)}}
+	wait, _, _ = h.PublishStreamed(seam.Event{ID: "evt_2", Type: "task.bad", Data: []byte(`{}`)})
 	<-seen
-	if a := <-st.acks; a.Seq != 3 || !a.Retry {
-		t.Fatalf("ack %+v, want seq 3 with retry after a failed handler", a)
+	if wait == nil || wait(t.Context()) == nil {
+		t.Fatal("a failed handler's event did not ask for a retry")
 	}
 
-	st.in <- &pb.PublishRequest{Event: &pb.Event{Type: "task.plain", Data: []byte(`{}`)}}
-	if a := <-st.acks; a.Seq != 4 || a.Retry || a.Error != "" {
-		t.Fatalf("ack %+v, want seq 4", a)
+	if wait, retry, err := h.PublishStreamed(seam.Event{Type: "task.plain", Data: []byte(`{}`)}); wait != nil || retry != "" || err != nil {
+		t.Fatalf("PublishStreamed = %v, %q, %v; want an event without an id taken at once", wait != nil, retry, err)
 	}
 	<-seen
-	close(st.in)
-	if err := <-served; err != nil {
-		t.Fatal(err)
+	if _, _, err := h.PublishStreamed(seam.Event{Type: " "}); err == nil {
+		t.Fatal("an event without a type was taken")
 	}
 }
 

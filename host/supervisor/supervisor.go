@@ -31,9 +31,8 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/hostconn"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Spec says how to start one plugin.
@@ -161,9 +160,12 @@ type Plugin struct {
 	mu     sync.Mutex
 	state  State
 	client *plugin.Client
-	rpc    *protocol.ClientV1
+	rpc    *hostconn.Conn
 	runner *procRunner
-	desc   *pb.DescribeResponse
+	// desc is the latest description (nil before the first start) and
+	// tools its tools.
+	desc  *seam.Description
+	tools []seam.Tool
 	// changed is closed and replaced on every state change: waiters
 	// select on it and look again. Only setState closes it, under mu, so
 	// it is closed exactly once.
@@ -188,7 +190,7 @@ type Plugin struct {
 	// (docs/decisions.md D34); nil when it offers none, CAIRN_CALL_LANE is
 	// "off", or the connection ended, and then calls take the CallTool
 	// stream.
-	lane *lane.Client
+	lane *hostconn.Lane
 	// laneBatches: the running process's lane takes event batches
 	// (ConfigureResponse.lane_event_batches).
 	laneBatches bool
@@ -243,22 +245,22 @@ func (p *Plugin) Describe() hostplugin.Description {
 	if p.desc == nil {
 		return hostplugin.Description{}
 	}
-	return convert.DescriptionFromProto(p.desc)
+	return *p.desc
 }
 
 // Tools returns the tools of the latest description as registry tools
 // (none before the first start). With compile, each one's schemas are
 // compiled now, and a schema that does not compile is an error naming the
-// tool (convert.ToolFromProto).
+// tool (convert.ToolFromSeam).
 func (p *Plugin) Tools(compile bool) ([]*registry.Tool, error) {
 	p.mu.Lock()
-	desc := p.desc
+	described := p.tools
 	p.mu.Unlock()
-	tools := make([]*registry.Tool, 0, len(desc.GetTools()))
-	for _, t := range desc.GetTools() {
-		rt, err := convert.ToolFromProto(t, compile)
+	tools := make([]*registry.Tool, 0, len(described))
+	for _, t := range described {
+		rt, err := convert.ToolFromSeam(t, compile)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s: %w", t.GetName(), err)
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 		tools = append(tools, rt)
 	}
@@ -300,8 +302,8 @@ func (p *Plugin) Status() Status {
 	}
 	if p.desc != nil {
 		st.Version = p.desc.Version
-		st.Tools = len(p.desc.Tools)
-		st.Protocol = int(p.desc.ProtocolVersion)
+		st.Tools = len(p.tools)
+		st.Protocol = p.desc.ProtocolVersion
 	}
 	if p.runner != nil && p.state.Started() {
 		st.PID = p.runner.pid
@@ -373,8 +375,8 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	ll := newLastLine()
 	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log, askClient: p.env.AskClient}
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  protocol.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{1: {protocol.PluginKey: &protocol.GRPCPluginV1{Host: hostSvc}}},
+		HandshakeConfig:  hostconn.Handshake,
+		VersionedPlugins: hostconn.Plugins(hostSvc, p.log),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		// Plugins that are not built in never see the host's
 		// environment (ANTHROPIC_API_KEY, cloud credentials, ...).
@@ -393,7 +395,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 			return nr, nil
 		},
 		Logger:          p.log,
-		GRPCDialOptions: protocol.DialOptions(),
+		GRPCDialOptions: hostconn.DialOptions(),
 		StartTimeout:    p.env.StartTimeout,
 		SyncStdout:      p.log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}),
 		SyncStderr:      io.MultiWriter(p.log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Info}), ll),
@@ -422,25 +424,21 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	if err != nil {
 		return fail(fmt.Errorf("plugin %s (%s) failed its handshake: %w", p.spec.Name, p.spec.Path, err))
 	}
-	raw, err := rpcClient.Dispense(protocol.PluginKey)
+	rpc, err := hostconn.Open(rpcClient, p.spec.Name)
 	if err != nil {
 		return fail(fmt.Errorf("plugin %s: %w", p.spec.Name, err))
 	}
-	rpc, ok := raw.(*protocol.ClientV1)
-	if !ok {
-		return fail(fmt.Errorf("plugin %s: unexpected protocol client %T", p.spec.Name, raw))
-	}
 	cctx, cancel := context.WithTimeout(ctx, p.env.StartTimeout)
 	defer cancel()
-	conf, err := rpc.Configure(cctx, &pb.ConfigureRequest{
-		HostServiceId: rpc.HostServiceID, Root: p.env.Root, DataDir: p.env.DataDir,
+	conf, err := rpc.Configure(cctx, hostconn.Config{
+		Root: p.env.Root, DataDir: p.env.DataDir,
 		Mode: p.env.Mode, HostVersion: p.env.HostVersion, Settings: p.spec.Settings,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("plugin %s could not start: %s", p.spec.Name, grpcMessage(err)))
 	}
 	calls := p.dialLane(cctx, conf.CallLane)
-	desc, err := rpc.Describe(cctx, &pb.DescribeRequest{})
+	desc, tools, err := rpc.Describe(cctx)
 	if err != nil {
 		closeLane(calls)
 		return fail(fmt.Errorf("plugin %s: describe: %s%s", p.spec.Name, grpcMessage(err), exitedWith(err, r, ll)))
@@ -459,8 +457,8 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 		client.Kill()
 		return errStopping
 	}
-	p.client, p.rpc, p.runner, p.desc, p.lane = client, rpc, r, desc, calls
-	p.laneBatches = conf.GetLaneEventBatches()
+	p.client, p.rpc, p.runner, p.desc, p.tools, p.lane = client, rpc, r, &desc, tools, calls
+	p.laneBatches = conf.LaneEventBatches
 	p.startedAt = time.Now()
 	p.lastErr, p.nextAttempt, p.attempting = "", time.Time{}, false
 	if restart {
@@ -485,10 +483,10 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 		p.hooks.Restarted(p)
 	}
 	if opening {
-		p.log.Info("plugin started; still opening, its calls wait", "path", p.spec.Path, "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "step", step)
+		p.log.Info("plugin started; still opening, its calls wait", "path", p.spec.Path, "version", desc.Version, "tools", len(tools), "pid", r.pid, "step", step)
 		return nil
 	}
-	p.log.Info("plugin ready", "path", p.spec.Path, "version", desc.Version, "tools", len(desc.Tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
+	p.log.Info("plugin ready", "path", p.spec.Path, "version", desc.Version, "tools", len(tools), "pid", r.pid, "protocol", client.NegotiatedVersion())
 	return nil
 }
 
@@ -614,7 +612,7 @@ func (p *Plugin) setFailed(err error) {
 //
 // A plugin that is opening is waited for longer, up to Env.OpenWait
 // (opening.go): it reports its progress, and its open is not retried.
-func (p *Plugin) await(ctx context.Context) (*protocol.ClientV1, error) {
+func (p *Plugin) await(ctx context.Context) (*hostconn.Conn, error) {
 	start := time.Now()
 	deadline := start.Add(awaitBudget)
 	timer := time.NewTimer(awaitBudget)
@@ -675,11 +673,11 @@ type CallOptions struct {
 // plugin's result, or a typed error when the plugin could not answer. The
 // output is returned as the plugin sent it (empty: `{}`), unchecked.
 func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *pipeline.Outcome {
-	res, err := p.callTool(ctx, convert.CallToProto(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
+	res, err := p.callTool(ctx, convert.CallToSeam(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}
-	return convert.OutcomeFromProto(res)
+	return res
 }
 
 // callTool runs a tool on the plugin, streaming progress to onProgress
@@ -691,7 +689,7 @@ func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *
 // takes effect at most once (docs/decisions.md D32). Any other call fails
 // with ERR_PLUGIN_UNAVAILABLE and details.applied "unknown": it may have
 // taken effect, so it is not replayed and the caller is not told to retry.
-func (p *Plugin) callTool(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage), retrySafe bool) (*pb.ToolResult, error) {
+func (p *Plugin) callTool(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine), retrySafe bool) (*seam.Result, error) {
 	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
@@ -739,7 +737,7 @@ func (p *Plugin) callTool(ctx context.Context, req *pb.CallToolRequest, onProgre
 // Both carry the call's progress and log lines ahead of its result. A lane
 // whose connection ended is dropped, and later calls to the same process
 // take the stream.
-func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, *procRunner, error) {
+func (p *Plugin) callOnce(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine)) (*seam.Result, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -749,49 +747,20 @@ func (p *Plugin) callOnce(ctx context.Context, req *pb.CallToolRequest, onProgre
 	p.mu.Unlock()
 	if calls != nil {
 		res, err := calls.Call(ctx, req, onProgress, onLog)
-		if errors.Is(err, lane.ErrClosed) {
+		if errors.Is(err, hostconn.ErrLaneClosed) {
 			p.dropLane(calls)
 		}
 		return res, r, err
 	}
-	res, err := p.stream(ctx, rpc, req, onProgress, onLog)
+	res, err := rpc.Call(ctx, req, onProgress, onLog)
 	return res, r, err
-}
-
-// stream runs one call on the CallTool stream.
-func (p *Plugin) stream(ctx context.Context, rpc *protocol.ClientV1, req *pb.CallToolRequest, onProgress func(*pb.Progress), onLog func(*pb.LogMessage)) (*pb.ToolResult, error) {
-	stream, err := rpc.CallTool(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, errs.Newf(502, errs.PluginUnavailable, "plugin %s ended the call without a result", p.spec.Name)
-			}
-			return nil, err
-		}
-		switch e := ev.Event.(type) {
-		case *pb.CallToolEvent_Progress:
-			if onProgress != nil {
-				onProgress(e.Progress)
-			}
-		case *pb.CallToolEvent_Log:
-			if onLog != nil {
-				onLog(e.Log)
-			}
-		case *pb.CallToolEvent_Result:
-			return e.Result, nil
-		}
-	}
 }
 
 // connectionLost reports whether err means the plugin's connection went
 // away (the process died, or the host closed the connection after seeing it
 // die) rather than the call failing.
 func connectionLost(err error) bool {
-	if errors.Is(err, lane.ErrClosed) {
+	if errors.Is(err, hostconn.ErrLaneClosed) {
 		return true
 	}
 	switch status.Code(err) {
@@ -831,11 +800,7 @@ func (p *Plugin) ListResources(ctx context.Context) (hostplugin.Resources, error
 	if err != nil {
 		return hostplugin.Resources{}, err
 	}
-	resp, err := rpc.ListResources(ctx, &pb.ListResourcesRequest{})
-	if err != nil {
-		return hostplugin.Resources{}, err
-	}
-	return convert.ResourcesFromProto(resp), nil
+	return rpc.ListResources(ctx)
 }
 
 // ReadResource reads one resource from the plugin. err is set when the
@@ -845,11 +810,11 @@ func (p *Plugin) ReadResource(ctx context.Context, uri string) (hostplugin.ReadR
 	if err != nil {
 		return hostplugin.ReadResult{}, err
 	}
-	resp, err := rpc.ReadResource(ctx, &pb.ReadResourceRequest{Uri: uri})
+	res, err := rpc.ReadResource(ctx, uri)
 	if err != nil {
 		return hostplugin.ReadResult{}, p.callError(ctx, err)
 	}
-	return convert.ReadResultFromProto(resp), nil
+	return res, nil
 }
 
 // Health asks the plugin for its health, within a short deadline.
@@ -862,11 +827,7 @@ func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	resp, err := rpc.Health(ctx, &pb.HealthRequest{})
-	if err != nil {
-		return hostplugin.Health{}, err
-	}
-	return convert.HealthFromProto(resp), nil
+	return rpc.Health(ctx)
 }
 
 // subscribe makes the plugin's one bus subscription for its pattern set,
@@ -918,17 +879,17 @@ func (p *Plugin) deliver(ev events.Event) error {
 		p.log.Warn("event not delivered", "event", ev.Type, "id", ev.ID, "error", err)
 		return fmt.Errorf("plugin %s did not take the event: %w", p.spec.Name, err)
 	}
-	req := &pb.HandleEventRequest{Event: &pb.Event{Id: ev.ID, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data}}
+	req := seamEvent(ev)
 	p.mu.Lock()
 	calls := p.lane
 	p.mu.Unlock()
 	if calls != nil {
 		err = calls.Deliver(ctx, req)
-		if errors.Is(err, lane.ErrClosed) {
+		if errors.Is(err, hostconn.ErrLaneClosed) {
 			p.dropLane(calls)
 		}
 	} else {
-		_, err = rpc.HandleEvent(ctx, req)
+		err = rpc.HandleEvent(ctx, req)
 	}
 	if err != nil {
 		p.log.Warn("plugin failed to handle event", "event", ev.Type, "id", ev.ID, "error", grpcMessage(err))
@@ -957,7 +918,7 @@ func (p *Plugin) Stop(ctx context.Context) {
 	}
 	if state.Started() && rpc != nil {
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if _, err := rpc.Stop(sctx, &pb.StopRequest{}); err != nil {
+		if err := rpc.Stop(sctx); err != nil {
 			p.log.Warn("plugin stop hook failed", "error", grpcMessage(err))
 		}
 		cancel()

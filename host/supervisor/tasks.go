@@ -4,7 +4,6 @@ import (
 	"context"
 
 	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/plugin/convert"
 )
 
 // Task runs an operation on one of the plugin's tasks (docs/decisions.md
@@ -15,9 +14,9 @@ func (p *Plugin) Task(ctx context.Context, req hostplugin.TaskRequest) (hostplug
 	if err != nil {
 		return hostplugin.TaskResponse{}, err
 	}
-	resp, err := rpc.Task(ctx, convert.TaskRequestToProto(req))
+	resp, err := rpc.Task(ctx, req)
 	if err != nil {
 		return hostplugin.TaskResponse{}, p.callError(ctx, err)
 	}
-	return convert.TaskResponseFromProto(resp), nil
+	return resp, nil
 }

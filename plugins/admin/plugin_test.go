@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/sdktest"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 func configured(t *testing.T) *sdk.Plugin {
@@ -97,7 +98,7 @@ func TestAdminSubscribesToWebhookEventsOnly(t *testing.T) {
 	subs := sdktest.Subscriptions(New())
 	takes := func(eventType string) bool {
 		for _, p := range subs {
-			if sdk.MatchEventType(p, eventType) {
+			if seam.MatchEventType(p, eventType) {
 				return true
 			}
 		}

@@ -290,6 +290,27 @@ func New(name string) *sdk.Plugin {
 			return nil, sdk.NotFound("ERR_RESOURCE_NOT_FOUND", "uri", "unknown resource")
 		},
 	})
+	// TESTKIT_PROMPTS=1 adds a prompt with a completable argument, for
+	// tests that run every kind of call; off by default so prompt
+	// listings elsewhere stay as they are.
+	if os.Getenv("TESTKIT_PROMPTS") == "1" {
+		p.AddPrompt(sdk.Prompt{
+			Name: name + "_greet", Description: "Greets someone by name.",
+			Arguments: []sdk.PromptArgument{{Name: "who", Required: true}},
+			Render: func(_ context.Context, args map[string]string) (sdk.PromptResult, error) {
+				if args["who"] == "" {
+					return sdk.PromptResult{}, sdk.NewError(400, "ERR_VALIDATION", "who is required")
+				}
+				return sdk.PromptResult{Description: "a greeting", Messages: []sdk.PromptMessage{{Role: "user", Text: "hello " + args["who"]}}}, nil
+			},
+		})
+		p.CompleteWith(func(_ context.Context, req sdk.CompletionRequest) ([]string, bool, error) {
+			if req.Ref.Name != name+"_greet" || req.Argument != "who" {
+				return nil, false, nil
+			}
+			return sdk.MatchPrefix([]string{"ada", "alan", "grace"}, req.Value), true, nil
+		})
+	}
 	p.AddHooks(sdk.Hooks{Health: func(context.Context) sdk.Health {
 		if os.Getenv("TESTKIT_DEGRADED") == "1" {
 			return sdk.Health{Status: "degraded", Message: "simulated", Details: map[string]any{"problems": []string{"simulated problem"}}}

@@ -1,14 +1,10 @@
-// Package convert is the one converter between the host's own types and the
-// plugin protocol's generated ones (sdk/protocol/pluginv1): a call
-// (pipeline.Call), its caller, its outcome (pipeline.Outcome, typed errors
-// and content blocks included), progress and log lines, a described tool
-// (registry.Tool), prompts, completions, resources, health and a plugin's
-// requests to ask a client (host/plugin). Besides this package only
-// host/supervisor, the plugin boundary, imports pluginv1
-// (docs/decisions.md D34); the host's other packages use the friendly types.
-//
-// Functions named …ToProto build a protocol message; …FromProto read one,
-// accepting nil (a message the peer left unset) as the empty value.
+// Package convert converts between the host's call-path types and the
+// seam's (sdk/seam), for the two whose host form carries more than
+// crosses to a plugin: a call (pipeline.Call, with its tool entry and its
+// callbacks) and a described tool (registry.Tool, with its compiled
+// schema). Every other type of the boundary is the seam's own, so it
+// needs no converting here; the one converter to the protocol is inside
+// the SDK (docs/decisions.md D34).
 package convert
 
 import (
@@ -16,166 +12,52 @@ import (
 	"fmt"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/protocol/lane"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// CallToProto is the request that runs call c on its plugin. channel is the
-// client channel the plugin may ask the caller's client through (0: none).
-// The request wants progress when c forwards it, and log lines at
-// c.LogLevel when c forwards those.
-func CallToProto(c *pipeline.Call, channel uint64) *pb.CallToolRequest {
-	req := &pb.CallToolRequest{
-		Tool: c.Name, Arguments: c.Args, Caller: CallerToProto(c.Caller), RequestId: c.RequestID,
-		WantsProgress: c.Progress != nil, IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
-		ClientChannel: channel, Traceparent: c.TraceParent, Tracestate: c.TraceState,
-	}
-	if c.Task != nil {
-		req.Task = &pb.TaskParams{TtlMs: c.Task.TTL.Milliseconds()}
+// CallToSeam is call c as it goes to its plugin. channel is the client
+// channel the plugin may ask the caller's client through (0: none). The
+// call wants progress when c forwards it, and log lines at c.LogLevel
+// when c forwards those.
+func CallToSeam(c *pipeline.Call, channel uint64) seam.Call {
+	out := seam.Call{
+		Tool: c.Name, Args: c.Args, Caller: c.Caller, RequestID: c.RequestID,
+		IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
+		WantsProgress: c.Progress != nil, ClientChannel: channel, Task: c.Task,
+		TraceParent: c.TraceParent, TraceState: c.TraceState,
 	}
 	if c.Log != nil {
-		req.LogLevel = c.LogLevel
-	}
-	return req
-}
-
-// CallFromProto is the call a request describes, and its client channel.
-// The call has no tool entry and no callbacks: Progress and Log are for
-// the side that sent the request to set.
-func CallFromProto(req *pb.CallToolRequest) (c *pipeline.Call, channel uint64) {
-	return &pipeline.Call{
-		Name: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()),
-		RequestID: req.GetRequestId(), IdempotencyKey: req.GetIdempotencyKey(), IdempotencyClient: req.GetIdempotencyClient(), Replay: req.GetReplay(),
-		LogLevel: req.GetLogLevel(), Task: taskParamsFromProto(req.GetTask()), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(),
-	}, req.GetClientChannel()
-}
-
-// CallerToProto is the caller as the protocol carries it.
-func CallerToProto(c pipeline.Caller) *pb.Caller {
-	return &pb.Caller{
-		Id: c.ID, Source: c.Source, SessionId: c.SessionID, ClientName: c.ClientName,
-		ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project,
-	}
-}
-
-// CallerFromProto is the protocol's caller as the host's.
-func CallerFromProto(c *pb.Caller) pipeline.Caller {
-	return pipeline.Caller{
-		ID: c.GetId(), Source: c.GetSource(), SessionID: c.GetSessionId(), ClientName: c.GetClientName(),
-		ClientVersion: c.GetClientVersion(), Scopes: c.GetScopes(), Project: c.GetProject(),
-	}
-}
-
-// OutcomeFromProto is a plugin's result as the pipeline's outcome: its typed
-// error (status 500 when the plugin set none), or its output (`{}` when
-// empty), status (200 when unset) and content blocks. The output is not
-// checked here: the host checks it before it goes to a client.
-func OutcomeFromProto(res *pb.ToolResult) *pipeline.Outcome {
-	if e := res.GetError(); e != nil {
-		return pipeline.Fail(ErrorFromProto(e))
-	}
-	if t := res.GetTask(); t != nil {
-		return &pipeline.Outcome{Task: TaskStateFromProto(t), Status: int(res.GetStatus())}
-	}
-	out := &pipeline.Outcome{Output: res.GetOutput(), Status: int(res.GetStatus())}
-	if out.Status == 0 {
-		out.Status = 200
-	}
-	if len(out.Output) == 0 {
-		out.Output = json.RawMessage(`{}`)
-	}
-	for _, c := range res.GetContent() {
-		out.Content = append(out.Content, ContentFromProto(c))
+		out.LogLevel = c.LogLevel
 	}
 	return out
 }
 
-// OutcomeToProto is an outcome as a plugin's result.
-func OutcomeToProto(o *pipeline.Outcome) *pb.ToolResult {
-	if o.Err != nil {
-		return &pb.ToolResult{Status: int32(o.Status), Error: ErrorToProto(o.Err)}
-	}
-	res := &pb.ToolResult{Output: o.Output, Status: int32(o.Status), Task: TaskStateToProto(o.Task)}
-	for _, c := range o.Content {
-		res.Content = append(res.Content, ContentToProto(c))
-	}
-	return res
-}
-
-// ErrorFromProto is a protocol error as a typed error (details an empty
-// map when the plugin sent none, or none that decode as an object); nil
-// for nil.
-func ErrorFromProto(e *pb.ToolError) *errs.Error {
-	if e == nil {
-		return nil
-	}
-	details := map[string]any{}
-	if len(e.Details) > 0 {
-		_ = json.Unmarshal(e.Details, &details)
-		if details == nil {
-			details = map[string]any{} // the plugin sent JSON null
-		}
-	}
-	return &errs.Error{Code: e.Code, Message: e.Message, Details: details, Status: int(e.Status)}
-}
-
-// ErrorToProto is a typed error as the protocol carries it (details a JSON
-// object, never null); nil for nil.
-func ErrorToProto(e *errs.Error) *pb.ToolError {
-	if e == nil {
-		return nil
-	}
-	return lane.ErrorToProto(e)
-}
-
-// ContentFromProto is a content block (of a result or a prompt message).
-func ContentFromProto(c *pb.Content) pipeline.Content {
-	return pipeline.Content{Type: c.GetType(), Text: c.GetText(), MIMEType: c.GetMimeType(), Data: c.GetData(), URI: c.GetUri()}
-}
-
-// ContentToProto is a content block as the protocol carries it.
-func ContentToProto(c pipeline.Content) *pb.Content {
-	return &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI}
-}
-
-// ProgressFunc adapts the call's progress callback to the protocol's
-// progress events; nil when the call forwards no progress.
-func ProgressFunc(c *pipeline.Call) func(*pb.Progress) {
+// ProgressFunc adapts the call's progress callback to the seam's
+// progress reports; nil when the call forwards no progress.
+func ProgressFunc(c *pipeline.Call) func(seam.Progress) {
 	if c.Progress == nil {
 		return nil
 	}
-	return func(p *pb.Progress) { c.Progress(p.GetProgress(), p.GetTotal(), p.GetMessage()) }
+	return func(p seam.Progress) { c.Progress(p.Progress, p.Total, p.Message) }
 }
 
-// LogFunc adapts the call's log callback to the protocol's log events; nil
+// LogFunc adapts the call's log callback to the seam's log lines; nil
 // when the call forwards no log lines.
-func LogFunc(c *pipeline.Call) func(*pb.LogMessage) {
+func LogFunc(c *pipeline.Call) func(seam.LogLine) {
 	if c.Log == nil {
 		return nil
 	}
-	return func(m *pb.LogMessage) { c.Log(m.GetLevel(), m.GetLogger(), m.GetData()) }
+	return func(l seam.LogLine) { c.Log(l.Level, l.Logger, l.Data) }
 }
 
-// ProgressToProto is one progress report as the protocol carries it.
-func ProgressToProto(progress, total float64, message string) *pb.Progress {
-	return &pb.Progress{Progress: progress, Total: total, Message: message}
-}
-
-// LogToProto is one log line for the client as the protocol carries it.
-func LogToProto(level, logger string, data json.RawMessage) *pb.LogMessage {
-	return &pb.LogMessage{Level: level, Logger: logger, Data: data}
-}
-
-// ToolFromProto is a described tool as the registry's. With compile, its
+// ToolFromSeam is a described tool as the registry's. With compile, its
 // input schema is compiled now (else on the tool's first call,
 // registry.Tool.Validate) and its output schema checked. A tool without an
 // input schema takes any object; one without a toolset is in "default".
-func ToolFromProto(t *pb.Tool, compile bool) (*registry.Tool, error) {
-	in := json.RawMessage(t.GetInputSchema())
+func ToolFromSeam(t seam.Tool, compile bool) (*registry.Tool, error) {
+	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
 	}
@@ -185,220 +67,32 @@ func ToolFromProto(t *pb.Tool, compile bool) (*registry.Tool, error) {
 		if validator, err = schema.Compile(in); err != nil {
 			return nil, fmt.Errorf("input schema: %w", err)
 		}
-		if len(t.GetOutputSchema()) > 0 {
-			if _, err := schema.Compile(t.GetOutputSchema()); err != nil {
+		if len(t.OutputSchema) > 0 {
+			if _, err := schema.Compile(t.OutputSchema); err != nil {
 				return nil, fmt.Errorf("output schema: %w", err)
 			}
 		}
 	}
-	out, err := schema.Published(t.GetOutputSchema())
+	out, err := schema.Published(t.OutputSchema)
 	if err != nil {
 		return nil, err
 	}
 	rt := &registry.Tool{
-		Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(), Toolset: t.GetToolset(),
-		InputSchema: in, OutputSchema: out, SuccessSchema: json.RawMessage(t.GetOutputSchema()),
-		HonoursIdempotency: t.GetHonoursIdempotency(), TaskSupport: t.GetTaskSupport(), Validator: validator,
+		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
+		InputSchema: in, OutputSchema: out, SuccessSchema: t.OutputSchema,
+		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport, Validator: validator,
 	}
-	if a := t.GetAnnotations(); a != nil {
-		rt.ReadOnly = a.GetReadOnly()
-		rt.Destructive = a.GetDestructive()
-		rt.Idempotent = a.GetIdempotent()
-		rt.OpenWorld = a.GetOpenWorld()
+	if a := t.Annotations; a != nil {
+		rt.ReadOnly = a.ReadOnly
+		rt.Destructive = a.Destructive
+		rt.Idempotent = a.Idempotent
+		rt.OpenWorld = a.OpenWorld
 		if rt.Title == "" {
-			rt.Title = a.GetTitle()
+			rt.Title = a.Title
 		}
 	}
 	if rt.Toolset == "" {
 		rt.Toolset = "default"
 	}
 	return rt, nil
-}
-
-// ToolToProto is a registry tool as a plugin describes it: its success
-// schema as the output schema, every annotation set.
-func ToolToProto(t *registry.Tool) *pb.Tool {
-	readOnly, destructive, idempotent, openWorld := t.ReadOnly, t.Destructive, t.Idempotent, t.OpenWorld
-	return &pb.Tool{
-		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-		InputSchema: t.InputSchema, OutputSchema: t.SuccessSchema, HonoursIdempotency: t.HonoursIdempotency,
-		TaskSupport: t.TaskSupport,
-		Annotations: &pb.Annotations{ReadOnly: &readOnly, Destructive: &destructive, Idempotent: &idempotent, OpenWorld: &openWorld, Title: t.Title},
-	}
-}
-
-// DescriptionFromProto is a plugin's description, less its tools.
-func DescriptionFromProto(d *pb.DescribeResponse) plugin.Description {
-	return plugin.Description{
-		Name: d.GetName(), Version: d.GetVersion(), Description: d.GetDescription(),
-		ProtocolVersion: int(d.GetProtocolVersion()), Subscriptions: d.GetSubscriptions(), SDKVersion: d.GetSdkVersion(),
-	}
-}
-
-// PromptsFromProto is a plugin's prompt listing.
-func PromptsFromProto(r *pb.ListPromptsResponse) []plugin.Prompt {
-	out := make([]plugin.Prompt, 0, len(r.GetPrompts()))
-	for _, p := range r.GetPrompts() {
-		pr := plugin.Prompt{Name: p.GetName(), Title: p.GetTitle(), Description: p.GetDescription()}
-		for _, a := range p.GetArguments() {
-			pr.Arguments = append(pr.Arguments, plugin.PromptArgument{Name: a.GetName(), Description: a.GetDescription(), Required: a.GetRequired()})
-		}
-		out = append(out, pr)
-	}
-	return out
-}
-
-// PromptsToProto is a prompt listing as the protocol carries it.
-func PromptsToProto(prompts []plugin.Prompt) *pb.ListPromptsResponse {
-	out := &pb.ListPromptsResponse{}
-	for _, p := range prompts {
-		pr := &pb.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
-		for _, a := range p.Arguments {
-			pr.Arguments = append(pr.Arguments, &pb.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-		}
-		out.Prompts = append(out.Prompts, pr)
-	}
-	return out
-}
-
-// PromptResultFromProto is a rendered prompt, or the plugin's error.
-func PromptResultFromProto(r *pb.GetPromptResponse) plugin.PromptResult {
-	if e := r.GetError(); e != nil {
-		return plugin.PromptResult{Err: ErrorFromProto(e)}
-	}
-	out := plugin.PromptResult{Description: r.GetDescription()}
-	for _, m := range r.GetMessages() {
-		msg := plugin.PromptMessage{Role: m.GetRole(), Text: m.GetText()}
-		if m.GetContent() != nil {
-			c := ContentFromProto(m.GetContent())
-			msg.Content = &c
-		}
-		out.Messages = append(out.Messages, msg)
-	}
-	return out
-}
-
-// PromptResultToProto is a rendered prompt as the protocol carries it.
-func PromptResultToProto(r plugin.PromptResult) *pb.GetPromptResponse {
-	if r.Err != nil {
-		return &pb.GetPromptResponse{Error: ErrorToProto(r.Err)}
-	}
-	out := &pb.GetPromptResponse{Description: r.Description}
-	for _, m := range r.Messages {
-		msg := &pb.PromptMessage{Role: m.Role, Text: m.Text}
-		if m.Content != nil {
-			msg.Content = ContentToProto(*m.Content)
-		}
-		out.Messages = append(out.Messages, msg)
-	}
-	return out
-}
-
-// CompleteRequestToProto is a completion request as the protocol carries it.
-func CompleteRequestToProto(r plugin.CompleteRequest) *pb.CompleteRequest {
-	return &pb.CompleteRequest{RefType: r.RefType, RefName: r.RefName, Argument: r.Argument, Value: r.Value, Context: r.Context}
-}
-
-// CompleteRequestFromProto is the protocol's completion request.
-func CompleteRequestFromProto(r *pb.CompleteRequest) plugin.CompleteRequest {
-	return plugin.CompleteRequest{RefType: r.GetRefType(), RefName: r.GetRefName(), Argument: r.GetArgument(), Value: r.GetValue(), Context: r.GetContext()}
-}
-
-// CompletionFromProto is a plugin's completion; Values is never nil.
-func CompletionFromProto(r *pb.CompleteResponse) plugin.Completion {
-	out := plugin.Completion{Values: r.GetValues(), Total: int(r.GetTotal()), HasMore: r.GetHasMore()}
-	if out.Values == nil {
-		out.Values = []string{}
-	}
-	return out
-}
-
-// CompletionToProto is a completion as the protocol carries it.
-func CompletionToProto(c plugin.Completion) *pb.CompleteResponse {
-	return &pb.CompleteResponse{Values: c.Values, Total: int32(c.Total), HasMore: c.HasMore}
-}
-
-// ResourcesFromProto is a plugin's resource listing.
-func ResourcesFromProto(r *pb.ListResourcesResponse) plugin.Resources {
-	var out plugin.Resources
-	for _, x := range r.GetResources() {
-		out.Resources = append(out.Resources, plugin.Resource{URI: x.GetUri(), Name: x.GetName(), Description: x.GetDescription(), MIMEType: x.GetMimeType()})
-	}
-	for _, t := range r.GetTemplates() {
-		out.Templates = append(out.Templates, plugin.ResourceTemplate{URITemplate: t.GetUriTemplate(), Name: t.GetName(), Description: t.GetDescription(), MIMEType: t.GetMimeType()})
-	}
-	return out
-}
-
-// ResourcesToProto is a resource listing as the protocol carries it.
-func ResourcesToProto(r plugin.Resources) *pb.ListResourcesResponse {
-	out := &pb.ListResourcesResponse{}
-	for _, x := range r.Resources {
-		out.Resources = append(out.Resources, &pb.Resource{Uri: x.URI, Name: x.Name, Description: x.Description, MimeType: x.MIMEType})
-	}
-	for _, t := range r.Templates {
-		out.Templates = append(out.Templates, &pb.ResourceTemplate{UriTemplate: t.URITemplate, Name: t.Name, Description: t.Description, MimeType: t.MIMEType})
-	}
-	return out
-}
-
-// ReadResultFromProto is a read resource, or the plugin's error.
-func ReadResultFromProto(r *pb.ReadResourceResponse) plugin.ReadResult {
-	if e := r.GetError(); e != nil {
-		return plugin.ReadResult{Err: ErrorFromProto(e)}
-	}
-	var out plugin.ReadResult
-	for _, c := range r.GetContents() {
-		out.Contents = append(out.Contents, plugin.ResourceContents{URI: c.GetUri(), MIMEType: c.GetMimeType(), Text: c.GetText(), Blob: c.GetBlob()})
-	}
-	return out
-}
-
-// ReadResultToProto is a read resource as the protocol carries it.
-func ReadResultToProto(r plugin.ReadResult) *pb.ReadResourceResponse {
-	if r.Err != nil {
-		return &pb.ReadResourceResponse{Error: ErrorToProto(r.Err)}
-	}
-	out := &pb.ReadResourceResponse{}
-	for _, c := range r.Contents {
-		out.Contents = append(out.Contents, &pb.ResourceContents{Uri: c.URI, MimeType: c.MIMEType, Text: c.Text, Blob: c.Blob})
-	}
-	return out
-}
-
-// HealthFromProto is a plugin's health report.
-func HealthFromProto(r *pb.HealthResponse) plugin.Health {
-	return plugin.Health{Status: r.GetStatus(), Message: r.GetMessage(), Details: r.GetDetails()}
-}
-
-// HealthToProto is a health report as the protocol carries it.
-func HealthToProto(h plugin.Health) *pb.HealthResponse {
-	return &pb.HealthResponse{Status: h.Status, Message: h.Message, Details: h.Details}
-}
-
-// AskFromProto is a plugin's request to ask a client.
-func AskFromProto(r *pb.AskClientRequest) plugin.Ask {
-	return plugin.Ask{Channel: r.GetClientChannel(), Method: r.GetMethod(), Params: r.GetParams()}
-}
-
-// AskToProto is a request to ask a client as the protocol carries it.
-func AskToProto(a plugin.Ask) *pb.AskClientRequest {
-	return &pb.AskClientRequest{ClientChannel: a.Channel, Method: a.Method, Params: a.Params}
-}
-
-// AnswerToProto is the answer to a plugin's request to ask a client: the
-// client's result, or the typed error that kept it from answering.
-func AnswerToProto(result json.RawMessage, fail *errs.Error) *pb.AskClientResponse {
-	if fail != nil {
-		return &pb.AskClientResponse{Error: ErrorToProto(fail)}
-	}
-	return &pb.AskClientResponse{Result: result}
-}
-
-// AnswerFromProto is the answer to a request to ask a client.
-func AnswerFromProto(r *pb.AskClientResponse) (json.RawMessage, *errs.Error) {
-	if e := r.GetError(); e != nil {
-		return nil, ErrorFromProto(e)
-	}
-	return r.GetResult(), nil
 }

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // A plugin from outside the binary is refused at registration when a
 // schema uses a keyword the validator does not implement, naming the
 // keyword; a good schema is compiled there once.
-func TestToolFromProtoChecksSchemasAtRegistration(t *testing.T) {
+func TestToolFromSeamChecksSchemasAtRegistration(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		in, out string
@@ -22,7 +22,7 @@ func TestToolFromProtoChecksSchemasAtRegistration(t *testing.T) {
 		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, ``, `$schema http://json-schema.org/draft-07/schema# is not supported`},
 		{"good", `{"type":"object","properties":{"id":{"type":"string","pattern":"^T-[0-9]+$"}},"additionalProperties":false}`, `{"type":"object"}`, ``},
 	} {
-		rt, err := ToolFromProto(&pb.Tool{Name: "x", InputSchema: []byte(c.in), OutputSchema: []byte(c.out)}, true)
+		rt, err := ToolFromSeam(seam.Tool{Name: "x", InputSchema: []byte(c.in), OutputSchema: []byte(c.out)}, true)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.name, err)

@@ -96,16 +96,3 @@ func Categories() []string {
 	sort.Strings(out)
 	return out
 }
-
-// MatchPattern reports whether eventType matches a pattern: exact,
-// "<category>.*" (any type under the category, at any depth) or "*".
-func MatchPattern(pattern, eventType string) bool {
-	switch {
-	case pattern == "*":
-		return true
-	case strings.HasSuffix(pattern, ".*"):
-		return strings.HasPrefix(eventType, pattern[:len(pattern)-1]) && len(eventType) > len(pattern)-1
-	default:
-		return pattern == eventType
-	}
-}

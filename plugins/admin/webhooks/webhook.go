@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Webhook statuses. A webhook moves to error after ErrorThreshold
@@ -149,7 +150,7 @@ func (w *Webhook) IsSubscribedTo(eventType string) bool {
 		return true
 	}
 	for _, p := range w.EventTypes {
-		if MatchPattern(p, eventType) {
+		if seam.MatchEventType(p, eventType) {
 			return true
 		}
 	}

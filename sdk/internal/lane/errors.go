@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // ErrorToProto is a typed error as the protocol carries it (details as a

@@ -1,9 +1,8 @@
 // Package protocol is the thin layer between go-plugin and the cairn plugin
 // protocol: the handshake, the versioned plugin sets and the gRPC message
-// limits shared by the host and the SDK.
-//
-// Plugin authors use package sdk instead; this package is for the host and
-// for anyone implementing the protocol without the SDK.
+// limits shared by the host's end (sdk/hostconn) and the plugin's (package
+// sdk). It is internal to the SDK module: the host and plugins see only
+// sdk/seam's types (docs/decisions.md D34).
 package protocol
 
 import (
@@ -12,7 +11,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Version is the newest plugin protocol version this module speaks.
@@ -21,12 +21,9 @@ const Version = 1
 // PluginKey is the key of the cairn plugin inside a go-plugin plugin set.
 const PluginKey = "cairn"
 
-// HealthOpening is the Health status of a plugin that is configured and
-// described but still opening (completing an import, building an index):
-// the host lists its tools and holds its calls, events and resource reads
-// until its Health says anything else. A plugin whose opening fails exits,
-// and the host restarts it as after a crash.
-const HealthOpening = "opening"
+// HealthOpening is the Health status of a plugin that is still opening
+// (seam.HealthOpening).
+const HealthOpening = seam.HealthOpening
 
 // MaxMessageBytes raises gRPC's 4 MB default on both sides so large tool
 // results (screenshots, big listings) pass.

@@ -125,7 +125,7 @@ func (x *ConfigureRequest) GetSettings() map[string]string {
 type ConfigureResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Path of a Unix socket the plugin listens on for tool calls: the call
-	// lane (package sdk/protocol/lane), lighter than a gRPC call, carrying a
+	// lane (package sdk/internal/lane), lighter than a gRPC call, carrying a
 	// call's progress and log lines as well as its result. The host dials it
 	// once, after Configure, and then sends every call there; empty when the
 	// plugin offers none, and then every call goes over CallTool.
@@ -3581,7 +3581,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
 	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
 	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01\x12R\n" +
-	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponseB;Z9github.com/cairn-mcp/cairn/sdk/protocol/pluginv1;pluginv1b\x06proto3"
+	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponseB;Z9github.com/cairn-mcp/cairn/sdk/internal/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // DeliverBatch hands several bus events to the plugin, to be run in order,

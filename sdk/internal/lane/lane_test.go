@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/protocol/pluginv1"
+	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
 // pair starts a server with h over a real Unix socket and returns a client
