@@ -80,7 +80,7 @@ type State string
 const (
 	StateStarting State = "starting"
 	// StateOpening: the process is configured and described, and its
-	// health says it is still opening (sdk.OnOpen): its tools are
+	// health says it is still opening (sdk.Hooks.Open): its tools are
 	// listed, and its calls, events and resource reads wait until it is
 	// open (opening.go).
 	StateOpening    State = "opening"
@@ -491,7 +491,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 }
 
 // exitedWith says how the process ended when err is its connection
-// closing under a start (a plugin whose OnOpen work failed at once exits
+// closing under a start (a plugin whose open work (sdk.Hooks.Open) failed at once exits
 // between Configure and Describe): "" otherwise.
 func exitedWith(err error, r *procRunner, ll *lastLine) string {
 	if r == nil || !connectionLost(err) {
