@@ -10,12 +10,12 @@ import (
 	"strings"
 )
 
-// Canonical re-encodes a JSON value so that two encodings of the same value
+// canonicalJSON re-encodes a JSON value so that two encodings of the same value
 // give the same bytes: object members sorted by name, no insignificant
 // space, strings in one escaping, numbers in one form (an integer as its
 // digits, any other number as the shortest form that reads back the same
 // float64). A retry sent by another serializer is then the same call.
-func Canonical(raw []byte) ([]byte, error) {
+func canonicalJSON(raw []byte) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(raw))
 	d.UseNumber()
 	var v any

@@ -91,14 +91,14 @@ func (k Key) ID() []byte {
 }
 
 // Fingerprint identifies k's call: HMAC-SHA-256 under the key of the tool
-// and its canonical arguments (Canonical), so the same call sent by another
+// and its canonical arguments (canonicalJSON), so the same call sent by another
 // serializer matches, and the store keeps no plain digest of arguments that
 // may hold a secret.
 func (k Key) Fingerprint() []byte {
 	if k.call != nil {
 		return k.call
 	}
-	args, err := Canonical(k.args)
+	args, err := canonicalJSON(k.args)
 	if err != nil {
 		// Arguments reach a handler only once they parsed as JSON; these
 		// did not, so compare them as they are.
@@ -135,7 +135,7 @@ func Lookup(k Key, s Store) (outcome []byte, found bool, err error) {
 		return nil, false, err
 	}
 	if !bytes.Equal(fp, k.Fingerprint()) {
-		return nil, false, Conflict(k)
+		return nil, false, conflict(k)
 	}
 	return outcome, true, nil
 }
@@ -175,10 +175,10 @@ func Once[T any](k Key, s Store, encode func(T) ([]byte, error), decode func([]b
 	return out, false, Save(k, s, raw)
 }
 
-// Conflict is the error for k sent with a call other than the one it
+// conflict is the error for k sent with a call other than the one it
 // names. The host rewrites its message to name the key as the client sent
 // it (a header, a _meta field or a request id).
-func Conflict(k Key) *errs.Error {
+func conflict(k Key) *errs.Error {
 	return errs.Conflictf(errs.Conflict,
 		"this idempotency key was already used for another call (another tool or other arguments) within the last %s; a retry must repeat that call exactly, and a new call needs a new key",
 		k.Hold()).

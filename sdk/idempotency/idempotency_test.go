@@ -14,11 +14,11 @@ func TestCanonicalGivesOneEncodingPerValue(t *testing.T) {
 		{`{"s":"é"}`, `{"s":"\u00e9"}`},
 		{`{"o":{"z":1,"a":{"y":2,"b":3}}}`, `{"o":{"a":{"b":3,"y":2},"z":1}}`},
 	} {
-		a, err := Canonical([]byte(tc.a))
+		a, err := canonicalJSON([]byte(tc.a))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Canonical([]byte(tc.b))
+		b, err := canonicalJSON([]byte(tc.b))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,13 +33,13 @@ func TestCanonicalGivesOneEncodingPerValue(t *testing.T) {
 		{`{"n":0.1}`, `{"n":0.10000000000000002}`},
 		{`{"n":12345678901234567890123}`, `{"n":12345678901234567890124}`},
 	} {
-		a, _ := Canonical([]byte(tc.a))
-		b, _ := Canonical([]byte(tc.b))
+		a, _ := canonicalJSON([]byte(tc.a))
+		b, _ := canonicalJSON([]byte(tc.b))
 		if bytes.Equal(a, b) {
 			t.Errorf("%s and %s encode alike as %s; they are different values", tc.a, tc.b, a)
 		}
 	}
-	if _, err := Canonical([]byte(`{"a":1} {"b":2}`)); err == nil {
+	if _, err := canonicalJSON([]byte(`{"a":1} {"b":2}`)); err == nil {
 		t.Error("two values accepted as one")
 	}
 }
@@ -70,11 +70,11 @@ func FuzzCanonical(f *testing.F) {
 	f.Add([]byte(`{"a":1,"b":[1.5,"x",null,{"c":true}]}`))
 	f.Add([]byte(`{"n":1e400}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		c, err := Canonical(raw)
+		c, err := canonicalJSON(raw)
 		if err != nil {
 			return
 		}
-		again, err := Canonical(c)
+		again, err := canonicalJSON(c)
 		if err != nil || !bytes.Equal(c, again) {
 			t.Fatalf("canonical form %s is not a fixed point: %s %v", c, again, err)
 		}

@@ -67,7 +67,7 @@ func BenchmarkForType(b *testing.B) {
 	t := reflect.TypeOf(encAll{})
 	b.Run("ForType", func(b *testing.B) {
 		for b.Loop() {
-			ForType(t)
+			forType(t)
 		}
 	})
 	b.Run("reflect+json.Marshal", func(b *testing.B) {

@@ -66,14 +66,14 @@ type patternProp struct {
 	n  *node
 }
 
-// SchemaError says why a schema does not compile: where (a JSON pointer
+// schemaError says why a schema does not compile: where (a JSON pointer
 // into the schema) and what rule of the schema language it breaks.
-type SchemaError struct {
+type schemaError struct {
 	Pointer string
 	Message string
 }
 
-func (e *SchemaError) Error() string {
+func (e *schemaError) Error() string {
 	return fmt.Sprintf("at #%s: %s", e.Pointer, e.Message)
 }
 
@@ -166,7 +166,7 @@ type compiler struct {
 }
 
 func (c *compiler) fail(ptr, format string, args ...any) error {
-	return &SchemaError{Pointer: ptr, Message: fmt.Sprintf(format, args...)}
+	return &schemaError{Pointer: ptr, Message: fmt.Sprintf(format, args...)}
 }
 
 func (c *compiler) compile(v any, ptr string, root bool) (*node, error) {

@@ -27,7 +27,7 @@ func TestValidateDecodesOnlyWhatTheSchemaReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, want := showError(v.Validate([]byte(doc))), showError(v.ValidateValue(inst))
+			got, want := showError(v.Validate([]byte(doc))), showError(v.validateValue(inst))
 			if got != want {
 				t.Errorf("schema %d, doc %s: got %s, decoded whole %s", i, doc, got, want)
 			}

@@ -23,11 +23,11 @@ import (
 // Objects refuse unknown properties.
 func For[T any]() json.RawMessage {
 	var zero T
-	return ForType(reflect.TypeOf(&zero).Elem())
+	return forType(reflect.TypeOf(&zero).Elem())
 }
 
-// ForType is For with a reflect.Type.
-func ForType(t reflect.Type) json.RawMessage {
+// forType is For with a reflect.Type.
+func forType(t reflect.Type) json.RawMessage {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}

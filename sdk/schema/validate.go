@@ -29,7 +29,7 @@ func (v *Validator) Validate(doc []byte) *errs.Error {
 	if err != nil {
 		return errs.Invalid("", "json", "arguments are not valid JSON: "+err.Error())
 	}
-	return v.ValidateValue(inst)
+	return v.validateValue(inst)
 }
 
 // ValidateChecked is Validate for a document already known to be one valid
@@ -43,12 +43,12 @@ func (v *Validator) ValidateChecked(doc []byte) *errs.Error {
 	if err != nil {
 		return errs.Invalid("", "json", "arguments are not valid JSON: "+err.Error())
 	}
-	return v.ValidateValue(inst)
+	return v.validateValue(inst)
 }
 
-// ValidateValue is Validate for an already decoded value (as produced by
+// validateValue is Validate for an already decoded value (as produced by
 // encoding/json, numbers best as json.Number).
-func (v *Validator) ValidateValue(inst any) *errs.Error {
+func (v *Validator) validateValue(inst any) *errs.Error {
 	// A first pass stops at the first violation and builds nothing; only
 	// a document that fails is walked again to find the violation to
 	// report.

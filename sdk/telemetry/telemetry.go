@@ -32,8 +32,8 @@ var tracer atomic.Pointer[trace.Tracer]
 // building anything a span needs.
 func On() bool { return tracer.Load() != nil }
 
-// Configured reports whether the environment asks for traces.
-func Configured() bool {
+// configured reports whether the environment asks for traces.
+func configured() bool {
 	if strings.EqualFold(os.Getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
 	}
@@ -47,7 +47,7 @@ func Configured() bool {
 // The returned stop flushes what is still batched; it is a no-op when
 // tracing stayed off.
 func Setup(ctx context.Context, service string) (stop func(context.Context) error, err error) {
-	if !Configured() {
+	if !configured() {
 		return func(context.Context) error { return nil }, nil
 	}
 	exp, err := exporter(ctx)

@@ -1,6 +1,8 @@
 // Package examplecheck finds the exported names of a package that have no
 // Example function, so a test can hold a package to the rule that every
 // exported func, type and method shows its use in an example go test runs.
+// PublicPackages lists the packages of a module the rule covers; this
+// package's own test holds the whole SDK module to it.
 package examplecheck
 
 import (
@@ -8,11 +10,49 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 )
+
+// PublicPackages returns the directories under the module root that hold
+// a public package of that module, root first and then sorted: those
+// with a non-test .go file, skipping internal/ and testdata/ trees, the
+// folders the go tool ignores (".x", "_x") and nested modules.
+func PublicPackages(root string) ([]string, error) {
+	var dirs []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if path != root {
+			name := d.Name()
+			if name == "internal" || name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+		}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+				dirs = append(dirs, path)
+				break
+			}
+		}
+		return nil
+	})
+	return dirs, err
+}
 
 // Missing parses the Go files of the package in dir, its tests included,
 // and returns the exported funcs, types and methods (as "T.M") that no
