@@ -32,9 +32,6 @@ type Host interface {
 	// (its error asks the publisher to retry); retry, when set, is why
 	// the event was not taken and is to be sent again; err refuses it.
 	PublishStreamed(ev seam.Event) (wait func(context.Context) error, retry string, err error)
-	// Log writes a line of the plugin's to the host's log; fields is a
-	// JSON object (empty: none).
-	Log(level, message string, fields json.RawMessage)
 }
 
 // hostServer serves a Host to one plugin as the protocol's Host service.
@@ -127,11 +124,6 @@ type pendingAck struct {
 	ack  *pb.PublishAck
 	id   string
 	wait func(context.Context) error
-}
-
-func (h *hostServer) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
-	h.host.Log(req.GetLevel(), req.GetMessage(), req.GetFields())
-	return &pb.LogResponse{}, nil
 }
 
 // statusMessage is an error's message without gRPC's status prefix.
