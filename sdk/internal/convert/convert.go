@@ -3,7 +3,10 @@
 // its caller and result (typed errors, content blocks and tasks
 // included), progress and log lines, a described tool, prompts,
 // completions, resources, health, events, task operations and a
-// plugin's requests to ask a client (docs/decisions.md D34).
+// plugin's requests to ask a client (docs/decisions.md D34). Both ends
+// use it: the host's connection (sdk/hostconn) and the SDK's server, each
+// type in one function per direction, and no other package builds a
+// protocol message (TestOnlyConvertBuildsProtocolMessages).
 //
 // Functions named …ToProto build a protocol message; …FromProto read one,
 // accepting nil (a message the peer left unset) as the empty value.
