@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // ClientAsker sends an MCP request (method and params as MCP defines them)
@@ -154,16 +154,14 @@ func askClient(ctx context.Context, method string, params any, out any) error {
 // hostAsker asks through the host's AskClient service on channel.
 func hostAsker(h hostLink, channel uint64) ClientAsker {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		resp, err := h.askClient(ctx, &pb.AskClientRequest{ClientChannel: channel, Method: method, Params: params})
+		result, fail, err := h.askClient(ctx, seam.Ask{Channel: channel, Method: method, Params: params})
 		if err != nil {
 			return nil, errs.New(502, errs.Unavailable, "the host did not pass "+method+" on: "+err.Error())
 		}
-		if e := resp.Error; e != nil {
-			details := map[string]any{}
-			_ = json.Unmarshal(e.Details, &details)
-			return nil, &errs.Error{Code: e.Code, Message: e.Message, Details: details, Status: int(e.Status)}
+		if fail != nil {
+			return nil, fail
 		}
-		return resp.Result, nil
+		return result, nil
 	}
 }
 

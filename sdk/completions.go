@@ -5,7 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // CompletionRef names what is being completed: a prompt's argument
@@ -77,17 +79,22 @@ func MatchPrefix(candidates []string, typed string) []string {
 	return out
 }
 
+// completionRequest is the SDK's view of the seam's completion request.
+func completionRequest(r seam.CompleteRequest) CompletionRequest {
+	return CompletionRequest{
+		Ref:      CompletionRef{RefType: r.RefType, Name: r.RefName},
+		Argument: r.Argument, Value: r.Value, Context: r.Context,
+	}
+}
+
 func (s *server) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.CompleteResponse, error) {
-	values, err := s.p.complete(ctx, CompletionRequest{
-		Ref:      CompletionRef{RefType: req.RefType, Name: req.RefName},
-		Argument: req.Argument, Value: req.Value, Context: req.Context,
-	})
+	values, err := s.p.complete(ctx, completionRequest(convert.CompleteRequestFromProto(req)))
 	if err != nil {
 		return nil, err
 	}
-	out := &pb.CompleteResponse{Values: values}
+	out := seam.Completion{Values: values}
 	if len(values) > MaxCompletions {
-		out.Values, out.Total, out.HasMore = values[:MaxCompletions], int32(len(values)), true
+		out.Values, out.Total, out.HasMore = values[:MaxCompletions], len(values), true
 	}
-	return out, nil
+	return convert.CompletionToProto(out), nil
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	"github.com/cairn-mcp/cairn/sdk/internal/lane"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
@@ -56,10 +57,10 @@ func (s *server) openLane() (string, error) {
 func (s *server) laneServer() *lane.Server {
 	return &lane.Server{
 		Handle: func(ctx context.Context, req *pb.CallToolRequest, send lane.Sender) *pb.ToolResult {
-			return s.call(ctx, req, send)
+			return convert.ResultToProto(s.call(ctx, convert.CallFromProto(req), send))
 		},
 		HandleEvent: func(ctx context.Context, ev *pb.Event) error {
-			return s.p.deliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
+			return s.p.deliverEvent(ctx, convert.EventFromProto(ev))
 		},
 		Limit: protocol.MaxMessageBytes,
 		OnPanic: func(v any, stack []byte) {

@@ -12,23 +12,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// Config is what the host tells a plugin at start.
-type Config struct {
-	// Root is the workspace root (CAIRN_ROOT or the host's working dir).
-	Root string
-	// DataDir is where the plugin keeps its stores.
-	DataDir string
-	// Mode is FULL, READONLY, TEST or MINIMAL.
-	Mode string
-	// HostVersion is the cairn host version.
-	HostVersion string
-	// Settings are the plugin's settings from the host config file.
-	Settings map[string]string
-}
+// Config is what the host tells a plugin at start. It is the seam's
+// type, the one the host sends.
+type Config = seam.Config
 
 // Health is a plugin's report of its own state.
 type Health struct {
@@ -48,14 +38,9 @@ type Health struct {
 // them when it receives this, so no subscriber misses them.
 const EventHostReady = "host.ready"
 
-// Event is a message on the host's event bus (docs/decisions.md D19).
-type Event struct {
-	ID     string
-	Type   string
-	Source string
-	Time   string
-	Data   json.RawMessage
-}
+// Event is a message on the host's event bus (docs/decisions.md D19). It
+// is the seam's type, the one that crosses to and from the host.
+type Event = seam.Event
 
 // Plugin collects a plugin's tools, resources and hooks. Build one with New,
 // add tools with AddTool, then call Serve.
@@ -204,7 +189,7 @@ func (p *Plugin) PublishDurable(ev Event, done func(error)) error {
 	if h == nil {
 		return fmt.Errorf("sdk: publish %s: plugin is not connected to a host", ev.Type)
 	}
-	h.publishDurable(&pb.Event{Id: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, done)
+	h.publishDurable(seam.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, done)
 	return nil
 }
 
@@ -223,9 +208,11 @@ func (p *Plugin) FlushEvents(ctx context.Context) error {
 // hostLink is the plugin's view of the host services.
 type hostLink interface {
 	publish(ctx context.Context, eventType string, data []byte) error
-	publishDurable(ev *pb.Event, done func(error))
+	publishDurable(ev seam.Event, done func(error))
 	flush(ctx context.Context) error
-	askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error)
+	// askClient returns the client's result, the typed error that kept
+	// the client from answering, or err when the host could not be asked.
+	askClient(ctx context.Context, ask seam.Ask) (result json.RawMessage, fail *errs.Error, err error)
 }
 
 // ToolInfo describes a declared tool.

@@ -8,8 +8,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Prompt is an MCP prompt a plugin serves: a message template the client
@@ -24,12 +25,8 @@ type Prompt struct {
 	Render func(ctx context.Context, args map[string]string) (PromptResult, error)
 }
 
-// PromptArgument is one named argument of a prompt.
-type PromptArgument struct {
-	Name        string
-	Description string
-	Required    bool
-}
+// PromptArgument is one named argument of a prompt (the seam's type).
+type PromptArgument = seam.PromptArgument
 
 // PromptResult is a rendered prompt.
 type PromptResult struct {
@@ -39,12 +36,9 @@ type PromptResult struct {
 
 // PromptMessage is one message of a rendered prompt; Role is "user" or
 // "assistant". Its content is Text, or Content when set (an image, audio
-// clip or embedded resource; see ImageContent, EmbeddedResource).
-type PromptMessage struct {
-	Role    string
-	Text    string
-	Content *Content
-}
+// clip or embedded resource; see ImageContent, EmbeddedResource). It is
+// the seam's type.
+type PromptMessage = seam.PromptMessage
 
 // promptSet holds a plugin's fixed prompts and the functions that list its
 // changing ones (a registry that files come and go from).
@@ -119,38 +113,32 @@ func (p *Plugin) getPrompt(ctx context.Context, name string, args map[string]str
 	return PromptResult{}, errs.NotFoundf(errs.NotFound, "name", "no prompt named %q in plugin %s", name, p.name)
 }
 
+// seamPrompt is a prompt as it crosses to the host: without its Render.
+func seamPrompt(pr Prompt) seam.Prompt {
+	return seam.Prompt{Name: pr.Name, Title: pr.Title, Description: pr.Description, Arguments: pr.Arguments}
+}
+
 func (s *server) ListPrompts(ctx context.Context, _ *pb.ListPromptsRequest) (*pb.ListPromptsResponse, error) {
 	list, err := s.p.listPrompts(ctx)
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	out := &pb.ListPromptsResponse{}
+	prompts := make([]seam.Prompt, 0, len(list))
 	for _, pr := range list {
-		m := &pb.Prompt{Name: pr.Name, Title: pr.Title, Description: pr.Description}
-		for _, a := range pr.Arguments {
-			m.Arguments = append(m.Arguments, &pb.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-		}
-		out.Prompts = append(out.Prompts, m)
+		prompts = append(prompts, seamPrompt(pr))
 	}
-	return out, nil
+	return convert.PromptsToProto(prompts), nil
 }
 
 func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
-	res, err := s.p.getPrompt(ctx, req.Name, req.Arguments)
+	name, args := convert.GetPromptFromProto(req)
+	res, err := s.p.getPrompt(ctx, name, args)
 	if err != nil {
 		e := errs.From(err)
 		if e.Status == 0 {
 			e.Status = 500
 		}
-		return &pb.GetPromptResponse{Error: lane.ErrorToProto(e)}, nil
+		return convert.PromptResultToProto(seam.PromptResult{Err: e}), nil
 	}
-	out := &pb.GetPromptResponse{Description: res.Description}
-	for _, m := range res.Messages {
-		pm := &pb.PromptMessage{Role: m.Role, Text: m.Text}
-		if m.Content != nil {
-			pm.Content = contentToProto(*m.Content)
-		}
-		out.Messages = append(out.Messages, pm)
-	}
-	return out, nil
+	return convert.PromptResultToProto(seam.PromptResult{Description: res.Description, Messages: res.Messages}), nil
 }

@@ -11,7 +11,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // publisher delivers a plugin's events to the host in the order they were
@@ -51,13 +53,13 @@ func newPublisher(ctx context.Context, client pb.HostClient, log hclog.Logger) *
 // queued is one event waiting for its ack; done, when set, hears the
 // outcome (see Plugin.PublishDurable).
 type queued struct {
-	ev   *pb.Event
+	ev   seam.Event
 	done func(error)
 }
 
 // enqueue adds an event behind every event queued before it; done (may be
 // nil) hears its outcome.
-func (q *publisher) enqueue(ev *pb.Event, done func(error)) {
+func (q *publisher) enqueue(ev seam.Event, done func(error)) {
 	q.mu.Lock()
 	q.pending = append(q.pending, queued{ev: ev, done: done})
 	q.mu.Unlock()
@@ -158,11 +160,12 @@ func (q *publisher) stream(ctx context.Context) error {
 	go func() {
 		var seen uint64
 		for {
-			a, err := st.Recv()
+			m, err := st.Recv()
 			if err != nil {
 				recvErr <- err
 				return
 			}
+			a := convert.PublishAckFromProto(m)
 			var outcome error
 			switch {
 			case a.Retry:
@@ -183,7 +186,7 @@ func (q *publisher) stream(ctx context.Context) error {
 		q.sent += len(batch)
 		q.mu.Unlock()
 		for _, e := range batch {
-			if err := st.Send(&pb.PublishRequest{Event: e.ev}); err != nil {
+			if err := st.Send(convert.PublishToProto(e.ev)); err != nil {
 				// The real cause arrives on Recv.
 				return <-recvErr
 			}
@@ -202,12 +205,13 @@ func (q *publisher) stream(ctx context.Context) error {
 func (q *publisher) unary(ctx context.Context) {
 	for {
 		q.mu.Lock()
-		var ev *pb.Event
-		if len(q.pending) > 0 {
+		next := len(q.pending) > 0
+		var ev seam.Event
+		if next {
 			ev = q.pending[0].ev
 		}
 		q.mu.Unlock()
-		if ev == nil {
+		if !next {
 			select {
 			case <-q.wake:
 				continue
@@ -216,7 +220,7 @@ func (q *publisher) unary(ctx context.Context) {
 			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := q.client.Publish(pctx, &pb.PublishRequest{Event: ev})
+		_, err := q.client.Publish(pctx, convert.PublishToProto(ev))
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {

@@ -5,31 +5,19 @@ import (
 	"strings"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// Resource is an MCP resource a plugin serves.
-type Resource struct {
-	URI         string
-	Name        string
-	Description string
-	MIMEType    string
-}
+// Resource is an MCP resource a plugin serves (the seam's type).
+type Resource = seam.Resource
 
-// ResourceTemplate is an MCP resource template (RFC 6570 URI template).
-type ResourceTemplate struct {
-	URITemplate string
-	Name        string
-	Description string
-	MIMEType    string
-}
+// ResourceTemplate is an MCP resource template (RFC 6570 URI template;
+// the seam's type).
+type ResourceTemplate = seam.ResourceTemplate
 
-// ResourceContents is what reading a resource returns: Text or Blob.
-type ResourceContents struct {
-	URI      string
-	MIMEType string
-	Text     string
-	Blob     []byte
-}
+// ResourceContents is what reading a resource returns: Text or Blob (the
+// seam's type).
+type ResourceContents = seam.ResourceContents
 
 type resourceReader struct {
 	prefix string

@@ -16,9 +16,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
-	"github.com/cairn-mcp/cairn/sdk/internal/lane"
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
@@ -117,16 +118,13 @@ type server struct {
 }
 
 func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
-	if s.broker != nil && req.HostServiceId != 0 {
-		conn, err := s.broker.DialWithOptions(req.HostServiceId, protocol.DialOptions()...)
+	cfg, hostServiceID := convert.ConfigureFromProto(req)
+	if s.broker != nil && hostServiceID != 0 {
+		conn, err := s.broker.DialWithOptions(hostServiceID, protocol.DialOptions()...)
 		if err != nil {
 			return nil, status.Errorf(codes.Unavailable, "dial host services: %v", err)
 		}
 		s.p.setHost(newGRPCHost(pb.NewHostClient(conn), s.p.logger))
-	}
-	cfg := Config{
-		Root: req.Root, DataDir: req.DataDir, Mode: req.Mode,
-		HostVersion: req.HostVersion, Settings: req.Settings,
 	}
 	err := s.p.configure(ctx, cfg)
 	if err == nil {
@@ -136,7 +134,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 		e := errs.From(err)
 		return nil, status.Error(codes.FailedPrecondition, e.Code+": "+e.Message)
 	}
-	resp := &pb.ConfigureResponse{}
+	var resp seam.Configured
 	if s.broker != nil { // served by a host, not a test
 		s.trimOnce.Do(func() { go s.idle.run(context.Background()) })
 		if path, err := s.openLane(); err != nil {
@@ -146,7 +144,7 @@ func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.C
 			resp.LaneEventBatches = laneEventBatches()
 		}
 	}
-	return resp, nil
+	return convert.ConfiguredToProto(resp), nil
 }
 
 // openGrace is how long Configure waits for the open work: work done
@@ -205,47 +203,54 @@ func (s *server) openAfterConfigure(done <-chan error, start time.Time) {
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	resp := &pb.DescribeResponse{
+	d := seam.Description{
 		Name: s.p.name, Version: s.p.version, ProtocolVersion: protocol.Version,
-		Description: s.p.description, Subscriptions: s.p.subscriptions(), SdkVersion: Version,
+		Description: s.p.description, Subscriptions: s.p.subscriptions(), SDKVersion: Version,
 	}
-	for _, t := range s.p.toolInfos() {
-		resp.Tools = append(resp.Tools, &pb.Tool{
-			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
-			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			Annotations: &pb.Annotations{
-				ReadOnly: &t.ReadOnly, Destructive: &t.Destructive,
-				Idempotent: &t.Idempotent, OpenWorld: &t.OpenWorld, Title: t.Title,
-			},
-			HonoursIdempotency: t.HonoursIdempotency, TaskSupport: string(t.TaskSupport),
-		})
+	infos := s.p.toolInfos()
+	tools := make([]seam.Tool, 0, len(infos))
+	for _, t := range infos {
+		tools = append(tools, seamTool(t))
 	}
-	return resp, nil
+	return convert.DescribeToProto(d, tools), nil
+}
+
+// seamTool is a declared tool as it crosses to the host: every annotation
+// is sent, unset ones as false.
+func seamTool(t ToolInfo) seam.Tool {
+	return seam.Tool{
+		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
+		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: string(t.TaskSupport),
+		Annotations: &seam.Annotations{
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld, Title: t.Title,
+		},
+	}
 }
 
 // CallTool runs one call on the gRPC stream: the transport for a host that
 // did not take the call lane (docs/decisions.md D34).
 func (s *server) CallTool(req *pb.CallToolRequest, stream pb.Plugin_CallToolServer) error {
-	res := s.call(stream.Context(), req, func(ev *pb.CallToolEvent) { _ = stream.Send(ev) })
-	return stream.Send(&pb.CallToolEvent{Event: &pb.CallToolEvent_Result{Result: res}})
+	res := s.call(stream.Context(), convert.CallFromProto(req), func(ev *pb.CallToolEvent) { _ = stream.Send(ev) })
+	return stream.Send(convert.ResultEventToProto(res))
 }
 
 // call runs one tool call for either transport, the gRPC stream or the
-// lane: the request's caller, id, idempotency key and client channel go
-// into the handler's context, and the progress and log lines the request
-// asks for (wants_progress, log_level) go to send, one at a time. Once call
+// lane: the call's caller, id, idempotency key and client channel go
+// into the handler's context, and the progress and log lines the call
+// asks for (WantsProgress, LogLevel) go to send, one at a time. Once call
 // returns, send is not called again: a handler's goroutine that reports
 // late is dropped, so nothing follows the result.
-func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*pb.CallToolEvent)) *pb.ToolResult {
-	ctx, endSpan := traceCall(ctx, req)
-	if req.GetTask() != nil {
+func (s *server) call(ctx context.Context, c seam.Call, send func(*pb.CallToolEvent)) seam.Result {
+	ctx, endSpan := traceCall(ctx, c)
+	if c.Task != nil {
 		// Answered at once: the call's progress, log lines and client
 		// channel end with this answer, so the task has none of them.
-		res := s.startTask(ctx, req)
+		res := s.startTask(ctx, c)
 		endSpan(res)
 		return res
 	}
-	ctx = s.withClientAsker(callContext(ctx, req), req)
+	ctx = s.withClientAsker(callContext(ctx, c), c)
 	var sendMu sync.Mutex
 	done := false
 	emit := func(ev *pb.CallToolEvent) {
@@ -255,20 +260,20 @@ func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*p
 			send(ev)
 		}
 	}
-	if req.WantsProgress {
+	if c.WantsProgress {
 		ctx = WithProgress(ctx, func(progress, total float64, message string) {
-			emit(&pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: &pb.Progress{Progress: progress, Total: total, Message: message}}})
+			emit(convert.ProgressEventToProto(seam.Progress{Progress: progress, Total: total, Message: message}))
 		})
 	}
-	ctx = WithLog(ctx, req.LogLevel, func(level string, data any) {
+	ctx = WithLog(ctx, c.LogLevel, func(level string, data any) {
 		raw, err := json.Marshal(data)
 		if err != nil {
 			raw, _ = json.Marshal(fmt.Sprint(data))
 		}
-		emit(&pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: &pb.LogMessage{Level: level, Logger: s.p.name, Data: raw}}})
+		emit(convert.LogEventToProto(seam.LogLine{Level: level, Logger: s.p.name, Data: raw}))
 	})
 	s.idle.called()
-	res := resultToProto(s.p.invoke(ctx, req.Tool, req.Arguments))
+	res := seamResult(s.p.invoke(ctx, c.Tool, c.Args))
 	sendMu.Lock()
 	done = true
 	sendMu.Unlock()
@@ -276,32 +281,19 @@ func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*p
 	return res
 }
 
-// callContext carries the request's caller, id and idempotency key.
-func callContext(ctx context.Context, req *pb.CallToolRequest) context.Context {
-	if c := req.Caller; c != nil {
-		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
-	}
-	ctx = withRequestID(ctx, req.RequestId)
-	if req.IdempotencyKey != "" {
-		ctx = WithIdempotency(ctx, Idempotency{Key: req.IdempotencyKey, Client: req.IdempotencyClient, Replay: req.Replay})
+// callContext carries the call's caller, id and idempotency key.
+func callContext(ctx context.Context, c seam.Call) context.Context {
+	ctx = WithCaller(ctx, c.Caller)
+	ctx = withRequestID(ctx, c.RequestID)
+	if c.IdempotencyKey != "" {
+		ctx = WithIdempotency(ctx, Idempotency{Key: c.IdempotencyKey, Client: c.IdempotencyClient, Replay: c.Replay})
 	}
 	return ctx
 }
 
-func resultToProto(res Result) *pb.ToolResult {
-	out := &pb.ToolResult{Output: res.Output, Status: int32(res.Status)}
-	if res.Err != nil {
-		out.Error = lane.ErrorToProto(res.Err)
-		out.Output = nil
-	}
-	for _, c := range res.Content {
-		out.Content = append(out.Content, contentToProto(c))
-	}
-	return out
-}
-
-func contentToProto(c Content) *pb.Content {
-	return &pb.Content{Type: c.Type, Text: c.Text, Data: c.Data, MimeType: c.MIMEType, Uri: c.URI}
+// seamResult is a call's outcome as it crosses to the host.
+func seamResult(r Result) seam.Result {
+	return seam.Result{Output: r.Output, Err: r.Err, Status: r.Status, Content: r.Content}
 }
 
 func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) (*pb.ListResourcesResponse, error) {
@@ -309,65 +301,67 @@ func (s *server) ListResources(ctx context.Context, _ *pb.ListResourcesRequest) 
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	out := &pb.ListResourcesResponse{}
-	for _, r := range res {
-		out.Resources = append(out.Resources, &pb.Resource{Uri: r.URI, Name: r.Name, Description: r.Description, MimeType: r.MIMEType})
-	}
-	for _, t := range tpl {
-		out.Templates = append(out.Templates, &pb.ResourceTemplate{UriTemplate: t.URITemplate, Name: t.Name, Description: t.Description, MimeType: t.MIMEType})
-	}
-	return out, nil
+	return convert.ResourcesToProto(seam.Resources{Resources: res, Templates: tpl}), nil
 }
 
 func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
-	contents, err := s.p.readResource(ctx, req.Uri)
+	uri := convert.ReadRequestFromProto(req)
+	contents, err := s.p.readResource(ctx, uri)
 	if err != nil {
 		e := errs.From(err)
 		if e.Status == 0 {
 			e.Status = 500
 		}
-		return &pb.ReadResourceResponse{Error: lane.ErrorToProto(e)}, nil
+		return convert.ReadResultToProto(seam.ReadResult{Err: e}), nil
 	}
-	out := &pb.ReadResourceResponse{}
+	out := seam.ReadResult{Contents: make([]seam.ResourceContents, 0, len(contents))}
 	for _, c := range contents {
-		uri := c.URI
-		if uri == "" {
-			uri = req.Uri
+		if c.URI == "" {
+			c.URI = uri
 		}
-		out.Contents = append(out.Contents, &pb.ResourceContents{Uri: uri, MimeType: c.MIMEType, Text: c.Text, Blob: c.Blob})
+		out.Contents = append(out.Contents, c)
 	}
-	return out, nil
+	return convert.ReadResultToProto(out), nil
 }
 
 func (s *server) HandleEvent(ctx context.Context, req *pb.HandleEventRequest) (*pb.HandleEventResponse, error) {
-	ev := req.Event
-	if ev == nil {
+	ev, ok := convert.HandleEventFromProto(req)
+	if !ok {
 		return nil, status.Error(codes.InvalidArgument, "event is required")
 	}
-	err := s.p.deliverEvent(ctx, Event{ID: ev.Id, Type: ev.Type, Source: ev.Source, Time: ev.Time, Data: ev.Data})
-	if err != nil {
+	if err := s.p.deliverEvent(ctx, ev); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pb.HandleEventResponse{}, nil
+	return convert.EventHandledToProto(), nil
 }
 
 func (s *server) Health(ctx context.Context, _ *pb.HealthRequest) (*pb.HealthResponse, error) {
-	h := s.p.healthReport(ctx)
-	var details []byte
-	if h.Details != nil {
-		var err error
-		if details, err = json.Marshal(h.Details); err != nil {
-			return nil, status.Error(codes.Internal, err.Error())
-		}
+	h, err := seamHealth(s.p.healthReport(ctx))
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pb.HealthResponse{Status: h.Status, Message: h.Message, Details: details}, nil
+	return convert.HealthToProto(h), nil
+}
+
+// seamHealth is a plugin's health as it crosses to the host: its details
+// as a JSON object (none when it has none).
+func seamHealth(h Health) (seam.Health, error) {
+	out := seam.Health{Status: h.Status, Message: h.Message}
+	if h.Details != nil {
+		raw, err := json.Marshal(h.Details)
+		if err != nil {
+			return seam.Health{}, err
+		}
+		out.Details = raw
+	}
+	return out, nil
 }
 
 func (s *server) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse, error) {
 	if err := s.p.stop(ctx); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	return &pb.StopResponse{}, nil
+	return convert.StoppedToProto(), nil
 }
 
 // grpcHost reaches the host services over the broker.
@@ -383,24 +377,29 @@ func newGRPCHost(client pb.HostClient, log hclog.Logger) *grpcHost {
 }
 
 func (h *grpcHost) publish(_ context.Context, eventType string, data []byte) error {
-	h.events.enqueue(&pb.Event{Type: eventType, Data: data}, nil)
+	h.events.enqueue(seam.Event{Type: eventType, Data: data}, nil)
 	return nil
 }
 
-func (h *grpcHost) publishDurable(ev *pb.Event, done func(error)) {
+func (h *grpcHost) publishDurable(ev seam.Event, done func(error)) {
 	h.events.enqueue(ev, done)
 }
 
 func (h *grpcHost) flush(ctx context.Context) error { return h.events.flush(ctx) }
 
-func (h *grpcHost) askClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
-	return h.client.AskClient(ctx, req)
+func (h *grpcHost) askClient(ctx context.Context, ask seam.Ask) (json.RawMessage, *errs.Error, error) {
+	resp, err := h.client.AskClient(ctx, convert.AskToProto(ask))
+	if err != nil {
+		return nil, nil, err
+	}
+	result, fail := convert.AnswerFromProto(resp)
+	return result, fail, nil
 }
 
 // withClientAsker lets the call's handler ask its client when the host
 // opened a channel for it.
-func (s *server) withClientAsker(ctx context.Context, req *pb.CallToolRequest) context.Context {
-	if req.ClientChannel == 0 {
+func (s *server) withClientAsker(ctx context.Context, c seam.Call) context.Context {
+	if c.ClientChannel == 0 {
 		return ctx
 	}
 	s.p.mu.RLock()
@@ -409,5 +408,5 @@ func (s *server) withClientAsker(ctx context.Context, req *pb.CallToolRequest) c
 	if h == nil {
 		return ctx
 	}
-	return WithClientAsker(ctx, hostAsker(h, req.ClientChannel))
+	return WithClientAsker(ctx, hostAsker(h, c.ClientChannel))
 }

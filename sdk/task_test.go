@@ -48,7 +48,7 @@ func taskPlugin(t *testing.T, dir string, release <-chan struct{}) *server {
 
 func startTask(t *testing.T, s *server, caller *pb.Caller, label string) *pb.TaskState {
 	t.Helper()
-	res := s.call(context.Background(), &pb.CallToolRequest{
+	res := s.callProto(context.Background(), &pb.CallToolRequest{
 		Tool: "waiter_wait", Arguments: []byte(`{"label":"` + label + `"}`), Caller: caller, Task: &pb.TaskParams{TtlMs: 60000},
 	}, func(*pb.CallToolEvent) {})
 	if res.Error != nil || res.Task == nil {
@@ -148,7 +148,7 @@ func TestTaskLifecycle(t *testing.T) {
 // configured without a data directory.
 func TestTaskRefusals(t *testing.T) {
 	bare := taskPlugin(t, "", nil)
-	if res := bare.call(context.Background(), &pb.CallToolRequest{Tool: "waiter_wait", Arguments: []byte(`{"label":"x"}`), Task: &pb.TaskParams{}},
+	if res := bare.callProto(context.Background(), &pb.CallToolRequest{Tool: "waiter_wait", Arguments: []byte(`{"label":"x"}`), Task: &pb.TaskParams{}},
 		func(*pb.CallToolEvent) {}); res.Task != nil || res.Error == nil || res.Error.Code != "ERR_UNAVAILABLE" {
 		t.Errorf("a task without a data directory: %v", res)
 	}
@@ -159,7 +159,7 @@ func TestTaskRefusals(t *testing.T) {
 		{Tool: "waiter_wait", Arguments: []byte(`{"label":""}`), Task: &pb.TaskParams{}},
 		{Tool: "waiter_quick", Arguments: []byte(`{"label":"x"}`), Task: &pb.TaskParams{}},
 	} {
-		res := s.call(context.Background(), req, func(*pb.CallToolEvent) {})
+		res := s.callProto(context.Background(), req, func(*pb.CallToolEvent) {})
 		if res.Task != nil || res.Error == nil || res.Error.Code != "ERR_INVALID_INPUT" {
 			t.Errorf("%s: %v, want a refusal and no task", req.Tool, res)
 		}

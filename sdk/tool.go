@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Tool declares a tool whose arguments decode into In and whose success
@@ -68,21 +69,9 @@ type ContentProvider interface {
 }
 
 // Content is an MCP content block: an extra block of a tool result, or
-// the content of a prompt message.
-type Content struct {
-	// Type is "text", "image", "audio", "resource_link" or "resource" (an
-	// embedded resource).
-	Type string
-	// Text is a text block's text, a resource_link's name, or a text
-	// embedded resource's contents.
-	Text string
-	// Data is an image's or audio clip's bytes, or a binary embedded
-	// resource's contents (sent base64-encoded).
-	Data     []byte
-	MIMEType string
-	// URI is a resource_link's target or an embedded resource's URI.
-	URI string
-}
+// the content of a prompt message. It is the seam's type, the one the
+// host receives.
+type Content = seam.Content
 
 // TextContent is a text block.
 func TextContent(text string) Content { return Content{Type: "text", Text: text} }

@@ -7,7 +7,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -22,16 +22,16 @@ func TraceID(ctx context.Context) string { return telemetry.TraceID(ctx) }
 // end closes the span with the result's status. An untraced request to a
 // plugin that does not export costs one string comparison and one atomic
 // load.
-func traceCall(ctx context.Context, req *pb.CallToolRequest) (_ context.Context, end func(*pb.ToolResult)) {
-	ctx = telemetry.WithRemote(ctx, req.Traceparent, req.Tracestate)
+func traceCall(ctx context.Context, c seam.Call) (_ context.Context, end func(seam.Result)) {
+	ctx = telemetry.WithRemote(ctx, c.TraceParent, c.TraceState)
 	if !telemetry.On() {
-		return ctx, func(*pb.ToolResult) {}
+		return ctx, func(seam.Result) {}
 	}
-	ctx, span := telemetry.Start(ctx, "cairn.plugin "+req.Tool, trace.SpanKindServer,
-		attribute.String("mcp.tool.name", req.Tool), attribute.String("cairn.request_id", req.RequestId))
-	return ctx, func(res *pb.ToolResult) {
-		if e := res.GetError(); e != nil {
-			span.SetStatus(codes.Error, e.GetCode())
+	ctx, span := telemetry.Start(ctx, "cairn.plugin "+c.Tool, trace.SpanKindServer,
+		attribute.String("mcp.tool.name", c.Tool), attribute.String("cairn.request_id", c.RequestID))
+	return ctx, func(res seam.Result) {
+		if e := res.Err; e != nil {
+			span.SetStatus(codes.Error, e.Code)
 		}
 		span.End()
 	}

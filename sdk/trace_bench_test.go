@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -14,16 +15,16 @@ import (
 // host's traceparent but no exporter here, "on" with a span exported
 // (docs/decisions.md D38).
 func BenchmarkTraceCall(b *testing.B) {
-	traced := &pb.CallToolRequest{Tool: "x", Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
-	res := &pb.ToolResult{}
-	run := func(b *testing.B, req *pb.CallToolRequest) {
+	traced := seam.Call{Tool: "x", TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	res := seam.Result{}
+	run := func(b *testing.B, req seam.Call) {
 		b.ReportAllocs()
 		for b.Loop() {
 			_, end := traceCall(context.Background(), req)
 			end(res)
 		}
 	}
-	b.Run("off", func(b *testing.B) { run(b, &pb.CallToolRequest{Tool: "x"}) })
+	b.Run("off", func(b *testing.B) { run(b, seam.Call{Tool: "x"}) })
 	b.Run("carried", func(b *testing.B) { run(b, traced) })
 	b.Run("on", func(b *testing.B) {
 		b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
@@ -48,7 +49,7 @@ func BenchmarkServedCall(b *testing.B) {
 	req := &pb.CallToolRequest{Tool: "calltest_count", Arguments: []byte(`{"n":3}`)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := s.call(context.Background(), req, func(*pb.CallToolEvent) {}); res.Error != nil {
+		if res := s.callProto(context.Background(), req, func(*pb.CallToolEvent) {}); res.Error != nil {
 			b.Fatal(res.Error)
 		}
 	}

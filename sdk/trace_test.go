@@ -26,7 +26,7 @@ func TestTraceIDReachesTheHandler(t *testing.T) {
 		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": "4bf92f3577b34da6a3ce929d0e0e4736",
 		"": "",
 	} {
-		res := s.call(context.Background(), &pb.CallToolRequest{Tool: "tracetest_id", Arguments: []byte(`{}`), Traceparent: tp}, func(*pb.CallToolEvent) {})
+		res := s.callProto(context.Background(), &pb.CallToolRequest{Tool: "tracetest_id", Arguments: []byte(`{}`), Traceparent: tp}, func(*pb.CallToolEvent) {})
 		var out map[string]string
 		if err := json.Unmarshal(res.Output, &out); err != nil || res.Error != nil {
 			t.Fatalf("call: %v %v", err, res.Error)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -16,12 +15,10 @@ import (
 )
 
 // hostServices is what the host does for one plugin (hostconn.Host): it
-// asks clients for the plugin's calls, puts its events on the bus and
-// writes its log lines.
+// asks clients for the plugin's calls and puts its events on the bus.
 type hostServices struct {
 	plugin string
 	bus    *events.Bus
-	log    hclog.Logger
 	// askClient routes AskClient to the host; nil refuses.
 	askClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
 }
@@ -81,21 +78,4 @@ func (h *hostServices) PublishStreamed(ev seam.Event) (func(context.Context) err
 		h.bus.Publish(e)
 		return nil, "", nil
 	}
-}
-
-// Log writes a plugin's log line to the host's log.
-func (h *hostServices) Log(level, message string, fields json.RawMessage) {
-	var kv map[string]any
-	if len(fields) > 0 {
-		_ = json.Unmarshal(fields, &kv)
-	}
-	args := make([]any, 0, 2*len(kv))
-	for k, v := range kv {
-		args = append(args, k, v)
-	}
-	lv := hclog.LevelFromString(level)
-	if lv == hclog.NoLevel {
-		lv = hclog.Info
-	}
-	h.log.Log(lv, message, args...)
 }

@@ -31,7 +31,7 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 		}
 		return nil
 	}))()
-	h := &hostServices{plugin: "core", bus: bus, log: hclog.NewNullLogger()}
+	h := &hostServices{plugin: "core", bus: bus}
 
 	// Before every plugin has subscribed, a durable event is handed back.
 	if wait, retry, err := h.PublishStreamed(seam.Event{ID: "evt_0", Type: "task.early", Data: []byte(`{}`)}); err != nil || retry == "" || wait != nil {

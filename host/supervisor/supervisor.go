@@ -373,7 +373,7 @@ func (p *Plugin) launch(ctx context.Context, restart bool) error {
 	}
 	var r *procRunner
 	ll := newLastLine()
-	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, log: p.log, askClient: p.env.AskClient}
+	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, askClient: p.env.AskClient}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  hostconn.Handshake,
 		VersionedPlugins: hostconn.Plugins(hostSvc, p.log),

@@ -50,42 +50,30 @@ func Open(client plugin.ClientProtocol, name string) (*Conn, error) {
 }
 
 // Config is what the host configures a plugin with.
-type Config struct {
-	Root, DataDir, Mode, HostVersion string
-	Settings                         map[string]string
-}
+type Config = seam.Config
 
 // Configured is a plugin's answer to its configuration: the call lane it
 // offers (a socket path; empty: none), and whether that lane takes event
 // batches.
-type Configured struct {
-	CallLane         string
-	LaneEventBatches bool
-}
+type Configured = seam.Configured
 
 // Configure hands the plugin its configuration and the host's services.
 func (c *Conn) Configure(ctx context.Context, cfg Config) (Configured, error) {
-	conf, err := c.rpc.Configure(ctx, &pb.ConfigureRequest{
-		HostServiceId: c.rpc.HostServiceID, Root: cfg.Root, DataDir: cfg.DataDir,
-		Mode: cfg.Mode, HostVersion: cfg.HostVersion, Settings: cfg.Settings,
-	})
+	conf, err := c.rpc.Configure(ctx, convert.ConfigureToProto(cfg, c.rpc.HostServiceID))
 	if err != nil {
 		return Configured{}, err
 	}
-	return Configured{CallLane: conf.GetCallLane(), LaneEventBatches: conf.GetLaneEventBatches()}, nil
+	return convert.ConfiguredFromProto(conf), nil
 }
 
 // Describe asks the plugin for its description and tools.
 func (c *Conn) Describe(ctx context.Context) (seam.Description, []seam.Tool, error) {
-	desc, err := c.rpc.Describe(ctx, &pb.DescribeRequest{})
+	desc, err := c.rpc.Describe(ctx, convert.DescribeRequestToProto())
 	if err != nil {
 		return seam.Description{}, nil, err
 	}
-	tools := make([]seam.Tool, 0, len(desc.GetTools()))
-	for _, t := range desc.GetTools() {
-		tools = append(tools, convert.ToolFromProto(t))
-	}
-	return convert.DescriptionFromProto(desc), tools, nil
+	d, tools := convert.DescribeFromProto(desc)
+	return d, tools, nil
 }
 
 // Call runs one call on the CallTool stream, handing its progress and log
@@ -120,13 +108,13 @@ func (c *Conn) Call(ctx context.Context, call seam.Call, onProgress func(seam.Pr
 
 // HandleEvent runs the plugin's handlers for one bus event.
 func (c *Conn) HandleEvent(ctx context.Context, ev seam.Event) error {
-	_, err := c.rpc.HandleEvent(ctx, &pb.HandleEventRequest{Event: convert.EventToProto(ev)})
+	_, err := c.rpc.HandleEvent(ctx, convert.HandleEventToProto(ev))
 	return err
 }
 
 // ListPrompts asks the plugin for its prompts.
 func (c *Conn) ListPrompts(ctx context.Context) ([]seam.Prompt, error) {
-	resp, err := c.rpc.ListPrompts(ctx, &pb.ListPromptsRequest{})
+	resp, err := c.rpc.ListPrompts(ctx, convert.ListPromptsRequestToProto())
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +124,7 @@ func (c *Conn) ListPrompts(ctx context.Context) ([]seam.Prompt, error) {
 // GetPrompt renders one of the plugin's prompts; the plugin's own refusal
 // is the result's Err.
 func (c *Conn) GetPrompt(ctx context.Context, name string, args map[string]string) (seam.PromptResult, error) {
-	resp, err := c.rpc.GetPrompt(ctx, &pb.GetPromptRequest{Name: name, Arguments: args})
+	resp, err := c.rpc.GetPrompt(ctx, convert.GetPromptToProto(name, args))
 	if err != nil {
 		return seam.PromptResult{}, err
 	}
@@ -154,7 +142,7 @@ func (c *Conn) Complete(ctx context.Context, req seam.CompleteRequest) (seam.Com
 
 // ListResources asks the plugin for its resources.
 func (c *Conn) ListResources(ctx context.Context) (seam.Resources, error) {
-	resp, err := c.rpc.ListResources(ctx, &pb.ListResourcesRequest{})
+	resp, err := c.rpc.ListResources(ctx, convert.ListResourcesRequestToProto())
 	if err != nil {
 		return seam.Resources{}, err
 	}
@@ -164,7 +152,7 @@ func (c *Conn) ListResources(ctx context.Context) (seam.Resources, error) {
 // ReadResource reads one resource; the plugin's own refusal is the
 // result's Err.
 func (c *Conn) ReadResource(ctx context.Context, uri string) (seam.ReadResult, error) {
-	resp, err := c.rpc.ReadResource(ctx, &pb.ReadResourceRequest{Uri: uri})
+	resp, err := c.rpc.ReadResource(ctx, convert.ReadRequestToProto(uri))
 	if err != nil {
 		return seam.ReadResult{}, err
 	}
@@ -173,7 +161,7 @@ func (c *Conn) ReadResource(ctx context.Context, uri string) (seam.ReadResult, e
 
 // Health asks the plugin for its health.
 func (c *Conn) Health(ctx context.Context) (seam.Health, error) {
-	resp, err := c.rpc.Health(ctx, &pb.HealthRequest{})
+	resp, err := c.rpc.Health(ctx, convert.HealthRequestToProto())
 	if err != nil {
 		return seam.Health{}, err
 	}
@@ -192,6 +180,6 @@ func (c *Conn) Task(ctx context.Context, req seam.TaskRequest) (seam.TaskRespons
 
 // Stop asks the plugin to release its resources before its process ends.
 func (c *Conn) Stop(ctx context.Context) error {
-	_, err := c.rpc.Stop(ctx, &pb.StopRequest{})
+	_, err := c.rpc.Stop(ctx, convert.StopRequestToProto())
 	return err
 }

@@ -32,9 +32,6 @@ type Host interface {
 	// (its error asks the publisher to retry); retry, when set, is why
 	// the event was not taken and is to be sent again; err refuses it.
 	PublishStreamed(ev seam.Event) (wait func(context.Context) error, retry string, err error)
-	// Log writes a line of the plugin's to the host's log; fields is a
-	// JSON object (empty: none).
-	Log(level, message string, fields json.RawMessage)
 }
 
 // hostServer serves a Host to one plugin as the protocol's Host service.
@@ -49,11 +46,11 @@ func (h *hostServer) AskClient(ctx context.Context, req *pb.AskClientRequest) (*
 }
 
 func (h *hostServer) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {
-	id, err := h.host.Publish(convert.EventFromProto(req.GetEvent()))
+	id, err := h.host.Publish(convert.PublishFromProto(req))
 	if err != nil {
 		return nil, err
 	}
-	return &pb.PublishResponse{Id: id}, nil
+	return convert.PublishedToProto(id), nil
 }
 
 // handlerWait bounds how long an ack waits for the local plugin
@@ -83,7 +80,7 @@ func (h *hostServer) PublishEvents(stream pb.Host_PublishEventsServer) error {
 				}
 				cancel()
 			}
-			if err := stream.Send(ack); err != nil {
+			if err := stream.Send(convert.PublishAckToProto(ack)); err != nil {
 				sendErr <- err
 				for range acks { // drain so the receiving loop never blocks
 				}
@@ -102,8 +99,8 @@ func (h *hostServer) PublishEvents(stream pb.Host_PublishEventsServer) error {
 			return err
 		}
 		seq++
-		a := pendingAck{ack: &pb.PublishAck{Seq: seq}}
-		ev := convert.EventFromProto(req.GetEvent())
+		a := pendingAck{ack: seam.PublishAck{Seq: seq}}
+		ev := convert.PublishFromProto(req)
 		wait, retry, err := h.host.PublishStreamed(ev)
 		switch {
 		case err != nil:
@@ -124,14 +121,9 @@ func (h *hostServer) PublishEvents(stream pb.Host_PublishEventsServer) error {
 
 // pendingAck is an ack waiting for its event's local handlers.
 type pendingAck struct {
-	ack  *pb.PublishAck
+	ack  seam.PublishAck
 	id   string
 	wait func(context.Context) error
-}
-
-func (h *hostServer) Log(_ context.Context, req *pb.LogRequest) (*pb.LogResponse, error) {
-	h.host.Log(req.GetLevel(), req.GetMessage(), req.GetFields())
-	return &pb.LogResponse{}, nil
 }
 
 // statusMessage is an error's message without gRPC's status prefix.

@@ -47,8 +47,7 @@ type streamHost struct {
 func (h *streamHost) AskClient(context.Context, seam.Ask) (json.RawMessage, *errs.Error) {
 	return nil, nil
 }
-func (h *streamHost) Publish(seam.Event) (string, error)  { return "", nil }
-func (h *streamHost) Log(string, string, json.RawMessage) {}
+func (h *streamHost) Publish(seam.Event) (string, error) { return "", nil }
 
 func (h *streamHost) PublishStreamed(ev seam.Event) (func(context.Context) error, string, error) {
 	switch ev.Type {

@@ -54,7 +54,7 @@ func (l *Lane) Call(ctx context.Context, call seam.Call, onProgress func(seam.Pr
 
 // Deliver runs the plugin's handlers for one bus event.
 func (l *Lane) Deliver(ctx context.Context, ev seam.Event) error {
-	return l.c.Deliver(ctx, &pb.HandleEventRequest{Event: convert.EventToProto(ev)})
+	return l.c.Deliver(ctx, convert.HandleEventToProto(ev))
 }
 
 // DeliverBatch runs the plugin's handlers for several events in order, in

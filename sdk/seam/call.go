@@ -54,10 +54,19 @@ type Result struct {
 	Task *TaskState
 }
 
-// Content is an extra content block of a result or a prompt message.
+// Content is an MCP content block: an extra block of a tool result, or
+// the content of a prompt message.
 type Content struct {
-	Type, Text, MIMEType string
-	Data                 []byte
+	// Type is "text", "image", "audio", "resource_link" or "resource" (an
+	// embedded resource).
+	Type string
+	// Text is a text block's text, a resource_link's name, or a text
+	// embedded resource's contents.
+	Text string
+	// Data is an image's or audio clip's bytes, or a binary embedded
+	// resource's contents (sent base64-encoded).
+	Data     []byte
+	MIMEType string
 	// URI is a resource_link's target or an embedded resource's URI.
 	URI string
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
 )
 
@@ -32,7 +33,7 @@ func (c *Client) deliverBatch(ctx context.Context, evs []*pb.Event, outcomes []e
 	if len(evs) == 1 {
 		what = "the event"
 	}
-	frame, err := c.encode(ctx, &pb.HandleEventsRequest{Events: evs}, what, "events")
+	frame, err := c.encode(ctx, convert.HandleEventsToProto(evs), what, "events")
 	if err != nil {
 		if e, ok := errs.As(err); ok && e.Code == errs.LimitExceeded {
 			if len(evs) == 1 {

@@ -254,24 +254,31 @@ func (c *Client) queueEvent(h header, body []byte, tooLarge bool) {
 	w.events.push(ev)
 }
 
+// callEvent is a call's progress report or log line, as its frame
+// carried it: one of the two is set.
+type callEvent struct {
+	progress *pb.Progress
+	log      *pb.LogMessage
+}
+
 // decodeEvent decodes a progress or log frame's body as the event it
 // carries.
-func decodeEvent(kind byte, body []byte) (*pb.CallToolEvent, error) {
+func decodeEvent(kind byte, body []byte) (callEvent, error) {
 	switch kind {
 	case kindProgress:
 		m := &pb.Progress{}
 		if err := proto.Unmarshal(body, m); err != nil {
-			return nil, err
+			return callEvent{}, err
 		}
-		return &pb.CallToolEvent{Event: &pb.CallToolEvent_Progress{Progress: m}}, nil
+		return callEvent{progress: m}, nil
 	case kindLog:
 		m := &pb.LogMessage{}
 		if err := proto.Unmarshal(body, m); err != nil {
-			return nil, err
+			return callEvent{}, err
 		}
-		return &pb.CallToolEvent{Event: &pb.CallToolEvent_Log{Log: m}}, nil
+		return callEvent{log: m}, nil
 	}
-	return nil, fmt.Errorf("lane: frame kind %d carries no call event", kind)
+	return callEvent{}, fmt.Errorf("lane: frame kind %d carries no call event", kind)
 }
 
 // decodeResult turns a result frame into its waiter's answer.
@@ -322,14 +329,14 @@ const maxQueuedEvents = 1024
 // callbacks.
 type eventQueue struct {
 	mu     sync.Mutex
-	events []*pb.CallToolEvent
+	events []callEvent
 	// ready holds a token while events are queued.
 	ready      chan struct{}
 	onProgress func(*pb.Progress)
 	onLog      func(*pb.LogMessage)
 }
 
-func (q *eventQueue) push(ev *pb.CallToolEvent) {
+func (q *eventQueue) push(ev callEvent) {
 	q.mu.Lock()
 	if len(q.events) >= maxQueuedEvents {
 		q.mu.Unlock()
@@ -354,14 +361,14 @@ func (q *eventQueue) deliver() {
 	q.events = nil
 	q.mu.Unlock()
 	for _, ev := range evs {
-		switch e := ev.Event.(type) {
-		case *pb.CallToolEvent_Progress:
+		switch {
+		case ev.progress != nil:
 			if q.onProgress != nil {
-				q.onProgress(e.Progress)
+				q.onProgress(ev.progress)
 			}
-		case *pb.CallToolEvent_Log:
+		case ev.log != nil:
 			if q.onLog != nil {
-				q.onLog(e.Log)
+				q.onLog(ev.log)
 			}
 		}
 	}

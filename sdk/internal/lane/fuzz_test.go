@@ -72,7 +72,7 @@ func FuzzFrameDecoder(f *testing.F) {
 				}
 			case kindProgress, kindLog:
 				ev, err := decodeEvent(h.kind, body)
-				if err == nil && (h.kind == kindProgress) != (ev.GetProgress() != nil) || err == nil && (h.kind == kindLog) != (ev.GetLog() != nil) {
+				if err == nil && (h.kind == kindProgress) != (ev.progress != nil) || err == nil && (h.kind == kindLog) != (ev.log != nil) {
 					t.Fatalf("kind %d decoded to %v", h.kind, ev)
 				}
 			case kindResult:

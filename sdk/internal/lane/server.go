@@ -12,7 +12,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/internal/convert"
 	pb "github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/workers"
 )
 
@@ -189,17 +191,15 @@ func (sc *serverConn) event(ctx context.Context, ev *pb.Event) (fail *errs.Error
 // events runs a batch's events one after another, in order; each event's
 // failure (or panic) is its own outcome and the next event runs anyway.
 func (sc *serverConn) events(ctx context.Context, evs []*pb.Event) *pb.HandleEventsResponse {
-	out := &pb.HandleEventsResponse{Outcomes: make([]*pb.EventOutcome, len(evs))}
+	outcomes := make([]*errs.Error, len(evs))
 	for i, ev := range evs {
-		o := &pb.EventOutcome{}
 		if ev == nil {
-			o.Error = ErrorToProto(errs.New(400, errs.InvalidInput, "the batch holds an empty event"))
-		} else if e := sc.event(ctx, ev); e != nil {
-			o.Error = ErrorToProto(e)
+			outcomes[i] = errs.New(400, errs.InvalidInput, "the batch holds an empty event")
+		} else {
+			outcomes[i] = sc.event(ctx, ev)
 		}
-		out.Outcomes[i] = o
 	}
-	return out
+	return convert.EventOutcomesToProto(outcomes)
 }
 
 // eventResult is a single event's answer: an error only when it failed.
@@ -207,7 +207,7 @@ func eventResult(fail *errs.Error) *pb.ToolResult {
 	if fail != nil {
 		return failure(fail)
 	}
-	return &pb.ToolResult{Status: 200}
+	return convert.ResultToProto(seam.Result{Status: 200})
 }
 
 // handle runs the handler; a panic becomes ERR_INTERNAL, never a dead
@@ -288,10 +288,10 @@ func (sc *serverConn) reply(id uint64, res proto.Message) {
 
 // failure is a result carrying a typed error.
 func failure(e *errs.Error) *pb.ToolResult {
-	return &pb.ToolResult{Status: int32(e.Status), Error: ErrorToProto(e)}
+	return convert.ResultToProto(seam.Result{Err: e, Status: e.Status})
 }
 
 // batchFailure answers a batch the plugin refused as a whole: no event ran.
 func batchFailure(e *errs.Error) *pb.HandleEventsResponse {
-	return &pb.HandleEventsResponse{Error: ErrorToProto(e)}
+	return convert.BatchRefusedToProto(e)
 }

@@ -2,7 +2,7 @@
 //
 // The host starts a plugin with go-plugin, then calls Configure (once), then
 // Describe, and routes MCP calls to the call lane or to CallTool. The plugin reaches the host's
-// services (event bus, logging) over the go-plugin broker, at the broker id
+// services (event bus, client requests) over the go-plugin broker, at the broker id
 // given in ConfigureRequest.host_service_id.
 //
 // Compatibility rule: within v1, fields are only ever added. A change that
@@ -2425,104 +2425,6 @@ func (x *PublishAck) GetRetry() bool {
 	return false
 }
 
-type LogRequest struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// "trace", "debug", "info", "warn" or "error".
-	Level   string `protobuf:"bytes,1,opt,name=level,proto3" json:"level,omitempty"`
-	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// JSON object of key/value pairs.
-	Fields        []byte `protobuf:"bytes,3,opt,name=fields,proto3" json:"fields,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *LogRequest) Reset() {
-	*x = LogRequest{}
-	mi := &file_plugin_proto_msgTypes[35]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *LogRequest) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*LogRequest) ProtoMessage() {}
-
-func (x *LogRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use LogRequest.ProtoReflect.Descriptor instead.
-func (*LogRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
-}
-
-func (x *LogRequest) GetLevel() string {
-	if x != nil {
-		return x.Level
-	}
-	return ""
-}
-
-func (x *LogRequest) GetMessage() string {
-	if x != nil {
-		return x.Message
-	}
-	return ""
-}
-
-func (x *LogRequest) GetFields() []byte {
-	if x != nil {
-		return x.Fields
-	}
-	return nil
-}
-
-type LogResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *LogResponse) Reset() {
-	*x = LogResponse{}
-	mi := &file_plugin_proto_msgTypes[36]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *LogResponse) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*LogResponse) ProtoMessage() {}
-
-func (x *LogResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use LogResponse.ProtoReflect.Descriptor instead.
-func (*LogResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
-}
-
 type PromptArgument struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -2534,7 +2436,7 @@ type PromptArgument struct {
 
 func (x *PromptArgument) Reset() {
 	*x = PromptArgument{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2448,7 @@ func (x *PromptArgument) String() string {
 func (*PromptArgument) ProtoMessage() {}
 
 func (x *PromptArgument) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2461,7 @@ func (x *PromptArgument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptArgument.ProtoReflect.Descriptor instead.
 func (*PromptArgument) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *PromptArgument) GetName() string {
@@ -2595,7 +2497,7 @@ type Prompt struct {
 
 func (x *Prompt) Reset() {
 	*x = Prompt{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2607,7 +2509,7 @@ func (x *Prompt) String() string {
 func (*Prompt) ProtoMessage() {}
 
 func (x *Prompt) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2620,7 +2522,7 @@ func (x *Prompt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Prompt.ProtoReflect.Descriptor instead.
 func (*Prompt) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *Prompt) GetName() string {
@@ -2659,7 +2561,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2671,7 +2573,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2684,7 +2586,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 type ListPromptsResponse struct {
@@ -2696,7 +2598,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2708,7 +2610,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[40]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2721,7 +2623,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{40}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListPromptsResponse) GetPrompts() []*Prompt {
@@ -2741,7 +2643,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2753,7 +2655,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[41]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2766,7 +2668,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{41}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2798,7 +2700,7 @@ type PromptMessage struct {
 
 func (x *PromptMessage) Reset() {
 	*x = PromptMessage{}
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2712,7 @@ func (x *PromptMessage) String() string {
 func (*PromptMessage) ProtoMessage() {}
 
 func (x *PromptMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[42]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +2725,7 @@ func (x *PromptMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PromptMessage.ProtoReflect.Descriptor instead.
 func (*PromptMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{42}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *PromptMessage) GetRole() string {
@@ -2860,7 +2762,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2872,7 +2774,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[43]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2885,7 +2787,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{43}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetPromptResponse) GetDescription() string {
@@ -2925,7 +2827,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2937,7 +2839,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[44]
+	mi := &file_plugin_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2950,7 +2852,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{44}
+	return file_plugin_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CompleteRequest) GetRefType() string {
@@ -3001,7 +2903,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3013,7 +2915,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[45]
+	mi := &file_plugin_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3026,7 +2928,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{45}
+	return file_plugin_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CompleteResponse) GetValues() []string {
@@ -3064,7 +2966,7 @@ type AskClientRequest struct {
 
 func (x *AskClientRequest) Reset() {
 	*x = AskClientRequest{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +2978,7 @@ func (x *AskClientRequest) String() string {
 func (*AskClientRequest) ProtoMessage() {}
 
 func (x *AskClientRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +2991,7 @@ func (x *AskClientRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskClientRequest.ProtoReflect.Descriptor instead.
 func (*AskClientRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AskClientRequest) GetClientChannel() uint64 {
@@ -3126,7 +3028,7 @@ type AskClientResponse struct {
 
 func (x *AskClientResponse) Reset() {
 	*x = AskClientResponse{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3040,7 @@ func (x *AskClientResponse) String() string {
 func (*AskClientResponse) ProtoMessage() {}
 
 func (x *AskClientResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3053,7 @@ func (x *AskClientResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AskClientResponse.ProtoReflect.Descriptor instead.
 func (*AskClientResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AskClientResponse) GetResult() []byte {
@@ -3180,7 +3082,7 @@ type HandleEventsRequest struct {
 
 func (x *HandleEventsRequest) Reset() {
 	*x = HandleEventsRequest{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3192,7 +3094,7 @@ func (x *HandleEventsRequest) String() string {
 func (*HandleEventsRequest) ProtoMessage() {}
 
 func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3205,7 +3107,7 @@ func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsRequest.ProtoReflect.Descriptor instead.
 func (*HandleEventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HandleEventsRequest) GetEvents() []*Event {
@@ -3229,7 +3131,7 @@ type HandleEventsResponse struct {
 
 func (x *HandleEventsResponse) Reset() {
 	*x = HandleEventsResponse{}
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3241,7 +3143,7 @@ func (x *HandleEventsResponse) String() string {
 func (*HandleEventsResponse) ProtoMessage() {}
 
 func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[49]
+	mi := &file_plugin_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3254,7 +3156,7 @@ func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsResponse.ProtoReflect.Descriptor instead.
 func (*HandleEventsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{49}
+	return file_plugin_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HandleEventsResponse) GetOutcomes() []*EventOutcome {
@@ -3283,7 +3185,7 @@ type EventOutcome struct {
 
 func (x *EventOutcome) Reset() {
 	*x = EventOutcome{}
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3295,7 +3197,7 @@ func (x *EventOutcome) String() string {
 func (*EventOutcome) ProtoMessage() {}
 
 func (x *EventOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[50]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3308,7 +3210,7 @@ func (x *EventOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventOutcome.ProtoReflect.Descriptor instead.
 func (*EventOutcome) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{50}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *EventOutcome) GetError() *ToolError {
@@ -3504,13 +3406,7 @@ const file_plugin_proto_rawDesc = "" +
 	"PublishAck\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x14\n" +
-	"\x05retry\x18\x03 \x01(\bR\x05retry\"T\n" +
-	"\n" +
-	"LogRequest\x12\x14\n" +
-	"\x05level\x18\x01 \x01(\tR\x05level\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
-	"\x06fields\x18\x03 \x01(\fR\x06fields\"\r\n" +
-	"\vLogResponse\"b\n" +
+	"\x05retry\x18\x03 \x01(\bR\x05retry\"b\n" +
 	"\x0ePromptArgument\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x1a\n" +
@@ -3576,10 +3472,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
 	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12C\n" +
-	"\x04Task\x12\x1c.cairn.plugin.v1.TaskRequest\x1a\x1d.cairn.plugin.v1.TaskResponse2\xbd\x02\n" +
+	"\x04Task\x12\x1c.cairn.plugin.v1.TaskRequest\x1a\x1d.cairn.plugin.v1.TaskResponse2\xfb\x01\n" +
 	"\x04Host\x12L\n" +
-	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12@\n" +
-	"\x03Log\x12\x1b.cairn.plugin.v1.LogRequest\x1a\x1c.cairn.plugin.v1.LogResponse\x12Q\n" +
+	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12Q\n" +
 	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01\x12R\n" +
 	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponseB;Z9github.com/cairn-mcp/cairn/sdk/internal/pluginv1;pluginv1b\x06proto3"
 
@@ -3595,7 +3490,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -3632,28 +3527,26 @@ var file_plugin_proto_goTypes = []any{
 	(*PublishRequest)(nil),        // 32: cairn.plugin.v1.PublishRequest
 	(*PublishResponse)(nil),       // 33: cairn.plugin.v1.PublishResponse
 	(*PublishAck)(nil),            // 34: cairn.plugin.v1.PublishAck
-	(*LogRequest)(nil),            // 35: cairn.plugin.v1.LogRequest
-	(*LogResponse)(nil),           // 36: cairn.plugin.v1.LogResponse
-	(*PromptArgument)(nil),        // 37: cairn.plugin.v1.PromptArgument
-	(*Prompt)(nil),                // 38: cairn.plugin.v1.Prompt
-	(*ListPromptsRequest)(nil),    // 39: cairn.plugin.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),   // 40: cairn.plugin.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),      // 41: cairn.plugin.v1.GetPromptRequest
-	(*PromptMessage)(nil),         // 42: cairn.plugin.v1.PromptMessage
-	(*GetPromptResponse)(nil),     // 43: cairn.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),       // 44: cairn.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 45: cairn.plugin.v1.CompleteResponse
-	(*AskClientRequest)(nil),      // 46: cairn.plugin.v1.AskClientRequest
-	(*AskClientResponse)(nil),     // 47: cairn.plugin.v1.AskClientResponse
-	(*HandleEventsRequest)(nil),   // 48: cairn.plugin.v1.HandleEventsRequest
-	(*HandleEventsResponse)(nil),  // 49: cairn.plugin.v1.HandleEventsResponse
-	(*EventOutcome)(nil),          // 50: cairn.plugin.v1.EventOutcome
-	nil,                           // 51: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 52: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 53: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*PromptArgument)(nil),        // 35: cairn.plugin.v1.PromptArgument
+	(*Prompt)(nil),                // 36: cairn.plugin.v1.Prompt
+	(*ListPromptsRequest)(nil),    // 37: cairn.plugin.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),   // 38: cairn.plugin.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),      // 39: cairn.plugin.v1.GetPromptRequest
+	(*PromptMessage)(nil),         // 40: cairn.plugin.v1.PromptMessage
+	(*GetPromptResponse)(nil),     // 41: cairn.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),       // 42: cairn.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 43: cairn.plugin.v1.CompleteResponse
+	(*AskClientRequest)(nil),      // 44: cairn.plugin.v1.AskClientRequest
+	(*AskClientResponse)(nil),     // 45: cairn.plugin.v1.AskClientResponse
+	(*HandleEventsRequest)(nil),   // 46: cairn.plugin.v1.HandleEventsRequest
+	(*HandleEventsResponse)(nil),  // 47: cairn.plugin.v1.HandleEventsResponse
+	(*EventOutcome)(nil),          // 48: cairn.plugin.v1.EventOutcome
+	nil,                           // 49: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 50: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 51: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	51, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	49, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -3675,16 +3568,16 @@ var file_plugin_proto_depIdxs = []int32{
 	16, // 19: cairn.plugin.v1.ReadResourceResponse.error:type_name -> cairn.plugin.v1.ToolError
 	25, // 20: cairn.plugin.v1.HandleEventRequest.event:type_name -> cairn.plugin.v1.Event
 	25, // 21: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
-	37, // 22: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
-	38, // 23: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	52, // 24: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	35, // 22: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
+	36, // 23: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
+	50, // 24: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
 	17, // 25: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
-	42, // 26: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
+	40, // 26: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
 	16, // 27: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	53, // 28: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	51, // 28: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
 	16, // 29: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
 	25, // 30: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
-	50, // 31: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
+	48, // 31: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
 	16, // 32: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
 	16, // 33: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
 	0,  // 34: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
@@ -3695,32 +3588,30 @@ var file_plugin_proto_depIdxs = []int32{
 	26, // 39: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
 	28, // 40: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
 	30, // 41: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	39, // 42: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	41, // 43: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	44, // 44: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	37, // 42: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	39, // 43: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	42, // 44: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
 	10, // 45: cairn.plugin.v1.Plugin.Task:input_type -> cairn.plugin.v1.TaskRequest
 	32, // 46: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	35, // 47: cairn.plugin.v1.Host.Log:input_type -> cairn.plugin.v1.LogRequest
-	32, // 48: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	46, // 49: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
-	1,  // 50: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 51: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	12, // 52: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	21, // 53: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	24, // 54: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	27, // 55: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	29, // 56: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	31, // 57: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	40, // 58: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	43, // 59: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	45, // 60: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	11, // 61: cairn.plugin.v1.Plugin.Task:output_type -> cairn.plugin.v1.TaskResponse
-	33, // 62: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	36, // 63: cairn.plugin.v1.Host.Log:output_type -> cairn.plugin.v1.LogResponse
-	34, // 64: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	47, // 65: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
-	50, // [50:66] is the sub-list for method output_type
-	34, // [34:50] is the sub-list for method input_type
+	32, // 47: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	44, // 48: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	1,  // 49: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 50: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	12, // 51: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	21, // 52: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	24, // 53: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	27, // 54: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	29, // 55: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	31, // 56: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	38, // 57: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	41, // 58: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	43, // 59: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	11, // 60: cairn.plugin.v1.Plugin.Task:output_type -> cairn.plugin.v1.TaskResponse
+	33, // 61: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	34, // 62: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	45, // 63: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	49, // [49:64] is the sub-list for method output_type
+	34, // [34:49] is the sub-list for method input_type
 	34, // [34:34] is the sub-list for extension type_name
 	34, // [34:34] is the sub-list for extension extendee
 	0,  // [0:34] is the sub-list for field type_name
@@ -3743,7 +3634,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   54,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -2,7 +2,7 @@
 //
 // The host starts a plugin with go-plugin, then calls Configure (once), then
 // Describe, and routes MCP calls to the call lane or to CallTool. The plugin reaches the host's
-// services (event bus, logging) over the go-plugin broker, at the broker id
+// services (event bus, client requests) over the go-plugin broker, at the broker id
 // given in ConfigureRequest.host_service_id.
 //
 // Compatibility rule: within v1, fields are only ever added. A change that
@@ -607,7 +607,6 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	Host_Publish_FullMethodName       = "/cairn.plugin.v1.Host/Publish"
-	Host_Log_FullMethodName           = "/cairn.plugin.v1.Host/Log"
 	Host_PublishEvents_FullMethodName = "/cairn.plugin.v1.Host/PublishEvents"
 	Host_AskClient_FullMethodName     = "/cairn.plugin.v1.Host/AskClient"
 )
@@ -620,8 +619,6 @@ const (
 type HostClient interface {
 	// Publish puts an event on the host's event bus.
 	Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error)
-	// Log writes a structured line to the host's log (stderr).
-	Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error)
 	// PublishEvents carries a plugin's events on one long-lived stream, so a
 	// write does not wait for the host: the plugin queues, this stream
 	// delivers in order, and the host acknowledges each event (by sequence)
@@ -647,16 +644,6 @@ func (c *hostClient) Publish(ctx context.Context, in *PublishRequest, opts ...gr
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PublishResponse)
 	err := c.cc.Invoke(ctx, Host_Publish_FullMethodName, in, out, cOpts...)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (c *hostClient) Log(ctx context.Context, in *LogRequest, opts ...grpc.CallOption) (*LogResponse, error) {
-	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(LogResponse)
-	err := c.cc.Invoke(ctx, Host_Log_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -694,8 +681,6 @@ func (c *hostClient) AskClient(ctx context.Context, in *AskClientRequest, opts .
 type HostServer interface {
 	// Publish puts an event on the host's event bus.
 	Publish(context.Context, *PublishRequest) (*PublishResponse, error)
-	// Log writes a structured line to the host's log (stderr).
-	Log(context.Context, *LogRequest) (*LogResponse, error)
 	// PublishEvents carries a plugin's events on one long-lived stream, so a
 	// write does not wait for the host: the plugin queues, this stream
 	// delivers in order, and the host acknowledges each event (by sequence)
@@ -719,9 +704,6 @@ type UnimplementedHostServer struct{}
 
 func (UnimplementedHostServer) Publish(context.Context, *PublishRequest) (*PublishResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Publish not implemented")
-}
-func (UnimplementedHostServer) Log(context.Context, *LogRequest) (*LogResponse, error) {
-	return nil, status.Error(codes.Unimplemented, "method Log not implemented")
 }
 func (UnimplementedHostServer) PublishEvents(grpc.BidiStreamingServer[PublishRequest, PublishAck]) error {
 	return status.Error(codes.Unimplemented, "method PublishEvents not implemented")
@@ -768,24 +750,6 @@ func _Host_Publish_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Host_Log_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(LogRequest)
-	if err := dec(in); err != nil {
-		return nil, err
-	}
-	if interceptor == nil {
-		return srv.(HostServer).Log(ctx, in)
-	}
-	info := &grpc.UnaryServerInfo{
-		Server:     srv,
-		FullMethod: Host_Log_FullMethodName,
-	}
-	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(HostServer).Log(ctx, req.(*LogRequest))
-	}
-	return interceptor(ctx, in, info, handler)
-}
-
 func _Host_PublishEvents_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(HostServer).PublishEvents(&grpc.GenericServerStream[PublishRequest, PublishAck]{ServerStream: stream})
 }
@@ -821,10 +785,6 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Publish",
 			Handler:    _Host_Publish_Handler,
-		},
-		{
-			MethodName: "Log",
-			Handler:    _Host_Log_Handler,
 		},
 		{
 			MethodName: "AskClient",
