@@ -310,24 +310,27 @@ func ExampleConn_Stop() {
 	// Output: <nil>
 }
 
-// recordingHost is a Host that records what the plugin sends it.
+// recordingHost is a Host that records the events a plugin publishes.
 type recordingHost struct {
 	quietHost
-	logs chan string
+	events chan string
 }
 
-func (h recordingHost) Log(level, message string, _ json.RawMessage) { h.logs <- level + " " + message }
+func (h recordingHost) Publish(ev seam.Event) (string, error) {
+	h.events <- ev.Type + " " + string(ev.Data)
+	return "e-1", nil
+}
 
-// A Host serves what a plugin asks of the host: its client's answers,
-// its events, its log lines.
+// A Host serves what a plugin asks of the host: its client's answers and
+// its events.
 func ExampleHost() {
-	var h hostconn.Host = recordingHost{logs: make(chan string, 16)}
-	h.Log("info", "index rebuilt", json.RawMessage(`{}`))
+	var h hostconn.Host = recordingHost{events: make(chan string, 16)}
+	id, _ := h.Publish(seam.Event{Type: "note.added", Data: json.RawMessage(`{"id":"N-1"}`)})
 	_, e := h.AskClient(context.Background(), seam.Ask{Channel: 1, Method: "sampling/createMessage"})
-	fmt.Println(<-h.(recordingHost).logs)
+	fmt.Println(id, <-h.(recordingHost).events)
 	fmt.Println(e.Code == errs.ClientUnsupported)
 	// Output:
-	// info index rebuilt
+	// e-1 note.added {"id":"N-1"}
 	// true
 }
 

@@ -104,7 +104,6 @@ func (quietHost) Publish(seam.Event) (string, error) { return "", nil }
 func (quietHost) PublishStreamed(seam.Event) (func(context.Context) error, string, error) {
 	return nil, "", nil
 }
-func (quietHost) Log(string, string, json.RawMessage) {}
 
 // plugged is a started notes plugin: its connection, and how to end it.
 type plugged struct {
