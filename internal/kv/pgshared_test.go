@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -241,7 +242,12 @@ func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
 			return nil
 		})
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Release the exclusive update once the shared one waits for its lock.
+	poll.Until(t, time.Minute, "the shared update to wait for the lock", func() bool {
+		var waiting int
+		err := pgs[0].pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
 	close(release)
 	if v := <-got; string(v) != "yes" {
 		t.Fatalf("the shared update read %q, not the exclusive update's write", v)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	canon "github.com/cairn-mcp/cairn/skills"
@@ -111,15 +112,8 @@ func names(ss []skills.Skill) []string {
 // visibility bound measured from the call (the change was just made).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(visible)
-	for {
-		if cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not visible within %v: %s", visible, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(visible, cond) {
+		t.Fatalf("not visible within %v: %s", visible, what)
 	}
 }
 

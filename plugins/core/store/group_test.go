@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 func (g *group) pendingCalls() int {
@@ -32,20 +33,15 @@ func testGroupCommitJoinsTheOpenTransaction(t *testing.T) {
 	go func() {
 		firstDone <- s.Commit(func(tx kv.Tx) error {
 			// Hold the transaction open until the late calls are queued.
-			for deadline := time.Now().Add(time.Minute); s.group.pendingCalls() < late; {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("late calls never queued")
-				}
-				time.Sleep(time.Millisecond)
+			if !poll.Within(time.Minute, func() bool { return s.group.pendingCalls() >= late }) {
+				return fmt.Errorf("late calls never queued")
 			}
 			_, err := NextID(tx, CounterThought)
 			return err
 		})
 	}()
 	// The first call is the committer once its fn runs.
-	for s.group.pendingCalls() != 0 || !s.groupRunning() {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the first call to commit", func() bool { return s.group.pendingCalls() == 0 && s.groupRunning() })
 	seen := make([]uint64, late)
 	for i := 0; i < late; i++ {
 		wg.Add(1)
@@ -137,9 +133,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 		defer wg.Done()
 		_ = s.Commit(func(tx kv.Tx) error { <-release; return nil })
 	}()
-	for s.group.pendingCalls() != 0 || !s.groupRunning() {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the first call to commit", func() bool { return s.group.pendingCalls() == 0 && s.groupRunning() })
 	for i := 1; i < calls; i++ {
 		wg.Add(1)
 		go func() {
@@ -149,9 +143,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 			}
 		}()
 	}
-	for s.group.pendingCalls() < calls-1 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the other calls to queue", func() bool { return s.group.pendingCalls() >= calls-1 })
 	close(release)
 	wg.Wait()
 	if got := s.Commits() - before; got != 2 {
@@ -193,13 +185,9 @@ func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
 	}()
 	<-inside
 	go func() { done <- s.Commit(put("exclusive")) }()
-	for s.group.pendingCalls() < 1 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the exclusive call to queue", func() bool { return s.group.pendingCalls() >= 1 })
 	go func() { done <- s.CommitShared(put("shared")) }()
-	for s.group.pendingCalls() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the second shared call to queue", func() bool { return s.group.pendingCalls() >= 2 })
 	close(release)
 	for range 3 {
 		select {

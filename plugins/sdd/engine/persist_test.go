@@ -144,6 +144,7 @@ func TestKillDuringWrites(t *testing.T) {
 		if _, err := out.Read(buf); err != nil {
 			t.Fatalf("round %d: child did not start: %v", r, err)
 		}
+		// Kill the child at a random point of its writes.
 		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
