@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/internal/rpcid"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // fakeDaemon listens on p's socket, welcomes every connection and hands it
@@ -155,9 +156,11 @@ func TestRelayDeliversEachAnswerOnce(t *testing.T) {
 // A request the daemon never answers, after the client closed its input,
 // is answered with an error once the drain ends, and the relay exits.
 func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
+	testEnded := make(chan struct{})
+	t.Cleanup(func() { close(testEnded) })
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		_, _ = io.Copy(io.Discard, r) // reads, never answers
-		time.Sleep(time.Hour)
+		<-testEnded
 	})
 	got := runRelay(t, d, 50*time.Millisecond, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`+"\n")
 	if n := answersByID(got); n["n7"] != 1 || len(n) != 1 {
@@ -349,12 +352,13 @@ func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
 	})
 	in, feed := io.Pipe()
 	var out bytes.Buffer
+	sw := &syncWriter{w: &out}
 	done := make(chan error, 1)
 	go func() {
 		done <- RunRelay(context.Background(), RelayConfig{
 			Paths: d.p, Timeout: 5 * time.Second, Drain: time.Minute, Attempts: 3,
 			Start: func() (func() (bool, error), error) { return func() (bool, error) { return false, nil }, nil },
-		}, in, &syncWriter{w: &out})
+		}, in, sw)
 	}()
 	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n"+
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`+"\n")
@@ -364,7 +368,13 @@ func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
 		t.Fatal("the relay never resumed on a second daemon")
 	}
 	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`+"\n")
-	time.Sleep(time.Second) // the resume finishes; nothing more arrives
+	// The resume is over once id 2 is answered: the daemon answers it only
+	// after the replay, so a second copy would have reached it by then.
+	poll.Until(t, time.Minute, "the answer to id 2", func() bool {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+		return bytes.Contains(out.Bytes(), []byte(`"id":2`))
+	})
 	feed.Close()
 	select {
 	case err := <-done:

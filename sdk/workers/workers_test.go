@@ -17,6 +17,7 @@ func TestPoolRunsEverything(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {
 			wg.Add(1)
+			// Each call lasts a moment, so the fifty overlap.
 			w.Run(func() { defer wg.Done(); time.Sleep(time.Millisecond); ran.Add(1) })
 		}
 		wg.Wait()

@@ -99,7 +99,8 @@ func TestSharedSessionsExpireWhenIdleEverywhere(t *testing.T) {
 	id := a.open("")
 	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	// Used through b, the session stays alive on a although a saw nothing:
-	// the uses span more than the idle limit.
+	// the uses span more than the idle limit. The limit is measured by
+	// PostgreSQL's clock (now() in the statements), so real time passes.
 	for range 5 {
 		time.Sleep(idle / 4)
 		if _, err := b.use(id, ""); err != nil {
