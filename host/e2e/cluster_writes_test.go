@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/internal/trail"
 )
 
@@ -241,12 +242,9 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 		}
 		return missing, twice
 	}
-	for end := time.Now().Add(90 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
-		if missing, _ := deliveries(); len(missing) == 0 {
-			break
-		}
-	}
-	time.Sleep(time.Second) // a late duplicate would arrive now
+	// What is still missing after the wait is reported below.
+	poll.Within(90*time.Second, func() bool { missing, _ := deliveries(); return len(missing) == 0 })
+	time.Sleep(time.Second) // an absence: a late duplicate would arrive now
 	missing, twice := deliveries()
 	onKilled := 0
 	for id := range ledger.created {
@@ -435,10 +433,18 @@ func TestClusterEventOfAKilledServerReachesTheWebhook(t *testing.T) {
 	defer unlock()
 
 	id := structured(t, dying.call("task_create", map[string]any{"title": "created on the server that dies"}))["task_id"].(string)
-	time.Sleep(time.Second) // published; admin's enqueue waits for the lock
+	// The event is published once admin's enqueue waits for the lock.
+	poll.Until(t, patience, "admin's enqueue to wait for its lock", func() bool {
+		var waiting int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND (classid::bigint << 32 | objid::bigint) = $1`, adminWriterLock).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
 	if err := dying.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	// The kill lands before the lock is free: a process killed is not yet
+	// gone when Signal returns.
 	time.Sleep(500 * time.Millisecond)
 	unlock()
 
@@ -454,14 +460,11 @@ func TestClusterEventOfAKilledServerReachesTheWebhook(t *testing.T) {
 		return n
 	}
 	start := time.Now()
-	for time.Since(start) < 90*time.Second && count() == 0 {
-		time.Sleep(250 * time.Millisecond)
-	}
-	if count() == 0 {
+	if !poll.Within(90*time.Second, func() bool { return count() > 0 }) {
 		t.Fatalf("task.created of %s, acknowledged by the killed server, never reached the webhook", id)
 	}
 	t.Logf("task.created of %s reached the webhook %s after server 1 died", id, time.Since(start).Round(100*time.Millisecond))
-	time.Sleep(2 * time.Second) // a duplicate would arrive now
+	time.Sleep(2 * time.Second) // an absence: a duplicate would arrive now
 	if n := count(); n != 1 {
 		t.Fatalf("task.created of %s delivered %d times, want once", id, n)
 	}
