@@ -122,6 +122,7 @@ func answersByID(msgs []map[string]json.RawMessage) map[string]int {
 // answered by the daemon that died and the fresh one) reaches the client
 // once per request, whatever escaping the daemon uses for a string id.
 func TestRelayDeliversEachAnswerOnce(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		for {
 			line, err := r.ReadBytes('\n')
@@ -156,6 +157,7 @@ func TestRelayDeliversEachAnswerOnce(t *testing.T) {
 // A request the daemon never answers, after the client closed its input,
 // is answered with an error once the drain ends, and the relay exits.
 func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
+	t.Parallel()
 	testEnded := make(chan struct{})
 	t.Cleanup(func() { close(testEnded) })
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
@@ -175,6 +177,7 @@ func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
 // resumed a bounded number of times once the client has left: the relay
 // never reconnects in a loop.
 func TestRelayDoesNotLoopWhenTheDaemonNeverAnswers(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		_, _ = r.ReadBytes('\n')
 		// Close without answering, as a daemon that dies would.
@@ -191,6 +194,7 @@ func TestRelayDoesNotLoopWhenTheDaemonNeverAnswers(t *testing.T) {
 // A request with an id MCP does not allow is refused by the daemon with id
 // null; the relay passes that answer on and does not wait for another.
 func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		for {
 			if _, err := r.ReadBytes('\n'); err != nil {
@@ -215,6 +219,7 @@ func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
 // exactly two answers (docs/decisions.md D42). Before, the daemon ran both
 // and the relay passed on one answer for the two.
 func TestRelayRefusesAnIDInFlight(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var received []string
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
@@ -288,6 +293,7 @@ func TestRelayRefusesAnIDInFlight(t *testing.T) {
 // and that refusal could be the answer the client gets for a write that
 // ran (docs/decisions.md D42).
 func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{} // ids the second daemon read
 	restoring := make(chan struct{})
