@@ -76,6 +76,14 @@ func (s *Store) groupRunning() bool {
 	return s.group.running
 }
 
+// hasLingered reports whether a transaction of g has waited for company
+// (linger.go makes arrived on the first wait).
+func (g *group) hasLingered() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.arrived != nil
+}
+
 // After commits of two calls, a transaction holding one call lingers for a
 // second and commits both at once; a store whose batches were of one (a lone
 // writer) never lingers.
@@ -88,7 +96,10 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 	err := s.Commit(func(tx kv.Tx) error {
 		go func() {
 			// Arrive after this transaction ran out of calls to run.
-			time.Sleep(20 * time.Millisecond)
+			if !poll.Within(time.Minute, s.group.hasLingered) {
+				second <- fmt.Errorf("the transaction never lingered")
+				return
+			}
 			second <- s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err })
 		}()
 		_, err := NextID(tx, CounterThought)
