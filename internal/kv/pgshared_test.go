@@ -60,6 +60,7 @@ func u64At(b Bucket, key string) uint64 {
 // Shared updates hold the writers' lock together: each of two waits,
 // inside its transaction, for the other to have started.
 func TestSharedUpdatesRunSideBySide(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	var started sync.WaitGroup
 	started.Add(2)
@@ -91,6 +92,7 @@ func TestSharedUpdatesRunSideBySide(t *testing.T) {
 // drawn with IncrementEach are never handed out twice, and an exclusive update
 // in the middle of it all sees a state no shared update is half through.
 func TestSharedUpdatesLoseNoChange(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 3)
 	const perServer, workers = 40, 3
 	var mu sync.Mutex
@@ -181,6 +183,7 @@ func TestSharedUpdatesLoseNoChange(t *testing.T) {
 // update: no shared update runs beside that run, and its first run's
 // writes are gone.
 func TestAloneRunsTheUpdateAgainExclusively(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	runs := 0
 	err := pgs[0].UpdateShared(func(tx Tx) error {
@@ -224,6 +227,7 @@ func TestAloneRunsTheUpdateAgainExclusively(t *testing.T) {
 // A shared update that waited for an exclusive one sees what it wrote:
 // its snapshot is taken after the lock, not when it began to wait.
 func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	inside := make(chan struct{})
 	release := make(chan struct{})
@@ -258,6 +262,7 @@ func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
 // absent and written-in-this-transaction alike; Fresh answers nil; and
 // IncrementEach raises each counter once, in or out of a shared update.
 func TestPrefetchFreshAndIncrementEach(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		if err := r.update(func(tx Tx) error {
 			return tx.Bucket([]byte("b")).Put([]byte("there"), []byte("v1"))
@@ -328,6 +333,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 // the numbers its earlier attempt drew for kept counters, so it leaves no
 // gap; a counter not kept is drawn afresh.
 func TestRerunKeepsKeptNumbers(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 1)
 	kept := Key{Bucket: []byte("c"), Key: []byte("T"), Keep: true}
 	fresh := Key{Bucket: []byte("c"), Key: []byte("R")}
@@ -365,6 +371,7 @@ func TestRerunKeepsKeptNumbers(t *testing.T) {
 // shared update and an exclusive one each give up after LockTimeout with
 // ERR_UNAVAILABLE saying so; once it is free they run.
 func TestWritersTableGivesUpOnAHeldLock(t *testing.T) {
+	t.Parallel()
 	pg := sharedServersWaiting(t, 1, 200*time.Millisecond)[0]
 	ctx := context.Background()
 	holder, err := pg.Pool().Begin(ctx)

@@ -88,6 +88,7 @@ func (g *group) hasLingered() bool {
 // second and commits both at once; a store whose batches were of one (a lone
 // writer) never lingers.
 func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
+	t.Parallel()
 	s, _ := openTemp(t)
 	s.group.lingerMax = time.Hour // only an arrival ends the wait
 	s.group.committed(2)
@@ -133,6 +134,7 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 // A transaction takes in at most maxBatch calls; the calls beyond wait for
 // the next one, however many keep arriving.
 func TestGroupCommitBatchIsBounded(t *testing.T) {
+	t.Parallel()
 	s, _ := openTemp(t)
 	s.group.committed(maxBatch) // a peak that would have it linger
 	const calls = maxBatch + 40
@@ -173,6 +175,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 // shared one neither waits for it nor spins on it. (It spun once: its
 // lingering saw a call pending, and joining refused it, forever.)
 func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
+	t.Parallel()
 	s, err := OpenPostgres(pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)

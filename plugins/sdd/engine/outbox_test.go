@@ -232,6 +232,7 @@ func testPendingEventsBounded(t *testing.T) {
 
 // shedOldest keeps both bounds and drops oldest first.
 func TestShedOldest(t *testing.T) {
+	t.Parallel()
 	big := Event{ID: "evt_big", Data: []byte(`"` + strings.Repeat("x", MaxPendingEventBytes/4) + `"`)}
 	small := func(i int) Event { return Event{ID: fmt.Sprintf("evt_%d", i), Data: []byte(`{}`)} }
 	many := func(n int) []Event {
