@@ -122,6 +122,7 @@ func TestClusterThreeServersOneKilled(t *testing.T) {
 			}
 		}()
 	}
+	// Chaos: server 1 dies a third into the run and is down two seconds.
 	time.Sleep(run / 3)
 	nodes[1].stop(syscall.SIGKILL)
 	killedAt = time.Now()

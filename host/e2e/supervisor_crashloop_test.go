@@ -68,6 +68,7 @@ func TestPluginCrashLoopKeepsComingBack(t *testing.T) {
 			if attempt > 20 {
 				t.Fatalf("crash %d: still down after %d answers of retry_after_ms", i, attempt)
 			}
+			// The client honours retry_after_ms, which is under test.
 			time.Sleep(time.Duration(retry) * time.Millisecond)
 		}
 	}

@@ -203,6 +203,7 @@ func TestNoTracesWithoutEndpoint(t *testing.T) {
 	w := newWorkspace(t)
 	s := w.serve("CAIRN_DAEMON=on", "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=50")
 	s.call("task_list", map[string]any{})
+	// An absence: spans, with a batch delay of 50 ms, would have come.
 	time.Sleep(time.Second)
 	if spans := rcv.Spans(); len(spans) > 0 {
 		t.Fatalf("spans exported with no endpoint set: %v", spanNames(spans))

@@ -20,7 +20,7 @@ var sleepAllowance = map[string]int{
 	"host/e2e/bench_floor_test.go":                 1,
 	"host/e2e/bench_hop_test.go":                   2,
 	"host/e2e/bench_memory_test.go":                1,
-	"host/e2e/cluster_test.go":                     4,
+	"host/e2e/cluster_test.go":                     3,
 	"host/e2e/cluster_writes_test.go":              5,
 	"host/e2e/exactly_once_test.go":                3,
 	"host/e2e/http_idempotency_test.go":            3,
