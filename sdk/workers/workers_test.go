@@ -39,6 +39,7 @@ func TestPoolRunsEverything(t *testing.T) {
 // Calls that wait for each other all run at once: a busy worker never
 // holds a call back.
 func TestPoolRunsBlockedCallsConcurrently(t *testing.T) {
+	t.Parallel()
 	done := make(chan struct{})
 	defer close(done)
 	w := New(done)
