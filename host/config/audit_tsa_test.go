@@ -10,6 +10,7 @@ import (
 // http(s) URL, and a bad one is an error naming the setting
 // (docs/decisions.md D38).
 func TestAuditTSAURL(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, raw := range []string{"", "http://127.0.0.1:3180/api/v1/timestamp", "https://tsa.example.internal"} {
 		s, err := Resolve(lookup(map[string]string{"CAIRN_ROOT": root, "CAIRN_AUDIT_TSA_URL": raw}), root, "")

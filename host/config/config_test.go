@@ -16,6 +16,7 @@ func lookup(m map[string]string) Lookup {
 
 // TestResolveRefusals: every bad setting is a typed error naming it.
 func TestResolveRefusals(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	file := filepath.Join(root, "file")
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
@@ -56,6 +57,7 @@ func TestResolveRefusals(t *testing.T) {
 // TestSessionSettingsAreForgiven: a session's own settings never stop it;
 // each mistake is one warning naming the variable, and what is valid stays.
 func TestSessionSettingsAreForgiven(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, c := range []struct {
 		name     string
@@ -98,6 +100,7 @@ func TestSessionSettingsAreForgiven(t *testing.T) {
 }
 
 func TestResolveDefaults(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	s, err := Resolve(lookup(map[string]string{"HOME": "/home/op"}), root, "")
 	if err != nil {
@@ -123,6 +126,7 @@ func TestResolveDefaults(t *testing.T) {
 }
 
 func TestResolveModesCaseInsensitive(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	for _, m := range []string{"full", "READONLY", "Test", "minimal"} {
 		s, err := Resolve(lookup(map[string]string{"CAIRN_MODE": m}), root, "")
@@ -133,6 +137,7 @@ func TestResolveModesCaseInsensitive(t *testing.T) {
 }
 
 func TestParseToolsets(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in      string
 		allowed []string
@@ -194,6 +199,7 @@ func FuzzParseToolsets(f *testing.F) {
 }
 
 func TestLoadFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name, yaml, err string
@@ -243,6 +249,7 @@ func TestLoadFile(t *testing.T) {
 
 // TestWorkspaceOwnership: what counts as workspace content for D23.
 func TestWorkspaceOwnership(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	cfgOutside := filepath.Join(outside, "ops.yaml")
@@ -290,6 +297,7 @@ func TestWorkspaceOwnership(t *testing.T) {
 }
 
 func TestWithin(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		root, path string
 		want       bool

@@ -9,6 +9,7 @@ import (
 // Every setting the host reads is documented in the README's
 // configuration table, so an operator never has to read the code.
 func TestEveryVarIsInTheReadme(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestParseStore(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in, want string
 		ok       bool
@@ -29,6 +30,7 @@ func TestParseStore(t *testing.T) {
 }
 
 func TestResolveReadsStore(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"CAIRN_STORE": "postgres://db/cairn"}
 	s, err := Resolve(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, t.TempDir(), "")
 	if err != nil || s.Store != "postgres://db/cairn" || s.StoreKind() != "postgres" {

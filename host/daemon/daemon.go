@@ -328,7 +328,13 @@ type Options struct {
 	// tasks still working, whose clients come back for the result
 	// (docs/decisions.md D39).
 	Busy func() bool
+	// afterFunc starts the idle timer (nil: time.AfterFunc); a test gives
+	// a fake clock's, so it need not wait out idle periods.
+	afterFunc func(d time.Duration, f func()) stopper
 }
+
+// stopper is a timer as the daemon uses it: started, then maybe stopped.
+type stopper interface{ Stop() bool }
 
 // ErrAlreadyRunning is returned by Run when another daemon holds the lock.
 var ErrAlreadyRunning = errors.New("a cairn daemon is already running for this data dir")
@@ -352,6 +358,9 @@ func Lock(p Paths) (*os.File, error) {
 func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
+	}
+	if opts.afterFunc == nil {
+		opts.afterFunc = func(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
 	}
 	// Whatever is at the socket path belongs to a dead daemon: we hold the
 	// lock a live one would hold.
@@ -378,7 +387,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 		mu       sync.Mutex
 		sessions = map[int]SessionInfo{}
 		nextID   int
-		idle     *time.Timer
+		idle     stopper
 		wg       sync.WaitGroup
 		// listeners are the HTTP listeners held open by `cairn serve
 		// --http` commands; the daemon does not go idle under one.
@@ -389,7 +398,7 @@ func Run(ctx context.Context, p Paths, h Handler, opts Options) error {
 		if idle != nil {
 			idle.Stop()
 		}
-		idle = time.AfterFunc(opts.Idle, func() {
+		idle = opts.afterFunc(opts.Idle, func() {
 			mu.Lock()
 			n := len(sessions) + listeners.count()
 			mu.Unlock()

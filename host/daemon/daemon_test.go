@@ -7,6 +7,7 @@ import (
 )
 
 func TestPathsForLongDataDirMovesTheSocket(t *testing.T) {
+	t.Parallel()
 	p := PathsFor("/tmp/" + strings.Repeat("d", 120))
 	if len(p.Socket) > maxSocketPath || !strings.HasPrefix(p.Socket, os.TempDir()) {
 		t.Errorf("socket %q", p.Socket)
@@ -17,6 +18,7 @@ func TestPathsForLongDataDirMovesTheSocket(t *testing.T) {
 }
 
 func TestStoppedOnPurpose(t *testing.T) {
+	t.Parallel()
 	p := PathsFor(t.TempDir())
 	if StoppedOnPurpose(p, os.Getpid()) {
 		t.Fatal("stopped before any marker")
@@ -35,6 +37,7 @@ func TestStoppedOnPurpose(t *testing.T) {
 }
 
 func TestSessionKeysAreUnique(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for i := 0; i < 1000; i++ {
 		k := newSessionKey()

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // fakeHost serves relayed sessions by draining them and HTTP with a plain
@@ -55,12 +57,18 @@ func (f *fakeHost) ServeHTTP(ctx context.Context, hello Hello, ready func(HTTPLi
 // is closed when Run returns.
 func runDaemon(t *testing.T, h Handler, idle time.Duration) (p Paths, stop func(), done chan struct{}) {
 	t.Helper()
+	return runDaemonWith(t, h, Options{Idle: idle, Version: "test"})
+}
+
+// runDaemonWith is runDaemon with all of Run's options.
+func runDaemonWith(t *testing.T, h Handler, opts Options) (p Paths, stop func(), done chan struct{}) {
+	t.Helper()
 	p = PathsFor(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	done = make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := Run(ctx, p, h, Options{Idle: idle, Version: "test"}); err != nil {
+		if err := Run(ctx, p, h, opts); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	}()
@@ -74,12 +82,7 @@ func runDaemon(t *testing.T, h Handler, idle time.Duration) (p Paths, stop func(
 
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if f() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	poll.Until(t, 20*time.Second, what, f)
 }
 
 // noStart fails a test whose daemon should already be running.
@@ -137,6 +140,7 @@ func statusListeners(t *testing.T, p Paths) []HTTPListener {
 // the status, and closes when the holder's connection closes without a
 // word, as when `cairn serve --http` is killed.
 func TestHTTPListenerLivesWithItsHolder(t *testing.T) {
+	t.Parallel()
 	p, _, _ := runDaemon(t, &fakeHost{}, time.Hour)
 	hold := openHTTP(t, p, "127.0.0.1:0")
 	if hold.DaemonPID != os.Getpid() || !hold.Listener.APIKeysRequired || !strings.HasSuffix(hold.Listener.URL, "/mcp") {
@@ -157,6 +161,7 @@ func TestHTTPListenerLivesWithItsHolder(t *testing.T) {
 // Wait, when its command ends, returns only once the daemon has closed the
 // listener: the port refuses as soon as the command is gone.
 func TestHTTPWaitReturnsWithTheListenerClosed(t *testing.T) {
+	t.Parallel()
 	p, _, _ := runDaemon(t, &fakeHost{}, time.Hour)
 	hold := openHTTP(t, p, "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -172,6 +177,7 @@ func TestHTTPWaitReturnsWithTheListenerClosed(t *testing.T) {
 // A second listener on the same address is refused with its holder named;
 // an address another program holds is refused with the bind's own error.
 func TestHTTPSameAddressRefused(t *testing.T) {
+	t.Parallel()
 	p, _, _ := runDaemon(t, &fakeHost{}, time.Hour)
 	hold := openHTTP(t, p, "127.0.0.1:0")
 	defer hold.Close()
@@ -197,42 +203,29 @@ func TestHTTPSameAddressRefused(t *testing.T) {
 }
 
 // A daemon with a listener open does not go idle, and goes idle once the
-// listener closes.
+// listener closes. Its idle timer runs on a fake clock: eight idle periods
+// pass in no time, and none passes before the listener opens.
 func TestDaemonDoesNotIdleUnderAListener(t *testing.T) {
-	// Long enough that a loaded machine still sees the daemon up before it
-	// idles; the loop below spans eight idle periods.
-	const idle = 300 * time.Millisecond
-	var (
-		hold *HTTPHold
-		done chan struct{}
-	)
-	// The daemon may go idle before the test opens its listener; then
-	// start another.
-	for attempt := 0; hold == nil; attempt++ {
-		if attempt == 20 {
-			t.Fatal("every daemon went idle before a listener could open")
-		}
-		var p Paths
-		p, _, done = runDaemon(t, &fakeHost{}, idle)
-		h, err := OpenHTTP(context.Background(), p, Hello{Addr: "127.0.0.1:0"}, func() (func() (bool, error), error) {
-			return nil, errors.New("gone idle")
-		}, 5*time.Second)
-		if err == nil {
-			hold = h
-		}
+	t.Parallel()
+	const idle = time.Minute
+	clock := &fakeTimers{}
+	p, _, done := runDaemonWith(t, &fakeHost{}, Options{Idle: idle, Version: "test", afterFunc: clock.afterFunc})
+	hold, err := OpenHTTP(context.Background(), p, Hello{Addr: "127.0.0.1:0"}, noStart(t), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 0; i < 8; i++ {
-		time.Sleep(idle)
-		select {
-		case <-done:
-			t.Fatal("the daemon went idle under an open listener")
-		default:
-		}
+	clock.advance(8 * idle)
+	select {
+	case <-done:
+		t.Fatal("the daemon went idle under an open listener")
+	default:
 	}
 	if !answers(hold.Listener.URL) {
 		t.Fatal("the listener stopped answering")
 	}
 	_ = hold.Close()
+	waitFor(t, "the idle timer to start once the listener closed", func() bool { return clock.armed() > 0 })
+	clock.advance(idle)
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
@@ -243,6 +236,7 @@ func TestDaemonDoesNotIdleUnderAListener(t *testing.T) {
 // Wait says why the daemon closed a listener: its server's error, the
 // daemon stopped on purpose (cairn stop), or the daemon lost.
 func TestHTTPWaitSaysWhyTheListenerClosed(t *testing.T) {
+	t.Parallel()
 	f := &fakeHost{fail: make(chan struct{})}
 	p, _, _ := runDaemon(t, f, time.Hour)
 	hold := openHTTP(t, p, "127.0.0.1:0")
@@ -270,6 +264,7 @@ func TestHTTPWaitSaysWhyTheListenerClosed(t *testing.T) {
 }
 
 func TestRunningReadsThePID(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if _, ok := Running(PathsFor(dir)); ok {
 		t.Fatal("a daemon runs in an empty dir")

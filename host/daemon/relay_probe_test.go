@@ -17,6 +17,7 @@ func referenceProbe(line []byte) (daemonLine, bool) {
 }
 
 func TestProbeDaemonLine(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		line   string
 		id     string
@@ -94,6 +95,7 @@ var clientLines = []string{
 }
 
 func TestProbeClientLineMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, l := range clientLines {
 		if got, want := probeClientLine([]byte(l)), referenceClientProbe([]byte(l)); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: got %+v, want %+v", l, got, want)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/internal/rpcid"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // fakeDaemon listens on p's socket, welcomes every connection and hands it
@@ -121,6 +122,7 @@ func answersByID(msgs []map[string]json.RawMessage) map[string]int {
 // answered by the daemon that died and the fresh one) reaches the client
 // once per request, whatever escaping the daemon uses for a string id.
 func TestRelayDeliversEachAnswerOnce(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		for {
 			line, err := r.ReadBytes('\n')
@@ -155,9 +157,12 @@ func TestRelayDeliversEachAnswerOnce(t *testing.T) {
 // A request the daemon never answers, after the client closed its input,
 // is answered with an error once the drain ends, and the relay exits.
 func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
+	t.Parallel()
+	testEnded := make(chan struct{})
+	t.Cleanup(func() { close(testEnded) })
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		_, _ = io.Copy(io.Discard, r) // reads, never answers
-		time.Sleep(time.Hour)
+		<-testEnded
 	})
 	got := runRelay(t, d, 50*time.Millisecond, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}`+"\n")
 	if n := answersByID(got); n["n7"] != 1 || len(n) != 1 {
@@ -172,6 +177,7 @@ func TestRelayAbandonsCallsAfterItsClientLeft(t *testing.T) {
 // resumed a bounded number of times once the client has left: the relay
 // never reconnects in a loop.
 func TestRelayDoesNotLoopWhenTheDaemonNeverAnswers(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		_, _ = r.ReadBytes('\n')
 		// Close without answering, as a daemon that dies would.
@@ -188,6 +194,7 @@ func TestRelayDoesNotLoopWhenTheDaemonNeverAnswers(t *testing.T) {
 // A request with an id MCP does not allow is refused by the daemon with id
 // null; the relay passes that answer on and does not wait for another.
 func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
+	t.Parallel()
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
 		for {
 			if _, err := r.ReadBytes('\n'); err != nil {
@@ -212,6 +219,7 @@ func TestRelayDoesNotWaitForInvalidIDs(t *testing.T) {
 // exactly two answers (docs/decisions.md D42). Before, the daemon ran both
 // and the relay passed on one answer for the two.
 func TestRelayRefusesAnIDInFlight(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var received []string
 	d := startFakeDaemon(t, func(conn net.Conn, _ Hello, r *bufio.Reader) {
@@ -285,6 +293,7 @@ func TestRelayRefusesAnIDInFlight(t *testing.T) {
 // and that refusal could be the answer the client gets for a write that
 // ran (docs/decisions.md D42).
 func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	seen := map[string]int{} // ids the second daemon read
 	restoring := make(chan struct{})
@@ -349,12 +358,13 @@ func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
 	})
 	in, feed := io.Pipe()
 	var out bytes.Buffer
+	sw := &syncWriter{w: &out}
 	done := make(chan error, 1)
 	go func() {
 		done <- RunRelay(context.Background(), RelayConfig{
 			Paths: d.p, Timeout: 5 * time.Second, Drain: time.Minute, Attempts: 3,
 			Start: func() (func() (bool, error), error) { return func() (bool, error) { return false, nil }, nil },
-		}, in, &syncWriter{w: &out})
+		}, in, sw)
 	}()
 	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`+"\n"+
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`+"\n")
@@ -364,7 +374,13 @@ func TestRelayResumeSendsANewRequestOnce(t *testing.T) {
 		t.Fatal("the relay never resumed on a second daemon")
 	}
 	_, _ = io.WriteString(feed, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`+"\n")
-	time.Sleep(time.Second) // the resume finishes; nothing more arrives
+	// The resume is over once id 2 is answered: the daemon answers it only
+	// after the replay, so a second copy would have reached it by then.
+	poll.Until(t, time.Minute, "the answer to id 2", func() bool {
+		sw.mu.Lock()
+		defer sw.mu.Unlock()
+		return bytes.Contains(out.Bytes(), []byte(`"id":2`))
+	})
 	feed.Close()
 	select {
 	case err := <-done:

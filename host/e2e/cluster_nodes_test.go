@@ -14,6 +14,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // clusterNode is one `cairn serve --http` of a cluster test: its own data
@@ -75,14 +77,14 @@ func (n *clusterNode) launch() {
 // waitListening waits until the server accepts connections.
 func (n *clusterNode) waitListening() {
 	n.t.Helper()
-	for end := time.Now().Add(90 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := net.DialTimeout("tcp", n.addr, time.Second); err == nil {
+	if !poll.Within(90*time.Second, func() bool {
+		c, err := net.DialTimeout("tcp", n.addr, time.Second)
+		if err == nil {
 			_ = c.Close()
-			return
 		}
-		if time.Now().After(end) {
-			n.t.Fatalf("server %s did not listen within 90 s\n%s", n.addr, n.log())
-		}
+		return err == nil
+	}) {
+		n.t.Fatalf("server %s did not listen within 90 s\n%s", n.addr, n.log())
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // Several `cairn serve --http` processes on one PostgreSQL database, each
@@ -211,6 +212,7 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	count := func(ec *eraClient) int { return countAbout(ec, uri) }
 	settle := func() (int, int) {
 		var f, n int
+		// Settled: ten looks, a second in all, find the counts unchanged.
 		for stable := 0; stable < 10; {
 			time.Sleep(100 * time.Millisecond)
 			if f2, n2 := count(far), count(near); f2 == f && n2 == n {
@@ -299,14 +301,14 @@ func TestClusterEventsReachEveryServerOnce(t *testing.T) {
 	}
 	// (With the core on bbolt, every server numbers its own tasks: the URI
 	// may be one server 1's client heard of before, so count from now.)
-	time.Sleep(time.Second)
+	time.Sleep(time.Second) // a quiet second: what was on its way arrives
 	before := countAbout(far, mineURI)
 	for attempt := 0; countAbout(far, mineURI) == before; attempt++ {
 		if attempt == 10 {
 			t.Fatalf("server 1's client heard nothing of %s changed through a stdio agent", mineURI)
 		}
 		okCall(t, stdio, "task_update", map[string]any{"task_id": mine["task_id"], "progress": 10 + attempt})
-		time.Sleep(time.Second)
+		poll.Within(time.Second, func() bool { return countAbout(far, mineURI) != before })
 	}
 }
 

@@ -375,6 +375,7 @@ func TestKillsWhileClientsWriteAnswerOnceApplyOnce(t *testing.T) {
 						if verdict != "retry" || attempt > 20 {
 							break
 						}
+						// A client pauses before it retries.
 						time.Sleep(50 * time.Millisecond)
 					}
 				}
@@ -382,6 +383,7 @@ func TestKillsWhileClientsWriteAnswerOnceApplyOnce(t *testing.T) {
 		}
 	}
 	for k := 0; k < 6; k++ {
+		// Chaos: the kills land while calls are in flight, spread over the run.
 		time.Sleep(600 * time.Millisecond)
 		dpid := daemonPID(t, w)
 		target := dpid
@@ -398,6 +400,7 @@ func TestKillsWhileClientsWriteAnswerOnceApplyOnce(t *testing.T) {
 			eventually(t, 30*time.Second, "a fresh daemon", func() bool { np := daemonPID(t, w); return np != 0 && np != dpid })
 		}
 	}
+	// Chaos: the kills land while calls are in flight, spread over the run.
 	time.Sleep(600 * time.Millisecond)
 	close(stop)
 	wg.Wait()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -110,10 +111,8 @@ func (w *workspace) stopDaemon() {
 		return
 	}
 	_ = syscall.Kill(pid, syscall.SIGTERM)
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !processAlive(pid) {
-			return
-		}
+	if poll.Within(10*time.Second, func() bool { return !processAlive(pid) }) {
+		return
 	}
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
@@ -373,14 +372,7 @@ func validateWith(t *testing.T, name string, raw json.RawMessage, value map[stri
 // eventually polls f until it returns true or the deadline passes.
 func eventually(t *testing.T, d time.Duration, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %s waiting for %s", d, what)
+	poll.Until(t, d, what, f)
 }
 
 func processAlive(pid int) bool {

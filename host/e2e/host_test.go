@@ -361,7 +361,10 @@ func TestCancellationReachesHandler(t *testing.T) {
 		_, err := s.callCtx(ctx, "testkit_sleep", map[string]any{"ms": 60000, "marker": "c1"})
 		errc <- err
 	}()
-	time.Sleep(500 * time.Millisecond)
+	eventually(t, patience, "the plugin handler to start", func() bool {
+		_, err := os.Stat(filepath.Join(w.dataDir(), "started-c1"))
+		return err == nil
+	})
 	cancel()
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled call returned no error")

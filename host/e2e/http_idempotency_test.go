@@ -135,18 +135,21 @@ func TestHTTPIdempotencyKeySurvivesAKilledServer(t *testing.T) {
 							mu.Lock()
 							retries++
 							mu.Unlock()
+							// A client pauses before it retries.
 							time.Sleep(20 * time.Millisecond)
 						}
 					}
 				}(g)
 			}
 			for k := 0; k < 3; k++ {
+				// Chaos: the kills land while calls are in flight, spread over the run.
 				time.Sleep(500 * time.Millisecond)
 				_ = srv.cmd.Process.Signal(syscall.SIGKILL)
 				_ = srv.cmd.Wait()
 				srv = startHTTPServer(t, w, env)
 				url.Store(srv.url)
 			}
+			// Calls go on a moment against the last server before they stop.
 			time.Sleep(300 * time.Millisecond)
 			close(stop)
 			wg.Wait()

@@ -155,6 +155,7 @@ func TestHTTPSessionIdleAndMessageLimit(t *testing.T) {
 	if resp, body := rawMCP(t, url, rawReq{method: http.MethodPost, key: key, session: s, body: listBody}); resp.StatusCode != 200 {
 		t.Fatalf("the session after an oversized message: %d %v", resp.StatusCode, body)
 	}
+	// The server's real idle limit passes.
 	time.Sleep(3500 * time.Millisecond)
 	if resp, body := rawMCP(t, url, rawReq{method: http.MethodPost, key: key, session: s, body: listBody}); resp.StatusCode != 404 {
 		t.Fatalf("a session idle past CAIRN_HTTP_SESSION_IDLE: %d %v", resp.StatusCode, body)

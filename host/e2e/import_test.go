@@ -463,6 +463,7 @@ func TestImportKilledIsNeverHalfDone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Kill the import part way: either outcome must leave no half import.
 	time.Sleep(3 * time.Second)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()

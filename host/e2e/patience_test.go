@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // The suite passes on a loaded machine (docs/decisions.md D42): a wait
@@ -23,19 +25,17 @@ const patience = 60 * time.Second
 func stderrSays(t *testing.T, buf *syncBuffer, what string, wants ...string) {
 	t.Helper()
 	var missing []string
-	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
-		text := buf.String()
+	var text string
+	if !poll.Within(patience, func() bool {
+		text = buf.String()
 		missing = missing[:0]
 		for _, want := range wants {
 			if !strings.Contains(text, want) {
 				missing = append(missing, want)
 			}
 		}
-		if len(missing) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s lacks %q after %s:\n%s", what, missing, patience, text)
-		}
+		return len(missing) == 0
+	}) {
+		t.Fatalf("%s lacks %q after %s:\n%s", what, missing, patience, text)
 	}
 }

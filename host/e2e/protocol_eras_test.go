@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // eraClient is an mcp-go client on one protocol era (docs/decisions.md D28), with
@@ -134,12 +136,8 @@ func (ec *eraClient) waitForAfter(what, method string, f func(mcp.JSONRPCNotific
 	ec.t.Helper()
 	for attempt := 0; attempt < 5; attempt++ {
 		act(attempt)
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if ec.heard(method, f) {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+		if poll.Within(10*time.Second, func() bool { return ec.heard(method, f) }) {
+			return
 		}
 	}
 	ec.t.Fatalf("timed out waiting for %s", what)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // modernMeta is the _meta a 2026-07-28 request carries instead of an
@@ -112,19 +114,17 @@ func TestProtocolModernRawStdio(t *testing.T) {
 			// The list is asked until the registry has noticed the file,
 			// however long a loaded machine takes (docs/decisions.md D42).
 			w.writeFile(".agents/skills/cairn-quiet/SKILL.md", skillFile, 0o644)
-			for id, deadline := 5, time.Now().Add(patience); ; id = max(id+1, 500) {
+			id := 5
+			if !poll.Within(patience, func() bool {
 				r.send(modernRequest(id, "prompts/list", nil, meta))
 				msgs = r.until(float64(id), "prompts/list")
+				id = max(id+1, 500)
 				if slices.Contains(methods(msgs), mcp.MethodNotificationPromptsListChanged) {
 					t.Errorf("prompts/list_changed sent without subscriptions/listen: %v", methods(msgs))
 				}
-				if strings.Contains(mustJSON(msgs[len(msgs)-1]), "cairn-quiet") {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the new skill is not listed as a prompt after %s", patience)
-				}
-				time.Sleep(100 * time.Millisecond)
+				return strings.Contains(mustJSON(msgs[len(msgs)-1]), "cairn-quiet")
+			}) {
+				t.Fatalf("the new skill is not listed as a prompt after %s", patience)
 			}
 
 			// A prompt refused for its arguments is invalid params.

@@ -356,6 +356,7 @@ func TestSessionLimitsAnswerWithErrors(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		r.send(map[string]any{"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": map[string]any{"name": "testkit_sleep", "arguments": map[string]any{"ms": 300}}})
 	}
+	// The slow calls reach the daemon before the other session asks.
 	time.Sleep(50 * time.Millisecond)
 	other.send(map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": map[string]any{"name": "server_ping", "arguments": map[string]any{}}})
 	other.next(30*time.Second, "the other session's ping", idIs(9))
@@ -453,6 +454,7 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 		}(c, s)
 	}
 	for k := 0; k < 3; k++ {
+		// Chaos: the kills land while calls are in flight, spread over the run.
 		time.Sleep(700 * time.Millisecond)
 		pid := daemonPID(t, w)
 		if pid == 0 {
@@ -463,6 +465,7 @@ func TestDaemonKilledThreeTimesWhileClientsWrite(t *testing.T) {
 		}
 		eventually(t, 30*time.Second, "a fresh daemon", func() bool { np := daemonPID(t, w); return np != 0 && np != pid })
 	}
+	// Chaos: the kills land while calls are in flight, spread over the run.
 	time.Sleep(700 * time.Millisecond)
 	close(stop)
 	wg.Wait()

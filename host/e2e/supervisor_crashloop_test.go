@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // TestPluginCrashLoopKeepsComingBack: a plugin that crashes ten times in a
@@ -37,11 +39,12 @@ func TestPluginCrashLoopKeepsComingBack(t *testing.T) {
 			}
 			// Between the exit and the planned attempt there is a moment
 			// with no time to show yet; poll past it.
-			for n := 0; n < 40 && tk["state"] != "running" && tk["next_attempt"] == nil; n++ {
-				time.Sleep(10 * time.Millisecond)
-				tk = pluginHealth(t, s, "testkit")
-			}
-			if tk["state"] != "running" && tk["next_attempt"] == nil {
+			if !poll.Within(patience, func() bool {
+				if tk["state"] != "running" && tk["next_attempt"] == nil {
+					tk = pluginHealth(t, s, "testkit")
+				}
+				return tk["state"] == "running" || tk["next_attempt"] != nil
+			}) {
 				t.Errorf("server_health of a restarting plugin has no next_attempt: %v", tk)
 			}
 		}
@@ -65,6 +68,7 @@ func TestPluginCrashLoopKeepsComingBack(t *testing.T) {
 			if attempt > 20 {
 				t.Fatalf("crash %d: still down after %d answers of retry_after_ms", i, attempt)
 			}
+			// The client honours retry_after_ms, which is under test.
 			time.Sleep(time.Duration(retry) * time.Millisecond)
 		}
 	}

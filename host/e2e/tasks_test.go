@@ -237,6 +237,7 @@ func TestTasksComputerUse(t *testing.T) {
 		if finishing.Load() {
 			return visiontest.TextReply("All done.")
 		}
+		// A model that takes a moment to answer keeps the loop working.
 		time.Sleep(200 * time.Millisecond)
 		return visiontest.ToolUseReply("", visiontest.ToolUse{ID: fmt.Sprintf("u%d", turn.Add(1)), Input: map[string]any{"action": "screenshot"}})
 	}
@@ -276,6 +277,7 @@ func TestTasksComputerUse(t *testing.T) {
 			// Cancelling stopped the loop: the model is asked no more (one
 			// request may have been in flight).
 			asked := len(api.MessageRequests())
+			// An absence: a loop still running would ask the model within it.
 			time.Sleep(time.Second)
 			if now := len(api.MessageRequests()); now > asked+1 {
 				t.Errorf("the cancelled loop kept asking the model: %d requests, then %d", asked, now)
@@ -405,6 +407,7 @@ func TestTasksTypeScriptClient(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(r.Body["messages"]), "keep looking") {
 			return visiontest.TextReply("All done.")
 		}
+		// A model that takes a moment to answer keeps the loop working.
 		time.Sleep(200 * time.Millisecond)
 		return visiontest.ToolUseReply("", visiontest.ToolUse{ID: fmt.Sprintf("u%d", turn.Add(1)), Input: map[string]any{"action": "screenshot"}})
 	}
@@ -529,6 +532,7 @@ func TestTasksKeepTheDaemon(t *testing.T) {
 	api := visiontest.New(t, "sk-e2e-key")
 	var turn atomic.Int64
 	api.Fallback = func(visiontest.Request) visiontest.Reply {
+		// A model that takes a moment to answer keeps the loop working.
 		time.Sleep(200 * time.Millisecond)
 		return visiontest.ToolUseReply("", visiontest.ToolUse{ID: fmt.Sprintf("u%d", turn.Add(1)), Input: map[string]any{"action": "screenshot"}})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/internal/otlptest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // The spans one tool call leaves in each process, outermost first: the
@@ -74,15 +75,19 @@ func spanNames(spans []otlptest.Span) []string {
 // findSpan waits for a span named name whose tool attribute is tool.
 func findSpan(t *testing.T, rcv *otlptest.Receiver, name, tool string) otlptest.Span {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	var found otlptest.Span
+	if !poll.Within(30*time.Second, func() bool {
 		for _, s := range rcv.Spans() {
 			if s.Name == name && s.Attributes["mcp.tool.name"] == tool {
-				return s
+				found = s
+				return true
 			}
 		}
+		return false
+	}) {
+		t.Fatalf("no span %q of %s; received %v", name, tool, spanNames(rcv.Spans()))
 	}
-	t.Fatalf("no span %q of %s; received %v", name, tool, spanNames(rcv.Spans()))
-	return otlptest.Span{}
+	return found
 }
 
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, a call through the relay leaves
@@ -198,6 +203,7 @@ func TestNoTracesWithoutEndpoint(t *testing.T) {
 	w := newWorkspace(t)
 	s := w.serve("CAIRN_DAEMON=on", "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=50")
 	s.call("task_list", map[string]any{})
+	// An absence: spans, with a batch delay of 50 ms, would have come.
 	time.Sleep(time.Second)
 	if spans := rcv.Spans(); len(spans) > 0 {
 		t.Fatalf("spans exported with no endpoint set: %v", spanNames(spans))

@@ -418,6 +418,7 @@ func TestUIDashboardInBrowser(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the system page never showed both webhooks' attempted deliveries: %s", hooks)
 		}
+		// A pause between page loads of a real browser.
 		time.Sleep(500 * time.Millisecond)
 	}
 	var sys map[string]string

@@ -29,6 +29,7 @@ func TestUIKeepsTheDaemonAlive(t *testing.T) {
 	if first, _ := bufio.NewReader(res.Body).ReadString('\n'); !strings.HasPrefix(first, "retry:") {
 		t.Fatalf("event stream began with %q", first)
 	}
+	// An absence: the daemon's real idle time passes twice.
 	time.Sleep(2*idle + time.Second)
 	if !processAlive(pid) {
 		t.Fatalf("the daemon (pid %d) stopped under an open page", pid)
@@ -56,6 +57,7 @@ func TestUIKeepsTheDaemonAlive(t *testing.T) {
 		t.Errorf("the dashboard moved from %s to %s across daemon restarts", base, got)
 	}
 	pid = daemonPID(t, w)
+	// An absence: the daemon's real idle time passes twice.
 	time.Sleep(2*idle + time.Second)
 	if !processAlive(pid) {
 		t.Fatalf("the daemon (pid %d) stopped while cairn ui ran", pid)

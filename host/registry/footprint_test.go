@@ -8,6 +8,7 @@ import (
 // Hints carry only what differs from MCP's defaults, and the write hints
 // only on tools that write (docs/decisions.md D37).
 func TestHintsSayOnlyWhatIsNotDefault(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		tool *Tool
 		want string
@@ -30,6 +31,7 @@ func TestHintsSayOnlyWhatIsNotDefault(t *testing.T) {
 
 // Footprint counts the tools/list entry without and with its output schema.
 func TestFootprint(t *testing.T) {
+	t.Parallel()
 	tool := &Tool{Name: "task_get", Title: "Get task", Description: "Read <one> task.", ReadOnly: true,
 		InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: json.RawMessage(`{"type":"object","anyOf":[{"type":"object"}]}`)}
 	model := `{"name":"task_get","title":"Get task","description":"Read \u003cone\u003e task.","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}`

@@ -11,6 +11,7 @@ import (
 // A request's choice narrows its session's tools and never widens them
 // (docs/decisions.md D39); a call outside it is a 403 naming the header.
 func TestChoiceNarrowsTheSession(t *testing.T) {
+	t.Parallel()
 	coreSdd, _ := config.ParseToolsets("core,sdd")
 	base := &Settings{Mode: config.ModeFull, Toolsets: coreSdd}
 	write := &registry.Tool{Name: "task_create", Owner: "core", Toolset: "core"}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestProjectSlug(t *testing.T) {
+	t.Parallel()
 	for root, want := range map[string]string{
 		"/src/web":                        "web",
 		"/src/My Repo.git":                "my-repo-git",
@@ -26,6 +27,7 @@ func TestProjectSlug(t *testing.T) {
 }
 
 func TestVisibilityAndRefusal(t *testing.T) {
+	t.Parallel()
 	core, _ := config.ParseToolsets("core")
 	all, _ := config.ParseToolsets("all")
 	write := &registry.Tool{Name: "task_create", Owner: "core", Toolset: "core"}
@@ -71,6 +73,7 @@ func TestVisibilityAndRefusal(t *testing.T) {
 }
 
 func TestLoadLimits(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		msg, calls string
 		wantMsg    int

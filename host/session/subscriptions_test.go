@@ -7,6 +7,7 @@ import (
 )
 
 func TestSubscriptions(t *testing.T) {
+	t.Parallel()
 	s := NewSubscriptions()
 	a, b := &testSession{id: "a"}, &testSession{id: "b"}
 	s.Add(a, "cairn://tasks/T-1", nil)

@@ -19,6 +19,7 @@ func writeBin(t *testing.T, path, content string) {
 // unreadable store or an unreadable binary is untrusted, with the reason
 // and the command that trusts it.
 func TestCheckDecisions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "cairn-plugin-x")
 	writeBin(t, bin, "#!/bin/sh\necho v1\n")
@@ -74,6 +75,7 @@ func TestCheckDecisions(t *testing.T) {
 }
 
 func TestCommandQuotesPaths(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"/r/.cairn/plugins/cairn-plugin-x": "cairn plugins trust /r/.cairn/plugins/cairn-plugin-x",
 		"/r/my plugins/x":                  "cairn plugins trust '/r/my plugins/x'",
@@ -90,6 +92,7 @@ func TestCommandQuotesPaths(t *testing.T) {
 // TestSHA256CacheFollowsContent: the cache answers from the stat key, and
 // any rewrite (same size included) is hashed again.
 func TestSHA256CacheFollowsContent(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "bin")
 	writeBin(t, p, "aaaa")
 	first, err := SHA256(p)
@@ -120,6 +123,7 @@ func TestSHA256CacheFollowsContent(t *testing.T) {
 }
 
 func TestStatKeyChangesWithFile(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "bin")
 	writeBin(t, p, "x")
 	k1, err := Stat(p)

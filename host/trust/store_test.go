@@ -15,6 +15,7 @@ import (
 const sumA = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, in string
 		wantErr  string
@@ -81,6 +82,7 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestLoadErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing, err := Load(filepath.Join(dir, "none.json"))
 	if err != nil || missing.Len() != 0 {
@@ -101,6 +103,7 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestUpdateWritesAtomicallyWithPrivateMode(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "cfg", "cairn", "trust.json")
 	err := Update(path, func(s *Store) error { return s.Add(sumA, Entry{Name: "x", Path: "/bin/x"}) })
 	if err != nil {
@@ -144,6 +147,7 @@ func TestUpdateWritesAtomicallyWithPrivateMode(t *testing.T) {
 
 // TestConcurrentUpdatesAllLand: the lock makes read-modify-write safe.
 func TestConcurrentUpdatesAllLand(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "trust.json")
 	var wg sync.WaitGroup
 	for i := 0; i < 20; i++ {
@@ -164,6 +168,7 @@ func TestConcurrentUpdatesAllLand(t *testing.T) {
 }
 
 func TestDefaultPath(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		env  map[string]string

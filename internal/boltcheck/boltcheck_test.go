@@ -93,6 +93,7 @@ func scribble(t *testing.T, path string, id uint64, pageSize int, off int64, b [
 }
 
 func TestInspectSoundStore(t *testing.T) {
+	t.Parallel()
 	path := sample(t)
 	lay, problems, err := Inspect(path)
 	if err != nil || len(problems) != 0 {
@@ -108,6 +109,7 @@ func TestInspectSoundStore(t *testing.T) {
 }
 
 func TestCheckNamesDamagedPages(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, typ string
 		// corrupt damages the page id of the sample at path.
@@ -195,6 +197,7 @@ func TestCheckNamesDamagedPages(t *testing.T) {
 }
 
 func TestGuardTurnsPanicsIntoDamage(t *testing.T) {
+	t.Parallel()
 	err := Guard("/x/core.db", func() error { panic("assertion failed: page 9") })
 	var d *DamagedError
 	if !errors.As(err, &d) || !strings.Contains(err.Error(), "page 9") {
@@ -203,6 +206,7 @@ func TestGuardTurnsPanicsIntoDamage(t *testing.T) {
 }
 
 func TestSnapshotUnderWritesAndRestore(t *testing.T) {
+	t.Parallel()
 	path := sample(t)
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // held it; a vanished one is a *DamagedError naming the file and the
 // commands, and nothing is created.
 func TestVanishedStoreRefusedByPreflight(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "core.db")
 	if _, err := Preflight(path, time.Second); err != nil {
@@ -59,6 +60,7 @@ func TestVanishedStoreRefusedByPreflight(t *testing.T) {
 // An empty file another process holds (it is creating the store) is
 // reported as held, not as vanished.
 func TestEmptyStoreBeingCreatedIsLocked(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "core.db")
 	if err := os.WriteFile(filepath.Join(dir, "admin.db"), []byte("data"), 0o600); err != nil {
@@ -81,6 +83,7 @@ func TestEmptyStoreBeingCreatedIsLocked(t *testing.T) {
 // lacks; a restore from a backup holding no file for the area takes it out
 // of the inventory, so the area starts it empty.
 func TestMissingHeldStoreCheckedAndRestoredAway(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "core.db")
 	rep, err := CheckFile("core", path, nil)

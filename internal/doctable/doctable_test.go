@@ -6,6 +6,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	doc := "intro\n<!-- t -->\n| A | B |\n|---|:-:|\n| `x` | yes |\n| y | 403 `self` |\n<!-- /t -->\n| not | this |\n"
 	rows, err := Parse(doc, "t")
 	if err != nil {

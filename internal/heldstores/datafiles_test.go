@@ -15,6 +15,7 @@ import (
 // the built-in areas' stores and the audit key, by the names those
 // packages use.
 func TestDataFilesAreTheAreasFiles(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{corestore.FileName, adminstore.FileName, engine.StateFile, bundle.KeyFile} {
 		if !slices.Contains(heldstores.DataFiles, name) {
 			t.Errorf("%s is not among %v", name, heldstores.DataFiles)

@@ -42,6 +42,7 @@ func vanished(t *testing.T, dir, rel string) *VanishedError {
 // A store the inventory lists is refused empty and refused missing; the
 // message names the file, the inventory and the commands to run.
 func TestVanishedStoreRefusedWhenListed(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	core := filepath.Join(dir, "core.db")
 	writeFile(t, core, "data")
@@ -82,6 +83,7 @@ func TestVanishedStoreRefusedWhenListed(t *testing.T) {
 // A fresh data dir, and a store left empty where nothing else was ever
 // held (a first start that crashed mid-create), start empty.
 func TestVanishedStoreFreshDirStarts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := Check(dir, "core.db"); err != nil {
 		t.Fatalf("fresh dir: %v", err)
@@ -108,6 +110,7 @@ func TestVanishedStoreFreshDirStarts(t *testing.T) {
 // Without an inventory (a data dir from before it), an empty store beside
 // another store, the SDD state or the audit key has vanished.
 func TestVanishedStoreRefusedByOtherData(t *testing.T) {
+	t.Parallel()
 	for _, other := range dataFiles {
 		t.Run(strings.ReplaceAll(other, "/", "_"), func(t *testing.T) {
 			dir := t.TempDir()
@@ -143,6 +146,7 @@ func TestVanishedStoreRefusedByOtherData(t *testing.T) {
 // one process, or processes), keeps a line a crash cut short apart, and
 // Forget takes one line out.
 func TestRecordAndForget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var wg sync.WaitGroup
 	errc := make(chan error, 64)

@@ -71,6 +71,7 @@ func newTestPG(t *testing.T) *PG {
 // Count, Clear and a cursor's Delete behave alike on both backends, and
 // only an update is writable.
 func TestCountClearAndCursorDelete(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		name := []byte("b")
 		if err := r.update(func(tx Tx) error {
@@ -138,6 +139,7 @@ func TestCountClearAndCursorDelete(t *testing.T) {
 // the caller reuses after Put does not change what was written, an empty
 // value stays empty (not absent), and a failed update leaves nothing.
 func TestReadsSeeEarlierWritesOfTheirTransaction(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		err := r.update(func(tx Tx) error {
 			b := tx.Bucket([]byte("b"))
@@ -203,6 +205,7 @@ func TestReadsSeeEarlierWritesOfTheirTransaction(t *testing.T) {
 // send what is pending), a key deleted after it was read, and a bucket
 // cleared between writes all end as they do on bbolt.
 func TestLastWriteOfAKeyWins(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		err := r.update(func(tx Tx) error {
 			b := tx.Bucket([]byte("b"))
@@ -270,6 +273,7 @@ func TestLastWriteOfAKeyWins(t *testing.T) {
 // bucket's keys, written before and after it, still commit in their last
 // state, and the range read sees every change of its own bucket.
 func TestRangeReadOfOneBucketKeepsTheOthersPending(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		err := r.update(func(tx Tx) error {
 			b, c := tx.Bucket([]byte("b")), tx.Bucket([]byte("c"))
@@ -317,6 +321,7 @@ func TestRangeReadOfOneBucketKeepsTheOthersPending(t *testing.T) {
 // there: an update committed after that read stays unseen by the view's
 // later reads, whether the first read was a point read or a range read.
 func TestViewSnapshotStartsAtItsFirstRead(t *testing.T) {
+	t.Parallel()
 	pg := newTestPG(t)
 	put := func(k, v string) {
 		if err := pg.Update(func(tx Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), []byte(v)) }); err != nil {
@@ -353,6 +358,7 @@ func TestViewSnapshotStartsAtItsFirstRead(t *testing.T) {
 // reads twice, or asks for the SQL connection, runs again as a view and
 // answers from that run.
 func TestPeekRunsAgainAsAViewWhenItReadsTwice(t *testing.T) {
+	t.Parallel()
 	pg := newTestPG(t)
 	if err := pg.Update(func(tx Tx) error {
 		b := tx.Bucket([]byte("b"))
@@ -401,6 +407,7 @@ func TestPeekRunsAgainAsAViewWhenItReadsTwice(t *testing.T) {
 // ERR_UNAVAILABLE saying so; once the lock is free the next update runs on
 // the same pool.
 func TestUpdateGivesUpOnAHeldLock(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -59,6 +60,7 @@ func u64At(b Bucket, key string) uint64 {
 // Shared updates hold the writers' lock together: each of two waits,
 // inside its transaction, for the other to have started.
 func TestSharedUpdatesRunSideBySide(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	var started sync.WaitGroup
 	started.Add(2)
@@ -90,6 +92,7 @@ func TestSharedUpdatesRunSideBySide(t *testing.T) {
 // drawn with IncrementEach are never handed out twice, and an exclusive update
 // in the middle of it all sees a state no shared update is half through.
 func TestSharedUpdatesLoseNoChange(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 3)
 	const perServer, workers = 40, 3
 	var mu sync.Mutex
@@ -180,6 +183,7 @@ func TestSharedUpdatesLoseNoChange(t *testing.T) {
 // update: no shared update runs beside that run, and its first run's
 // writes are gone.
 func TestAloneRunsTheUpdateAgainExclusively(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	runs := 0
 	err := pgs[0].UpdateShared(func(tx Tx) error {
@@ -223,6 +227,7 @@ func TestAloneRunsTheUpdateAgainExclusively(t *testing.T) {
 // A shared update that waited for an exclusive one sees what it wrote:
 // its snapshot is taken after the lock, not when it began to wait.
 func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 2)
 	inside := make(chan struct{})
 	release := make(chan struct{})
@@ -241,7 +246,12 @@ func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
 			return nil
 		})
 	}()
-	time.Sleep(200 * time.Millisecond)
+	// Release the exclusive update once the shared one waits for its lock.
+	poll.Until(t, time.Minute, "the shared update to wait for the lock", func() bool {
+		var waiting int
+		err := pgs[0].pool.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting)
+		return err == nil && waiting > 0
+	})
 	close(release)
 	if v := <-got; string(v) != "yes" {
 		t.Fatalf("the shared update read %q, not the exclusive update's write", v)
@@ -252,6 +262,7 @@ func TestSharedUpdateSeesTheExclusiveUpdateItWaitedFor(t *testing.T) {
 // absent and written-in-this-transaction alike; Fresh answers nil; and
 // IncrementEach raises each counter once, in or out of a shared update.
 func TestPrefetchFreshAndIncrementEach(t *testing.T) {
+	t.Parallel()
 	backends(t, func(t *testing.T, r runner) {
 		if err := r.update(func(tx Tx) error {
 			return tx.Bucket([]byte("b")).Put([]byte("there"), []byte("v1"))
@@ -322,6 +333,7 @@ func TestPrefetchFreshAndIncrementEach(t *testing.T) {
 // the numbers its earlier attempt drew for kept counters, so it leaves no
 // gap; a counter not kept is drawn afresh.
 func TestRerunKeepsKeptNumbers(t *testing.T) {
+	t.Parallel()
 	pgs := sharedServers(t, 1)
 	kept := Key{Bucket: []byte("c"), Key: []byte("T"), Keep: true}
 	fresh := Key{Bucket: []byte("c"), Key: []byte("R")}
@@ -359,6 +371,7 @@ func TestRerunKeepsKeptNumbers(t *testing.T) {
 // shared update and an exclusive one each give up after LockTimeout with
 // ERR_UNAVAILABLE saying so; once it is free they run.
 func TestWritersTableGivesUpOnAHeldLock(t *testing.T) {
+	t.Parallel()
 	pg := sharedServersWaiting(t, 1, 200*time.Millisecond)[0]
 	ctx := context.Background()
 	holder, err := pg.Pool().Begin(ctx)

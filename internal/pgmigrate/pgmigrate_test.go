@@ -20,6 +20,7 @@ var steps = []Step{
 
 // Eight servers starting at once apply each step exactly once.
 func TestApplyConcurrentStartsApplyOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
 	var wg sync.WaitGroup
@@ -70,6 +71,7 @@ func TestApplyConcurrentStartsApplyOnce(t *testing.T) {
 }
 
 func TestApplyRefusesNewerSchemaAndBadSteps(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	pool, err := Connect(ctx, pgtest.DSN(t), 10*time.Second)
 	if err != nil {
@@ -97,6 +99,7 @@ func TestApplyRefusesNewerSchemaAndBadSteps(t *testing.T) {
 }
 
 func TestRedactHidesPasswords(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, hidden string }{
 		{"postgres://u:secret@db:5432/cairn", "secret"},
 		{"postgres://u@db/cairn?password=secret", "secret"},

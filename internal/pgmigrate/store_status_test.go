@@ -10,6 +10,7 @@ import (
 // Each CAIRN_STORE setting: the embedded store (no migrations), a setting
 // that is neither (400), and a database that cannot be reached (503).
 func TestReadStoreOfSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		setting, store string
 		status         int

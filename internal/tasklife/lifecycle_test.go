@@ -12,6 +12,7 @@ import (
 // agree on every status and every move, or the board shows moves that
 // task_update refuses (or hides ones it allows).
 func TestLifecycleMatchesTheCoreArea(t *testing.T) {
+	t.Parallel()
 	if got := tasklife.Statuses(); !slices.Equal(got, tasks.Statuses) {
 		t.Fatalf("statuses %v, the core area has %v", got, tasks.Statuses)
 	}
@@ -26,6 +27,7 @@ func TestLifecycleMatchesTheCoreArea(t *testing.T) {
 }
 
 func TestNextIsACopy(t *testing.T) {
+	t.Parallel()
 	n := tasklife.Next(tasklife.Todo)
 	n[0] = "mutated"
 	if tasklife.Next(tasklife.Todo)[0] != tasklife.InProgress {

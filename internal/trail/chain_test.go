@@ -40,6 +40,7 @@ func buildChain(t testing.TB, task, chain string, n int) []Link {
 }
 
 func TestVerifyChainIntact(t *testing.T) {
+	t.Parallel()
 	r := VerifyChain(nil)
 	if r.Total != 0 || r.IntegrityScore != 100 || !r.ChainValid || r.BrokenLinks == nil {
 		t.Fatalf("empty chain: %+v", r)
@@ -59,6 +60,7 @@ func TestVerifyChainIntact(t *testing.T) {
 }
 
 func TestVerifyChainTamperedContent(t *testing.T) {
+	t.Parallel()
 	links := buildChain(t, "T-1", ChainThought, 8)
 	links[2].Fields.Content = "rewritten history"
 	want, _ := HashRecord(links[2].Fields)
@@ -79,6 +81,7 @@ func TestVerifyChainTamperedContent(t *testing.T) {
 }
 
 func TestVerifyChainTamperedPreviousHash(t *testing.T) {
+	t.Parallel()
 	links := buildChain(t, "T-1", ChainEvent, 6)
 	// Relink record 5 to record 3, and rehash it so only the link is wrong.
 	links[4].Fields.PreviousHash = links[2].Hash
@@ -110,6 +113,7 @@ func TestVerifyChainTamperedPreviousHash(t *testing.T) {
 }
 
 func TestVerifyChainsAggregates(t *testing.T) {
+	t.Parallel()
 	a := buildChain(t, "T-1", ChainThought, 3)
 	b := buildChain(t, "T-2", ChainEvent, 4)
 	b[1].Hash = a[0].Hash
@@ -129,6 +133,7 @@ func TestVerifyChainsAggregates(t *testing.T) {
 }
 
 func TestUnhashableLink(t *testing.T) {
+	t.Parallel()
 	links := buildChain(t, "T-1", ChainThought, 2)
 	links[1].Fields.Content = "\xff"
 	r := VerifyChain(links)

@@ -134,6 +134,7 @@ func randomString(r *rand.Rand) string {
 }
 
 func TestStringifyMatchesNode(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	var cases []nodeCase
 	var fields []Fields
@@ -171,6 +172,7 @@ func TestStringifyMatchesNode(t *testing.T) {
 }
 
 func TestRawAndNumbersMatchNode(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	texts := []string{
 		`{"b":1,"a":2}`, `{"10":1,"2":2,"a":3,"1":4,"01":5,"-1":6,"4294967294":7,"4294967295":8}`,
@@ -267,6 +269,7 @@ func randomJSON(r *rand.Rand, depth int) any {
 }
 
 func TestStringifyGoValues(t *testing.T) {
+	t.Parallel()
 	type change struct {
 		Status   string   `json:"status"`
 		Previous string   `json:"previous_status,omitempty"`
@@ -298,6 +301,7 @@ func TestStringifyGoValues(t *testing.T) {
 }
 
 func TestInvalidUTF8Refused(t *testing.T) {
+	t.Parallel()
 	bad := "ok\xffno"
 	f := Fields{TaskID: "T-1", Type: "decision", Content: bad, RecordedAt: "x", RecordedBy: "y"}
 	_, err := HashRecord(f)

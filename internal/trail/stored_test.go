@@ -53,6 +53,7 @@ func summary(r Report) string {
 }
 
 func TestVerifyStoredTampering(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name     string
 		tamper   func(c *Chain)
@@ -187,6 +188,7 @@ func TestVerifyStoredTampering(t *testing.T) {
 
 // What each entry names: expected vs stored.
 func TestVerifyStoredEntriesNameTheDisagreement(t *testing.T) {
+	t.Parallel()
 	ch := stored(t, 5)
 	headHash, last := ch.Head.Hash, ch.Links[2].Hash
 	ch.Links = ch.Links[:3]
@@ -223,6 +225,7 @@ func TestVerifyStoredEntriesNameTheDisagreement(t *testing.T) {
 
 // A session-wide disagreement invalidates the report without a link to blame.
 func TestAddBroken(t *testing.T) {
+	t.Parallel()
 	r := VerifyStored([]Chain{stored(t, 2)})
 	r.AddBroken(BrokenLink{Reason: ReasonRoot, SessionID: "A-1"})
 	if r.ChainValid || r.IntegrityScore != 100 || len(r.BrokenLinks) != 1 {
@@ -233,6 +236,7 @@ func TestAddBroken(t *testing.T) {
 // An empty chain with no head is intact; one whose head survives its
 // records is truncated to nothing.
 func TestVerifyStoredEmpty(t *testing.T) {
+	t.Parallel()
 	r := VerifyStored([]Chain{{Name: ChainEvent, TaskID: "T-2", CheckHead: true}})
 	if !r.ChainValid || r.Total != 0 || r.IntegrityScore != 100 {
 		t.Fatalf("%+v", r)

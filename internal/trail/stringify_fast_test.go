@@ -27,6 +27,7 @@ func sameAsGeneral(t *testing.T, v any) bool {
 }
 
 func TestFastPathWritesWhatTheGeneralOneWrites(t *testing.T) {
+	t.Parallel()
 	taken := []any{
 		nil, true, false, "", "a<b>&\u2028\u2029\"\\\n\x01é😀",
 		0.0, math.Copysign(0, -1), 1e21, 1e-7, 123.456, math.NaN(), math.Inf(-1), float32(0.1),
@@ -66,6 +67,7 @@ func TestFastPathWritesWhatTheGeneralOneWrites(t *testing.T) {
 // of the types the fast path takes, array-index keys and invalid UTF-8
 // among them.
 func TestFastPathOnRandomValues(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(29, 1))
 	strs := append(interestingStrings(), "0", "7", "4294967294", "4294967295", "01", "bad\xff", "k", "key", "é")
 	str := func() string { return strs[rng.IntN(len(strs))] }

@@ -37,6 +37,7 @@ const (
 // input live, and importing the 50 MB keeps no more than one batch's worth
 // beside the plan.
 func TestImportStreams(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports 50 MB")
 	}

@@ -56,6 +56,7 @@ func wire(t testing.TB, st *store.Store, fail func(tasks.Change) error) *tasks.S
 // fails, as a crash would stop it) is completed when the store is next
 // opened, and leaves exactly what an uninterrupted import leaves.
 func TestImportInterruptedCompletesOnOpen(t *testing.T) {
+	t.Parallel()
 	const n = 2500
 	sample := importSample(n)
 	whole, svc := wired(t)
@@ -209,6 +210,7 @@ func dump(t testing.TB, st *store.Store) (map[string]string, []string) {
 // calls to each task's status, made one by one in the import's order,
 // leave it: every task, index, counter, chain link and event.
 func TestImportEqualsOneByOne(t *testing.T) {
+	t.Parallel()
 	const n = 1200 // two transactions to stage the plan, two to write the tasks
 	sample := importSample(n)
 	stA, svcA := wired(t)

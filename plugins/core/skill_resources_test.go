@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/sdktest"
@@ -70,13 +71,7 @@ func TestSkillResourcesFollowTheRegistry(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(file)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute)
-	for len(listed()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("a removed skill is still listed")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "a removed skill to leave the list", func() bool { return len(listed()) == 0 })
 	if _, err := sdktest.ReadResource(ctx, p, "skill://cairn-demo/SKILL.md"); err == nil {
 		t.Error("a removed skill still reads")
 	}

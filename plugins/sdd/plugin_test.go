@@ -44,6 +44,7 @@ func mustOK(t *testing.T, p *sdk.Plugin, tool, args string) map[string]any {
 }
 
 func TestToolsDeclared(t *testing.T) {
+	t.Parallel()
 	p := New()
 	var names []string
 	readOnly := map[string]bool{}
@@ -76,6 +77,7 @@ func TestToolsDeclared(t *testing.T) {
 }
 
 func TestCallBeforeConfigureIsUnavailable(t *testing.T) {
+	t.Parallel()
 	p := New()
 	r := invoke(t, p, "sdd_dash", `{}`)
 	if r.Err == nil || r.Err.Code != errs.Unavailable || r.Status != 503 {
@@ -86,6 +88,7 @@ func TestCallBeforeConfigureIsUnavailable(t *testing.T) {
 // TestArgumentErrors covers every rule an action's arguments can break:
 // each answer is a typed error naming the field and the constraint.
 func TestArgumentErrors(t *testing.T) {
+	t.Parallel()
 	p, _ := configured(t)
 	cases := []struct {
 		tool, args        string
@@ -198,6 +201,7 @@ func TestArgumentErrors(t *testing.T) {
 }
 
 func TestOutputShapes(t *testing.T) {
+	t.Parallel()
 	p, root := configured(t)
 	plan := mustOK(t, p, "sdd_plan", `{"phase":2,"context":"Ship it\n- step a","auto_spawn":true,"skip_research":true}`)
 	if plan["phase"] != "2" || plan["path"] != ".planning/PLAN-phase-2.md" || !strings.Contains(plan["text"].(string), "## Spawn Flow F-1") {
@@ -243,6 +247,7 @@ func TestOutputShapes(t *testing.T) {
 }
 
 func TestResourcesInProcess(t *testing.T) {
+	t.Parallel()
 	p, root := configured(t)
 	res, tpls, err := sdktest.ListResources(context.Background(), p)
 	if err != nil {
@@ -294,6 +299,7 @@ func TestResourcesInProcess(t *testing.T) {
 // traversal, encoding) is a typed 400 ERR_INVALID_INPUT naming uri, which
 // the host answers as invalid params; a well-formed unknown id is 404.
 func TestResourceIDErrors(t *testing.T) {
+	t.Parallel()
 	p, _ := configured(t)
 	cases := []struct {
 		uri        string
@@ -335,6 +341,7 @@ func TestResourceIDErrors(t *testing.T) {
 // the key, and a call repeated with the same key (as the relay replays it)
 // gets the first answer byte for byte and writes once.
 func TestIdempotencyThroughTheSDK(t *testing.T) {
+	t.Parallel()
 	p, _ := configured(t)
 	honours := map[string]bool{ToolPlan: true, ToolState: true, ToolLease: true, ToolAgent: true, ToolSkill: true}
 	for _, ti := range sdktest.Tools(p) {
@@ -365,6 +372,7 @@ func TestIdempotencyThroughTheSDK(t *testing.T) {
 }
 
 func TestHealthReportsRecoveredState(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	if err := os.MkdirAll(filepath.Join(data, "state"), 0o755); err != nil {

@@ -7,5 +7,6 @@ import (
 )
 
 func TestToolSnapshots(t *testing.T) {
+	t.Parallel()
 	toolsnap.Check(t, New(), "testdata/toolsnaps")
 }

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCanonicalGivesOneEncodingPerValue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ a, b string }{
 		{`{"a":1,"b":[true,null,"x"]}`, "{ \"b\" : [ true , null , \"x\" ] , \"a\" : 1 }"},
 		{`{"n":1}`, `{"n":1.0}`},
@@ -45,6 +46,7 @@ func TestCanonicalGivesOneEncodingPerValue(t *testing.T) {
 }
 
 func TestFingerprintNamesToolArgumentsAndKey(t *testing.T) {
+	t.Parallel()
 	base := Key{Key: "k"}.For("task_create", []byte(`{"title":"a"}`))
 	if !bytes.Equal(base.Fingerprint(), Key{Key: "k"}.For("task_create", []byte(` {"title" : "a"} `)).Fingerprint()) {
 		t.Error("the same call encoded otherwise has another fingerprint")

@@ -14,6 +14,7 @@ import (
 // symlink (to a file inside the root or out of it), a hard-linked file and
 // a directory; OpenDir refuses a symlinked directory.
 func TestOpen(t *testing.T) {
+	t.Parallel()
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret")
 	if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "f")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {

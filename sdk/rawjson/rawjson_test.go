@@ -6,6 +6,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 	for _, c := range []struct {
 		name       string
@@ -88,6 +89,7 @@ func TestCheck(t *testing.T) {
 
 // The first problem in document order is the one reported.
 func TestCheckReportsFirstProblem(t *testing.T) {
+	t.Parallel()
 	e := Check([]byte("{\"a\":\"\xff\",\"b\":[[[[]]]]}"), 2)
 	if e == nil || e.Details["field"] != "a" || e.Details["constraint"] != ConstraintUTF8 {
 		t.Fatalf("got %v", e)
@@ -100,6 +102,7 @@ func TestCheckReportsFirstProblem(t *testing.T) {
 
 // The messages say what to do and echo no raw invalid bytes.
 func TestCheckMessages(t *testing.T) {
+	t.Parallel()
 	e := Check([]byte("{\"content\":\"\xff\"}"), 0)
 	if !strings.Contains(e.Message, "content is not valid UTF-8") || !strings.Contains(e.Message, "0xff") {
 		t.Fatalf("message %q", e.Message)

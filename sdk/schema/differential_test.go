@@ -48,6 +48,7 @@ func drawCase(seed1, seed2 uint64, n int) (raw []byte, docs [][]byte) {
 // the same error (or, where the old one chose among equally deep
 // violations by map order, one of the errors it could give).
 func TestDifferentialGeneratedSchemas(t *testing.T) {
+	t.Parallel()
 	n := 4000
 	if testing.Short() {
 		n = 500
@@ -101,6 +102,7 @@ func toolSchemas(t testing.TB) map[string][]byte {
 // Every registered tool's schemas compile, and both validators agree on
 // documents drawn near them.
 func TestDifferentialToolSchemas(t *testing.T) {
+	t.Parallel()
 	for name, raw := range toolSchemas(t) {
 		if _, err := Compile(raw); err != nil {
 			t.Errorf("%s: %v", name, err)

@@ -62,6 +62,7 @@ func sameEncoding(t *testing.T, what string, s *jsonschema.Schema) {
 
 // The one-pass encoder writes exactly what json.Marshal writes.
 func TestMarshalSchemaMatchesJSONMarshal(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{encAll{}, encInner{}, tagged{}, amended{}, struct{}{}, []string{}, 0, ""} {
 		sameEncoding(t, fmt.Sprintf("%T", v), derived(reflect.TypeOf(v)))
 	}
@@ -77,6 +78,7 @@ func TestMarshalSchemaMatchesJSONMarshal(t *testing.T) {
 // Struct types drawn at random (field types, names and tags) encode the
 // same both ways.
 func TestMarshalSchemaRandomTypes(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(14, 14))
 	leaves := []reflect.Type{
 		reflect.TypeOf(""), reflect.TypeOf(0), reflect.TypeOf(1.5), reflect.TypeOf(true), reflect.TypeOf([]string{}),

@@ -9,6 +9,7 @@ import (
 // Every keyword, with the exact refusal it gives: the field, the
 // constraint, the message and the rule.
 func TestKeywordRefusals(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, schema, doc string
 		field, constraint string
@@ -137,6 +138,7 @@ func TestKeywordRefusals(t *testing.T) {
 // A schema the validator cannot honour exactly is refused when compiled,
 // saying where and why.
 func TestCompileRefusals(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ schema, want string }{
 		{`{"type":"array","contains":{}}`, `at #: keyword "contains" is not supported by cairn's schema validator`},
 		{`{"properties":{"a":{"if":{},"then":{}}}}`, `at #/properties/a: keyword "if" is not supported`},
@@ -186,6 +188,7 @@ func TestCompileRefusals(t *testing.T) {
 
 // Supported lists every keyword Compile accepts and nothing else.
 func TestSupportedKeywords(t *testing.T) {
+	t.Parallel()
 	valid, notes := Supported()
 	for _, k := range append(valid, notes...) {
 		if _, err := Compile([]byte(fmt.Sprintf(`{%q:%s}`, k, sampleValue(k)))); err != nil {

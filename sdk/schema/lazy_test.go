@@ -8,6 +8,7 @@ import (
 // A document is judged the same whether decoded whole or only as far as
 // its schema looks.
 func TestValidateDecodesOnlyWhatTheSchemaReads(t *testing.T) {
+	t.Parallel()
 	schemas := []string{
 		`{"type":"object","properties":{"a":{"type":"string","maxLength":3},"v":{"anyOf":[{"type":"object"},{"type":"array"},{"type":"string"},{"type":"number"}]}},"required":["a"],"additionalProperties":false}`,
 		`{"type":"object","properties":{"l":{"type":"array","maxItems":2,"items":{"type":"string","minLength":1}}},"patternProperties":{"^x":{"type":"integer"}},"additionalProperties":{"type":"boolean"}}`,

@@ -31,6 +31,7 @@ func compileBoth(t *testing.T, raw json.RawMessage) (*Validator, *sjs.Schema) {
 // envelope (docs/decisions.md D3, D37) and nothing else: each half is as
 // strict as its own schema.
 func TestPublishedAdmitsSuccessAndErrorOnly(t *testing.T) {
+	t.Parallel()
 	success := json.RawMessage(`{"type":"object","additionalProperties":false,"required":["id","state"],"properties":{"id":{"type":"string"},"state":{"type":"string","enum":["open","done"]},"n":{"type":"integer"}}}`)
 	pub, err := Published(success)
 	if err != nil {
@@ -77,6 +78,7 @@ func TestPublishedAdmitsSuccessAndErrorOnly(t *testing.T) {
 // A success schema's own $defs move to the root, where its references
 // point; its $schema goes.
 func TestPublishedHoistsDefinitions(t *testing.T) {
+	t.Parallel()
 	success := json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","$defs":{"item":{"type":"string","minLength":1}},"type":"object","additionalProperties":false,"required":["items"],"properties":{"items":{"type":"array","items":{"$ref":"#/$defs/item"}}}}`)
 	pub, err := Published(success)
 	if err != nil {
@@ -103,6 +105,7 @@ func TestPublishedHoistsDefinitions(t *testing.T) {
 // Published refuses what is not a JSON object, valid JSON or not, and
 // publishes nothing for a tool that declares no output schema.
 func TestPublishedRefusesWhatIsNotAnObject(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{`[1,2]`, `"x"`, `{"a":`, `{} {}`, `  7 `, `{"a":1}x`} {
 		if _, err := Published(json.RawMessage(bad)); err == nil {
 			t.Errorf("Published accepted %s", bad)

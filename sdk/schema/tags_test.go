@@ -16,6 +16,7 @@ type tagged struct {
 }
 
 func TestTagsCarryPatternsAndDescriptionsWithCommas(t *testing.T) {
+	t.Parallel()
 	var s map[string]any
 	if err := json.Unmarshal(For[tagged](), &s); err != nil {
 		t.Fatal(err)
@@ -74,6 +75,7 @@ func (amended) AmendSchema(s map[string]any) {
 }
 
 func TestAmenderChangesTheDerivedSchema(t *testing.T) {
+	t.Parallel()
 	v := MustCompile(For[amended]())
 	for doc, ok := range map[string]bool{`{"phase":"2"}`: true, `{"phase":2}`: true, `{"phase":""}`: false, `{"phase":true}`: false} {
 		if e := v.Validate([]byte(doc)); (e == nil) != ok {

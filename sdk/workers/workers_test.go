@@ -17,6 +17,7 @@ func TestPoolRunsEverything(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := 0; i < 50; i++ {
 			wg.Add(1)
+			// Each call lasts a moment, so the fifty overlap.
 			w.Run(func() { defer wg.Done(); time.Sleep(time.Millisecond); ran.Add(1) })
 		}
 		wg.Wait()
@@ -38,6 +39,7 @@ func TestPoolRunsEverything(t *testing.T) {
 // Calls that wait for each other all run at once: a busy worker never
 // holds a call back.
 func TestPoolRunsBlockedCallsConcurrently(t *testing.T) {
+	t.Parallel()
 	done := make(chan struct{})
 	defer close(done)
 	w := New(done)

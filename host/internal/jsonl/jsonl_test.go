@@ -8,6 +8,7 @@ import (
 )
 
 func TestReadLineNeverKeepsAnOversizedLine(t *testing.T) {
+	t.Parallel()
 	in := strings.Repeat("x", 5000) + "\n" + `{"ok":1}` + "\n" + strings.Repeat("y", 100)
 	r := bufio.NewReaderSize(strings.NewReader(in), 16)
 	line, tooLong, err := ReadLine(r, 1024)
@@ -25,6 +26,7 @@ func TestReadLineNeverKeepsAnOversizedLine(t *testing.T) {
 }
 
 func TestTooLongErrorNamesTheLimit(t *testing.T) {
+	t.Parallel()
 	if !strings.Contains(string(TooLongError(1024)), strconv.Itoa(1024)) {
 		t.Error("the error does not name the limit")
 	}

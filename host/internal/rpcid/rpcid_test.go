@@ -6,6 +6,7 @@ import (
 )
 
 func TestKeyAndValid(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  string
 		key  string

@@ -10,6 +10,7 @@ import (
 )
 
 func TestIsSkillURI(t *testing.T) {
+	t.Parallel()
 	for uri, want := range map[string]bool{
 		"skill://cairn-demo/SKILL.md":      true,
 		"skill://acme/billing/SKILL.md":    true,
@@ -29,6 +30,7 @@ func TestIsSkillURI(t *testing.T) {
 // The entry is the file's own: its digest and size are of the bytes given,
 // and its frontmatter is every field of the YAML, verbatim (SEP-2640).
 func TestEntryIsTheFilesOwn(t *testing.T) {
+	t.Parallel()
 	source := "---\r\nname: cairn-demo\nversion: \"1.0.0\"\ndescription: Use it.\ncapabilities:\n  - one\nmetadata:\n  count: 3\n  when: 2026-01-02\n---   \n\n# Demo\n"
 	e, err := Entry("skill://cairn-demo/SKILL.md", []byte(source))
 	if err != nil {
@@ -59,6 +61,7 @@ func TestEntryIsTheFilesOwn(t *testing.T) {
 // A file that breaks a rule of the extension is refused with a typed error
 // naming the field, never served half right.
 func TestEntryRefusals(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct{ uri, source, field string }{
 		"not a skill URI": {"skill://cairn-demo/README.md", "---\nname: cairn-demo\ndescription: d\n---\n", "uri"},
 		"no frontmatter":  {"skill://cairn-demo/SKILL.md", "# Demo\n", "frontmatter"},

@@ -204,6 +204,10 @@ func New(name string) *sdk.Plugin {
 	sdk.AddTool(p, sdk.Tool[sleepIn, sleepOut]{
 		Name: name + "_sleep", Description: "Sleeps, reporting progress; notes a cancellation in the data dir.", SuccessStatus: 201,
 		Handler: func(ctx context.Context, in sleepIn) (sleepOut, error) {
+			if in.Marker != "" {
+				// Lets a test cancel the call once it runs, not after a guess.
+				_ = os.WriteFile(filepath.Join(dataDir, "started-"+in.Marker), nil, 0o644)
+			}
 			start := time.Now()
 			total := time.Duration(in.Ms) * time.Millisecond
 			step := total / 10

@@ -38,6 +38,7 @@ func (h testHandler) ToolFacts(name string) (ToolFacts, bool) {
 }
 
 func TestChooseTools(t *testing.T) {
+	t.Parallel()
 	s := New(testHandler{}, session.Limits{}, nil)
 	readOnlyListener := testHandler{}.HostSession()
 	readOnlyListener.Mode = config.ModeReadOnly

@@ -42,6 +42,7 @@ func twoServers(t *testing.T, idle time.Duration) (a, b *httpSessions) {
 }
 
 func TestSharedSessionsContinueOnAnotherServer(t *testing.T) {
+	t.Parallel()
 	a, b := twoServers(t, time.Minute)
 	id := a.open("key:alice")
 	if _, err := b.use(id, "key:alice"); !errors.Is(err, errNoSession) {
@@ -92,6 +93,7 @@ func TestSharedSessionsContinueOnAnotherServer(t *testing.T) {
 }
 
 func TestSharedSessionsExpireWhenIdleEverywhere(t *testing.T) {
+	t.Parallel()
 	// The uses come a quarter of the limit apart, so a loaded machine has
 	// three quarters of it to spare for each (docs/decisions.md D42).
 	const idle = 3 * time.Second
@@ -99,7 +101,8 @@ func TestSharedSessionsExpireWhenIdleEverywhere(t *testing.T) {
 	id := a.open("")
 	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))
 	// Used through b, the session stays alive on a although a saw nothing:
-	// the uses span more than the idle limit.
+	// the uses span more than the idle limit. The limit is measured by
+	// PostgreSQL's clock (now() in the statements), so real time passes.
 	for range 5 {
 		time.Sleep(idle / 4)
 		if _, err := b.use(id, ""); err != nil {
@@ -155,6 +158,7 @@ func BenchmarkSessionCheck(b *testing.B) {
 // A request moves a session's last_seen only when it is older than
 // touchEvery, so most requests write nothing; a stale one is moved.
 func TestSharedSessionTouchWritesOnlyWhenStale(t *testing.T) {
+	t.Parallel()
 	a, _ := twoServers(t, 10*time.Second) // touchEvery: 1 s
 	id := a.open("")
 	a.recordInitialize(id, requestWithBody(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`))

@@ -20,6 +20,7 @@ import (
 // A body that trickles is cut off once CAIRN_HTTP_BODY_TIMEOUT has passed:
 // the client hears 408 with a JSON-RPC error and the connection closes.
 func TestHTTPBodyThatTricklesIsCutOff(t *testing.T) {
+	t.Parallel()
 	keys := keyRing{"ka": {UserID: "alice", KeyID: "key_a", Scopes: []string{"read"}}}
 	srv, _ := httpTestServer(t, keys, httpSettings{sessionIdle: time.Hour, bodyTimeout: 100 * time.Millisecond})
 	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
@@ -52,6 +53,7 @@ func TestHTTPBodyThatTricklesIsCutOff(t *testing.T) {
 // is refused at once with 429 naming the limit, another key is not
 // affected, and the limit frees as requests end.
 func TestHTTPRequestsPerKeyAreLimited(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan struct{}, 4)
 	hold := server.ServerTool{Tool: mcp.NewTool("hold"), Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {

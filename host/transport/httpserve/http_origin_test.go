@@ -8,6 +8,7 @@ import (
 )
 
 func TestHTTPOriginAndHostChecks(t *testing.T) {
+	t.Parallel()
 	allowed, err := ParseAllowedOrigins(" https://Agents.Example.com:443 , http://tool.example:8080")
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +53,7 @@ func TestHTTPOriginAndHostChecks(t *testing.T) {
 }
 
 func TestParseAllowedOrigins(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want string
@@ -86,6 +88,7 @@ func TestParseAllowedOrigins(t *testing.T) {
 }
 
 func TestLoadHTTPSettings(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
 	s, err := loadHTTPSettings(get)

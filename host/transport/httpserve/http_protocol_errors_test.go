@@ -10,6 +10,7 @@ import (
 // when the plugin refused the arguments or the name; anything else passes
 // unchanged, and a stream is not held back.
 func TestPromptErrorsOverHTTP(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, contentType, body, want string
 	}{

@@ -90,6 +90,7 @@ func do(t *testing.T, srv *httptest.Server, method, key, session, body string, h
 }
 
 func TestHTTPSessionsBoundToTheirKey(t *testing.T) {
+	t.Parallel()
 	keys := keyRing{"ka": {UserID: "alice", KeyID: "key_a", Scopes: []string{"read"}}, "kb": {UserID: "bob", KeyID: "key_b", Scopes: []string{"read"}}}
 	srv, sessions := httpTestServer(t, keys, httpSettings{sessionIdle: time.Hour})
 	resp, body := do(t, srv, http.MethodPost, "ka", "", initializeBody)
@@ -139,6 +140,7 @@ func TestHTTPSessionsBoundToTheirKey(t *testing.T) {
 }
 
 func TestHTTPSessionsModernRequestsNeedNone(t *testing.T) {
+	t.Parallel()
 	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
 	resp, body := do(t, srv, http.MethodPost, "", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 		"Mcp-Protocol-Version", "2026-07-28")
@@ -148,6 +150,7 @@ func TestHTTPSessionsModernRequestsNeedNone(t *testing.T) {
 }
 
 func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
+	t.Parallel()
 	s := newHTTPSessions(time.Minute, 1)
 	now := time.Unix(1_800_000_000, 0)
 	s.now = func() time.Time { return now }
@@ -172,6 +175,7 @@ func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
 }
 
 func TestHTTPMessageSizeBound(t *testing.T) {
+	t.Parallel()
 	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
 	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", session.DefaultMaxMessage) + `"}}`
 	resp, body := do(t, srv, http.MethodPost, "", "", big)
@@ -184,6 +188,7 @@ func TestHTTPMessageSizeBound(t *testing.T) {
 }
 
 func TestHTTPSessionEndClosesItsStream(t *testing.T) {
+	t.Parallel()
 	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
 	resp, _ := do(t, srv, http.MethodPost, "", "", initializeBody)
 	id := resp.Header.Get(server.HeaderKeySessionID)
@@ -213,6 +218,7 @@ func TestHTTPSessionEndClosesItsStream(t *testing.T) {
 }
 
 func TestHTTPSessionCallsWaitInOrder(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan string, 4)
 	slow := server.ServerTool{Tool: mcp.NewTool("slow", mcp.WithString("n")), Handler: func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

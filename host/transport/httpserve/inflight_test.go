@@ -42,6 +42,7 @@ func toolCall(id, name string) string {
 // shapes: a JSON answer, and an event stream whose first event (progress)
 // was written while the call still ran.
 func TestHTTPSessionRefusesAnIDInFlight(t *testing.T) {
+	t.Parallel()
 	for _, streamed := range []bool{false, true} {
 		name := "json"
 		if streamed {
@@ -146,6 +147,7 @@ func TestHTTPSessionRefusesAnIDInFlight(t *testing.T) {
 // the answer is written, so a client that sends the same id as soon as it
 // has read the answer is never refused.
 func TestHTTPIDReusedRightAfterItsAnswerIsNeverRefused(t *testing.T) {
+	t.Parallel()
 	quick := server.ServerTool{Tool: mcp.NewTool("quick"), Handler: func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("quick done"), nil
 	}}
@@ -160,6 +162,7 @@ func TestHTTPIDReusedRightAfterItsAnswerIsNeverRefused(t *testing.T) {
 }
 
 func TestCarriesAnswer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		write string
 		want  bool

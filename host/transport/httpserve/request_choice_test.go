@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseChoice(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		headers  map[string][]string
@@ -80,6 +81,7 @@ func TestParseChoice(t *testing.T) {
 }
 
 func TestParseChoiceBoundsEntries(t *testing.T) {
+	t.Parallel()
 	h := http.Header{}
 	v := "t0"
 	for i := 1; i <= maxChoiceEntries; i++ {

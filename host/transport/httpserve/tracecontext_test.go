@@ -8,6 +8,7 @@ import (
 // The traceparent and tracestate headers reach the tool handler's context;
 // a request without them carries none (D38).
 func TestTraceContextHeaders(t *testing.T) {
+	t.Parallel()
 	r := httptest.NewRequest("POST", "/mcp", nil)
 	if tp, ts := TraceContext(WithTraceContext(r).Context()); tp != "" || ts != "" {
 		t.Fatalf("a request without headers carries %q %q", tp, ts)

@@ -7,6 +7,7 @@ import (
 )
 
 func TestProbeMessageRefusesMalformedEnvelopes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		line    string
 		handled bool
@@ -90,6 +91,7 @@ var probeLines = []string{
 
 // The scan reads a message as encoding/json reads it into a Probe.
 func TestScanRequestMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, l := range probeLines {
 		checkScanRequest(t, []byte(l))
 	}

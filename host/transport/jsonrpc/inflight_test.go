@@ -12,6 +12,7 @@ import (
 // -32600 naming it and carrying it back; 7 and "7" are two ids; a release
 // called twice never frees the id a later request holds.
 func TestInFlightHoldsAnIDUntilReleased(t *testing.T) {
+	t.Parallel()
 	var f InFlight
 	first, _, ok := f.Enter(json.RawMessage(`7`))
 	if !ok {
@@ -48,6 +49,7 @@ func TestInFlightHoldsAnIDUntilReleased(t *testing.T) {
 // TestInFlightErrorNamesALongIDBriefly: the message repeats at most the
 // start of a long id (the answer's id member carries all of it).
 func TestInFlightErrorNamesALongIDBriefly(t *testing.T) {
+	t.Parallel()
 	long := `"` + strings.Repeat("x", 10000) + `"`
 	e := InFlightError(json.RawMessage(long))
 	if len(e.Error.Message) > 200 || e.ID.Value() != strings.Repeat("x", 10000) {

@@ -54,6 +54,7 @@ func decodeAny(t *testing.T, b []byte) any {
 // TestAppendMessageAgreesWithEncodingJSON: every message written directly
 // decodes to what encoding/json writes for it, on one line.
 func TestAppendMessageAgreesWithEncodingJSON(t *testing.T) {
+	t.Parallel()
 	withMeta := toolResult(200, `{"a":1}`, false)
 	withMeta.ResultType = mcp.ResultTypeComplete
 	withMeta.Meta.AdditionalFields["io.modelcontextprotocol/serverInfo"] = map[string]any{"name": "cairn", "version": "1"}
@@ -109,6 +110,7 @@ func ptr[T any](v T) *T { return &v }
 // TestAppendToolResponseDirect: the results cairn's tools produce take the
 // direct path (the others fall back, checked above by value).
 func TestAppendToolResponseDirect(t *testing.T) {
+	t.Parallel()
 	for name, res := range map[string]*mcp.CallToolResult{
 		"page":    toolResult(200, string(pageOutput(50)), false),
 		"error":   toolResult(404, `{"error":{"code":"ERR_NOT_FOUND","message":"no task T-9","details":{}}}`, true),
@@ -125,6 +127,7 @@ func TestAppendToolResponseDirect(t *testing.T) {
 // TestAppendToolResponseRefusesBrokenStructuredContent: bytes that are not
 // one JSON value on one line never reach the line as they are.
 func TestAppendToolResponseRefusesBrokenStructuredContent(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`{"a":`, `{"a":1} {"b":2}`, "{\n\"a\":1}", `{"a":"\xff"}`, `{"a":"\ud800"}`, `nul`, " ", "\t"} {
 		res := &mcp.CallToolResult{RawStructuredContent: json.RawMessage(raw), Content: []mcp.Content{mcp.NewTextContent(raw)}}
 		if out, ok := appendToolResponse([]byte("x"), callResponse(int64(1), res), res); ok || string(out) != "x" {

@@ -9,6 +9,7 @@ import (
 // Large messages beyond twice the message limit wait until earlier ones
 // are done; small ones never wait.
 func TestMessageBudgetHoldsLargeMessagesBack(t *testing.T) {
+	t.Parallel()
 	const max = 100 << 10
 	var session sync.WaitGroup
 	b := newMessageBudget(max, &session)

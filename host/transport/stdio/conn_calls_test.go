@@ -9,6 +9,7 @@ import (
 // whose id it names (a number, or a string written with or without
 // escapes), never another, and nothing once the call has ended.
 func TestCancelledNamesItsCall(t *testing.T) {
+	t.Parallel()
 	s := &connSession{}
 	num, releaseNum := s.trackCall(context.Background(), []byte(`7`))
 	str, releaseStr := s.trackCall(context.Background(), []byte(`"a<b"`))

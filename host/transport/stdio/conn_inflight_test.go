@@ -174,6 +174,7 @@ func wantInFlightRefusal(t *testing.T, m map[string]any, id any, named string) {
 // answered the id is free again (docs/decisions.md D42). Before the
 // refusal both requests ran under one idempotency key and got one outcome.
 func TestSecondRequestWithAnIDInFlightIsRefused(t *testing.T) {
+	t.Parallel()
 	h := &gatedHandler{gate: make(chan struct{})}
 	p := serveGated(t, h)
 
@@ -210,6 +211,7 @@ func TestSecondRequestWithAnIDInFlightIsRefused(t *testing.T) {
 // notifications/cancelled holds its id until it is done; then the id is
 // free.
 func TestCancelledRequestFreesItsID(t *testing.T) {
+	t.Parallel()
 	h := &gatedHandler{gate: make(chan struct{})}
 	p := serveGated(t, h)
 	p.send(call("3", "gated"), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
@@ -226,6 +228,7 @@ func TestCancelledRequestFreesItsID(t *testing.T) {
 // next request with the same id as soon as it reads the answer is never
 // refused: the id is freed before the answer is written.
 func TestIDReusedRightAfterItsAnswerIsNeverRefused(t *testing.T) {
+	t.Parallel()
 	h := &gatedHandler{gate: make(chan struct{})}
 	p := serveGated(t, h)
 	for i := range 300 {

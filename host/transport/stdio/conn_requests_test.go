@@ -10,6 +10,7 @@ import (
 // A response line reaches the request waiting for its id and no other;
 // anything else a client sends is dropped.
 func TestConnRequestsRouteResponses(t *testing.T) {
+	t.Parallel()
 	var r connRequests
 	sent := make(chan map[string]any, 1)
 	r.send = func(v any) bool { sent <- v.(map[string]any); return true }

@@ -9,6 +9,7 @@ import (
 // A 2026-07-28 session hears broadcasts only through an open listen
 // request, and what it hears there carries that request's id.
 func TestConnSessionListenStream(t *testing.T) {
+	t.Parallel()
 	s := &connSession{id: "c"}
 	if _, active := s.SubscriptionFilter(); active {
 		t.Fatal("a 2025-11-25 session is filtered")

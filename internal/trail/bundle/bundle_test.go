@@ -90,6 +90,7 @@ func build(t testing.TB, signer note.Signer) *Bundle {
 }
 
 func TestBuildAndVerify(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	b := build(t, signer)
 	if err := VerifyBundle(b, vkey); err != nil {
@@ -120,6 +121,7 @@ func TestBuildAndVerify(t *testing.T) {
 }
 
 func TestBuildRefusesBrokenTrail(t *testing.T) {
+	t.Parallel()
 	signer, _ := testKey(t)
 	recs := sessionRecords(t, 2)
 	recs[3].Content = "edited"
@@ -130,6 +132,7 @@ func TestBuildRefusesBrokenTrail(t *testing.T) {
 }
 
 func TestTamperDetection(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	other, otherKey := testKey(t)
 	flip := func(h string) string {
@@ -232,6 +235,7 @@ func mustVerifier(t *testing.T, vkey string) note.Verifier {
 }
 
 func TestProblemsAreBounded(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	b, err := BuildBundle(testSession(), sessionRecords(t, 30), "", signer)
 	if err != nil {
@@ -247,6 +251,7 @@ func TestProblemsAreBounded(t *testing.T) {
 }
 
 func TestLoadOrCreateKey(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	s1, v1, err := LoadOrCreateKey(KeyPath(dir, ""), "cairn")
 	if err != nil {
@@ -336,6 +341,7 @@ func BenchmarkBuildAndVerify(b *testing.B) {
 // there, in a directory made for it, and two data dirs pointed at it sign
 // with one key.
 func TestKeyFileOutsideTheDataDir(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	shared := filepath.Join(base, "secrets", "cairn-audit.key")
 	if got := KeyPath(filepath.Join(base, "a"), shared); got != shared {

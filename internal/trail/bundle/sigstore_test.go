@@ -34,6 +34,7 @@ func attest(t testing.TB, signer note.Signer, vkey string) (*SigstoreBundle, []b
 }
 
 func TestSigstoreExportVerifies(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	s, data := attest(t, signer, vkey)
 	st, err := VerifySigstore(s, vkey)
@@ -85,6 +86,7 @@ func resign(t *testing.T, s *SigstoreBundle, signer note.Signer, edit func(*Stat
 }
 
 func TestSigstoreTamperNamed(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	_, otherKey := testKey(t)
 	cases := []struct {
@@ -135,6 +137,7 @@ func TestSigstoreTamperNamed(t *testing.T) {
 }
 
 func TestAttestRefusesAnotherKeysVerifier(t *testing.T) {
+	t.Parallel()
 	signer, _ := testKey(t)
 	_, otherKey := testKey(t)
 	if _, err := Attest(build(t, signer), signer, otherKey); err == nil {
@@ -143,6 +146,7 @@ func TestAttestRefusesAnotherKeysVerifier(t *testing.T) {
 }
 
 func TestPublicKeyPEM(t *testing.T) {
+	t.Parallel()
 	_, vkey := testKey(t)
 	pemBytes, err := PublicKeyPEM(vkey)
 	if err != nil {

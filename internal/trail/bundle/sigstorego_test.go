@@ -44,6 +44,7 @@ func sigstoreGoVerify(t *testing.T, data []byte, pub ed25519.PublicKey, hint str
 }
 
 func TestSigstoreGoAcceptsExport(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	_, data := attest(t, signer, vkey)
 	pub, err := PublicKey(vkey)
@@ -75,6 +76,7 @@ func TestSigstoreGoAcceptsExport(t *testing.T) {
 // TestSigstoreGoRefusesTamper flips each class of byte and expects
 // sigstore-go and cairn's own verifier both to refuse.
 func TestSigstoreGoRefusesTamper(t *testing.T) {
+	t.Parallel()
 	signer, vkey := testKey(t)
 	pub, err := PublicKey(vkey)
 	if err != nil {

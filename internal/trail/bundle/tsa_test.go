@@ -81,6 +81,7 @@ func stamped(t *testing.T, tsa *tsatest.TSA) (*SigstoreBundle, ed25519.PublicKey
 }
 
 func TestTimestampAnchorsExport(t *testing.T) {
+	t.Parallel()
 	tsa := tsatest.New(t)
 	before := time.Now().Add(-time.Second)
 	s, pub, vkey, rootHex := stamped(t, tsa)
@@ -125,6 +126,7 @@ func TestTimestampAnchorsExport(t *testing.T) {
 // message imprint, and in the TSA's signature) and expects sigstore-go and
 // cairn to refuse it; a token over another signature is refused too.
 func TestTimestampTamperRefused(t *testing.T) {
+	t.Parallel()
 	tsa := tsatest.New(t)
 	cases := map[string]func(s *SigstoreBundle){
 		"imprint": func(s *SigstoreBundle) {
@@ -187,6 +189,7 @@ func TestTimestampTamperRefused(t *testing.T) {
 }
 
 func TestRequestTimestampFailures(t *testing.T) {
+	t.Parallel()
 	tsa := tsatest.New(t)
 	down := tsatest.New(t)
 	down.Close()
@@ -208,6 +211,7 @@ func TestRequestTimestampFailures(t *testing.T) {
 }
 
 func TestParseTSAChainRefusesNoRoot(t *testing.T) {
+	t.Parallel()
 	for _, data := range [][]byte{nil, []byte("not pem")} {
 		var e *errs.Error
 		if _, err := ParseTSAChain(data, "--tsa-cert"); !errors.As(err, &e) || e.Details["field"] != "--tsa-cert" {
@@ -220,6 +224,7 @@ func TestParseTSAChainRefusesNoRoot(t *testing.T) {
 // docs/decision-trail.md shows for cosign and sigstore-go (the TSA's chain,
 // leaf first, under timestampAuthorities) verifies an anchored export.
 func TestTrustedRootJSONNamesTheTSA(t *testing.T) {
+	t.Parallel()
 	tsa := tsatest.New(t)
 	s, pub, _, rootHex := stamped(t, tsa)
 	data, err := s.Marshal()

@@ -55,6 +55,7 @@ func makeLeaves(n int) [][]byte {
 }
 
 func TestRootAgainstReference(t *testing.T) {
+	t.Parallel()
 	for n := 0; n <= 70; n++ {
 		leaves := makeLeaves(n)
 		want := refRoot(leaves)
@@ -72,6 +73,7 @@ func TestRootAgainstReference(t *testing.T) {
 }
 
 func TestKnownRoots(t *testing.T) {
+	t.Parallel()
 	// The empty root is SHA-256 of nothing; one leaf is its own root; a lone
 	// third leaf is carried up, never paired with itself.
 	if got := hex.EncodeToString(Root(nil)); got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
@@ -88,6 +90,7 @@ func TestKnownRoots(t *testing.T) {
 }
 
 func TestTreeDepth(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[uint64]int{0: 0, 1: 0, 2: 1, 3: 2, 4: 2, 5: 3, 8: 3, 9: 4, 1 << 20: 20, 1_000_000: 20, 1<<20 + 1: 21} {
 		if got := TreeDepth(n); got != want {
 			t.Errorf("TreeDepth(%d) = %d, want %d", n, got, want)
@@ -96,6 +99,7 @@ func TestTreeDepth(t *testing.T) {
 }
 
 func TestInclusionProofs(t *testing.T) {
+	t.Parallel()
 	sizes := makeLeaves(2*70 + 1)
 	for n := 1; n <= 70; n++ {
 		leaves := sizes[:n]
@@ -169,6 +173,7 @@ func TestInclusionProofs(t *testing.T) {
 }
 
 func TestInclusionProofFunction(t *testing.T) {
+	t.Parallel()
 	leaves := makeLeaves(13)
 	p, err := InclusionProof(leaves, 12)
 	if err != nil {
@@ -180,6 +185,7 @@ func TestInclusionProofFunction(t *testing.T) {
 }
 
 func TestHasherNeverPanics(t *testing.T) {
+	t.Parallel()
 	_ = Hasher{}.HashChildren(make([]byte, 100), make([]byte, 100))
 	_ = Root([][]byte{{1}, make([]byte, 70), nil})
 }

@@ -623,6 +623,7 @@ func testMerkleFinalizeRestrictedAndErrors(t *testing.T) {
 }
 
 func TestEmptyRootIsSHA256OfNothing(t *testing.T) {
+	t.Parallel()
 	got := hex.EncodeToString(rootOf(nil))
 	if got != "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" {
 		t.Fatalf("empty root %s", got)
@@ -682,6 +683,7 @@ func testExportBuildsAVerifiableBundle(t *testing.T) {
 // The link codec round-trips every field, refuses damaged values, and never
 // panics on arbitrary bytes.
 func TestLinkCodec(t *testing.T) {
+	t.Parallel()
 	prev := strings.Repeat("ab", 32)
 	bodies := []linkBody{
 		{ID: "Θ-1", Type: "decision", Content: "c \u2028 <&> ✓", RecordedAt: "2026-11-22T08:40:12.123Z", RecordedBy: "a"},

@@ -35,6 +35,7 @@ func openServer(t testing.TB, dsn string) server {
 // 1..n, and every chain of every task verifies. On bbolt two processes
 // cannot open one file at all, so this is PostgreSQL's test.
 func TestTwoServersShareIDsAndChains(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	servers := []server{openServer(t, dsn), openServer(t, dsn)}
 	if _, err := servers[0].tasks.AddProject("demo"); err != nil {
@@ -122,6 +123,7 @@ func TestTwoServersShareIDsAndChains(t *testing.T) {
 // task_list's counts (kept in per-server shards) equal what is stored on
 // every server, and every chain verifies.
 func TestThreeServersWriteBesideEachOther(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	servers := []server{openServer(t, dsn), openServer(t, dsn), openServer(t, dsn)}
 	if _, err := servers[0].tasks.AddProject("demo"); err != nil {

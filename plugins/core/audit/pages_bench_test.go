@@ -10,6 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
 )
@@ -42,16 +43,13 @@ func BenchmarkWritePages(b *testing.B) {
 	c.tasks.FlushPending()
 	// The import's events drain first, as they would before the writes
 	// of a store in use.
-	for {
+	poll.Until(b, time.Minute, "the import's events to drain", func() bool {
 		n, err := c.st.PendingEvents()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return n == 0
+	})
 	db := c.st.DB()
 	started := map[uint64]bool{}
 	writes := map[string]func(i int) error{

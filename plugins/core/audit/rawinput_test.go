@@ -13,6 +13,7 @@ import (
 // tool input is refused with 400 naming the field, before decoding could
 // replace it with U+FFFD and the chain hash it.
 func TestInputsRefuseInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	const bad = "\xff"
 	const lone = `\ud800`
 	type target interface{ UnmarshalJSON([]byte) error }
@@ -49,6 +50,7 @@ func TestInputsRefuseInvalidUTF8(t *testing.T) {
 }
 
 func TestInputsRefuseDeepNesting(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat(`{"a":`, MaxInputDepth) + "1" + strings.Repeat("}", MaxInputDepth)
 	err := json.Unmarshal([]byte(`{"task_id":"T-1","type":"decision","content":"x","metadata":`+deep+`}`), &RecordInput{})
 	wantErr(t, err, 400, errs.InvalidInput, "metadata"+strings.Repeat(".a", MaxInputDepth-1), "max_depth")

@@ -341,6 +341,7 @@ func testSealsOfEverySessionApply(t *testing.T) {
 // deep and finalized over 8 records, a later thought, open session A-2)
 // still verifies, exports, and reports a consistent rewrite through its root.
 func TestStoreFromBeforeLeafSeals(t *testing.T) {
+	t.Parallel()
 	open := func(t *testing.T) *env {
 		raw, err := os.ReadFile(filepath.Join("testdata", "store-v2.db"))
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 // heads in a bucket of their own) opens with every head moved, its chains
 // verify as before, and appends continue each chain where it ended.
 func TestChainHeadsMoveBesideTheirLinks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st, err := store.OpenFor(dir, "")
 	if err != nil {

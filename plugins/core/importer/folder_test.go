@@ -19,6 +19,7 @@ const secretTask = "---\nid: task-9\ntitle: SECRET from outside the folder\n---\
 // outside are refused rather than read; each refusal names the path and
 // the rule.
 func TestReadRefusesWhatIsNotTheFoldersOwn(t *testing.T) {
+	t.Parallel()
 	outside := writeFiles(t, map[string]string{"secret.md": secretTask, "tasks/task-9 - s.md": secretTask})
 	board := func(t *testing.T) string {
 		return writeFiles(t, map[string]string{"tasks/task-1 - a.md": "---\nid: task-1\ntitle: a\n---\n"})

@@ -26,6 +26,7 @@ func wantRefusal(t *testing.T, err error, file string, line int, field string) {
 }
 
 func TestReadJSONL(t *testing.T) {
+	t.Parallel()
 	good := `{"task_id":"T-1","title":"a","status":"done","priority":"high","labels":["x"],"created_at":"2026-01-01T00:00:00.000Z","sequence":1}
 
 {"task_id":"T-2","title":"b","parent_id":"T-1","depends_on":["T-1"],"progress":40,"blocked_reason":"r","status":"blocked"}
@@ -61,6 +62,7 @@ func TestReadJSONL(t *testing.T) {
 }
 
 func TestReadTaskMaster(t *testing.T) {
+	t.Parallel()
 	plain := `{"tasks": [
   {"id": 1, "title": "Set up", "description": "d", "details": "more", "testStrategy": "run it",
    "status": "done", "priority": "medium", "dependencies": [],
@@ -160,6 +162,7 @@ Do the thing.
 `
 
 func TestReadBacklog(t *testing.T) {
+	t.Parallel()
 	dir := writeFiles(t, map[string]string{
 		"tasks/task-10 - Tenth.md": "---\nid: task-10\ntitle: Tenth\nstatus: To Do\nparent_task_id: task-2\n---\n",
 		"tasks/task-2 - Second.md": backlogTask,

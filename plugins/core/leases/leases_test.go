@@ -15,6 +15,7 @@ import (
 // leases do not leak into a task whose id it prefixes, and an event
 // without ids is refused naming its data.
 func TestMirror(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)

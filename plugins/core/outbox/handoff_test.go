@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
 
@@ -35,13 +36,7 @@ func runDrainer(t testing.TB, d *Drainer) {
 // failed, and a loaded machine is slow (docs/decisions.md D42).
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Until(t, time.Minute, what, cond)
 }
 
 // A running drainer publishes each write's event with no claim commit and

@@ -67,6 +67,7 @@ func lease(t testing.TB, src fixture, typ, id, task string, expires time.Time) {
 // newest decisions and blockers; its open leases (not the expired or
 // returned ones, nor another agent's); unmet dependencies; next actions.
 func TestBuild(t *testing.T) {
+	t.Parallel()
 	src := open(t)
 	low := claimed(t, src, "agent-a", "write docs", "low")
 	crit := claimed(t, src, "agent-a", "fix login", "critical")
@@ -158,6 +159,7 @@ func TestBuild(t *testing.T) {
 // transaction, so a decision or claim committed while it is built shows in
 // all of it or none.
 func TestBuildReadsOneSnapshot(t *testing.T) {
+	t.Parallel()
 	src := open(t)
 	for i := 0; i < 3; i++ {
 		id := claimed(t, src, "agent-a", fmt.Sprintf("task %d", i), "high")

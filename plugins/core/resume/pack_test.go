@@ -30,6 +30,7 @@ func parts(n, pad int) Parts {
 }
 
 func TestPackBudget(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name             string
 		p                Parts

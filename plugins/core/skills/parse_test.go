@@ -9,6 +9,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	m, err := skills.Parse([]byte("---\nname: cairn-x\nversion: \" 1.0.0 \"\ndescription: >\n  Folded\n  text.\ncapabilities: [a, b-c]\nlicense: MIT\n---\nbody\n---\nnot frontmatter\n"))
 	if err != nil {
 		t.Fatal(err)

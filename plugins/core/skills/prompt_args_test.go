@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseArguments(t *testing.T) {
+	t.Parallel()
 	head := "---\nversion: 1\ndescription: d\n"
 	for _, tc := range []struct {
 		name, yaml, wantErr string
@@ -47,6 +48,7 @@ func TestParseArguments(t *testing.T) {
 }
 
 func TestBody(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"---\nversion: 1\n---\n\n# Title\n\nText.\n", "# Title\n\nText."},
 		{"\ufeff---\r\nversion: 1\r\n---\r\nbody\r\n", "body"},

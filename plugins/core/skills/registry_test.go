@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/poll"
 	"github.com/cairn-mcp/cairn/plugins/core/skills"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	canon "github.com/cairn-mcp/cairn/skills"
@@ -111,15 +112,8 @@ func names(ss []skills.Skill) []string {
 // visibility bound measured from the call (the change was just made).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(visible)
-	for {
-		if cond() {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not visible within %v: %s", visible, what)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(visible, cond) {
+		t.Fatalf("not visible within %v: %s", visible, what)
 	}
 }
 
@@ -133,6 +127,7 @@ func find(r *skills.Registry, t *testing.T, name string) (skills.Skill, bool) {
 }
 
 func TestCanonicalSkillsLoad(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	rep, err := canon.Install(canon.FS, root)
 	if err != nil {
@@ -166,6 +161,7 @@ func TestCanonicalSkillsLoad(t *testing.T) {
 }
 
 func TestMalformedSkippedAndReported(t *testing.T) {
+	t.Parallel()
 	bad := map[string]string{
 		"cairn-no-frontmatter":   "# Just a heading\n\nversion: 1.0.0\n",
 		"cairn-unclosed":         "---\nversion: 1.0.0\ndescription: x\n",
@@ -212,6 +208,7 @@ func TestMalformedSkippedAndReported(t *testing.T) {
 }
 
 func TestNonPrefixedIgnored(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	valid := skillFile("1.0.0", "Valid.", "x")
 	writeSkill(t, root, "cairn-real", valid)
@@ -233,6 +230,7 @@ func TestNonPrefixedIgnored(t *testing.T) {
 }
 
 func TestSymlinkOutsideRootIgnored(t *testing.T) {
+	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(outside, "cairn-evil", "SKILL.md"), skillFile("1.0.0", "Outside.", "x"))
 	if err := os.MkdirAll(skillsDir(root), 0o755); err != nil {
@@ -252,6 +250,7 @@ func TestSymlinkOutsideRootIgnored(t *testing.T) {
 }
 
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-alpha", skillFile("1.0.0", "Triage incoming WORK.", "task-triage", "prioritization"))
 	writeSkill(t, root, "cairn-beta", skillFile("1.0.0", "Audit the decision trail.", "audit", "decision-trail"))
@@ -294,6 +293,7 @@ func TestListFilters(t *testing.T) {
 }
 
 func TestListInvalidInput(t *testing.T) {
+	t.Parallel()
 	r, _ := open(t, t.TempDir())
 	for _, tc := range []struct{ field, search, capability string }{
 		{"search", strings.Repeat("a", 257), ""},
@@ -309,6 +309,7 @@ func TestListInvalidInput(t *testing.T) {
 }
 
 func TestSkillJSON(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-bare", skillFile("1.0.0", "Bare."))
 	r, _ := open(t, root)
@@ -331,6 +332,7 @@ func TestSkillJSON(t *testing.T) {
 
 // Returned slices are copies: a caller cannot change the registry.
 func TestListReturnsCopies(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-a", skillFile("1.0.0", "A.", "x"))
 	r, _ := open(t, root)
@@ -342,6 +344,7 @@ func TestListReturnsCopies(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
+	t.Parallel()
 	r, err := skills.Open(t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -358,6 +361,7 @@ func TestCloseIdempotent(t *testing.T) {
 }
 
 func TestHotReloadEdit(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-a", skillFile("1.0.0", "First.", "x"))
 	r, _ := open(t, root)
@@ -385,6 +389,7 @@ func TestHotReloadEdit(t *testing.T) {
 }
 
 func TestHotReloadAdd(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-a", skillFile("1.0.0", "A.", "x"))
 	r, _ := open(t, root)
@@ -403,6 +408,7 @@ func TestHotReloadAdd(t *testing.T) {
 }
 
 func TestHotReloadRemove(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-a", skillFile("1.0.0", "A.", "x"))
 	writeSkill(t, root, "cairn-b", skillFile("1.0.0", "B.", "x"))
@@ -430,6 +436,7 @@ func TestHotReloadRemove(t *testing.T) {
 }
 
 func TestHotReloadRename(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-old", skillFile("1.0.0", "Old.", "x"))
 	r, _ := open(t, root)
@@ -459,6 +466,7 @@ func TestHotReloadRename(t *testing.T) {
 }
 
 func TestHotReloadAtomicSave(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeSkill(t, root, "cairn-a", skillFile("1.0.0", "A.", "x"))
 	r, _ := open(t, root)
@@ -489,6 +497,7 @@ func TestHotReloadAtomicSave(t *testing.T) {
 }
 
 func TestSkillsDirCreatedAfterOpen(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	r, _ := open(t, root)
 	if got := list(t, r); len(got) != 0 {
@@ -517,6 +526,7 @@ func TestSkillsDirCreatedAfterOpen(t *testing.T) {
 }
 
 func TestRootCreatedAfterOpen(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "not", "yet")
 	r, _ := open(t, root)
 	writeSkill(t, root, "cairn-x", skillFile("1.0.0", "X.", "x"))

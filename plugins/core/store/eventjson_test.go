@@ -9,6 +9,7 @@ import (
 // The fast encoders write exactly what encoding/json writes, for every
 // kind of value, plain or needing escapes.
 func TestEventJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, data := range []any{
 		nil,
 		map[string]any{},

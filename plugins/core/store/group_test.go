@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 func (g *group) pendingCalls() int {
@@ -32,20 +33,15 @@ func testGroupCommitJoinsTheOpenTransaction(t *testing.T) {
 	go func() {
 		firstDone <- s.Commit(func(tx kv.Tx) error {
 			// Hold the transaction open until the late calls are queued.
-			for deadline := time.Now().Add(time.Minute); s.group.pendingCalls() < late; {
-				if time.Now().After(deadline) {
-					return fmt.Errorf("late calls never queued")
-				}
-				time.Sleep(time.Millisecond)
+			if !poll.Within(time.Minute, func() bool { return s.group.pendingCalls() >= late }) {
+				return fmt.Errorf("late calls never queued")
 			}
 			_, err := NextID(tx, CounterThought)
 			return err
 		})
 	}()
 	// The first call is the committer once its fn runs.
-	for s.group.pendingCalls() != 0 || !s.groupRunning() {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the first call to commit", func() bool { return s.group.pendingCalls() == 0 && s.groupRunning() })
 	seen := make([]uint64, late)
 	for i := 0; i < late; i++ {
 		wg.Add(1)
@@ -80,10 +76,19 @@ func (s *Store) groupRunning() bool {
 	return s.group.running
 }
 
+// hasLingered reports whether a transaction of g has waited for company
+// (linger.go makes arrived on the first wait).
+func (g *group) hasLingered() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.arrived != nil
+}
+
 // After commits of two calls, a transaction holding one call lingers for a
 // second and commits both at once; a store whose batches were of one (a lone
 // writer) never lingers.
 func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
+	t.Parallel()
 	s, _ := openTemp(t)
 	s.group.lingerMax = time.Hour // only an arrival ends the wait
 	s.group.committed(2)
@@ -92,7 +97,10 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 	err := s.Commit(func(tx kv.Tx) error {
 		go func() {
 			// Arrive after this transaction ran out of calls to run.
-			time.Sleep(20 * time.Millisecond)
+			if !poll.Within(time.Minute, s.group.hasLingered) {
+				second <- fmt.Errorf("the transaction never lingered")
+				return
+			}
 			second <- s.Commit(func(tx kv.Tx) error { _, err := NextID(tx, CounterThought); return err })
 		}()
 		_, err := NextID(tx, CounterThought)
@@ -126,6 +134,7 @@ func TestGroupCommitLingersOnlyUnderLoad(t *testing.T) {
 // A transaction takes in at most maxBatch calls; the calls beyond wait for
 // the next one, however many keep arriving.
 func TestGroupCommitBatchIsBounded(t *testing.T) {
+	t.Parallel()
 	s, _ := openTemp(t)
 	s.group.committed(maxBatch) // a peak that would have it linger
 	const calls = maxBatch + 40
@@ -137,9 +146,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 		defer wg.Done()
 		_ = s.Commit(func(tx kv.Tx) error { <-release; return nil })
 	}()
-	for s.group.pendingCalls() != 0 || !s.groupRunning() {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the first call to commit", func() bool { return s.group.pendingCalls() == 0 && s.groupRunning() })
 	for i := 1; i < calls; i++ {
 		wg.Add(1)
 		go func() {
@@ -149,9 +156,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 			}
 		}()
 	}
-	for s.group.pendingCalls() < calls-1 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the other calls to queue", func() bool { return s.group.pendingCalls() >= calls-1 })
 	close(release)
 	wg.Wait()
 	if got := s.Commits() - before; got != 2 {
@@ -170,6 +175,7 @@ func TestGroupCommitBatchIsBounded(t *testing.T) {
 // shared one neither waits for it nor spins on it. (It spun once: its
 // lingering saw a call pending, and joining refused it, forever.)
 func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
+	t.Parallel()
 	s, err := OpenPostgres(pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
@@ -193,13 +199,9 @@ func TestSharedBatchLeavesAnExclusiveCallForTheNext(t *testing.T) {
 	}()
 	<-inside
 	go func() { done <- s.Commit(put("exclusive")) }()
-	for s.group.pendingCalls() < 1 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the exclusive call to queue", func() bool { return s.group.pendingCalls() >= 1 })
 	go func() { done <- s.CommitShared(put("shared")) }()
-	for s.group.pendingCalls() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	poll.Until(t, time.Minute, "the second shared call to queue", func() bool { return s.group.pendingCalls() >= 2 })
 	close(release)
 	for range 3 {
 		select {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // taker collects what the store hands it.
@@ -205,12 +206,8 @@ func testHandledEventsLeaveAloneWithoutAWrite(t *testing.T) {
 	before := s.Commits()
 	// One call, so one removal: "a" is already gone.
 	s.DoneEventsLater(k.taken())
-	deadline := time.Now().Add(time.Minute)
-	for pendingIn(t, s) != 0 || s.Commits() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("a handled entry stayed without a further write")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !poll.Within(time.Minute, func() bool { return pendingIn(t, s) == 0 && s.Commits() != before }) {
+		t.Fatal("a handled entry stayed without a further write")
 	}
 	if n := s.Commits() - before; n != 1 {
 		t.Fatalf("the removal alone cost %d commits, want 1", n)

@@ -191,6 +191,7 @@ func testIdempotencyRetentionIsByTime(t *testing.T) {
 // A million later writes, a client key still honoured (bbolt: the ring
 // costs one put per key, so the store test can afford it).
 func TestIdempotencyKeyOutlivesAMillionWrites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a million records")
 	}

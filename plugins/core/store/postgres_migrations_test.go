@@ -16,6 +16,7 @@ import (
 // head moves into chain_links under position 2⁶⁴−1, and the age index of
 // idempotency keys and the heads bucket go.
 func TestPostgresMigrationsMoveHeadsAndDropTheAgeIndex(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	pool, err := pgmigrate.Connect(ctx, dsn, 10*time.Second)

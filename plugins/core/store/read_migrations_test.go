@@ -10,6 +10,7 @@ import (
 // Reading applies nothing: the step is pending before the store is first
 // opened, and still is after a second read; none is once it was opened.
 func TestReadMigrationsAppliesNothing(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	for range 2 {
 		st, err := ReadMigrations(context.Background(), dsn)

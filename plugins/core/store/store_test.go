@@ -57,6 +57,7 @@ func wantInitFailed(t *testing.T, err error, contains string) {
 }
 
 func TestOpenCreatesLayoutAndVersion(t *testing.T) {
+	t.Parallel()
 	s, path := openTemp(t)
 	if s.Path() != path {
 		t.Fatalf("Path %q, want %q", s.Path(), path)
@@ -153,6 +154,7 @@ func testReopenKeepsVersionAndCounters(t *testing.T) {
 }
 
 func TestLockedStoreFailsFast(t *testing.T) {
+	t.Parallel()
 	// Returning at all is the point: without the lock timeout, Open would
 	// block until the go test deadline.
 	_, path := openTemp(t)
@@ -168,6 +170,7 @@ func TestLockedStoreFailsFast(t *testing.T) {
 }
 
 func TestDefaultTimeoutIsAboutOneSecond(t *testing.T) {
+	t.Parallel()
 	if DefaultTimeout != time.Second {
 		t.Fatalf("DefaultTimeout %v, want 1s", DefaultTimeout)
 	}
@@ -180,6 +183,7 @@ func TestDefaultTimeoutIsAboutOneSecond(t *testing.T) {
 }
 
 func TestOpenFailures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.db")
 	if err := os.WriteFile(junk, []byte(strings.Repeat("not a bolt file ", 512)), 0o600); err != nil {
@@ -197,6 +201,7 @@ func TestOpenFailures(t *testing.T) {
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
+	t.Parallel()
 	s, path := openTemp(t)
 	if err := s.Update(func(tx kv.Tx) error {
 		return tx.Bucket([]byte(BucketMeta)).Put(keyUserVersion, U64(99))

@@ -51,6 +51,7 @@ func openClose(t *testing.T, dataDir string) {
 // data dir that held it fails the start and stays as it was; a fresh data
 // dir starts empty and lists core.db as held (docs/decisions.md D42).
 func TestVanishedStoreRefusedCoreDB(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	path := filepath.Join(dir, FileName)
 	openClose(t, dir)
@@ -78,6 +79,7 @@ func TestVanishedStoreRefusedCoreDB(t *testing.T) {
 // A data dir from before the inventory: an empty core.db beside the admin
 // store is refused; alone it is a first start that crashed, and starts.
 func TestVanishedStoreRefusedCoreDBBesideOtherStores(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
 	if err := os.WriteFile(path, nil, 0o600); err != nil {

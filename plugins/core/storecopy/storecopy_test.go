@@ -90,6 +90,7 @@ func seed(t *testing.T, dir string, nTasks, nThoughts, sessions int) {
 // PostgreSQL with every pair, chain and root intact (a tenth of that with
 // -short).
 func TestCopyVerifiesEveryChainAndRoot(t *testing.T) {
+	t.Parallel()
 	nTasks, nThoughts := 10_000, 100_000
 	if testing.Short() {
 		nTasks, nThoughts = 1_000, 10_000
@@ -157,6 +158,7 @@ func countPairs(t *testing.T, st *store.Store) int {
 // A database that already holds core data is refused, naming "to", and a
 // data dir a running server holds is refused, saying to stop it.
 func TestCopyRefusesNonEmptyTargetAndLockedSource(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	dir := t.TempDir()
 	seed(t, dir, 3, 3, 0)

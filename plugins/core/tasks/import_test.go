@@ -19,6 +19,7 @@ func at(line int) importer.Where { return importer.Where{File: "in.jsonl", Line:
 // naming the line and the field, with task_create's and task_update's
 // own rules.
 func TestImportRefusesBeforeWriting(t *testing.T) {
+	t.Parallel()
 	ok := func(key string, line int) importer.Task {
 		return importer.Task{Key: key, Where: at(line), Title: "t " + key}
 	}
@@ -118,6 +119,7 @@ func (c *changingSource) Scan(yield func(importer.Task) error) error {
 // reads it twice) is refused naming where, after some of its tasks were
 // staged, and leaves nothing: no task, no journal.
 func TestImportRefusesAnInputThatChanged(t *testing.T) {
+	t.Parallel()
 	for _, key := range []bool{true, false} {
 		f := newFixture(t, "imp")
 		src := &changingSource{n: 2500, at: 1700, key: key}
@@ -173,6 +175,7 @@ func putJournal(t *testing.T, f *fixture, head importHead, entries map[string][]
 // it has stalled for importStagingStale, and the next open of a bbolt
 // store (one process only) clears it.
 func TestImportStagingJournal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "imp")
 	f.clock.freeze()
 	now := f.clock.now()
@@ -209,6 +212,7 @@ func TestImportStagingJournal(t *testing.T) {
 // A journal an older cairn left (its plan in chunks of ImportBatch tasks
 // under 'p') is completed as it was written.
 func TestResumeImportOfAnOlderJournal(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "imp")
 	todo := StatusTodo
 	chunk, err := json.Marshal([]planned{

@@ -183,6 +183,7 @@ func testListPagingStable(t *testing.T) {
 }
 
 func TestSortHitsSelectionMatchesFullSort(t *testing.T) {
+	t.Parallel()
 	var hits []hit
 	for i := 0; i < 1000; i++ {
 		hits = append(hits, hit{num: uint64(i + 1), key: float64((i * 7919) % 13)})
@@ -348,6 +349,7 @@ func testNextActionsValidation(t *testing.T) {
 }
 
 func TestContainsFold(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		text, term string
 		want       bool

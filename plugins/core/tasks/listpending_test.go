@@ -110,6 +110,7 @@ func rebuiltIndexes(t *testing.T, st *store.Store, clock *testClock) (settled, r
 // first, so it sees every write; and the settled indexes are byte for byte
 // those built from the stored tasks.
 func TestListEntriesWaitAndReadsSettle(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(filepath.Join(t.TempDir(), "core.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +181,7 @@ func TestListEntriesWaitAndReadsSettle(t *testing.T) {
 // TestPendingListEntriesSurviveAStop: entries left pending by a plugin that
 // stopped without flushing are moved when the store opens again.
 func TestPendingListEntriesSurviveAStop(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "core.db")
 	st, err := store.Open(path, store.Options{})
 	if err != nil {
@@ -226,6 +228,7 @@ func TestPendingListEntriesSurviveAStop(t *testing.T) {
 // since settling would take the writers' cluster-wide lock for a read
 // (docs/decisions.md D40): the indexes hold every write as it commits.
 func TestPostgresWritesIndexesWithTheTask(t *testing.T) {
+	t.Parallel()
 	st, err := store.OpenPostgres(pgtest.DSN(t))
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestTermCover(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		term string
 		want []int
@@ -33,6 +34,7 @@ func TestTermCover(t *testing.T) {
 }
 
 func TestTrigramPositions(t *testing.T) {
+	t.Parallel()
 	got := trigramPositions("AAAA", "xaaa")
 	// Joined text "aaaa\nxaaa": "aaa" at 0, 1 and 6; "xaa" at 5.
 	want := map[[3]byte][]int{{'a', 'a', 'a'}: {0, 1, 6}, {'x', 'a', 'a'}: {5}}

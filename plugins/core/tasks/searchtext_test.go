@@ -9,6 +9,7 @@ import (
 // The search text matches exactly when D9's rule does: every term in the
 // folded title or the folded description, never across the two.
 func TestSearchTextMatchesLikeD9(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		title, desc, search string
 		want                bool

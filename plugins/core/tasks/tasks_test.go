@@ -592,6 +592,7 @@ func testPersistsAcrossReopen(t *testing.T) {
 }
 
 func TestRecordCodecRoundTrip(t *testing.T) {
+	t.Parallel()
 	rec := &record{num: 7, project: "p", parent: 3, status: 4, priority: 2, progress: 12.5, assignee: "a",
 		labels: []string{"x", "", "y"}, hasEstimate: true, estimate: 2.5, blockedReason: "r", createdMs: 1, updatedMs: -2,
 		createdBy: "c", updatedBy: "u", seq: 9, title: "t", description: "d"}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckStateData(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, doc, want string
 		fatal           bool
@@ -33,6 +34,7 @@ func TestCheckStateData(t *testing.T) {
 }
 
 func TestBackupStateCopiesTheDocument(t *testing.T) {
+	t.Parallel()
 	data, dir := t.TempDir(), t.TempDir()
 	if _, _, ok, err := BackupState(nil, data, dir); ok || err != nil {
 		t.Fatalf("no state: ok %v err %v", ok, err)

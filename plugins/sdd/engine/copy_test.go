@@ -14,6 +14,7 @@ import (
 // engine there sees its leases; a second copy is refused naming "to"; a
 // data dir without a document has nothing to copy.
 func TestCopyState(t *testing.T) {
+	t.Parallel()
 	root, dsn := t.TempDir(), pgtest.DSN(t)
 	clock := &fakeClock{t: time.Date(2026, 11, 22, 8, 40, 12, 123e6, time.UTC)}
 	e, err := New(Config{Root: root, Clock: clock.Now})

@@ -9,6 +9,7 @@ import (
 // encodedLen measures what json.Marshal writes for the decoded value, on
 // every kind of value and every escape the encoder treats apart.
 func TestEncodedLenIsTheCompactEncodingsLength(t *testing.T) {
+	t.Parallel()
 	docs := []string{
 		`0`, `-1.5e+10`, `12345678901234567890`, `true`, `null`, `""`, `"plain"`, `[]`, `{}`, ` [ 1 , 2 ] `,
 		`"\u0041\n\t\b\f\r\"\\\/ <>& \u2028\u2029 é 漢 😀 \ud83d\ude00 \u0001\u001f"`,
@@ -34,6 +35,7 @@ func TestEncodedLenIsTheCompactEncodingsLength(t *testing.T) {
 
 // A large array is measured without being decoded.
 func TestEncodedLenOfALargeArray(t *testing.T) {
+	t.Parallel()
 	doc := []byte(`[` + strings.Repeat(`0,`, MaxValueBytes) + `0]`)
 	got, ok := encodedLen(doc)
 	if !ok || got != len(doc) {

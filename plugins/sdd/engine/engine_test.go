@@ -91,6 +91,7 @@ func wantErr(t *testing.T, err error, status int, code, field string) {
 }
 
 func TestISOFormat(t *testing.T) {
+	t.Parallel()
 	got := iso(time.Date(2026, 11, 22, 8, 40, 12, 123456789, time.FixedZone("x", 3600)))
 	if got != "2026-11-22T07:40:12.123Z" {
 		t.Fatal(got)
@@ -490,6 +491,7 @@ func testSkills(t *testing.T) {
 }
 
 func TestCorruptStateRecovered(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if _, err := f.e.SetStateValue("a", 1); err != nil {
 		t.Fatal(err)
@@ -566,6 +568,7 @@ func testVitals(t *testing.T) {
 }
 
 func TestBundledDefaultsComplete(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{kindCommands, kindAgents} {
 		ents, err := bundled.ReadDir("defaults/" + kind)
 		if err != nil {

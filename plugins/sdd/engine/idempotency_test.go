@@ -166,6 +166,7 @@ func testIdempotencyFailedCallNotRecorded(t *testing.T) {
 // hold a record goes; past the byte bound a keyed write is refused with a
 // retryable 503, never by forgetting a held key.
 func TestIdempotencyRecordsKeptByTime(t *testing.T) {
+	t.Parallel()
 	now := newFixture(t).clock.Now()
 	s := newState(now)
 	client := keyFor(Call{Idem: idempotency.Key{Key: "client-0", Client: true}}, "op", 0)

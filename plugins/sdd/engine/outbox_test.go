@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/pgtest"
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // sink is a downstream that records every publication and answers it as
@@ -75,11 +76,7 @@ func openWith(t *testing.T, root string, out *sink) *Engine {
 
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !f(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	poll.Until(t, time.Minute, what, f)
 }
 
 func pendingIn(t *testing.T, e *Engine) (int, int64) {
@@ -135,6 +132,8 @@ func testUnhandledEventSurvivesReopen(t *testing.T) {
 
 	third := &sink{}
 	openWith(t, root, third)
+	// Nothing must arrive: the only wait for an absence is a window past
+	// the grace after which a pending event would have been published.
 	time.Sleep(3 * foreignGrace)
 	if n := len(third.events()); n != 0 {
 		t.Fatalf("a handled event was published again: %+v", third.events())
@@ -233,6 +232,7 @@ func testPendingEventsBounded(t *testing.T) {
 
 // shedOldest keeps both bounds and drops oldest first.
 func TestShedOldest(t *testing.T) {
+	t.Parallel()
 	big := Event{ID: "evt_big", Data: []byte(`"` + strings.Repeat("x", MaxPendingEventBytes/4) + `"`)}
 	small := func(i int) Event { return Event{ID: fmt.Sprintf("evt_%d", i), Data: []byte(`{}`)} }
 	many := func(n int) []Event {
@@ -313,10 +313,8 @@ func testFailingDownstreamIsNoHotLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = 30
-	for deadline := time.Now().Add(2 * time.Minute); len(out.events()) < want; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d publications of a failing event in 2 minutes; the retries stopped", len(out.events()))
-		}
+	if !poll.Within(2*time.Minute, func() bool { return len(out.events()) >= want }) {
+		t.Fatalf("%d publications of a failing event in 2 minutes; the retries stopped", len(out.events()))
 	}
 	// Attempts at 0, 20, 60 and 140 ms, then at least retryMax apart: by
 	// then at most 5 + elapsed/retryMax (a hot loop makes 30 in a few ms).

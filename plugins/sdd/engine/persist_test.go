@@ -63,6 +63,7 @@ func TestAtomicWriteFailureKeepsOldFile(t *testing.T) {
 }
 
 func TestAtomicWriteReadOnlyDir(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root ignores directory permissions; TestAtomicWriteFailureKeepsOldFile covers the failure path")
 	}
@@ -93,6 +94,7 @@ const crashChildEnv = "SDD_ENGINE_CRASH_CHILD"
 // TestCrashChild is the child half of TestKillDuringWrites: it writes state
 // in a tight loop until killed.
 func TestCrashChild(t *testing.T) {
+	t.Parallel()
 	root := os.Getenv(crashChildEnv)
 	if root == "" {
 		t.Skip("only runs as the child of TestKillDuringWrites")
@@ -123,6 +125,7 @@ func TestCrashChild(t *testing.T) {
 // TestKillDuringWrites SIGKILLs a writer at random moments many times and
 // checks the state file always parses and only grows in content.
 func TestKillDuringWrites(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}
@@ -144,6 +147,7 @@ func TestKillDuringWrites(t *testing.T) {
 		if _, err := out.Read(buf); err != nil {
 			t.Fatalf("round %d: child did not start: %v", r, err)
 		}
+		// Kill the child at a random point of its writes.
 		time.Sleep(time.Duration(rand.IntN(40)) * time.Millisecond)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -286,6 +290,7 @@ func testPlanSymlinkEscapeRefused(t *testing.T) {
 }
 
 func TestPhaseNames(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"1", "12", "2.1", "phase-a", "A_b"} {
 		if CheckPhase(ok) != nil {
 			t.Errorf("%q refused", ok)

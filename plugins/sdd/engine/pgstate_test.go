@@ -13,6 +13,7 @@ import (
 // lease id is issued once, every issued lease is in the shared document,
 // and a lease returned on one server cannot be returned again on another.
 func TestLeasesExclusiveAcrossServers(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	clock := &fakeClock{t: time.Date(2026, 11, 22, 8, 40, 12, 0, time.UTC)}
 	var servers []*Engine
@@ -81,6 +82,7 @@ func TestLeasesExclusiveAcrossServers(t *testing.T) {
 
 // A document in the row that does not decode is refused, not replaced.
 func TestCorruptRowRefused(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	e, err := New(Config{Root: t.TempDir(), Store: dsn})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // idempotency mechanism, the plain-file rule, the migration runner, the inventory of held stores), so
 // it stays usable and testable alone.
 func TestEngineIsPlainGo(t *testing.T) {
+	t.Parallel()
 	ents, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // Reading applies nothing: every step is pending until an engine opens the
 // store, none after.
 func TestReadMigrationsAppliesNothing(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.DSN(t)
 	all := make([]int, len(Migrations))
 	for i := range all {

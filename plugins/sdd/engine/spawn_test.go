@@ -18,6 +18,7 @@ func stepsString(steps []PlanStep) string {
 }
 
 func TestFlattenOrderAndModes(t *testing.T) {
+	t.Parallel()
 	p := SpawnPlan{
 		Before: []string{"b1", "b2"}, BeforeParallel: []string{"bp1", "bp2"}, Main: []string{"m"},
 		After: []string{"a1"}, AfterParallel: []string{"ap1", "ap2"},
@@ -34,6 +35,7 @@ func TestFlattenOrderAndModes(t *testing.T) {
 }
 
 func TestSkipRules(t *testing.T) {
+	t.Parallel()
 	f, tr := false, true
 	full := SpawnRule{Before: []string{"b"}, BeforeParallel: []string{"bp"}, Main: []string{"m"}, After: []string{"a"}, AfterParallel: []string{"ap"}}
 	all := "1:b/before/sequential 2:bp/before/parallel 3:m/main/sequential 4:a/after/sequential 5:ap/after/parallel"

@@ -9,6 +9,7 @@ import (
 // document in both accepted forms (<tag> blocks and ## headings) and then
 // one document per required section with only that section removed.
 func TestValidateMissingEachSection(t *testing.T) {
+	t.Parallel()
 	forms := map[string]func(name string) string{
 		"tag": func(name string) string {
 			n := sectionNorm(name)
@@ -52,6 +53,7 @@ func TestValidateMissingEachSection(t *testing.T) {
 // A level-one heading or a section named only inside a code fence does not
 // count: the doctrine wants real sections.
 func TestValidateIgnoresTitlesAndFences(t *testing.T) {
+	t.Parallel()
 	doc := "# Objective\n```\n## Context\n```\n<tasks>t</tasks>\n## Verification\nv\n## Success Criteria\ns\n"
 	res, err := ValidateContent(doc, "plan")
 	if err != nil {

@@ -27,6 +27,7 @@ func initializeErr(t *testing.T, root string) error {
 // fails the start, naming the file and the commands, and is neither set
 // aside nor replaced by an empty state (docs/decisions.md D42).
 func TestVanishedStoreRefusedSDDState(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	if f.e.IsPostgres() {
 		t.Skip("the state file only")
@@ -77,6 +78,7 @@ func TestVanishedStoreRefusedSDDState(t *testing.T) {
 // An empty state file in a data dir that never held anything is set aside
 // as a corrupt one, as before, and the engine starts empty.
 func TestVanishedStoreSDDFreshDirStarts(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	path := filepath.Join(root, ".cairn", "data", filepath.FromSlash(StateFile))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -53,6 +53,7 @@ func writeFile(t *testing.T, path, content string) {
 // lead a read outside the root, or block it, is refused with a 400 naming
 // the field and the rule, through both the resource and the vitals path.
 func TestWorkspaceFileRules(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.md")
@@ -137,6 +138,7 @@ func TestWorkspaceFileRules(t *testing.T) {
 // opening, so no open (blocking or not) happens; a file swapped for a FIFO
 // after the check would still be opened without blocking and refused.
 func TestReadRefusesBeforeOpening(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "p"), 0o644); err != nil {
 		t.Fatal(err)
@@ -171,6 +173,7 @@ func TestReadRefusesBeforeOpening(t *testing.T) {
 // removed a file outside the root through a .planning symlink. Now the
 // removal goes through os.Root: refused, the outside file survives.
 func TestRollbackThroughPlanningSymlink(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	if _, err := fx.e.SetStateValue("currentPhase", 9); err != nil {
 		t.Fatal(err)
@@ -208,6 +211,7 @@ func TestRollbackThroughPlanningSymlink(t *testing.T) {
 // TestAtomicWriteThroughSymlinkRefused: restoring a file (rollback of an
 // overwritten plan) through a symlinked directory is refused as well.
 func TestAtomicWriteThroughSymlinkRefused(t *testing.T) {
+	t.Parallel()
 	root, outside := t.TempDir(), t.TempDir()
 	victim := filepath.Join(outside, "PLAN-phase-1.md")
 	writeFile(t, victim, "not yours")
@@ -234,6 +238,7 @@ func TestAtomicWriteThroughSymlinkRefused(t *testing.T) {
 // TestPlanFileRules: an existing plan that is a FIFO or a hard link is
 // refused before it is read for the rollback copy.
 func TestPlanFileRules(t *testing.T) {
+	t.Parallel()
 	fx := newFixture(t)
 	plan := filepath.Join(fx.root, ".planning", "PLAN-phase-1.md")
 	if err := os.MkdirAll(filepath.Dir(plan), 0o755); err != nil {
@@ -259,6 +264,7 @@ func TestPlanFileRules(t *testing.T) {
 // TestStateFileRules: a state file that is a FIFO or hard-linked is set
 // aside at start like a corrupt one (reported, never read, never blocking).
 func TestStateFileRules(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []string{"fifo", "hardlink"} {
 		t.Run(kind, func(t *testing.T) {
 			root := t.TempDir()
