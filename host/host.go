@@ -6,7 +6,8 @@
 // catalog's (host/catalog); the pipeline's last stage runs the host's own
 // tools (host/systemtools) or dispatches to a plugin of the fleet
 // (host/fleet), which host/supervisor runs through the one seam to the
-// protocol (host/plugin). Start, Reload and Shutdown drive the fleet.
+// protocol (sdk/seam, sdk/hostconn). Start, Reload and Shutdown drive
+// the fleet.
 package host
 
 import (
@@ -27,6 +28,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Version is the host version, set at build time with
@@ -83,7 +85,7 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 	h.Fleet = fleet.New(cfg, fleet.Options{Version: opts.Version, Executable: opts.Executable, Logger: log, Bus: h.Bus, Registry: reg})
 	// The pipeline's last stage is the server's: the host's own tools run
 	// there, everything else goes to its plugin.
-	pipe := pipeline.New(func(ctx context.Context, c *pipeline.Call) *pipeline.Outcome { return h.Server.Dispatch(ctx, c) },
+	pipe := pipeline.New(func(ctx context.Context, c *pipeline.Call) *seam.Result { return h.Server.Dispatch(ctx, c) },
 		pipeline.Recover(log),
 		pipeline.Identify(cfg.AgentID),
 		pipeline.Authorize(),

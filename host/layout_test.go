@@ -21,7 +21,7 @@ const mod = "github.com/cairn-mcp/cairn/"
 // drives) to the bottom (what knows nothing of the rest), by what their
 // code imports: a package imports only packages of lower layers
 // (docs/decisions.md D34). A call runs transport → session → mcpserver →
-// pipeline → plugin; the transports know the host only through their
+// pipeline → supervisor → plugin process; the transports know the host only through their
 // Handler, which mcpserver implements, so mcpserver imports them and
 // never the other way. A name ending in /... is that folder and all
 // below it; the longest name that matches a package places it.
@@ -35,8 +35,6 @@ var layers = [][]string{
 	{"host/catalog", "host/fleet"},
 	{"host/cluster", "host/daemon"},
 	{"host/supervisor"},
-	{"host/plugin/convert"},
-	{"host/plugin"},
 	{"host/pipeline"},
 	{"host/transport/httpserve", "host/transport/stdio"},
 	{"host/transport/jsonrpc"},

@@ -15,11 +15,11 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -49,7 +49,7 @@ type Listener interface {
 	ToolsChanged()
 	// AskClient passes a plugin's request to the client of one of its
 	// running calls.
-	AskClient(ctx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error)
+	AskClient(ctx context.Context, owner string, req seam.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Fleet is the host's supervised plugins.

@@ -10,16 +10,16 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // promptPlugin is what the host needs of a plugin to serve its prompts.
 type promptPlugin interface {
 	Name() string
-	ListPrompts(context.Context) ([]plugin.Prompt, error)
-	GetPrompt(context.Context, string, map[string]string) (plugin.PromptResult, error)
+	ListPrompts(context.Context) ([]seam.Prompt, error)
+	GetPrompt(context.Context, string, map[string]string) (seam.PromptResult, error)
 }
 
 // promptTable holds every plugin's prompts as last listed, and a

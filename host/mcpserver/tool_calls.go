@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -70,7 +71,7 @@ func (srv *Server) toolHandler(name string) server.ToolHandlerFunc {
 // runCall runs an MCP call of tool name through the pipeline; task, when
 // set, asks for it as a task (docs/decisions.md D39). The call carries the
 // trace context it came with (D38).
-func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *pipeline.TaskParams) *pipeline.Outcome {
+func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams) *seam.Result {
 	tool, _ := srv.catalog.Get(name)
 	call := &pipeline.Call{Name: name, Tool: tool, Task: task}
 	call.TraceParent, call.TraceState = callTraceContext(ctx, req)
@@ -159,7 +160,7 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 }
 
 // callerName is who a call acts as, for the request's log lines.
-func callerName(c pipeline.Caller) string {
+func callerName(c seam.Caller) string {
 	switch {
 	case c.ID != "":
 		return c.ID
@@ -171,7 +172,7 @@ func callerName(c pipeline.Caller) string {
 }
 
 // toResult renders an outcome as docs/decisions.md D3 fixes it.
-func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
+func toResult(out *seam.Result) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{}
 	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"status": out.Status}}
 	if out.Err != nil {

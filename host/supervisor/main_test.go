@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // testkitBin is the real test plugin (host/internal/testkit), built once.
@@ -101,7 +102,7 @@ func call(p *Plugin, tool string, args any) (map[string]any, error) {
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := p.Call(ctx, &pipeline.Call{Name: tool, Args: raw, Caller: pipeline.Caller{ID: "test"}}, CallOptions{})
+	res := p.Call(ctx, &pipeline.Call{Name: tool, Args: raw, Caller: seam.Caller{ID: "test"}}, CallOptions{})
 	if res.Err != nil {
 		return nil, res.Err
 	}

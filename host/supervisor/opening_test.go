@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // A plugin whose open outlasts the start limit (a core store
@@ -35,7 +36,7 @@ func TestOpeningPluginIsWaitedForNotFailed(t *testing.T) {
 
 	// A call that will not wait is refused, never sent.
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	res := p.Call(short, &pipeline.Call{Name: "testkit_echo", Args: []byte(`{"message":"early"}`), Caller: pipeline.Caller{ID: "test"}}, CallOptions{})
+	res := p.Call(short, &pipeline.Call{Name: "testkit_echo", Args: []byte(`{"message":"early"}`), Caller: seam.Caller{ID: "test"}}, CallOptions{})
 	cancel()
 	if res.Err == nil {
 		t.Fatalf("a call that would not wait ran while the plugin was opening: %s", res.Output)

@@ -26,8 +26,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/plugin/convert"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -113,7 +111,7 @@ type Env struct {
 	// client of a call the plugin is running; it returns the client's
 	// result, or the typed error that kept the client from answering. Nil
 	// refuses every request.
-	AskClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
+	AskClient func(ctx context.Context, plugin string, ask seam.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -239,11 +237,11 @@ func (p *Plugin) Name() string { return p.spec.Name }
 
 // Describe returns the latest description, less the tools (the zero
 // Description before the first start).
-func (p *Plugin) Describe() hostplugin.Description {
+func (p *Plugin) Describe() seam.Description {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.desc == nil {
-		return hostplugin.Description{}
+		return seam.Description{}
 	}
 	return *p.desc
 }
@@ -251,14 +249,14 @@ func (p *Plugin) Describe() hostplugin.Description {
 // Tools returns the tools of the latest description as registry tools
 // (none before the first start). With compile, each one's schemas are
 // compiled now, and a schema that does not compile is an error naming the
-// tool (convert.ToolFromSeam).
+// tool (toolFromSeam).
 func (p *Plugin) Tools(compile bool) ([]*registry.Tool, error) {
 	p.mu.Lock()
 	described := p.tools
 	p.mu.Unlock()
 	tools := make([]*registry.Tool, 0, len(described))
 	for _, t := range described {
-		rt, err := convert.ToolFromSeam(t, compile)
+		rt, err := toolFromSeam(t, compile)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
@@ -672,8 +670,8 @@ type CallOptions struct {
 // lines to c.Progress and c.Log (when set), and returns its outcome: the
 // plugin's result, or a typed error when the plugin could not answer. The
 // output is returned as the plugin sent it (empty: `{}`), unchecked.
-func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *pipeline.Outcome {
-	res, err := p.callTool(ctx, convert.CallToSeam(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
+func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *seam.Result {
+	res, err := p.callTool(ctx, callToSeam(c, opts.ClientChannel), progressFunc(c), logFunc(c), opts.RetrySafe)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}
@@ -795,35 +793,35 @@ func (p *Plugin) lostDuringCall() *errs.Error {
 }
 
 // ListResources asks the plugin for its resources.
-func (p *Plugin) ListResources(ctx context.Context) (hostplugin.Resources, error) {
+func (p *Plugin) ListResources(ctx context.Context) (seam.Resources, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return hostplugin.Resources{}, err
+		return seam.Resources{}, err
 	}
 	return rpc.ListResources(ctx)
 }
 
 // ReadResource reads one resource from the plugin. err is set when the
 // plugin could not be asked; its own refusal is the result's Err.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) (hostplugin.ReadResult, error) {
+func (p *Plugin) ReadResource(ctx context.Context, uri string) (seam.ReadResult, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return hostplugin.ReadResult{}, err
+		return seam.ReadResult{}, err
 	}
 	res, err := rpc.ReadResource(ctx, uri)
 	if err != nil {
-		return hostplugin.ReadResult{}, p.callError(ctx, err)
+		return seam.ReadResult{}, p.callError(ctx, err)
 	}
 	return res, nil
 }
 
 // Health asks the plugin for its health, within a short deadline.
-func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
+func (p *Plugin) Health(ctx context.Context) (seam.Health, error) {
 	p.mu.Lock()
 	state, rpc := p.state, p.rpc
 	p.mu.Unlock()
 	if !state.Started() {
-		return hostplugin.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
+		return seam.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

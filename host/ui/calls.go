@@ -6,9 +6,9 @@ import (
 	"net/http"
 
 	"github.com/cairn-mcp/cairn/host/config"
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // PersonSource marks calls a person made from the dashboard (D4: the
@@ -56,12 +56,12 @@ func (s *Server) callInternal(ctx context.Context, g Grant, name string, args an
 }
 
 func (s *Server) run(ctx context.Context, g Grant, name string, args any, out any,
-	via func(context.Context, string, json.RawMessage, pipeline.Caller) *pipeline.Outcome) *errs.Error {
+	via func(context.Context, string, json.RawMessage, seam.Caller) *seam.Result) *errs.Error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return errs.New(500, errs.Internal, err.Error())
 	}
-	o := via(ctx, name, raw, pipeline.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
+	o := via(ctx, name, raw, seam.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
 	if o == nil {
 		return errs.Newf(500, errs.Internal, "%s returned nothing", name)
 	}
