@@ -75,7 +75,7 @@ func startDashboard(_ context.Context, h *Host, p daemon.Paths) func() {
 		TSAURL:  h.Settings.AuditTSAURL,
 		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
 			var sts []supervisor.Status
-			for _, pl := range h.Fleet.Plugins() {
+			for _, pl := range h.Fleet.Processes() {
 				sts = append(sts, pl.Status())
 			}
 			return sts, h.Fleet.Untrusted()

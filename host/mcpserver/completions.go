@@ -28,7 +28,7 @@ func (srv *Server) complete(ctx context.Context, refType, name, owner string, ar
 	if owner == "" {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	p := srv.fleet.Plugin(owner)
+	p := srv.fleet.Process(owner)
 	if p == nil {
 		return nil, fmt.Errorf("plugin %s is not running", owner)
 	}

@@ -16,7 +16,7 @@ func (srv *Server) Dispatch(ctx context.Context, c *pipeline.Call) *seam.Result 
 	if c.Tool.Owner == registry.HostOwner {
 		return srv.system.Call(ctx, c)
 	}
-	p := srv.fleet.Plugin(c.Tool.Owner)
+	p := srv.fleet.Process(c.Tool.Owner)
 	if p == nil {
 		return pipeline.Fail(errs.Newf(503, errs.PluginUnavailable, "plugin %s is not running", c.Tool.Owner))
 	}

@@ -15,7 +15,7 @@ import (
 var _ fleet.Listener = (*Server)(nil)
 
 // Opened publishes an open plugin's resources, templates and prompts.
-func (srv *Server) Opened(ctx context.Context, p *supervisor.Plugin) { srv.adoptResources(ctx, p) }
+func (srv *Server) Opened(ctx context.Context, p *supervisor.Process) { srv.adoptResources(ctx, p) }
 
 // Dropped forgets what a stopped plugin served.
 func (srv *Server) Dropped(name string) { srv.dropResources(name) }

@@ -289,7 +289,7 @@ func (srv *Server) MCPTasksWorking(ctx context.Context) int {
 
 // mcpTaskPluginNamed is the running plugin name, nil when none runs.
 func (srv *Server) mcpTaskPluginNamed(name string) mcpTaskPlugin {
-	if p := srv.fleet.Plugin(name); p != nil {
+	if p := srv.fleet.Process(name); p != nil {
 		return p
 	}
 	return nil

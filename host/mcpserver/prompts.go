@@ -113,7 +113,7 @@ func (srv *Server) dropPrompts(plugin string) {
 
 // refreshPrompts asks every running plugin for its prompts again.
 func (srv *Server) refreshPrompts(ctx context.Context) {
-	for _, p := range srv.fleet.Plugins() {
+	for _, p := range srv.fleet.Processes() {
 		if p.Status().State == supervisor.StateRunning {
 			srv.adoptPrompts(ctx, p)
 		}
@@ -152,7 +152,7 @@ func (srv *Server) promptOwner(name string) string {
 // skill:// resource (docs/decisions.md D14).
 func (srv *Server) watchPromptChanges() (unsubscribe func()) {
 	return srv.bus.Subscribe("host.prompts", sdk.EventPromptsChanged, func(ev events.Event) {
-		p := srv.fleet.Plugin(ev.Source)
+		p := srv.fleet.Process(ev.Source)
 		if p != nil {
 			srv.adoptResources(context.Background(), p)
 		}

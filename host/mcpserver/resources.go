@@ -94,7 +94,7 @@ func resourceKey(resp seam.Resources) string {
 
 // refreshResources asks every running plugin for its resources again.
 func (srv *Server) refreshResources(ctx context.Context) {
-	for _, p := range srv.fleet.Plugins() {
+	for _, p := range srv.fleet.Processes() {
 		if p.Status().State == supervisor.StateRunning {
 			srv.adoptResources(ctx, p)
 		}

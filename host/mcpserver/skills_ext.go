@@ -92,7 +92,7 @@ func (srv *Server) skillEntries(ctx context.Context) []skillsext.Skill {
 	var sources []source
 	srv.mu.Lock()
 	for name, l := range srv.resources {
-		p := srv.fleet.Plugin(name)
+		p := srv.fleet.Process(name)
 		if p == nil || !visible[name] {
 			continue
 		}

@@ -77,7 +77,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Plugin {
+func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Process {
 	t.Helper()
 	if spec.Name == "" {
 		spec.Name = "testkit"
@@ -98,7 +98,7 @@ func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Plugin {
 
 // call runs a tool through the supervisor's public API and returns its
 // JSON output or its error (the plugin's typed error included).
-func call(p *Plugin, tool string, args any) (map[string]any, error) {
+func call(p *Process, tool string, args any) (map[string]any, error) {
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -127,7 +127,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // kill crashes the plugin from outside and waits until the supervisor has
 // noticed (the state is no longer running with that pid).
-func kill(t *testing.T, p *Plugin) int {
+func kill(t *testing.T, p *Process) int {
 	t.Helper()
 	pid := p.PID()
 	if pid == 0 {

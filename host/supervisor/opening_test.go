@@ -24,7 +24,7 @@ func TestOpeningPluginIsWaitedForNotFailed(t *testing.T) {
 	env.StartTimeout = 2 * time.Second
 	var opened atomic.Int32
 	started := time.Now()
-	p := startTestkit(t, Spec{Env: []string{"TESTKIT_OPEN_GATE=" + gate}}, env, Hooks{Opened: func(*Plugin) { opened.Add(1) }})
+	p := startTestkit(t, Spec{Env: []string{"TESTKIT_OPEN_GATE=" + gate}}, env, Hooks{Opened: func(*Process) { opened.Add(1) }})
 
 	st := p.Status()
 	if st.State != StateOpening || !strings.Contains(st.Opening, "waiting for gate") || st.PID == 0 {
@@ -110,7 +110,7 @@ func TestOpenThatFailsRestartsThePlugin(t *testing.T) {
 	waitFor(t, "a restart", func() bool { return p.Status().Restarts+failuresOf(p) > 1 })
 }
 
-func failuresOf(p *Plugin) int {
+func failuresOf(p *Process) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.failures

@@ -7,7 +7,7 @@ import (
 )
 
 // ListPrompts asks the plugin for its prompts.
-func (p *Plugin) ListPrompts(ctx context.Context) ([]seam.Prompt, error) {
+func (p *Process) ListPrompts(ctx context.Context) ([]seam.Prompt, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, err
@@ -17,7 +17,7 @@ func (p *Plugin) ListPrompts(ctx context.Context) ([]seam.Prompt, error) {
 
 // GetPrompt renders one of the plugin's prompts. err is set when the
 // plugin could not be asked; its own refusal is the result's Err.
-func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]string) (seam.PromptResult, error) {
+func (p *Process) GetPrompt(ctx context.Context, name string, args map[string]string) (seam.PromptResult, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return seam.PromptResult{}, err
@@ -31,7 +31,7 @@ func (p *Plugin) GetPrompt(ctx context.Context, name string, args map[string]str
 
 // Complete asks the plugin to complete an argument of one of its prompts or
 // resource templates.
-func (p *Plugin) Complete(ctx context.Context, req seam.CompleteRequest) (seam.Completion, error) {
+func (p *Process) Complete(ctx context.Context, req seam.CompleteRequest) (seam.Completion, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return seam.Completion{}, err

@@ -53,13 +53,13 @@ func (t *Tools) Health(ctx context.Context) HealthOutput {
 		}
 	}
 
-	plugins := t.fleet.Plugins()
+	plugins := t.fleet.Processes()
 	lines := make([]PluginHealth, len(plugins))
 	details := make([]map[string]json.RawMessage, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {
 		wg.Add(1)
-		go func(i int, p *supervisor.Plugin) {
+		go func(i int, p *supervisor.Process) {
 			defer wg.Done()
 			st := p.Status()
 			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, SHA256: st.SHA256, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}
