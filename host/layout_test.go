@@ -38,7 +38,7 @@ var layers = [][]string{
 	{"host/pipeline"},
 	{"host/transport/httpserve", "host/transport/stdio"},
 	{"host/transport/jsonrpc"},
-	{"host/session"},
+	{"host/clientsession"},
 	{"host/registry", "host/config"},
 	{"host/events", "host/trust", "host/cli/toolcmd"},
 	{"host/internal/testkit/cmd/..."},
@@ -48,7 +48,7 @@ var layers = [][]string{
 // mcpGo are the packages that may speak mcp-go: the MCP glue, the
 // transports and the session. host/internal/floor is no part of the host:
 // it is the bare mcp-go server the benchmarks measure cairn against.
-var mcpGo = []string{"host/mcpserver", "host/session", "host/transport/...", "host/internal/floor"}
+var mcpGo = []string{"host/mcpserver", "host/clientsession", "host/transport/...", "host/internal/floor"}
 
 // rootFuncs are the only exported functions and methods of the root: it
 // wires the parts and drives them.
@@ -154,9 +154,9 @@ func TestTheCallPathRunsOneWay(t *testing.T) {
 // the Handler it gives them: they import nothing of it but these.
 func TestTransportsKnowTheHostOnlyThroughTheirHandler(t *testing.T) {
 	allowed := map[string][]string{
-		"host/transport/...":     {"host/transport/jsonrpc", "host/session", "host/config", "host/internal/..."},
+		"host/transport/...":     {"host/transport/jsonrpc", "host/clientsession", "host/config", "host/internal/..."},
 		"host/transport/jsonrpc": {"host/internal/..."},
-		"host/session":           {"host/config", "host/registry"},
+		"host/clientsession":     {"host/config", "host/registry"},
 	}
 	checked := 0
 	for _, p := range listHost(t) {

@@ -1,14 +1,14 @@
 // Package catalog is the host's tools and who sees them: the registry of
 // every plugin's tools and the host's own, read through a session's
-// toolsets and mode (the rules are session's: session.Visible,
-// session.Refusal; docs/decisions.md D21).
+// toolsets and mode (the rules are session's: clientsession.Visible,
+// clientsession.Refusal; docs/decisions.md D21).
 package catalog
 
 import (
 	"context"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 )
 
 // Catalog holds the registered tools and the settings of sessions that
@@ -17,12 +17,12 @@ type Catalog struct {
 	reg *registry.Registry
 	// hostSession holds the settings of sessions whose transport brings
 	// none of its own (stdio without a daemon, HTTP).
-	hostSession *session.Settings
+	hostSession *clientsession.Settings
 }
 
 // New is a catalog over reg; hostSession is the host's own session
-// settings (session.Default of its configuration).
-func New(reg *registry.Registry, hostSession *session.Settings) *Catalog {
+// settings (clientsession.Default of its configuration).
+func New(reg *registry.Registry, hostSession *clientsession.Settings) *Catalog {
 	return &Catalog{reg: reg, hostSession: hostSession}
 }
 
@@ -37,10 +37,10 @@ func (c *Catalog) Get(name string) (*registry.Tool, bool) { return c.reg.Get(nam
 func (c *Catalog) All() []*registry.Tool { return c.reg.List() }
 
 // HostSession is the settings of sessions whose transport brings none.
-func (c *Catalog) HostSession() *session.Settings { return c.hostSession }
+func (c *Catalog) HostSession() *clientsession.Settings { return c.hostSession }
 
 // SessionOf returns the settings of the session running in ctx, or the
 // host's own settings for a transport that carries none (HTTP).
-func (c *Catalog) SessionOf(ctx context.Context) *session.Settings {
-	return session.From(ctx, c.hostSession)
+func (c *Catalog) SessionOf(ctx context.Context) *clientsession.Settings {
+	return clientsession.From(ctx, c.hostSession)
 }

@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/host/ui"
@@ -167,7 +167,7 @@ CAIRN_USER or the OS user.`,
 			// The session's active project (D24: CAIRN_PROJECT, else the
 			// workspace directory's slug); the dashboard lands on it when it
 			// holds tasks, else where a task changed last (docs/decisions.md D25).
-			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: session.Default(s).Project})
+			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: clientsession.Default(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			url, err := uiLoginURL(ctx, p, configFile, data)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/seam"
@@ -29,7 +29,7 @@ func (srv *Server) OperatorCall(ctx context.Context, name string, args json.RawM
 	if tool.Toolset == sdk.InternalToolset {
 		return srv.CallInternal(ctx, name, args, caller)
 	}
-	ctx = session.With(ctx, &session.Settings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
+	ctx = clientsession.With(ctx, &clientsession.Settings{AgentID: operatorID, Mode: config.ModeFull, Toolsets: config.Toolsets{All: true}})
 	return srv.pipe.Run(ctx, &pipeline.Call{Name: name, Tool: tool, Args: args, Caller: caller})
 }
 

@@ -8,12 +8,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/fleet"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
@@ -26,7 +26,7 @@ func newMinimalServer(t *testing.T) *Server {
 	log := hclog.NewNullLogger()
 	bus := events.New(log)
 	reg, metrics := registry.New(), pipeline.NewMetrics()
-	cat := catalog.New(reg, session.Default(cfg))
+	cat := catalog.New(reg, clientsession.Default(cfg))
 	fl := fleet.New(cfg, fleet.Options{Executable: "/nonexistent", Logger: log, Bus: bus, Registry: reg})
 	var srv *Server
 	pipe := pipeline.New(func(ctx context.Context, c *pipeline.Call) *seam.Result { return srv.Dispatch(ctx, c) },

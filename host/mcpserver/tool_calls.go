@@ -9,10 +9,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -132,19 +132,19 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 			if message != "" {
 				params["message"] = message
 			}
-			session.MarkNotified(ctx)
+			clientsession.MarkNotified(ctx)
 			if err := srv.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 				srv.log.Debug("progress notification not sent", "tool", name, "error", err)
 			}
 		}
 	}
-	if level := session.WantedLogLevel(ctx); level != "" {
+	if level := clientsession.WantedLogLevel(ctx); level != "" {
 		call.LogLevel = string(level)
 		call.Log = func(level, logger string, data json.RawMessage) {
-			session.SendCallLog(ctx, srv.mcp, srv.log, level, logger, data)
+			clientsession.SendCallLog(ctx, srv.mcp, srv.log, level, logger, data)
 		}
 	}
-	session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+	clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 	start := time.Now()
 	out := srv.pipe.Run(ctx, call)
 	namedConflict(out.Err, named)
@@ -152,9 +152,9 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 		srv.projects.Note(ctx, sess, call.Args)
 	}
 	if out.Err != nil {
-		session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+		clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 	} else {
-		session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+		clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
 	}
 	return out
 }

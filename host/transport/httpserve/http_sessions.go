@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -66,7 +66,7 @@ func newHTTPSessions(idle time.Duration, maxCalls int) *httpSessions {
 		idle = DefaultHTTPSessionIdle
 	}
 	if maxCalls <= 0 {
-		maxCalls = session.DefaultMaxConcurrentCalls
+		maxCalls = clientsession.DefaultMaxConcurrentCalls
 	}
 	return &httpSessions{live: map[string]*httpSession{}, idle: idle, maxCalls: maxCalls, now: time.Now, log: hclog.NewNullLogger()}
 }
