@@ -46,9 +46,8 @@ var layers = [][]string{
 }
 
 // mcpGo are the packages that may speak mcp-go: the MCP glue, the
-// transports and the session. host/internal/floor is no part of the host:
-// it is the bare mcp-go server the benchmarks measure cairn against.
-var mcpGo = []string{"host/mcpserver", "host/clientsession", "host/transport/...", "host/internal/floor"}
+// transports and the client session.
+var mcpGo = []string{"host/mcpserver", "host/clientsession", "host/transport/..."}
 
 // rootFuncs are the only exported functions and methods of the root: it
 // wires the parts and drives them.
