@@ -222,11 +222,29 @@ func TestUIAndCLINeverImportTheRoot(t *testing.T) {
 	}
 }
 
-// A package's name is its folder's (commands are package main).
+// A package's name is its folder's (commands are package main), across
+// the tree: host/, plugins/, internal/, the SDK module and the examples.
 func TestPackageNamesAreTheirFolders(t *testing.T) {
-	for _, p := range listHost(t) {
-		if p.Name != "main" && p.Name != filepath.Base(p.Dir) {
-			t.Errorf("%s: package %s lives in folder %s", p.ImportPath, p.Name, filepath.Base(p.Dir))
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	seen := map[string]bool{}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q", line)
+		}
+		path, name, dir := strings.TrimPrefix(f[0], mod), f[1], f[2]
+		seen[strings.SplitN(path, "/", 2)[0]] = true
+		if name != "main" && name != filepath.Base(dir) {
+			t.Errorf("%s: package %s lives in folder %s", path, name, filepath.Base(dir))
+		}
+	}
+	for _, top := range []string{"host", "plugins", "internal", "sdk"} {
+		if !seen[top] {
+			t.Errorf("go list found no package under %s/: is the listing right?", top)
 		}
 	}
 }
