@@ -279,7 +279,7 @@ func (s *server) call(ctx context.Context, req *pb.CallToolRequest, send func(*p
 // callContext carries the request's caller, id and idempotency key.
 func callContext(ctx context.Context, req *pb.CallToolRequest) context.Context {
 	if c := req.Caller; c != nil {
-		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, SessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
+		ctx = WithCaller(ctx, Caller{ID: c.Id, Source: c.Source, ClientSessionID: c.SessionId, ClientName: c.ClientName, ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project})
 	}
 	ctx = withRequestID(ctx, req.RequestId)
 	if req.IdempotencyKey != "" {

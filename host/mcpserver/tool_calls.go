@@ -91,7 +91,7 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 		}
 	}
 	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		call.Caller.SessionID = sess.SessionID()
+		call.Caller.ClientSessionID = sess.SessionID()
 		if ci, ok := sess.(server.SessionWithClientInfo); ok {
 			info := ci.GetClientInfo()
 			call.Caller.ClientName, call.Caller.ClientVersion = info.Name, info.Version

@@ -165,7 +165,7 @@ func Audit(log hclog.Logger) Stage {
 		return func(ctx context.Context, c *Call) *seam.Result {
 			start := time.Now()
 			out := next(ctx, c)
-			kv := []any{"tool", c.Name, "caller", c.Caller.ID, "session", c.Caller.SessionID, "status", out.Status, "duration_ms", time.Since(start).Milliseconds()}
+			kv := []any{"tool", c.Name, "caller", c.Caller.ID, "session", c.Caller.ClientSessionID, "status", out.Status, "duration_ms", time.Since(start).Milliseconds()}
 			if out.Err != nil {
 				kv = append(kv, "code", out.Err.Code)
 				if out.Status >= 500 {

@@ -21,7 +21,7 @@ func deepEqual(t *testing.T, what string, got, want any) {
 // TestCallToSeamCarriesEveryField: every field of a call reaches the
 // seam's call, progress and log level only when the call forwards them.
 func TestCallToSeamCarriesEveryField(t *testing.T) {
-	caller := seam.Caller{ID: "agent-7", Source: "api_key", SessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
+	caller := seam.Caller{ID: "agent-7", Source: "api_key", ClientSessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
 	c := &pipeline.Call{
 		Name: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: caller, RequestID: "7",
 		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, LogLevel: "debug",

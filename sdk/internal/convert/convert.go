@@ -35,7 +35,7 @@ func CallToProto(c seam.Call) *pb.CallToolRequest {
 // CallerToProto is the caller as the protocol carries it.
 func CallerToProto(c seam.Caller) *pb.Caller {
 	return &pb.Caller{
-		Id: c.ID, Source: c.Source, SessionId: c.SessionID, ClientName: c.ClientName,
+		Id: c.ID, Source: c.Source, SessionId: c.ClientSessionID, ClientName: c.ClientName,
 		ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project,
 	}
 }
