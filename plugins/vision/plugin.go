@@ -168,7 +168,8 @@ func (v *Plugin) mgr() (*computer.Manager, error) {
 	return v.computer, nil
 }
 
-func (v *Plugin) session(id string) (*computer.Session, error) {
+// computerSession is the computer-use session id names.
+func (v *Plugin) computerSession(id string) (*computer.Session, error) {
 	m, err := v.mgr()
 	if err != nil {
 		return nil, err
