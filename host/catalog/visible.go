@@ -32,7 +32,7 @@ func (c *Catalog) VisibleTo(ctx context.Context, name string) bool {
 func (c *Catalog) VisibleTools() []*registry.Tool {
 	var out []*registry.Tool
 	for _, t := range c.reg.List() {
-		if clientsession.Visible(c.hostSession, t) {
+		if clientsession.Visible(c.defaultSettings, t) {
 			out = append(out, t)
 		}
 	}

@@ -61,7 +61,9 @@ func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.J
 
 func (t sessionHooks) MCPServer() *server.MCPServer { return t.srv.mcp }
 
-func (t sessionHooks) HostSession() *clientsession.Settings { return t.srv.catalog.HostSession() }
+func (t sessionHooks) DefaultSessionSettings() *clientsession.Settings {
+	return t.srv.catalog.DefaultSessionSettings()
+}
 
 func (t sessionHooks) Toolsets() []string { return t.srv.catalog.ChoosableToolsets() }
 

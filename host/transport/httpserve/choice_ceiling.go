@@ -44,7 +44,7 @@ func (s *Server) chooseTools(next http.Handler) http.Handler {
 		if err == nil && !c.empty() {
 			base := clientsession.From(r.Context(), nil)
 			if base == nil {
-				base = s.h.HostSession()
+				base = s.h.DefaultSessionSettings()
 			}
 			p, keyed := PrincipalOf(r.Context())
 			var chosen *clientsession.Settings

@@ -23,7 +23,7 @@ var testTools = map[string]ToolFacts{
 	"health":          {Toolset: "system"},
 }
 
-func (h testHandler) HostSession() *clientsession.Settings {
+func (h testHandler) DefaultSessionSettings() *clientsession.Settings {
 	ts, _ := config.ParseToolsets("core,sdd,admin")
 	return &clientsession.Settings{Toolsets: ts, Mode: config.ModeFull}
 }
@@ -39,7 +39,7 @@ func (h testHandler) ToolFacts(name string) (ToolFacts, bool) {
 
 func TestChooseTools(t *testing.T) {
 	s := New(testHandler{}, clientsession.Limits{}, nil)
-	readOnlyListener := testHandler{}.HostSession()
+	readOnlyListener := testHandler{}.DefaultSessionSettings()
 	readOnlyListener.Mode = config.ModeReadOnly
 	for _, tc := range []struct {
 		name     string
@@ -150,7 +150,7 @@ func TestChooseTools(t *testing.T) {
 				t.Fatalf("status %d: %s", w.Code, w.Body)
 			}
 			if got == nil {
-				got = testHandler{}.HostSession()
+				got = testHandler{}.DefaultSessionSettings()
 			}
 			for _, name := range tc.visible {
 				if !clientsession.Visible(got, toolOf(name)) {

@@ -40,9 +40,9 @@ type Handler interface {
 	// that mcp-go does not know (the skills extension); false for any
 	// other message.
 	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
-	// HostSession is the host's own session settings, a listener's when it
-	// has none of its own.
-	HostSession() *clientsession.Settings
+	// DefaultSessionSettings are the host's own client session settings,
+	// a listener's when it has none of its own.
+	DefaultSessionSettings() *clientsession.Settings
 	// Toolsets lists the toolsets of the tools some session may be
 	// served, sorted: what a request may choose (docs/decisions.md D39).
 	Toolsets() []string
