@@ -148,7 +148,7 @@ type BetaStatusOutput struct {
 
 // registerComputerTools registers the screen-control tools (toolset
 // computer).
-func (v *Plugin) registerComputerTools() {
+func (v *Area) registerComputerTools() {
 	sdk.AddTools(v.p,
 		v.computerSessionStart(),
 		v.computerAction(),
@@ -164,7 +164,7 @@ func (v *Plugin) registerComputerTools() {
 }
 
 // computerSessionStart declares computer_session_start.
-func (v *Plugin) computerSessionStart() sdk.Tool[ComputerSessionStartInput, StartOutput] {
+func (v *Area) computerSessionStart() sdk.Tool[ComputerSessionStartInput, StartOutput] {
 	return sdk.Tool[ComputerSessionStartInput, StartOutput]{
 		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
 		Description: "Start a computer-use session on the X11 display with hard action, time and screenshot limits.",
@@ -198,7 +198,7 @@ func (v *Plugin) computerSessionStart() sdk.Tool[ComputerSessionStartInput, Star
 }
 
 // computerAction declares computer_action.
-func (v *Plugin) computerAction() sdk.Tool[ActionInput, ActionOutput] {
+func (v *Area) computerAction() sdk.Tool[ActionInput, ActionOutput] {
 	return sdk.Tool[ActionInput, ActionOutput]{
 		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run one mouse, keyboard, wait, scroll or screenshot action in an active computer-use session.",
@@ -221,7 +221,7 @@ func (v *Plugin) computerAction() sdk.Tool[ActionInput, ActionOutput] {
 }
 
 // computerSequence declares computer_sequence.
-func (v *Plugin) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
+func (v *Area) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
 	return sdk.Tool[SequenceInput, SequenceOutput]{
 		Name: "computer_sequence", Title: "Execute action sequence", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run several actions in order in a session, with a delay between them.",
@@ -252,7 +252,7 @@ func (v *Plugin) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
 }
 
 // computerSessionPause declares computer_session_pause.
-func (v *Plugin) computerSessionPause() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+func (v *Area) computerSessionPause() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
 	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_pause", Title: "Pause computer session", Toolset: ToolsetComputer,
 		Description: "Pause an active session; paused time does not count against its limits.",
@@ -270,7 +270,7 @@ func (v *Plugin) computerSessionPause() sdk.Tool[ComputerSessionIDInput, compute
 }
 
 // computerSessionResume declares computer_session_resume.
-func (v *Plugin) computerSessionResume() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+func (v *Area) computerSessionResume() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
 	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_resume", Title: "Resume computer session", Toolset: ToolsetComputer,
 		Description: "Resume a paused session.",
@@ -288,7 +288,7 @@ func (v *Plugin) computerSessionResume() sdk.Tool[ComputerSessionIDInput, comput
 }
 
 // computerSessionEnd declares computer_session_end.
-func (v *Plugin) computerSessionEnd() sdk.Tool[ComputerSessionIDInput, EndOutput] {
+func (v *Area) computerSessionEnd() sdk.Tool[ComputerSessionIDInput, EndOutput] {
 	return sdk.Tool[ComputerSessionIDInput, EndOutput]{
 		Name: "computer_session_end", Title: "End computer session", Toolset: ToolsetComputer,
 		Description: "End a computer-use session and get its summary.",
@@ -307,7 +307,7 @@ func (v *Plugin) computerSessionEnd() sdk.Tool[ComputerSessionIDInput, EndOutput
 }
 
 // computerSessionSummary declares computer_session_summary.
-func (v *Plugin) computerSessionSummary() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+func (v *Area) computerSessionSummary() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
 	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_summary", Title: "Computer session summary", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "Show a session's state, counts, errors and remaining limits without ending it.",
@@ -322,7 +322,7 @@ func (v *Plugin) computerSessionSummary() sdk.Tool[ComputerSessionIDInput, compu
 }
 
 // computerActionHistory declares computer_action_history.
-func (v *Plugin) computerActionHistory() sdk.Tool[ComputerSessionIDInput, HistoryOutput] {
+func (v *Area) computerActionHistory() sdk.Tool[ComputerSessionIDInput, HistoryOutput] {
 	return sdk.Tool[ComputerSessionIDInput, HistoryOutput]{
 		Name: "computer_action_history", Title: "Computer action history", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "List a session's executed actions in order.",
@@ -338,7 +338,7 @@ func (v *Plugin) computerActionHistory() sdk.Tool[ComputerSessionIDInput, Histor
 }
 
 // computerBetaStatus declares computer_beta_status.
-func (v *Plugin) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
+func (v *Area) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
 	return sdk.Tool[struct{}, BetaStatusOutput]{
 		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
 		Description: "Show the computer tool version, beta header, model and whether the hosted API answers.",
@@ -363,7 +363,7 @@ func (v *Plugin) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
 }
 
 // computerAgentRun declares computer_agent_run.
-func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
+func (v *Area) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 	return sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		// Up to 500 model turns: a task the client polls (docs/decisions.md D39).
@@ -376,7 +376,7 @@ func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 // runAgent is computer_agent_run: it lets the hosted model drive a given
 // session, or one it starts and ends for the run, and shows how the run
 // left the screen.
-func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
+func (v *Area) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
 	v.mu.RLock()
 	beta := v.beta
 	v.mu.RUnlock()
@@ -448,7 +448,7 @@ func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, e
 // (screenshots above them are downscaled by the API, which would make the
 // model's coordinates miss). Without a display it is the seed's
 // 1920×1080, scaled the same way.
-func (v *Plugin) agentDisplaySize(w, h int) (int, int) {
+func (v *Area) agentDisplaySize(w, h int) (int, int) {
 	if w == 0 || h == 0 {
 		w, h = computer.DefaultDisplayWidth, computer.DefaultDisplayHeight
 		if m, err := v.mgr(); err == nil {
