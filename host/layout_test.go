@@ -298,3 +298,30 @@ func receiverType(e ast.Expr) string {
 	}
 	return "?"
 }
+
+// A type has one name: host code names another package's type (the
+// seam's above all) as that package does, never through an alias of its
+// own (docs/decisions.md D34).
+func TestNoAliasRenamesAnotherPackagesType(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, p := range listHost(t) {
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.TYPE {
+					continue
+				}
+				for _, s := range g.Specs {
+					ts := s.(*ast.TypeSpec)
+					if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() {
+						t.Errorf("%s: type %s = %s.%s: name the type as its package does", fset.Position(ts.Pos()), ts.Name.Name, sel.X, sel.Sel.Name)
+					}
+				}
+			}
+		}
+	}
+}
