@@ -66,9 +66,9 @@ func (c *Catalog) VisiblePlugins(ctx context.Context) map[string]bool {
 	return visible
 }
 
-// TaskPlugins names the plugins with a tool that runs as an MCP task,
+// MCPTaskPlugins names the plugins with a tool that runs as an MCP task,
 // sorted.
-func (c *Catalog) TaskPlugins() []string {
+func (c *Catalog) MCPTaskPlugins() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range c.reg.List() {

@@ -230,7 +230,7 @@ func (srv *Server) answerTasksStateless(ctx context.Context, id mcp.RequestId, m
 // runs some, plugin by plugin (the cursor names the plugin and its own
 // cursor).
 func (srv *Server) listMCPTasks(ctx context.Context, id mcp.RequestId, cursor string) mcp.JSONRPCMessage {
-	names := srv.catalog.TaskPlugins()
+	names := srv.catalog.MCPTaskPlugins()
 	from, inner := 0, ""
 	if cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(cursor)
@@ -248,7 +248,7 @@ func (srv *Server) listMCPTasks(ctx context.Context, id mcp.RequestId, cursor st
 		if p == nil {
 			continue
 		}
-		resp, err := p.Task(ctx, seam.TaskRequest{Op: "list", Cursor: inner, Caller: srv.taskCaller(ctx)})
+		resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: "list", Cursor: inner, Caller: srv.taskCaller(ctx)})
 		inner = ""
 		if err != nil {
 			return taskError(id, errs.From(err))
@@ -277,9 +277,9 @@ func (srv *Server) MCPTasksWorking(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	n := 0
-	for _, name := range srv.catalog.TaskPlugins() {
+	for _, name := range srv.catalog.MCPTaskPlugins() {
 		if p := srv.mcpTaskPluginNamed(name); p != nil {
-			if resp, err := p.Task(ctx, seam.TaskRequest{Op: "working"}); err == nil {
+			if resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: "working"}); err == nil {
 				n += len(resp.Tasks)
 			}
 		}
@@ -297,7 +297,7 @@ func (srv *Server) mcpTaskPluginNamed(name string) mcpTaskPlugin {
 
 // mcpTaskPlugin is what the host needs of a plugin to reach its tasks.
 type mcpTaskPlugin interface {
-	Task(context.Context, seam.TaskRequest) (seam.TaskResponse, error)
+	MCPTask(context.Context, seam.TaskRequest) (seam.TaskResponse, error)
 }
 
 // taskOp runs op on task id in the plugin its id names (the id's prefix,
@@ -311,7 +311,7 @@ func (srv *Server) taskOp(ctx context.Context, op, id string) (seam.TaskResponse
 	if p == nil {
 		return seam.TaskResponse{}, errs.NotFoundf(errs.NotFound, "taskId", "task %q not found: no running plugin issued it", id)
 	}
-	resp, err := p.Task(ctx, seam.TaskRequest{Op: op, TaskID: id, Caller: srv.taskCaller(ctx)})
+	resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: op, TaskID: id, Caller: srv.taskCaller(ctx)})
 	if err != nil {
 		return seam.TaskResponse{}, errs.From(err)
 	}

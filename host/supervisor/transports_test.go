@@ -105,7 +105,7 @@ func TestEveryCallKindOnBothTransports(t *testing.T) {
 
 			// Task operations (the test kit runs none, so it refuses
 			// with its own typed error) and health.
-			tasks, err := p.Task(ctx, seam.TaskRequest{Op: "list", Caller: seam.Caller{ID: "test", Source: "env"}})
+			tasks, err := p.MCPTask(ctx, seam.TaskRequest{Op: "list", Caller: seam.Caller{ID: "test", Source: "env"}})
 			if err != nil || tasks.Err == nil || tasks.Err.Status != 404 {
 				t.Fatalf("task list: %+v, %v", tasks, err)
 			}

@@ -6,10 +6,10 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// Task runs an operation on one of the plugin's tasks (docs/decisions.md
-// D39). err is set when the plugin could not be asked; its own refusal is
+// MCPTask runs an operation on one of the plugin's MCP tasks
+// (docs/decisions.md D39). err is set when the plugin could not be asked; its own refusal is
 // the response's Err.
-func (p *Process) Task(ctx context.Context, req seam.TaskRequest) (seam.TaskResponse, error) {
+func (p *Process) MCPTask(ctx context.Context, req seam.TaskRequest) (seam.TaskResponse, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return seam.TaskResponse{}, err
