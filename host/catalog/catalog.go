@@ -1,7 +1,7 @@
 // Package catalog is the host's tools and who sees them: the registry of
-// every plugin's tools and the host's own, read through a session's
-// toolsets and mode (the rules are session's: clientsession.Visible,
-// clientsession.Refusal; docs/decisions.md D21).
+// every plugin's tools and the host's own, read through a client
+// session's toolsets and mode (the rules are the client session's:
+// clientsession.Visible, clientsession.Refusal; docs/decisions.md D21).
 package catalog
 
 import (

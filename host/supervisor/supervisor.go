@@ -1,6 +1,6 @@
 // Package supervisor starts plugin processes over go-plugin, keeps them
 // alive (restarting a crashed plugin with backoff), and gives the host a
-// handle to call them.
+// handle on each (Process) to call it through the seam.
 package supervisor
 
 import (
