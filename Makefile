@@ -67,7 +67,7 @@ lint:
 
 ## bench: the figures docs/performance.md lists. The first command prints its first table: each
 ## figure beside a floor measured in the same run (one call to a minimal mcp-go stdio server,
-## host/internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
+## internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
 bench:
 	$(GO) test -run '^$$' -bench 'CallHop' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'AgentWrites$$' -benchtime 1x -timeout 30m ./host/e2e/

@@ -1,12 +1,13 @@
 // Package host is the cairn plugin host: it only wires. New builds the
 // parts and connects them along the path of a call: a transport
 // (host/transport/stdio, host/transport/httpserve) reads a message and
-// opens its session (host/session); the MCP glue (host/mcpserver) turns a
-// tools/call into a pipeline call (host/pipeline), whose filter is the
-// catalog's (host/catalog); the pipeline's last stage runs the host's own
-// tools (host/systemtools) or dispatches to a plugin of the fleet
-// (host/fleet), which host/supervisor runs through the one seam to the
-// protocol (host/plugin). Start, Reload and Shutdown drive the fleet.
+// opens its client session (host/clientsession); the MCP glue
+// (host/mcpserver) turns a tools/call into a pipeline call
+// (host/pipeline), whose filter is the catalog's (host/catalog); the
+// pipeline's last stage runs the host's own tools (host/systemtools) or
+// dispatches to a plugin process of the fleet (host/fleet), which
+// host/supervisor runs through the one seam to the protocol (sdk/seam,
+// sdk/hostconn). Start, Reload and Shutdown drive the fleet.
 package host
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/cluster"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
@@ -24,9 +26,9 @@ import (
 	"github.com/cairn-mcp/cairn/host/mcpserver"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Version is the host version, set at build time with
@@ -73,17 +75,17 @@ func New(cfg config.Settings, opts Options) (*Host, error) {
 		opts.Executable = exe
 	}
 	log := opts.Logger
-	lim, err := session.LoadLimits(os.Getenv)
+	lim, err := clientsession.LoadLimits(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, log: log, Bus: events.New(log.Named("events"))}
 	reg, metrics := registry.New(), pipeline.NewMetrics()
-	h.Catalog = catalog.New(reg, session.Default(cfg))
+	h.Catalog = catalog.New(reg, clientsession.Default(cfg))
 	h.Fleet = fleet.New(cfg, fleet.Options{Version: opts.Version, Executable: opts.Executable, Logger: log, Bus: h.Bus, Registry: reg})
 	// The pipeline's last stage is the server's: the host's own tools run
 	// there, everything else goes to its plugin.
-	pipe := pipeline.New(func(ctx context.Context, c *pipeline.Call) *pipeline.Outcome { return h.Server.Dispatch(ctx, c) },
+	pipe := pipeline.New(func(ctx context.Context, c *pipeline.Call) *seam.Result { return h.Server.Dispatch(ctx, c) },
 		pipeline.Recover(log),
 		pipeline.Identify(cfg.AgentID),
 		pipeline.Authorize(),

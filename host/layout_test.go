@@ -21,7 +21,7 @@ const mod = "github.com/cairn-mcp/cairn/"
 // drives) to the bottom (what knows nothing of the rest), by what their
 // code imports: a package imports only packages of lower layers
 // (docs/decisions.md D34). A call runs transport → session → mcpserver →
-// pipeline → plugin; the transports know the host only through their
+// pipeline → supervisor → plugin process; the transports know the host only through their
 // Handler, which mcpserver implements, so mcpserver imports them and
 // never the other way. A name ending in /... is that folder and all
 // below it; the longest name that matches a package places it.
@@ -35,12 +35,10 @@ var layers = [][]string{
 	{"host/catalog", "host/fleet"},
 	{"host/cluster", "host/daemon"},
 	{"host/supervisor"},
-	{"host/plugin/convert"},
-	{"host/plugin"},
 	{"host/pipeline"},
 	{"host/transport/httpserve", "host/transport/stdio"},
 	{"host/transport/jsonrpc"},
-	{"host/session"},
+	{"host/clientsession"},
 	{"host/registry", "host/config"},
 	{"host/events", "host/trust", "host/cli/toolcmd"},
 	{"host/internal/testkit/cmd/..."},
@@ -48,9 +46,8 @@ var layers = [][]string{
 }
 
 // mcpGo are the packages that may speak mcp-go: the MCP glue, the
-// transports and the session. host/internal/floor is no part of the host:
-// it is the bare mcp-go server the benchmarks measure cairn against.
-var mcpGo = []string{"host/mcpserver", "host/session", "host/transport/...", "host/internal/floor"}
+// transports and the client session.
+var mcpGo = []string{"host/mcpserver", "host/clientsession", "host/transport/..."}
 
 // rootFuncs are the only exported functions and methods of the root: it
 // wires the parts and drives them.
@@ -156,9 +153,9 @@ func TestTheCallPathRunsOneWay(t *testing.T) {
 // the Handler it gives them: they import nothing of it but these.
 func TestTransportsKnowTheHostOnlyThroughTheirHandler(t *testing.T) {
 	allowed := map[string][]string{
-		"host/transport/...":     {"host/transport/jsonrpc", "host/session", "host/config", "host/internal/..."},
+		"host/transport/...":     {"host/transport/jsonrpc", "host/clientsession", "host/config", "host/internal/..."},
 		"host/transport/jsonrpc": {"host/internal/..."},
-		"host/session":           {"host/config", "host/registry"},
+		"host/clientsession":     {"host/config", "host/registry"},
 	}
 	checked := 0
 	for _, p := range listHost(t) {
@@ -225,11 +222,29 @@ func TestUIAndCLINeverImportTheRoot(t *testing.T) {
 	}
 }
 
-// A package's name is its folder's (commands are package main).
+// A package's name is its folder's (commands are package main), across
+// the tree: host/, plugins/, internal/, the SDK module and the examples.
 func TestPackageNamesAreTheirFolders(t *testing.T) {
-	for _, p := range listHost(t) {
-		if p.Name != "main" && p.Name != filepath.Base(p.Dir) {
-			t.Errorf("%s: package %s lives in folder %s", p.ImportPath, p.Name, filepath.Base(p.Dir))
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}} {{.Dir}}", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	seen := map[string]bool{}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			t.Fatalf("go list printed %q", line)
+		}
+		path, name, dir := strings.TrimPrefix(f[0], mod), f[1], f[2]
+		seen[strings.SplitN(path, "/", 2)[0]] = true
+		if name != "main" && name != filepath.Base(dir) {
+			t.Errorf("%s: package %s lives in folder %s", path, name, filepath.Base(dir))
+		}
+	}
+	for _, top := range []string{"host", "plugins", "internal", "sdk"} {
+		if !seen[top] {
+			t.Errorf("go list found no package under %s/: is the listing right?", top)
 		}
 	}
 }
@@ -282,4 +297,31 @@ func receiverType(e ast.Expr) string {
 		return id.Name
 	}
 	return "?"
+}
+
+// A type has one name: host code names another package's type (the
+// seam's above all) as that package does, never through an alias of its
+// own (docs/decisions.md D34).
+func TestNoAliasRenamesAnotherPackagesType(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, p := range listHost(t) {
+		for _, name := range p.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.TYPE {
+					continue
+				}
+				for _, s := range g.Specs {
+					ts := s.(*ast.TypeSpec)
+					if sel, ok := ts.Type.(*ast.SelectorExpr); ok && ts.Assign.IsValid() {
+						t.Errorf("%s: type %s = %s.%s: name the type as its package does", fset.Position(ts.Pos()), ts.Name.Name, sel.X, sel.Sel.Name)
+					}
+				}
+			}
+		}
+	}
 }

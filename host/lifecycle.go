@@ -24,8 +24,8 @@ func (h *Host) Start(ctx context.Context) error {
 	}
 	h.Catalog.CheckToolsets(h.log)
 	h.Fleet.GoLive()
-	hs := h.Catalog.HostSession()
-	h.log.Info("cairn ready", "tools", len(h.Catalog.VisibleTools()), "plugins", len(h.Fleet.Plugins()), "mode", hs.Mode, "toolsets", hs.Toolsets.String())
+	hs := h.Catalog.DefaultSessionSettings()
+	h.log.Info("cairn ready", "tools", len(h.Catalog.VisibleTools()), "plugins", len(h.Fleet.Processes()), "mode", hs.Mode, "toolsets", hs.Toolsets.String())
 	return nil
 }
 

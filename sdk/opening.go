@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairn-mcp/cairn/sdk/internal/protocol"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // HealthOpening is the health status of a plugin whose open work
 // (Hooks.Open) is still running. The host holds the plugin's calls, events
 // and resource reads while its health says so, and shows the step in
 // `cairn status` (docs/decisions.md D34).
-const HealthOpening = protocol.HealthOpening
+const HealthOpening = seam.HealthOpening
 
 // opening tracks a plugin's open work: whether it runs, the step it last
 // reported and since when it runs.

@@ -16,14 +16,14 @@ import (
 // entries no loaded plugin provides, so a typo neither hides every tool
 // nor stops the server: it is a warning (docs/decisions.md D21).
 func (c *Catalog) CheckToolsets(log hclog.Logger) {
-	ts, w := c.KnownToolsets(c.hostSession.Mode, c.hostSession.Toolsets)
+	ts, w := c.KnownToolsets(c.defaultSettings.Mode, c.defaultSettings.Toolsets)
 	if w == "" {
 		return
 	}
 	log.Warn(w)
-	s := *c.hostSession
+	s := *c.defaultSettings
 	s.Toolsets, s.Warnings = ts, append(append([]string(nil), s.Warnings...), w)
-	c.hostSession = &s
+	c.defaultSettings = &s
 }
 
 // KnownToolsets drops the toolsets that no loaded plugin provides from an

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 )
 
@@ -61,10 +61,10 @@ func TestToolsetTyposNeverWiden(t *testing.T) {
 			if w != "" {
 				warnings = append(warnings, w)
 			}
-			s := &session.Settings{Mode: config.ModeFull, Toolsets: ts}
+			s := &clientsession.Settings{Mode: config.ModeFull, Toolsets: ts}
 			var visible []string
 			for _, tool := range reg.List() {
-				if session.Visible(s, tool) {
+				if clientsession.Visible(s, tool) {
 					visible = append(visible, tool.Name)
 				}
 			}

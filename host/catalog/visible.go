@@ -4,8 +4,8 @@ import (
 	"context"
 	"sort"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -14,17 +14,17 @@ import (
 // the tool, else the typed refusal.
 func (c *Catalog) Refuse(ctx context.Context, t *registry.Tool) *errs.Error {
 	s := c.SessionOf(ctx)
-	if session.Visible(s, t) {
+	if clientsession.Visible(s, t) {
 		return nil
 	}
-	return session.Refusal(s, t)
+	return clientsession.Refusal(s, t)
 }
 
 // VisibleTo reports whether the session in ctx sees the registered tool
 // name.
 func (c *Catalog) VisibleTo(ctx context.Context, name string) bool {
 	t, ok := c.reg.Get(name)
-	return ok && session.Visible(c.SessionOf(ctx), t)
+	return ok && clientsession.Visible(c.SessionOf(ctx), t)
 }
 
 // VisibleTools lists the tools a session with the host's own settings
@@ -32,7 +32,7 @@ func (c *Catalog) VisibleTo(ctx context.Context, name string) bool {
 func (c *Catalog) VisibleTools() []*registry.Tool {
 	var out []*registry.Tool
 	for _, t := range c.reg.List() {
-		if session.Visible(c.hostSession, t) {
+		if clientsession.Visible(c.defaultSettings, t) {
 			out = append(out, t)
 		}
 	}
@@ -59,16 +59,16 @@ func (c *Catalog) VisiblePlugins(ctx context.Context) map[string]bool {
 	s := c.SessionOf(ctx)
 	visible := map[string]bool{}
 	for _, t := range c.reg.List() {
-		if t.Owner != registry.HostOwner && session.Visible(s, t) {
+		if t.Owner != registry.HostOwner && clientsession.Visible(s, t) {
 			visible[t.Owner] = true
 		}
 	}
 	return visible
 }
 
-// TaskPlugins names the plugins with a tool that runs as an MCP task,
+// MCPTaskPlugins names the plugins with a tool that runs as an MCP task,
 // sorted.
-func (c *Catalog) TaskPlugins() []string {
+func (c *Catalog) MCPTaskPlugins() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range c.reg.List() {

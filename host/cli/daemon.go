@@ -19,9 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
@@ -132,9 +132,9 @@ func refusal(err error) error {
 func relayMaxMessage() (int, error) {
 	v := os.Getenv("CAIRN_MAX_MESSAGE")
 	if v == "" {
-		return session.DefaultMaxMessage, nil
+		return clientsession.DefaultMaxMessage, nil
 	}
-	return session.ParseMessageLimit(v)
+	return clientsession.ParseMessageLimit(v)
 }
 
 // sessionEnv are the settings that belong to a session, not to the daemon
@@ -243,7 +243,7 @@ func (d daemonHandler) ServeSession(ctx context.Context, rw io.ReadWriter, hello
 // session builds a relayed session's own settings from its hello. What is
 // wrong in them (the relay's own findings, and toolsets no plugin provides)
 // becomes the session's warnings, never a refusal (docs/decisions.md D21).
-func (d daemonHandler) session(hello daemon.Hello) *session.Settings {
+func (d daemonHandler) session(hello daemon.Hello) *clientsession.Settings {
 	warnings := append([]string(nil), hello.Warnings...)
 	note := func(w string) {
 		if w != "" {
@@ -269,9 +269,9 @@ func (d daemonHandler) session(hello daemon.Hello) *session.Settings {
 		if root == "" {
 			root = d.s.Root
 		}
-		project = session.ProjectSlug(root)
+		project = clientsession.ProjectSlug(root)
 	}
-	return &session.Settings{AgentID: hello.AgentID, Project: project, ProjectSet: projectSet, Toolsets: ts, Mode: mode,
+	return &clientsession.Settings{AgentID: hello.AgentID, Project: project, ProjectSet: projectSet, Toolsets: ts, Mode: mode,
 		Key: hello.SessionKey, Warnings: warnings}
 }
 

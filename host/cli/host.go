@@ -11,8 +11,8 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/fleet"
 	"github.com/cairn-mcp/cairn/host/mcpserver"
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/systemtools"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Host is one built cairn host as the commands drive it: its lifecycle and
@@ -59,11 +59,11 @@ func newHost(s config.Settings) (*Host, error) {
 // dashboardBackend is what the dashboard reads of a host (ui.Backend).
 type dashboardBackend struct{ h *Host }
 
-func (b dashboardBackend) Call(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b dashboardBackend) Call(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	return b.h.Server.Call(ctx, name, args, c)
 }
 
-func (b dashboardBackend) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b dashboardBackend) CallInternal(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	return b.h.Server.CallInternal(ctx, name, args, c)
 }
 

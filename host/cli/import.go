@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -35,7 +35,7 @@ func importProject(cmd *cobra.Command, c *areaClient, flag string) (string, erro
 		}
 		return flag, nil
 	}
-	slug := session.Default(c.s).Project
+	slug := clientsession.Default(c.s).Project
 	if _, err := c.call(cmd.Context(), "project_register", obj{"slug": slug}, nil); err != nil {
 		return "", err
 	}
@@ -172,7 +172,7 @@ func newExport() *cobra.Command {
 			defer c.close()
 			slug := project
 			if slug == "" {
-				slug = session.Default(c.s).Project
+				slug = clientsession.Default(c.s).Project
 			}
 			dest := output
 			if dest == "" || dest == "-" {

@@ -17,8 +17,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/host/ui"
@@ -75,7 +75,7 @@ func startDashboard(_ context.Context, h *Host, p daemon.Paths) func() {
 		TSAURL:  h.Settings.AuditTSAURL,
 		Plugins: func() ([]supervisor.Status, []trust.Untrusted) {
 			var sts []supervisor.Status
-			for _, pl := range h.Fleet.Plugins() {
+			for _, pl := range h.Fleet.Processes() {
 				sts = append(sts, pl.Status())
 			}
 			return sts, h.Fleet.Untrusted()
@@ -167,7 +167,7 @@ CAIRN_USER or the OS user.`,
 			// The session's active project (D24: CAIRN_PROJECT, else the
 			// workspace directory's slug); the dashboard lands on it when it
 			// holds tasks, else where a task changed last (docs/decisions.md D25).
-			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: session.Default(s).Project})
+			data, _ := json.Marshal(uiRequest{Person: uiPerson(), AllowActions: allowActions, Project: clientsession.Default(s).Project})
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			url, err := uiLoginURL(ctx, p, configFile, data)

@@ -21,7 +21,7 @@ import (
 )
 
 // The floor: one tools/call to a minimal mcp-go stdio server
-// (host/internal/floor), measured in the same run as the figure it is
+// (internal/floor), measured in the same run as the figure it is
 // compared with, sample for sample interleaved with it, so a noisy shared
 // machine slows both alike. Every figure of `make bench` is a ratio to it.
 
@@ -35,7 +35,7 @@ var (
 func buildFloor() (string, error) {
 	floorOnce.Do(func() {
 		floorBin = filepath.Join(binDir, "floor")
-		cmd := exec.Command("go", "build", "-o", floorBin, "github.com/cairn-mcp/cairn/host/internal/floor")
+		cmd := exec.Command("go", "build", "-o", floorBin, "github.com/cairn-mcp/cairn/internal/floor")
 		cmd.Stderr = os.Stderr
 		floorErr = cmd.Run()
 	})

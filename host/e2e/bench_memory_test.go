@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	hostsession "github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 )
 
 // BenchmarkLargeMessages reports the peak RSS summed over every cairn
@@ -92,7 +92,7 @@ func largeMessages(b *testing.B, env []string, shape string, n int) (peak, base 
 	base = treeRSS(roots())
 	var msgs []byte
 	for i := 0; i < n; i++ {
-		msgs = append(msgs, largeMessage(shape, 100+i, hostsession.DefaultMaxMessage-4096)...)
+		msgs = append(msgs, largeMessage(shape, 100+i, clientsession.DefaultMaxMessage-4096)...)
 	}
 	var mu sync.Mutex
 	stop := make(chan struct{})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	hostsession "github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 )
 
 // The core area's task pipeline and skill registry, end to end over stdio.
@@ -178,7 +178,7 @@ func TestNextActionsUsesTheProjectUsedLast(t *testing.T) {
 	s := w.serve(sharedEnv...)
 	// D24: a session without CAIRN_PROJECT works in its workspace's slug
 	// from the first call (no 404 any more).
-	want := hostsession.ProjectSlug(w.root)
+	want := clientsession.ProjectSlug(w.root)
 	if got := structured(t, s.call("task_next_actions", map[string]any{}))["project"]; got != want {
 		t.Errorf("first call's project = %v, want the workspace slug %s", got, want)
 	}

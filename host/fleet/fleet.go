@@ -15,11 +15,11 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // ServeBuiltinArg is the hidden first argument that makes the cairn binary
@@ -42,14 +42,14 @@ type Options struct {
 // the client of a running call.
 type Listener interface {
 	// Opened: the plugin is open; publish its resources and prompts.
-	Opened(ctx context.Context, p *supervisor.Plugin)
+	Opened(ctx context.Context, p *supervisor.Process)
 	// Dropped: the plugin stopped for good; forget what it served.
 	Dropped(name string)
 	// ToolsChanged: the registry's tools changed; publish them.
 	ToolsChanged()
 	// AskClient passes a plugin's request to the client of one of its
 	// running calls.
-	AskClient(ctx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error)
+	AskClient(ctx context.Context, owner string, req seam.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Fleet is the host's supervised plugins.
@@ -62,7 +62,7 @@ type Fleet struct {
 	listener Listener
 
 	mu        sync.Mutex
-	plugins   map[string]*supervisor.Plugin
+	plugins   map[string]*supervisor.Process
 	specs     map[string]supervisor.Spec
 	fprints   map[string]string
 	problems  map[string]string
@@ -76,7 +76,7 @@ type Fleet struct {
 func New(cfg config.Settings, opts Options) *Fleet {
 	return &Fleet{
 		cfg: cfg, opts: opts, log: opts.Logger, bus: opts.Bus, reg: opts.Registry,
-		plugins: map[string]*supervisor.Plugin{}, specs: map[string]supervisor.Spec{},
+		plugins: map[string]*supervisor.Process{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
 	}
 }
@@ -84,11 +84,11 @@ func New(cfg config.Settings, opts Options) *Fleet {
 // Listen makes l the fleet's listener. Call it once, before Start.
 func (f *Fleet) Listen(l Listener) { f.listener = l }
 
-// Plugins returns the supervised plugins in name order.
-func (f *Fleet) Plugins() []*supervisor.Plugin {
+// Processes returns the supervised plugin processes in name order.
+func (f *Fleet) Processes() []*supervisor.Process {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]*supervisor.Plugin, 0, len(f.plugins))
+	out := make([]*supervisor.Process, 0, len(f.plugins))
 	for _, p := range f.plugins {
 		out = append(out, p)
 	}
@@ -96,8 +96,9 @@ func (f *Fleet) Plugins() []*supervisor.Plugin {
 	return out
 }
 
-// Plugin is the supervised plugin name, nil when none is.
-func (f *Fleet) Plugin(name string) *supervisor.Plugin {
+// Process is the process of the plugin called name, nil when none is
+// supervised.
+func (f *Fleet) Process(name string) *supervisor.Process {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.plugins[name]
@@ -129,9 +130,9 @@ func (f *Fleet) clearProblem(name string) {
 // Stop stops every plugin, in parallel.
 func (f *Fleet) Stop(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, p := range f.Plugins() {
+	for _, p := range f.Processes() {
 		wg.Add(1)
-		go func(p *supervisor.Plugin) {
+		go func(p *supervisor.Process) {
 			defer wg.Done()
 			p.Stop(ctx)
 		}(p)

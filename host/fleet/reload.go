@@ -29,12 +29,12 @@ func (f *Fleet) Reload(ctx context.Context) error {
 		want[s.Name] = s
 	}
 	f.mu.Lock()
-	var stop []*supervisor.Plugin
+	var stop []*supervisor.Process
 	var start []supervisor.Spec
 	// A plugin whose binary or settings changed is replaced make before
 	// break: the old process serves until the new one runs, so an upgrade
 	// never leaves its tools missing (docs/decisions.md D36).
-	replacing := map[string]*supervisor.Plugin{}
+	replacing := map[string]*supervisor.Process{}
 	oldSpecs := map[string]supervisor.Spec{}
 	for name, p := range f.plugins {
 		s, keep := want[name]
@@ -62,7 +62,7 @@ func (f *Fleet) Reload(ctx context.Context) error {
 	sort.Slice(start, func(i, j int) bool { return start[i].Name < start[j].Name })
 	started := f.startAll(ctx, start)
 	var firstErr error
-	keepOld := func(name string, p *supervisor.Plugin, why string) {
+	keepOld := func(name string, p *supervisor.Process, why string) {
 		old := replacing[name]
 		f.mu.Lock()
 		f.plugins[name], f.specs[name], f.fprints[name] = old, oldSpecs[name], oldSpecs[name].Fingerprint()

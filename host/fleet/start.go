@@ -87,7 +87,7 @@ func (f *Fleet) supervisorEnv() supervisor.Env {
 
 func (f *Fleet) hooks() supervisor.Hooks {
 	return supervisor.Hooks{
-		Restarted: func(p *supervisor.Plugin) {
+		Restarted: func(p *supervisor.Process) {
 			if err := f.adopt(context.Background(), p); err != nil {
 				f.log.Error("plugin restarted with tools the host cannot take", "plugin", p.Name(), "error", err)
 				f.setProblem(p.Name(), err.Error())
@@ -97,13 +97,13 @@ func (f *Fleet) hooks() supervisor.Hooks {
 			f.listener.ToolsChanged()
 			f.publishReady()
 		},
-		Opened: func(p *supervisor.Plugin) {
+		Opened: func(p *supervisor.Process) {
 			f.listener.Opened(context.Background(), p)
 		},
-		Down: func(p *supervisor.Plugin, err error) {
+		Down: func(p *supervisor.Process, err error) {
 			f.setProblem(p.Name(), "restarting after a crash")
 		},
-		Failed: func(p *supervisor.Plugin, err error) {
+		Failed: func(p *supervisor.Process, err error) {
 			f.setProblem(p.Name(), err.Error())
 			f.mu.Lock()
 			live := f.live
@@ -124,10 +124,10 @@ func (f *Fleet) publishReady() {
 	f.bus.Publish(events.Event{Type: sdk.EventHostReady, Source: "host", Data: json.RawMessage(`{}`)})
 }
 
-func (f *Fleet) startAll(ctx context.Context, specs []supervisor.Spec) map[string]*supervisor.Plugin {
+func (f *Fleet) startAll(ctx context.Context, specs []supervisor.Spec) map[string]*supervisor.Process {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	out := map[string]*supervisor.Plugin{}
+	out := map[string]*supervisor.Process{}
 	env, hooks := f.supervisorEnv(), f.hooks()
 	for _, s := range specs {
 		wg.Add(1)
@@ -152,7 +152,7 @@ func (f *Fleet) startAll(ctx context.Context, specs []supervisor.Spec) map[strin
 }
 
 // adopt registers a described plugin's tools and resources.
-func (f *Fleet) adopt(ctx context.Context, p *supervisor.Plugin) error {
+func (f *Fleet) adopt(ctx context.Context, p *supervisor.Process) error {
 	// A plugin from outside the binary has its schemas compiled here, so a
 	// keyword the validator does not implement (or a bad pattern) refuses
 	// the plugin at registration. The built-in areas' schemas are fixed at

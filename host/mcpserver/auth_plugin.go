@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // AuthenticateTool is the internal tool an area declares to check API keys
@@ -35,7 +36,7 @@ func (a pluginAuth) Authenticate(ctx context.Context, key string) (httpserve.Pri
 	}
 	args, _ := json.Marshal(map[string]string{"key": key})
 	// Straight to the plugin: the call is the host's own, as the operator.
-	out := a.srv.Dispatch(ctx, &pipeline.Call{Name: AuthenticateTool, Tool: t, Args: args, Caller: pipeline.Caller{ID: "cairn-host", Source: "host"}})
+	out := a.srv.Dispatch(ctx, &pipeline.Call{Name: AuthenticateTool, Tool: t, Args: args, Caller: seam.Caller{ID: "cairn-host", Source: "host"}})
 	if out.Err != nil {
 		return httpserve.Principal{}, out.Err
 	}

@@ -8,8 +8,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -31,7 +31,7 @@ func callTraceContext(ctx context.Context, req mcp.CallToolRequest) (traceparent
 // tracedCall runs the call in the host's span for it, "cairn.host
 // tools/call <tool>", a child of the trace context it came with (or the
 // root of a new trace); the pipeline's stage spans are its children.
-func (srv *Server) tracedCall(ctx context.Context, name string, req mcp.CallToolRequest, task *pipeline.TaskParams) *pipeline.Outcome {
+func (srv *Server) tracedCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams) *seam.Result {
 	traceparent, tracestate := callTraceContext(ctx, req)
 	ctx, span := telemetry.Start(telemetry.WithRemote(ctx, traceparent, tracestate), "cairn.host tools/call "+name,
 		trace.SpanKindServer, attribute.String("mcp.method.name", "tools/call"), attribute.String("mcp.tool.name", name))

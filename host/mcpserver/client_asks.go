@@ -8,8 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // clientAsks holds the tool calls whose client a plugin may ask something
@@ -65,7 +65,7 @@ func (a *clientAsks) open(ctx context.Context, plugin string) (uint64, func()) {
 // calls and returns the client's result, or the typed error that kept the
 // client from answering. rpcCtx is the plugin's request: its end (the
 // plugin gave up) ends the wait, as does the call's.
-func (srv *Server) askClient(rpcCtx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error) {
+func (srv *Server) askClient(rpcCtx context.Context, owner string, req seam.Ask) (json.RawMessage, *errs.Error) {
 	srv.asks.mu.Lock()
 	call, ok := srv.asks.calls[req.Channel]
 	srv.asks.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // askedSession is a client session that answers sampling and elicitation
@@ -69,7 +69,7 @@ func TestAskClientRules(t *testing.T) {
 			if tc.channel < 0 {
 				ch = ch + 1000
 			}
-			result, fail := h.askClient(context.Background(), tc.plugin, plugin.Ask{Channel: ch, Method: tc.method, Params: tc.params})
+			result, fail := h.askClient(context.Background(), tc.plugin, seam.Ask{Channel: ch, Method: tc.method, Params: tc.params})
 			switch {
 			case tc.wantCode != "":
 				if fail == nil || fail.Code != tc.wantCode {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // completions answers completion/complete by asking the plugin that owns the
@@ -28,11 +28,11 @@ func (srv *Server) complete(ctx context.Context, refType, name, owner string, ar
 	if owner == "" {
 		return &mcp.Completion{Values: []string{}}, nil
 	}
-	p := srv.fleet.Plugin(owner)
+	p := srv.fleet.Process(owner)
 	if p == nil {
 		return nil, fmt.Errorf("plugin %s is not running", owner)
 	}
-	resp, err := p.Complete(ctx, plugin.CompleteRequest{RefType: refType, RefName: name, Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
+	resp, err := p.Complete(ctx, seam.CompleteRequest{RefType: refType, RefName: name, Argument: arg.Name, Value: arg.Value, Context: cc.Arguments})
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,12 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // mcpContent renders a plugin's content block (of a tool result or a
 // prompt message) as MCP content; an unknown type becomes text.
-func mcpContent(c pipeline.Content) mcp.Content {
+func mcpContent(c seam.Content) mcp.Content {
 	switch c.Type {
 	case "image":
 		return mcp.NewImageContent(base64.StdEncoding.EncodeToString(c.Data), c.MIMEType)

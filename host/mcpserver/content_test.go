@@ -7,8 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // TestResourceLinksCarryNoEmptyFields: a resource_link block is written
@@ -16,8 +16,8 @@ import (
 // transport) alike, and keeps the fields it has.
 func TestResourceLinksCarryNoEmptyFields(t *testing.T) {
 	res := &mcp.CallToolResult{Content: []mcp.Content{
-		mcpContent(pipeline.Content{Type: "resource_link", URI: "cairn://tasks/T-1", Text: "task T-1", MIMEType: "application/json"}),
-		mcpContent(pipeline.Content{Type: "resource_link", URI: "sdd://x", Text: "x"}),
+		mcpContent(seam.Content{Type: "resource_link", URI: "cairn://tasks/T-1", Text: "task T-1", MIMEType: "application/json"}),
+		mcpContent(seam.Content{Type: "resource_link", URI: "sdd://x", Text: "x"}),
 	}}
 	fast, err := jsonrpc.AppendMessage(nil, mcp.JSONRPCResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1)), Result: res})
 	if err != nil {

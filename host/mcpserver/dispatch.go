@@ -7,15 +7,16 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Dispatch is the pipeline's last stage: the host's own tools run here,
 // everything else goes to its plugin.
-func (srv *Server) Dispatch(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
+func (srv *Server) Dispatch(ctx context.Context, c *pipeline.Call) *seam.Result {
 	if c.Tool.Owner == registry.HostOwner {
 		return srv.system.Call(ctx, c)
 	}
-	p := srv.fleet.Plugin(c.Tool.Owner)
+	p := srv.fleet.Process(c.Tool.Owner)
 	if p == nil {
 		return pipeline.Fail(errs.Newf(503, errs.PluginUnavailable, "plugin %s is not running", c.Tool.Owner))
 	}

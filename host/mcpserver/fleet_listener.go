@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 
 	"github.com/cairn-mcp/cairn/host/fleet"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // The server is the fleet's listener: what the plugins serve is published
@@ -15,7 +15,7 @@ import (
 var _ fleet.Listener = (*Server)(nil)
 
 // Opened publishes an open plugin's resources, templates and prompts.
-func (srv *Server) Opened(ctx context.Context, p *supervisor.Plugin) { srv.adoptResources(ctx, p) }
+func (srv *Server) Opened(ctx context.Context, p *supervisor.Process) { srv.adoptResources(ctx, p) }
 
 // Dropped forgets what a stopped plugin served.
 func (srv *Server) Dropped(name string) { srv.dropResources(name) }
@@ -25,6 +25,6 @@ func (srv *Server) ToolsChanged() { srv.syncTools() }
 
 // AskClient passes a plugin's request to the client of one of its running
 // calls (client_asks.go).
-func (srv *Server) AskClient(ctx context.Context, owner string, req plugin.Ask) (json.RawMessage, *errs.Error) {
+func (srv *Server) AskClient(ctx context.Context, owner string, req seam.Ask) (json.RawMessage, *errs.Error) {
 	return srv.askClient(ctx, owner, req)
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/idempotency"
@@ -61,11 +61,11 @@ func (srv *Server) idempotencyOf(ctx context.Context, req mcp.CallToolRequest, c
 		call.IdempotencyClient = true
 		return keyName{field: field, text: fmt.Sprintf("%s %q", field, client)}, nil
 	}
-	if m, ok := session.CallOf(ctx); ok && m.Key != "" {
+	if m, ok := clientsession.CallOf(ctx); ok && m.Key != "" {
 		call.IdempotencyKey, call.Replay = m.Key+":"+m.ID, m.Replay
 		return keyName{field: "id", text: "request id " + m.ID + " of this session", requestID: true}, nil
 	}
-	call.IdempotencyKey = "call:" + session.NewKey()
+	call.IdempotencyKey = "call:" + clientsession.NewKey()
 	return keyName{}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Where a call's idempotency key comes from, and what is refused.
@@ -29,10 +30,10 @@ func TestIdempotencyKeyOfACall(t *testing.T) {
 		r.Header.Set("Idempotency-Key", k)
 		return httpserve.WithIdempotencyKey(r).Context()
 	}
-	alice := pipeline.Caller{ID: "alice", Source: "api_key"}
-	bob := pipeline.Caller{ID: "bob", Source: "api_key"}
+	alice := seam.Caller{ID: "alice", Source: "api_key"}
+	bob := seam.Caller{ID: "bob", Source: "api_key"}
 
-	key := func(ctx context.Context, req mcp.CallToolRequest, tool *registry.Tool, caller pipeline.Caller) (string, string) {
+	key := func(ctx context.Context, req mcp.CallToolRequest, tool *registry.Tool, caller seam.Caller) (string, string) {
 		c := &pipeline.Call{Name: tool.Name, Tool: tool, Caller: caller}
 		if _, e := h.idempotencyOf(ctx, req, c); e != nil {
 			return "", e.Details["constraint"].(string)

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // CallInternal reaches only the internal toolset: it is no way around a
@@ -18,7 +18,7 @@ func TestCallInternalRefusesOtherTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"task_create", "no_such_tool"} {
-		o := h.CallInternal(context.Background(), name, []byte(`{}`), pipeline.Caller{ID: "alice", Source: "person"})
+		o := h.CallInternal(context.Background(), name, []byte(`{}`), seam.Caller{ID: "alice", Source: "person"})
 		if o.Err == nil || o.Err.Status != 404 || o.Err.Details["field"] != "name" {
 			t.Errorf("%s: %+v, want 404 naming the field name", name, o.Err)
 		}

@@ -12,9 +12,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -128,8 +128,8 @@ func (srv *Server) callAsMCPTask(ctx context.Context, id mcp.RequestId, req *mcp
 	if err := json.Unmarshal(body, &call); err != nil {
 		return nil, false // mcp-go refuses it in its own words
 	}
-	callReq, task := mcp.CallToolRequest{Params: call.Params}, &pipeline.TaskParams{TTL: ttl}
-	var out *pipeline.Outcome
+	callReq, task := mcp.CallToolRequest{Params: call.Params}, &seam.TaskParams{TTL: ttl}
+	var out *seam.Result
 	if telemetry.On() {
 		out = srv.tracedCall(ctx, tool.Name, callReq, task)
 	} else {
@@ -230,7 +230,7 @@ func (srv *Server) answerTasksStateless(ctx context.Context, id mcp.RequestId, m
 // runs some, plugin by plugin (the cursor names the plugin and its own
 // cursor).
 func (srv *Server) listMCPTasks(ctx context.Context, id mcp.RequestId, cursor string) mcp.JSONRPCMessage {
-	names := srv.catalog.TaskPlugins()
+	names := srv.catalog.MCPTaskPlugins()
 	from, inner := 0, ""
 	if cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(cursor)
@@ -248,7 +248,7 @@ func (srv *Server) listMCPTasks(ctx context.Context, id mcp.RequestId, cursor st
 		if p == nil {
 			continue
 		}
-		resp, err := p.Task(ctx, plugin.TaskRequest{Op: "list", Cursor: inner, Caller: srv.taskCaller(ctx)})
+		resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: "list", Cursor: inner, Caller: srv.taskCaller(ctx)})
 		inner = ""
 		if err != nil {
 			return taskError(id, errs.From(err))
@@ -277,9 +277,9 @@ func (srv *Server) MCPTasksWorking(ctx context.Context) int {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	n := 0
-	for _, name := range srv.catalog.TaskPlugins() {
+	for _, name := range srv.catalog.MCPTaskPlugins() {
 		if p := srv.mcpTaskPluginNamed(name); p != nil {
-			if resp, err := p.Task(ctx, plugin.TaskRequest{Op: "working"}); err == nil {
+			if resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: "working"}); err == nil {
 				n += len(resp.Tasks)
 			}
 		}
@@ -289,7 +289,7 @@ func (srv *Server) MCPTasksWorking(ctx context.Context) int {
 
 // mcpTaskPluginNamed is the running plugin name, nil when none runs.
 func (srv *Server) mcpTaskPluginNamed(name string) mcpTaskPlugin {
-	if p := srv.fleet.Plugin(name); p != nil {
+	if p := srv.fleet.Process(name); p != nil {
 		return p
 	}
 	return nil
@@ -297,26 +297,26 @@ func (srv *Server) mcpTaskPluginNamed(name string) mcpTaskPlugin {
 
 // mcpTaskPlugin is what the host needs of a plugin to reach its tasks.
 type mcpTaskPlugin interface {
-	Task(context.Context, plugin.TaskRequest) (plugin.TaskResponse, error)
+	MCPTask(context.Context, seam.TaskRequest) (seam.TaskResponse, error)
 }
 
 // taskOp runs op on task id in the plugin its id names (the id's prefix,
 // up to its dot, is the plugin's name).
-func (srv *Server) taskOp(ctx context.Context, op, id string) (plugin.TaskResponse, *errs.Error) {
+func (srv *Server) taskOp(ctx context.Context, op, id string) (seam.TaskResponse, *errs.Error) {
 	name, _, found := strings.Cut(id, ".")
 	var p mcpTaskPlugin
 	if found {
 		p = srv.mcpTaskPluginNamed(name)
 	}
 	if p == nil {
-		return plugin.TaskResponse{}, errs.NotFoundf(errs.NotFound, "taskId", "task %q not found: no running plugin issued it", id)
+		return seam.TaskResponse{}, errs.NotFoundf(errs.NotFound, "taskId", "task %q not found: no running plugin issued it", id)
 	}
-	resp, err := p.Task(ctx, plugin.TaskRequest{Op: op, TaskID: id, Caller: srv.taskCaller(ctx)})
+	resp, err := p.MCPTask(ctx, seam.TaskRequest{Op: op, TaskID: id, Caller: srv.taskCaller(ctx)})
 	if err != nil {
-		return plugin.TaskResponse{}, errs.From(err)
+		return seam.TaskResponse{}, errs.From(err)
 	}
 	if resp.Err != nil {
-		return plugin.TaskResponse{}, resp.Err
+		return seam.TaskResponse{}, resp.Err
 	}
 	return resp, nil
 }
@@ -324,16 +324,16 @@ func (srv *Server) taskOp(ctx context.Context, op, id string) (plugin.TaskRespon
 // taskCaller is who asks about a task: the API key's user over
 // authenticated HTTP, else the local operator. A plugin shows a task only
 // to the owner that started it (docs/decisions.md D22).
-func (srv *Server) taskCaller(ctx context.Context) pipeline.Caller {
+func (srv *Server) taskCaller(ctx context.Context) seam.Caller {
 	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
-		return pipeline.Caller{ID: p.UserID, Source: "api_key", Scopes: p.Scopes}
+		return seam.Caller{ID: p.UserID, Source: "api_key", Scopes: p.Scopes}
 	}
-	return pipeline.Caller{Source: "env", ID: srv.catalog.SessionOf(ctx).AgentID}
+	return seam.Caller{Source: "env", ID: srv.catalog.SessionOf(ctx).AgentID}
 }
 
 // checkedTaskResult is an ended task's result, its output checked as a
 // call's is (Dispatch).
-func (srv *Server) checkedTaskResult(resp plugin.TaskResponse) *pipeline.Outcome {
+func (srv *Server) checkedTaskResult(resp seam.TaskResponse) *seam.Result {
 	out := resp.Result
 	if out == nil {
 		return pipeline.Fail(errs.Newf(500, errs.Internal, "task %s ended without a result", resp.Task.ID))
@@ -363,7 +363,7 @@ func taskError(id mcp.RequestId, e *errs.Error) mcp.JSONRPCMessage {
 }
 
 // task20251125 is a task as the 2025-11-25 revision shapes it.
-func task20251125(t *pipeline.TaskState) map[string]any {
+func task20251125(t *seam.TaskState) map[string]any {
 	m := map[string]any{
 		"taskId": t.ID, "status": t.Status, "createdAt": t.CreatedAt, "lastUpdatedAt": t.UpdatedAt,
 		"ttl": t.TTL.Milliseconds(), "pollInterval": t.PollInterval.Milliseconds(),
@@ -375,7 +375,7 @@ func task20251125(t *pipeline.TaskState) map[string]any {
 }
 
 // taskStateless is a task as the 2026-07-28 extension shapes it.
-func taskStateless(t *pipeline.TaskState) map[string]any {
+func taskStateless(t *seam.TaskState) map[string]any {
 	m := map[string]any{
 		"taskId": t.ID, "status": t.Status, "createdAt": t.CreatedAt, "lastUpdatedAt": t.UpdatedAt,
 		"ttlMs": t.TTL.Milliseconds(), "pollIntervalMs": t.PollInterval.Milliseconds(),

@@ -3,14 +3,14 @@ package mcpserver
 import (
 	"encoding/json"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/session"
 )
 
 // announceProject registers a session's active project with the areas
 // (D21, D24): the core area takes project.created as `cairn project add`.
-func (srv *Server) announceProject(s *session.Settings) {
+func (srv *Server) announceProject(s *clientsession.Settings) {
 	if s == nil || s.Project == "" || s.Mode == config.ModeMinimal {
 		return
 	}
@@ -23,4 +23,4 @@ const ProjectCreatedEvent = "project.created"
 
 // AnnounceProject registers a listener's active project with the areas, as
 // a stdio session's start does (D24).
-func (srv *Server) AnnounceProject(s *session.Settings) { srv.announceProject(s) }
+func (srv *Server) AnnounceProject(s *clientsession.Settings) { srv.announceProject(s) }

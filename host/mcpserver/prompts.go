@@ -10,16 +10,16 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/sdk"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // promptPlugin is what the host needs of a plugin to serve its prompts.
 type promptPlugin interface {
 	Name() string
-	ListPrompts(context.Context) ([]plugin.Prompt, error)
-	GetPrompt(context.Context, string, map[string]string) (plugin.PromptResult, error)
+	ListPrompts(context.Context) ([]seam.Prompt, error)
+	GetPrompt(context.Context, string, map[string]string) (seam.PromptResult, error)
 }
 
 // promptTable holds every plugin's prompts as last listed, and a
@@ -113,7 +113,7 @@ func (srv *Server) dropPrompts(plugin string) {
 
 // refreshPrompts asks every running plugin for its prompts again.
 func (srv *Server) refreshPrompts(ctx context.Context) {
-	for _, p := range srv.fleet.Plugins() {
+	for _, p := range srv.fleet.Processes() {
 		if p.Status().State == supervisor.StateRunning {
 			srv.adoptPrompts(ctx, p)
 		}
@@ -152,7 +152,7 @@ func (srv *Server) promptOwner(name string) string {
 // skill:// resource (docs/decisions.md D14).
 func (srv *Server) watchPromptChanges() (unsubscribe func()) {
 	return srv.bus.Subscribe("host.prompts", sdk.EventPromptsChanged, func(ev events.Event) {
-		p := srv.fleet.Plugin(ev.Source)
+		p := srv.fleet.Process(ev.Source)
 		if p != nil {
 			srv.adoptResources(context.Background(), p)
 		}

@@ -9,15 +9,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/host/supervisor"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // resourcePlugin is what the host needs of a plugin to serve its resources.
 type resourcePlugin interface {
 	Name() string
-	ListResources(context.Context) (plugin.Resources, error)
-	ReadResource(context.Context, string) (plugin.ReadResult, error)
+	ListResources(context.Context) (seam.Resources, error)
+	ReadResource(context.Context, string) (seam.ReadResult, error)
 }
 
 // adoptResources registers a plugin's resources, templates and prompts with
@@ -81,7 +81,7 @@ func (srv *Server) adoptResources(ctx context.Context, p interface {
 }
 
 // resourceKey fingerprints a plugin's resource listing.
-func resourceKey(resp plugin.Resources) string {
+func resourceKey(resp seam.Resources) string {
 	var b strings.Builder
 	for _, r := range resp.Resources {
 		fmt.Fprintf(&b, "r\x00%s\x00%s\x00%s\x00%s\n", r.URI, r.Name, r.Description, r.MIMEType)
@@ -94,14 +94,14 @@ func resourceKey(resp plugin.Resources) string {
 
 // refreshResources asks every running plugin for its resources again.
 func (srv *Server) refreshResources(ctx context.Context) {
-	for _, p := range srv.fleet.Plugins() {
+	for _, p := range srv.fleet.Processes() {
 		if p.Status().State == supervisor.StateRunning {
 			srv.adoptResources(ctx, p)
 		}
 	}
 }
 
-func newTemplate(t plugin.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
+func newTemplate(t seam.ResourceTemplate) (tpl mcp.ResourceTemplate, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("invalid URI template: %v", r)

@@ -31,7 +31,7 @@ func (srv *Server) connOptions(o stdio.Options) stdio.Options {
 		o.MaxConcurrentCalls = srv.limits.MaxCalls
 	}
 	if o.Session == nil {
-		o.Session = srv.catalog.HostSession()
+		o.Session = srv.catalog.DefaultSessionSettings()
 	}
 	return o
 }

@@ -5,7 +5,7 @@
 // are published and routed back to them; it keeps resource subscriptions,
 // MCP tasks, the skills extension and a plugin's asks of its caller's
 // client (elicitation, sampling). It is the only package of the host
-// besides the transports and host/session that speaks mcp-go.
+// besides the transports and host/clientsession that speaks mcp-go.
 package mcpserver
 
 import (
@@ -17,11 +17,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/cluster"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/fleet"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
@@ -41,7 +41,7 @@ type Config struct {
 	// Cluster is the cluster bus while a transport serves on PostgreSQL.
 	Cluster *cluster.Membership
 	// Limits bound every session, on every transport.
-	Limits session.Limits
+	Limits clientsession.Limits
 }
 
 // Server is the host's MCP server.
@@ -65,16 +65,16 @@ type Server struct {
 	// that finds nothing new changes nothing (and notifies nobody).
 	resKeys map[string]string
 	// logs fans log lines out to the sessions that asked for them.
-	logs   *session.Logs
-	limits session.Limits
+	logs   *clientsession.Logs
+	limits clientsession.Limits
 	// prompts holds the plugins' prompts; subs the sessions' resource
 	// subscriptions; unwatch ends the bus watches that serve both.
 	prompts *promptTable
-	subs    *session.Subscriptions
+	subs    *clientsession.Subscriptions
 	unwatch func()
 	cluster *cluster.Membership
 	// projects remembers the project each session used last (D31).
-	projects session.Projects
+	projects clientsession.Projects
 
 	// stdio serves the byte-stream sessions (ServeConn, ServeStdio); http
 	// the HTTP listeners (ServeHTTP, ServeHTTPWith).
@@ -95,7 +95,7 @@ func New(c Config) *Server {
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
 		resKeys: map[string]string{}, limits: c.Limits, cluster: c.Cluster,
 	}
-	srv.logs = session.NewLogs()
+	srv.logs = clientsession.NewLogs()
 	if il, ok := c.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(srv.logs)
 	}
@@ -107,7 +107,7 @@ func New(c Config) *Server {
 	hooks := &server.Hooks{}
 	hooks.AddBeforeListResources(func(ctx context.Context, _ any, _ *mcp.ListResourcesRequest) { srv.refreshResources(ctx) })
 	hooks.AddBeforeListResourceTemplates(func(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest) { srv.refreshResources(ctx) })
-	srv.prompts, srv.subs = newPromptTable(), session.NewSubscriptions()
+	srv.prompts, srv.subs = newPromptTable(), clientsession.NewSubscriptions()
 	hooks.AddBeforeListPrompts(func(ctx context.Context, _ any, _ *mcp.ListPromptsRequest) { srv.refreshPrompts(ctx) })
 	srv.hookSubscriptions(hooks)
 	srv.projects.Hook(hooks)

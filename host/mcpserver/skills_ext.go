@@ -8,8 +8,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/cairn-mcp/cairn/host/internal/skillsext"
-	"github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // skillsTTLMs is the freshness hint of a skills/list or skills/get answer:
@@ -92,7 +92,7 @@ func (srv *Server) skillEntries(ctx context.Context) []skillsext.Skill {
 	var sources []source
 	srv.mu.Lock()
 	for name, l := range srv.resources {
-		p := srv.fleet.Plugin(name)
+		p := srv.fleet.Process(name)
 		if p == nil || !visible[name] {
 			continue
 		}
@@ -136,7 +136,7 @@ func readSkillFile(ctx context.Context, p resourcePlugin, uri string) ([]byte, e
 	return nil, errs.NotFoundf(errs.ResourceNotFound, "uri", "reading %s returned no contents for that URI", uri)
 }
 
-func contentBytes(c plugin.ResourceContents) []byte {
+func contentBytes(c seam.ResourceContents) []byte {
 	if c.Blob != nil {
 		return c.Blob
 	}

@@ -9,13 +9,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -70,7 +71,7 @@ func (srv *Server) toolHandler(name string) server.ToolHandlerFunc {
 // runCall runs an MCP call of tool name through the pipeline; task, when
 // set, asks for it as a task (docs/decisions.md D39). The call carries the
 // trace context it came with (D38).
-func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *pipeline.TaskParams) *pipeline.Outcome {
+func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams) *seam.Result {
 	tool, _ := srv.catalog.Get(name)
 	call := &pipeline.Call{Name: name, Tool: tool, Task: task}
 	call.TraceParent, call.TraceState = callTraceContext(ctx, req)
@@ -90,7 +91,7 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 		}
 	}
 	if sess := server.ClientSessionFromContext(ctx); sess != nil {
-		call.Caller.SessionID = sess.SessionID()
+		call.Caller.ClientSessionID = sess.SessionID()
 		if ci, ok := sess.(server.SessionWithClientInfo); ok {
 			info := ci.GetClientInfo()
 			call.Caller.ClientName, call.Caller.ClientVersion = info.Name, info.Version
@@ -131,19 +132,19 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 			if message != "" {
 				params["message"] = message
 			}
-			session.MarkNotified(ctx)
+			clientsession.MarkNotified(ctx)
 			if err := srv.mcp.SendNotificationToClient(ctx, "notifications/progress", params); err != nil {
 				srv.log.Debug("progress notification not sent", "tool", name, "error", err)
 			}
 		}
 	}
-	if level := session.WantedLogLevel(ctx); level != "" {
+	if level := clientsession.WantedLogLevel(ctx); level != "" {
 		call.LogLevel = string(level)
 		call.Log = func(level, logger string, data json.RawMessage) {
-			session.SendCallLog(ctx, srv.mcp, srv.log, level, logger, data)
+			clientsession.SendCallLog(ctx, srv.mcp, srv.log, level, logger, data)
 		}
 	}
-	session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
+	clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 	start := time.Now()
 	out := srv.pipe.Run(ctx, call)
 	namedConflict(out.Err, named)
@@ -151,15 +152,15 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 		srv.projects.Note(ctx, sess, call.Args)
 	}
 	if out.Err != nil {
-		session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
+		clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelWarning, "%s failed after %s: %s: %s", name, time.Since(start).Round(time.Millisecond), out.Err.Code, out.Err.Message)
 	} else {
-		session.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
+		clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelInfo, "%s answered %d after %s", name, out.Status, time.Since(start).Round(time.Millisecond))
 	}
 	return out
 }
 
 // callerName is who a call acts as, for the request's log lines.
-func callerName(c pipeline.Caller) string {
+func callerName(c seam.Caller) string {
 	switch {
 	case c.ID != "":
 		return c.ID
@@ -171,7 +172,7 @@ func callerName(c pipeline.Caller) string {
 }
 
 // toResult renders an outcome as docs/decisions.md D3 fixes it.
-func toResult(out *pipeline.Outcome) *mcp.CallToolResult {
+func toResult(out *seam.Result) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{}
 	res.Meta = &mcp.Meta{AdditionalFields: map[string]any{"status": out.Status}}
 	if out.Err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/host/transport/stdio"
@@ -41,7 +41,7 @@ func (t sessionHooks) Register(ctx context.Context, sess server.ClientSession) (
 	return t.srv.mcp.WithContext(ctx, sess), func() { t.srv.mcp.UnregisterSession(context.Background(), sess.SessionID()) }, nil
 }
 
-func (t sessionHooks) Serving(sess session.Listener, s *session.Settings) (done func()) {
+func (t sessionHooks) Serving(sess clientsession.Listener, s *clientsession.Settings) (done func()) {
 	t.srv.announceProject(s)
 	t.srv.logs.Add(sess)
 	return func() { t.srv.logs.Remove(sess) }
@@ -61,7 +61,9 @@ func (t sessionHooks) RefuseSubscription(ctx context.Context, msg []byte) (mcp.J
 
 func (t sessionHooks) MCPServer() *server.MCPServer { return t.srv.mcp }
 
-func (t sessionHooks) HostSession() *session.Settings { return t.srv.catalog.HostSession() }
+func (t sessionHooks) DefaultSessionSettings() *clientsession.Settings {
+	return t.srv.catalog.DefaultSessionSettings()
+}
 
 func (t sessionHooks) Toolsets() []string { return t.srv.catalog.ChoosableToolsets() }
 

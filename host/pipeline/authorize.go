@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // RequiredScope is the API-key scope a tool needs (docs/decisions.md D22): admin
@@ -30,7 +31,7 @@ func RequiredScope(t *registry.Tool) string {
 // to enforce.
 func Authorize() Stage {
 	return Stage{Name: "authorize", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
+		return func(ctx context.Context, c *Call) *seam.Result {
 			if c.Caller.Source == "api_key" && c.Tool != nil {
 				if need := RequiredScope(c.Tool); need != "" && !slices.Contains(c.Caller.Scopes, need) {
 					e := errs.Newf(403, errs.Forbidden, "tool %s needs an API key with the %q scope; this key has %v (create one with `cairn admin keys create --scope %s`)", c.Name, need, c.Caller.Scopes, need)

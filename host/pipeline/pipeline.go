@@ -20,19 +20,14 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
-// Caller is the acting identity of a call (docs/decisions.md D4): the
-// seam's type, the one a plugin receives.
-type Caller = seam.Caller
-
-// Content is an extra content block of a result: the seam's type.
-type Content = seam.Content
-
-// Call is one tool call travelling through the stages.
+// Call is one tool call travelling through the stages. Its caller, its
+// task parameters and its result (seam.Result) are the seam's types, the
+// ones a plugin receives and answers (docs/decisions.md D34).
 type Call struct {
 	Name      string
 	Tool      *registry.Tool
 	Args      json.RawMessage
-	Caller    Caller
+	Caller    seam.Caller
 	RequestID string
 	// IdempotencyKey identifies the call across a daemon restart; Replay
 	// marks a call that may already have run. IdempotencyClient is true
@@ -50,7 +45,7 @@ type Call struct {
 	// Task, when set, asks the plugin to run the call as a task
 	// (docs/decisions.md D39): the outcome carries the task, not the
 	// tool's result.
-	Task *TaskParams
+	Task *seam.TaskParams
 	// TraceParent and TraceState are the W3C trace context the plugin's
 	// span for the call hangs under (docs/decisions.md D38): the client's
 	// when the host does not export traces, else the dispatch stage's
@@ -58,26 +53,16 @@ type Call struct {
 	TraceParent, TraceState string
 }
 
-// TaskParams asks for a call to run as a task (the seam's type).
-type TaskParams = seam.TaskParams
-
-// TaskState is a task as its plugin keeps it (the seam's type).
-type TaskState = seam.TaskState
-
-// Outcome is the result of a call: Output on success, Err otherwise. It
-// is the seam's Result, what a plugin answers.
-type Outcome = seam.Result
-
 // Fail builds an error outcome.
-func Fail(e *errs.Error) *Outcome {
+func Fail(e *errs.Error) *seam.Result {
 	if e.Status == 0 {
 		e.Status = 500
 	}
-	return &Outcome{Err: e, Status: e.Status}
+	return &seam.Result{Err: e, Status: e.Status}
 }
 
 // Handler handles a call.
-type Handler func(ctx context.Context, c *Call) *Outcome
+type Handler func(ctx context.Context, c *Call) *seam.Result
 
 // Stage is one named middleware.
 type Stage struct {
@@ -118,12 +103,12 @@ func New(dispatch Handler, stages ...Stage) *Pipeline {
 func (p *Pipeline) Stages() []string { return append([]string(nil), p.names...) }
 
 // Run sends a call through the pipeline.
-func (p *Pipeline) Run(ctx context.Context, c *Call) *Outcome { return p.h(ctx, c) }
+func (p *Pipeline) Run(ctx context.Context, c *Call) *seam.Result { return p.h(ctx, c) }
 
 // Recover turns a panic anywhere downstream into a 500 outcome.
 func Recover(log hclog.Logger) Stage {
 	return Stage{Name: "recover", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) (out *Outcome) {
+		return func(ctx context.Context, c *Call) (out *seam.Result) {
 			defer func() {
 				if r := recover(); r != nil {
 					log.Error("tool call panicked in the host", "tool", c.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -141,7 +126,7 @@ func Recover(log hclog.Logger) Stage {
 // client's name, then "unknown".
 func Identify(agentID string) Stage {
 	return Stage{Name: "identify", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
+		return func(ctx context.Context, c *Call) *seam.Result {
 			switch {
 			case c.Caller.ID != "" && c.Caller.Source != "" && c.Caller.Source != "client" && c.Caller.Source != "unknown":
 			case agentID != "":
@@ -161,7 +146,7 @@ func Identify(agentID string) Stage {
 // tools are not listed either; this stage guards every other path to them.
 func Filter(refuse func(context.Context, *registry.Tool) *errs.Error) Stage {
 	return Stage{Name: "filter", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
+		return func(ctx context.Context, c *Call) *seam.Result {
 			if c.Tool == nil {
 				return Fail(errs.Newf(404, errs.NotFound, "no tool named %q", c.Name))
 			}
@@ -177,10 +162,10 @@ func Filter(refuse func(context.Context, *registry.Tool) *errs.Error) Stage {
 // logged: they may hold secrets.
 func Audit(log hclog.Logger) Stage {
 	return Stage{Name: "audit", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
+		return func(ctx context.Context, c *Call) *seam.Result {
 			start := time.Now()
 			out := next(ctx, c)
-			kv := []any{"tool", c.Name, "caller", c.Caller.ID, "session", c.Caller.SessionID, "status", out.Status, "duration_ms", time.Since(start).Milliseconds()}
+			kv := []any{"tool", c.Name, "caller", c.Caller.ID, "session", c.Caller.ClientSessionID, "status", out.Status, "duration_ms", time.Since(start).Milliseconds()}
 			if out.Err != nil {
 				kv = append(kv, "code", out.Err.Code)
 				if out.Status >= 500 {
@@ -213,7 +198,7 @@ func NewMetrics() *Metrics { return &Metrics{tools: map[string]*toolStats{}} }
 // Stage returns the metrics stage.
 func (m *Metrics) Stage() Stage {
 	return Stage{Name: "metrics", Wrap: func(next Handler) Handler {
-		return func(ctx context.Context, c *Call) *Outcome {
+		return func(ctx context.Context, c *Call) *seam.Result {
 			start := time.Now()
 			out := next(ctx, c)
 			d := time.Since(start).Nanoseconds()

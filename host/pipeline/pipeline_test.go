@@ -10,30 +10,31 @@ import (
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-func echo(_ context.Context, c *Call) *Outcome {
+func echo(_ context.Context, c *Call) *seam.Result {
 	b, _ := json.Marshal(map[string]any{"caller": c.Caller.ID, "source": c.Caller.Source, "args": c.Args})
-	return &Outcome{Output: b, Status: 200}
+	return &seam.Result{Output: b, Status: 200}
 }
 
 func TestIdentify(t *testing.T) {
 	cases := []struct {
 		name          string
 		agentID       string
-		in            Caller
+		in            seam.Caller
 		wantID, wantS string
 	}{
-		{"session agent wins", "host-agent", Caller{ID: "a1", Source: "env", ClientName: "claude"}, "a1", "env"},
-		{"api key wins", "host-agent", Caller{ID: "alice", Source: "api_key"}, "alice", "api_key"},
-		{"person wins", "", Caller{ID: "dana", Source: "person"}, "dana", "person"},
-		{"host agent", "host-agent", Caller{ClientName: "claude"}, "host-agent", "env"},
-		{"client name", "", Caller{ClientName: "claude"}, "claude", "client"},
-		{"unknown", "", Caller{}, "unknown", "unknown"},
+		{"session agent wins", "host-agent", seam.Caller{ID: "a1", Source: "env", ClientName: "claude"}, "a1", "env"},
+		{"api key wins", "host-agent", seam.Caller{ID: "alice", Source: "api_key"}, "alice", "api_key"},
+		{"person wins", "", seam.Caller{ID: "dana", Source: "person"}, "dana", "person"},
+		{"host agent", "host-agent", seam.Caller{ClientName: "claude"}, "host-agent", "env"},
+		{"client name", "", seam.Caller{ClientName: "claude"}, "claude", "client"},
+		{"unknown", "", seam.Caller{}, "unknown", "unknown"},
 	}
 	for _, c := range cases {
-		var got Caller
-		p := New(func(_ context.Context, call *Call) *Outcome { got = call.Caller; return &Outcome{Status: 200} }, Identify(c.agentID))
+		var got seam.Caller
+		p := New(func(_ context.Context, call *Call) *seam.Result { got = call.Caller; return &seam.Result{Status: 200} }, Identify(c.agentID))
 		p.Run(context.Background(), &Call{Caller: c.in})
 		if got.ID != c.wantID || got.Source != c.wantS {
 			t.Errorf("%s: %s/%s, want %s/%s", c.name, got.ID, got.Source, c.wantID, c.wantS)
@@ -50,7 +51,7 @@ func TestFilterRecover(t *testing.T) {
 		}
 		return nil
 	}
-	boom := func(context.Context, *Call) *Outcome { panic("boom") }
+	boom := func(context.Context, *Call) *seam.Result { panic("boom") }
 	p := New(echo, Recover(hclog.NewNullLogger()), Filter(refuse))
 	if out := p.Run(context.Background(), &Call{Name: "t", Tool: tool, Args: json.RawMessage(`{"n":1}`)}); out.Err != nil {
 		t.Fatalf("valid call: %v", out.Err)
@@ -97,7 +98,7 @@ func TestAuthorizeScopes(t *testing.T) {
 		{nil, adminWrite, "env", ""},
 		{nil, write, "client", ""},
 	} {
-		out := p.Run(context.Background(), &Call{Name: c.tool.Name, Tool: c.tool, Caller: Caller{ID: "u", Source: c.source, Scopes: c.scopes}})
+		out := p.Run(context.Background(), &Call{Name: c.tool.Name, Tool: c.tool, Caller: seam.Caller{ID: "u", Source: c.source, Scopes: c.scopes}})
 		switch {
 		case c.want == "" && out.Err != nil:
 			t.Errorf("%v %s via %s refused: %v", c.scopes, c.tool.Name, c.source, out.Err)

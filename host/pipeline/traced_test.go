@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/internal/otlptest"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 	"github.com/cairn-mcp/cairn/sdk/telemetry"
 )
 
@@ -20,7 +21,7 @@ const clientParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 // with: a plugin still learns the client's trace (D38).
 func TestUntracedPipelinePassesTheClientsContext(t *testing.T) {
 	var got string
-	p := New(func(_ context.Context, c *Call) *Outcome { got = c.TraceParent; return &Outcome{Status: 200} }, Recover(hclog.NewNullLogger()))
+	p := New(func(_ context.Context, c *Call) *seam.Result { got = c.TraceParent; return &seam.Result{Status: 200} }, Recover(hclog.NewNullLogger()))
 	p.Run(context.Background(), &Call{Name: "x", TraceParent: clientParent})
 	if got != clientParent {
 		t.Fatalf("dispatch saw traceparent %q, want the client's %q", got, clientParent)
@@ -40,7 +41,7 @@ func TestTracedPipelineSpansEveryStage(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = stop(context.Background()) })
 	var sent string
-	p := New(func(_ context.Context, c *Call) *Outcome { sent = c.TraceParent; return &Outcome{Status: 200} },
+	p := New(func(_ context.Context, c *Call) *seam.Result { sent = c.TraceParent; return &seam.Result{Status: 200} },
 		Recover(hclog.NewNullLogger()), Identify(""))
 	ctx, span := telemetry.Start(telemetry.WithRemote(context.Background(), clientParent, ""), "cairn.host tools/call x", trace.SpanKindServer)
 	p.Run(ctx, &Call{Name: "x"})

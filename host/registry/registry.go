@@ -1,6 +1,6 @@
 // Package registry aggregates the tools of every plugin (and the host's own
-// system tools), refuses duplicate names, and decides which tools a session
-// sees under the current mode and toolsets.
+// system tools), refuses duplicate names, and decides which tools a client
+// session sees under the current mode and toolsets.
 package registry
 
 import (

@@ -17,7 +17,7 @@ const deliverTimeout = 15 * time.Second
 // batchLane is the lane to send event batches on: nil when the running
 // process has no lane or its lane does not take batches (an older SDK),
 // and then events go one by one.
-func (p *Plugin) batchLane() *hostconn.Lane {
+func (p *Process) batchLane() *hostconn.Lane {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.laneBatches {
@@ -30,7 +30,7 @@ func (p *Plugin) batchLane() *hostconn.Lane {
 // queued for it, in order, and returns each event's outcome for a
 // publisher that awaits it. Over a lane that takes batches they go in one
 // frame; otherwise (gRPC, an older plugin) one by one, as deliver does.
-func (p *Plugin) deliverBatch(evs []events.Event) []error {
+func (p *Process) deliverBatch(evs []events.Event) []error {
 	outcomes := make([]error, len(evs))
 	// A plugin that is opening takes its events once it is open
 	// (opening.go), whatever transport they then take.

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
@@ -20,7 +19,7 @@ type hostServices struct {
 	plugin string
 	bus    *events.Bus
 	// askClient routes AskClient to the host; nil refuses.
-	askClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
+	askClient func(ctx context.Context, plugin string, ask seam.Ask) (json.RawMessage, *errs.Error)
 }
 
 // AskClient passes a plugin's request for its caller's client to the host,

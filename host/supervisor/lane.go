@@ -15,7 +15,7 @@ import (
 // the dial fails, it returns nil and every call takes the CallTool stream.
 // CAIRN_CALL_LANE=off keeps every call on the stream (to compare the two,
 // or to rule the lane out).
-func (p *Plugin) dialLane(ctx context.Context, path string) *hostconn.Lane {
+func (p *Process) dialLane(ctx context.Context, path string) *hostconn.Lane {
 	if path == "" || os.Getenv("CAIRN_CALL_LANE") == "off" {
 		return nil
 	}
@@ -30,7 +30,7 @@ func (p *Plugin) dialLane(ctx context.Context, path string) *hostconn.Lane {
 // dropLane stops using a lane whose connection ended: later calls to the
 // same process take the CallTool stream (a crash replaces the lane on
 // restart).
-func (p *Plugin) dropLane(c *hostconn.Lane) {
+func (p *Process) dropLane(c *hostconn.Lane) {
 	p.mu.Lock()
 	if p.lane == c {
 		p.lane = nil

@@ -14,7 +14,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-func laneOf(p *Plugin) bool {
+func laneOf(p *Process) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.lane != nil

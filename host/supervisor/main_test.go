@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // testkitBin is the real test plugin (host/internal/testkit), built once.
@@ -76,7 +77,7 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Plugin {
+func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Process {
 	t.Helper()
 	if spec.Name == "" {
 		spec.Name = "testkit"
@@ -97,11 +98,11 @@ func startTestkit(t *testing.T, spec Spec, env Env, hooks Hooks) *Plugin {
 
 // call runs a tool through the supervisor's public API and returns its
 // JSON output or its error (the plugin's typed error included).
-func call(p *Plugin, tool string, args any) (map[string]any, error) {
+func call(p *Process, tool string, args any) (map[string]any, error) {
 	raw, _ := json.Marshal(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := p.Call(ctx, &pipeline.Call{Name: tool, Args: raw, Caller: pipeline.Caller{ID: "test"}}, CallOptions{})
+	res := p.Call(ctx, &pipeline.Call{Name: tool, Args: raw, Caller: seam.Caller{ID: "test"}}, CallOptions{})
 	if res.Err != nil {
 		return nil, res.Err
 	}
@@ -126,7 +127,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // kill crashes the plugin from outside and waits until the supervisor has
 // noticed (the state is no longer running with that pid).
-func kill(t *testing.T, p *Plugin) int {
+func kill(t *testing.T, p *Process) int {
 	t.Helper()
 	pid := p.PID()
 	if pid == 0 {

@@ -33,7 +33,7 @@ const openPoll = 250 * time.Millisecond
 // stillOpening asks a just-described plugin whether it is still opening,
 // and at which step. A plugin that does not answer is taken as open, as
 // before plugins could say otherwise.
-func (p *Plugin) stillOpening(ctx context.Context, rpc *hostconn.Conn) (bool, string) {
+func (p *Process) stillOpening(ctx context.Context, rpc *hostconn.Conn) (bool, string) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	resp, err := rpc.Health(ctx)
@@ -60,7 +60,7 @@ func openingStep(resp seam.Health) string {
 // followOpening looks at the health of process r until it is open, then
 // marks the plugin running and runs the Opened hook. It ends early when
 // the process exits (watch restarts it) or the plugin is stopped.
-func (p *Plugin) followOpening(rpc *hostconn.Conn, r *procRunner) {
+func (p *Process) followOpening(rpc *hostconn.Conn, r *procRunner) {
 	defer p.loops.Done()
 	interval := 10 * time.Millisecond
 	for {
@@ -107,7 +107,7 @@ func (p *Plugin) followOpening(rpc *hostconn.Conn, r *procRunner) {
 
 // openingLine is what the plugin is doing while it opens, and for how
 // long. Call with mu held.
-func (p *Plugin) openingLine() string {
+func (p *Process) openingLine() string {
 	return fmt.Sprintf("%s (opening for %s)", p.openingStep, time.Since(p.openingSince).Round(time.Second))
 }
 
@@ -115,7 +115,7 @@ func (p *Plugin) openingLine() string {
 // counted from start. It returns nil once the plugin is no longer opening
 // (it may then be running, or restarting after its open failed), and a
 // typed 503 when the wait or ctx ends first.
-func (p *Plugin) awaitOpen(ctx context.Context, start time.Time) error {
+func (p *Process) awaitOpen(ctx context.Context, start time.Time) error {
 	timer := time.NewTimer(time.Until(start.Add(p.env.OpenWait)))
 	defer timer.Stop()
 	for {
@@ -141,7 +141,7 @@ func (p *Plugin) awaitOpen(ctx context.Context, start time.Time) error {
 
 // stillOpeningError is the answer for a call that gave up waiting for an
 // opening plugin: it was never sent, and may be sent again.
-func (p *Plugin) stillOpeningError(line, why string) error {
+func (p *Process) stillOpeningError(line, why string) error {
 	const retry = 5000
 	return errs.Newf(503, errs.PluginUnavailable, "plugin %s is still opening: %s; the call was not sent (%s); retry in %d ms", p.spec.Name, line, why, retry).
 		With("retry_after_ms", retry).With("retryable", true).With("applied", false).With("opening", true)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // A plugin whose open outlasts the start limit (a core store
@@ -23,7 +24,7 @@ func TestOpeningPluginIsWaitedForNotFailed(t *testing.T) {
 	env.StartTimeout = 2 * time.Second
 	var opened atomic.Int32
 	started := time.Now()
-	p := startTestkit(t, Spec{Env: []string{"TESTKIT_OPEN_GATE=" + gate}}, env, Hooks{Opened: func(*Plugin) { opened.Add(1) }})
+	p := startTestkit(t, Spec{Env: []string{"TESTKIT_OPEN_GATE=" + gate}}, env, Hooks{Opened: func(*Process) { opened.Add(1) }})
 
 	st := p.Status()
 	if st.State != StateOpening || !strings.Contains(st.Opening, "waiting for gate") || st.PID == 0 {
@@ -35,7 +36,7 @@ func TestOpeningPluginIsWaitedForNotFailed(t *testing.T) {
 
 	// A call that will not wait is refused, never sent.
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	res := p.Call(short, &pipeline.Call{Name: "testkit_echo", Args: []byte(`{"message":"early"}`), Caller: pipeline.Caller{ID: "test"}}, CallOptions{})
+	res := p.Call(short, &pipeline.Call{Name: "testkit_echo", Args: []byte(`{"message":"early"}`), Caller: seam.Caller{ID: "test"}}, CallOptions{})
 	cancel()
 	if res.Err == nil {
 		t.Fatalf("a call that would not wait ran while the plugin was opening: %s", res.Output)
@@ -109,7 +110,7 @@ func TestOpenThatFailsRestartsThePlugin(t *testing.T) {
 	waitFor(t, "a restart", func() bool { return p.Status().Restarts+failuresOf(p) > 1 })
 }
 
-func failuresOf(p *Plugin) int {
+func failuresOf(p *Process) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.failures

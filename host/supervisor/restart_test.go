@@ -109,9 +109,9 @@ func TestCrashLoopNeverGivesUp(t *testing.T) {
 	restarted := make(chan struct{}, 100)
 	downs := make(chan struct{}, 100)
 	p := startTestkit(t, Spec{}, testEnv(t, Backoff{Initial: time.Millisecond, Max: 20 * time.Millisecond}), Hooks{
-		Restarted: func(*Plugin) { restarted <- struct{}{} },
-		Down:      func(*Plugin, error) { downs <- struct{}{} },
-		Failed:    func(*Plugin, error) { t.Error("Failed hook ran: a plugin that ran once must never be given up") },
+		Restarted: func(*Process) { restarted <- struct{}{} },
+		Down:      func(*Process, error) { downs <- struct{}{} },
+		Failed:    func(*Process, error) { t.Error("Failed hook ran: a plugin that ran once must never be given up") },
 	})
 	pids := map[int]bool{}
 	for i := 0; i < 10; i++ {
@@ -176,7 +176,7 @@ func TestLaunchFailuresBackOffAndRecover(t *testing.T) {
 	script, marks, _, broken, env := wrapper(t)
 	failed := make(chan struct{}, 1)
 	p := startTestkit(t, Spec{Path: script, Env: env}, testEnv(t, Backoff{Initial: time.Millisecond, Max: 10 * time.Millisecond}), Hooks{
-		Failed: func(*Plugin, error) { failed <- struct{}{} },
+		Failed: func(*Process, error) { failed <- struct{}{} },
 	})
 	if err := os.WriteFile(broken, nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package supervisor starts plugin processes over go-plugin, keeps them
 // alive (restarting a crashed plugin with backoff), and gives the host a
-// handle to call them.
+// handle on each (Process) to call it through the seam.
 package supervisor
 
 import (
@@ -26,8 +26,6 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
-	"github.com/cairn-mcp/cairn/host/plugin/convert"
 	"github.com/cairn-mcp/cairn/host/registry"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -76,7 +74,7 @@ func (s Spec) Fingerprint() string {
 // State of a plugin.
 type State string
 
-// Plugin states.
+// Process states.
 const (
 	StateStarting State = "starting"
 	// StateOpening: the process is configured and described, and its
@@ -113,22 +111,22 @@ type Env struct {
 	// client of a call the plugin is running; it returns the client's
 	// result, or the typed error that kept the client from answering. Nil
 	// refuses every request.
-	AskClient func(ctx context.Context, plugin string, ask hostplugin.Ask) (json.RawMessage, *errs.Error)
+	AskClient func(ctx context.Context, plugin string, ask seam.Ask) (json.RawMessage, *errs.Error)
 }
 
 // Hooks let the host react to lifecycle changes.
 type Hooks struct {
 	// Restarted runs after a crashed plugin is back and described. The
 	// first start is reported by Start's return instead.
-	Restarted func(p *Plugin)
+	Restarted func(p *Process)
 	// Down runs when a running plugin's process ends unexpectedly.
-	Down func(p *Plugin, err error)
+	Down func(p *Process, err error)
 	// Failed runs when a plugin's first start fails. A plugin that ran
 	// once is restarted forever instead (see Backoff).
-	Failed func(p *Plugin, err error)
+	Failed func(p *Process, err error)
 	// Opened runs when a plugin that was opening (StateOpening) is
 	// open; its resources and prompts are complete from then on.
-	Opened func(p *Plugin)
+	Opened func(p *Process)
 }
 
 // awaitBudget is how long a call waits for a restart that is due soon;
@@ -138,8 +136,9 @@ const awaitBudget = 5 * time.Second
 // errStopping ends a launch that lost the race with Stop.
 var errStopping = errors.New("plugin is stopping")
 
-// Plugin is a supervised plugin process.
-type Plugin struct {
+// Process is the host's handle on one supervised plugin process: it
+// starts the process, restarts it when it dies and carries calls to it.
+type Process struct {
 	spec    Spec
 	env     Env
 	hooks   Hooks
@@ -201,8 +200,8 @@ type Plugin struct {
 }
 
 // Start launches the plugin and waits until it is configured and described.
-// On failure the returned error says why, and the Plugin is in StateFailed.
-func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error) {
+// On failure the returned error says why, and the process is in StateFailed.
+func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Process, error) {
 	if env.StartTimeout == 0 {
 		env.StartTimeout = 30 * time.Second
 	}
@@ -212,7 +211,7 @@ func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error
 	if env.Logger == nil {
 		env.Logger = hclog.NewNullLogger()
 	}
-	p := &Plugin{
+	p := &Process{
 		spec: spec, env: env, hooks: hooks, log: env.Logger.Named(spec.Name),
 		backoff: env.Backoff.withDefaults(), state: StateStarting, changed: make(chan struct{}),
 	}
@@ -225,25 +224,25 @@ func Start(ctx context.Context, spec Spec, env Env, hooks Hooks) (*Plugin, error
 }
 
 // setState changes the state and wakes every waiter. Call with mu held.
-func (p *Plugin) setState(s State) {
+func (p *Process) setState(s State) {
 	p.state = s
 	close(p.changed)
 	p.changed = make(chan struct{})
 }
 
 // Spec returns the plugin's spec.
-func (p *Plugin) Spec() Spec { return p.spec }
+func (p *Process) Spec() Spec { return p.spec }
 
 // Name returns the host's name for the plugin.
-func (p *Plugin) Name() string { return p.spec.Name }
+func (p *Process) Name() string { return p.spec.Name }
 
 // Describe returns the latest description, less the tools (the zero
 // Description before the first start).
-func (p *Plugin) Describe() hostplugin.Description {
+func (p *Process) Describe() seam.Description {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.desc == nil {
-		return hostplugin.Description{}
+		return seam.Description{}
 	}
 	return *p.desc
 }
@@ -251,14 +250,14 @@ func (p *Plugin) Describe() hostplugin.Description {
 // Tools returns the tools of the latest description as registry tools
 // (none before the first start). With compile, each one's schemas are
 // compiled now, and a schema that does not compile is an error naming the
-// tool (convert.ToolFromSeam).
-func (p *Plugin) Tools(compile bool) ([]*registry.Tool, error) {
+// tool (toolFromSeam).
+func (p *Process) Tools(compile bool) ([]*registry.Tool, error) {
 	p.mu.Lock()
 	described := p.tools
 	p.mu.Unlock()
 	tools := make([]*registry.Tool, 0, len(described))
 	for _, t := range described {
-		rt, err := convert.ToolFromSeam(t, compile)
+		rt, err := toolFromSeam(t, compile)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
@@ -293,7 +292,7 @@ type Status struct {
 }
 
 // Status returns a snapshot of the plugin.
-func (p *Plugin) Status() Status {
+func (p *Process) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := Status{Name: p.spec.Name, Source: p.spec.Source, Path: p.spec.Path, SHA256: p.spec.SHA256, State: p.state, Restarts: p.restarts, LastError: p.lastErr}
@@ -318,7 +317,7 @@ func (p *Plugin) Status() Status {
 }
 
 // PID returns the current process id (0 when not running).
-func (p *Plugin) PID() int {
+func (p *Process) PID() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.runner == nil {
@@ -333,7 +332,7 @@ var minimalEnvKeys = []string{"PATH", "HOME", "TMPDIR", "LANG"}
 
 // processEnv is the environment of the plugin process on top of
 // go-plugin's own entries (cookie, protocol versions, socket dir).
-func (p *Plugin) processEnv(goPlugin []string) []string {
+func (p *Process) processEnv(goPlugin []string) []string {
 	env := append([]string(nil), goPlugin...)
 	if !p.spec.Builtin() {
 		for _, k := range minimalEnvKeys {
@@ -350,7 +349,7 @@ func (p *Plugin) processEnv(goPlugin []string) []string {
 // (a config pin, or the operator's trust of a workspace plugin): the bytes
 // checked at its first start, run again at every restart. nil for a plugin
 // that is run from its path (a built-in area, an operator's own plugin).
-func (p *Plugin) checkedImage() (*image, error) {
+func (p *Process) checkedImage() (*image, error) {
 	if p.spec.SHA256 == "" {
 		return nil, nil
 	}
@@ -366,7 +365,7 @@ func (p *Plugin) checkedImage() (*image, error) {
 	return p.image, nil
 }
 
-func (p *Plugin) launch(ctx context.Context, restart bool) error {
+func (p *Process) launch(ctx context.Context, restart bool) error {
 	im, err := p.checkedImage()
 	if err != nil {
 		return err
@@ -514,7 +513,7 @@ func grpcMessage(err error) string {
 
 // watch waits for the process to end and restarts it unless the host is
 // stopping it.
-func (p *Plugin) watch(r *procRunner) {
+func (p *Process) watch(r *procRunner) {
 	defer p.loops.Done()
 	<-r.exited
 	p.mu.Lock()
@@ -543,7 +542,7 @@ func (p *Plugin) watch(r *procRunner) {
 	p.restartLoop()
 }
 
-func (p *Plugin) lastExitSnapshot() string {
+func (p *Process) lastExitSnapshot() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return withLastLine(p.lastExit, p.exitLine)
@@ -553,7 +552,7 @@ func (p *Plugin) lastExitSnapshot() string {
 // after every failed attempt, until it runs or the host stops it. It never
 // gives up: a plugin whose binary is being rebuilt, or whose store is
 // briefly locked, comes back by itself.
-func (p *Plugin) restartLoop() {
+func (p *Process) restartLoop() {
 	for {
 		p.mu.Lock()
 		if p.stopping {
@@ -595,7 +594,7 @@ func (p *Plugin) restartLoop() {
 	}
 }
 
-func (p *Plugin) setFailed(err error) {
+func (p *Process) setFailed(err error) {
 	p.mu.Lock()
 	p.lastErr = err.Error()
 	p.setState(StateFailed)
@@ -612,7 +611,7 @@ func (p *Plugin) setFailed(err error) {
 //
 // A plugin that is opening is waited for longer, up to Env.OpenWait
 // (opening.go): it reports its progress, and its open is not retried.
-func (p *Plugin) await(ctx context.Context) (*hostconn.Conn, error) {
+func (p *Process) await(ctx context.Context) (*hostconn.Conn, error) {
 	start := time.Now()
 	deadline := start.Add(awaitBudget)
 	timer := time.NewTimer(awaitBudget)
@@ -648,7 +647,7 @@ func (p *Plugin) await(ctx context.Context) (*hostconn.Conn, error) {
 }
 
 // unavailable is the answer for a call that reaches a restarting plugin.
-func (p *Plugin) unavailable(lastErr string, retryAfter time.Duration) error {
+func (p *Process) unavailable(lastErr string, retryAfter time.Duration) error {
 	ms := retryAfter.Milliseconds()
 	if ms < 100 {
 		ms = 100 // an attempt is under way; give it a moment
@@ -672,8 +671,8 @@ type CallOptions struct {
 // lines to c.Progress and c.Log (when set), and returns its outcome: the
 // plugin's result, or a typed error when the plugin could not answer. The
 // output is returned as the plugin sent it (empty: `{}`), unchecked.
-func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *pipeline.Outcome {
-	res, err := p.callTool(ctx, convert.CallToSeam(c, opts.ClientChannel), convert.ProgressFunc(c), convert.LogFunc(c), opts.RetrySafe)
+func (p *Process) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *seam.Result {
+	res, err := p.callTool(ctx, callToSeam(c, opts.ClientChannel), progressFunc(c), logFunc(c), opts.RetrySafe)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}
@@ -689,7 +688,7 @@ func (p *Plugin) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *
 // takes effect at most once (docs/decisions.md D32). Any other call fails
 // with ERR_PLUGIN_UNAVAILABLE and details.applied "unknown": it may have
 // taken effect, so it is not replayed and the caller is not told to retry.
-func (p *Plugin) callTool(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine), retrySafe bool) (*seam.Result, error) {
+func (p *Process) callTool(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine), retrySafe bool) (*seam.Result, error) {
 	res, runner, err := p.callOnce(ctx, req, onProgress, onLog)
 	if err == nil || !retrySafe || !connectionLost(err) || ctx.Err() != nil {
 		if err != nil {
@@ -737,7 +736,7 @@ func (p *Plugin) callTool(ctx context.Context, req seam.Call, onProgress func(se
 // Both carry the call's progress and log lines ahead of its result. A lane
 // whose connection ended is dropped, and later calls to the same process
 // take the stream.
-func (p *Plugin) callOnce(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine)) (*seam.Result, *procRunner, error) {
+func (p *Process) callOnce(ctx context.Context, req seam.Call, onProgress func(seam.Progress), onLog func(seam.LogLine)) (*seam.Result, *procRunner, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -770,7 +769,7 @@ func connectionLost(err error) bool {
 	return false
 }
 
-func (p *Plugin) callError(ctx context.Context, err error) error {
+func (p *Process) callError(ctx context.Context, err error) error {
 	if _, typed := errs.As(err); typed {
 		return err
 	}
@@ -788,42 +787,42 @@ func (p *Plugin) callError(ctx context.Context, err error) error {
 
 // lostDuringCall is the answer for a call whose plugin died under it and
 // that could not be replayed: it may or may not have taken effect.
-func (p *Plugin) lostDuringCall() *errs.Error {
+func (p *Process) lostDuringCall() *errs.Error {
 	return errs.Newf(503, errs.PluginUnavailable,
 		"plugin %s stopped during the call and is being restarted; the call may or may not have taken effect, so check its effect before calling it again", p.spec.Name).
 		With("applied", "unknown").With("retryable", false)
 }
 
 // ListResources asks the plugin for its resources.
-func (p *Plugin) ListResources(ctx context.Context) (hostplugin.Resources, error) {
+func (p *Process) ListResources(ctx context.Context) (seam.Resources, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return hostplugin.Resources{}, err
+		return seam.Resources{}, err
 	}
 	return rpc.ListResources(ctx)
 }
 
 // ReadResource reads one resource from the plugin. err is set when the
 // plugin could not be asked; its own refusal is the result's Err.
-func (p *Plugin) ReadResource(ctx context.Context, uri string) (hostplugin.ReadResult, error) {
+func (p *Process) ReadResource(ctx context.Context, uri string) (seam.ReadResult, error) {
 	rpc, err := p.await(ctx)
 	if err != nil {
-		return hostplugin.ReadResult{}, err
+		return seam.ReadResult{}, err
 	}
 	res, err := rpc.ReadResource(ctx, uri)
 	if err != nil {
-		return hostplugin.ReadResult{}, p.callError(ctx, err)
+		return seam.ReadResult{}, p.callError(ctx, err)
 	}
 	return res, nil
 }
 
 // Health asks the plugin for its health, within a short deadline.
-func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
+func (p *Process) Health(ctx context.Context) (seam.Health, error) {
 	p.mu.Lock()
 	state, rpc := p.state, p.rpc
 	p.mu.Unlock()
 	if !state.Started() {
-		return hostplugin.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
+		return seam.Health{}, fmt.Errorf("plugin %s is %s", p.spec.Name, state)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -833,7 +832,7 @@ func (p *Plugin) Health(ctx context.Context) (hostplugin.Health, error) {
 // subscribe makes the plugin's one bus subscription for its pattern set,
 // so an event that matches several patterns is delivered once. A restart
 // that declares the same set keeps the subscription (and its queue).
-func (p *Plugin) subscribe(patterns []string) {
+func (p *Process) subscribe(patterns []string) {
 	set := append([]string(nil), patterns...)
 	sort.Strings(set)
 	key := strings.Join(set, "\x00")
@@ -864,7 +863,7 @@ func (p *Plugin) subscribe(patterns []string) {
 
 // deliver runs the plugin's handlers for ev; its error reaches a publisher
 // that awaits the event (events.Bus.PublishAwait).
-func (p *Plugin) deliver(ev events.Event) error {
+func (p *Process) deliver(ev events.Event) error {
 	if ev.Source == p.spec.Name {
 		return nil // a plugin does not hear its own events
 	}
@@ -901,7 +900,7 @@ func (p *Plugin) deliver(ev events.Event) error {
 // Stop asks the plugin to release its resources, then ends the process.
 // It also ends a restart in flight and returns only when no restart can
 // start the plugin again.
-func (p *Plugin) Stop(ctx context.Context) {
+func (p *Process) Stop(ctx context.Context) {
 	p.mu.Lock()
 	if p.stopping {
 		p.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/pipeline"
-	hostplugin "github.com/cairn-mcp/cairn/host/plugin"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // TestEveryCallKindOnBothTransports: the host keeps two call transports, the
@@ -84,7 +84,7 @@ func TestEveryCallKindOnBothTransports(t *testing.T) {
 			if err != nil || refused.Err == nil || refused.Err.Status != 400 {
 				t.Fatalf("prompt without its argument: %+v, %v", refused, err)
 			}
-			done, err := p.Complete(ctx, hostplugin.CompleteRequest{RefType: "prompt", RefName: "testkit_greet", Argument: "who", Value: "a"})
+			done, err := p.Complete(ctx, seam.CompleteRequest{RefType: "prompt", RefName: "testkit_greet", Argument: "who", Value: "a"})
 			if err != nil || !slices.Equal(done.Values, []string{"ada", "alan"}) {
 				t.Fatalf("completion: %+v, %v", done, err)
 			}
@@ -105,7 +105,7 @@ func TestEveryCallKindOnBothTransports(t *testing.T) {
 
 			// Task operations (the test kit runs none, so it refuses
 			// with its own typed error) and health.
-			tasks, err := p.Task(ctx, hostplugin.TaskRequest{Op: "list", Caller: pipeline.Caller{ID: "test", Source: "env"}})
+			tasks, err := p.MCPTask(ctx, seam.TaskRequest{Op: "list", Caller: seam.Caller{ID: "test", Source: "env"}})
 			if err != nil || tasks.Err == nil || tasks.Err.Status != 404 {
 				t.Fatalf("task list: %+v, %v", tasks, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/rawjson"
 	"github.com/cairn-mcp/cairn/sdk/schema"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Register adds the host's own tools to reg, owned by registry.HostOwner.
@@ -44,7 +45,7 @@ func Register(reg *registry.Registry) error {
 
 // Call runs one of the host's own tools: the pipeline's last stage hands
 // it every call of a tool registry.HostOwner owns.
-func (t *Tools) Call(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
+func (t *Tools) Call(ctx context.Context, c *pipeline.Call) *seam.Result {
 	// The host runs these handlers, so it checks their arguments, as the
 	// SDK does for a plugin's (docs/decisions.md D34).
 	args := c.Args
@@ -70,5 +71,5 @@ func (t *Tools) Call(ctx context.Context, c *pipeline.Call) *pipeline.Outcome {
 	if err != nil {
 		return pipeline.Fail(errs.New(500, errs.Internal, err.Error()))
 	}
-	return &pipeline.Outcome{Output: raw, Status: 200}
+	return &seam.Result{Output: raw, Status: 200}
 }

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 )
 
@@ -18,7 +18,7 @@ func (t *Tools) Health(ctx context.Context) HealthOutput {
 	sess := t.catalog.SessionOf(ctx)
 	visible := 0
 	for _, tool := range t.catalog.All() {
-		if session.Visible(sess, tool) {
+		if clientsession.Visible(sess, tool) {
 			visible++
 		}
 	}
@@ -34,7 +34,7 @@ func (t *Tools) Health(ctx context.Context) HealthOutput {
 			out.Toolsets = append(out.Toolsets, ts)
 		}
 	}
-	if own := session.From(ctx, nil); own != nil {
+	if own := clientsession.From(ctx, nil); own != nil {
 		// What is wrong in the calling session's own settings (a
 		// CAIRN_TOOLSETS with nothing valid serves the system tools only,
 		// docs/decisions.md D42): the agent that can call little else
@@ -53,13 +53,13 @@ func (t *Tools) Health(ctx context.Context) HealthOutput {
 		}
 	}
 
-	plugins := t.fleet.Plugins()
+	plugins := t.fleet.Processes()
 	lines := make([]PluginHealth, len(plugins))
 	details := make([]map[string]json.RawMessage, len(plugins))
 	var wg sync.WaitGroup
 	for i, p := range plugins {
 		wg.Add(1)
-		go func(i int, p *supervisor.Plugin) {
+		go func(i int, p *supervisor.Process) {
 			defer wg.Done()
 			st := p.Status()
 			line := PluginHealth{Name: st.Name, Version: st.Version, Source: st.Source, State: string(st.State), Restarts: st.Restarts, Tools: st.Tools, PID: st.PID, SHA256: st.SHA256, Status: "degraded", Message: st.LastError, LastExit: st.LastExit, NextAttempt: st.NextAttempt}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // auditBackend answers the audit pages' tools for one session, open or
@@ -18,7 +18,7 @@ type auditBackend struct {
 
 const openRoot = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
-func (b auditBackend) Call(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b auditBackend) Call(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	out := ""
 	switch name {
 	case "merkle_root":
@@ -34,10 +34,10 @@ func (b auditBackend) Call(ctx context.Context, name string, args json.RawMessag
 	default:
 		return b.recorder.Call(ctx, name, args, c)
 	}
-	return &pipeline.Outcome{Output: json.RawMessage(out)}
+	return &seam.Result{Output: json.RawMessage(out)}
 }
 
-func (b auditBackend) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b auditBackend) CallInternal(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	return b.Call(ctx, name, args, c)
 }
 

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
-	"github.com/cairn-mcp/cairn/host/pipeline"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // PersonSource marks calls a person made from the dashboard (D4: the
@@ -19,19 +19,19 @@ const PersonSource = "person"
 // operator of the data dir (they ran `cairn ui`), so every area's toolset is
 // theirs, but a read-only login runs in READONLY mode, so the host itself
 // refuses any write it would make, whatever the page asks.
-func personSession(g Grant) *session.Settings {
+func personSession(g Grant) *clientsession.Settings {
 	mode := config.ModeReadOnly
 	if g.AllowActions {
 		mode = config.ModeFull
 	}
-	return &session.Settings{AgentID: g.Person, Project: g.Project, Toolsets: config.Toolsets{All: true}, Mode: mode}
+	return &clientsession.Settings{AgentID: g.Person, Project: g.Project, Toolsets: config.Toolsets{All: true}, Mode: mode}
 }
 
 // readSession is the session of a read made through a tool that also
 // writes under other actions (sdd_agent queue, sdd_skill list): the mode
 // cannot tell such a read from a write, so it runs in FULL mode; only the
 // page loaders call it, with read actions.
-func readSession(g Grant) *session.Settings {
+func readSession(g Grant) *clientsession.Settings {
 	s := personSession(g)
 	s.Mode = config.ModeFull
 	return s
@@ -40,28 +40,28 @@ func readSession(g Grant) *session.Settings {
 // call runs one tool as the logged-in person, through the host's pipeline
 // in the person's session, and decodes its output into out (when non-nil).
 func (s *Server) call(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
-	return s.run(session.With(ctx, personSession(g)), g, name, args, out, s.be.Call)
+	return s.run(clientsession.With(ctx, personSession(g)), g, name, args, out, s.be.Call)
 }
 
 // callReadAction runs a read action of a tool that multiplexes reads and
 // writes (see readSession).
 func (s *Server) callReadAction(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
-	return s.run(session.With(ctx, readSession(g)), g, name, args, out, s.be.Call)
+	return s.run(clientsession.With(ctx, readSession(g)), g, name, args, out, s.be.Call)
 }
 
 // callInternal runs one of the internal toolset's tools (which no session
 // calls) as the person.
 func (s *Server) callInternal(ctx context.Context, g Grant, name string, args any, out any) *errs.Error {
-	return s.run(session.With(ctx, personSession(g)), g, name, args, out, s.be.CallInternal)
+	return s.run(clientsession.With(ctx, personSession(g)), g, name, args, out, s.be.CallInternal)
 }
 
 func (s *Server) run(ctx context.Context, g Grant, name string, args any, out any,
-	via func(context.Context, string, json.RawMessage, pipeline.Caller) *pipeline.Outcome) *errs.Error {
+	via func(context.Context, string, json.RawMessage, seam.Caller) *seam.Result) *errs.Error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return errs.New(500, errs.Internal, err.Error())
 	}
-	o := via(ctx, name, raw, pipeline.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
+	o := via(ctx, name, raw, seam.Caller{ID: g.Person, Source: PersonSource, Project: g.Project})
 	if o == nil {
 		return errs.Newf(500, errs.Internal, "%s returned nothing", name)
 	}

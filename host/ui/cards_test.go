@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // boardBackend answers task_list with a page of n tasks and task_get with
@@ -18,7 +18,7 @@ type boardBackend struct {
 	gets atomic.Int32
 }
 
-func (b *boardBackend) Call(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b *boardBackend) Call(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	var in struct {
 		TaskID string `json:"task_id"`
 		Limit  int    `json:"limit"`
@@ -30,13 +30,13 @@ func (b *boardBackend) Call(ctx context.Context, name string, args json.RawMessa
 		for i := 1; i <= in.Limit+10; i++ { // more than asked: the page is cut
 			rows = append(rows, fmt.Sprintf(`{"task_id":"T-%d","title":"t","status":"todo","priority":"normal","progress":0,"assignee":"unassigned"}`, i))
 		}
-		return &pipeline.Outcome{Output: json.RawMessage(`{"tasks":[` + strings.Join(rows, ",") + `],"total_count":999}`)}
+		return &seam.Result{Output: json.RawMessage(`{"tasks":[` + strings.Join(rows, ",") + `],"total_count":999}`)}
 	case "task_get":
 		b.gets.Add(1)
 		if in.TaskID == "T-3" {
 			return b.recorder.Call(ctx, name, args, c) // vanished meanwhile
 		}
-		return &pipeline.Outcome{Output: json.RawMessage(`{"task_id":"` + in.TaskID + `","labels":["parser"],"blocked_reason":"","dependents":["T-90","T-91"],"depends_on":["T-80"]}`)}
+		return &seam.Result{Output: json.RawMessage(`{"task_id":"` + in.TaskID + `","labels":["parser"],"blocked_reason":"","dependents":["T-90","T-91"],"depends_on":["T-80"]}`)}
 	}
 	return b.recorder.Call(ctx, name, args, c)
 }

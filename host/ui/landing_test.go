@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // projectsBackend answers task_list from a fixed set of tasks, each in a
@@ -16,7 +16,7 @@ type projectsBackend struct {
 	projects []string // one task each, oldest first
 }
 
-func (b *projectsBackend) Call(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b *projectsBackend) Call(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	if name != "task_list" {
 		return b.recorder.Call(ctx, name, args, c)
 	}
@@ -34,7 +34,7 @@ func (b *projectsBackend) Call(ctx context.Context, name string, args json.RawMe
 		}
 	}
 	out, _ := json.Marshal(map[string]any{"tasks": hits[:min(1, len(hits))], "total_count": len(hits)})
-	return &pipeline.Outcome{Output: out}
+	return &seam.Result{Output: out}
 }
 
 // A login lands on the work: the session's project when it has tasks, else

@@ -21,16 +21,16 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/host/events"
-	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Backend is what the dashboard needs from the host: its calls
 // (host/mcpserver), its bus and its health (host/systemtools).
 type Backend interface {
-	Call(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
-	CallInternal(ctx context.Context, name string, args json.RawMessage, caller pipeline.Caller) *pipeline.Outcome
+	Call(ctx context.Context, name string, args json.RawMessage, caller seam.Caller) *seam.Result
+	CallInternal(ctx context.Context, name string, args json.RawMessage, caller seam.Caller) *seam.Result
 	Bus() *events.Bus
 	Health(ctx context.Context) systemtools.HealthOutput
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-mcp/cairn/host/pipeline"
 	"github.com/cairn-mcp/cairn/host/systemtools"
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // recorder is a backend with no areas behind it: every tool call is
@@ -27,13 +28,13 @@ import (
 type recorder struct {
 	bus   *events.Bus
 	mu    sync.Mutex
-	calls []pipeline.Caller
+	calls []seam.Caller
 	names []string
 }
 
 func newRecorder() *recorder { return &recorder{bus: events.New(hclog.NewNullLogger())} }
 
-func (r *recorder) Call(_ context.Context, name string, _ json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (r *recorder) Call(_ context.Context, name string, _ json.RawMessage, c seam.Caller) *seam.Result {
 	r.mu.Lock()
 	r.calls, r.names = append(r.calls, c), append(r.names, name)
 	r.mu.Unlock()
@@ -47,7 +48,7 @@ func (r *recorder) reset() {
 	r.mu.Unlock()
 }
 
-func (r *recorder) CallInternal(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (r *recorder) CallInternal(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	return r.Call(ctx, name, args, c)
 }
 func (r *recorder) Bus() *events.Bus { return r.bus }

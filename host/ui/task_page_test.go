@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host/pipeline"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // getPage fetches a view with a logged-in client and returns its body.
@@ -30,7 +30,7 @@ func getPage(t *testing.T, c *http.Client, url string) string {
 // description, T-2 it waits on and T-3 its sub-task.
 type taskBackend struct{ *recorder }
 
-func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage, c pipeline.Caller) *pipeline.Outcome {
+func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage, c seam.Caller) *seam.Result {
 	var in struct {
 		TaskID string `json:"task_id"`
 	}
@@ -53,7 +53,7 @@ func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage
 	default:
 		return b.recorder.Call(ctx, name, args, c)
 	}
-	return &pipeline.Outcome{Output: json.RawMessage(out)}
+	return &seam.Result{Output: json.RawMessage(out)}
 }
 
 // The task page reads like a page: fields in words and in order, labels as

@@ -48,7 +48,7 @@ var sleepAllowance = map[string]int{
 	"plugins/sdd/engine/persist_test.go":                1,
 	"sdk/internal/lane/frame_writer_test.go":            1,
 	"sdk/internal/lane/lane_test.go":                    1,
-	"sdk/task_test.go":                                  1,
+	"sdk/mcp_task_test.go":                              1,
 	"sdk/workers/workers_test.go":                       1,
 }
 

@@ -11,7 +11,7 @@ import (
 
 // auditSvc returns the decision-trail service or a typed error before
 // configuration.
-func (c *Core) auditSvc() (*audit.Service, error) {
+func (c *Area) auditSvc() (*audit.Service, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.audit == nil {
@@ -22,7 +22,7 @@ func (c *Core) auditSvc() (*audit.Service, error) {
 
 // auditTool completes one decision-trail tool whose handler only needs the
 // service (and the caller), so each declaration stays one line of logic.
-func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.Context, svc *audit.Service, in In) (Out, error)) sdk.Tool[In, Out] {
+func auditTool[In, Out any](c *Area, t sdk.Tool[In, Out], run func(ctx context.Context, svc *audit.Service, in In) (Out, error)) sdk.Tool[In, Out] {
 	t.Handler = func(ctx context.Context, in In) (Out, error) {
 		svc, err := c.auditSvc()
 		if err != nil {
@@ -36,7 +36,7 @@ func auditTool[In, Out any](c *Core, t sdk.Tool[In, Out], run func(ctx context.C
 
 // registerAuditTools registers the decision-trail tools: thoughts, audit
 // sessions and their Merkle roots.
-func (c *Core) registerAuditTools() {
+func (c *Area) registerAuditTools() {
 	sdk.AddTools(c.p,
 		c.thoughtRecord(),
 		c.thoughtRecordList(),
@@ -50,7 +50,7 @@ func (c *Core) registerAuditTools() {
 }
 
 // thoughtRecord declares thought_record.
-func (c *Core) thoughtRecord() sdk.Tool[thoughtRecordArgs, audit.RecordOutput] {
+func (c *Area) thoughtRecord() sdk.Tool[thoughtRecordArgs, audit.RecordOutput] {
 	return sdk.Tool[thoughtRecordArgs, audit.RecordOutput]{
 		Name:               "thought_record",
 		Title:              "Record thought",
@@ -69,7 +69,7 @@ func (c *Core) thoughtRecord() sdk.Tool[thoughtRecordArgs, audit.RecordOutput] {
 }
 
 // thoughtRecordList declares thought_record_list.
-func (c *Core) thoughtRecordList() sdk.Tool[thoughtListArgs, audit.ListOutput] {
+func (c *Area) thoughtRecordList() sdk.Tool[thoughtListArgs, audit.ListOutput] {
 	return auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
@@ -82,7 +82,7 @@ func (c *Core) thoughtRecordList() sdk.Tool[thoughtListArgs, audit.ListOutput] {
 }
 
 // auditSessionStart declares audit_session_start.
-func (c *Core) auditSessionStart() sdk.Tool[auditStartArgs, audit.StartOutput] {
+func (c *Area) auditSessionStart() sdk.Tool[auditStartArgs, audit.StartOutput] {
 	return auditTool(c, sdk.Tool[auditStartArgs, audit.StartOutput]{
 		Name:               "audit_session_start",
 		Title:              "Start audit session",
@@ -98,7 +98,7 @@ func (c *Core) auditSessionStart() sdk.Tool[auditStartArgs, audit.StartOutput] {
 }
 
 // auditVerifyChain declares audit_verify_chain.
-func (c *Core) auditVerifyChain() sdk.Tool[auditVerifyArgs, audit.VerifyOutput] {
+func (c *Area) auditVerifyChain() sdk.Tool[auditVerifyArgs, audit.VerifyOutput] {
 	return auditTool(c, sdk.Tool[auditVerifyArgs, audit.VerifyOutput]{
 		Name:        "audit_verify_chain",
 		Title:       "Verify chains",
@@ -111,7 +111,7 @@ func (c *Core) auditVerifyChain() sdk.Tool[auditVerifyArgs, audit.VerifyOutput] 
 }
 
 // merkleFinalize declares merkle_finalize.
-func (c *Core) merkleFinalize() sdk.Tool[merkleFinalizeArgs, finalizedSession] {
+func (c *Area) merkleFinalize() sdk.Tool[merkleFinalizeArgs, finalizedSession] {
 	return auditTool(c, sdk.Tool[merkleFinalizeArgs, finalizedSession]{
 		Name:               "merkle_finalize",
 		Title:              "Finalize Merkle root",
@@ -124,7 +124,7 @@ func (c *Core) merkleFinalize() sdk.Tool[merkleFinalizeArgs, finalizedSession] {
 }
 
 // merkleRoot declares merkle_root.
-func (c *Core) merkleRoot() sdk.Tool[merkleRootArgs, audit.RootOutput] {
+func (c *Area) merkleRoot() sdk.Tool[merkleRootArgs, audit.RootOutput] {
 	return auditTool(c, sdk.Tool[merkleRootArgs, audit.RootOutput]{
 		Name:        "merkle_root",
 		Title:       "Merkle root",
@@ -140,7 +140,7 @@ func (c *Core) merkleRoot() sdk.Tool[merkleRootArgs, audit.RootOutput] {
 // The dashboard's proof-bundle download: the host signs what this
 // returns, as `cairn audit export` does while no daemon holds the store.
 // Internal: agents ask people for proofs, they do not mint them.
-func (c *Core) auditExport() sdk.Tool[merkleRootArgs, audit.ExportOutput] {
+func (c *Area) auditExport() sdk.Tool[merkleRootArgs, audit.ExportOutput] {
 	return auditTool(c, sdk.Tool[merkleRootArgs, audit.ExportOutput]{
 		Name:        "audit_export",
 		Title:       "Export a finalized session",
@@ -154,7 +154,7 @@ func (c *Core) auditExport() sdk.Tool[merkleRootArgs, audit.ExportOutput] {
 }
 
 // auditSessionList declares audit_session_list.
-func (c *Core) auditSessionList() sdk.Tool[audit.SessionListInput, audit.SessionListOutput] {
+func (c *Area) auditSessionList() sdk.Tool[audit.SessionListInput, audit.SessionListOutput] {
 	return auditTool(c, sdk.Tool[audit.SessionListInput, audit.SessionListOutput]{
 		Name:        "audit_session_list",
 		Title:       "List audit sessions",

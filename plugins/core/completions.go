@@ -10,7 +10,7 @@ import (
 // templates and skill prompts (the host routes a completion to the plugin
 // owning the prompt or template): task ids by prefix and by title words,
 // project slugs, and audit session ids (only finalized ones for a proof).
-func (c *Core) registerCompletions() {
+func (c *Area) registerCompletions() {
 	c.p.CompleteWith(func(_ context.Context, req sdk.CompletionRequest) ([]string, bool, error) {
 		switch req.Argument {
 		case "task_id":

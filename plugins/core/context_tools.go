@@ -24,7 +24,7 @@ const ResumePrompt = "resume"
 
 // registerContextTool serves task_context and follows the sdd area's
 // leases on the bus (docs/decisions.md D39).
-func (c *Core) registerContextTool() {
+func (c *Area) registerContextTool() {
 	c.p.OnEvent(leases.EventIssued, c.onLeaseEvent)
 	c.p.OnEvent(leases.EventReturned, c.onLeaseEvent)
 	sdk.AddTool(c.p, sdk.Tool[taskContextArgs, resume.Brief]{
@@ -43,7 +43,7 @@ func (c *Core) registerContextTool() {
 // resolveProject picks the project for next actions as task_next_actions
 // does (D7, D24): the argument, the session's, CAIRN_PROJECT, the
 // caller's last; it may stay empty.
-func (c *Core) resolveProject(arg, session, actor string) string {
+func (c *Area) resolveProject(arg, session, actor string) string {
 	if arg != "" {
 		return arg
 	}
@@ -59,7 +59,7 @@ func (c *Core) resolveProject(arg, session, actor string) string {
 	return c.lastProject(actor)
 }
 
-func (c *Core) brief(agent, project string, maxBytes *int) (resume.Brief, error) {
+func (c *Area) brief(agent, project string, maxBytes *int) (resume.Brief, error) {
 	c.mu.RLock()
 	st := c.store
 	c.mu.RUnlock()
@@ -70,7 +70,7 @@ func (c *Core) brief(agent, project string, maxBytes *int) (resume.Brief, error)
 }
 
 // onLeaseEvent mirrors an sdd lease in the core store (package leases).
-func (c *Core) onLeaseEvent(_ context.Context, ev sdk.Event) error {
+func (c *Area) onLeaseEvent(_ context.Context, ev sdk.Event) error {
 	c.mu.RLock()
 	st := c.store
 	c.mu.RUnlock()
@@ -83,7 +83,7 @@ func (c *Core) onLeaseEvent(_ context.Context, ev sdk.Event) error {
 // resumePrompt offers the brief as a prompt. A prompt request carries no
 // caller, so the agent is an argument; without one the prompt tells the
 // agent to call task_context, which knows its caller.
-func (c *Core) resumePrompt() sdk.Prompt {
+func (c *Area) resumePrompt() sdk.Prompt {
 	return sdk.Prompt{
 		Name: ResumePrompt, Title: "Resume after a restart",
 		Description: "An agent's tasks, last decisions, blockers, leases and next actions (task_context's brief).",

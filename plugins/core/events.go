@@ -24,7 +24,7 @@ func recordEventIn(st *store.Store) func(tx kv.Tx, eventType string, data map[st
 
 // committed runs after a write committed (its event is already on its
 // way, see recordEventIn): subscribed clients hear which resources changed.
-func (c *Core) committed(eventType string, data any) {
+func (c *Area) committed(eventType string, data any) {
 	if m, ok := data.(map[string]any); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 		defer cancel()
@@ -35,7 +35,7 @@ func (c *Core) committed(eventType string, data any) {
 // startDrainer starts publishing st's outbox: at once (what a crash left
 // pending), each write's event as its commit returns, and every second
 // (entries of a dead server whose lease lapsed, on PostgreSQL).
-func (c *Core) startDrainer(st *store.Store) {
+func (c *Area) startDrainer(st *store.Store) {
 	d := outbox.New(st, c.publishRecorded, outbox.Options{Log: c.p.Logger().Named("outbox")})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := d.Start(ctx)
@@ -46,7 +46,7 @@ func (c *Core) startDrainer(st *store.Store) {
 
 // stopDrainer ends the drainer before the store closes; entries it had
 // not seen handled stay in the outbox for the next drainer.
-func (c *Core) stopDrainer() {
+func (c *Area) stopDrainer() {
 	c.mu.Lock()
 	stop := c.drainStop
 	c.drainStop = nil
@@ -60,7 +60,7 @@ func (c *Core) stopDrainer() {
 // and time; done hears when every other area's handler has returned.
 // An event the host refuses as malformed is dropped (with a log line):
 // publishing it again would be refused again.
-func (c *Core) publishRecorded(ev store.OutboxEvent, done func(error)) error {
+func (c *Area) publishRecorded(ev store.OutboxEvent, done func(error)) error {
 	return c.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
 		if errors.Is(err, sdk.ErrEventRefused) {
 			c.p.Logger().Error("recorded event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)

@@ -47,7 +47,7 @@ func absolute(field, p string) error {
 	return nil
 }
 
-func (c *Core) registerImportTools() {
+func (c *Area) registerImportTools() {
 	sdk.AddTool(c.p, sdk.Tool[ImportInput, tasks.ImportOutput]{
 		Name: "task_import", Title: "Import tasks", Toolset: sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks. The input is streamed and checked whole first: a problem answers 400 naming file, line and field, and nothing is written; a folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",

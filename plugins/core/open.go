@@ -30,7 +30,7 @@ const OpenHoldEnv = "CAIRN_CORE_OPEN_HOLD"
 // host has configured the area; meanwhile the area's health says
 // "opening" with the step report last named, and the host holds its calls
 // and events, so the import is complete before anything else writes.
-func (c *Core) open(ctx context.Context, _ sdk.Config, report func(step string)) error {
+func (c *Area) open(ctx context.Context, _ sdk.Config, report func(step string)) error {
 	c.mu.RLock()
 	o := c.opened
 	c.mu.RUnlock()

@@ -23,7 +23,7 @@ type ProjectListOutput struct {
 	Count    int             `json:"count"`
 }
 
-func (c *Core) registerOperatorTools() {
+func (c *Area) registerOperatorTools() {
 	sdk.AddTool(c.p, sdk.Tool[struct{}, ProjectListOutput]{
 		Name:        "project_list",
 		Title:       "List projects",

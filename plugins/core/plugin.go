@@ -50,8 +50,8 @@ func init() {
 // bucketLastProject remembers, per caller, the project they used last (D7).
 var bucketLastProject = []byte(store.BucketLastProject)
 
-// Core holds the plugin's open resources.
-type Core struct {
+// Area is the core area: its plugin and its open resources.
+type Area struct {
 	p      *sdk.Plugin
 	mu     sync.RWMutex
 	store  *store.Store
@@ -69,7 +69,7 @@ type Core struct {
 // New builds the core plugin.
 func New() *sdk.Plugin {
 	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"))
-	c := &Core{p: p}
+	c := &Area{p: p}
 	p.AddHooks(sdk.Hooks{Configure: c.configure, Open: c.open, Stop: c.stop, Health: c.health})
 	p.OnEvent(ProjectCreatedEvent, c.onProjectEvent)
 	p.OnEvent(ProjectArchivedEvent, c.onProjectEvent)
@@ -93,7 +93,7 @@ func New() *sdk.Plugin {
 	return p
 }
 
-func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
+func (c *Area) configure(ctx context.Context, cfg sdk.Config) error {
 	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
 		// A command's host that must not open the store (`cairn store
 		// copy` reads it itself, `cairn migrate status` applies nothing):
@@ -121,7 +121,7 @@ func (c *Core) configure(ctx context.Context, cfg sdk.Config) error {
 	return nil
 }
 
-func (c *Core) stop(context.Context) error {
+func (c *Area) stop(context.Context) error {
 	c.stopDrainer()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -155,7 +155,7 @@ func (c *Core) stop(context.Context) error {
 }
 
 // svc returns the task service or a typed error before configuration.
-func (c *Core) svc() (*tasks.Service, error) {
+func (c *Area) svc() (*tasks.Service, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.tasks == nil {
@@ -167,7 +167,7 @@ func (c *Core) svc() (*tasks.Service, error) {
 // publishTimeout bounds one notice to the host.
 const publishTimeout = 5 * time.Second
 
-func (c *Core) onProjectEvent(_ context.Context, ev sdk.Event) error {
+func (c *Area) onProjectEvent(_ context.Context, ev sdk.Event) error {
 	var data struct {
 		Slug string `json:"slug"`
 	}
@@ -192,7 +192,7 @@ func (c *Core) onProjectEvent(_ context.Context, ev sdk.Event) error {
 }
 
 // health reports the store (D15's db block) and malformed skill files.
-func (c *Core) health(context.Context) sdk.Health {
+func (c *Area) health(context.Context) sdk.Health {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	h := sdk.Health{Status: "ok", Details: map[string]any{}}
@@ -241,7 +241,7 @@ func (c *Core) health(context.Context) sdk.Health {
 // rememberProject records the project a caller used, for task_next_actions
 // without a project (D7). It reads first and opens a write transaction only
 // when the remembered project changes, so reads stay reads.
-func (c *Core) rememberProject(caller, project string) {
+func (c *Area) rememberProject(caller, project string) {
 	c.mu.RLock()
 	st := c.store
 	c.mu.RUnlock()
@@ -260,7 +260,7 @@ func (c *Core) rememberProject(caller, project string) {
 	})
 }
 
-func (c *Core) lastProject(caller string) string {
+func (c *Area) lastProject(caller string) string {
 	c.mu.RLock()
 	st := c.store
 	c.mu.RUnlock()

@@ -18,12 +18,12 @@ var taskArgument = sdk.PromptArgument{Name: "task_id", Description: "The task to
 // registerPrompts serves every skill of the registry as an MCP prompt of the
 // same name, and tells the host when the registry changes so clients hear
 // notifications/prompts/list_changed.
-func (c *Core) registerPrompts() {
+func (c *Area) registerPrompts() {
 	c.p.ListPromptsWith(c.skillPrompts)
 }
 
 // watchSkills is called once the registry is open.
-func (c *Core) watchSkills(reg *skills.Registry) {
+func (c *Area) watchSkills(reg *skills.Registry) {
 	reg.OnChange(func() {
 		// OnChange must not block the registry's goroutine.
 		go func() {
@@ -36,7 +36,7 @@ func (c *Core) watchSkills(reg *skills.Registry) {
 	})
 }
 
-func (c *Core) skillPrompts(context.Context) ([]sdk.Prompt, error) {
+func (c *Area) skillPrompts(context.Context) ([]sdk.Prompt, error) {
 	list, err := c.skillSnapshot()
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (c *Core) skillPrompts(context.Context) ([]sdk.Prompt, error) {
 
 // renderSkill is the skill's instructions, preceded by what the client
 // filled in; a task_id brings the task's title and status.
-func (c *Core) renderSkill(s skills.Skill, args map[string]string) (sdk.PromptResult, error) {
+func (c *Area) renderSkill(s skills.Skill, args map[string]string) (sdk.PromptResult, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Use the cairn skill %s (version %s).\n", s.Name, s.Version)
 	if id := args["task_id"]; id != "" {

@@ -39,12 +39,12 @@ var coreTemplates = []sdk.ResourceTemplate{
 		Description: "A project's tasks as task_list shows them: the 100 most recently updated."},
 }
 
-func (c *Core) registerResources() {
+func (c *Area) registerResources() {
 	c.p.AddResources(sdk.ResourceSet{Prefix: ResourcePrefix, Read: c.readResource, Templates: coreTemplates})
 }
 
 // readResource serves the three cairn:// families.
-func (c *Core) readResource(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+func (c *Area) readResource(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
 	var v any
 	var err error
 	switch {
@@ -69,7 +69,7 @@ func (c *Core) readResource(_ context.Context, uri string) ([]sdk.ResourceConten
 	return []sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(raw)}}, nil
 }
 
-func (c *Core) readTask(id string) (tasks.Task, error) {
+func (c *Area) readTask(id string) (tasks.Task, error) {
 	svc, err := c.svc()
 	if err != nil {
 		return tasks.Task{}, err
@@ -78,7 +78,7 @@ func (c *Core) readTask(id string) (tasks.Task, error) {
 	return svc.Get(tasks.GetInput{TaskID: id, IncludeThoughtTrail: &yes, IncludeDependents: &yes})
 }
 
-func (c *Core) readTrail(id string) (audit.ListOutput, error) {
+func (c *Area) readTrail(id string) (audit.ListOutput, error) {
 	svc, err := c.auditSvc()
 	if err != nil {
 		return audit.ListOutput{}, err
@@ -87,7 +87,7 @@ func (c *Core) readTrail(id string) (audit.ListOutput, error) {
 	return svc.List(audit.ListInput{TaskID: &id, Limit: &limit, VerifyChain: &verify})
 }
 
-func (c *Core) readProject(slug string) (tasks.ListOutput, error) {
+func (c *Area) readProject(slug string) (tasks.ListOutput, error) {
 	svc, err := c.svc()
 	if err != nil {
 		return tasks.ListOutput{}, err
@@ -104,7 +104,7 @@ func (c *Core) readProject(slug string) (tasks.ListOutput, error) {
 
 // readProof builds the D13 bundle of a finalized session, signed with the
 // installation's checkpoint key.
-func (c *Core) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) {
+func (c *Area) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) {
 	svc, err := c.auditSvc()
 	if err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (c *Core) readProof(uri, sessionID string) ([]sdk.ResourceContents, error) 
 // so subscribed clients hear of it: a task event changes the task, its
 // trail (its event chain grew) and its project's list, a thought its task's
 // trail, a finalize the session's proof.
-func (c *Core) linkResources(ctx context.Context, eventType string, data map[string]any) {
+func (c *Area) linkResources(ctx context.Context, eventType string, data map[string]any) {
 	var uris []string
 	switch {
 	case strings.HasPrefix(eventType, "task."):

@@ -21,7 +21,7 @@ const skillMIMEType = "text/markdown"
 // registerSkillResources lists one resource per skill, live from the
 // registry, and routes reads of skill:// to it. The template lets a client
 // read a skill it learned of before it listed resources again.
-func (c *Core) registerSkillResources() {
+func (c *Area) registerSkillResources() {
 	c.p.AddResources(sdk.ResourceSet{
 		Prefix: SkillURIPrefix, Read: c.readSkillFile, List: c.skillResources,
 		Templates: []sdk.ResourceTemplate{{
@@ -34,7 +34,7 @@ func (c *Core) registerSkillResources() {
 // skillURI is where a skill's SKILL.md is served.
 func skillURI(name string) string { return SkillURIPrefix + name + "/" + skills.FileName }
 
-func (c *Core) skillResources(context.Context) ([]sdk.Resource, error) {
+func (c *Area) skillResources(context.Context) ([]sdk.Resource, error) {
 	list, err := c.skillSnapshot()
 	if err != nil || len(list) == 0 {
 		return nil, err
@@ -47,7 +47,7 @@ func (c *Core) skillResources(context.Context) ([]sdk.Resource, error) {
 }
 
 // readSkillFile serves skill://<name>/SKILL.md from the registry's last scan.
-func (c *Core) readSkillFile(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+func (c *Area) readSkillFile(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
 	name, ok := strings.CutSuffix(strings.TrimPrefix(uri, SkillURIPrefix), "/"+skills.FileName)
 	if !ok || name == "" || strings.Contains(name, "/") {
 		return nil, errs.NotFoundf(errs.ResourceNotFound, "uri", "no resource %q: skills are served at %s<name>/%s", uri, SkillURIPrefix, skills.FileName)
@@ -65,7 +65,7 @@ func (c *Core) readSkillFile(_ context.Context, uri string) ([]sdk.ResourceConte
 }
 
 // skillSnapshot is the registry's skills, none before it is open.
-func (c *Core) skillSnapshot() ([]skills.Skill, error) {
+func (c *Area) skillSnapshot() ([]skills.Skill, error) {
 	c.mu.RLock()
 	reg := c.skills
 	c.mu.RUnlock()

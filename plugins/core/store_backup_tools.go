@@ -27,7 +27,7 @@ var postgresTables = []string{store.Table}
 
 // liveStore is the store this process serves from; nil in a command's host
 // that opened none.
-func (c *Core) liveStore() *store.Store {
+func (c *Area) liveStore() *store.Store {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.store
@@ -45,7 +45,7 @@ func chainProblems(file string) func(db *bolt.DB) ([]boltcheck.Problem, map[stri
 	}
 }
 
-func (c *Core) storeCheckTool() {
+func (c *Area) storeCheckTool() {
 	sdk.AddTool(c.p, sdk.Tool[boltcheck.CheckInput, boltcheck.AreaReport]{
 		Name: "core_store_check", Title: "Check the core store", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): checks the core store (core.db) of the directory from: every page (meta, freelist, branch, leaf) and bbolt's own consistency check, then every task's thought and event chain and every frozen Merkle root. The store this process serves is checked on a copy taken in one read transaction. Answers every problem found, naming file, page, bucket and record.",
@@ -82,7 +82,7 @@ func (c *Core) storeCheckTool() {
 	})
 }
 
-func (c *Core) storeBackupTool() {
+func (c *Area) storeBackupTool() {
 	sdk.AddTool(c.p, sdk.Tool[boltcheck.BackupInput, boltcheck.BackedUp]{
 		Name: "core_store_backup", Title: "Back up the core store", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): writes a consistent copy of the core store into the directory to as core.db, with bbolt's transactional copy inside one read transaction (writers go on meanwhile; the copy holds exactly the commits before it began). On PostgreSQL it copies nothing and answers the tables to dump.",
@@ -127,7 +127,7 @@ func (c *Core) storeBackupTool() {
 	})
 }
 
-func (c *Core) storeRestoreTool() {
+func (c *Area) storeRestoreTool() {
 	sdk.AddTool(c.p, sdk.Tool[boltcheck.RestoreInput, boltcheck.Restored]{
 		Name: "core_store_restore", Title: "Restore the core store", Toolset: sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): puts the core.db of the checked backup directory from in place of the data dir to's, atomically (written beside, renamed over; the replaced file is kept as core.db.pre-restore-<time>). Refused by a process serving the store, and when another process holds the file.",

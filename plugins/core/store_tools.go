@@ -17,7 +17,7 @@ import (
 // storeCopyTool moves a data dir's core store into PostgreSQL for
 // `cairn store copy`: the host never opens an area's store, it asks each
 // area to copy its own.
-func (c *Core) storeCopyTool() {
+func (c *Area) storeCopyTool() {
 	sdk.AddTool(c.p, sdk.Tool[kv.CopyInput, storecopy.Report]{
 		Name: "core_store_copy", Title: "Copy the core store to PostgreSQL", Toolset: sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): copies every pair of the core store (core.db) in the data dir from into the empty PostgreSQL database to, then verifies every task's thought and event chain and every finalized audit session's Merkle root there; answers the counts. Refuses a database that holds core data and a store a running cairn holds.",
@@ -32,7 +32,7 @@ func (c *Core) storeCopyTool() {
 
 // storeMigrationsTool reports the store's kind and migration state to the
 // host (`cairn migrate status` and `apply`).
-func (c *Core) storeMigrationsTool() {
+func (c *Area) storeMigrationsTool() {
 	sdk.AddTool(c.p, sdk.Tool[struct{}, pgmigrate.StoreStatus]{
 		Name: "core_store_migrations", Title: "Core store migrations", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): the core store's kind (bbolt or postgres) and, on PostgreSQL, its schema version, the latest version this build knows and the pending versions, read from cairn_migrations without applying anything.",

@@ -10,7 +10,7 @@ import (
 )
 
 // registerTaskTools registers the task tools.
-func (c *Core) registerTaskTools() {
+func (c *Area) registerTaskTools() {
 	sdk.AddTools(c.p,
 		c.taskCreate(),
 		c.taskUpdate(),
@@ -21,7 +21,7 @@ func (c *Core) registerTaskTools() {
 }
 
 // taskCreate declares task_create.
-func (c *Core) taskCreate() sdk.Tool[taskCreateArgs, createdTask] {
+func (c *Area) taskCreate() sdk.Tool[taskCreateArgs, createdTask] {
 	return sdk.Tool[taskCreateArgs, createdTask]{
 		Name:               "task_create",
 		Title:              "Create task",
@@ -47,7 +47,7 @@ func (c *Core) taskCreate() sdk.Tool[taskCreateArgs, createdTask] {
 }
 
 // taskUpdate declares task_update.
-func (c *Core) taskUpdate() sdk.Tool[taskUpdateArgs, tasks.UpdateOutput] {
+func (c *Area) taskUpdate() sdk.Tool[taskUpdateArgs, tasks.UpdateOutput] {
 	return sdk.Tool[taskUpdateArgs, tasks.UpdateOutput]{
 		Name:               "task_update",
 		Title:              "Update task",
@@ -64,7 +64,7 @@ func (c *Core) taskUpdate() sdk.Tool[taskUpdateArgs, tasks.UpdateOutput] {
 }
 
 // taskGet declares task_get.
-func (c *Core) taskGet() sdk.Tool[taskGetArgs, tasks.Task] {
+func (c *Area) taskGet() sdk.Tool[taskGetArgs, tasks.Task] {
 	return sdk.Tool[taskGetArgs, tasks.Task]{
 		Name:        "task_get",
 		Title:       "Get task",
@@ -82,7 +82,7 @@ func (c *Core) taskGet() sdk.Tool[taskGetArgs, tasks.Task] {
 }
 
 // taskList declares task_list.
-func (c *Core) taskList() sdk.Tool[taskListArgs, tasks.ListOutput] {
+func (c *Area) taskList() sdk.Tool[taskListArgs, tasks.ListOutput] {
 	return sdk.Tool[taskListArgs, tasks.ListOutput]{
 		Name:        "task_list",
 		Title:       "List tasks",
@@ -104,7 +104,7 @@ func (c *Core) taskList() sdk.Tool[taskListArgs, tasks.ListOutput] {
 }
 
 // taskNextActions declares task_next_actions.
-func (c *Core) taskNextActions() sdk.Tool[taskNextArgs, tasks.NextOutput] {
+func (c *Area) taskNextActions() sdk.Tool[taskNextArgs, tasks.NextOutput] {
 	return sdk.Tool[taskNextArgs, tasks.NextOutput]{
 		Name:               "task_next_actions",
 		Title:              "Next actions",
@@ -160,14 +160,14 @@ type SkillListOutput struct {
 }
 
 // registerSkillTools registers the skill tools.
-func (c *Core) registerSkillTools() {
+func (c *Area) registerSkillTools() {
 	sdk.AddTools(c.p,
 		c.skillList(),
 	)
 }
 
 // skillList declares skill_list.
-func (c *Core) skillList() sdk.Tool[SkillListInput, SkillListOutput] {
+func (c *Area) skillList() sdk.Tool[SkillListInput, SkillListOutput] {
 	return sdk.Tool[SkillListInput, SkillListOutput]{
 		Name:        "skill_list",
 		Title:       "List skills",

@@ -36,9 +36,9 @@ func init() {
 	builtin.Register(builtin.Area{Name: "sdd", Order: 20, Description: "spec-driven development: plans, leases, spawn rules, state, evolution", New: New})
 }
 
-// SDD holds the plugin and its engine, which exists once the host has
-// configured the plugin.
-type SDD struct {
+// Area is the sdd area: its plugin and its engine, which exists once
+// the host has configured the plugin.
+type Area struct {
 	p   *sdk.Plugin
 	mu  sync.RWMutex
 	eng *engine.Engine
@@ -49,7 +49,7 @@ func New() *sdk.Plugin {
 	p := sdk.New("sdd", Version,
 		sdk.WithDescription("Spec-driven development: phase plans, leases, spawn rules and queue, state, evolution"),
 		sdk.WithToolset(Toolset))
-	s := &SDD{p: p}
+	s := &Area{p: p}
 	p.AddHooks(sdk.Hooks{Configure: s.configure, Stop: s.stop, Health: s.health})
 	s.registerTools()
 	s.registerResources()
@@ -65,7 +65,7 @@ func New() *sdk.Plugin {
 
 // configure opens the engine and loads the state before any tool call, as
 // the specification's initialize requires.
-func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
+func (s *Area) configure(_ context.Context, cfg sdk.Config) error {
 	if cfg.Settings[pgmigrate.ReadOnlySetting] == pgmigrate.ReadOnly {
 		return nil // only sdd_store_migrations answers; see pgmigrate.ReadOnlySetting
 	}
@@ -87,7 +87,7 @@ func (s *SDD) configure(_ context.Context, cfg sdk.Config) error {
 }
 
 // engine returns the engine or a typed error before configuration.
-func (s *SDD) engine() (*engine.Engine, error) {
+func (s *Area) engine() (*engine.Engine, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.eng == nil {
@@ -101,7 +101,7 @@ func (s *SDD) engine() (*engine.Engine, error) {
 // returned (sdk.Plugin.PublishDurable). An event the host refuses as
 // malformed is dropped with a log line: publishing it again would be
 // refused again.
-func (s *SDD) publish(ev engine.Event, done func(error)) error {
+func (s *Area) publish(ev engine.Event, done func(error)) error {
 	return s.p.PublishDurable(sdk.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, Data: ev.Data}, func(err error) {
 		if errors.Is(err, sdk.ErrEventRefused) {
 			s.p.Logger().Error("sdd event refused by the host; dropped", "event", ev.Type, "id", ev.ID, "error", err)
@@ -115,7 +115,7 @@ func (s *SDD) publish(ev engine.Event, done func(error)) error {
 // the handled ones leave the state, then ends the engine's event
 // publication (what is not handled stays in the state for the next start)
 // and closes its store.
-func (s *SDD) stop(ctx context.Context) error {
+func (s *Area) stop(ctx context.Context) error {
 	s.mu.Lock()
 	eng := s.eng
 	s.eng = nil
@@ -135,7 +135,7 @@ func (s *SDD) stop(ctx context.Context) error {
 // not been handling them); a stale project is reported by sdd_vitals,
 // sdd_dash and sdd_evolve instead, because an idle workflow is not a fault
 // of the server.
-func (s *SDD) health(context.Context) sdk.Health {
+func (s *Area) health(context.Context) sdk.Health {
 	eng, err := s.engine()
 	if err != nil {
 		return sdk.Health{Status: "degraded", Message: errs.From(err).Message}

@@ -39,7 +39,7 @@ var workflowPrompts = []workflowPrompt{
 // phaseArgument is the argument every workflow prompt takes.
 var phaseArgument = sdk.PromptArgument{Name: "phase", Description: "The phase (for example 2 or 2.1); completion offers the project's phases, the current one first.", Required: true}
 
-func (s *SDD) registerPrompts() {
+func (s *Area) registerPrompts() {
 	for _, w := range workflowPrompts {
 		s.p.AddPrompt(sdk.Prompt{
 			Name: w.name, Title: w.title, Description: w.description,
@@ -53,7 +53,7 @@ func (s *SDD) registerPrompts() {
 
 // renderWorkflow fills in a workflow prompt. The phase must be a name the
 // workflow accepts (the plan file is named after it).
-func (s *SDD) renderWorkflow(w workflowPrompt, phase string) (sdk.PromptResult, error) {
+func (s *Area) renderWorkflow(w workflowPrompt, phase string) (sdk.PromptResult, error) {
 	if err := engine.CheckPhase(phase); err != nil {
 		return sdk.PromptResult{}, err
 	}
@@ -75,7 +75,7 @@ func (s *SDD) renderWorkflow(w workflowPrompt, phase string) (sdk.PromptResult, 
 // registerCompletions completes the phase of the workflow prompts and the
 // ids of the sdd:// templates (commands, agents, registered skills and
 // spawn rules).
-func (s *SDD) registerCompletions() {
+func (s *Area) registerCompletions() {
 	s.p.CompleteWith(func(_ context.Context, req sdk.CompletionRequest) ([]string, bool, error) {
 		eng, err := s.engine()
 		if err != nil {

@@ -21,11 +21,11 @@ var resourceTemplates = []sdk.ResourceTemplate{
 		Description: "The spawn rule of an intent (plan_phase, execute_phase, debug_issue, or one set with sdd_agent set_rule)."},
 }
 
-func (s *SDD) registerResources() {
+func (s *Area) registerResources() {
 	s.p.AddResources(sdk.ResourceSet{Prefix: ResourcePrefix, Read: s.readResource, List: s.listResources, Templates: resourceTemplates})
 }
 
-func (s *SDD) listResources(context.Context) ([]sdk.Resource, error) {
+func (s *Area) listResources(context.Context) ([]sdk.Resource, error) {
 	eng, err := s.engine()
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (s *SDD) listResources(context.Context) ([]sdk.Resource, error) {
 // readResource serves sdd://<category>/<id>; the engine refuses unsafe or
 // encoded ids (400) and caps the content at RESOURCE_CONTENT_LIMIT
 // characters.
-func (s *SDD) readResource(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
+func (s *Area) readResource(_ context.Context, uri string) ([]sdk.ResourceContents, error) {
 	eng, err := s.engine()
 	if err != nil {
 		return nil, err

@@ -13,13 +13,13 @@ import (
 // Store tools for `cairn store check`, `cairn backup` and `cairn restore`:
 // the SDD area checks and copies its own state document.
 
-func (s *SDD) liveEngine() *engine.Engine {
+func (s *Area) liveEngine() *engine.Engine {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.eng
 }
 
-func (s *SDD) storeCheckTool() {
+func (s *Area) storeCheckTool() {
 	sdk.AddTool(s.p, sdk.Tool[boltcheck.CheckInput, boltcheck.AreaReport]{
 		Name: "sdd_store_check", Title: "Check the SDD state", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): checks the SDD state document (state/sdd-state.json) of the directory from: it parses, carries a schema version this build reads and decodes into the state's schema. Answers every problem found.",
@@ -36,7 +36,7 @@ func (s *SDD) storeCheckTool() {
 	})
 }
 
-func (s *SDD) storeBackupTool() {
+func (s *Area) storeBackupTool() {
 	sdk.AddTool(s.p, sdk.Tool[boltcheck.BackupInput, boltcheck.BackedUp]{
 		Name: "sdd_store_backup", Title: "Back up the SDD state", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): copies the SDD state document into the directory to as state/sdd-state.json, under the engine's lock so no write lands halfway, written beside and renamed. On PostgreSQL it copies nothing and answers the table to dump.",
@@ -67,7 +67,7 @@ func (s *SDD) storeBackupTool() {
 	})
 }
 
-func (s *SDD) storeRestoreTool() {
+func (s *Area) storeRestoreTool() {
 	sdk.AddTool(s.p, sdk.Tool[boltcheck.RestoreInput, boltcheck.Restored]{
 		Name: "sdd_store_restore", Title: "Restore the SDD state", Toolset: sdk.InternalToolset,
 		Description: "For the host only (reserved toolset internal, never listed to clients): puts the state/sdd-state.json of the checked backup directory from in place of the data dir to's, atomically (written beside, renamed over; the replaced file is kept beside it). Refused by a process serving the state.",

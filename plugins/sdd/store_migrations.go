@@ -11,7 +11,7 @@ import (
 
 // storeMigrationsTool reports the state store's kind and migration state
 // to the host (`cairn migrate status` and `apply`).
-func (s *SDD) storeMigrationsTool() {
+func (s *Area) storeMigrationsTool() {
 	sdk.AddTool(s.p, sdk.Tool[struct{}, pgmigrate.StoreStatus]{
 		Name: "sdd_store_migrations", Title: "SDD store migrations", Toolset: sdk.InternalToolset, ReadOnly: true,
 		Description: "For the host only (reserved toolset internal, never listed to clients): the SDD state store's kind (file or postgres) and, on PostgreSQL, its schema version, the latest version this build knows and the pending versions, read from cairn_migrations without applying anything.",

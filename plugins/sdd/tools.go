@@ -46,7 +46,7 @@ var ToolNames = []string{
 
 // handler adapts an engine method to an SDK handler that first waits for
 // the engine to exist.
-func handler[In, Out any](s *SDD, f func(e *engine.Engine, in In) (Out, error)) func(context.Context, In) (Out, error) {
+func handler[In, Out any](s *Area, f func(e *engine.Engine, in In) (Out, error)) func(context.Context, In) (Out, error) {
 	return func(_ context.Context, in In) (Out, error) {
 		eng, err := s.engine()
 		if err != nil {
@@ -60,7 +60,7 @@ func handler[In, Out any](s *SDD, f func(e *engine.Engine, in In) (Out, error)) 
 // callHandler is handler for the writing tools: the engine also gets the
 // tool's name and the call's idempotency key (sdk.IdempotencyOf), which
 // it records with the write.
-func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c engine.Call, in In) (Out, error)) func(context.Context, In) (Out, error) {
+func callHandler[In, Out any](s *Area, tool string, f func(e *engine.Engine, c engine.Call, in In) (Out, error)) func(context.Context, In) (Out, error) {
 	return func(ctx context.Context, in In) (Out, error) {
 		eng, err := s.engine()
 		if err != nil {
@@ -72,7 +72,7 @@ func callHandler[In, Out any](s *SDD, tool string, f func(e *engine.Engine, c en
 }
 
 // registerTools registers the sdd_ tools in ToolNames order.
-func (s *SDD) registerTools() {
+func (s *Area) registerTools() {
 	sdk.AddTools(s.p,
 		s.sddVitals(),
 		s.sddPlan(),
@@ -88,7 +88,7 @@ func (s *SDD) registerTools() {
 }
 
 // sddVitals declares sdd_vitals.
-func (s *SDD) sddVitals() sdk.Tool[vitalsArgs, *engine.VitalsResult] {
+func (s *Area) sddVitals() sdk.Tool[vitalsArgs, *engine.VitalsResult] {
 	return sdk.Tool[vitalsArgs, *engine.VitalsResult]{
 		Name:        ToolVitals,
 		Title:       "Vitals",
@@ -102,7 +102,7 @@ func (s *SDD) sddVitals() sdk.Tool[vitalsArgs, *engine.VitalsResult] {
 }
 
 // sddPlan declares sdd_plan.
-func (s *SDD) sddPlan() sdk.Tool[planArgs, *engine.PlanToolResult] {
+func (s *Area) sddPlan() sdk.Tool[planArgs, *engine.PlanToolResult] {
 	return sdk.Tool[planArgs, *engine.PlanToolResult]{
 		Name:        ToolPlan,
 		Title:       "Plan a phase",
@@ -117,7 +117,7 @@ func (s *SDD) sddPlan() sdk.Tool[planArgs, *engine.PlanToolResult] {
 }
 
 // sddDiscuss declares sdd_discuss.
-func (s *SDD) sddDiscuss() sdk.Tool[discussArgs, TextOutput] {
+func (s *Area) sddDiscuss() sdk.Tool[discussArgs, TextOutput] {
 	return sdk.Tool[discussArgs, TextOutput]{
 		Name:        ToolDiscuss,
 		Title:       "Discuss a phase",
@@ -132,7 +132,7 @@ func (s *SDD) sddDiscuss() sdk.Tool[discussArgs, TextOutput] {
 }
 
 // sddState declares sdd_state.
-func (s *SDD) sddState() sdk.Tool[stateArgs, *engine.StateResult] {
+func (s *Area) sddState() sdk.Tool[stateArgs, *engine.StateResult] {
 	return sdk.Tool[stateArgs, *engine.StateResult]{
 		Name:        ToolState,
 		Title:       "Workflow state",
@@ -147,7 +147,7 @@ func (s *SDD) sddState() sdk.Tool[stateArgs, *engine.StateResult] {
 }
 
 // sddValidate declares sdd_validate.
-func (s *SDD) sddValidate() sdk.Tool[validateArgs, *engine.ValidateToolResult] {
+func (s *Area) sddValidate() sdk.Tool[validateArgs, *engine.ValidateToolResult] {
 	return sdk.Tool[validateArgs, *engine.ValidateToolResult]{
 		Name:        ToolValidate,
 		Title:       "Validate a document",
@@ -161,7 +161,7 @@ func (s *SDD) sddValidate() sdk.Tool[validateArgs, *engine.ValidateToolResult] {
 }
 
 // sddLease declares sdd_lease.
-func (s *SDD) sddLease() sdk.Tool[leaseArgs, *engine.LeaseResult] {
+func (s *Area) sddLease() sdk.Tool[leaseArgs, *engine.LeaseResult] {
 	return sdk.Tool[leaseArgs, *engine.LeaseResult]{
 		Name:               ToolLease,
 		Title:              "Execution leases",
@@ -174,7 +174,7 @@ func (s *SDD) sddLease() sdk.Tool[leaseArgs, *engine.LeaseResult] {
 }
 
 // sddDash declares sdd_dash.
-func (s *SDD) sddDash() sdk.Tool[dashArgs, DashOutput] {
+func (s *Area) sddDash() sdk.Tool[dashArgs, DashOutput] {
 	return sdk.Tool[dashArgs, DashOutput]{
 		Name:        ToolDash,
 		Title:       "Dashboard",
@@ -198,7 +198,7 @@ func (s *SDD) sddDash() sdk.Tool[dashArgs, DashOutput] {
 }
 
 // sddEvolve declares sdd_evolve.
-func (s *SDD) sddEvolve() sdk.Tool[evolveArgs, *engine.EvolveResult] {
+func (s *Area) sddEvolve() sdk.Tool[evolveArgs, *engine.EvolveResult] {
 	return sdk.Tool[evolveArgs, *engine.EvolveResult]{
 		Name:        ToolEvolve,
 		Title:       "Evolve the workflow",
@@ -211,7 +211,7 @@ func (s *SDD) sddEvolve() sdk.Tool[evolveArgs, *engine.EvolveResult] {
 }
 
 // sddAgent declares sdd_agent.
-func (s *SDD) sddAgent() sdk.Tool[agentArgs, any] {
+func (s *Area) sddAgent() sdk.Tool[agentArgs, any] {
 	return sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
 		Title:              "Agent flows",
@@ -226,7 +226,7 @@ func (s *SDD) sddAgent() sdk.Tool[agentArgs, any] {
 }
 
 // sddSkill declares sdd_skill.
-func (s *SDD) sddSkill() sdk.Tool[skillArgs, any] {
+func (s *Area) sddSkill() sdk.Tool[skillArgs, any] {
 	return sdk.Tool[skillArgs, any]{
 		Name:               ToolSkill,
 		Title:              "Agent skills",

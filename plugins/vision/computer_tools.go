@@ -10,9 +10,9 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// SessionStartInput is computer_session_start's input; limits above the
-// fixed ceilings are refused.
-type SessionStartInput struct {
+// ComputerSessionStartInput is computer_session_start's input; limits
+// above the fixed ceilings are refused.
+type ComputerSessionStartInput struct {
 	DisplayWidth       int    `json:"displayWidth,omitempty" jsonschema:"minimum=1,maximum=4096,description=Coordinate space width (default: the display's; screenshots and coordinates are scaled when it differs)"`
 	DisplayHeight      int    `json:"displayHeight,omitempty" jsonschema:"minimum=1,maximum=4096"`
 	MaxActions         int    `json:"maxActions,omitempty" jsonschema:"minimum=1,maximum=1000,default=100"`
@@ -23,7 +23,7 @@ type SessionStartInput struct {
 	Description        string `json:"description,omitempty" jsonschema:"maxLength=1000"`
 }
 
-func (in SessionStartInput) config() computer.SessionConfig {
+func (in ComputerSessionStartInput) config() computer.SessionConfig {
 	return computer.SessionConfig{
 		DisplayWidth: in.DisplayWidth, DisplayHeight: in.DisplayHeight, MaxActions: in.MaxActions,
 		MaxDurationMs: in.MaxDurationMs, MaxScreenshots: in.MaxScreenshots,
@@ -31,8 +31,8 @@ func (in SessionStartInput) config() computer.SessionConfig {
 	}
 }
 
-// SessionIDInput names a session.
-type SessionIDInput struct {
+// ComputerSessionIDInput names a computer-use session.
+type ComputerSessionIDInput struct {
 	SessionID string `json:"sessionId" jsonschema:"minLength=1,maxLength=64"`
 }
 
@@ -56,7 +56,7 @@ type AgentRunInput struct {
 	Task      string `json:"task" jsonschema:"minLength=1,maxLength=20000,description=What the hosted model should do on the screen"`
 	SessionID string `json:"sessionId,omitempty" jsonschema:"maxLength=64,description=An ACTIVE session to drive; without it a new session is started with the limits below and ended afterwards"`
 	MaxTurns  int    `json:"maxTurns,omitempty" jsonschema:"minimum=1,maximum=500,default=50,description=Model calls at most"`
-	SessionStartInput
+	ComputerSessionStartInput
 }
 
 // shotContent moves screenshot bytes out of the JSON into image content.
@@ -148,7 +148,7 @@ type BetaStatusOutput struct {
 
 // registerComputerTools registers the screen-control tools (toolset
 // computer).
-func (v *Plugin) registerComputerTools() {
+func (v *Area) registerComputerTools() {
 	sdk.AddTools(v.p,
 		v.computerSessionStart(),
 		v.computerAction(),
@@ -164,11 +164,11 @@ func (v *Plugin) registerComputerTools() {
 }
 
 // computerSessionStart declares computer_session_start.
-func (v *Plugin) computerSessionStart() sdk.Tool[SessionStartInput, StartOutput] {
-	return sdk.Tool[SessionStartInput, StartOutput]{
+func (v *Area) computerSessionStart() sdk.Tool[ComputerSessionStartInput, StartOutput] {
+	return sdk.Tool[ComputerSessionStartInput, StartOutput]{
 		Name: "computer_session_start", Title: "Start computer session", Toolset: ToolsetComputer, SuccessStatus: 201,
 		Description: "Start a computer-use session on the X11 display with hard action, time and screenshot limits.",
-		Handler: func(ctx context.Context, in SessionStartInput) (StartOutput, error) {
+		Handler: func(ctx context.Context, in ComputerSessionStartInput) (StartOutput, error) {
 			m, err := v.mgr()
 			if err != nil {
 				return StartOutput{}, err
@@ -198,12 +198,12 @@ func (v *Plugin) computerSessionStart() sdk.Tool[SessionStartInput, StartOutput]
 }
 
 // computerAction declares computer_action.
-func (v *Plugin) computerAction() sdk.Tool[ActionInput, ActionOutput] {
+func (v *Area) computerAction() sdk.Tool[ActionInput, ActionOutput] {
 	return sdk.Tool[ActionInput, ActionOutput]{
 		Name: "computer_action", Title: "Execute screen action", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run one mouse, keyboard, wait, scroll or screenshot action in an active computer-use session.",
 		Handler: func(ctx context.Context, in ActionInput) (ActionOutput, error) {
-			s, err := v.session(in.SessionID)
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return ActionOutput{}, err
 			}
@@ -221,12 +221,12 @@ func (v *Plugin) computerAction() sdk.Tool[ActionInput, ActionOutput] {
 }
 
 // computerSequence declares computer_sequence.
-func (v *Plugin) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
+func (v *Area) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
 	return sdk.Tool[SequenceInput, SequenceOutput]{
 		Name: "computer_sequence", Title: "Execute action sequence", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		Description: "Run several actions in order in a session, with a delay between them.",
 		Handler: func(ctx context.Context, in SequenceInput) (SequenceOutput, error) {
-			s, err := v.session(in.SessionID)
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return SequenceOutput{}, err
 			}
@@ -252,12 +252,12 @@ func (v *Plugin) computerSequence() sdk.Tool[SequenceInput, SequenceOutput] {
 }
 
 // computerSessionPause declares computer_session_pause.
-func (v *Plugin) computerSessionPause() sdk.Tool[SessionIDInput, computer.Summary] {
-	return sdk.Tool[SessionIDInput, computer.Summary]{
+func (v *Area) computerSessionPause() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_pause", Title: "Pause computer session", Toolset: ToolsetComputer,
 		Description: "Pause an active session; paused time does not count against its limits.",
-		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
-			s, err := v.session(in.SessionID)
+		Handler: func(_ context.Context, in ComputerSessionIDInput) (computer.Summary, error) {
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return computer.Summary{}, err
 			}
@@ -270,12 +270,12 @@ func (v *Plugin) computerSessionPause() sdk.Tool[SessionIDInput, computer.Summar
 }
 
 // computerSessionResume declares computer_session_resume.
-func (v *Plugin) computerSessionResume() sdk.Tool[SessionIDInput, computer.Summary] {
-	return sdk.Tool[SessionIDInput, computer.Summary]{
+func (v *Area) computerSessionResume() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_resume", Title: "Resume computer session", Toolset: ToolsetComputer,
 		Description: "Resume a paused session.",
-		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
-			s, err := v.session(in.SessionID)
+		Handler: func(_ context.Context, in ComputerSessionIDInput) (computer.Summary, error) {
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return computer.Summary{}, err
 			}
@@ -288,12 +288,12 @@ func (v *Plugin) computerSessionResume() sdk.Tool[SessionIDInput, computer.Summa
 }
 
 // computerSessionEnd declares computer_session_end.
-func (v *Plugin) computerSessionEnd() sdk.Tool[SessionIDInput, EndOutput] {
-	return sdk.Tool[SessionIDInput, EndOutput]{
+func (v *Area) computerSessionEnd() sdk.Tool[ComputerSessionIDInput, EndOutput] {
+	return sdk.Tool[ComputerSessionIDInput, EndOutput]{
 		Name: "computer_session_end", Title: "End computer session", Toolset: ToolsetComputer,
 		Description: "End a computer-use session and get its summary.",
-		Handler: func(ctx context.Context, in SessionIDInput) (EndOutput, error) {
-			s, err := v.session(in.SessionID)
+		Handler: func(ctx context.Context, in ComputerSessionIDInput) (EndOutput, error) {
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return EndOutput{}, err
 			}
@@ -307,12 +307,12 @@ func (v *Plugin) computerSessionEnd() sdk.Tool[SessionIDInput, EndOutput] {
 }
 
 // computerSessionSummary declares computer_session_summary.
-func (v *Plugin) computerSessionSummary() sdk.Tool[SessionIDInput, computer.Summary] {
-	return sdk.Tool[SessionIDInput, computer.Summary]{
+func (v *Area) computerSessionSummary() sdk.Tool[ComputerSessionIDInput, computer.Summary] {
+	return sdk.Tool[ComputerSessionIDInput, computer.Summary]{
 		Name: "computer_session_summary", Title: "Computer session summary", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "Show a session's state, counts, errors and remaining limits without ending it.",
-		Handler: func(_ context.Context, in SessionIDInput) (computer.Summary, error) {
-			s, err := v.session(in.SessionID)
+		Handler: func(_ context.Context, in ComputerSessionIDInput) (computer.Summary, error) {
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return computer.Summary{}, err
 			}
@@ -322,12 +322,12 @@ func (v *Plugin) computerSessionSummary() sdk.Tool[SessionIDInput, computer.Summ
 }
 
 // computerActionHistory declares computer_action_history.
-func (v *Plugin) computerActionHistory() sdk.Tool[SessionIDInput, HistoryOutput] {
-	return sdk.Tool[SessionIDInput, HistoryOutput]{
+func (v *Area) computerActionHistory() sdk.Tool[ComputerSessionIDInput, HistoryOutput] {
+	return sdk.Tool[ComputerSessionIDInput, HistoryOutput]{
 		Name: "computer_action_history", Title: "Computer action history", Toolset: ToolsetComputer, ReadOnly: true, Idempotent: true,
 		Description: "List a session's executed actions in order.",
-		Handler: func(_ context.Context, in SessionIDInput) (HistoryOutput, error) {
-			s, err := v.session(in.SessionID)
+		Handler: func(_ context.Context, in ComputerSessionIDInput) (HistoryOutput, error) {
+			s, err := v.computerSession(in.SessionID)
 			if err != nil {
 				return HistoryOutput{}, err
 			}
@@ -338,7 +338,7 @@ func (v *Plugin) computerActionHistory() sdk.Tool[SessionIDInput, HistoryOutput]
 }
 
 // computerBetaStatus declares computer_beta_status.
-func (v *Plugin) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
+func (v *Area) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
 	return sdk.Tool[struct{}, BetaStatusOutput]{
 		Name: "computer_beta_status", Title: "Computer-use API status", Toolset: ToolsetComputer, ReadOnly: true, OpenWorld: true,
 		Description: "Show the computer tool version, beta header, model and whether the hosted API answers.",
@@ -363,7 +363,7 @@ func (v *Plugin) computerBetaStatus() sdk.Tool[struct{}, BetaStatusOutput] {
 }
 
 // computerAgentRun declares computer_agent_run.
-func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
+func (v *Area) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 	return sdk.Tool[AgentRunInput, AgentOutput]{
 		Name: "computer_agent_run", Title: "Let the hosted model drive the screen", Toolset: ToolsetComputer, Destructive: true, OpenWorld: true,
 		// Up to 500 model turns: a task the client polls (docs/decisions.md D39).
@@ -376,7 +376,7 @@ func (v *Plugin) computerAgentRun() sdk.Tool[AgentRunInput, AgentOutput] {
 // runAgent is computer_agent_run: it lets the hosted model drive a given
 // session, or one it starts and ends for the run, and shows how the run
 // left the screen.
-func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
+func (v *Area) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, error) {
 	v.mu.RLock()
 	beta := v.beta
 	v.mu.RUnlock()
@@ -448,7 +448,7 @@ func (v *Plugin) runAgent(ctx context.Context, in AgentRunInput) (AgentOutput, e
 // (screenshots above them are downscaled by the API, which would make the
 // model's coordinates miss). Without a display it is the seed's
 // 1920×1080, scaled the same way.
-func (v *Plugin) agentDisplaySize(w, h int) (int, int) {
+func (v *Area) agentDisplaySize(w, h int) (int, int) {
 	if w == 0 || h == 0 {
 		w, h = computer.DefaultDisplayWidth, computer.DefaultDisplayHeight
 		if m, err := v.mgr(); err == nil {

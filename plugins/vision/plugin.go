@@ -44,8 +44,8 @@ func init() {
 	builtin.Register(builtin.Area{Name: "vision", Order: 40, Description: "vision analysis and computer use through a hosted model", New: New})
 }
 
-// Plugin holds the configured libraries.
-type Plugin struct {
+// Area is the vision area: its plugin and the configured libraries.
+type Area struct {
 	p *sdk.Plugin
 
 	mu       sync.RWMutex
@@ -66,14 +66,14 @@ func NewWithEnv(getenv func(string) string) *sdk.Plugin {
 	p := sdk.New("vision", Version,
 		sdk.WithDescription("Vision analysis and computer use through a hosted model's Messages API"),
 		sdk.WithToolset(ToolsetVision))
-	v := &Plugin{p: p, getenv: getenv}
+	v := &Area{p: p, getenv: getenv}
 	p.AddHooks(sdk.Hooks{Configure: v.configure, Stop: v.stop, Health: v.health})
 	v.registerVisionTools()
 	v.registerComputerTools()
 	return p
 }
 
-func (v *Plugin) configure(_ context.Context, cfg sdk.Config) error {
+func (v *Area) configure(_ context.Context, cfg sdk.Config) error {
 	var problems []string
 	vc, err := imaging.ConfigFromEnv(v.getenv, cfg.Root)
 	if err != nil {
@@ -109,7 +109,7 @@ func (v *Plugin) configure(_ context.Context, cfg sdk.Config) error {
 	return nil
 }
 
-func (v *Plugin) stop(context.Context) error {
+func (v *Area) stop(context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.computer != nil {
@@ -120,7 +120,7 @@ func (v *Plugin) stop(context.Context) error {
 
 // health is ok without a key or display: both toolsets are optional, and
 // their tools say what to set. Details show what is configured.
-func (v *Plugin) health(context.Context) sdk.Health {
+func (v *Area) health(context.Context) sdk.Health {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	h := sdk.Health{Status: "ok", Details: map[string]any{}}
@@ -143,7 +143,7 @@ func notReady() error {
 }
 
 // eng returns the engine; withKey also requires an API key.
-func (v *Plugin) eng(withKey bool) (*imaging.Engine, error) {
+func (v *Area) eng(withKey bool) (*imaging.Engine, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if v.engine == nil {
@@ -156,7 +156,7 @@ func (v *Plugin) eng(withKey bool) (*imaging.Engine, error) {
 }
 
 // mgr returns the session manager, refusing without a DISPLAY.
-func (v *Plugin) mgr() (*computer.Manager, error) {
+func (v *Area) mgr() (*computer.Manager, error) {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	if v.computer == nil {
@@ -168,7 +168,8 @@ func (v *Plugin) mgr() (*computer.Manager, error) {
 	return v.computer, nil
 }
 
-func (v *Plugin) session(id string) (*computer.Session, error) {
+// computerSession is the computer-use session id names.
+func (v *Area) computerSession(id string) (*computer.Session, error) {
 	m, err := v.mgr()
 	if err != nil {
 		return nil, err

@@ -102,7 +102,7 @@ type ImageInput struct {
 }
 
 // registerVisionTools registers the image tools (toolset vision).
-func (v *Plugin) registerVisionTools() {
+func (v *Area) registerVisionTools() {
 	sdk.AddTools(v.p,
 		v.visionLoadImage(),
 		v.visionListImages(),
@@ -120,7 +120,7 @@ func (v *Plugin) registerVisionTools() {
 }
 
 // visionLoadImage declares vision_load_image.
-func (v *Plugin) visionLoadImage() sdk.Tool[LoadImageInput, ImageOutput] {
+func (v *Area) visionLoadImage() sdk.Tool[LoadImageInput, ImageOutput] {
 	return sdk.Tool[LoadImageInput, ImageOutput]{
 		Name:        "vision_load_image",
 		Title:       "Load image",
@@ -152,7 +152,7 @@ func (v *Plugin) visionLoadImage() sdk.Tool[LoadImageInput, ImageOutput] {
 }
 
 // visionListImages declares vision_list_images.
-func (v *Plugin) visionListImages() sdk.Tool[struct{}, ImageListOutput] {
+func (v *Area) visionListImages() sdk.Tool[struct{}, ImageListOutput] {
 	return sdk.Tool[struct{}, ImageListOutput]{
 		Name: "vision_list_images", Title: "List images",
 		Description: "List the loaded images, most recently used first.",
@@ -169,7 +169,7 @@ func (v *Plugin) visionListImages() sdk.Tool[struct{}, ImageListOutput] {
 }
 
 // visionAnalyze declares vision_analyze.
-func (v *Plugin) visionAnalyze() sdk.Tool[AnalyzeInput, imaging.AnalysisResult] {
+func (v *Area) visionAnalyze() sdk.Tool[AnalyzeInput, imaging.AnalysisResult] {
 	return sdk.Tool[AnalyzeInput, imaging.AnalysisResult]{
 		Name: "vision_analyze", Title: "Analyse image", OpenWorld: true, ReadOnly: true,
 		Description: "Ask the hosted model for one kind of analysis of a loaded image.",
@@ -188,7 +188,7 @@ func (v *Plugin) visionAnalyze() sdk.Tool[AnalyzeInput, imaging.AnalysisResult] 
 }
 
 // visionBatchAnalyze declares vision_batch_analyze.
-func (v *Plugin) visionBatchAnalyze() sdk.Tool[BatchInput, imaging.BatchResult] {
+func (v *Area) visionBatchAnalyze() sdk.Tool[BatchInput, imaging.BatchResult] {
 	return sdk.Tool[BatchInput, imaging.BatchResult]{
 		Name: "vision_batch_analyze", Title: "Analyse images in a batch", OpenWorld: true, ReadOnly: true,
 		// Up to 50 model calls: minutes (docs/decisions.md D39).
@@ -218,7 +218,7 @@ func (v *Plugin) visionBatchAnalyze() sdk.Tool[BatchInput, imaging.BatchResult] 
 }
 
 // visionCompare declares vision_compare.
-func (v *Plugin) visionCompare() sdk.Tool[CompareInput, imaging.Comparison] {
+func (v *Area) visionCompare() sdk.Tool[CompareInput, imaging.Comparison] {
 	return sdk.Tool[CompareInput, imaging.Comparison]{
 		Name: "vision_compare", Title: "Compare two images", OpenWorld: true, ReadOnly: true,
 		// Two large images in one model call can take minutes.
@@ -239,7 +239,7 @@ func (v *Plugin) visionCompare() sdk.Tool[CompareInput, imaging.Comparison] {
 }
 
 // visionCompareAdvanced declares vision_compare_advanced.
-func (v *Plugin) visionCompareAdvanced() sdk.Tool[CompareAdvancedInput, imaging.AdvancedComparison] {
+func (v *Area) visionCompareAdvanced() sdk.Tool[CompareAdvancedInput, imaging.AdvancedComparison] {
 	return sdk.Tool[CompareAdvancedInput, imaging.AdvancedComparison]{
 		Name: "vision_compare_advanced", Title: "Compare two images in detail", OpenWorld: true, ReadOnly: true,
 		Description: "Score two images' similarity and box their differences.",
@@ -258,7 +258,7 @@ func (v *Plugin) visionCompareAdvanced() sdk.Tool[CompareAdvancedInput, imaging.
 }
 
 // visionDetectObjects declares vision_detect_objects.
-func (v *Plugin) visionDetectObjects() sdk.Tool[DetectInput, imaging.DetectionResult] {
+func (v *Area) visionDetectObjects() sdk.Tool[DetectInput, imaging.DetectionResult] {
 	return sdk.Tool[DetectInput, imaging.DetectionResult]{
 		Name: "vision_detect_objects", Title: "Detect objects", OpenWorld: true, ReadOnly: true,
 		Description: "List an image's objects with category, confidence and a coarse bounding box.",
@@ -277,7 +277,7 @@ func (v *Plugin) visionDetectObjects() sdk.Tool[DetectInput, imaging.DetectionRe
 }
 
 // visionAnalyzeFaces declares vision_analyze_faces.
-func (v *Plugin) visionAnalyzeFaces() sdk.Tool[FaceInput, imaging.FaceResult] {
+func (v *Area) visionAnalyzeFaces() sdk.Tool[FaceInput, imaging.FaceResult] {
 	return sdk.Tool[FaceInput, imaging.FaceResult]{
 		Name: "vision_analyze_faces", Title: "Describe faces", OpenWorld: true, ReadOnly: true,
 		Description: "Describe visible faces objectively; never identifies anyone.",
@@ -296,7 +296,7 @@ func (v *Plugin) visionAnalyzeFaces() sdk.Tool[FaceInput, imaging.FaceResult] {
 }
 
 // visionClassifyScene declares vision_classify_scene.
-func (v *Plugin) visionClassifyScene() sdk.Tool[SceneInput, imaging.SceneResult] {
+func (v *Area) visionClassifyScene() sdk.Tool[SceneInput, imaging.SceneResult] {
 	return sdk.Tool[SceneInput, imaging.SceneResult]{
 		Name: "vision_classify_scene", Title: "Classify scene", OpenWorld: true, ReadOnly: true,
 		Description: "Classify an image's scene: category, indoor, time of day, weather, mood.",
@@ -315,7 +315,7 @@ func (v *Plugin) visionClassifyScene() sdk.Tool[SceneInput, imaging.SceneResult]
 }
 
 // visionExtractText declares vision_extract_text.
-func (v *Plugin) visionExtractText() sdk.Tool[ImageInput, imaging.TextResult] {
+func (v *Area) visionExtractText() sdk.Tool[ImageInput, imaging.TextResult] {
 	return sdk.Tool[ImageInput, imaging.TextResult]{
 		Name: "vision_extract_text", Title: "Extract text (OCR)", OpenWorld: true, ReadOnly: true,
 		Description: "Read an image's text in reading order.",
@@ -334,7 +334,7 @@ func (v *Plugin) visionExtractText() sdk.Tool[ImageInput, imaging.TextResult] {
 }
 
 // visionAnalyzeChart declares vision_analyze_chart.
-func (v *Plugin) visionAnalyzeChart() sdk.Tool[ImageInput, imaging.ChartResult] {
+func (v *Area) visionAnalyzeChart() sdk.Tool[ImageInput, imaging.ChartResult] {
 	return sdk.Tool[ImageInput, imaging.ChartResult]{
 		Name: "vision_analyze_chart", Title: "Read chart data", OpenWorld: true, ReadOnly: true,
 		Description: "Read a chart's type, axes, data points and trends.",
@@ -353,7 +353,7 @@ func (v *Plugin) visionAnalyzeChart() sdk.Tool[ImageInput, imaging.ChartResult] 
 }
 
 // visionAnalyzeColors declares vision_analyze_colors.
-func (v *Plugin) visionAnalyzeColors() sdk.Tool[ImageInput, imaging.ColorResult] {
+func (v *Area) visionAnalyzeColors() sdk.Tool[ImageInput, imaging.ColorResult] {
 	return sdk.Tool[ImageInput, imaging.ColorResult]{
 		Name: "vision_analyze_colors", Title: "Analyse colours", OpenWorld: true, ReadOnly: true,
 		Description: "Describe an image's colours, with dominant colours, brightness and contrast measured from pixels.",

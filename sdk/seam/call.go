@@ -38,7 +38,7 @@ type Call struct {
 	TraceParent, TraceState string
 }
 
-// TaskParams asks for a call to run as a task; TTL is the client's wish
+// TaskParams asks for a call to run as an MCP task; TTL is the client's wish
 // (zero: the plugin's default).
 type TaskParams struct {
 	TTL time.Duration
@@ -71,7 +71,7 @@ type Content struct {
 	URI string
 }
 
-// TaskState is a task as its plugin keeps it.
+// TaskState is an MCP task as its plugin keeps it.
 type TaskState struct {
 	ID, Tool, Status, StatusMessage string
 	// CreatedAt and UpdatedAt are RFC 3339 times.

@@ -7,8 +7,8 @@ type Caller struct {
 	ID string
 	// Source says where ID came from: "env", "client", "api_key", "unknown".
 	Source string
-	// SessionID is the MCP session.
-	SessionID string
+	// ClientSessionID names the MCP client session the call came in on.
+	ClientSessionID string
 	// ClientName and ClientVersion come from the client's initialize.
 	ClientName    string
 	ClientVersion string

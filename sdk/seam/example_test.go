@@ -12,7 +12,7 @@ import (
 // The host fills a Caller per session; a plugin asks it what the caller
 // may do.
 func ExampleCaller() {
-	operator := seam.Caller{ID: "ada", Source: "env", SessionID: "s-1", Project: "apollo"}
+	operator := seam.Caller{ID: "ada", Source: "env", ClientSessionID: "s-1", Project: "apollo"}
 	reader := seam.Caller{ID: "bob", Source: "api_key", Scopes: []string{"read"}}
 	fmt.Println(operator.ID, operator.Project, operator.HasScope("admin"))
 	fmt.Println(reader.ID, reader.HasScope("read"), reader.HasScope("write"))

@@ -187,7 +187,7 @@ func New(name string) *sdk.Plugin {
 			if in.Count > 1 {
 				msg = strings.Repeat(msg, in.Count)
 			}
-			return echoOut{Message: msg, Caller: c.ID, Source: c.Source, Session: c.SessionID}, nil
+			return echoOut{Message: msg, Caller: c.ID, Source: c.Source, Session: c.ClientSessionID}, nil
 		},
 	})
 	sdk.AddTool(p, sdk.Tool[failIn, struct{}]{

@@ -7,8 +7,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -42,14 +42,14 @@ func (s *Server) chooseTools(next http.Handler) http.Handler {
 		}
 		c, err := parseChoice(r.Header, r.URL.Path)
 		if err == nil && !c.empty() {
-			base := session.From(r.Context(), nil)
+			base := clientsession.From(r.Context(), nil)
 			if base == nil {
-				base = s.h.HostSession()
+				base = s.h.DefaultSessionSettings()
 			}
 			p, keyed := PrincipalOf(r.Context())
-			var chosen *session.Settings
+			var chosen *clientsession.Settings
 			if chosen, err = s.ceiling(base, p, keyed).choose(c); err == nil {
-				r = r.WithContext(session.With(r.Context(), chosen))
+				r = r.WithContext(clientsession.With(r.Context(), chosen))
 			}
 		}
 		if err != nil {
@@ -64,12 +64,12 @@ func (s *Server) chooseTools(next http.Handler) http.Handler {
 // settings and, for a request with an API key, the key's scopes.
 type ceiling struct {
 	h      Handler
-	base   *session.Settings
+	base   *clientsession.Settings
 	keyed  bool
 	scopes []string
 }
 
-func (s *Server) ceiling(base *session.Settings, p Principal, keyed bool) ceiling {
+func (s *Server) ceiling(base *clientsession.Settings, p Principal, keyed bool) ceiling {
 	return ceiling{h: s.h, base: base, keyed: keyed, scopes: p.Scopes}
 }
 
@@ -95,7 +95,7 @@ func (c ceiling) toolsets() []string {
 
 // choose checks a request's choice against the ceiling and returns its
 // settings.
-func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
+func (c ceiling) choose(rc requestChoice) (*clientsession.Settings, *errs.Error) {
 	if rc.readOnlySet && !rc.readOnly {
 		// Asking to write, explicitly.
 		if c.base.Mode == config.ModeReadOnly || c.base.Mode == config.ModeMinimal {
@@ -115,7 +115,7 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 		if exclude == nil {
 			return c.base.Choose(nil, rc.readOnly), nil
 		}
-		return c.base.Choose(&session.Choice{All: true, Exclude: exclude}, rc.readOnly), nil
+		return c.base.Choose(&clientsession.Choice{All: true, Exclude: exclude}, rc.readOnly), nil
 	}
 	allowed := c.toolsets()
 	if c.base.Mode == config.ModeMinimal {
@@ -126,7 +126,7 @@ func (c ceiling) choose(rc requestChoice) (*session.Settings, *errs.Error) {
 		return nil, refuseChoice(from, "", "mode FULL", allowed,
 			"%s: this listener serves MINIMAL mode, only the host's system tools; no toolset or tool can be chosen", from)
 	}
-	choice := &session.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}, Exclude: exclude}
+	choice := &clientsession.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}, Exclude: exclude}
 	known := c.h.Toolsets()
 	for _, ts := range rc.toolsets {
 		switch {

@@ -7,9 +7,9 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/registry"
-	"github.com/cairn-mcp/cairn/host/session"
 )
 
 // The test handler's catalog: the built-in toolsets and a tool of each
@@ -23,9 +23,9 @@ var testTools = map[string]ToolFacts{
 	"health":          {Toolset: "system"},
 }
 
-func (h testHandler) HostSession() *session.Settings {
+func (h testHandler) DefaultSessionSettings() *clientsession.Settings {
 	ts, _ := config.ParseToolsets("core,sdd,admin")
-	return &session.Settings{Toolsets: ts, Mode: config.ModeFull}
+	return &clientsession.Settings{Toolsets: ts, Mode: config.ModeFull}
 }
 
 func (h testHandler) Toolsets() []string {
@@ -39,13 +39,13 @@ func (h testHandler) ToolFacts(name string) (ToolFacts, bool) {
 
 func TestChooseTools(t *testing.T) {
 	t.Parallel()
-	s := New(testHandler{}, session.Limits{}, nil)
-	readOnlyListener := testHandler{}.HostSession()
+	s := New(testHandler{}, clientsession.Limits{}, nil)
+	readOnlyListener := testHandler{}.DefaultSessionSettings()
 	readOnlyListener.Mode = config.ModeReadOnly
 	for _, tc := range []struct {
 		name     string
 		method   string
-		listener *session.Settings
+		listener *clientsession.Settings
 		keyed    bool
 		scopes   []string
 		headers  map[string]string
@@ -101,9 +101,9 @@ func TestChooseTools(t *testing.T) {
 		{name: "malformed", headers: map[string]string{HeaderReadonly: "perhaps"}, path: "/mcp", status: 400, header: HeaderReadonly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got *session.Settings
+			var got *clientsession.Settings
 			h := s.chooseTools(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-				got = session.From(r.Context(), nil)
+				got = clientsession.From(r.Context(), nil)
 			}))
 			method := http.MethodPost
 			if tc.method != "" {
@@ -115,7 +115,7 @@ func TestChooseTools(t *testing.T) {
 			}
 			ctx := r.Context()
 			if tc.listener != nil {
-				ctx = session.With(ctx, tc.listener)
+				ctx = clientsession.With(ctx, tc.listener)
 			}
 			if tc.keyed {
 				ctx = context.WithValue(ctx, principalKey{}, Principal{UserID: "sam", Scopes: tc.scopes})
@@ -151,15 +151,15 @@ func TestChooseTools(t *testing.T) {
 				t.Fatalf("status %d: %s", w.Code, w.Body)
 			}
 			if got == nil {
-				got = testHandler{}.HostSession()
+				got = testHandler{}.DefaultSessionSettings()
 			}
 			for _, name := range tc.visible {
-				if !session.Visible(got, toolOf(name)) {
+				if !clientsession.Visible(got, toolOf(name)) {
 					t.Errorf("%s hidden, want listed", name)
 				}
 			}
 			for _, name := range tc.hidden {
-				if session.Visible(got, toolOf(name)) {
+				if clientsession.Visible(got, toolOf(name)) {
 					t.Errorf("%s listed, want hidden", name)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -23,10 +23,11 @@ import (
 // request before it ends (CAIRN_HTTP_SESSION_IDLE).
 const DefaultHTTPSessionIdle = 30 * time.Minute
 
-// httpSessions are the MCP sessions the HTTP transport issued (protocol
-// revisions up to 2025-11-25; 2026-07-28 has none). Each is bound to the API
-// key that opened it: the same id with another key is as unknown as an id
-// never issued (404, so a session id reveals nothing to a foreign key). A
+// httpSessions are the MCP client sessions the HTTP transport issued,
+// each named by its Mcp-Session-Id header (protocol revisions up to
+// 2025-11-25; 2026-07-28 has none). Each is bound to the API key that
+// opened it: the same id with another key is as unknown as an id never
+// issued (404, so a session id reveals nothing to a foreign key). A
 // session ends with DELETE or after idle without a request.
 //
 // With PostgreSQL (shared non-nil) the sessions are the cluster's: each is
@@ -66,7 +67,7 @@ func newHTTPSessions(idle time.Duration, maxCalls int) *httpSessions {
 		idle = DefaultHTTPSessionIdle
 	}
 	if maxCalls <= 0 {
-		maxCalls = session.DefaultMaxConcurrentCalls
+		maxCalls = clientsession.DefaultMaxConcurrentCalls
 	}
 	return &httpSessions{live: map[string]*httpSession{}, idle: idle, maxCalls: maxCalls, now: time.Now, log: hclog.NewNullLogger()}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -54,7 +54,7 @@ func httpTestServer(t *testing.T, auth Authenticator, hs httpSettings, tools ...
 	t.Helper()
 	h := testHandler{mcp: server.NewMCPServer("cairn", "test", server.WithToolCapabilities(true))}
 	h.mcp.AddTools(tools...)
-	s := New(h, session.Limits{MaxMessage: session.DefaultMaxMessage, MaxCalls: 1}, hclog.NewNullLogger())
+	s := New(h, clientsession.Limits{MaxMessage: clientsession.DefaultMaxMessage, MaxCalls: 1}, hclog.NewNullLogger())
 	sessions := newHTTPSessions(hs.sessionIdle, s.limits.MaxCalls)
 	mcpHTTP := server.NewStreamableHTTPServer(h.mcp, server.WithEndpointPath("/mcp"), server.WithSessionIdManagerResolver(sessions))
 	srv := httptest.NewServer(s.handler(auth, sessions, hs, mcpHTTP))
@@ -177,7 +177,7 @@ func TestHTTPSessionsExpireWhenIdle(t *testing.T) {
 func TestHTTPMessageSizeBound(t *testing.T) {
 	t.Parallel()
 	srv, _ := httpTestServer(t, nil, httpSettings{sessionIdle: time.Hour})
-	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", session.DefaultMaxMessage) + `"}}`
+	big := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"` + strings.Repeat("x", clientsession.DefaultMaxMessage) + `"}}`
 	resp, body := do(t, srv, http.MethodPost, "", "", big)
 	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(body, "CAIRN_MAX_MESSAGE") {
 		t.Fatalf("oversized body: %d %.200s", resp.StatusCode, body)

@@ -19,7 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -40,9 +40,9 @@ type Handler interface {
 	// that mcp-go does not know (the skills extension); false for any
 	// other message.
 	AnswerExtension(ctx context.Context, method string, msg []byte) (mcp.JSONRPCMessage, bool)
-	// HostSession is the host's own session settings, a listener's when it
-	// has none of its own.
-	HostSession() *session.Settings
+	// DefaultSessionSettings are the host's own client session settings,
+	// a listener's when it has none of its own.
+	DefaultSessionSettings() *clientsession.Settings
 	// Toolsets lists the toolsets of the tools some session may be
 	// served, sorted: what a request may choose (docs/decisions.md D39).
 	Toolsets() []string
@@ -54,12 +54,12 @@ type Handler interface {
 // Server serves the HTTP listeners of one host.
 type Server struct {
 	h      Handler
-	limits session.Limits
+	limits clientsession.Limits
 	log    hclog.Logger
 }
 
 // New returns a Server for h whose sessions have limits.
-func New(h Handler, limits session.Limits, log hclog.Logger) *Server {
+func New(h Handler, limits clientsession.Limits, log hclog.Logger) *Server {
 	return &Server{h: h, limits: limits, log: log}
 }
 

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 )
 
 // Options are one HTTP listener's own settings. The in-process server
@@ -19,7 +19,7 @@ type Options struct {
 	// listener: the CAIRN_AGENT_ID, CAIRN_PROJECT, CAIRN_TOOLSETS and
 	// CAIRN_MODE of the command that opened it, not the daemon's. Nil: the
 	// host's own settings.
-	Session *session.Settings
+	Session *clientsession.Settings
 	// Env, when not nil, is the listener's environment for its HTTP
 	// settings (CAIRN_HTTP_*): the command's that opened it, not the
 	// daemon's. Nil: this process's environment.
@@ -44,6 +44,6 @@ func (o Options) withSession(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(session.With(r.Context(), o.Session)))
+		next.ServeHTTP(w, r.WithContext(clientsession.With(r.Context(), o.Session)))
 	})
 }

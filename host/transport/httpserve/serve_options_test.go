@@ -5,7 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 )
 
 func TestHTTPOptionsAreTheListenersOwn(t *testing.T) {
@@ -21,14 +21,14 @@ func TestHTTPOptionsAreTheListenersOwn(t *testing.T) {
 		t.Errorf("settings from Env: %+v %v", hs, err)
 	}
 
-	def := &session.Settings{Project: "daemon"}
-	var seen *session.Settings
-	probe := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = session.From(r.Context(), def) })
+	def := &clientsession.Settings{Project: "daemon"}
+	var seen *clientsession.Settings
+	probe := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { seen = clientsession.From(r.Context(), def) })
 	Options{}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
 	if seen != def {
 		t.Errorf("without Session: %+v, want the host's", seen)
 	}
-	own := &session.Settings{Project: "web", Mode: "READONLY"}
+	own := &clientsession.Settings{Project: "web", Mode: "READONLY"}
 	Options{Session: own}.withSession(probe).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("POST", "/mcp", nil))
 	if seen != own {
 		t.Errorf("with Session: %+v, want the listener's", seen)

@@ -21,8 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/internal/jsonl"
-	"github.com/cairn-mcp/cairn/host/session"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 	"github.com/cairn-mcp/cairn/sdk/workers"
 )
@@ -85,7 +85,7 @@ func (s *connSession) GetClientCapabilities() mcp.ClientCapabilities {
 }
 func (s *connSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.clientCaps.Store(c) }
 
-// RelayLog implements session.Listener: a relayed session's line goes to
+// RelayLog implements clientsession.Listener: a relayed session's line goes to
 // its relay's stderr.
 func (s *connSession) RelayLog(text string) {
 	if s.relayLog != nil {
@@ -157,7 +157,7 @@ type Handler interface {
 	// Serving is called once the session can take notifications: it
 	// hears the server's warnings and its project is announced; done is
 	// called as it ends.
-	Serving(sess session.Listener, settings *session.Settings) (done func())
+	Serving(sess clientsession.Listener, settings *clientsession.Settings) (done func())
 	// HandleMessage answers one message (nil for a notification).
 	HandleMessage(ctx context.Context, msg []byte) mcp.JSONRPCMessage
 	// LiftArguments takes a tools/call's arguments out of msg, for the tool
@@ -193,17 +193,17 @@ func New(h Handler, log hclog.Logger) *Server {
 // Options tune Serve.
 type Options struct {
 	// Session holds the session's settings.
-	Session *session.Settings
+	Session *clientsession.Settings
 	// Replayed lists JSON-RPC ids (as JSON text) that a relay sends again
 	// after it lost the daemon: those calls may already have run.
 	Replayed map[string]bool
 	// Relayed sessions get log lines about the workspace on their relay's
 	// stderr (a {"cairn_log": …} line the relay diverts).
 	Relayed bool
-	// MaxMessage bounds one JSON-RPC message (default session.DefaultMaxMessage).
+	// MaxMessage bounds one JSON-RPC message (default clientsession.DefaultMaxMessage).
 	MaxMessage int
 	// MaxConcurrentCalls bounds the tool calls one session runs at once;
-	// more wait in order (default session.DefaultMaxConcurrentCalls).
+	// more wait in order (default clientsession.DefaultMaxConcurrentCalls).
 	MaxConcurrentCalls int
 }
 
@@ -219,10 +219,10 @@ type RelayLogLine struct {
 // session's bound wait in order.
 func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer, opts Options) error {
 	if opts.MaxMessage <= 0 {
-		opts.MaxMessage = session.DefaultMaxMessage
+		opts.MaxMessage = clientsession.DefaultMaxMessage
 	}
 	if opts.MaxConcurrentCalls <= 0 {
-		opts.MaxConcurrentCalls = session.DefaultMaxConcurrentCalls
+		opts.MaxConcurrentCalls = clientsession.DefaultMaxConcurrentCalls
 	}
 	settings := opts.Session
 	if settings == nil {
@@ -235,14 +235,14 @@ func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer, opts Optio
 		key:           settings.Key,
 	}
 	if sess.key == "" {
-		sess.key = session.NewKey()
+		sess.key = clientsession.NewKey()
 	}
 	ctx, unregister, err := s.h.Register(ctx, sess)
 	if err != nil {
 		return err
 	}
 	defer unregister()
-	ctx = session.With(ctx, settings)
+	ctx = clientsession.With(ctx, settings)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -387,7 +387,7 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 		if resp != nil {
 			respond(resp)
 			if _, failed := resp.(mcp.JSONRPCError); !failed {
-				for _, n := range session.SettingsWarnings(session.From(ctx, nil)) {
+				for _, n := range clientsession.SettingsWarnings(clientsession.From(ctx, nil)) {
 					respond(n)
 				}
 			}
@@ -396,7 +396,7 @@ func (s *Server) handleLine(ctx context.Context, c *connSession, line []byte, re
 	}
 	id := string(probe.ID)
 	notified := new(atomic.Bool)
-	cctx := session.WithCall(ctx, session.Call{ID: id, Key: c.key, Replay: replayed[id], Notified: notified})
+	cctx := clientsession.WithCall(ctx, clientsession.Call{ID: id, Key: c.key, Replay: replayed[id], Notified: notified})
 	// line is this message's own (jsonl.ReadLine allocates each); a
 	// tools/call's arguments stay in it, raw, for the tool handler.
 	cctx, msg := s.h.LiftArguments(cctx, probe, line)

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/cairn-mcp/cairn/host/session"
+	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/transport/jsonrpc"
 )
 
@@ -30,7 +30,9 @@ func (h *gatedHandler) Enter(context.Context) func() { return func() {} }
 func (h *gatedHandler) Register(ctx context.Context, _ server.ClientSession) (context.Context, func(), error) {
 	return ctx, func() {}, nil
 }
-func (h *gatedHandler) Serving(session.Listener, *session.Settings) func() { return func() {} }
+func (h *gatedHandler) Serving(clientsession.Listener, *clientsession.Settings) func() {
+	return func() {}
+}
 func (h *gatedHandler) HandleMessage(_ context.Context, msg []byte) mcp.JSONRPCMessage {
 	var m struct {
 		ID json.RawMessage `json:"id"`
@@ -89,7 +91,7 @@ func serveGated(t *testing.T, h *gatedHandler) *servedPipe {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = srv.Serve(ctx, inR, outW, Options{Session: &session.Settings{}})
+		_ = srv.Serve(ctx, inR, outW, Options{Session: &clientsession.Settings{}})
 		_ = outW.Close()
 	}()
 	p := &servedPipe{t: t, in: inW, lines: make(chan map[string]any, 64)}

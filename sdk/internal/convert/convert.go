@@ -50,7 +50,7 @@ func CallFromProto(req *pb.CallToolRequest) seam.Call {
 // CallerToProto is the caller as the protocol carries it.
 func CallerToProto(c seam.Caller) *pb.Caller {
 	return &pb.Caller{
-		Id: c.ID, Source: c.Source, SessionId: c.SessionID, ClientName: c.ClientName,
+		Id: c.ID, Source: c.Source, SessionId: c.ClientSessionID, ClientName: c.ClientName,
 		ClientVersion: c.ClientVersion, Scopes: c.Scopes, Project: c.Project,
 	}
 }
@@ -62,7 +62,7 @@ func CallerFromProto(c *pb.Caller) seam.Caller {
 		return seam.Caller{ID: "unknown", Source: "unknown"}
 	}
 	return seam.Caller{
-		ID: c.GetId(), Source: c.GetSource(), SessionID: c.GetSessionId(), ClientName: c.GetClientName(),
+		ID: c.GetId(), Source: c.GetSource(), ClientSessionID: c.GetSessionId(), ClientName: c.GetClientName(),
 		ClientVersion: c.GetClientVersion(), Scopes: c.GetScopes(), Project: c.GetProject(),
 	}
 }

@@ -27,7 +27,7 @@ func deepEqual(t *testing.T, what string, got, want any) {
 	}
 }
 
-var everyCaller = seam.Caller{ID: "agent-7", Source: "api_key", SessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
+var everyCaller = seam.Caller{ID: "agent-7", Source: "api_key", ClientSessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
 
 // TestCallToProtoCarriesEveryField: every field of a call reaches the
 // request.

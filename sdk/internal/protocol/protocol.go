@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/cairn-mcp/cairn/sdk/internal/pluginv1"
-	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // Version is the newest plugin protocol version this module speaks.
@@ -20,10 +19,6 @@ const Version = 1
 
 // PluginKey is the key of the cairn plugin inside a go-plugin plugin set.
 const PluginKey = "cairn"
-
-// HealthOpening is the Health status of a plugin that is still opening
-// (seam.HealthOpening).
-const HealthOpening = seam.HealthOpening
 
 // MaxMessageBytes raises gRPC's 4 MB default on both sides so large tool
 // results (screenshots, big listings) pass.

@@ -1,4 +1,4 @@
-package convert
+package supervisor
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestToolFromSeamChecksSchemasAtRegistration(t *testing.T) {
 		{"draft-07", `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`, ``, `$schema http://json-schema.org/draft-07/schema# is not supported`},
 		{"good", `{"type":"object","properties":{"id":{"type":"string","pattern":"^T-[0-9]+$"}},"additionalProperties":false}`, `{"type":"object"}`, ``},
 	} {
-		rt, err := ToolFromSeam(seam.Tool{Name: "x", InputSchema: []byte(c.in), OutputSchema: []byte(c.out)}, true)
+		rt, err := toolFromSeam(seam.Tool{Name: "x", InputSchema: []byte(c.in), OutputSchema: []byte(c.out)}, true)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%s: refused: %v", c.name, err)

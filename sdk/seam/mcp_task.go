@@ -2,7 +2,7 @@ package seam
 
 import "github.com/cairn-mcp/cairn/sdk/errs"
 
-// TaskRequest is an operation on a plugin's task (docs/decisions.md D39):
+// TaskRequest is an operation on a plugin's MCP task (docs/decisions.md D39):
 // Op is "get", "list", "cancel", "result" (which waits until the task
 // ends) or "working" (every owner's working tasks, for the host alone).
 // Caller is who asks: a plugin shows a task only to its owner.

@@ -44,7 +44,7 @@ type taskResult struct {
 	Content []Content       `json:"content,omitempty"`
 }
 
-// Task statuses (the 2025-11-25 revision's names; the host maps them to
+// MCP task statuses (the 2025-11-25 revision's names; the host maps them to
 // either era's shapes).
 const (
 	TaskWorking   = "working"

@@ -28,7 +28,7 @@ const (
 	TaskOptional TaskSupport = "optional"
 )
 
-// Task lifetimes: the default when the client asks for none, and the
+// MCP task lifetimes: the default when the client asks for none, and the
 // longest kept (a longer ttl is shortened to it).
 const (
 	DefaultTaskTTL = time.Hour

@@ -1,9 +1,12 @@
-// Package session holds what is each MCP session's own in a shared server
-// (docs/decisions.md D21): its settings, the rules deciding which tools it
-// sees and may call, its limits, its resource subscriptions and the log
-// lines it hears (the server's warnings, its requests' own). Every
-// transport opens sessions with it; the pipeline's filter asks it.
-package session
+// Package clientsession holds what is each MCP client session's own in a
+// shared server (docs/decisions.md D21): its settings, the rules deciding
+// which tools it sees and may call, its limits, its resource subscriptions
+// and the log lines it hears (the server's warnings, its requests' own).
+// A client session is one MCP client's connection (a stdio pipe, or an
+// HTTP session named by its Mcp-Session-Id), not an audit session or a
+// computer-use session. Every transport opens client sessions with it;
+// the pipeline's filter asks it.
+package clientsession
 
 import (
 	"context"

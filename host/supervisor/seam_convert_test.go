@@ -1,4 +1,4 @@
-package convert
+package supervisor
 
 import (
 	"encoding/json"
@@ -21,15 +21,15 @@ func deepEqual(t *testing.T, what string, got, want any) {
 // TestCallToSeamCarriesEveryField: every field of a call reaches the
 // seam's call, progress and log level only when the call forwards them.
 func TestCallToSeamCarriesEveryField(t *testing.T) {
-	caller := pipeline.Caller{ID: "agent-7", Source: "api_key", SessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
+	caller := seam.Caller{ID: "agent-7", Source: "api_key", ClientSessionID: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"}
 	c := &pipeline.Call{
 		Name: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: caller, RequestID: "7",
 		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, LogLevel: "debug",
 		Progress: func(float64, float64, string) {}, Log: func(string, string, json.RawMessage) {},
-		Task:        &pipeline.TaskParams{TTL: time.Minute},
+		Task:        &seam.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}
-	deepEqual(t, "call", CallToSeam(c, 42), seam.Call{
+	deepEqual(t, "call", callToSeam(c, 42), seam.Call{
 		Tool: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: caller, RequestID: "7",
 		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42,
 		Task:        &seam.TaskParams{TTL: time.Minute},
@@ -37,7 +37,7 @@ func TestCallToSeamCarriesEveryField(t *testing.T) {
 	})
 	// Without callbacks the call asks for neither progress nor logs,
 	// whatever level it names.
-	quiet := CallToSeam(&pipeline.Call{Name: "x", LogLevel: "debug"}, 0)
+	quiet := callToSeam(&pipeline.Call{Name: "x", LogLevel: "debug"}, 0)
 	if quiet.WantsProgress || quiet.LogLevel != "" || quiet.ClientChannel != 0 {
 		t.Fatalf("a call without callbacks asked for %+v", quiet)
 	}
@@ -52,10 +52,10 @@ func TestProgressAndLogCallbacks(t *testing.T) {
 		Progress: func(p, total float64, msg string) { got = append(got, p, total, msg) },
 		Log:      func(level, logger string, data json.RawMessage) { got = append(got, level, logger, string(data)) },
 	}
-	ProgressFunc(c)(seam.Progress{Progress: 3, Total: 10, Message: "three"})
-	LogFunc(c)(seam.LogLine{Level: "warning", Logger: "core", Data: json.RawMessage(`{"message":"m"}`)})
+	progressFunc(c)(seam.Progress{Progress: 3, Total: 10, Message: "three"})
+	logFunc(c)(seam.LogLine{Level: "warning", Logger: "core", Data: json.RawMessage(`{"message":"m"}`)})
 	deepEqual(t, "events", got, []any{3.0, 10.0, "three", "warning", "core", `{"message":"m"}`})
-	if ProgressFunc(&pipeline.Call{}) != nil || LogFunc(&pipeline.Call{}) != nil {
+	if progressFunc(&pipeline.Call{}) != nil || logFunc(&pipeline.Call{}) != nil {
 		t.Fatal("a call without callbacks got adapters")
 	}
 }
@@ -70,7 +70,7 @@ func TestToolFromSeam(t *testing.T) {
 		HonoursIdempotency: true, TaskSupport: "optional",
 		Annotations: &seam.Annotations{ReadOnly: true, Idempotent: true, Title: "Get a task"},
 	}
-	rt, err := ToolFromSeam(desc, false)
+	rt, err := toolFromSeam(desc, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestToolFromSeam(t *testing.T) {
 		t.Fatalf("tool = %+v", rt)
 	}
 
-	bare, err := ToolFromSeam(seam.Tool{Name: "x", Annotations: &seam.Annotations{Title: "From annotations"}}, false)
+	bare, err := toolFromSeam(seam.Tool{Name: "x", Annotations: &seam.Annotations{Title: "From annotations"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-// Package convert converts between the host's call-path types and the
-// seam's (sdk/seam), for the two whose host form carries more than
-// crosses to a plugin: a call (pipeline.Call, with its tool entry and its
-// callbacks) and a described tool (registry.Tool, with its compiled
-// schema). Every other type of the boundary is the seam's own, so it
-// needs no converting here; the one converter to the protocol is inside
-// the SDK (docs/decisions.md D34).
-package convert
+// The host's side of the seam converts only the two types whose host
+// form carries more than crosses to a plugin: a call (pipeline.Call, with
+// its tool entry and its callbacks) and a described tool (registry.Tool,
+// with its compiled schema). Every other type of the boundary is the
+// seam's own (sdk/seam), so it needs no converting; the one converter to
+// the protocol is inside the SDK (docs/decisions.md D34).
+
+package supervisor
 
 import (
 	"encoding/json"
@@ -17,11 +17,11 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// CallToSeam is call c as it goes to its plugin. channel is the client
+// callToSeam is call c as it goes to its plugin. channel is the client
 // channel the plugin may ask the caller's client through (0: none). The
 // call wants progress when c forwards it, and log lines at c.LogLevel
 // when c forwards those.
-func CallToSeam(c *pipeline.Call, channel uint64) seam.Call {
+func callToSeam(c *pipeline.Call, channel uint64) seam.Call {
 	out := seam.Call{
 		Tool: c.Name, Args: c.Args, Caller: c.Caller, RequestID: c.RequestID,
 		IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
@@ -34,29 +34,29 @@ func CallToSeam(c *pipeline.Call, channel uint64) seam.Call {
 	return out
 }
 
-// ProgressFunc adapts the call's progress callback to the seam's
+// progressFunc adapts the call's progress callback to the seam's
 // progress reports; nil when the call forwards no progress.
-func ProgressFunc(c *pipeline.Call) func(seam.Progress) {
+func progressFunc(c *pipeline.Call) func(seam.Progress) {
 	if c.Progress == nil {
 		return nil
 	}
 	return func(p seam.Progress) { c.Progress(p.Progress, p.Total, p.Message) }
 }
 
-// LogFunc adapts the call's log callback to the seam's log lines; nil
+// logFunc adapts the call's log callback to the seam's log lines; nil
 // when the call forwards no log lines.
-func LogFunc(c *pipeline.Call) func(seam.LogLine) {
+func logFunc(c *pipeline.Call) func(seam.LogLine) {
 	if c.Log == nil {
 		return nil
 	}
 	return func(l seam.LogLine) { c.Log(l.Level, l.Logger, l.Data) }
 }
 
-// ToolFromSeam is a described tool as the registry's. With compile, its
+// toolFromSeam is a described tool as the registry's. With compile, its
 // input schema is compiled now (else on the tool's first call,
 // registry.Tool.Validate) and its output schema checked. A tool without an
 // input schema takes any object; one without a toolset is in "default".
-func ToolFromSeam(t seam.Tool, compile bool) (*registry.Tool, error) {
+func toolFromSeam(t seam.Tool, compile bool) (*registry.Tool, error) {
 	in := t.InputSchema
 	if len(in) == 0 {
 		in = json.RawMessage(`{"type":"object"}`)
