@@ -47,7 +47,7 @@ func wire(t testing.TB, st *store.Store, fail func(tasks.Change) error) *tasks.S
 			return aud.AppendTaskChange(tx, ch)
 		}
 	}
-	svc := tasks.New(st, tasks.Config{Clock: clock, Record: recordEventIn(st), OnChange: onChange, ThoughtTrail: aud.ThoughtTrail})
+	svc := tasks.New(st, tasks.Config{Clock: clock, Record: recordEventIn(st), OnChange: onChange, ThoughtTrail: aud.ThoughtTrail, ImportedText: aud.ImportedText})
 	t.Cleanup(func() { _ = svc.Close() })
 	return svc
 }

@@ -25,6 +25,8 @@ type ImportInput struct {
 	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
 	Tag     string `json:"tag,omitempty" jsonschema:"maxLength=200,description=task-master tag to read from a tagged tasks.json (default master)"`
 	IDsPath string `json:"ids_path,omitempty" jsonschema:"description=Absolute path of a file to write the task id each source id got to (JSON Lines of [source id, task id]; replaced when it exists) instead of answering them: an import of a million tasks answers in a few bytes"`
+	Strict  bool   `json:"strict,omitempty" jsonschema:"description=All or nothing: the first problem refuses the whole input and nothing is written. Default: every task that can be imported is, and the report lists each one changed or skipped"`
+	DryRun  bool   `json:"dry_run,omitempty" jsonschema:"description=Read and check the input and answer the report; write nothing"`
 }
 
 // ExportInput is task_export's input.
@@ -50,7 +52,7 @@ func absolute(field, p string) error {
 func (c *Area) registerImportTools() {
 	sdk.AddTool(c.p, sdk.Tool[ImportInput, tasks.ImportOutput]{
 		Name: "task_import", Title: "Import tasks", Toolset: sdk.InternalToolset,
-		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks. The input is streamed and checked whole first: a problem answers 400 naming file, line and field, and nothing is written; a folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",
+		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks; each task keeps its source id and times (task_get's source). The input is streamed and checked whole first. By default every task that can be imported is: a text over its field's limit is cut there and kept whole in the task's thought trail, a duplicate id is renumbered, a dependency or parent not in the import and the link that closes a loop are dropped, a task breaking another rule is skipped; the answer's report lists each with its place, field, rule, action and fix. strict: the first problem answers 400 (409 for a loop) naming file, line and field, and nothing is written. dry_run: the report, nothing written. A folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",
 		Handler: func(ctx context.Context, in ImportInput) (tasks.ImportOutput, error) {
 			if err := absolute("path", in.Path); err != nil {
 				return tasks.ImportOutput{}, err
@@ -102,9 +104,14 @@ func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.Impo
 		return tasks.ImportOutput{}, err
 	}
 	defer func() { _ = src.Close() }()
-	if in.IDsPath == "" {
+	opts := tasks.ImportOptions{Strict: in.Strict, DryRun: in.DryRun, Format: in.Format}
+	if opts.Format == "" {
+		opts.Format = importer.DetectFormat(in.Path)
+	}
+	if in.IDsPath == "" || in.DryRun {
+		// A dry run writes nothing, not even the ids file.
 		ids := map[string]string{}
-		out, err := svc.ImportFrom(call, in.Project, src, func(key, id string) error {
+		out, err := svc.ImportFrom(call, in.Project, src, opts, func(key, id string) error {
 			ids[key] = id
 			return nil
 		})
@@ -117,7 +124,7 @@ func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.Impo
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
 	var werr error
-	out, err := svc.ImportFrom(call, in.Project, src, func(key, id string) error {
+	out, err := svc.ImportFrom(call, in.Project, src, opts, func(key, id string) error {
 		if werr == nil {
 			line, _ := json.Marshal([2]string{key, id})
 			_, werr = w.Write(append(line, '\n'))

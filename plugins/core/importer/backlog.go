@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -213,6 +214,17 @@ func (t *Task) backlogField(w Where, k string, v *yaml.Node) error {
 		if t.Key, err = backlogID(w, k, s); err != nil {
 			return err
 		}
+		t.Source = s
+	case "created_date", "updated_date":
+		s, err := scalar(w, k, v)
+		if err != nil {
+			return err
+		}
+		if k == "created_date" {
+			t.SourceCreated = backlogTime(s)
+		} else {
+			t.SourceUpdated = backlogTime(s)
+		}
 	case "title":
 		s, err := scalar(w, k, v)
 		t.Title = s
@@ -362,4 +374,16 @@ func idLess(a, b string) bool {
 		}
 	}
 	return len(pa) < len(pb)
+}
+
+// backlogTime renders a Backlog.md date ("2025-06-08 14:29", "2025-06-08")
+// in RFC 3339; Backlog.md writes no zone, so it is read as UTC. A date it
+// cannot read is left out.
+func backlogTime(s string) string {
+	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+			return t.UTC().Format(time.RFC3339)
+		}
+	}
+	return ""
 }

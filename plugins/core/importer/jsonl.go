@@ -35,6 +35,9 @@ type jsonlLine struct {
 	Sequence      *uint64   `json:"sequence"`
 	ClaimedBy     *string   `json:"claimed_by"`
 	ThoughtTrail  *[]string `json:"thought_trail"`
+	// Source is task_get's origin of an exported task; the import's own
+	// origin is this line's task_id.
+	Source *json.RawMessage `json:"source"`
 }
 
 // maxLine bounds one JSON Lines line: a task's longest fields (8,000
@@ -118,6 +121,13 @@ func parseJSONLLine(w Where, b []byte) (Task, error) {
 		DependsOn:     l.DependsOn,
 		Progress:      l.Progress,
 		BlockedReason: l.BlockedReason,
+		Source:        *l.TaskID,
+	}
+	if l.CreatedAt != nil {
+		t.SourceCreated = *l.CreatedAt
+	}
+	if l.UpdatedAt != nil {
+		t.SourceUpdated = *l.UpdatedAt
 	}
 	if l.ParentID != nil {
 		t.Parent = *l.ParentID

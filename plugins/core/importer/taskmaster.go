@@ -229,7 +229,7 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if t.Title == nil {
 		return Refuse(w, "title", "required", "task %s has no title", key)
 	}
-	out := Task{Key: key, Where: w, Title: *t.Title, Parent: parent, Status: tmStatuses["pending"]}
+	out := Task{Key: key, Where: w, Title: *t.Title, Parent: parent, Status: tmStatuses["pending"], Source: key}
 	if t.Status != "" { // absent is task-master's default, pending
 		st, ok := tmStatuses[t.Status]
 		if !ok {

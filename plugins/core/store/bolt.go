@@ -50,6 +50,7 @@ var migrations = []Migration{
 	migrateV7,
 	migrateV8,
 	migrateV9,
+	migrateV10,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -152,6 +153,13 @@ func migrateV9(tx *bolt.Tx) error {
 	}
 	return createBuckets(tx, IdempotencyBuckets()...)
 }
+
+// migrateV10 lets a task record hold its origin, where an imported task
+// came from (docs/decisions.md D41), in a second record format the tasks
+// package writes only for such a task: no record is rewritten, and the
+// version makes an older cairn, which would take such a record for a
+// corrupt one, refuse the store instead.
+func migrateV10(*bolt.Tx) error { return nil }
 
 // idempotencyV8MetaKeys are the meta keys the generations of v7 and v8
 // kept (the last only on PostgreSQL).

@@ -120,7 +120,7 @@ func (s *Service) CreateFor(call Call, in CreateInput) (CreateOutput, error) {
 				return CreateOutput{}, err
 			}
 			var err error
-			if rec, event, err = s.createRecorded(tx, actor, call.TraceID, &in, parent, deps, now); err != nil {
+			if rec, event, err = s.createRecorded(tx, actor, call.TraceID, &in, nil, parent, deps, now); err != nil {
 				return CreateOutput{}, err
 			}
 			return CreateOutput{
@@ -159,8 +159,8 @@ func createdEvent(rec *record) map[string]any {
 // tasks (projectForWrite) inside tx, and records its task.created event:
 // task_create's write, which an import repeats for each of its tasks
 // (docs/decisions.md D41). It returns the event to publish after the commit.
-func (s *Service) createRecorded(tx kv.Tx, actor, traceID string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, map[string]any, error) {
-	rec, err := s.createTx(tx, actor, traceID, in, parent, deps, now)
+func (s *Service) createRecorded(tx kv.Tx, actor, traceID string, in *CreateInput, origin *Origin, parent uint64, deps []uint64, now time.Time) (*record, map[string]any, error) {
+	rec, err := s.createWith(tx, actor, traceID, in, origin, parent, deps, now)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,6 +175,12 @@ func (s *Service) createRecorded(tx kv.Tx, actor, traceID string, in *CreateInpu
 // the call that writes it (docs/decisions.md D38), kept beside its chain
 // link.
 func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, parent uint64, deps []uint64, now time.Time) (*record, error) {
+	return s.createWith(tx, actor, traceID, in, nil, parent, deps, now)
+}
+
+// createWith is createTx for a task that keeps its origin, an imported
+// one's source (docs/decisions.md D41); nil for a task made here.
+func (s *Service) createWith(tx kv.Tx, actor, traceID string, in *CreateInput, origin *Origin, parent uint64, deps []uint64, now time.Time) (*record, error) {
 	if parent != 0 {
 		p, ok, err := loadRecord(tx, parent)
 		if err != nil {
@@ -218,6 +224,9 @@ func (s *Service) createTx(tx kv.Tx, actor, traceID string, in *CreateInput, par
 	}
 	if in.Description != nil {
 		rec.description = *in.Description
+	}
+	if origin != nil {
+		rec.origin = *origin
 	}
 	if in.Priority != nil {
 		rec.priority = priorityCode(*in.Priority)

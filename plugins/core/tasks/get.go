@@ -42,6 +42,9 @@ type Task struct {
 	DependedOnBy []string `json:"depended_on_by,omitzero"`
 	// ClaimedBy is the holder of the task's claim, when claimed.
 	ClaimedBy string `json:"claimed_by,omitempty"`
+	// Source is where an imported task came from (docs/decisions.md
+	// D41); absent for a task made here.
+	Source *Origin `json:"source,omitempty"`
 }
 
 func (r *record) view() Task {
@@ -67,6 +70,10 @@ func (r *record) view() Task {
 	if r.hasEstimate {
 		e := r.estimate
 		t.EstimateHours = &e
+	}
+	if r.origin != (Origin{}) {
+		o := r.origin
+		t.Source = &o
 	}
 	return t
 }
@@ -97,6 +104,16 @@ func (t Task) asMap() map[string]any {
 	}
 	if t.BlockedReason != "" {
 		m["blocked_reason"] = t.BlockedReason
+	}
+	if t.Source != nil {
+		src := map[string]any{"id": t.Source.ID, "format": t.Source.Format}
+		if t.Source.CreatedAt != "" {
+			src["created_at"] = t.Source.CreatedAt
+		}
+		if t.Source.UpdatedAt != "" {
+			src["updated_at"] = t.Source.UpdatedAt
+		}
+		m["source"] = src
 	}
 	return m
 }

@@ -27,6 +27,10 @@ type planned struct {
 	Steps  []UpdateInput `json:"steps,omitempty"`
 	// Key is the task's id in its source, for the ids the import answers.
 	Key string `json:"key"`
+	// Source is the task's origin; Texts the whole of its texts that
+	// were longer than their fields allow, for its thought trail.
+	Source *Origin         `json:"source,omitempty"`
+	Texts  []importedText `json:"texts,omitempty"`
 }
 
 // statusPath is the shortest walk of the state machine from backlog to
@@ -41,11 +45,12 @@ var statusPath = map[string][]string{
 	StatusCancelled:  {StatusCancelled},
 }
 
-// Import imports tasks held in memory into project for call; see
-// ImportFrom. Its answer maps every source id to the task id it got.
+// Import imports tasks held in memory into project for call, all of them
+// or none (strict); see ImportFrom. Its answer maps every source id to the
+// task id it got.
 func (s *Service) Import(call Call, project string, in []importer.Task) (ImportOutput, error) {
 	ids := make(map[string]string, len(in))
-	out, err := s.ImportFrom(call, project, importer.Tasks(in), func(key, id string) error {
+	out, err := s.ImportFrom(call, project, importer.Tasks(in), ImportOptions{Strict: true}, func(key, id string) error {
 		ids[key] = id
 		return nil
 	})
@@ -56,18 +61,29 @@ func (s *Service) Import(call Call, project string, in []importer.Task) (ImportO
 	return out, nil
 }
 
-// ImportFrom imports the tasks src yields into project for call: all of
-// them or, on any problem, none (docs/decisions.md D41). It reads src
-// twice (importer.Source) and holds a compact plan of some tens of bytes
-// a task, never the input's text. Once every task is written, ids (when
-// set) is told the task id each source id got, in the order they were
-// made.
-func (s *Service) ImportFrom(call Call, project string, src importer.Source, ids func(key, taskID string) error) (ImportOutput, error) {
-	plan, err := planImport(project, src)
+// ImportFrom imports the tasks src yields into project for call
+// (docs/decisions.md D41): strict, all of them or, on any problem, none;
+// otherwise every task it can, each one it changed or skipped in the
+// answer's report. A dry run answers the report and writes nothing. It
+// reads src twice (importer.Source) and holds a compact plan of some tens
+// of bytes a task, never the input's text. Once every task is written,
+// ids (when set) is told the task id each source id got, in the order
+// they were made.
+func (s *Service) ImportFrom(call Call, project string, src importer.Source, opts ImportOptions, ids func(key, taskID string) error) (ImportOutput, error) {
+	var rep importReport
+	plan, err := planImport(project, src, opts.Strict, s.cfg.ImportedText != nil, &rep)
 	if err != nil {
 		return ImportOutput{}, err
 	}
-	head, staged, err := s.stageImport(call, project, plan, src)
+	out := ImportOutput{Project: project, Imported: len(plan.keys), DryRun: opts.DryRun}
+	rep.fill(&out)
+	if opts.DryRun || len(plan.keys) == 0 {
+		if len(plan.keys) == 0 {
+			out.Imported = 0
+		}
+		return out, nil
+	}
+	head, staged, err := s.stageImport(call, project, plan, src, opts.Format)
 	if err != nil {
 		return ImportOutput{}, err
 	}
@@ -82,7 +98,8 @@ func (s *Service) ImportFrom(call Call, project string, src importer.Source, ids
 			}
 		}
 	}
-	return ImportOutput{Project: project, Imported: len(plan.keys), Transactions: staged + txs}, nil
+	out.Transactions = staged + txs
+	return out, nil
 }
 
 // checkTask checks one task with task_create's and task_update's own

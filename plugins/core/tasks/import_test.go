@@ -123,7 +123,7 @@ func TestImportRefusesAnInputThatChanged(t *testing.T) {
 	for _, key := range []bool{true, false} {
 		f := newFixture(t, "imp")
 		src := &changingSource{n: 2500, at: 1700, key: key}
-		_, err := f.svc.ImportFrom(Call{Actor: "op"}, "imp", src, nil)
+		_, err := f.svc.ImportFrom(Call{Actor: "op"}, "imp", src, ImportOptions{Strict: true}, nil)
 		e := wantErr(t, err, 400, errs.InvalidInput, "path", "stable")
 		if e.Details["line"] != 1701 {
 			t.Fatalf("refused at %v, want line 1701: %s", e.Details, e.Message)

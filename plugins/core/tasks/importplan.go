@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
@@ -28,6 +29,18 @@ type importPlan struct {
 	// order lists input indexes in the order the tasks are made (each
 	// after its parent and dependencies); pos is its inverse.
 	order, pos []int32
+
+	// What a lenient import changed, for its second pass to do the same
+	// (few, in an input of any size): the reads it skipped, in order; the
+	// tasks it renumbered (their key in the source); the tasks imported
+	// without their parent; how many dependencies of a task it dropped.
+	strict    bool
+	cuts      bool
+	skipped   []int32
+	renamed   map[int32]string
+	noParent  map[int32]bool
+	droppedOf map[int32]int32
+	rep       *importReport
 }
 
 // forwardRef is a reference of task to a key read later: its parent
@@ -74,25 +87,50 @@ const maxImport = math.MaxInt32 - 1
 
 // planImport reads src once, checks every task with task_create's and
 // task_update's own rules, and orders the tasks parents and dependencies
-// first (input order otherwise). The first problem found in reading order
-// is returned, naming where it is and the field; a reference to a task the
-// input does not hold is found once all of it is read. Nothing is written.
-func planImport(project string, src importer.Source) (*importPlan, error) {
+// first (input order otherwise). Nothing is written. Strict, the first
+// problem found in reading order is returned, naming where it is and the
+// field; a reference to a task the input does not hold is found once all
+// of it is read. Otherwise each problem is mended or its task skipped,
+// and reported in rep: a text over its field's limit is cut (cuts: its
+// whole text goes to the trail), a duplicate id renumbered, a reference
+// to a task not imported dropped, the link that closes a loop dropped.
+func planImport(project string, src importer.Source, strict, cuts bool, rep *importReport) (*importPlan, error) {
 	if err := checkSlug("project", project); err != nil {
 		return nil, err
 	}
-	p := &importPlan{index: map[string]int32{}, depAt: []uint32{0}}
+	p := &importPlan{index: map[string]int32{}, depAt: []uint32{0}, strict: strict, cuts: cuts && !strict, rep: rep}
+	read := int32(-1)
 	err := src.Scan(func(t importer.Task) error {
+		read++
 		if len(p.keys) >= maxImport {
 			return importer.Refuse(t.Where, "tasks", "maxItems", "an import holds at most %d tasks; split the input", maxImport)
 		}
 		i := int32(len(p.keys))
-		if j, dup := p.index[t.Key]; dup {
-			return importer.Refuse(t.Where, "task_id", "uniqueItems", "task %s appears twice (first at %s); each task needs its own id", t.Key, p.where.at(j))
+		if p.cuts {
+			reportCut(rep, t.Where, t.Key, cutLong(&t))
 		}
 		_, _, deps, err := checkTask(project, &t)
 		if err != nil {
-			return importer.At(t.Where, err)
+			if p.strict {
+				return importer.At(t.Where, err)
+			}
+			p.skipped = append(p.skipped, read)
+			rep.skip(t.Where, t.Key, err)
+			return nil
+		}
+		if j, dup := p.index[t.Key]; dup {
+			if p.strict {
+				return importer.Refuse(t.Where, "task_id", "uniqueItems", "task %s appears twice (first at %s); each task needs its own id", t.Key, p.where.at(j))
+			}
+			key := p.freeKey(t.Key)
+			if p.renamed == nil {
+				p.renamed = map[int32]string{}
+			}
+			p.renamed[i] = t.Key
+			rep.add(t.Where, t.Key, "task_id", "uniqueItems",
+				fmt.Sprintf("imported as %s: the id %s is already the task at %s; references to %s name that first task", key, clip(t.Key), p.where.at(j), clip(t.Key)),
+				"give each task its own id in the source")
+			t.Key = key
 		}
 		p.index[t.Key] = i
 		p.keys = append(p.keys, t.Key)
@@ -112,6 +150,9 @@ func planImport(project string, src importer.Source) (*importPlan, error) {
 		return nil, err
 	}
 	if len(p.keys) == 0 {
+		if len(p.skipped) > 0 {
+			return p, nil // nothing to import: the report says why
+		}
 		return nil, errs.Invalid("tasks", "minItems", "the input holds no tasks")
 	}
 	if err := p.resolve(); err != nil {
@@ -120,7 +161,19 @@ func planImport(project string, src importer.Source) (*importPlan, error) {
 	if err := p.orderTasks(); err != nil {
 		return nil, err
 	}
+	p.dropCut()
 	return p, nil
+}
+
+// freeKey is the first of key-2, key-3, … that no task of the import has
+// yet, for a duplicate id.
+func (p *importPlan) freeKey(key string) string {
+	for n := 2; ; n++ {
+		k := fmt.Sprintf("%s-%d", key, n)
+		if _, taken := p.index[k]; !taken {
+			return k
+		}
+	}
 }
 
 // ref is the input index of the task key names, or a placeholder noted
@@ -134,15 +187,32 @@ func (p *importPlan) ref(task, slot int32, key string) int32 {
 }
 
 // resolve fills in the references to tasks read later, and drops the key
-// index.
+// index. A reference to a task the import does not hold is refused
+// (strict) or dropped (-1) and reported.
 func (p *importPlan) resolve() error {
 	for _, r := range p.refs {
 		j, ok := p.index[r.key]
 		if !ok {
+			w := p.where.at(r.task)
 			if r.slot < 0 {
-				return importer.At(p.where.at(r.task), errs.Invalidf("parent_id", "exists", "parent %s is not a task of this import", clip(r.key)))
+				if p.strict {
+					return importer.At(w, errs.Invalidf("parent_id", "exists", "parent %s is not a task of this import", clip(r.key)))
+				}
+				p.parent[r.task] = -1
+				p.cutParent(r.task)
+				p.rep.add(w, p.keys[r.task], "parent_id", "exists",
+					fmt.Sprintf("imported without its parent %s, which is not a task of this import", clip(r.key)),
+					fmt.Sprintf("import %s in the same import, or remove the parent in the source", clip(r.key)))
+				continue
 			}
-			return importer.At(p.where.at(r.task), errs.Invalidf("depends_on", "exists", "dependency %s is not a task of this import", clip(r.key)))
+			if p.strict {
+				return importer.At(w, errs.Invalidf("depends_on", "exists", "dependency %s is not a task of this import", clip(r.key)))
+			}
+			p.deps[r.slot] = -1
+			p.rep.add(w, p.keys[r.task], "depends_on", "exists",
+				fmt.Sprintf("dropped the dependency on %s, which is not a task of this import", clip(r.key)),
+				fmt.Sprintf("import %s in the same import (is it in another tag, file or folder?), or remove the dependency in the source", clip(r.key)))
+			continue
 		}
 		if r.slot < 0 {
 			p.parent[r.task] = j
@@ -154,6 +224,13 @@ func (p *importPlan) resolve() error {
 	return nil
 }
 
+func (p *importPlan) cutParent(i int32) {
+	if p.noParent == nil {
+		p.noParent = map[int32]bool{}
+	}
+	p.noParent[i] = true
+}
+
 // edges is how many tasks task i waits on: its parent and dependencies.
 func (p *importPlan) edges(i int32) int32 {
 	n := int32(p.depAt[i+1] - p.depAt[i])
@@ -163,10 +240,14 @@ func (p *importPlan) edges(i int32) int32 {
 	return n
 }
 
-// edge is the k-th task task i waits on, its parent first.
+// edge is the k-th task task i waits on, its parent first; -1 for a
+// dependency the import dropped.
 func (p *importPlan) edge(i, k int32) int32 {
 	if p.parent[i] >= 0 {
 		if k == 0 {
+			if p.noParent[i] {
+				return -1
+			}
 			return p.parent[i]
 		}
 		k--
@@ -175,8 +256,9 @@ func (p *importPlan) edge(i, k int32) int32 {
 }
 
 // orderTasks orders the tasks so that each follows its parent and its
-// dependencies, keeping input order where the edges allow; a loop through
-// parents or dependencies is refused as task_update refuses one (D27).
+// dependencies, keeping input order where the edges allow. A loop through
+// parents or dependencies is refused as task_update refuses one (D27)
+// when strict; otherwise the link that closes it is dropped and reported.
 func (p *importPlan) orderTasks() error {
 	const (
 		unseen = iota
@@ -204,15 +286,22 @@ func (p *importPlan) orderTasks() error {
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			e := p.edge(f.task, f.next)
+			k := f.next
+			e := p.edge(f.task, k)
 			f.next++
+			if e < 0 {
+				continue
+			}
 			switch state[e] {
 			case onPath:
 				path := make([]int32, len(stack))
 				for k, fr := range stack {
 					path[k] = fr.task
 				}
-				return p.loop(path, e)
+				if p.strict {
+					return p.loop(path, e)
+				}
+				p.dropLoopEdge(path, e, k)
 			case unseen:
 				state[e] = onPath
 				stack = append(stack, frame{e, 0})
@@ -226,8 +315,56 @@ func (p *importPlan) orderTasks() error {
 	return nil
 }
 
-// loop reports the loop that closes at task e of path.
-func (p *importPlan) loop(path []int32, e int32) error {
+// dropLoopEdge drops the k-th link of the last task of path, to e, which
+// closes a loop, and reports it. A parent link is only marked here (the
+// walk still counts it) and dropped by dropCut.
+func (p *importPlan) dropLoopEdge(path []int32, e, k int32) {
+	last := path[len(path)-1]
+	keys := p.loopKeys(path, e)
+	field := "depends_on"
+	action := fmt.Sprintf("dropped the dependency on %s, which closes the loop %s → %s", clip(p.keys[e]), strings.Join(keys, " → "), keys[0])
+	if p.parent[last] >= 0 && k == 0 {
+		p.cutParent(last)
+		field = "parent_id"
+		action = fmt.Sprintf("imported without its parent %s, which closes the loop %s → %s", clip(p.keys[e]), strings.Join(keys, " → "), keys[0])
+	} else {
+		if p.parent[last] >= 0 {
+			k--
+		}
+		p.deps[int32(p.depAt[last])+k] = -1
+	}
+	p.rep.add(p.where.at(last), p.keys[last], field, "acyclic", action, "remove one link of the loop in the source: a task cannot wait on itself, directly or through other tasks")
+}
+
+// dropCut applies what the walk dropped: the parents marked, and the
+// dependencies at -1, counted per task for the second pass.
+func (p *importPlan) dropCut() {
+	for i := range p.noParent {
+		p.parent[i] = -1
+	}
+	out := 0
+	lo := uint32(0)
+	for i := 0; i+1 < len(p.depAt); i++ {
+		hi := p.depAt[i+1]
+		for _, d := range p.deps[lo:hi] {
+			if d >= 0 {
+				p.deps[out] = d
+				out++
+			} else {
+				if p.droppedOf == nil {
+					p.droppedOf = map[int32]int32{}
+				}
+				p.droppedOf[int32(i)]++
+			}
+		}
+		lo = hi
+		p.depAt[i+1] = uint32(out)
+	}
+	p.deps = p.deps[:out]
+}
+
+// loopKeys are the keys of the loop that closes at task e of path.
+func (p *importPlan) loopKeys(path []int32, e int32) []string {
 	start := 0
 	for i, t := range path {
 		if t == e {
@@ -238,6 +375,12 @@ func (p *importPlan) loop(path []int32, e int32) error {
 	for _, t := range path[start:] {
 		keys = append(keys, p.keys[t])
 	}
+	return keys
+}
+
+// loop reports the loop that closes at task e of path.
+func (p *importPlan) loop(path []int32, e int32) error {
+	keys := p.loopKeys(path, e)
 	last := p.where.at(path[len(path)-1])
 	return importer.At(last, errs.Conflictf(errs.CircularDependency, "parent_id and depends_on close a loop: %s → %s; a task cannot wait on itself, directly or through other tasks. Remove one of these links", strings.Join(keys, " → "), keys[0]).
 		With("field", "depends_on").With("cycle", keys))

@@ -27,6 +27,16 @@ type ImportOutput struct {
 	IDs map[string]string `json:"ids,omitempty"`
 	// Transactions is how many write transactions the import took.
 	Transactions int `json:"transactions"`
+	// DryRun says nothing was written: the answer is what the import
+	// would do.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Report lists each task the import changed or skipped, at most
+	// MaxImportReport of them (ReportLeftOut counts the others); Changes
+	// and Skipped count them.
+	Report        []ImportChange `json:"report"`
+	Changes       int            `json:"changes"`
+	Skipped       int            `json:"skipped"`
+	ReportLeftOut int            `json:"report_left_out,omitempty"`
 }
 
 // importHead is the journal's head: what the import is and how far it is.
@@ -217,11 +227,23 @@ func (s *Service) importOne(tx kv.Tx, actor string, p *planned, nums []uint64, n
 		deps[k] = nums[d]
 	}
 	in.DependsOn = taskIDs(deps)
-	rec, event, err := s.createRecorded(tx, actor, "", &in, parent, deps, now)
+	rec, event, err := s.createRecorded(tx, actor, "", &in, p.Source, parent, deps, now)
 	if err != nil {
 		return 0, nil, err
 	}
 	events := []pending{{EventCreated, event}}
+	for _, t := range p.Texts {
+		if s.cfg.ImportedText == nil {
+			return 0, nil, fmt.Errorf("tasks: the import journal keeps a whole text for task %s's trail, but no trail is wired", rec.id())
+		}
+		typ, evs, err := s.cfg.ImportedText(tx, rec.num, t.Field, t.Text, actor)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, e := range evs {
+			events = append(events, pending{typ, e})
+		}
+	}
 	for _, st := range p.Steps {
 		st.TaskID = rec.id()
 		_, evs, err := s.updateTx(tx, actor, "", &st, rec.num, nil, now)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
@@ -25,8 +26,10 @@ const importStagingStale = 10 * time.Minute
 // staged: from then on the import always completes, here or, after a
 // crash, when the store is next opened. An input that reads differently
 // the second time is refused and its journal cleared: nothing is written.
-// It returns the journal's head and the transactions it took.
-func (s *Service) stageImport(call Call, project string, plan *importPlan, src importer.Source) (importHead, int, error) {
+// Each task keeps its origin in format, and its texts longer than their
+// fields, which its trail keeps. It returns the journal's head and the
+// transactions it took.
+func (s *Service) stageImport(call Call, project string, plan *importPlan, src importer.Source, format string) (importHead, int, error) {
 	head := importHead{ID: newImportID(), Project: project, Actor: actorOrUnknown(call.Actor), Total: len(plan.keys), Batch: ImportBatch, Format: journalPerTask, Staging: true}
 	type entry struct {
 		pos int32
@@ -66,34 +69,66 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 		batch = batch[:0]
 		return nil
 	}
+	seen, skip := int32(0), 0
 	err := src.Scan(func(t importer.Task) error {
+		r := seen
+		seen++
+		if skip < len(plan.skipped) && plan.skipped[skip] == r {
+			skip++ // checked and reported by the first pass
+			return nil
+		}
 		i := read
 		read++
-		if int(i) >= len(plan.keys) || t.Key != plan.keys[i] {
+		if int(i) >= len(plan.keys) {
 			return changedInput(t.Where)
+		}
+		key := plan.keys[i]
+		if orig, ok := plan.renamed[i]; ok {
+			if t.Key != orig {
+				return changedInput(t.Where)
+			}
+			// The renumbered task's origin tells it from the first one.
+			if t.Source == orig || t.Source == "" {
+				t.Source = key
+			} else {
+				t.Source += strings.TrimPrefix(key, orig)
+			}
+			t.Key = key
+		} else if t.Key != key {
+			return changedInput(t.Where)
+		}
+		var texts []importedText
+		if plan.cuts {
+			texts = cutLong(&t)
 		}
 		in, steps, deps, err := checkTask(project, &t)
 		if err != nil {
 			return importer.At(t.Where, err)
 		}
-		p := planned{In: in, Parent: -1, Steps: steps, Key: t.Key}
+		p := planned{In: in, Parent: -1, Steps: steps, Key: t.Key, Source: origin(&t, format), Texts: texts}
 		if j := plan.parent[i]; j >= 0 {
 			if t.Parent != plan.keys[j] {
 				return changedInput(t.Where)
 			}
 			p.Parent = int(plan.pos[j])
-		} else if t.Parent != "" {
+		} else if t.Parent != "" && !plan.noParent[i] {
 			return changedInput(t.Where)
 		}
-		was := plan.deps[plan.depAt[i]:plan.depAt[i+1]]
-		if len(deps) != len(was) {
+		// The dependencies kept are those read, less the ones the first
+		// pass dropped, in the same order.
+		kept := plan.deps[plan.depAt[i]:plan.depAt[i+1]]
+		if len(deps) != len(kept)+int(plan.droppedOf[i]) {
 			return changedInput(t.Where)
 		}
-		for k, d := range was {
-			if deps[k] != plan.keys[d] {
-				return changedInput(t.Where)
+		k := 0
+		for _, d := range deps {
+			if k < len(kept) && d == plan.keys[kept[k]] {
+				p.Deps = append(p.Deps, int(plan.pos[kept[k]]))
+				k++
 			}
-			p.Deps = append(p.Deps, int(plan.pos[d]))
+		}
+		if k != len(kept) {
+			return changedInput(t.Where)
 		}
 		raw, err := json.Marshal(p)
 		if err != nil {
@@ -178,4 +213,19 @@ func newImportID() string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// origin is where t came from: its id in its source (its key when the
+// reader names none) in format, and its times there; nil for tasks of no
+// format (held in memory, Import), which are made exactly as task_create
+// makes them.
+func origin(t *importer.Task, format string) *Origin {
+	if format == "" {
+		return nil
+	}
+	id := t.Source
+	if id == "" {
+		id = t.Key
+	}
+	return &Origin{ID: id, Format: format, CreatedAt: t.SourceCreated, UpdatedAt: t.SourceUpdated}
 }

@@ -215,7 +215,7 @@ func (q *listQuery) match(r *rawRecord) bool {
 		}
 	}
 	for _, t := range q.terms {
-		if !containsFold(r.title, t) && !containsFold(r.description, t) {
+		if !containsFold(r.title, t) && !containsFold(r.description, t) && !containsFold(r.origin[0], t) {
 			return false
 		}
 	}

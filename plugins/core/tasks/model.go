@@ -50,6 +50,10 @@ const (
 	TimeLayout          = "2006-01-02T15:04:05.000Z"
 	taskIDPrefix        = "T-"
 	recordFormatVersion = 1
+	// recordWithOrigin is the format of a record that also holds its
+	// origin (origin.go), after the description; a record without one
+	// keeps the first format, byte for byte.
+	recordWithOrigin = 2
 )
 
 // Statuses lists every status in lifecycle order (for schema enums).
@@ -153,6 +157,7 @@ type record struct {
 	seq           uint64
 	title         string
 	description   string
+	origin        Origin
 }
 
 func (r *record) id() string { return FormatTaskID(r.num) }
@@ -162,8 +167,16 @@ func (r *record) encode() []byte {
 	for _, l := range r.labels {
 		n += len(l) + 2
 	}
+	hasOrigin := r.origin != (Origin{})
+	if hasOrigin {
+		n += 4 + len(r.origin.ID) + len(r.origin.Format) + len(r.origin.CreatedAt) + len(r.origin.UpdatedAt)
+	}
 	b := make([]byte, 0, n)
-	b = append(b, recordFormatVersion)
+	if hasOrigin {
+		b = append(b, recordWithOrigin)
+	} else {
+		b = append(b, recordFormatVersion)
+	}
 	b = appendStr(b, r.project)
 	b = binary.AppendUvarint(b, r.parent)
 	b = append(b, r.status, r.priority)
@@ -190,6 +203,12 @@ func (r *record) encode() []byte {
 	b = binary.AppendUvarint(b, r.seq)
 	b = appendStr(b, r.title)
 	b = appendStr(b, r.description)
+	if hasOrigin {
+		b = appendStr(b, r.origin.ID)
+		b = appendStr(b, r.origin.Format)
+		b = appendStr(b, r.origin.CreatedAt)
+		b = appendStr(b, r.origin.UpdatedAt)
+	}
 	return b
 }
 
@@ -202,6 +221,7 @@ func appendStr(b []byte, s string) []byte {
 // the transaction that read it; scans use it to filter and sort without
 // allocating, and materialize only the tasks they return.
 type rawRecord struct {
+	version       uint8
 	num           uint64
 	project       []byte
 	parent        uint64
@@ -221,6 +241,9 @@ type rawRecord struct {
 	seq           uint64
 	title         []byte
 	description   []byte
+	// origin holds the id, format and times of the task's source; nil in
+	// a record without one.
+	origin [4][]byte
 }
 
 var errCorrupt = errors.New("tasks: corrupt task record")
@@ -301,6 +324,12 @@ func decodeRaw(num uint64, b []byte, r *rawRecord) error {
 	r.seq = d.uvarint()
 	r.title = d.bytes()
 	r.description = d.bytes()
+	r.origin = [4][]byte{}
+	if r.version == recordWithOrigin {
+		for i := range r.origin {
+			r.origin[i] = d.bytes()
+		}
+	}
 	if d.bad {
 		return errCorrupt
 	}
@@ -310,7 +339,8 @@ func decodeRaw(num uint64, b []byte, r *rawRecord) error {
 // head decodes a record's fields up to its labels into r; false when the
 // record is not of this format.
 func (d *decoder) head(num uint64, r *rawRecord) bool {
-	if d.byte1() != recordFormatVersion {
+	r.version = d.byte1()
+	if r.version != recordFormatVersion && r.version != recordWithOrigin {
 		return false
 	}
 	r.num = num
@@ -356,6 +386,7 @@ func (r *rawRecord) materialize() *record {
 		seq:           r.seq,
 		title:         string(r.title),
 		description:   string(r.description),
+		origin:        Origin{ID: string(r.origin[0]), Format: string(r.origin[1]), CreatedAt: string(r.origin[2]), UpdatedAt: string(r.origin[3])},
 	}
 	r.eachLabel(func(l []byte) bool {
 		rec.labels = append(rec.labels, string(l))

@@ -88,7 +88,7 @@ func indexText(tx kv.Tx, rec, prev *record) error {
 // text: it records the task as pending (searchpending.go), and a flush
 // writes the postings of many pending tasks in one transaction later.
 func indexTrigrams(tx kv.Tx, rec, prev *record) error {
-	if prev != nil && prev.title == rec.title && prev.description == rec.description {
+	if prev != nil && prev.title == rec.title && prev.searched() == rec.searched() {
 		return nil
 	}
 	if !tx.Bucket([]byte(store.BucketTaskTrigrams)).Exists() {
@@ -98,9 +98,9 @@ func indexTrigrams(tx kv.Tx, rec, prev *record) error {
 	if !pb.Exists() {
 		var old *[2]string
 		if prev != nil {
-			old = &[2]string{prev.title, prev.description}
+			old = &[2]string{prev.title, prev.searched()}
 		}
-		return writeTrigrams(tx, rec.num, old, rec.title, rec.description)
+		return writeTrigrams(tx, rec.num, old, rec.title, rec.searched())
 	}
 	key := store.U64(rec.num)
 	if pb.Get(key) != nil {
@@ -178,7 +178,7 @@ func writePostings(tx kv.Tx, ws []postingWrite) error {
 // task pending meanwhile now has the postings of its current text, which
 // its pending entry records.
 func indexStoredText(tx kv.Tx, raw *rawRecord) error {
-	title, description := string(raw.title), string(raw.description)
+	title, description := string(raw.title), raw.searched()
 	if err := writeTrigrams(tx, raw.num, nil, title, description); err != nil {
 		return err
 	}

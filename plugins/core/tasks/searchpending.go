@@ -27,7 +27,7 @@ var bucketPending = []byte(store.BucketTaskTrigramPending)
 
 // A pending entry's value: pendingFresh when the task has no postings,
 // pendingHeld followed by the text its postings hold (the title's length
-// as a uvarint, the title, the description).
+// as a uvarint, the title, the searched text: description and source id).
 const (
 	pendingFresh byte = 0
 	pendingHeld  byte = 1
@@ -39,7 +39,7 @@ func encodePending(held *record) []byte {
 	}
 	v := binary.AppendUvarint([]byte{pendingHeld}, uint64(len(held.title)))
 	v = append(v, held.title...)
-	return append(v, held.description...)
+	return append(v, held.searched()...)
 }
 
 // decodePending returns the text a pending task's postings hold; nil when
@@ -114,7 +114,7 @@ func flushPending(tx kv.Tx, limit int) (int, error) {
 				if err := decodeRaw(num, v, &raw); err != nil {
 					return 0, err
 				}
-				ws = trigramWrites(ws, num, e.held, string(raw.title), string(raw.description))
+				ws = trigramWrites(ws, num, e.held, string(raw.title), raw.searched())
 			}
 		}
 		if err := pb.Delete(e.key); err != nil {

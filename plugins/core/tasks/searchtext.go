@@ -25,7 +25,7 @@ var metaSearchTextBuilt = []byte("search_text_built")
 var metaSearchTextUpto = []byte("search_text_upto")
 
 func searchTextValue(rec *record) []byte {
-	title, desc := lowerText(rec.title), lowerText(rec.description)
+	title, desc := lowerText(rec.title), lowerText(rec.searched())
 	v := make([]byte, 0, 26+binary.MaxVarintLen64+len(rec.project)+len(title)+1+len(desc))
 	v = append(v, memberValue(rec)...)
 	v = binary.AppendUvarint(v, uint64(len(rec.project)))

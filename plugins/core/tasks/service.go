@@ -77,6 +77,12 @@ type Config struct {
 	// ThoughtTrail returns the thought trail task_get shows with
 	// include_thought_trail. Nil means an empty trail.
 	ThoughtTrail func(tx kv.Tx, taskID string) ([]string, error)
+	// ImportedText keeps the whole of an imported text its field could
+	// not hold (docs/decisions.md D41): it appends it to task num's
+	// thought trail in tx, in as many records as the trail's limit takes,
+	// and returns the events of type eventType to publish once tx
+	// commits. Nil: an import refuses such a text as task_create does.
+	ImportedText func(tx kv.Tx, num uint64, field, text, actor string) (eventType string, events []map[string]any, err error)
 	// Opening, when set, hears what New is doing while it builds indexes
 	// or writes what an earlier process left pending: the core area's
 	// health shows it while the area opens (docs/decisions.md D34).
