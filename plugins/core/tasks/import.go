@@ -29,7 +29,7 @@ type planned struct {
 	Key string `json:"key"`
 	// Source is the task's origin; Texts the whole of its texts that
 	// were longer than their fields allow, for its thought trail.
-	Source *Origin         `json:"source,omitempty"`
+	Source *Origin        `json:"source,omitempty"`
 	Texts  []importedText `json:"texts,omitempty"`
 }
 
