@@ -44,15 +44,24 @@ func importProject(cmd *cobra.Command, c *areaClient, flag string) (string, erro
 
 func newImport() *cobra.Command {
 	var configFile, format, project, tag string
-	var asJSON bool
+	var asJSON, strict, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "import <file|folder>",
 		Short: "Import tasks from JSON Lines, task-master's tasks.json or a Backlog.md folder",
 		Long: `Import tasks into a project as task_create and task_update calls would make
 them (numbers, sequences, hash chains, events), in transactions of thousands
-of tasks. The whole input is checked first: a problem is refused naming the
-file, the line (or the Backlog.md file) and the field, and nothing is
-written. Formats (docs/cli.md has how each field maps):
+of tasks; each task keeps its id and times in the source (task_get's
+source). The whole input is checked first. By default every task that can
+be imported is, and a report lists each one changed or skipped with its
+place, the rule, what was done and the fix: a text over a field's limit is
+cut there and kept whole in the task's thought trail, a duplicate id is
+renumbered, a dependency or parent not in the import and the link that
+closes a loop are dropped, a task breaking another rule is skipped.
+--strict: the first problem is refused naming the file, the line (or the
+Backlog.md file) and the field, and nothing is written. --dry-run: the
+report, nothing written. Exit status: 0 imported (changed or not), 1
+nothing imported or refused, 2 usage. Formats (docs/cli.md has how each
+field maps):
   jsonl       one task per line, as cairn export tasks writes them (*.jsonl)
   taskmaster  task-master's tasks.json, plain or tagged (*.json; --tag)
   backlog     a Backlog.md board: backlog/ or backlog/tasks/ (a folder)`,
@@ -94,34 +103,90 @@ written. Formats (docs/cli.md has how each field maps):
 			if tag != "" {
 				in["tag"] = tag
 			}
+			if strict {
+				in["strict"] = true
+			}
+			if dryRun {
+				in["dry_run"] = true
+			}
 			if _, err := c.call(cmd.Context(), "task_import", in, &out); err != nil {
 				return err
 			}
 			if asJSON {
-				return printImport(cmd.OutOrStdout(), out, ids.Name())
+				err = printImport(cmd.OutOrStdout(), out, ids.Name())
+			} else {
+				err = printImportReport(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %d tasks into project %s in %d transactions\n", out.Imported, out.Project, out.Transactions)
-			return nil
+			if err == nil && out.Imported == 0 {
+				return quietExit(1) // nothing imported: the report says why
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "config file")
 	cmd.Flags().StringVar(&format, "format", "", "jsonl, taskmaster or backlog (default: told by the path)")
 	cmd.Flags().StringVar(&project, "project", "", "registered project the tasks go into (default: CAIRN_PROJECT, else the workspace's project)")
 	cmd.Flags().StringVar(&tag, "tag", "", "task-master tag of a tagged tasks.json (default master)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's output, with the task id each source id got")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's output, with the task id each source id got and the report")
+	cmd.Flags().BoolVar(&strict, "strict", false, "all or nothing: refuse the whole input on its first problem")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the input and print the report; write nothing")
 	return cmd
 }
 
 // importAnswer is task_import's answer when the ids go to a file.
 type importAnswer struct {
-	Project      string `json:"project"`
-	Imported     int    `json:"imported"`
-	Transactions int    `json:"transactions"`
+	Project       string         `json:"project"`
+	Imported      int            `json:"imported"`
+	Transactions  int            `json:"transactions"`
+	DryRun        bool           `json:"dry_run,omitempty"`
+	Report        []importChange `json:"report"`
+	Changes       int            `json:"changes"`
+	Skipped       int            `json:"skipped"`
+	ReportLeftOut int            `json:"report_left_out,omitempty"`
+}
+
+// importChange is one entry of the import's report.
+type importChange struct {
+	Place  string `json:"place"`
+	Field  string `json:"field"`
+	Rule   string `json:"rule"`
+	Action string `json:"action"`
+	Fix    string `json:"fix"`
+}
+
+// printImportReport prints the answer for a person: one line saying what
+// was imported, then each change or skip with its place, field and rule,
+// what the import did and the fix.
+func printImportReport(w io.Writer, out importAnswer) error {
+	bw := bufio.NewWriter(w)
+	switch {
+	case out.DryRun:
+		fmt.Fprintf(bw, "dry run: would import %d tasks into project %s; nothing was written\n", out.Imported, out.Project)
+	case out.Imported == 0:
+		fmt.Fprintf(bw, "imported nothing into project %s\n", out.Project)
+	default:
+		fmt.Fprintf(bw, "imported %d tasks into project %s in %d transactions\n", out.Imported, out.Project, out.Transactions)
+	}
+	if len(out.Report) > 0 || out.Changes+out.Skipped > 0 {
+		fmt.Fprintf(bw, "%d changed, %d skipped:\n", out.Changes, out.Skipped)
+	}
+	for _, r := range out.Report {
+		field := r.Field
+		if field == "" {
+			field = "task"
+		}
+		fmt.Fprintf(bw, "  %s: %s (%s): %s\n    fix: %s\n", r.Place, field, r.Rule, r.Action, r.Fix)
+	}
+	if out.ReportLeftOut > 0 {
+		fmt.Fprintf(bw, "  … and %d more, left out of the report\n", out.ReportLeftOut)
+	}
+	return bw.Flush()
 }
 
 // printImport prints the answer with the ids of the file the area wrote
 // as one JSON object, {"project","imported","ids":{source id: task id},
-// "transactions"}, copying the ids a line at a time.
+// "transactions","report","changes","skipped"}, copying the ids a line at
+// a time.
 func printImport(w io.Writer, out importAnswer, idsFile string) error {
 	f, err := os.Open(idsFile)
 	if err != nil {
@@ -150,7 +215,21 @@ func printImport(w io.Writer, out importAnswer, idsFile string) error {
 	if err := sc.Err(); err != nil {
 		return errs.Newf(500, errs.Internal, "cannot read the ids of the import: %v", err)
 	}
-	fmt.Fprintf(bw, `},"transactions":%d}`+"\n", out.Transactions)
+	tail, err := json.Marshal(struct {
+		Transactions  int            `json:"transactions"`
+		DryRun        bool           `json:"dry_run,omitempty"`
+		Report        []importChange `json:"report"`
+		Changes       int            `json:"changes"`
+		Skipped       int            `json:"skipped"`
+		ReportLeftOut int            `json:"report_left_out,omitempty"`
+	}{out.Transactions, out.DryRun, out.Report, out.Changes, out.Skipped, out.ReportLeftOut})
+	if err != nil {
+		return errs.Newf(500, errs.Internal, "cannot print the import's report: %v", err)
+	}
+	// The rest of the answer closes the object the ids opened.
+	_, _ = bw.WriteString("},")
+	_, _ = bw.Write(tail[1:])
+	_ = bw.WriteByte('\n')
 	return bw.Flush()
 }
 

@@ -236,12 +236,12 @@ func TestImportJSONLRoundTrip(t *testing.T) {
 		t.Fatalf("the round trip changed the tasks:\n%.500s\n---\n%.500s", a, b)
 	}
 
-	// A malformed line is refused naming its line and field; the store
-	// is as it was.
+	// Strict, a malformed line is refused naming its line and field; the
+	// store is as it was.
 	lines := strings.SplitAfter(first, "\n")
 	lines[4999] = strings.Replace(lines[4999], `"priority":"`, `"priority":"urgent-`, 1)
 	bad := w2.writeFile("bad.jsonl", strings.Join(lines, ""), 0o644)
-	code, _, errOut := runCairn(t, w2, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", bad, "--project", "imp")
+	code, _, errOut := runCairn(t, w2, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", bad, "--project", "imp", "--strict")
 	if code != 1 || !strings.Contains(errOut, "bad.jsonl line 5000, field priority:") {
 		t.Fatalf("malformed import: %d %s", code, errOut)
 	}
@@ -259,7 +259,9 @@ func stripTimes(t *testing.T, export string) string {
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"created_at", "updated_at", "created_by", "updated_by"} {
+		// The source is where each import read the task: the first
+		// file's keys, then the export's task ids.
+		for _, k := range []string{"created_at", "updated_at", "created_by", "updated_by", "source"} {
 			delete(m, k)
 		}
 		raw, _ := json.Marshal(m)
@@ -397,7 +399,7 @@ func TestImportBacklog(t *testing.T) {
 		}
 	}
 	before, _ := exportAll(t, w)
-	code, _, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", filepath.Join(w.root, "bad"), "--project", "imp")
+	code, _, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", filepath.Join(w.root, "bad"), "--project", "imp", "--strict")
 	if code != 1 || !strings.Contains(errOut, "task-2 - t.md, field depends_on:") {
 		t.Fatalf("malformed board: %d %s", code, errOut)
 	}

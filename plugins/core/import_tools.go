@@ -25,7 +25,7 @@ type ImportInput struct {
 	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
 	Tag     string `json:"tag,omitempty" jsonschema:"maxLength=200,description=task-master tag to read from a tagged tasks.json (default master)"`
 	IDsPath string `json:"ids_path,omitempty" jsonschema:"description=Absolute path of a file to write the task id each source id got to (JSON Lines of [source id, task id]; replaced when it exists) instead of answering them: an import of a million tasks answers in a few bytes"`
-	Strict  bool   `json:"strict,omitempty" jsonschema:"description=All or nothing: the first problem refuses the whole input and nothing is written. Default: every task that can be imported is, and the report lists each one changed or skipped"`
+	Strict  bool   `json:"strict,omitempty" jsonschema:"description=All or nothing: the first problem refuses the whole input and nothing is written. Without it every task that can be imported is and the report lists each one changed or skipped"`
 	DryRun  bool   `json:"dry_run,omitempty" jsonschema:"description=Read and check the input and answer the report; write nothing"`
 }
 

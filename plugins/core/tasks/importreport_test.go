@@ -106,8 +106,8 @@ func TestImportReportsWhatItMends(t *testing.T) {
 			},
 		},
 		{
-			name: "cycle imported without its closing edge",
-			in:   []importer.Task{tm("12.1", 1, dependsOn("12.4")), tm("12.4", 2, dependsOn("12.1")), tm("12.5", 3, dependsOn("12.1"))},
+			name:     "cycle imported without its closing edge",
+			in:       []importer.Task{tm("12.1", 1, dependsOn("12.4")), tm("12.4", 2, dependsOn("12.1")), tm("12.5", 3, dependsOn("12.1"))},
 			imported: 3, field: "depends_on", rule: "acyclic", action: "closes the loop 12.1 → 12.4 → 12.1", strictErr: errs.CircularDependency,
 			check: func(t *testing.T, f *fixture, _ *trailTexts, ids map[string]string) {
 				a, b := f.get(t, ids["12.1"]), f.get(t, ids["12.4"])
