@@ -16,7 +16,7 @@ import (
 type taskField struct {
 	Key   string // task_get's key
 	Name  string // in words
-	Kind  string // how the page shows Value: text, status, priority, person, progress, labels, project, task, time, hours, value
+	Kind  string // how the page shows Value: text, status, priority, person, progress, labels, project, task, time, hours, source, value
 	Value any
 	By    string // for a time: who made the change
 }
@@ -43,6 +43,8 @@ var (
 		{key: "estimate_hours", name: "Estimate", kind: "hours"},
 		{key: "created_at", name: "Created", kind: "time", by: "created_by"},
 		{key: "updated_at", name: "Updated", kind: "time", by: "updated_by"},
+		// Where an imported task came from (docs/decisions.md D41).
+		{key: "source", name: "Imported from", kind: "source"},
 	}
 )
 

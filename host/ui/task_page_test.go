@@ -41,6 +41,7 @@ func (b taskBackend) Call(ctx context.Context, name string, args json.RawMessage
 		out = `{"task_id":"T-1","title":"Parse numbers","status":"in_progress","priority":"high","assignee":"agent-a","progress":40,
 			"labels":["parser","good first issue"],"project":"board","created_at":"2026-11-20T10:00:00Z","created_by":"alice",
 			"updated_at":"2026-11-21T11:30:00Z","updated_by":"agent-a","depends_on":["T-2"],"dependents":["T-3"],
+			"source":{"id":"42.3","format":"taskmaster","updated_at":"2026-01-02T03:04:00Z"},
 			"description":"## Plan\n\n<script>alert(1)</script>\n\nSee <img src=x onerror=alert(2)> and [this](javascript:alert(3))."}`
 	case name == "task_get":
 		out = `{"task_id":"` + in.TaskID + `","title":"Task ` + in.TaskID + `","status":"done"}`
@@ -69,7 +70,8 @@ func TestTaskPageReadsLikeAPage(t *testing.T) {
 		`<li class="label">parser</li>`, `<li class="label">good first issue</li>`, `id="desc-h">Description`, "<h2>Plan</h2>",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;", `<a href="">this</a>`,
 		`id="dep-h">Dependencies`, `<a href="/task/T-2">T-2</a> Task T-2`, `id="sub-h">Sub-tasks`, `<a href="/task/T-3">T-3</a> Task T-3`,
-		"<dt>Project</dt>", `<a href="/board?project=board">board</a>`, "<dt>Created</dt>", "2026-11-20 10:00 UTC</time> by alice", "<dt>Updated</dt>"}
+		"<dt>Project</dt>", `<a href="/board?project=board">board</a>`, "<dt>Created</dt>", "2026-11-20 10:00 UTC</time> by alice", "<dt>Updated</dt>",
+		"<dt>Imported from</dt>", "<code data-source-id>42.3</code> of taskmaster, updated there", "2026-01-02 03:04 UTC</time>"}
 	at := 0
 	for _, want := range order {
 		i := strings.Index(body[at:], want)
