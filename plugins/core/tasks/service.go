@@ -81,7 +81,8 @@ type Config struct {
 	// not hold (docs/decisions.md D41): it appends it to task num's
 	// thought trail in tx, in as many records as the trail's limit takes,
 	// and returns the events of type eventType to publish once tx
-	// commits. Nil: an import refuses such a text as task_create does.
+	// commits. Nil: such a text breaks task_create's limit, and its task
+	// is skipped (or, strict, the import refused).
 	ImportedText func(tx kv.Tx, num uint64, field, text, actor string) (eventType string, events []map[string]any, err error)
 	// Opening, when set, hears what New is doing while it builds indexes
 	// or writes what an earlier process left pending: the core area's
