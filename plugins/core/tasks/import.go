@@ -3,7 +3,9 @@ package tasks
 import (
 	"strings"
 
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
+	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -74,6 +76,19 @@ func (s *Service) ImportFrom(call Call, project string, src importer.Source, opt
 	plan, err := planImport(project, src, opts.Strict, s.cfg.ImportedText != nil, &rep)
 	if err != nil {
 		return ImportOutput{}, err
+	}
+	if opts.DryRun {
+		// A dry run answers what the import would: into a project it
+		// could write, whose check the import makes as it stages.
+		err := s.st.View(func(tx kv.Tx) error {
+			if tx.Bucket([]byte(store.BucketProjects)).Get([]byte(project)) == nil && project != call.Project {
+				return projectNotFound(project)
+			}
+			return nil
+		})
+		if err != nil {
+			return ImportOutput{}, err
+		}
 	}
 	out := ImportOutput{Project: project, Imported: len(plan.keys), DryRun: opts.DryRun}
 	rep.fill(&out)

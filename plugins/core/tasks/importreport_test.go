@@ -206,6 +206,11 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 	if len(tt.byID) != 0 || journalOf(t, f) != nil {
 		t.Fatal("a dry run wrote to the trail or the journal")
 	}
+	if _, err := f.svc.ImportFrom(Call{Actor: "op"}, "nowhere", importer.Tasks(in), ImportOptions{DryRun: true, Format: "jsonl"}, nil); err == nil {
+		t.Fatal("a dry run into an unregistered project answered a report")
+	} else {
+		wantErr(t, err, 404, errs.ProjectNotFound, "project", "")
+	}
 }
 
 // An import with nothing left to import answers its report and writes
