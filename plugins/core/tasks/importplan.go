@@ -40,7 +40,10 @@ type importPlan struct {
 	renamed   map[int32]string
 	noParent  map[int32]bool
 	droppedOf map[int32]int32
-	rep       *importReport
+	// skippedKeys are the keys of the tasks skipped, so that a link to
+	// one says so.
+	skippedKeys map[string]bool
+	rep         *importReport
 }
 
 // forwardRef is a reference of task to a key read later: its parent
@@ -115,6 +118,10 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 				return importer.At(t.Where, err)
 			}
 			p.skipped = append(p.skipped, read)
+			if p.skippedKeys == nil {
+				p.skippedKeys = map[string]bool{}
+			}
+			p.skippedKeys[t.Key] = true
 			rep.skip(t.Where, t.Key, err)
 			return nil
 		}
@@ -194,6 +201,10 @@ func (p *importPlan) resolve() error {
 		j, ok := p.index[r.key]
 		if !ok {
 			w := p.where.at(r.task)
+			absent := "which is not a task of this import"
+			if p.skippedKeys[r.key] {
+				absent = "which the import skipped (see its entry)"
+			}
 			if r.slot < 0 {
 				if p.strict {
 					return importer.At(w, errs.Invalidf("parent_id", "exists", "parent %s is not a task of this import", clip(r.key)))
@@ -201,7 +212,7 @@ func (p *importPlan) resolve() error {
 				p.parent[r.task] = -1
 				p.cutParent(r.task)
 				p.rep.add(w, p.keys[r.task], "parent_id", "exists",
-					fmt.Sprintf("imported without its parent %s, which is not a task of this import", clip(r.key)),
+					fmt.Sprintf("imported without its parent %s, %s", clip(r.key), absent),
 					fmt.Sprintf("import %s in the same import, or remove the parent in the source", clip(r.key)))
 				continue
 			}
@@ -210,7 +221,7 @@ func (p *importPlan) resolve() error {
 			}
 			p.deps[r.slot] = -1
 			p.rep.add(w, p.keys[r.task], "depends_on", "exists",
-				fmt.Sprintf("dropped the dependency on %s, which is not a task of this import", clip(r.key)),
+				fmt.Sprintf("dropped the dependency on %s, %s", clip(r.key), absent),
 				fmt.Sprintf("import %s in the same import (is it in another tag, file or folder?), or remove the dependency in the source", clip(r.key)))
 			continue
 		}
@@ -220,7 +231,7 @@ func (p *importPlan) resolve() error {
 			p.deps[r.slot] = j
 		}
 	}
-	p.refs, p.index = nil, nil
+	p.refs, p.index, p.skippedKeys = nil, nil, nil
 	return nil
 }
 

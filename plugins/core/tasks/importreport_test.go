@@ -145,6 +145,10 @@ func TestImportReportsWhatItMends(t *testing.T) {
 			name: "broken task skipped", in: []importer.Task{tm("1", 1, func(t *importer.Task) { t.Status = "finished" }), tm("2", 2, dependsOn("1"))},
 			imported: 1, field: "status", rule: "enum", action: "skipped the task", strictErr: errs.InvalidInput,
 		},
+		{
+			name: "link to a skipped task dropped", in: []importer.Task{tm("1", 1, func(t *importer.Task) { t.Status = "finished" }), tm("2", 2, dependsOn("1"))},
+			imported: 1, field: "depends_on", rule: "exists", action: "dependency on 1, which the import skipped", strictErr: errs.InvalidInput,
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
