@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -13,6 +14,17 @@ func TestTaskCLIWithoutDaemon(t *testing.T) {
 	taskCLIFlow(t, w, []string{"CAIRN_PROJECT=web"})
 	if pid := daemonPID(t, w); processAlive(pid) {
 		t.Fatalf("a daemon (pid %d) runs although CAIRN_DAEMON=off", pid)
+	}
+	// Where nothing was ever stored, a read says so and creates nothing.
+	empty := newWorkspace(t)
+	for _, args := range [][]string{{"task", "list"}, {"task", "show", "T-1"}, {"task", "next"}} {
+		code, _, errOut := runCairn(t, empty, "", nil, args...)
+		if code != 1 || !strings.Contains(errOut, "no cairn data dir") {
+			t.Fatalf("cairn %s in an empty workspace: exit %d\n%s", strings.Join(args, " "), code, errOut)
+		}
+	}
+	if _, err := os.Stat(empty.dataDir()); !os.IsNotExist(err) {
+		t.Fatalf("a read created %s: %v", empty.dataDir(), err)
 	}
 }
 
