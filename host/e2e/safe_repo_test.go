@@ -265,6 +265,7 @@ func TestCommandsWhileADaemonServes(t *testing.T) {
 		code int
 	}{
 		{[]string{"restore", backup}, 1},
+		{[]string{"store", "copy", "--from", w.dataDir(), "--to", "postgres://cairn@127.0.0.1:1/none"}, 1},
 		{[]string{"serve", "--no-daemon"}, 2},
 	} {
 		code, _, errOut := run(c.args...)
