@@ -20,13 +20,15 @@ const servesAnnotation = "cairn.serves"
 // oneShotLogLevel is a one-shot command's log level: errors only.
 const oneShotLogLevel = "error"
 
-// logs says how the running command logs; set before it runs.
-var logs struct {
+// logs says how the running command logs; set before it runs. Quiet
+// unless told otherwise: a command whose own hooks keep the root's from
+// running stays quiet.
+var logs = struct {
 	// quiet: a one-shot command without --verbose.
 	quiet bool
 	// verbose is the --verbose flag.
 	verbose bool
-}
+}{quiet: true}
 
 // addVerbose gives the tree its --verbose flag and decides, before each
 // command runs, whether it logs.

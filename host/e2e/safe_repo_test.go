@@ -276,4 +276,8 @@ func TestCommandsWhileADaemonServes(t *testing.T) {
 	if daemonPID(t, w) != pid || !processAlive(pid) {
 		t.Fatal("the daemon did not survive the commands")
 	}
+	// The daemon serves: it keeps its logs.
+	if log, err := os.ReadFile(filepath.Join(w.dataDir(), "daemon.log")); err != nil || !strings.Contains(string(log), "daemon ready") || !strings.Contains(string(log), "plugin ready") {
+		t.Fatalf("daemon.log lacks the daemon's start-up lines (%v):\n%s", err, log)
+	}
 }
