@@ -109,6 +109,25 @@ func TestFreshGitRepositoryKeepsTheDataDirOutOfGit(t *testing.T) {
 	if st := gitIn(t, own, "status", "--porcelain", "--untracked-files=all"); strings.Contains(st, ".cairn/data") {
 		t.Fatalf("git status lists the data dir:\n%s", st)
 	}
+	// A data dir made before cairn wrote .gitignore files: init makes
+	// git ignore it.
+	old := t.TempDir()
+	gitIn(t, old, "init", "-q")
+	if err := os.MkdirAll(filepath.Join(old, ".cairn", "data"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, ".cairn", "data", "daemon.log"), []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st := gitIn(t, old, "status", "--porcelain", "--untracked-files=all"); !strings.Contains(st, ".cairn/data/daemon.log") {
+		t.Fatalf("the old data dir is not seen by git to begin with:\n%s", st)
+	}
+	if code, _, errOut := runCairn(t, w, "", []string{"CAIRN_ROOT=" + old}, "init"); code != 0 || errOut != "" {
+		t.Fatalf("init over an old data dir: %d %s", code, errOut)
+	}
+	if st := gitIn(t, old, "status", "--porcelain", "--untracked-files=all"); strings.Contains(st, ".cairn") {
+		t.Fatalf("git status lists the old data dir after init:\n%s", st)
+	}
 }
 
 // Outside a git work tree cairn status has nothing to warn about.
