@@ -78,9 +78,9 @@ func TestFreshGitRepositoryKeepsTheDataDirOutOfGit(t *testing.T) {
 	for _, args := range [][]string{{"status"}, {"init"}} {
 		code, _, errOut := runCairn(t, w, "", nil, args...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		key, db := strings.Index(lines[0], "audit-signing.key"), strings.Index(lines[0], "core.db")
 		if (args[0] == "status" && code != 3) || (args[0] == "init" && code != 0) || len(lines) != 1 ||
-			!strings.Contains(lines[0], "warning") || !strings.Contains(lines[0], ".cairn/data/core.db") ||
-			strings.Index(lines[0], "audit-signing.key") < 0 || strings.Index(lines[0], "audit-signing.key") > strings.Index(lines[0], "core.db") {
+			!strings.Contains(lines[0], "warning") || db < 0 || key < 0 || key > db {
 			t.Fatalf("cairn %v with tracked data: %d, stderr %q", args, code, errOut)
 		}
 	}
