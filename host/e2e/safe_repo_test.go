@@ -193,7 +193,11 @@ func TestOneShotCommandsPrintNoLogs(t *testing.T) {
 func TestCommandsWhileADaemonServes(t *testing.T) {
 	w := newWorkspace(t)
 	quietEnv(w)
-	s, err := startSession(w, daemonEnv...)
+	// A workspace plugin the operator has not trusted yet.
+	trustEnv, _ := ownTrustStore(t)
+	markerPlugin(t, w, filepath.Join(t.TempDir(), "marker"), "v1")
+	env := append([]string{trustEnv}, daemonEnv...)
+	s, err := startSession(w, env...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +206,7 @@ func TestCommandsWhileADaemonServes(t *testing.T) {
 	if pid == 0 {
 		t.Fatal("no daemon")
 	}
-	run := func(args ...string) (int, string, string) { return runCairn(t, w, "", daemonEnv, args...) }
+	run := func(args ...string) (int, string, string) { return runCairn(t, w, "", env, args...) }
 	ok := func(args ...string) string {
 		t.Helper()
 		code, out, errOut := run(args...)
@@ -215,12 +219,15 @@ func TestCommandsWhileADaemonServes(t *testing.T) {
 	// The daemon's plugins as they run: not started beside it.
 	out := ok("plugins")
 	for _, name := range []string{"core", "admin", "sdd"} {
-		if !strings.Contains(out, name) {
-			t.Fatalf("plugins lacks %s:\n%s", name, out)
+		row := ""
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(line, name+" ") {
+				row = line
+			}
 		}
-	}
-	if strings.Contains(out, "stopped") || strings.Contains(out, "degraded") {
-		t.Fatalf("plugins while a daemon serves:\n%s", out)
+		if !strings.Contains(row, " running ") || !strings.Contains(row, " ok ") {
+			t.Fatalf("plugins while a daemon serves: %s is not running and ok:\n%s", name, out)
+		}
 	}
 	var listed struct {
 		Plugins []struct {
@@ -240,6 +247,37 @@ func TestCommandsWhileADaemonServes(t *testing.T) {
 	if out := ok("status"); !strings.Contains(out, "running") || strings.Contains(out, "stopped") {
 		t.Fatalf("status:\n%s", out)
 	}
+	// Trust takes effect in the daemon at once, and so does its removal.
+	marker := func() (state string, untrusted bool) {
+		var p pluginsJSON
+		if err := json.Unmarshal([]byte(ok("plugins", "--json")), &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, pl := range p.Plugins {
+			if pl.Name == "marker" {
+				state = pl.State
+			}
+		}
+		for _, u := range p.Untrusted {
+			untrusted = untrusted || u.Name == "marker"
+		}
+		return state, untrusted
+	}
+	if state, untrusted := marker(); state != "" || !untrusted {
+		t.Fatalf("the untrusted marker plugin: state %q, listed untrusted %v", state, untrusted)
+	}
+	if out := ok("plugins", "trust", "marker"); !strings.Contains(out, "daemon") {
+		t.Fatalf("plugins trust:\n%s", out)
+	}
+	eventually(t, patience, "the daemon to run the trusted marker plugin", func() bool {
+		state, _ := marker()
+		return state == "running"
+	})
+	ok("plugins", "untrust", "marker")
+	eventually(t, patience, "the daemon to stop the untrusted marker plugin", func() bool {
+		state, untrusted := marker()
+		return state == "" && untrusted
+	})
 	if out := ok("project", "list"); !strings.Contains(out, "web") {
 		t.Fatalf("project list:\n%s", out)
 	}
