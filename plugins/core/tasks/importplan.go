@@ -162,6 +162,27 @@ func (p *importPlan) addProject(project string, t importer.Task) error {
 	return nil
 }
 
+// projectIndex is what proj holds for a task whose project is
+// taskProject in an import into project; -1 for a project the plan does
+// not hold.
+func (p *importPlan) projectIndex(project, taskProject string) int {
+	if taskProject == "" || taskProject == project {
+		return 0
+	}
+	if at := slices.Index(p.projects, taskProject); at >= 0 {
+		return at + 1
+	}
+	return -1
+}
+
+// projectOf is proj's entry of task i.
+func (p *importPlan) projectOf(i int32) int {
+	if p.proj == nil {
+		return 0
+	}
+	return int(p.proj[i])
+}
+
 // sameProjects refuses a parent or a dependency in another project than
 // its task's, as task_create refuses one, before anything is written.
 func (p *importPlan) sameProjects() error {

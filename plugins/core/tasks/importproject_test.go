@@ -83,3 +83,43 @@ func TestImportTasksOfOtherProjects(t *testing.T) {
 		t.Fatalf("a refused import registered projects: %v", after)
 	}
 }
+
+// projectFlip yields tasks of two projects and, on its second reading,
+// moves the last task to the other project, where its dependency is not.
+type projectFlip struct{ reads int }
+
+func (p *projectFlip) Scan(yield func(importer.Task) error) error {
+	p.reads++
+	last := "b"
+	if p.reads > 1 {
+		last = "a"
+	}
+	for _, t := range []importer.Task{
+		{Key: "a:1", Where: at(1), Title: "a", Project: "a"},
+		{Key: "b:1", Where: at(2), Title: "b", Project: "b"},
+		{Key: "b:2", Where: at(3), Title: "c", Project: last, DependsOn: []string{"b:1"}},
+	} {
+		if err := yield(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A task whose project differs on the second reading is refused as an
+// input that changed: the link checked in one project would otherwise
+// cross two, which only the writing would find.
+func TestImportRefusesATaskThatChangedProject(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "imp")
+	_, err := f.svc.ImportFrom(Call{Actor: "op"}, "imp", &projectFlip{}, nil)
+	if e := wantErr(t, err, 400, errs.InvalidInput, "path", "stable"); e.Details["line"] != 3 {
+		t.Fatalf("refused at %v: %s", e.Details, e.Message)
+	}
+	if n := countTasks(t, f.st); n != 0 {
+		t.Fatalf("a refused import wrote %d tasks", n)
+	}
+	if h := journalOf(t, f); h != nil {
+		t.Fatalf("the refused import left its journal: %+v", *h)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/cairn-mcp/cairn/internal/kv"
@@ -80,7 +79,7 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 		if int(i) >= len(plan.keys) || t.Key != plan.keys[i] {
 			return changedInput(t.Where)
 		}
-		if t.Project != "" && t.Project != project && !slices.Contains(plan.projects, t.Project) {
+		if plan.projectIndex(project, t.Project) != plan.projectOf(i) {
 			return changedInput(t.Where)
 		}
 		in, steps, deps, err := checkTask(project, &t)
