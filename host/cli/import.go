@@ -60,7 +60,8 @@ written. Formats (docs/cli.md has how each field maps):
               or those --tag names; each tag but master into a project named
               after it (registered when new) unless --project names one
   backlog     a Backlog.md board: backlog/ or backlog/tasks/ (a folder)
-  beads       beads' .beads/issues.jsonl (issues.jsonl, or *.jsonl of issues)
+  beads       beads' issues: .beads/ or .beads/issues.jsonl (or *.jsonl of
+              beads issues)
   claude      a Claude Code task list: ~/.claude/tasks/<list>/ (a folder of
               *.json files)`,
 		Args: cobra.ExactArgs(1),

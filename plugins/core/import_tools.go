@@ -20,8 +20,8 @@ import (
 
 // ImportInput is task_import's input.
 type ImportInput struct {
-	Path    string   `json:"path" jsonschema:"minLength=1,description=Absolute path of the file (JSON Lines\\, tasks.json or beads' issues.jsonl) or folder (Backlog.md board or Claude Code task list) to import"`
-	Format  string   `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,enum=beads,enum=claude,description=The input's format; absent: told by the path (a folder of *.json: claude; another folder: backlog; issues.jsonl or a .jsonl of beads issues: beads; .jsonl: jsonl; .json: taskmaster)"`
+	Path    string   `json:"path" jsonschema:"minLength=1,description=Absolute path of the file (JSON Lines\\, tasks.json or beads' issues.jsonl) or folder (Backlog.md board\\, Claude Code task list or beads' .beads) to import"`
+	Format  string   `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,enum=beads,enum=claude,description=The input's format; absent: told by the path (a folder holding issues.jsonl: beads; a folder of *.json: claude; another folder: backlog; issues.jsonl or a .jsonl of beads issues: beads; .jsonl: jsonl; .json: taskmaster)"`
 	Project string   `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"maxItems=100,description=task-master tags to read from a tagged tasks.json (absent: every tag)"`
 	// TagProjects sends each task-master tag but master to a project of

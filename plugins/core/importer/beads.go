@@ -12,6 +12,9 @@ import (
 	"strings"
 )
 
+// beadsFile is the file beads keeps its issues in, in its .beads folder.
+const beadsFile = "issues.jsonl"
+
 // beads keeps its issues in .beads/issues.jsonl, one issue a line: id
 // ("bd-a1b2"), title, description, design, acceptance_criteria, notes,
 // status, priority 0 (most urgent) to 4, issue_type, labels, assignee,

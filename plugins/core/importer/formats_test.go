@@ -182,6 +182,9 @@ func TestReadBeads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if dir, err := Read("testdata/beads", "", Options{}); err != nil || len(dir) != len(ts) {
+		t.Fatalf("the .beads folder: %d tasks, %v", len(dir), err)
+	}
 	m := byKey(t, ts)
 	for _, c := range []struct {
 		key, parent, status, priority, labels, deps string
@@ -331,6 +334,7 @@ func TestDetectFormat(t *testing.T) {
 		"cairn.jsonl":         FormatJSONL,
 		"beads.jsonl":         FormatBeads,
 		".beads/issues.jsonl": FormatBeads,
+		".beads":              FormatBeads,
 		"tasks.json":          FormatTaskMaster,
 		"notes.txt":           "",
 		"claude":              FormatClaude,

@@ -49,20 +49,24 @@ func (in *Input) Scan(yield func(Task) error) error { return in.scan(yield) }
 func (in *Input) Close() error { return in.close() }
 
 // DetectFormat names the format of the file or folder at path from its
-// shape: a folder of *.json files and no tasks folder or *.md file is a
-// Claude Code task list, any other folder a Backlog.md board; a file
+// shape: a folder holding issues.jsonl is beads' (.beads/), one of *.json
+// files and no tasks folder or *.md file is a Claude Code task list, any
+// other folder a Backlog.md board; a file
 // named issues.jsonl is beads', another *.jsonl cairn's JSON Lines unless
 // its first line is a beads issue (an "id" and no "task_id"); *.json is
 // task-master's tasks.json. Empty when it cannot tell. It reads at most
 // the first line of a file, and only of a regular one.
 func DetectFormat(path string) string {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(path, beadsFile)); err == nil && fi.Mode().IsRegular() {
+			return FormatBeads
+		}
 		if looksLikeClaudeList(path) {
 			return FormatClaude
 		}
 		return FormatBacklog
 	}
-	if strings.EqualFold(filepath.Base(path), "issues.jsonl") {
+	if strings.EqualFold(filepath.Base(path), beadsFile) {
 		return FormatBeads
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
@@ -142,6 +146,9 @@ func Open(path, format string, o Options) (*Input, error) {
 	}
 	switch format {
 	case FormatJSONL, FormatBeads:
+		if st, err := os.Stat(path); err == nil && st.IsDir() && format == FormatBeads {
+			path = filepath.Join(path, beadsFile) // the .beads folder
+		}
 		f, err := openPlainFile(path)
 		if err != nil {
 			return nil, err
