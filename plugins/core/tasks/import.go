@@ -82,7 +82,7 @@ func (s *Service) ImportFrom(call Call, project string, src importer.Source, ids
 			}
 		}
 	}
-	return ImportOutput{Project: project, Imported: len(plan.keys), Transactions: staged + txs}, nil
+	return ImportOutput{Project: project, Projects: plan.projects, Imported: len(plan.keys), Transactions: staged + txs}, nil
 }
 
 // checkTask checks one task with task_create's and task_update's own
@@ -98,6 +98,9 @@ func checkTask(project string, t *importer.Task) (CreateInput, []UpdateInput, []
 		Labels:        t.Labels,
 		Assignee:      t.Assignee,
 		EstimateHours: t.EstimateHours,
+	}
+	if t.Project != "" { // a task-master tag's own project
+		in.Project = t.Project
 	}
 	if _, err := in.validateFields(); err != nil {
 		return in, nil, nil, err

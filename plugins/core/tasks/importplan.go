@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
@@ -28,6 +29,12 @@ type importPlan struct {
 	// order lists input indexes in the order the tasks are made (each
 	// after its parent and dependencies); pos is its inverse.
 	order, pos []int32
+	// projects are the projects tasks name besides the import's own (a
+	// task-master tag's), in the order first named; proj is each task's,
+	// as 1 + its index in projects (0: the import's own), nil while every
+	// task is in the import's own.
+	projects []string
+	proj     []uint16
 }
 
 // forwardRef is a reference of task to a key read later: its parent
@@ -94,6 +101,9 @@ func planImport(project string, src importer.Source) (*importPlan, error) {
 		if err != nil {
 			return importer.At(t.Where, err)
 		}
+		if err := p.addProject(project, t); err != nil {
+			return err
+		}
 		p.index[t.Key] = i
 		p.keys = append(p.keys, t.Key)
 		p.where.add(t.Where)
@@ -117,10 +127,90 @@ func planImport(project string, src importer.Source) (*importPlan, error) {
 	if err := p.resolve(); err != nil {
 		return nil, err
 	}
+	if err := p.sameProjects(); err != nil {
+		return nil, err
+	}
 	if err := p.orderTasks(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// maxImportProjects bounds the projects one import writes to (proj).
+const maxImportProjects = math.MaxUint16
+
+// addProject notes the project of task t, the next of the plan, when it
+// is not the import's own.
+func (p *importPlan) addProject(project string, t importer.Task) error {
+	at := 0
+	if t.Project != "" && t.Project != project {
+		at = slices.Index(p.projects, t.Project) + 1
+		if at == 0 {
+			if len(p.projects) >= maxImportProjects {
+				return importer.Refuse(t.Where, "project", "maxItems", "an import writes to at most %d projects", maxImportProjects)
+			}
+			p.projects = append(p.projects, t.Project)
+			at = len(p.projects)
+		}
+	}
+	if at != 0 && p.proj == nil {
+		p.proj = make([]uint16, len(p.keys), cap(p.keys))
+	}
+	if p.proj != nil {
+		p.proj = append(p.proj, uint16(at))
+	}
+	return nil
+}
+
+// projectIndex is what proj holds for a task whose project is
+// taskProject in an import into project; -1 for a project the plan does
+// not hold.
+func (p *importPlan) projectIndex(project, taskProject string) int {
+	if taskProject == "" || taskProject == project {
+		return 0
+	}
+	if at := slices.Index(p.projects, taskProject); at >= 0 {
+		return at + 1
+	}
+	return -1
+}
+
+// projectOf is proj's entry of task i.
+func (p *importPlan) projectOf(i int32) int {
+	if p.proj == nil {
+		return 0
+	}
+	return int(p.proj[i])
+}
+
+// sameProjects refuses a parent or a dependency in another project than
+// its task's, as task_create refuses one, before anything is written.
+func (p *importPlan) sameProjects() error {
+	if p.proj == nil {
+		return nil
+	}
+	for i := range int32(len(p.keys)) {
+		for k := range p.edges(i) {
+			e := p.edge(i, k)
+			if p.proj[e] == p.proj[i] {
+				continue
+			}
+			field, what := "depends_on", "dependency"
+			if k == 0 && p.parent[i] >= 0 {
+				field, what = "parent_id", "parent"
+			}
+			return importer.At(p.where.at(i), errs.Invalidf(field, "sameProject", "%s %s is in %s, task %s in %s; a task links only tasks of its own project", what, clip(p.keys[e]), p.projectName(e), clip(p.keys[i]), p.projectName(i)))
+		}
+	}
+	return nil
+}
+
+// projectName names task i's project, the import's own as such.
+func (p *importPlan) projectName(i int32) string {
+	if p.proj[i] == 0 {
+		return "the import's project"
+	}
+	return "project " + p.projects[p.proj[i]-1]
 }
 
 // ref is the input index of the task key names, or a placeholder noted

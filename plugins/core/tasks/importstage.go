@@ -45,6 +45,13 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 				if err := s.projectForWrite(tx, project, call); err != nil {
 					return err
 				}
+				// A project a task names (a task-master tag's) is
+				// registered as the caller's own would be.
+				for _, slug := range plan.projects {
+					if err := s.projectForWrite(tx, slug, Call{Project: slug}); err != nil {
+						return err
+					}
+				}
 				j = tx.Bucket(bucketJournal)
 			} else if err := sameImport(j, head); err != nil {
 				return err
@@ -70,6 +77,9 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 		i := read
 		read++
 		if int(i) >= len(plan.keys) || t.Key != plan.keys[i] {
+			return changedInput(t.Where)
+		}
+		if plan.projectIndex(project, t.Project) != plan.projectOf(i) {
 			return changedInput(t.Where)
 		}
 		in, steps, deps, err := checkTask(project, &t)
