@@ -104,10 +104,10 @@ proto:
 tools-doc: build
 	$(BIN)/cairn tools --markdown --out docs/tools.md
 
-## cli-doc: refresh the admin commands' copy of the admin tool snapshots (the schemas the
-## commands are generated from), then docs/cli.md's generated command reference.
+## cli-doc: refresh the generated commands' copies of the area tool snapshots (the schemas
+## the commands are generated from), then docs/cli.md's generated command reference.
 cli-doc:
-	UPDATE_CLI_TOOLS=1 $(GO) test -count=1 -run TestAdminToolsMatchSnapshots ./host/cli/
+	UPDATE_CLI_TOOLS=1 $(GO) test -count=1 -run TestEmbeddedToolsMatchSnapshots ./host/cli/
 	@$(MAKE) --no-print-directory build
 	$(BIN)/cairn cli-doc --out docs/cli.md
 

@@ -21,6 +21,7 @@ require (
 	github.com/sigstore/sigstore-go v1.3.0
 	github.com/sigstore/timestamp-authority/v2 v2.1.3
 	github.com/spf13/cobra v1.10.2
+	github.com/spf13/pflag v1.0.10
 	github.com/transparency-dev/merkle v0.0.2
 	github.com/yuin/goldmark v1.8.7
 	go.etcd.io/bbolt v1.5.0
@@ -38,7 +39,7 @@ require (
 
 require (
 	golang.org/x/text v0.42.0 // indirect
-	google.golang.org/protobuf v1.36.12
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (
@@ -110,7 +111,6 @@ require (
 	github.com/sigstore/rekor v1.5.3 // indirect
 	github.com/sigstore/rekor-tiles/v2 v2.3.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
-	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/theupdateframework/go-tuf/v2 v2.4.2 // indirect
 	github.com/tidwall/gjson v1.18.0 // indirect

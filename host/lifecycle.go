@@ -2,8 +2,8 @@ package host
 
 import (
 	"context"
-	"os"
 
+	"github.com/cairn-mcp/cairn/host/internal/datadir"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
@@ -15,7 +15,8 @@ func (h *Host) Start(ctx context.Context) error {
 	for _, w := range h.cfg.Warnings {
 		h.log.Warn(w)
 	}
-	if err := os.MkdirAll(h.cfg.DataDir, 0o700); err != nil {
+	// A .cairn it creates is git-ignored (docs/decisions.md D41).
+	if err := datadir.Make(h.cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create the data directory %s: %v", h.cfg.DataDir, err)
 	}
 	if err := h.Fleet.Start(ctx); err != nil {

@@ -28,7 +28,7 @@ func init() { register(newAdmin) }
 // from: name, title, description, input schema, read-only hint. It is a
 // copy of the area's committed tool snapshots
 // (plugins/admin/testdata/toolsnaps), which the area's own test holds to
-// its code; TestAdminToolsMatchSnapshots holds this copy to them
+// its code; TestEmbeddedToolsMatchSnapshots holds this copy to them
 // (UPDATE_CLI_TOOLS=1 rewrites it). Embedded, it makes `cairn admin …
 // --help` need neither a store nor a running area.
 //
@@ -36,17 +36,7 @@ func init() { register(newAdmin) }
 var adminToolsJSON []byte
 
 // adminTools is the embedded inventory, read once.
-var adminTools = sync.OnceValue(func() toolcmd.Inventory {
-	var list []toolcmd.Tool
-	if err := json.Unmarshal(adminToolsJSON, &list); err != nil {
-		panic("admin_tools.json: " + err.Error())
-	}
-	inv := toolcmd.Inventory{}
-	for _, t := range list {
-		inv[t.Name] = t
-	}
-	return inv
-})
+var adminTools = sync.OnceValue(func() toolcmd.Inventory { return inventoryOf("admin_tools.json", adminToolsJSON) })
 
 // adminFlagNames are the flags whose name is not their property's
 // kebab-case spelling: the names the admin CLI has always had, which

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
@@ -25,66 +22,6 @@ func generatedTools(c *cobra.Command) []string {
 		out = append(out, generatedTools(s)...)
 	}
 	return out
-}
-
-// The admin commands are made from a copy of the admin area's tool
-// snapshots, which the area's own test holds to its code; this holds the
-// copy to the snapshots. UPDATE_CLI_TOOLS=1 rewrites it.
-func TestAdminToolsMatchSnapshots(t *testing.T) {
-	t.Parallel()
-	tools := generatedTools(newAdmin())
-	sort.Strings(tools)
-	want := make([]toolcmd.Tool, 0, len(tools))
-	for _, name := range tools {
-		raw, err := os.ReadFile(filepath.Join("..", "..", "plugins", "admin", "testdata", "toolsnaps", name+".snap"))
-		if err != nil {
-			t.Fatalf("command for %s: %v", name, err)
-		}
-		var snap struct {
-			Name        string          `json:"name"`
-			Title       string          `json:"title"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
-			Annotations struct {
-				ReadOnly bool `json:"readOnlyHint"`
-			} `json:"annotations"`
-		}
-		if err := json.Unmarshal(raw, &snap); err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, toolcmd.Tool{Name: snap.Name, Title: snap.Title, Description: snap.Description, ReadOnly: snap.Annotations.ReadOnly, InputSchema: snap.InputSchema})
-	}
-	if os.Getenv("UPDATE_CLI_TOOLS") == "1" {
-		out, err := json.MarshalIndent(want, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile("admin_tools.json", append(out, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	var got []toolcmd.Tool
-	if err := json.Unmarshal(adminToolsJSON, &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("admin_tools.json has %d tools, the commands call %d: run UPDATE_CLI_TOOLS=1 go test -run TestAdminToolsMatchSnapshots ./host/cli/", len(got), len(want))
-	}
-	for i := range want {
-		if !sameTool(got[i], want[i]) {
-			t.Errorf("admin_tools.json: %s differs from plugins/admin/testdata/toolsnaps/%s.snap: run UPDATE_CLI_TOOLS=1 go test -run TestAdminToolsMatchSnapshots ./host/cli/", got[i].Name, want[i].Name)
-		}
-	}
-}
-
-func sameTool(a, b toolcmd.Tool) bool {
-	var sa, sb any
-	if json.Unmarshal(a.InputSchema, &sa) != nil || json.Unmarshal(b.InputSchema, &sb) != nil {
-		return false
-	}
-	a.InputSchema, b.InputSchema = nil, nil
-	return reflect.DeepEqual(a, b) && reflect.DeepEqual(sa, sb)
 }
 
 // Every verb the admin CLI had keeps its path, and the flags scripts and

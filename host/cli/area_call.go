@@ -124,11 +124,6 @@ func onlyAreas(s *config.Settings, areas []string) {
 	// No third-party plugins from the plugin dir: the command needs none.
 	s.PluginDir, s.PluginDirExplicit = "", false
 	s.Mode, s.Toolsets = config.ModeFull, config.Toolsets{All: true}
-	// The command's own output is what the operator reads: the host's
-	// start-up and shutdown lines only when asked for.
-	if os.Getenv("CAIRN_LOG_LEVEL") == "" {
-		s.LogLevel = "error"
-	}
 }
 
 // close stops the command's own host, if it started one.

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -21,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/fleet"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
 	"github.com/cairn-mcp/cairn/internal/startgc"
@@ -129,7 +129,7 @@ Add it to Claude Code with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServe(), newVersion(), newTools(), newPlugins())
+	root.AddCommand(serves(newServe()), newVersion(), newTools(), newPlugins())
 	for _, f := range extraCommands {
 		root.AddCommand(f())
 	}
@@ -142,6 +142,7 @@ Add it to Claude Code with:
 			fmt.Fprint(c.OutOrStdout(), "\n"+envTable())
 		}
 	})
+	addVerbose(root)
 	strictUsage(root)
 	return root
 }
@@ -178,6 +179,7 @@ func settings(configFlag string) (config.Settings, func(), error) {
 	if err != nil {
 		return s, nil, err
 	}
+	s.LogLevel = quietLevel(s.LogLevel)
 	cleanup := func() {}
 	if s.Mode == config.ModeTest {
 		dir, err := os.MkdirTemp("", "cairn-test-")
@@ -410,13 +412,22 @@ func newPlugins() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
 		Short: "List discovered plugins with their versions and health",
-		Args:  cobra.NoArgs,
+		Long: `List the plugins of this workspace with their versions, trust and health.
+While a daemon serves the data dir it lists the daemon's plugins as they run
+there (the daemon holds the stores, so plugins started beside it could not
+open them); otherwise it starts them, asks each for its health and stops
+them. Exits 0, or with the start-up error of a required plugin that does not
+start (2) when no daemon serves.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, cleanup, err := settings(configFile)
 			if err != nil {
 				return err
 			}
 			defer cleanup()
+			if p := daemon.PathsFor(s.DataDir); !s.TempDataDir && daemonListens(p) {
+				return daemonPlugins(cmd.OutOrStdout(), p, asJSON)
+			}
 			h, err := newHost(s)
 			if err != nil {
 				return err
@@ -430,18 +441,7 @@ func newPlugins() *cobra.Command {
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), map[string]any{"plugins": health.Plugins, "untrusted": untrusted, "problems": health.Problems, "error": errString(startErr)})
 			}
-			sort.Slice(health.Plugins, func(i, j int) bool { return health.Plugins[i].Name < health.Plugins[j].Name })
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 2, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PLUGIN\tVERSION\tSOURCE\tTRUST\tSTATE\tHEALTH\tTOOLS\tMESSAGE")
-			for _, p := range health.Plugins {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", p.Name, p.Version, p.Source, trustColumn(p.Source), p.State, p.Status, p.Tools, p.Message)
-			}
-			// Workspace plugins the operator has not trusted (D23) are not
-			// started; say so, and how to trust each.
-			for _, u := range untrusted {
-				fmt.Fprintf(tw, "%s\t-\t%s\tuntrusted\tnot started\tdegraded\t0\t%s; to run it: %s\n", u.Name, untrustedSource(u), u.Reason, u.Command)
-			}
-			_ = tw.Flush()
+			printPlugins(cmd.OutOrStdout(), health.Plugins, untrusted)
 			if startErr != nil {
 				return startErr
 			}

@@ -28,7 +28,11 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-func init() { register(newDaemon); register(newStatus); register(newStop) }
+func init() {
+	register(func() *cobra.Command { return serves(newDaemon()) })
+	register(newStatus)
+	register(newStop)
+}
 
 // daemonArg is the hidden command the relay starts the daemon with.
 const daemonArg = "__daemon"
@@ -442,12 +446,19 @@ func newStatus() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the shared daemon of this data dir: sessions, HTTP listeners, plugins and stores",
-		Args:  cobra.NoArgs,
+		Long: `Show the shared daemon of this data dir: its sessions, HTTP listeners, the
+plugins it runs (their live state) and its store. With no daemon running it
+says so on stdout and exits 3. When git tracks a file of the data dir (which
+holds the private audit signing key), a warning line on stderr names them.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := configuredPaths(configFile)
+			s, cleanup, err := settings(configFile)
 			if err != nil {
 				return err
 			}
+			cleanup()
+			warnTracked(cmd.ErrOrStderr(), s)
+			p := daemon.PathsFor(s.DataDir)
 			w, err := daemon.Control(p, "status", 10*time.Second)
 			if err != nil {
 				if errors.Is(err, daemon.ErrNotRunning) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,11 +44,12 @@ func importProject(cmd *cobra.Command, c *areaClient, flag string) (string, erro
 }
 
 func newImport() *cobra.Command {
-	var configFile, format, project, tag string
+	var configFile, format, project string
+	var tags []string
 	var asJSON, strict, dryRun bool
 	cmd := &cobra.Command{
 		Use:   "import <file|folder>",
-		Short: "Import tasks from JSON Lines, task-master's tasks.json or a Backlog.md folder",
+		Short: "Import tasks from JSON Lines, task-master, Backlog.md, beads or Claude Code",
 		Long: `Import tasks into a project as task_create and task_update calls would make
 them (numbers, sequences, hash chains, events), in transactions of thousands
 of tasks; each task keeps its id and times in the source (task_get's
@@ -63,8 +65,14 @@ report, nothing written. Exit status: 0 imported (changed or not), 1
 nothing imported or refused, 2 usage. Formats (docs/cli.md has how each
 field maps):
   jsonl       one task per line, as cairn export tasks writes them (*.jsonl)
-  taskmaster  task-master's tasks.json, plain or tagged (*.json; --tag)
-  backlog     a Backlog.md board: backlog/ or backlog/tasks/ (a folder)`,
+  taskmaster  task-master's tasks.json, plain or tagged (*.json): every tag,
+              or those --tag names; each tag but master into a project named
+              after it (registered when new) unless --project names one
+  backlog     a Backlog.md board: backlog/ or backlog/tasks/ (a folder)
+  beads       beads' issues: .beads/ or .beads/issues.jsonl (or *.jsonl of
+              beads issues)
+  claude      a Claude Code task list: ~/.claude/tasks/<list>/ (a folder of
+              *.json files)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := filepath.Abs(args[0])
@@ -100,8 +108,11 @@ field maps):
 			if format != "" {
 				in["format"] = format
 			}
-			if tag != "" {
-				in["tag"] = tag
+			if len(tags) > 0 {
+				in["tags"] = tags
+			}
+			if project == "" {
+				in["tag_projects"] = true
 			}
 			if strict {
 				in["strict"] = true
@@ -124,9 +135,9 @@ field maps):
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "config file")
-	cmd.Flags().StringVar(&format, "format", "", "jsonl, taskmaster or backlog (default: told by the path)")
-	cmd.Flags().StringVar(&project, "project", "", "registered project the tasks go into (default: CAIRN_PROJECT, else the workspace's project)")
-	cmd.Flags().StringVar(&tag, "tag", "", "task-master tag of a tagged tasks.json (default master)")
+	cmd.Flags().StringVar(&format, "format", "", "jsonl, taskmaster, backlog, beads or claude (default: told by the path)")
+	cmd.Flags().StringVar(&project, "project", "", "registered project every task goes into (default: CAIRN_PROJECT, else the workspace's project; a task-master tag but master into its own)")
+	cmd.Flags().StringArrayVar(&tags, "tag", nil, "task-master tag of a tagged tasks.json to import, repeatable (default: every tag)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's output, with the task id each source id got and the report")
 	cmd.Flags().BoolVar(&strict, "strict", false, "all or nothing: refuse the whole input on its first problem")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the input and print the report; write nothing")
@@ -136,6 +147,7 @@ field maps):
 // importAnswer is task_import's answer when the ids go to a file.
 type importAnswer struct {
 	Project       string         `json:"project"`
+	Projects      []string       `json:"projects"`
 	Imported      int            `json:"imported"`
 	Transactions  int            `json:"transactions"`
 	DryRun        bool           `json:"dry_run,omitempty"`
@@ -164,6 +176,8 @@ func printImportReport(w io.Writer, out importAnswer) error {
 		fmt.Fprintf(bw, "dry run: would import %d tasks into project %s; nothing was written\n", out.Imported, out.Project)
 	case out.Imported == 0:
 		fmt.Fprintf(bw, "imported nothing into project %s\n", out.Project)
+	case len(out.Projects) > 0:
+		fmt.Fprintf(bw, "imported %d tasks into projects %s in %d transactions\n", out.Imported, strings.Join(append([]string{out.Project}, out.Projects...), ", "), out.Transactions)
 	default:
 		fmt.Fprintf(bw, "imported %d tasks into project %s in %d transactions\n", out.Imported, out.Project, out.Transactions)
 	}
@@ -184,9 +198,9 @@ func printImportReport(w io.Writer, out importAnswer) error {
 }
 
 // printImport prints the answer with the ids of the file the area wrote
-// as one JSON object, {"project","imported","ids":{source id: task id},
-// "transactions","report","changes","skipped"}, copying the ids a line at
-// a time.
+// as one JSON object, {"project","projects" (when the import wrote to
+// others),"imported","ids":{source id: task id},"transactions","report",
+// "changes","skipped"}, copying the ids a line at a time.
 func printImport(w io.Writer, out importAnswer, idsFile string) error {
 	f, err := os.Open(idsFile)
 	if err != nil {
@@ -195,7 +209,12 @@ func printImport(w io.Writer, out importAnswer, idsFile string) error {
 	defer func() { _ = f.Close() }()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	project, _ := json.Marshal(out.Project)
-	fmt.Fprintf(bw, `{"project":%s,"imported":%d,"ids":{`, project, out.Imported)
+	fmt.Fprintf(bw, `{"project":%s,`, project)
+	if len(out.Projects) > 0 {
+		projects, _ := json.Marshal(out.Projects)
+		fmt.Fprintf(bw, `"projects":%s,`, projects)
+	}
+	fmt.Fprintf(bw, `"imported":%d,"ids":{`, out.Imported)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for n := 0; sc.Scan(); n++ {

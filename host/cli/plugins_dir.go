@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/internal/datadir"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/plainfile"
 )
@@ -42,9 +43,14 @@ func openPluginDir(s config.Settings) (*os.Root, error) {
 		}
 		at = filepath.Join(at, name)
 		if _, err := cur.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			if err := cur.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			err := cur.Mkdir(name, 0o755)
+			if err != nil && !errors.Is(err, fs.ErrExist) {
 				_ = cur.Close()
 				return nil, errs.Newf(500, errs.Internal, "cannot create the plugin dir %s: %v", at, err)
+			}
+			if err == nil {
+				// A .cairn made here is git-ignored (docs/decisions.md D41).
+				_ = datadir.MarkCreated(at)
 			}
 		}
 		next, err := plainfile.OpenDir(cur, name)

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/host/trust"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -146,7 +148,12 @@ func trustPlugin(out io.Writer, s config.Settings, t trustTarget) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "trusted %s (%s)\nsha256 %s\nstore  %s\nIt starts with the next `cairn serve` (a running server picks it up when it reloads: `cairn stop`, or SIGHUP).\n", t.Name, t.Path, sum, store)
+	fmt.Fprintf(out, "trusted %s (%s)\nsha256 %s\nstore  %s\n", t.Name, t.Path, sum, store)
+	if reloadDaemon(s) {
+		fmt.Fprintf(out, "The running cairn daemon of this data dir reloads and starts it (`cairn plugins` shows it).\n")
+		return nil
+	}
+	fmt.Fprintf(out, "It starts with the next `cairn serve` (a server without the daemon picks it up on SIGHUP).\n")
 	return nil
 }
 
@@ -180,7 +187,12 @@ func untrustPlugin(out io.Writer, s config.Settings, t trustTarget) error {
 		fmt.Fprintf(out, "%s (%s) was not trusted; nothing to do\n", t.Name, t.Path)
 		return nil
 	}
-	fmt.Fprintf(out, "untrusted %s (%s): %d trust entr%s removed from %s\nA running server stops it when it reloads (`cairn stop`, or SIGHUP).\n", t.Name, t.Path, removed, plural(removed, "y", "ies"), store)
+	fmt.Fprintf(out, "untrusted %s (%s): %d trust entr%s removed from %s\n", t.Name, t.Path, removed, plural(removed, "y", "ies"), store)
+	if reloadDaemon(s) {
+		fmt.Fprintf(out, "The running cairn daemon of this data dir reloads and stops it.\n")
+		return nil
+	}
+	fmt.Fprintf(out, "A server without the daemon stops it on SIGHUP.\n")
 	return nil
 }
 
@@ -206,4 +218,16 @@ func untrustedSource(u trust.Untrusted) string {
 		return "dir"
 	}
 	return "config"
+}
+
+// reloadDaemon asks the daemon serving the data dir, if one does, to
+// reload, so a change of trust takes effect while agents stay connected;
+// it reports whether a daemon took the request.
+func reloadDaemon(s config.Settings) bool {
+	p := daemon.PathsFor(s.DataDir)
+	if s.TempDataDir || !daemonListens(p) {
+		return false
+	}
+	_, err := daemon.Control(p, "reload", 10*time.Second)
+	return err == nil
 }

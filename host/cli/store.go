@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-mcp/cairn/host/config"
+	"github.com/cairn-mcp/cairn/host/daemon"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgmigrate"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -60,6 +61,11 @@ Prints what each area copied and verified as JSON.`,
 			abs, err := filepath.Abs(from)
 			if err != nil {
 				return errs.Invalidf("from", "path", "--from %q: %v", from, err)
+			}
+			// The copy reads stores no server writes: say so before
+			// starting the areas, whose stores the daemon holds.
+			if p := daemon.PathsFor(abs); daemonListens(p) {
+				return errs.Conflictf(errs.Conflict, "a cairn daemon serves %s: end its sessions and run `cairn stop`, then `cairn store copy` again (the copy reads stores no server is writing)", abs)
 			}
 			names := make([]string, len(copyingAreas))
 			for i, a := range copyingAreas {

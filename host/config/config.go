@@ -54,7 +54,7 @@ var Vars = []Var{
 	{"CAIRN_PLUGIN_DIR", "<root>/.cairn/plugins", "Directory scanned for cairn-plugin-* executables."},
 	{"CAIRN_TRUST_FILE", "$XDG_CONFIG_HOME/cairn/trust.json, else ~/.config/cairn/trust.json", "The operator's trust store: sha256 of the workspace plugins allowed to run (cairn plugins trust)."},
 	{"CAIRN_PLUGIN_RESTART_MAX", "30s", "Longest wait between restarts of a crashing plugin (the wait doubles from 100ms up to it)."},
-	{"CAIRN_LOG_LEVEL", "info", "trace, debug, info, warn or error. Logs go to stderr only."},
+	{"CAIRN_LOG_LEVEL", "info", "trace, debug, info, warn or error. Logs go to stderr only. Commands that serve log at info; one-shot commands log errors only unless this is set or --verbose is given."},
 	{"CAIRN_LOG_FORMAT", "text", "text or json."},
 	{"CAIRN_ENV", "production", "development allows webhooks to private and loopback addresses."},
 	{"CAIRN_DAEMON", "on", "off serves stdio or HTTP in the cairn serve process instead of through the shared daemon of the data dir (refused while one runs)."},

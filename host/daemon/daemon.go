@@ -31,6 +31,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cairn-mcp/cairn/host/internal/datadir"
 )
 
 // Paths are the daemon's files for one data dir.
@@ -223,7 +225,7 @@ func Connect(ctx context.Context, p Paths, hello Hello, start Starter, timeout t
 	if c, r, w, err := Dial(p, hello, timeout); err == nil || !errors.Is(err, ErrNotRunning) {
 		return c, r, w, err
 	}
-	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
+	if err := datadir.Make(p.DataDir, 0o700); err != nil {
 		return nil, nil, Welcome{}, err
 	}
 	lock, err := lockWithin(ctx, p.StartLock, timeout)
@@ -342,7 +344,7 @@ var ErrAlreadyRunning = errors.New("a cairn daemon is already running for this d
 // Lock takes the daemon lock of p without blocking. Holding it proves the
 // daemon alive; the kernel releases it when the process dies.
 func Lock(p Paths) (*os.File, error) {
-	if err := os.MkdirAll(p.DataDir, 0o700); err != nil {
+	if err := datadir.Make(p.DataDir, 0o700); err != nil {
 		return nil, err
 	}
 	f, err := flock(p.Lock, true)

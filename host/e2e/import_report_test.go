@@ -49,7 +49,7 @@ func TestImportReportsTaskMasterDefects(t *testing.T) {
 	}
 
 	// A dry run prints the report and writes nothing.
-	code, out, errOut := runCairn(t, w, "", env, "import", file, "--project", "imp", "--dry-run")
+	code, out, errOut := runCairn(t, w, "", env, "import", file, "--project", "imp", "--tag", "master", "--dry-run")
 	if code != 0 || !strings.Contains(out, "dry run: would import 6 tasks") || !strings.Contains(out, "fix: ") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
 	}
@@ -57,14 +57,14 @@ func TestImportReportsTaskMasterDefects(t *testing.T) {
 		t.Fatalf("a dry run wrote %d tasks", n)
 	}
 	// Strict refuses the whole input at its first problem.
-	if code, _, errOut := runCairn(t, w, "", env, "import", file, "--project", "imp", "--strict"); code != 1 || !strings.Contains(errOut, "ERR_INVALID_INPUT") {
+	if code, _, errOut := runCairn(t, w, "", env, "import", file, "--project", "imp", "--tag", "master", "--strict"); code != 1 || !strings.Contains(errOut, "ERR_INVALID_INPUT") {
 		t.Fatalf("strict: exit %d %s", code, errOut)
 	}
 	if n := countTasks(); n != 0 {
 		t.Fatalf("a refused strict import wrote %d tasks", n)
 	}
 
-	code, out, errOut = runCairn(t, w, "", env, "import", file, "--project", "imp", "--json")
+	code, out, errOut = runCairn(t, w, "", env, "import", file, "--project", "imp", "--tag", "master", "--json")
 	if code != 0 {
 		t.Fatalf("import: exit %d %s", code, errOut)
 	}

@@ -20,13 +20,17 @@ import (
 
 // ImportInput is task_import's input.
 type ImportInput struct {
-	Path    string `json:"path" jsonschema:"minLength=1,description=Absolute path of the file (JSON Lines or tasks.json) or Backlog.md folder to import"`
-	Format  string `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,description=The input's format; absent: told by the path (folder: backlog; .jsonl: jsonl; .json: taskmaster)"`
-	Project string `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
-	Tag     string `json:"tag,omitempty" jsonschema:"maxLength=200,description=task-master tag to read from a tagged tasks.json (default master)"`
-	IDsPath string `json:"ids_path,omitempty" jsonschema:"description=Absolute path of a file to write the task id each source id got to (JSON Lines of [source id, task id]; replaced when it exists) instead of answering them: an import of a million tasks answers in a few bytes"`
-	Strict  bool   `json:"strict,omitempty" jsonschema:"description=All or nothing: the first problem refuses the whole input and nothing is written. Without it every task that can be imported is and the report lists each one changed or skipped"`
-	DryRun  bool   `json:"dry_run,omitempty" jsonschema:"description=Read and check the input and answer the report; write nothing"`
+	Path    string   `json:"path" jsonschema:"minLength=1,description=Absolute path of the file (JSON Lines\\, tasks.json or beads' issues.jsonl) or folder (Backlog.md board\\, Claude Code task list or beads' .beads) to import"`
+	Format  string   `json:"format,omitempty" jsonschema:"enum=jsonl,enum=taskmaster,enum=backlog,enum=beads,enum=claude,description=The input's format; absent: told by the path (a folder holding issues.jsonl: beads; a folder of *.json: claude; another folder: backlog; issues.jsonl or a .jsonl of beads issues: beads; .jsonl: jsonl; .json: taskmaster)"`
+	Project string   `json:"project" jsonschema:"minLength=1,maxLength=63,description=Registered project slug the tasks go into"`
+	Tags    []string `json:"tags,omitempty" jsonschema:"maxItems=100,description=task-master tags to read from a tagged tasks.json (absent: every tag)"`
+	// TagProjects sends each task-master tag but master to a project of
+	// its own (docs/decisions.md D41); `cairn import` sets it unless
+	// --project names one.
+	TagProjects bool   `json:"tag_projects,omitempty" jsonschema:"description=true: the tasks of each task-master tag but master go to the project named after the tag (registered when new)\\, not to project"`
+	IDsPath     string `json:"ids_path,omitempty" jsonschema:"description=Absolute path of a file to write the task id each source id got to (JSON Lines of [source id\\, task id]; replaced when it exists) instead of answering them: an import of a million tasks answers in a few bytes"`
+	Strict      bool   `json:"strict,omitempty" jsonschema:"description=All or nothing: the first problem refuses the whole input and nothing is written. Without it every task that can be imported is\\, and the report lists each one changed or skipped"`
+	DryRun      bool   `json:"dry_run,omitempty" jsonschema:"description=Read and check the input and answer the report; write nothing"`
 }
 
 // ExportInput is task_export's input.
@@ -52,7 +56,7 @@ func absolute(field, p string) error {
 func (c *Area) registerImportTools() {
 	sdk.AddTool(c.p, sdk.Tool[ImportInput, tasks.ImportOutput]{
 		Name: "task_import", Title: "Import tasks", Toolset: sdk.InternalToolset,
-		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json or a Backlog.md folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks; each task keeps its source id and times (task_get's source). The input is streamed and checked whole first. By default every task that can be imported is: a text over its field's limit is cut there and kept whole in the task's thought trail, a duplicate id is renumbered, a dependency or parent not in the import and the link that closes a loop are dropped, a task breaking another rule is skipped; the answer's report lists each with its place, field, rule, action and fix. strict: the first problem answers 400 (409 for a loop) naming file, line and field, and nothing is written. dry_run: the report, nothing written. A folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",
+		Description: "For the host only (reserved toolset internal, never listed to clients): imports the tasks of a cairn JSON Lines file, a task-master tasks.json (every tag, or those named; with tag_projects each tag but master into a project of its own), a Backlog.md folder, a beads issues.jsonl or a Claude Code task list folder into a registered project, as task_create and task_update calls would make them (numbers, sequences, chains, events), in transactions of 1,000 tasks; each task keeps its source id and times (task_get's source). The input is streamed and checked whole first. By default every task that can be imported is: a text over its field's limit is cut there and kept whole in the task's thought trail, a duplicate id is renumbered, a dependency or parent not in the import, across projects or closing a loop is dropped, a task breaking another rule is skipped; the answer's report lists each with its place, field, rule, action and fix. strict: the first problem answers 400 (409 for a loop) naming file, line and field, and nothing is written. dry_run: the report, nothing written. A folder's symlinks, hard-linked files, FIFOs and devices are refused. Answers, or writes to ids_path, the task id each source id got. Called by `cairn import`.",
 		Handler: func(ctx context.Context, in ImportInput) (tasks.ImportOutput, error) {
 			if err := absolute("path", in.Path); err != nil {
 				return tasks.ImportOutput{}, err
@@ -99,7 +103,7 @@ func (c *Area) registerImportTools() {
 // when it is set, else into the answer.
 func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.ImportOutput, error) {
 	defer collectForImport()()
-	src, err := importer.Open(in.Path, in.Format, in.Tag)
+	src, err := importer.Open(in.Path, in.Format, importer.Options{Tags: in.Tags, TagProjects: in.TagProjects})
 	if err != nil {
 		return tasks.ImportOutput{}, err
 	}

@@ -112,14 +112,13 @@ func help(path string, p *property, required bool) string {
 		text = path
 	}
 	if len(p.Enum) > 0 {
-		vals := make([]string, len(p.Enum))
-		for i, v := range p.Enum {
-			vals[i] = fmt.Sprint(v)
-		}
-		text += " (one of: " + strings.Join(vals, ", ") + ")"
+		text += " (one of: " + enumText(p.Enum) + ")"
 	}
 	switch kindOf(p) {
 	case kindArray:
+		if len(p.Items.Enum) > 0 {
+			text += " (each one of: " + enumText(p.Items.Enum) + ")"
+		}
 		text += " (repeatable)"
 	case kindJSON:
 		text += " (JSON)"
@@ -128,4 +127,13 @@ func help(path string, p *property, required bool) string {
 		text += " (required)"
 	}
 	return text
+}
+
+// enumText lists the values an enum allows.
+func enumText(enum []any) string {
+	vals := make([]string, len(enum))
+	for i, v := range enum {
+		vals[i] = fmt.Sprint(v)
+	}
+	return strings.Join(vals, ", ")
 }

@@ -43,7 +43,9 @@ type Spec struct {
 	// validated and sent; it may call the area (inv.Conn).
 	Prepare func(inv *Invocation) error
 	// Check refuses an output that reports a failure as data (a
-	// "success": false answer) and may add Notes.
+	// "success": false answer) and may add Notes, or add to the output
+	// what its readable rendering needs (Runtime.JSON says whether the
+	// output is printed as it is instead).
 	Check func(inv *Invocation, out map[string]any) error
 	// Render prints the output readably (into a tabwriter); default: a
 	// generic rendering of the output object.

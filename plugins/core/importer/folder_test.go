@@ -68,7 +68,7 @@ func TestReadRefusesWhatIsNotTheFoldersOwn(t *testing.T) {
 			done := make(chan error, 1)
 			var got []Task
 			go func() {
-				ts, err := Read(path, "", "")
+				ts, err := Read(path, "", Options{})
 				got = ts
 				done <- err
 			}()

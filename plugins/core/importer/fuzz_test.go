@@ -52,8 +52,36 @@ func FuzzParseBacklogFile(f *testing.F) {
 
 func FuzzReadTaskMaster(f *testing.F) {
 	f.Add([]byte(`{"tasks":[{"id":1,"title":"a","subtasks":[{"id":1,"title":"b","dependencies":[1]}]}]}`))
+	f.Add([]byte(`{"master":{"tasks":[{"id":1,"title":"a","dependencies":[2]}],"metadata":{}},"x":{"tasks":[{"id":2,"title":"b","dependencies":["1.1",1],"subtasks":[{"id":1,"title":"c"}]}]},"y":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ts, err := ReadTaskMaster("tasks.json", data, "")
+		ts, err := ReadTaskMaster("tasks.json", data, Options{})
 		checkParsed(t, ts, err)
+		ts, err = ReadTaskMaster("tasks.json", data, Options{TagProjects: true})
+		checkParsed(t, ts, err)
+	})
+}
+
+func FuzzReadBeads(f *testing.F) {
+	f.Add([]byte(`{"id":"bd-1","title":"a","status":"blocked","priority":0,"labels":["x"],"dependencies":[{"issue_id":"bd-1","depends_on_id":"bd-2","type":"blocks"},{"depends_on_id":"bd-3","type":"parent-child"},{"depends_on_id":"bd-4","type":"related"}],"comments":[{"author":"a","text":"t"}]}` + "\n" + `{"id":"bd-2","title":"b","status":"closed","priority":4}`))
+	f.Add([]byte(`{"id":1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ts, err := ReadBeads("issues.jsonl", bytes.NewReader(data))
+		checkParsed(t, ts, err)
+	})
+}
+
+func FuzzParseClaudeFile(f *testing.F) {
+	f.Add([]byte(`{"id":"1","subject":"a","description":"d","activeForm":"A","status":"in_progress","blocks":["2"],"blockedBy":[3],"owner":"o","metadata":{"k":[1]}}`))
+	f.Add([]byte(`{"id":"","subject":null}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		x, blocks, err := ParseClaudeFile("1.json", data)
+		if err != nil {
+			if blocks != nil {
+				t.Fatalf("blocks beside an error")
+			}
+			checkParsed(t, nil, err)
+			return
+		}
+		checkParsed(t, []Task{x}, nil)
 	})
 }

@@ -72,7 +72,7 @@ func TestReadTaskMaster(t *testing.T) {
    ]},
   {"id": 2, "title": "Next", "status": "deferred", "priority": "high", "dependencies": [1, "1.2"]}
 ]}`
-	ts, err := ReadTaskMaster("tasks.json", []byte(plain), "")
+	ts, err := ReadTaskMaster("tasks.json", []byte(plain), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +93,10 @@ func TestReadTaskMaster(t *testing.T) {
 		t.Fatalf("task 2: %+v", ts[3])
 	}
 	tagged := `{"master": {"tasks": [{"id": 1, "title": "a"}]}, "feature": {"tasks": [{"id": 7, "title": "b"}]}}`
-	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), ""); err != nil || ts[0].Key != "1" || ts[0].Status != "todo" {
+	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), Options{Tags: []string{"master"}, TagProjects: true}); err != nil || len(ts) != 1 || ts[0].Key != "1" || ts[0].Status != "todo" || ts[0].Project != "" {
 		t.Fatalf("master tag: %v %v", ts, err)
 	}
-	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), "feature"); err != nil || ts[0].Key != "7" {
+	if ts, err := ReadTaskMaster("tasks.json", []byte(tagged), Options{Tags: []string{"feature"}, TagProjects: true}); err != nil || len(ts) != 1 || ts[0].Key != "feature:7" || ts[0].Project != "feature" {
 		t.Fatalf("feature tag: %v %v", ts, err)
 	}
 	// Tags past the hundred a refusal lists are still found.
@@ -106,10 +106,10 @@ func TestReadTaskMaster(t *testing.T) {
 		fmt.Fprintf(&many, `"t%03d": {"tasks": [{"id": %d, "title": "a"}]},`, i, i+1)
 	}
 	many.WriteString(`"z": {}}`)
-	if ts, err := ReadTaskMaster("tasks.json", []byte(many.String()), "t149"); err != nil || len(ts) != 1 || ts[0].Key != "150" {
+	if ts, err := ReadTaskMaster("tasks.json", []byte(many.String()), Options{Tags: []string{"t149"}}); err != nil || len(ts) != 1 || ts[0].Key != "t149:150" {
 		t.Fatalf("tag t149 of 151: %v %v", ts, err)
 	}
-	if _, err := ReadTaskMaster("tasks.json", []byte(many.String()), "nope"); err == nil || !strings.Contains(err.Error(), "and 51 more") {
+	if _, err := ReadTaskMaster("tasks.json", []byte(many.String()), Options{Tags: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), "and 51 more") {
 		t.Fatalf("an unknown tag among 151: %v", err)
 	}
 	for _, c := range []struct {
@@ -123,11 +123,11 @@ func TestReadTaskMaster(t *testing.T) {
 		{"no title", "{\"tasks\": [\n\n{\"id\": 1}]}", 3, "title"},
 		{"bad id", "{\"tasks\": [{\"id\": \"x\", \"title\": \"a\"}]}", 1, "id"},
 		{"bad dependency", "{\"tasks\": [{\"id\": 1, \"title\": \"a\", \"dependencies\": [true]}]}", 1, "dependencies[0]"},
-		{"unknown tag", `{"feature": {"tasks": []}, "other": {"tasks": []}}`, 1, "tag"},
+		{"no task list", `{"feature": {"metadata": {}}, "other": 3}`, 1, "tasks"},
 		{"not JSON", `{"tasks": [`, 1, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ts, err := ReadTaskMaster("tasks.json", []byte(c.in), "")
+			ts, err := ReadTaskMaster("tasks.json", []byte(c.in), Options{})
 			if ts != nil {
 				t.Fatalf("tasks returned beside an error: %v", ts)
 			}

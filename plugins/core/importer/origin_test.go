@@ -13,7 +13,7 @@ func TestReadersKeepTheSource(t *testing.T) {
 	if err != nil || len(js) != 1 || js[0].Source != "T-12" || js[0].SourceCreated != "2026-01-02T03:04:05.000Z" || js[0].SourceUpdated != "" {
 		t.Fatalf("jsonl: %+v %v", js, err)
 	}
-	tm, err := ReadTaskMaster("tasks.json", []byte(`{"tasks":[{"id":42,"title":"a","subtasks":[{"id":3,"title":"b"}]}]}`), "")
+	tm, err := ReadTaskMaster("tasks.json", []byte(`{"tasks":[{"id":42,"title":"a","subtasks":[{"id":3,"title":"b"}]}]}`), Options{})
 	if err != nil || len(tm) != 2 || tm[0].Source != "42" || tm[1].Source != "42.3" {
 		t.Fatalf("taskmaster: %+v %v", tm, err)
 	}

@@ -1,6 +1,9 @@
 package importer
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,14 +49,31 @@ func (in *Input) Scan(yield func(Task) error) error { return in.scan(yield) }
 func (in *Input) Close() error { return in.close() }
 
 // DetectFormat names the format of the file or folder at path from its
-// shape: a folder is a Backlog.md board, *.jsonl cairn's JSON Lines, *.json
-// task-master's tasks.json. Empty when it cannot tell.
+// shape: a folder holding issues.jsonl is beads' (.beads/), one of *.json
+// files and no tasks folder or *.md file is a Claude Code task list, any
+// other folder a Backlog.md board; a file
+// named issues.jsonl is beads', another *.jsonl cairn's JSON Lines unless
+// its first line is a beads issue (an "id" and no "task_id"); *.json is
+// task-master's tasks.json. Empty when it cannot tell. It reads at most
+// the first line of a file, and only of a regular one.
 func DetectFormat(path string) string {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(path, beadsFile)); err == nil && fi.Mode().IsRegular() {
+			return FormatBeads
+		}
+		if looksLikeClaudeList(path) {
+			return FormatClaude
+		}
 		return FormatBacklog
+	}
+	if strings.EqualFold(filepath.Base(path), beadsFile) {
+		return FormatBeads
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl", ".ndjson":
+		if firstLineIsBeads(path) {
+			return FormatBeads
+		}
 		return FormatJSONL
 	case ".json":
 		return FormatTaskMaster
@@ -61,27 +81,89 @@ func DetectFormat(path string) string {
 	return ""
 }
 
+// looksLikeClaudeList reports whether the folder at dir holds *.json files
+// and neither a tasks folder nor *.md files, which a Backlog.md board has.
+func looksLikeClaudeList(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	anyJSON := false
+	for _, e := range entries {
+		name := strings.ToLower(e.Name())
+		switch {
+		case name == "tasks" || strings.HasSuffix(name, ".md"):
+			return false
+		case !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") && !e.IsDir():
+			anyJSON = true
+		}
+	}
+	return anyJSON
+}
+
+// firstLineIsBeads reports whether the first non-blank line of the file at
+// path is a JSON object with an "id" and no "task_id": a beads issue, not
+// a line of cairn's export.
+func firstLineIsBeads(path string) bool {
+	f, err := openPlainFile(path)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxBeadsLine)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(b, &keys) != nil {
+			return false
+		}
+		_, id := keys["id"]
+		_, taskID := keys["task_id"]
+		return id && !taskID
+	}
+	return false
+}
+
+// Options are what an import picks of its input: of a task-master file,
+// the tags to read (none: every tag) and whether each tag but master goes
+// to a project of its own (docs/decisions.md D41).
+type Options struct {
+	Tags        []string
+	TagProjects bool
+}
+
 // Open opens the file or folder at path in format (empty: DetectFormat's
-// guess) as an Input; tag picks a task-master tag. It reads only regular
-// files (plainFile): a folder's symlinks, hard-linked files, FIFOs and
-// devices are refused, naming the path and why.
-func Open(path, format, tag string) (*Input, error) {
+// guess) as an Input. It reads only regular files (plainFile): a
+// folder's symlinks, hard-linked files, FIFOs and devices are refused,
+// naming the path and why.
+func Open(path, format string, o Options) (*Input, error) {
 	if format == "" {
 		format = DetectFormat(path)
 	}
 	switch format {
-	case FormatJSONL:
+	case FormatJSONL, FormatBeads:
+		if st, err := os.Stat(path); err == nil && st.IsDir() && format == FormatBeads {
+			path = filepath.Join(path, beadsFile) // the .beads folder
+		}
 		f, err := openPlainFile(path)
 		if err != nil {
 			return nil, err
 		}
-		return &Input{scan: func(yield func(Task) error) error { return scanJSONLFile(path, f, yield) }, close: f.Close}, nil
+		scan := scanJSONLFile
+		if format == FormatBeads {
+			scan = scanBeadsFile
+		}
+		return &Input{scan: func(yield func(Task) error) error { return scan(path, f, yield) }, close: f.Close}, nil
 	case FormatTaskMaster:
 		f, err := openPlainFile(path)
 		if err != nil {
 			return nil, err
 		}
-		src, err := openTaskMaster(path, f, tag)
+		src, err := openTaskMaster(path, f, o)
 		if err != nil {
 			_ = f.Close()
 			return nil, err
@@ -89,6 +171,12 @@ func Open(path, format, tag string) (*Input, error) {
 		return &Input{scan: src.scan, close: f.Close}, nil
 	case FormatBacklog:
 		src, err := openBacklog(path)
+		if err != nil {
+			return nil, err
+		}
+		return &Input{scan: src.scan, close: src.dir.Close}, nil
+	case FormatClaude:
+		src, err := openClaude(path)
 		if err != nil {
 			return nil, err
 		}
@@ -103,8 +191,8 @@ func Open(path, format, tag string) (*Input, error) {
 // Read reads every task of the file or folder at path, for callers that
 // want them in memory (tests, small inputs); an import streams Open's
 // Input instead.
-func Read(path, format, tag string) ([]Task, error) {
-	in, err := Open(path, format, tag)
+func Read(path, format string, o Options) ([]Task, error) {
+	in, err := Open(path, format, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package importer reads the task files people bring to cairn — its own
-// JSON Lines export, task-master's tasks.json and Backlog.md's task files —
-// into one neutral form, Task, for the tasks package to import
+// JSON Lines export, task-master's tasks.json, Backlog.md's task files,
+// beads' issues.jsonl and Claude Code's task lists — into one neutral form, Task, for the tasks package to import
 // (docs/decisions.md D41). It knows the formats and nothing of the store:
 // every error names the file, the line (or the task file) and the field,
 // and a file with one error yields no tasks at all.
@@ -17,19 +17,23 @@ const (
 	FormatJSONL      = "jsonl"
 	FormatTaskMaster = "taskmaster"
 	FormatBacklog    = "backlog"
+	FormatBeads      = "beads"
+	FormatClaude     = "claude"
 )
 
 // Formats lists every format, for the tool's schema and the CLI's help.
-var Formats = []string{FormatJSONL, FormatTaskMaster, FormatBacklog}
+var Formats = []string{FormatJSONL, FormatTaskMaster, FormatBacklog, FormatBeads, FormatClaude}
 
 // Task is one task of an import in cairn's terms. Key is the task's id in
 // its source ("T-12", "5", "5.2", "task-7"); Parent and DependsOn name
 // other tasks of the same import by their Key. Where says where the task
 // was read ("tasks.jsonl:12", a Backlog.md file), for the errors of the
-// checks that come later.
+// checks that come later. Project is the project the task goes into, a
+// task-master tag's; empty is the import's own.
 type Task struct {
 	Key           string
 	Where         Where
+	Project       string
 	Title         string
 	Description   *string
 	Priority      *string

@@ -108,6 +108,11 @@ func (d *tmDecoder) skip() error {
 	if err != nil {
 		return err
 	}
+	return d.skipFrom(t)
+}
+
+// skipFrom reads the rest of the value whose first token was t.
+func (d *tmDecoder) skipFrom(t json.Token) error {
 	switch t {
 	case json.Delim('{'):
 		for d.dec.More() {
@@ -128,6 +133,75 @@ func (d *tmDecoder) skip() error {
 		return d.delim(']')
 	}
 	return nil
+}
+
+// tmIDs is what tagIDs reads of a task: its id and its subtasks' ids.
+type tmIDs struct {
+	ID       json.RawMessage `json:"id"`
+	Subtasks []struct {
+		ID json.RawMessage `json:"id"`
+	} `json:"subtasks"`
+}
+
+// tagIDs reads a tag's value and tells add the id of each of its tasks and
+// subtasks ("5", "5.2"), one top-level task at a time; list is false when
+// the value is no object holding a "tasks" array. A task whose id is not
+// one is passed over: reading the tag's tasks refuses it, naming its line.
+func (d *tmDecoder) tagIDs(add func(id string)) (list bool, err error) {
+	t, err := d.token()
+	if err != nil {
+		return false, err
+	}
+	if t != json.Delim('{') {
+		return false, d.skipFrom(t)
+	}
+	for d.dec.More() {
+		k, err := d.key()
+		if err != nil {
+			return false, err
+		}
+		if k != "tasks" || list {
+			if err := d.skip(); err != nil {
+				return false, err
+			}
+			continue
+		}
+		t, err := d.token()
+		if err != nil {
+			return false, err
+		}
+		if t != json.Delim('[') {
+			if err := d.skipFrom(t); err != nil {
+				return false, err
+			}
+			continue
+		}
+		list = true
+		for d.dec.More() {
+			raw, _, err := d.value()
+			if err != nil {
+				return false, err
+			}
+			var task tmIDs
+			if json.Unmarshal(raw, &task) != nil {
+				continue
+			}
+			id, ok := tmIDText(task.ID)
+			if !ok {
+				continue
+			}
+			add(id)
+			for _, sub := range task.Subtasks {
+				if s, ok := tmIDText(sub.ID); ok {
+					add(id + "." + s)
+				}
+			}
+		}
+		if err := d.delim(']'); err != nil {
+			return false, err
+		}
+	}
+	return list, d.delim('}')
 }
 
 // value reads the next value whole (at most maxTMValue bytes) and says on

@@ -90,7 +90,7 @@ func (s *Service) ImportFrom(call Call, project string, src importer.Source, opt
 			return ImportOutput{}, err
 		}
 	}
-	out := ImportOutput{Project: project, Imported: len(plan.keys), DryRun: opts.DryRun}
+	out := ImportOutput{Project: project, Projects: plan.projects, Imported: len(plan.keys), DryRun: opts.DryRun}
 	rep.fill(&out)
 	if opts.DryRun || len(plan.keys) == 0 {
 		if len(plan.keys) == 0 {
@@ -130,6 +130,9 @@ func checkTask(project string, t *importer.Task) (CreateInput, []UpdateInput, []
 		Labels:        t.Labels,
 		Assignee:      t.Assignee,
 		EstimateHours: t.EstimateHours,
+	}
+	if t.Project != "" { // a task-master tag's own project
+		in.Project = t.Project
 	}
 	if _, err := in.validateFields(); err != nil {
 		return in, nil, nil, err

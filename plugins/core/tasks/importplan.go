@@ -3,6 +3,7 @@ package tasks
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
@@ -29,6 +30,12 @@ type importPlan struct {
 	// order lists input indexes in the order the tasks are made (each
 	// after its parent and dependencies); pos is its inverse.
 	order, pos []int32
+	// projects are the projects tasks name besides the import's own (a
+	// task-master tag's), in the order first named; proj is each task's,
+	// as 1 + its index in projects (0: the import's own), nil while every
+	// task is in the import's own.
+	projects []string
+	proj     []uint16
 
 	// What a lenient import changed, for its second pass to do the same
 	// (few, in an input of any size): the reads it skipped, in order; the
@@ -139,6 +146,9 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 				"give each task its own id in the source")
 			t.Key = key
 		}
+		if err := p.addProject(project, t); err != nil {
+			return err
+		}
 		p.index[t.Key] = i
 		p.keys = append(p.keys, t.Key)
 		p.where.add(t.Where)
@@ -165,6 +175,9 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 	if err := p.resolve(); err != nil {
 		return nil, err
 	}
+	if err := p.sameProjects(); err != nil {
+		return nil, err
+	}
 	if err := p.orderTasks(); err != nil {
 		return nil, err
 	}
@@ -181,6 +194,100 @@ func (p *importPlan) freeKey(key string) string {
 			return k
 		}
 	}
+}
+
+// maxImportProjects bounds the projects one import writes to (proj).
+const maxImportProjects = math.MaxUint16
+
+// addProject notes the project of task t, the next of the plan, when it
+// is not the import's own.
+func (p *importPlan) addProject(project string, t importer.Task) error {
+	at := 0
+	if t.Project != "" && t.Project != project {
+		at = slices.Index(p.projects, t.Project) + 1
+		if at == 0 {
+			if len(p.projects) >= maxImportProjects {
+				return importer.Refuse(t.Where, "project", "maxItems", "an import writes to at most %d projects", maxImportProjects)
+			}
+			p.projects = append(p.projects, t.Project)
+			at = len(p.projects)
+		}
+	}
+	if at != 0 && p.proj == nil {
+		p.proj = make([]uint16, len(p.keys), cap(p.keys))
+	}
+	if p.proj != nil {
+		p.proj = append(p.proj, uint16(at))
+	}
+	return nil
+}
+
+// projectIndex is what proj holds for a task whose project is
+// taskProject in an import into project; -1 for a project the plan does
+// not hold.
+func (p *importPlan) projectIndex(project, taskProject string) int {
+	if taskProject == "" || taskProject == project {
+		return 0
+	}
+	if at := slices.Index(p.projects, taskProject); at >= 0 {
+		return at + 1
+	}
+	return -1
+}
+
+// projectOf is proj's entry of task i.
+func (p *importPlan) projectOf(i int32) int {
+	if p.proj == nil {
+		return 0
+	}
+	return int(p.proj[i])
+}
+
+// sameProjects refuses a parent or a dependency in another project than
+// its task's, as task_create refuses one, before anything is written
+// (strict); otherwise it drops the link and reports it.
+func (p *importPlan) sameProjects() error {
+	if p.proj == nil {
+		return nil
+	}
+	for i := range int32(len(p.keys)) {
+		if e := p.parent[i]; e >= 0 && p.proj[e] != p.proj[i] {
+			if err := p.crossProject(i, e, "parent_id", "parent"); err != nil {
+				return err
+			}
+			p.parent[i] = -1
+			p.cutParent(i)
+		}
+		for slot := p.depAt[i]; slot < p.depAt[i+1]; slot++ {
+			if e := p.deps[slot]; e >= 0 && p.proj[e] != p.proj[i] {
+				if err := p.crossProject(i, e, "depends_on", "dependency"); err != nil {
+					return err
+				}
+				p.deps[slot] = -1
+			}
+		}
+	}
+	return nil
+}
+
+// crossProject refuses task i's link to e in another project (strict), or
+// reports that it is dropped.
+func (p *importPlan) crossProject(i, e int32, field, what string) error {
+	msg := fmt.Sprintf("%s %s is in %s, task %s in %s; a task links only tasks of its own project", what, clip(p.keys[e]), p.projectName(e), clip(p.keys[i]), p.projectName(i))
+	if p.strict {
+		return importer.At(p.where.at(i), errs.Invalidf(field, "sameProject", "%s", msg))
+	}
+	p.rep.add(p.where.at(i), p.keys[i], field, "sameProject", "dropped the link: "+msg,
+		"import the two tasks into one project (--project), or remove the link in the source")
+	return nil
+}
+
+// projectName names task i's project, the import's own as such.
+func (p *importPlan) projectName(i int32) string {
+	if p.proj[i] == 0 {
+		return "the import's project"
+	}
+	return "project " + p.projects[p.proj[i]-1]
 }
 
 // ref is the input index of the task key names, or a placeholder noted

@@ -20,8 +20,11 @@ const ImportBatch = 1000
 
 // ImportOutput is what an import answers.
 type ImportOutput struct {
-	Project  string `json:"project"`
-	Imported int    `json:"imported"`
+	Project string `json:"project"`
+	// Projects are the other projects the import wrote to: those of a
+	// task-master file's tags.
+	Projects []string `json:"projects,omitempty"`
+	Imported int      `json:"imported"`
 	// IDs maps each task's id in its source to the task id it got, when
 	// the caller asked for it in the answer.
 	IDs map[string]string `json:"ids,omitempty"`

@@ -48,6 +48,13 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 				if err := s.projectForWrite(tx, project, call); err != nil {
 					return err
 				}
+				// A project a task names (a task-master tag's) is
+				// registered as the caller's own would be.
+				for _, slug := range plan.projects {
+					if err := s.projectForWrite(tx, slug, Call{Project: slug}); err != nil {
+						return err
+					}
+				}
 				j = tx.Bucket(bucketJournal)
 			} else if err := sameImport(j, head); err != nil {
 				return err
@@ -100,6 +107,9 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 		var texts []importedText
 		if plan.cuts {
 			texts = cutLong(&t)
+		}
+		if plan.projectIndex(project, t.Project) != plan.projectOf(i) {
+			return changedInput(t.Where)
 		}
 		in, steps, deps, err := checkTask(project, &t)
 		if err != nil {
