@@ -146,6 +146,15 @@ func TestImportReportsWhatItMends(t *testing.T) {
 			imported: 1, field: "status", rule: "enum", action: "skipped the task", strictErr: errs.InvalidInput,
 		},
 		{
+			name: "link across projects dropped", in: []importer.Task{tm("1", 1), tm("y:1", 2, dependsOn("1"), func(t *importer.Task) { t.Project = "other" })},
+			imported: 2, field: "depends_on", rule: "sameProject", action: "dropped the link: dependency 1 is in the import's project", strictErr: errs.InvalidInput,
+			check: func(t *testing.T, f *fixture, _ *trailTexts, ids map[string]string) {
+				if got := f.get(t, ids["y:1"]); got.Project != "other" || len(got.DependsOn) != 0 {
+					t.Fatalf("y:1: %+v", got)
+				}
+			},
+		},
+		{
 			name: "link to a skipped task dropped", in: []importer.Task{tm("1", 1, func(t *importer.Task) { t.Status = "finished" }), tm("2", 2, dependsOn("1"))},
 			imported: 1, field: "depends_on", rule: "exists", action: "dependency on 1, which the import skipped", strictErr: errs.InvalidInput,
 		},
