@@ -92,7 +92,7 @@ func Open(path, format, tag string) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Input{scan: src.scan, close: src.dir.Close}, nil
+		return &Input{scan: src.scan, close: src.close}, nil
 	case "":
 		return nil, Refuse(Where{File: path}, "format", "required", "cannot tell the format of %s from its name; pass --format %s", path, strings.Join(Formats, "|"))
 	default:

@@ -42,6 +42,12 @@ type Task struct {
 	Status        string
 	Progress      *float64
 	BlockedReason *string
+
+	// Source is the task's id in its source as the source spells it
+	// ("42.3", "back-222.1"); SourceCreated and SourceUpdated its times
+	// there (RFC 3339), empty when the source has none.
+	Source                       string
+	SourceCreated, SourceUpdated string
 }
 
 // Where locates a task in its source: the file, and the line when the
