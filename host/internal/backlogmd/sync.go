@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sync"
 )
 
 // Sync makes the folder dir hold board: it writes each file whose bytes
@@ -18,20 +19,24 @@ import (
 // are candidates for removal. Files other than cairn's own task files are
 // never touched.
 func Sync(dir string, board, prev Board) (written, removed int, err error) {
+	var changed []string
+	folders := map[string]bool{}
 	for name, data := range board {
 		if prev != nil {
 			if old, ok := prev[name]; ok && bytes.Equal(old, data) {
 				continue
 			}
 		}
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, data) {
-			continue
+		changed = append(changed, name)
+		folders[path.Dir(name)] = true
+	}
+	for f := range folders {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.FromSlash(f)), 0o755); err != nil {
+			return 0, 0, err
 		}
-		if err := writeAtomic(p, data); err != nil {
-			return written, removed, err
-		}
-		written++
+	}
+	if written, err = writeChanged(dir, board, changed); err != nil {
+		return written, 0, err
 	}
 	stale, err := staleFiles(dir, board, prev)
 	if err != nil {
@@ -44,6 +49,50 @@ func Sync(dir string, board, prev Board) (written, removed int, err error) {
 		removed++
 	}
 	return written, removed, nil
+}
+
+// syncWorkers write a board's files side by side: a first export of
+// thousands of tasks waits on the file system, not on the processor.
+const syncWorkers = 8
+
+// writeChanged writes the named files of board whose bytes differ from
+// the folder's, and says how many it wrote.
+func writeChanged(dir string, board Board, names []string) (int, error) {
+	var (
+		mu      sync.Mutex
+		written int
+		first   error
+		wg      sync.WaitGroup
+	)
+	next := make(chan string)
+	for range min(syncWorkers, len(names)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range next {
+				data := board[name]
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if cur, err := os.ReadFile(p); err == nil && bytes.Equal(cur, data) {
+					continue
+				}
+				err := writeAtomic(p, data)
+				mu.Lock()
+				if err != nil && first == nil {
+					first = err
+				}
+				if err == nil {
+					written++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, name := range names {
+		next <- name
+	}
+	close(next)
+	wg.Wait()
+	return written, first
 }
 
 // staleFiles are the files to remove: those of prev that board lacks, or,
@@ -80,9 +129,6 @@ func staleFiles(dir string, board, prev Board) ([]string, error) {
 // writeAtomic replaces the file at p with data: readers see the old bytes
 // or the new, never a part.
 func writeAtomic(p string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
 	f, err := os.CreateTemp(filepath.Dir(p), ".cairn-*.tmp")
 	if err != nil {
 		return err
