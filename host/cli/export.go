@@ -175,5 +175,39 @@ func loadBoard(ctx context.Context, c *areaClient, project string) (backlogmd.Bo
 	if err := sc.Err(); err != nil {
 		return nil, 0, errs.Newf(500, errs.Internal, "cannot read the export: %v", err)
 	}
-	return backlogmd.Build(project, tasks), len(tasks), nil
+	var decisions []backlogmd.Record
+	shown := 0
+	for _, t := range tasks {
+		if !backlogmd.IsDecisions(t) {
+			shown++
+			continue
+		}
+		rs, err := decisionRecords(ctx, c, t.TaskID)
+		if err != nil {
+			return nil, 0, err
+		}
+		decisions = append(decisions, rs...)
+	}
+	return backlogmd.Build(project, tasks, decisions), shown, nil
+}
+
+// decisionRecords reads the records of type decision of the task that
+// holds a board's decisions, a page of thought_record_list at a time.
+func decisionRecords(ctx context.Context, c *areaClient, taskID string) ([]backlogmd.Record, error) {
+	const page = 500
+	var out []backlogmd.Record
+	for offset := 0; ; offset += page {
+		var res struct {
+			TotalCount int                `json:"total_count"`
+			Thoughts   []backlogmd.Record `json:"thoughts"`
+		}
+		args := obj{"task_id": taskID, "type": "decision", "limit": page, "offset": offset}
+		if _, err := c.call(ctx, "thought_record_list", args, &res); err != nil {
+			return nil, err
+		}
+		out = append(out, res.Thoughts...)
+		if len(res.Thoughts) < page || offset+page >= res.TotalCount {
+			return out, nil
+		}
+	}
 }

@@ -277,3 +277,80 @@ func TestExportMarkdownWatchUnderConcurrentWrites(t *testing.T) {
 		t.Fatal("the watch did not stop on SIGINT")
 	}
 }
+
+// A Backlog.md board as people keep it — a task_prefix, every folder,
+// @handles, decisions — imports through the binary; its markdown export
+// keeps each decision's text and reads back to the same board.
+func TestExportMarkdownBoardWithDecisions(t *testing.T) {
+	w := newWorkspace(t)
+	board := filepath.Join(w.root, "backlog")
+	longBody := strings.Repeat("Weighed and chosen. ", 400)
+	files := map[string]string{
+		"config.yml":                        "project_name: \"Demo\"\ndefault_status: \"To Do\"\ntask_prefix: \"back\"\n",
+		"tasks/back-12 - Ship-it.md":        "---\nid: BACK-12\ntitle: Ship it\nstatus: In Progress\nassignee: @ann\ndependencies: [back-3, task-1]\ncreated_date: 2025-06-03 10:00\n---\n\n## Description\n\nShip.\n",
+		"tasks/back-12.1 - Docs.md":         "---\nid: BACK-12.1\ntitle: Docs\nstatus: To Do\nparent_task_id: BACK-12\n---\n",
+		"drafts/draft-1 - Idea.md":          "---\nid: DRAFT-1\ntitle: Idea\nstatus: To Do\n---\n",
+		"completed/back-3 - Done.md":        "---\nid: BACK-3\ntitle: Done\nstatus: Done\n---\n",
+		"completed/back-1 - First.md":       "---\nid: BACK-1\ntitle: First\nstatus: Done\n---\n",
+		"archive/tasks/back-7 - Dropped.md": "---\nid: BACK-7\ntitle: Dropped\nstatus: To Do\n---\n",
+		"decisions/decision-1 - Use-Go.md":  "---\ndate: \"2025-06-22\"\nid: decision-1\nstatus: accepted\ntitle: Use Go\n---\n## Context\n\nSpeed.\n\n## Decision\n\nGo.\n",
+		"decisions/decision-2 - Long.md":    "---\nid: decision-2\ntitle: Long\n---\n" + longBody,
+	}
+	for name, data := range files {
+		w.writeFile(filepath.Join("backlog", filepath.FromSlash(name)), data, 0o644)
+	}
+	if code, _, errOut := runCairn(t, w, "", nil, "project", "add", "imp"); code != 0 {
+		t.Fatalf("project add: %s", errOut)
+	}
+	code, out, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", board, "--project", "imp", "--json")
+	if code != 0 {
+		t.Fatalf("import: %d %s", code, errOut)
+	}
+	var res struct {
+		IDs map[string]string `json:"ids"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	ids := res.IDs
+	if len(ids) != 7 || ids["back-12.1"] == "" || ids["draft-1"] == "" || ids["decisions"] == "" {
+		t.Fatalf("ids %v", ids)
+	}
+	got, _ := exportAll(t, w)
+	for key, status := range map[string]string{"back-12": "in_progress", "back-12.1": "todo", "draft-1": "backlog", "back-3": "done", "back-1": "done", "back-7": "cancelled"} {
+		if g := got[ids[key]]; g.Status != status {
+			t.Errorf("%s: status %q, want %q", key, g.Status, status)
+		}
+	}
+	if g := got[ids["back-12"]]; g.Assignee != "ann" || strings.Join(g.DependsOn, ",") != ids["back-1"]+","+ids["back-3"] {
+		t.Errorf("back-12 %+v", g)
+	}
+	if g := got[ids["back-12.1"]]; g.ParentID != ids["back-12"] {
+		t.Errorf("back-12.1's parent %q", g.ParentID)
+	}
+
+	first := filepath.Join(t.TempDir(), "board")
+	exportMarkdown(t, w, nil, first, "--project", "imp")
+	one := readTree(t, first)
+	if one["decisions/decision-1 - Use-Go.md"] != files["decisions/decision-1 - Use-Go.md"] {
+		t.Fatalf("decision-1 came back as:\n%s", one["decisions/decision-1 - Use-Go.md"])
+	}
+	if !strings.HasSuffix(one["decisions/decision-2 - Long.md"], "---\n"+longBody) {
+		t.Fatalf("the long decision lost text: %d bytes", len(one["decisions/decision-2 - Long.md"]))
+	}
+	if len(one) != 6+2+1 {
+		t.Fatalf("the board holds %d files: 6 tasks, 2 decisions and config.yml, not the Decisions task", len(one))
+	}
+	w2 := newWorkspace(t)
+	if code, _, errOut := runCairn(t, w2, "", nil, "project", "add", "imp"); code != 0 {
+		t.Fatalf("project add: %s", errOut)
+	}
+	if code, _, errOut := runCairn(t, w2, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", first, "--project", "imp"); code != 0 {
+		t.Fatalf("import of the export: %s", errOut)
+	}
+	second := filepath.Join(t.TempDir(), "board")
+	exportMarkdown(t, w2, nil, second, "--project", "imp")
+	if d := sameTree(one, readTree(t, second)); d != "" {
+		t.Fatalf("the board read back exports differently: %s", d)
+	}
+}

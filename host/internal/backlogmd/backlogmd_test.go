@@ -60,11 +60,11 @@ func TestSyncWritesChangesAndRemovesMovedFiles(t *testing.T) {
 	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	one := Build("demo", []Task{{TaskID: "T-1", Title: "a", Status: "todo"}, {TaskID: "T-2", Title: "b", Status: "todo"}})
+	one := Build("demo", []Task{{TaskID: "T-1", Title: "a", Status: "todo"}, {TaskID: "T-2", Title: "b", Status: "todo"}}, nil)
 	if w, r, err := Sync(dir, one, nil); err != nil || w != 3 || r != 1 {
 		t.Fatalf("first sync: %d written %d removed %v", w, r, err)
 	}
-	two := Build("demo", []Task{{TaskID: "T-1", Title: "a", Status: "done"}, {TaskID: "T-2", Title: "b", Status: "todo"}})
+	two := Build("demo", []Task{{TaskID: "T-1", Title: "a", Status: "done"}, {TaskID: "T-2", Title: "b", Status: "todo"}}, nil)
 	if w, r, err := Sync(dir, two, one); err != nil || w != 1 || r != 1 {
 		t.Fatalf("second sync: %d written %d removed %v", w, r, err)
 	}
@@ -86,4 +86,44 @@ func TestSyncWritesChangesAndRemovesMovedFiles(t *testing.T) {
 	if w, r, err := Sync(dir, two, nil); err != nil || w != 0 || r != 0 {
 		t.Fatalf("sync of a current folder: %d written %d removed %v", w, r, err)
 	}
+}
+
+// The records of an imported decision make its file again; a record
+// recorded in cairn makes a file of its own; the task holding them has no
+// task file.
+func TestDecisionsFromRecords(t *testing.T) {
+	t.Parallel()
+	meta := func(id, title string, part, parts int, empty bool) []byte {
+		return []byte(`{"backlog_decision":{"id":"` + id + `","title":"` + title + `","date":"2025-06-22","part":` + string(rune('0'+part)) + `,"parts":` + string(rune('0'+parts)) + `,"empty":` + map[bool]string{true: "true", false: "false"}[empty] + `}}`)
+	}
+	board := Build("demo", []Task{
+		{TaskID: "T-1", Title: "a", Status: "todo"},
+		{TaskID: "T-2", Title: "Decisions", Status: "done", Labels: []string{DecisionsLabel}},
+	}, []Record{
+		{Content: "second half\n", ChainPosition: 2, Metadata: meta("decision-4", "Split", 2, 2, false)},
+		{Content: "## Context\nfirst half, ", ChainPosition: 1, Metadata: meta("decision-4", "Split", 1, 2, false)},
+		{Content: "Empty", ChainPosition: 3, Metadata: meta("decision-5", "Empty", 1, 1, true)},
+		{Content: "# Keep logs\nFor a year.", ChainPosition: 4},
+	})
+	want := map[string]string{
+		"decisions/decision-4 - Split.md":     "---\ndate: \"2025-06-22\"\nid: decision-4\ntitle: Split\n---\n## Context\nfirst half, second half\n",
+		"decisions/decision-5 - Empty.md":     "---\ndate: \"2025-06-22\"\nid: decision-5\ntitle: Empty\n---\n",
+		"decisions/decision-6 - Keep-logs.md": "---\nid: decision-6\ntitle: Keep logs\n---\n# Keep logs\nFor a year.",
+	}
+	for name, data := range want {
+		if got := string(board[name]); got != data {
+			t.Errorf("%s:\n%q\nwant\n%q", name, got, data)
+		}
+	}
+	if len(board) != len(want)+2 {
+		t.Fatalf("board %v", keys(board))
+	}
+}
+
+func keys(b Board) []string {
+	var out []string
+	for k := range b {
+		out = append(out, k)
+	}
+	return out
 }

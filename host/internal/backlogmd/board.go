@@ -10,12 +10,18 @@ import (
 // to bytes.
 type Board map[string][]byte
 
-// Build is the board of a project's tasks: config.yml and one file per
-// task.
-func Build(project string, tasks []Task) Board {
+// Build is the board of a project's tasks: config.yml, one file per task
+// and one per decision, from the records of type decision of the task
+// that holds them (IsDecisions), which has no file of its own.
+func Build(project string, tasks []Task, decisions []Record) Board {
 	b := Board{ConfigFile: Config(project)}
 	for _, t := range tasks {
-		b[Path(t)] = File(t)
+		if !IsDecisions(t) {
+			b[Path(t)] = File(t)
+		}
+	}
+	for name, data := range Decisions(decisions) {
+		b[name] = data
 	}
 	return b
 }

@@ -19,8 +19,12 @@ const (
 	ConfigFile   = "config.yml"
 )
 
-// ManagedDirs are the folders whose task files a sync may remove.
-var ManagedDirs = []string{TasksDir, CompletedDir, ArchiveDir}
+// ManagedDirs are the folders whose files a sync may remove, and the
+// names of the files it writes there: no other file is touched.
+var ManagedDirs = map[string]*regexp.Regexp{
+	TasksDir: ownFile, CompletedDir: ownFile, ArchiveDir: ownFile,
+	"decisions": regexp.MustCompile(`^decision-[0-9]+(?: - .*)?\.md$`),
+}
 
 // folderOf is where a task of status stands: done tasks in completed/,
 // cancelled ones in archive/tasks/ (Backlog.md's archive), the rest on the

@@ -108,7 +108,7 @@ func staleFiles(dir string, board, prev Board) ([]string, error) {
 		}
 		return out, nil
 	}
-	for _, sub := range ManagedDirs {
+	for sub, own := range ManagedDirs {
 		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(sub)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -118,7 +118,7 @@ func staleFiles(dir string, board, prev Board) ([]string, error) {
 		}
 		for _, e := range entries {
 			name := path.Join(sub, e.Name())
-			if _, ok := board[name]; !ok && e.Type().IsRegular() && ownFile.MatchString(e.Name()) {
+			if _, ok := board[name]; !ok && e.Type().IsRegular() && own.MatchString(e.Name()) {
 				out = append(out, name)
 			}
 		}

@@ -72,6 +72,11 @@ type backlogBoard struct {
 	ids     backlogIDs
 	folders []*backlogFolder
 	files   []backlogFile
+	// decisionsDir is the board's decisions/ folder, nil when it has
+	// none; hasDecisions says whether it holds a decision file, for which
+	// the board yields the Decisions task after its own.
+	decisionsDir *backlogFolder
+	hasDecisions bool
 }
 
 // backlogFolder is one opened task folder of a board.
@@ -123,6 +128,14 @@ func openBacklogShown(dir, shown string) (*backlogBoard, error) {
 			b.folders = append(b.folders, &backlogFolder{dir: sub, shown: path.Join(shown, f.path), status: f.status})
 		}
 	}
+	sub, found, err := openBacklogFolder(root, shown, "decisions")
+	if err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	if found {
+		b.decisionsDir = &backlogFolder{dir: sub, shown: path.Join(shown, "decisions")}
+	}
 	if len(b.folders) == 0 {
 		b.folders = []*backlogFolder{{dir: root, shown: shown}}
 	} else {
@@ -130,6 +143,15 @@ func openBacklogShown(dir, shown string) (*backlogBoard, error) {
 	}
 	if err := b.list(); err != nil {
 		return nil, err
+	}
+	if b.decisionsDir != nil {
+		names, err := folderNames(b.decisionsDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			b.hasDecisions = b.hasDecisions || strings.HasPrefix(strings.ToLower(n), "decision-")
+		}
 	}
 	ok = true
 	return b, nil
@@ -165,6 +187,9 @@ func openBacklogFolder(root *os.Root, shown, rel string) (*os.Root, bool, error)
 func (b *backlogBoard) close() error {
 	for _, f := range b.folders {
 		_ = f.dir.Close()
+	}
+	if b.decisionsDir != nil {
+		_ = b.decisionsDir.dir.Close()
 	}
 	return nil
 }
@@ -237,6 +262,9 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 		if err := yield(t); err != nil {
 			return err
 		}
+	}
+	if b.hasDecisions {
+		return yield(decisionsTask(b.decisionsDir.shown))
 	}
 	return nil
 }
