@@ -107,6 +107,13 @@ func openBacklogShown(dir, shown string) (*backlogBoard, error) {
 	if err != nil {
 		return nil, Refuse(Where{File: shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
 	}
+	if inner, found, err := repositoryBoard(root, shown); err != nil {
+		_ = root.Close()
+		return nil, err
+	} else if found {
+		_ = root.Close()
+		root, shown = inner, path.Join(shown, "backlog")
+	}
 	b := &backlogBoard{}
 	ok := false
 	defer func() {
@@ -155,6 +162,18 @@ func openBacklogShown(dir, shown string) (*backlogBoard, error) {
 	}
 	ok = true
 	return b, nil
+}
+
+// repositoryBoard opens the backlog/ folder of a repository given whole
+// (Backlog.md keeps its board there): when root holds no board of its own
+// (no config.yml, no task folder) but a backlog/ folder.
+func repositoryBoard(root *os.Root, shown string) (*os.Root, bool, error) {
+	for _, own := range []string{"config.yml", "tasks", "drafts", "completed", "archive", "decisions"} {
+		if _, err := root.Lstat(own); err == nil {
+			return nil, false, nil
+		}
+	}
+	return openBacklogFolder(root, shown, "backlog")
 }
 
 // openBacklogFolder opens the folder at rel (slash-separated) in root, one

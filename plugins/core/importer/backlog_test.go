@@ -80,6 +80,7 @@ func TestReadBacklogFolders(t *testing.T) {
 		{"completed/task-4 - Four.md", "done", ""},
 		{"archive/tasks/task-4 - Four.md", "cancelled", ""},
 		{"task-4 - Four.md", "blocked", BacklogBlockedReason},
+		{"backlog/completed/task-4 - Four.md", "done", ""},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			ts, err := ReadBacklog(writeFiles(t, map[string]string{c.file: task}), "b")
