@@ -549,9 +549,8 @@ func splitFrontmatter(file string, data []byte) (front, body []byte, line int, e
 // The description section as cairn's export writes it, and as Backlog.md
 // does when the description is the whole body.
 const (
-	backlogDescHead  = "## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\n"
-	backlogDescTail  = "\n<!-- SECTION:DESCRIPTION:END -->\n"
-	backlogDescBegin = "<!-- SECTION:DESCRIPTION:BEGIN -->\n"
+	backlogDescHead = "## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\n"
+	backlogDescTail = "\n<!-- SECTION:DESCRIPTION:END -->\n"
 )
 
 // backlogBody is the task's markdown body without Backlog.md's section
@@ -562,7 +561,8 @@ const (
 func backlogBody(body []byte) string {
 	s := strings.TrimLeft(string(body), "\r\n")
 	if rest, ok := strings.CutPrefix(s, backlogDescHead); ok {
-		if text, after, ok := strings.Cut(rest, backlogDescTail); ok && strings.TrimSpace(after) == "" && !strings.Contains(text, backlogDescBegin) {
+		// The last fence closes it: the text may hold the fence's line.
+		if text, ok := strings.CutSuffix(strings.TrimRight(rest, " \t\r\n")+"\n", backlogDescTail); ok {
 			return text
 		}
 	}
