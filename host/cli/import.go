@@ -21,7 +21,7 @@ import (
 // and task_export tools, in the running daemon or in a host of the
 // command's own; the host only resolves the paths and the project.
 
-func init() { register(newImport); register(newExport) }
+func init() { register(newImport) }
 
 // importTimeout bounds an import through the daemon.
 const importTimeout = 30 * time.Minute
@@ -250,61 +250,4 @@ func printImport(w io.Writer, out importAnswer, idsFile string) error {
 	_, _ = bw.Write(tail[1:])
 	_ = bw.WriteByte('\n')
 	return bw.Flush()
-}
-
-func newExport() *cobra.Command {
-	var configFile, project, output string
-	cmd := &cobra.Command{
-		Use:   "export",
-		Short: "Export data in a form other tools and cairn import read",
-	}
-	tasksCmd := &cobra.Command{
-		Use:   "tasks",
-		Short: "Write a project's tasks as JSON Lines (what cairn import reads back)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := openAreas(cmd.Context(), configFile, reads, "core")
-			if err != nil {
-				return err
-			}
-			defer c.close()
-			slug := project
-			if slug == "" {
-				slug = clientsession.Default(c.s).Project
-			}
-			dest := output
-			if dest == "" || dest == "-" {
-				// The area writes files, not this command's stdout: a
-				// private temporary file is copied out and removed.
-				f, err := os.CreateTemp("", "cairn-export-*.jsonl")
-				if err != nil {
-					return errs.Newf(500, errs.Internal, "cannot create a temporary file: %v", err)
-				}
-				_ = f.Close()
-				defer func() { _ = os.Remove(f.Name()) }()
-				dest = f.Name()
-			}
-			if dest, err = filepath.Abs(dest); err != nil {
-				return errs.Invalidf("output", "writable", "cannot resolve %s: %v", output, err)
-			}
-			if _, err := c.call(cmd.Context(), "task_export", obj{"path": dest, "project": slug}, nil); err != nil {
-				return err
-			}
-			if output != "" && output != "-" {
-				return nil
-			}
-			f, err := os.Open(dest)
-			if err != nil {
-				return errs.Newf(500, errs.Internal, "cannot read the export: %v", err)
-			}
-			defer func() { _ = f.Close() }()
-			_, err = f.WriteTo(cmd.OutOrStdout())
-			return err
-		},
-	}
-	tasksCmd.Flags().StringVar(&project, "project", "", "project whose tasks are written (default: CAIRN_PROJECT, else the workspace's project)")
-	tasksCmd.Flags().StringVarP(&output, "output", "o", "", "file to write (default: stdout)")
-	cmd.PersistentFlags().StringVar(&configFile, "config", "", "config file")
-	cmd.AddCommand(tasksCmd)
-	return cmd
 }

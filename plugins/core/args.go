@@ -78,9 +78,9 @@ type thoughtListArgs struct {
 	TaskID      *string `json:"task_id,omitempty" pattern:"^T-[1-9][0-9]*$" description:"Or session_id, or both."`
 	SessionID   *string `json:"session_id,omitempty" pattern:"^A-[1-9][0-9]*$"`
 	Type        *string `json:"type,omitempty" jsonschema:"enum=reflection,enum=decision,enum=discovery,enum=risk,enum=blockers"`
-	Limit       *int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=100" description:"Latest N, oldest first."`
-	Offset      *int    `json:"offset,omitempty" jsonschema:"minimum=0" description:"Skip the newest N, to page back."`
-	VerifyChain *bool   `json:"verify_chain,omitempty" description:"Recompute the chains."`
+	Limit       *int    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=100"`
+	Offset      *int    `json:"offset,omitempty" jsonschema:"minimum=0"`
+	VerifyChain *bool   `json:"verify_chain,omitempty"`
 }
 
 type auditStartArgs struct {

@@ -70,7 +70,18 @@ func (c *Area) registerImportTools() {
 			if err != nil {
 				return tasks.ImportOutput{}, err
 			}
-			return importFile(call(ctx), svc, in)
+			// A board's decisions, checked before anything is written
+			// and recorded once the tasks are in (import_decisions.go).
+			decisions, err := readDecisions(in)
+			if err != nil {
+				return tasks.ImportOutput{}, err
+			}
+			var decisionsTask string
+			out, err := importFileNoting(call(ctx), svc, in, &decisionsTask)
+			if err == nil && !in.DryRun { // a dry run writes nothing
+				err = c.afterImport(call(ctx), out, decisionsTask, decisions)
+			}
+			return out, err
 		},
 	})
 	sdk.AddTool(c.p, sdk.Tool[ExportInput, ExportOutput]{
@@ -102,6 +113,12 @@ func (c *Area) registerImportTools() {
 // memory does not grow with the input's size. The ids go to in.IDsPath
 // when it is set, else into the answer.
 func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.ImportOutput, error) {
+	return importFileNoting(call, svc, in, new(string))
+}
+
+// importFileNoting is importFile noting the task id the Decisions task of
+// a Backlog.md board got in decisionsTask.
+func importFileNoting(call tasks.Call, svc *tasks.Service, in ImportInput, decisionsTask *string) (tasks.ImportOutput, error) {
 	defer collectForImport()()
 	src, err := importer.Open(in.Path, in.Format, importer.Options{Tags: in.Tags, TagProjects: in.TagProjects})
 	if err != nil {
@@ -115,10 +132,10 @@ func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.Impo
 	if in.IDsPath == "" || in.DryRun {
 		// A dry run writes nothing, not even the ids file.
 		ids := map[string]string{}
-		out, err := svc.ImportFrom(call, in.Project, src, opts, func(key, id string) error {
+		out, err := svc.ImportFrom(call, in.Project, src, opts, decisionsTaskID(decisionsTask, func(key, id string) error {
 			ids[key] = id
 			return nil
-		})
+		}))
 		out.IDs = ids
 		return out, err
 	}
@@ -128,13 +145,13 @@ func importFile(call tasks.Call, svc *tasks.Service, in ImportInput) (tasks.Impo
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
 	var werr error
-	out, err := svc.ImportFrom(call, in.Project, src, opts, func(key, id string) error {
+	out, err := svc.ImportFrom(call, in.Project, src, opts, decisionsTaskID(decisionsTask, func(key, id string) error {
 		if werr == nil {
 			line, _ := json.Marshal([2]string{key, id})
 			_, werr = w.Write(append(line, '\n'))
 		}
 		return nil
-	})
+	}))
 	if werr == nil {
 		werr = w.Flush()
 	}

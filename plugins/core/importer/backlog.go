@@ -11,18 +11,22 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-mcp/cairn/sdk/plainfile"
 )
 
-// Backlog.md keeps one file per task, backlog/tasks/task-<id> - <title>.md:
+// Backlog.md keeps one file per task, backlog/<folder>/<id> - <title>.md:
 // YAML frontmatter (id, title, status, assignee, labels, dependencies,
 // priority, parent_task_id, dates) and a markdown body whose sections
 // (Description, Acceptance Criteria, Implementation Plan, Implementation
-// Notes) Backlog.md fences with HTML comments.
+// Notes) Backlog.md fences with HTML comments. The folder says where the
+// task stands (docs/decisions.md D41): tasks/ holds the board, whose
+// status is the file's; drafts/ the drafts, which are cairn's backlog;
+// completed/ the done tasks; archive/tasks/ the tasks Backlog.md archived,
+// which cairn imports as cancelled, so that a parent or a dependency in any
+// of them is found.
 
 // backlogStatuses maps Backlog.md's default statuses, and the names of
 // cairn's own a board may be configured with, onto cairn's.
@@ -41,6 +45,15 @@ const BacklogBlockedReason = "marked blocked in Backlog.md"
 // backlogMarker matches the comment lines Backlog.md fences sections with.
 var backlogMarker = regexp.MustCompile(`(?m)^[ \t]*<!--\s*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)\s*-->[ \t]*\r?\n?`)
 
+// backlogFolders are the folders of a board that hold tasks, in the order
+// they are read, and the status each gives its tasks (empty: the file's).
+var backlogFolders = []struct{ path, status string }{
+	{"tasks", ""},
+	{"drafts", "backlog"},
+	{"completed", "done"},
+	{"archive/tasks", "cancelled"},
+}
+
 // ReadBacklog reads every task file of the Backlog.md board in the folder
 // at dir, errors naming files as shown + their path in the folder; see
 // openBacklog.
@@ -49,94 +62,219 @@ func ReadBacklog(dir, shown string) ([]Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = src.dir.Close() }()
+	defer func() { _ = src.close() }()
 	return collect(scanFunc(src.scan))
 }
 
-// backlogBoard is an opened Backlog.md board: its task folder and the
-// names of its task files in the order of their ids.
+// backlogBoard is an opened Backlog.md board: its task folders and the
+// files of its tasks in the order of their ids.
 type backlogBoard struct {
-	dir   *os.Root
-	shown string
-	names []string
+	ids     backlogIDs
+	folders []*backlogFolder
+	files   []backlogFile
+	// decisionsDir is the board's decisions/ folder, nil when it has
+	// none; hasDecisions says whether it holds a decision file, for which
+	// the board yields the Decisions task after its own.
+	decisionsDir *backlogFolder
+	hasDecisions bool
+}
+
+// backlogFolder is one opened task folder of a board.
+type backlogFolder struct {
+	dir    *os.Root
+	shown  string
+	status string
+}
+
+// backlogFile names one task file: its folder (an index in folders) and
+// its name there.
+type backlogFile struct {
+	folder int
+	name   string
 }
 
 func openBacklog(dir string) (*backlogBoard, error) { return openBacklogShown(dir, dir) }
 
-// openBacklogShown opens the board in the folder at dir: the *.md files of
-// its tasks folder, or of dir when it has none (drafts, archived and
-// completed tasks are left out, as Backlog.md's board leaves them). Only
-// regular files of the folder are read (plainfile.go): a symlinked tasks
-// folder or task file, a hard-linked file, a FIFO or a device named
-// task-*.md is refused. It reads every file once to order them by id; the
-// board then holds their names, not their text.
+// openBacklogShown opens the board in the folder at dir: the prefix of its
+// config.yml and the task files of its folders (backlogFolders), or, when
+// it has none of them, the task files of dir itself (a tasks/ folder given
+// alone). Only regular files of the folder are read (plainfile.go): a
+// symlinked folder or task file, a hard-linked file, a FIFO or a device is
+// refused. It reads every file once to order them by id; the board then
+// holds their names, not their text.
 func openBacklogShown(dir, shown string) (*backlogBoard, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, Refuse(Where{File: shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
 	}
-	b := &backlogBoard{dir: root, shown: shown}
-	if st, err := root.Lstat("tasks"); err == nil && (st.IsDir() || st.Mode()&fs.ModeSymlink != 0) {
-		sub, err := plainfile.OpenDir(root, "tasks")
+	if inner, found, err := repositoryBoard(root, shown); err != nil {
 		_ = root.Close()
-		if err != nil {
-			return nil, refuseFile(path.Join(shown, "tasks"), err)
-		}
-		b.dir, b.shown = sub, path.Join(shown, "tasks")
+		return nil, err
+	} else if found {
+		_ = root.Close()
+		root, shown = inner, path.Join(shown, "backlog")
 	}
-	if err := b.list(); err != nil {
-		_ = b.dir.Close()
+	b := &backlogBoard{}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = b.close()
+		}
+	}()
+	if b.ids, err = readBacklogConfig(root, shown); err != nil {
+		_ = root.Close()
 		return nil, err
 	}
+	for _, f := range backlogFolders {
+		sub, found, err := openBacklogFolder(root, shown, f.path)
+		if err != nil {
+			_ = root.Close()
+			return nil, err
+		}
+		if found {
+			b.folders = append(b.folders, &backlogFolder{dir: sub, shown: path.Join(shown, f.path), status: f.status})
+		}
+	}
+	sub, found, err := openBacklogFolder(root, shown, "decisions")
+	if err != nil {
+		_ = root.Close()
+		return nil, err
+	}
+	if found {
+		b.decisionsDir = &backlogFolder{dir: sub, shown: path.Join(shown, "decisions")}
+	}
+	if len(b.folders) == 0 {
+		b.folders = []*backlogFolder{{dir: root, shown: shown}}
+	} else {
+		_ = root.Close()
+	}
+	if err := b.list(); err != nil {
+		return nil, err
+	}
+	if b.decisionsDir != nil {
+		names, err := folderNames(b.decisionsDir)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			b.hasDecisions = b.hasDecisions || strings.HasPrefix(strings.ToLower(n), "decision-")
+		}
+	}
+	ok = true
 	return b, nil
 }
 
-// list finds the task files and orders them by the ids they hold.
-func (b *backlogBoard) list() error {
-	f, err := b.dir.Open(".")
-	if err != nil {
-		return Refuse(Where{File: b.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
-	}
-	defer func() { _ = f.Close() }()
-	type named struct{ key, name string }
-	var files []named
-	for {
-		entries, err := f.ReadDir(1024)
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") || !strings.HasPrefix(strings.ToLower(e.Name()), "task-") {
-				continue
-			}
-			t, err := b.read(e.Name())
-			if err != nil {
-				return err
-			}
-			files = append(files, named{t.Key, e.Name()})
+// repositoryBoard opens the backlog/ folder of a repository given whole
+// (Backlog.md keeps its board there): when root holds no board of its own
+// (no config.yml, no task folder) but a backlog/ folder.
+func repositoryBoard(root *os.Root, shown string) (*os.Root, bool, error) {
+	for _, own := range []string{"config.yml", "tasks", "drafts", "completed", "archive", "decisions"} {
+		if _, err := root.Lstat(own); err == nil {
+			return nil, false, nil
 		}
-		if errors.Is(err, io.EOF) {
-			break
+	}
+	return openBacklogFolder(root, shown, "backlog")
+}
+
+// openBacklogFolder opens the folder at rel (slash-separated) in root, one
+// element at a time so that each is refused if it is a symlink; found is
+// false when it does not exist.
+func openBacklogFolder(root *os.Root, shown, rel string) (*os.Root, bool, error) {
+	cur := root
+	done := ""
+	for _, elem := range strings.Split(rel, "/") {
+		done = path.Join(done, elem)
+		if _, err := cur.Lstat(elem); errors.Is(err, fs.ErrNotExist) {
+			if cur != root {
+				_ = cur.Close()
+			}
+			return nil, false, nil
+		}
+		sub, err := plainfile.OpenDir(cur, elem)
+		if cur != root {
+			_ = cur.Close()
 		}
 		if err != nil {
-			return Refuse(Where{File: b.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
+			return nil, false, refuseFile(path.Join(shown, done), err)
 		}
+		cur = sub
 	}
-	sort.Slice(files, func(i, j int) bool {
-		a, z := files[i], files[j]
-		if idLess(a.key, z.key) || idLess(z.key, a.key) {
-			return idLess(a.key, z.key)
-		}
-		return a.name < z.name
-	})
-	b.names = make([]string, len(files))
-	for i, x := range files {
-		b.names[i] = x.name
+	return cur, true, nil
+}
+
+// close releases the board's folders.
+func (b *backlogBoard) close() error {
+	for _, f := range b.folders {
+		_ = f.dir.Close()
+	}
+	if b.decisionsDir != nil {
+		_ = b.decisionsDir.dir.Close()
 	}
 	return nil
 }
 
+// list finds the task files and orders them by the ids they hold.
+func (b *backlogBoard) list() error {
+	type named struct {
+		key string
+		f   backlogFile
+	}
+	var files []named
+	for i, folder := range b.folders {
+		names, err := folderNames(folder)
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			t, err := b.read(backlogFile{i, name})
+			if err != nil {
+				return err
+			}
+			files = append(files, named{t.Key, backlogFile{i, name}})
+		}
+	}
+	sort.SliceStable(files, func(i, j int) bool {
+		a, z := files[i], files[j]
+		if b.ids.idLess(a.key, z.key) || b.ids.idLess(z.key, a.key) {
+			return b.ids.idLess(a.key, z.key)
+		}
+		return a.f.folder < z.f.folder || a.f.folder == z.f.folder && a.f.name < z.f.name
+	})
+	b.files = make([]backlogFile, len(files))
+	for i, x := range files {
+		b.files[i] = x.f
+	}
+	return nil
+}
+
+// folderNames lists the task files of one folder.
+func folderNames(folder *backlogFolder) ([]string, error) {
+	f, err := folder.dir.Open(".")
+	if err != nil {
+		return nil, Refuse(Where{File: folder.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
+	}
+	defer func() { _ = f.Close() }()
+	var names []string
+	for {
+		entries, err := f.ReadDir(1024)
+		for _, e := range entries {
+			if !e.IsDir() && backlogFileName.MatchString(e.Name()) {
+				names = append(names, e.Name())
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return names, nil
+		}
+		if err != nil {
+			return nil, Refuse(Where{File: folder.shown}, "path", "readable", "cannot read the Backlog.md folder: %v", err)
+		}
+	}
+}
+
 // scan yields the board's tasks in the order of their ids.
 func (b *backlogBoard) scan(yield func(Task) error) error {
-	for _, name := range b.names {
-		t, err := b.read(name)
+	for _, f := range b.files {
+		t, err := b.read(f)
 		if err != nil {
 			return err
 		}
@@ -144,57 +282,90 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 			return err
 		}
 	}
+	if b.hasDecisions {
+		return yield(decisionsTask(b.decisionsDir.shown))
+	}
 	return nil
 }
 
 // read reads and parses one task file of the board.
-func (b *backlogBoard) read(name string) (Task, error) {
-	shown := path.Join(b.shown, name)
-	f, fi, err := plainfile.Open(b.dir, name)
+func (b *backlogBoard) read(file backlogFile) (Task, error) {
+	folder := b.folders[file.folder]
+	shown := path.Join(folder.shown, file.name)
+	data, err := readBacklogFile(folder.dir, file.name, shown)
 	if err != nil {
-		return Task{}, refuseFile(shown, err)
+		return Task{}, err
+	}
+	return parseBacklog(shown, data, b.ids, folder.status)
+}
+
+// readBacklogFile reads one regular file of dir, at most maxLine bytes.
+func readBacklogFile(dir *os.Root, name, shown string) ([]byte, error) {
+	f, fi, err := plainfile.Open(dir, name)
+	if err != nil {
+		return nil, refuseFile(shown, err)
 	}
 	defer func() { _ = f.Close() }()
 	if fi.Size() > maxLine {
-		return Task{}, Refuse(Where{File: shown}, "", "maxLength", "the file holds %d bytes, more than the %d a task file may", fi.Size(), maxLine)
+		return nil, Refuse(Where{File: shown}, "", "maxLength", "the file holds %d bytes, more than the %d a task file may", fi.Size(), maxLine)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxLine+1))
 	if err != nil {
-		return Task{}, Refuse(Where{File: shown}, "", "readable", "cannot read the file: %v", err)
+		return nil, Refuse(Where{File: shown}, "", "readable", "cannot read the file: %v", err)
 	}
 	if len(data) > maxLine {
-		return Task{}, Refuse(Where{File: shown}, "", "maxLength", "the file holds more than the %d bytes a task file may", maxLine)
+		return nil, Refuse(Where{File: shown}, "", "maxLength", "the file holds more than the %d bytes a task file may", maxLine)
 	}
-	return ParseBacklogFile(shown, data)
+	return data, nil
 }
 
-// ParseBacklogFile reads one Backlog.md task file, named file in errors.
+// ParseBacklogFile reads one Backlog.md task file of a board whose prefix
+// is task, as the tasks/ folder holds it, named file in errors.
 func ParseBacklogFile(file string, data []byte) (Task, error) {
+	return parseBacklog(file, data, backlogIDs{prefix: backlogDefaultPrefix}, "")
+}
+
+// parseBacklog reads one task file of a board whose ids are ids; status,
+// when set, is the status its folder gives it.
+func parseBacklog(file string, data []byte, ids backlogIDs, status string) (Task, error) {
 	front, body, line, err := splitFrontmatter(file, data)
 	if err != nil {
 		return Task{}, err
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(front, &doc); err != nil {
+	if err := yaml.Unmarshal(quoteHandles(front), &doc); err != nil {
 		return Task{}, Refuse(Where{File: file, Line: 2}, "", "format", "the frontmatter is not YAML: %v", err)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return Task{}, Refuse(Where{File: file, Line: 1}, "", "format", "the frontmatter must be a YAML mapping of fields (id, title, status, …)")
 	}
 	t := Task{Where: Where{File: file}}
+	r := backlogReader{ids: ids}
 	m := doc.Content[0]
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i].Value, m.Content[i+1]
 		w := Where{File: file, Line: line + v.Line - 1}
-		if err := t.backlogField(w, k, v); err != nil {
+		if err := r.field(&t, w, k, v); err != nil {
 			return Task{}, err
 		}
 	}
 	switch {
 	case t.Key == "":
-		return Task{}, Refuse(Where{File: file, Line: 1}, "id", "required", "the frontmatter has no id (task-<n>)")
+		return Task{}, Refuse(Where{File: file, Line: 1}, "id", "required", "the frontmatter has no id (%s-<n>)", ids.prefix)
 	case t.Title == "":
 		return Task{}, Refuse(Where{File: file, Line: 1}, "title", "required", "the frontmatter has no title")
+	}
+	if r.sourceID != "" {
+		t.Source = r.sourceID
+	}
+	if status != "" {
+		t.Status = status
+	}
+	switch {
+	case t.Status != "blocked":
+		t.BlockedReason = nil
+	case t.BlockedReason == nil:
+		t.BlockedReason = ptr(BacklogBlockedReason)
 	}
 	if d := backlogBody(body); d != "" {
 		t.Description = &d
@@ -202,29 +373,33 @@ func ParseBacklogFile(file string, data []byte) (Task, error) {
 	return t, nil
 }
 
-// backlogField reads one frontmatter field into t. Fields cairn has no
-// place for (reporter, dates, milestone, ordinal, …) are left out.
-func (t *Task) backlogField(w Where, k string, v *yaml.Node) error {
+// backlogReader reads the frontmatter fields of one file.
+type backlogReader struct {
+	ids backlogIDs
+	// sourceID is the file's source_id: the id the task had before cairn
+	// exported it, which wins over its id.
+	sourceID string
+}
+
+// field reads one frontmatter field into t. Fields cairn has no place
+// for (reporter, milestone, ordinal, …) are left out; blocked_reason,
+// progress, estimate_hours and source_id are cairn's own, written by its
+// export.
+func (r *backlogReader) field(t *Task, w Where, k string, v *yaml.Node) error {
 	switch k {
 	case "id":
 		s, err := scalar(w, k, v)
 		if err != nil {
 			return err
 		}
-		if t.Key, err = backlogID(w, k, s); err != nil {
+		if t.Key, err = r.ids.key(w, k, s); err != nil {
 			return err
 		}
-		t.Source = s
-	case "created_date", "updated_date":
+		t.Source = strings.TrimSpace(s)
+	case "source_id":
 		s, err := scalar(w, k, v)
-		if err != nil {
-			return err
-		}
-		if k == "created_date" {
-			t.SourceCreated = backlogTime(s)
-		} else {
-			t.SourceUpdated = backlogTime(s)
-		}
+		r.sourceID = strings.TrimSpace(s)
+		return err
 	case "title":
 		s, err := scalar(w, k, v)
 		t.Title = s
@@ -239,15 +414,47 @@ func (t *Task) backlogField(w Where, k string, v *yaml.Node) error {
 			return Refuse(w, k, "enum", "status %q is not one cairn knows; use To Do, In Progress, Done, Backlog, Blocked, Review or Cancelled", s)
 		}
 		t.Status = st
-		if st == "blocked" {
-			t.BlockedReason = ptr(BacklogBlockedReason)
+	case "blocked_reason":
+		s, err := scalar(w, k, v)
+		if err != nil || s == "" {
+			return err
 		}
-	case "priority":
+		t.BlockedReason = ptr(s)
+	case "progress", "estimate_hours":
+		s, err := scalar(w, k, v)
+		if err != nil || s == "" {
+			return err
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return Refuse(w, k, "type", "%s %q is not a number", k, s)
+		}
+		if k == "progress" {
+			t.Progress = &f
+		} else {
+			t.EstimateHours = &f
+		}
+	case "created_date", "updated_date":
 		s, err := scalar(w, k, v)
 		if err != nil {
 			return err
 		}
+		at, err := backlogDate(w, k, s)
+		if k == "created_date" {
+			t.SourceCreated = at
+		} else {
+			t.SourceUpdated = at
+		}
+		return err
+	case "priority":
+		s, err := scalar(w, k, v)
+		if err != nil || s == "" {
+			return err
+		}
 		p, ok := tmPriorities[strings.ToLower(s)]
+		if !ok && strings.EqualFold(s, "normal") {
+			p, ok = "normal", true
+		}
 		if !ok {
 			return Refuse(w, k, "enum", "priority %q is not low, medium, high or critical", s)
 		}
@@ -268,7 +475,7 @@ func (t *Task) backlogField(w Where, k string, v *yaml.Node) error {
 			return err
 		}
 		for _, d := range list {
-			id, err := backlogID(w, k, d)
+			id, err := r.ids.key(w, k, d)
 			if err != nil {
 				return err
 			}
@@ -279,23 +486,10 @@ func (t *Task) backlogField(w Where, k string, v *yaml.Node) error {
 		if err != nil || s == "" {
 			return err
 		}
-		t.Parent, err = backlogID(w, k, s)
+		t.Parent, err = r.ids.key(w, k, s)
 		return err
 	}
 	return nil
-}
-
-// backlogID normalizes a Backlog.md id: "task-7", "TASK-7" and "7" are
-// one task, keyed "task-7"; subtasks are "task-7.1".
-func backlogID(w Where, field, s string) (string, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	n := strings.TrimPrefix(s, "task-")
-	for _, part := range strings.Split(n, ".") {
-		if v, err := strconv.ParseUint(part, 10, 64); err != nil || v == 0 {
-			return "", Refuse(w, field, "pattern", "%s %q is not a task id such as task-7 or task-7.1", field, s)
-		}
-	}
-	return "task-" + n, nil
 }
 
 func scalar(w Where, field string, v *yaml.Node) (string, error) {
@@ -352,38 +546,28 @@ func splitFrontmatter(file string, data []byte) (front, body []byte, line int, e
 	return nil, nil, 0, Refuse(Where{File: file, Line: 1}, "", "format", "the frontmatter has no closing ---")
 }
 
+// The description section as cairn's export writes it, and as Backlog.md
+// does when the description is the whole body.
+const (
+	backlogDescHead = "## Description\n\n<!-- SECTION:DESCRIPTION:BEGIN -->\n"
+	backlogDescTail = "\n<!-- SECTION:DESCRIPTION:END -->\n"
+)
+
 // backlogBody is the task's markdown body without Backlog.md's section
 // fences and without the Description heading that opens it: the rest
-// (acceptance criteria, plan, notes) keeps its headings.
+// (acceptance criteria, plan, notes) keeps its headings. A body that is
+// only the fenced description gives that text exactly, spaces included,
+// so that cairn's export reads back to the same description.
 func backlogBody(body []byte) string {
-	s := backlogMarker.ReplaceAllString(string(body), "")
+	s := strings.TrimLeft(string(body), "\r\n")
+	if rest, ok := strings.CutPrefix(s, backlogDescHead); ok {
+		// The last fence closes it: the text may hold the fence's line.
+		if text, ok := strings.CutSuffix(strings.TrimRight(rest, " \t\r\n")+"\n", backlogDescTail); ok {
+			return text
+		}
+	}
+	s = backlogMarker.ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
 	s = strings.TrimSpace(strings.TrimPrefix(s, "## Description"))
 	return s
-}
-
-// idLess orders ids such as task-2 < task-10 < task-10.1 by their numbers.
-func idLess(a, b string) bool {
-	pa := strings.Split(strings.TrimPrefix(a, "task-"), ".")
-	pb := strings.Split(strings.TrimPrefix(b, "task-"), ".")
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		x, _ := strconv.ParseUint(pa[i], 10, 64)
-		y, _ := strconv.ParseUint(pb[i], 10, 64)
-		if x != y {
-			return x < y
-		}
-	}
-	return len(pa) < len(pb)
-}
-
-// backlogTime renders a Backlog.md date ("2025-06-08 14:29", "2025-06-08")
-// in RFC 3339; Backlog.md writes no zone, so it is read as UTC. A date it
-// cannot read is left out.
-func backlogTime(s string) string {
-	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			return t.UTC().Format(time.RFC3339)
-		}
-	}
-	return ""
 }

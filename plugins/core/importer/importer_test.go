@@ -168,7 +168,7 @@ func TestReadBacklog(t *testing.T) {
 		"tasks/task-2 - Second.md": backlogTask,
 		"tasks/task-1 - First.md":  "---\nid: TASK-1\ntitle: First\nstatus: Done\n---\nbody\n",
 		"tasks/readme.txt":         "not a task",
-		"drafts/task-3 - Draft.md": "---\nid: task-3\n---\n",
+		"drafts/readme.md":         "# Drafts\n",
 	})
 	ts, err := ReadBacklog(dir, "backlog")
 	if err != nil {
@@ -195,7 +195,7 @@ func TestReadBacklog(t *testing.T) {
 		{"no frontmatter", "# title\n", 1, ""},
 		{"unclosed", "---\nid: task-1\n", 1, ""},
 		{"no id", "---\ntitle: a\n---\n", 1, "id"},
-		{"bad id", "---\nid: story-1\ntitle: a\n---\n", 2, "id"},
+		{"bad id", "---\nid: story-one\ntitle: a\n---\n", 2, "id"},
 		{"bad status", "---\nid: task-1\ntitle: a\nstatus: Someday\n---\n", 4, "status"},
 		{"bad dependency", "---\nid: task-1\ntitle: a\ndependencies:\n  - nope\n---\n", 5, "dependencies"},
 		{"title a list", "---\nid: task-1\ntitle: [a, b]\n---\n", 3, "title"},

@@ -174,7 +174,7 @@ func Open(path, format string, o Options) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Input{scan: src.scan, close: src.dir.Close}, nil
+		return &Input{scan: src.scan, close: src.close}, nil
 	case FormatClaude:
 		src, err := openClaude(path)
 		if err != nil {
