@@ -1,7 +1,9 @@
 # cairn — build, run, test, lint, bench, proto.
 GO       ?= go
 BIN      := bin
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev)
+# The one version of a build: `cairn --version` and a release's files say it. A tag's
+# leading v is dropped (v0.2.0 → 0.2.0), so a tagged commit's is semver.
+VERSION  ?= $(patsubst v%,%,$(shell git describe --tags --always --dirty 2>/dev/null || echo 0.1.0-dev))
 LDFLAGS  := -X github.com/cairn-mcp/cairn/host.Version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
@@ -16,7 +18,7 @@ PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 # is the slowest package; every other package is a unit package.
 E2E_PKG  := github.com/cairn-mcp/cairn/host/e2e
 
-.PHONY: build plugins run test test-race test-short lint bench proto tools-doc cli-doc clean
+.PHONY: build plugins run release test test-race test-short lint bench proto tools-doc cli-doc clean
 
 ## build: the cairn binary, which is all a user runs: the built-in areas run from it.
 build:
@@ -37,6 +39,16 @@ plugins:
 run:
 	@$(MAKE) --no-print-directory build >&2
 	@exec $(BIN)/cairn serve
+
+## release: the release of VERSION (semver: tag the commit, or VERSION=0.2.0) in dist/<version>:
+## per platform (linux, darwin × amd64, arm64) a tar.gz with cairn and an MCP bundle (.mcpb),
+## server.json for the MCP registry, the Claude Code plugin folder, and checksums.txt signed
+## with the key file named by CAIRN_RELEASE_KEY_FILE (docs/deploy.md, Releases).
+## RELEASE_TARGETS=host (or linux/amd64,darwin/arm64) builds fewer.
+RELEASE_TARGETS ?= all
+release:
+	@rm -rf dist/$(VERSION)
+	GO=$(GO) $(GO) run ./internal/release/cmd build -version '$(VERSION)' -out 'dist/$(VERSION)' -targets '$(RELEASE_TARGETS)'
 
 ## test: every unit and fuzz-seed test under the race detector (test-race), then the
 ## end-to-end suite without it.

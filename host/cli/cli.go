@@ -55,6 +55,10 @@ func Main(args []string, w Wiring) int {
 		return 0
 	}
 	root := newRoot()
+	// `cairn --version` prints the version a release was built as, the
+	// one its archive and bundle names carry (docs/deploy.md, Releases).
+	root.Version = wiring.Version
+	root.SetVersionTemplate("cairn {{.Version}}\n")
 	root.SetArgs(args)
 	root.SetOut(stdoutguard.Stdout())
 	root.SetErr(os.Stderr)

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
@@ -66,7 +65,7 @@ func newProcRunner(log hclog.Logger, path string, im *image, args, env []string,
 	}
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = pluginProcAttr()
 	rawOut, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

@@ -35,7 +35,7 @@ func keyOf(fi os.FileInfo) StatKey {
 	k := StatKey{Size: uint64(fi.Size()), MtimeNs: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		k.Dev, k.Ino = uint64(st.Dev), st.Ino
-		k.CtimeNs = st.Ctim.Sec*1e9 + st.Ctim.Nsec
+		k.CtimeNs = ctimeNs(st)
 	}
 	return k
 }
