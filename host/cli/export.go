@@ -175,6 +175,9 @@ func loadBoard(ctx context.Context, c *areaClient, project string) (backlogmd.Bo
 	if err := sc.Err(); err != nil {
 		return nil, 0, errs.Newf(500, errs.Internal, "cannot read the export: %v", err)
 	}
+	if err := wholeTexts(ctx, c, tasks); err != nil {
+		return nil, 0, err
+	}
 	var decisions []backlogmd.Record
 	shown := 0
 	for _, t := range tasks {
@@ -192,22 +195,7 @@ func loadBoard(ctx context.Context, c *areaClient, project string) (backlogmd.Bo
 }
 
 // decisionRecords reads the records of type decision of the task that
-// holds a board's decisions, a page of thought_record_list at a time.
+// holds a board's decisions.
 func decisionRecords(ctx context.Context, c *areaClient, taskID string) ([]backlogmd.Record, error) {
-	const page = 500
-	var out []backlogmd.Record
-	for offset := 0; ; offset += page {
-		var res struct {
-			TotalCount int                `json:"total_count"`
-			Thoughts   []backlogmd.Record `json:"thoughts"`
-		}
-		args := obj{"task_id": taskID, "type": "decision", "limit": page, "offset": offset}
-		if _, err := c.call(ctx, "thought_record_list", args, &res); err != nil {
-			return nil, err
-		}
-		out = append(out, res.Thoughts...)
-		if len(res.Thoughts) < page || offset+page >= res.TotalCount {
-			return out, nil
-		}
-	}
+	return trailRecords(ctx, c, taskID, "decision")
 }

@@ -1,0 +1,175 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// A text the import cut keeps its whole in the task's thought trail
+// (docs/decisions.md D41); the markdown export writes the whole text back,
+// and the board read back cuts it the same way: a second export is the
+// same bytes.
+
+// longText is a text of n characters, each line telling where it is.
+func longText(n int, tag string) string {
+	var b strings.Builder
+	for i := 0; utf8.RuneCountInString(b.String()) < n; i++ {
+		fmt.Fprintf(&b, "%s line %d: Zoë 日本 — whole\n", tag, i)
+	}
+	return string([]rune(b.String())[:n])
+}
+
+// wholeFixture is a JSON Lines import of a task whose description holds
+// 18,000 characters, one whose title holds 300, and a plain one.
+func wholeFixture(t *testing.T, w *workspace, name string) (file, desc, title string) {
+	t.Helper()
+	desc, title = longText(18000, "desc"), strings.TrimSpace(strings.ReplaceAll(longText(300, "title"), "\n", " "))
+	var b strings.Builder
+	for _, line := range []map[string]any{
+		{"task_id": "T-1", "title": "Long description", "description": desc, "status": "todo", "priority": "high"},
+		{"task_id": "T-2", "title": title, "description": "short", "status": "done", "priority": "low"},
+		{"task_id": "T-3", "title": "Plain", "description": "plain", "status": "backlog", "priority": "normal"},
+	} {
+		raw, _ := json.Marshal(line)
+		b.Write(raw)
+		b.WriteByte('\n')
+	}
+	return w.writeFile(name, b.String(), 0o644), desc, title
+}
+
+// boardHolds fails unless the board holds the whole description and
+// title and no import marker.
+func boardHolds(t *testing.T, board map[string]string, desc, title string) {
+	t.Helper()
+	var withDesc, withTitle bool
+	for name, data := range board {
+		if strings.Contains(data, "the import kept the first") || strings.Contains(data, "[…]") {
+			t.Fatalf("%s holds the cut text:\n%.400s", name, data)
+		}
+		withDesc = withDesc || strings.Contains(data, "<!-- SECTION:DESCRIPTION:BEGIN -->\n"+desc+"\n<!-- SECTION:DESCRIPTION:END -->")
+		withTitle = withTitle || strings.Contains(data, title)
+	}
+	if !withDesc || !withTitle {
+		t.Fatalf("the board lacks the whole description (%v) or title (%v)", withDesc, withTitle)
+	}
+}
+
+func TestExportMarkdownWholeImportedText(t *testing.T) {
+	w := newWorkspace(t)
+	file, desc, title := wholeFixture(t, w, "tasks.jsonl")
+	if code, _, errOut := runCairn(t, w, "", nil, "project", "add", "imp"); code != 0 {
+		t.Fatalf("project add: %s", errOut)
+	}
+	if code, out, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", file, "--project", "imp"); code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errOut)
+	}
+	// The store holds the cut text: what the export puts back is the
+	// trail's.
+	_, lines := exportAll(t, w)
+	if !strings.Contains(lines, "the import kept the first") {
+		t.Fatalf("the import did not cut the description:\n%.300s", lines)
+	}
+
+	first := filepath.Join(t.TempDir(), "board")
+	took := exportMarkdown(t, w, nil, first, "--project", "imp")
+	t.Logf("export --format markdown of 3 tasks, 2 of them cut: %v", took)
+	one := readTree(t, first)
+	if len(one) != 4 {
+		t.Fatalf("the board holds %d files, want 3 tasks and config.yml", len(one))
+	}
+	boardHolds(t, one, desc, title)
+	again := filepath.Join(t.TempDir(), "board")
+	exportMarkdown(t, w, nil, again, "--project", "imp")
+	if d := sameTree(one, readTree(t, again)); d != "" {
+		t.Fatalf("two exports of one store differ: %s", d)
+	}
+
+	w2 := newWorkspace(t)
+	if code, _, errOut := runCairn(t, w2, "", nil, "project", "add", "imp"); code != 0 {
+		t.Fatalf("project add: %s", errOut)
+	}
+	if code, out, errOut := runCairn(t, w2, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", first, "--project", "imp"); code != 0 {
+		t.Fatalf("import of the board: %d %s %s", code, out, errOut)
+	}
+	_, lines2 := exportAll(t, w2)
+	if !strings.Contains(lines2, "the import kept the first") {
+		t.Fatalf("the board read back did not cut the description again:\n%.300s", lines2)
+	}
+	second := filepath.Join(t.TempDir(), "board")
+	exportMarkdown(t, w2, nil, second, "--project", "imp")
+	if d := sameTree(one, readTree(t, second)); d != "" {
+		t.Fatalf("the board read back exports differently: %s", d)
+	}
+}
+
+// --watch writes the whole text of a task the import cut while it
+// watched, through the daemon.
+func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
+	w := newWorkspace(t)
+	file, desc, title := wholeFixture(t, w, "tasks.jsonl")
+	s, err := startSession(w, daemonEnv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.close)
+	if _, err := callOK(s, "task_create", map[string]any{"title": "before the watch"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "board")
+	watch := newCmd(w, "export", "--format", "markdown", dir, "--watch")
+	watch.Env = append(watch.Env, append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...)...)
+	stdout, err := watch.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	watch.Stderr = &stderr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- watch.Wait() }()
+	t.Cleanup(func() { _ = watch.Process.Kill() })
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line
+	}()
+	select {
+	case line := <-ready:
+		if !strings.Contains(line, "watching") {
+			t.Fatalf("watch said %q", line)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the watch did not start: %s", stderr.String())
+	}
+
+	if code, out, errOut := runCairn(t, w, "", append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...), "import", file); code != 0 {
+		t.Fatalf("import through the daemon: %d %s %s", code, out, errOut)
+	}
+	eventually(t, 60*time.Second, "the watched board holds the imported tasks", func() bool {
+		return len(readTree(t, dir)) == 5
+	})
+	boardHolds(t, readTree(t, dir), desc, title)
+
+	if err := watch.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("the watch ended with %v: %s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the watch did not stop on SIGINT")
+	}
+	_ = os.RemoveAll(dir)
+}
