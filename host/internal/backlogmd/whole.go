@@ -31,6 +31,10 @@ const (
 // many characters it keeps.
 var descriptionMarker = regexp.MustCompile(`\n\n\[… the import kept the first ([0-9]+) of ([0-9]+) characters here; the whole text is in this task's thought trail, in the discovery records "` + importedHeading + `: description"\.\]\z`)
 
+// descriptionMarkerEnd is how descriptionMarker ends: a check of it spares
+// the others the expression.
+const descriptionMarkerEnd = ` records "` + importedHeading + `: description".]`
+
 // partHeading is the head of one trail record of a kept text.
 var partHeading = regexp.MustCompile(`\A` + importedHeading + `: (title|description) \(part ([0-9]+) of ([0-9]+)\)\n\n`)
 
@@ -42,7 +46,7 @@ func CutFields(t Task) []string {
 	if strings.HasSuffix(t.Title, titleMarker) && utf8.RuneCountInString(t.Title) == maxTitleLen {
 		out = append(out, "title")
 	}
-	if descriptionMarker.MatchString(t.Description) {
+	if strings.HasSuffix(t.Description, descriptionMarkerEnd) && descriptionMarker.MatchString(t.Description) {
 		out = append(out, "description")
 	}
 	return out

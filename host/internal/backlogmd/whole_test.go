@@ -103,3 +103,13 @@ func TestWholeLeavesUncutTasks(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// What finding the cut tasks costs an export of tasks without a marker.
+func BenchmarkCutFieldsUncut(b *testing.B) {
+	t := Task{Title: strings.Repeat("title ", 20), Description: strings.Repeat("a description line\n", 200)}
+	for b.Loop() {
+		if CutFields(t) != nil {
+			b.Fatal("cut")
+		}
+	}
+}
