@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -171,5 +170,4 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the watch did not stop on SIGINT")
 	}
-	_ = os.RemoveAll(dir)
 }
