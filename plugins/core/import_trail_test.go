@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -42,7 +43,7 @@ func TestImportKeepsLongTextsInTheTrail(t *testing.T) {
 	var whole strings.Builder
 	for i, th := range list.Thoughts {
 		head, part, ok := strings.Cut(th.Content, "\n\n")
-		if !ok || th.Type != "discovery" || !strings.HasPrefix(head, tasks.ImportedTextHeading+": description (part ") || len([]rune(th.Content)) > audit.MaxContentLen {
+		if !ok || th.Type != "discovery" || !strings.HasPrefix(head, importedtext.Heading+": description (part ") || len([]rune(th.Content)) > audit.MaxContentLen {
 			t.Fatalf("record %d: %s %q (%d characters)", i, th.Type, head, len([]rune(th.Content)))
 		}
 		whole.WriteString(part)

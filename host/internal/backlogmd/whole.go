@@ -1,11 +1,11 @@
 package backlogmd
 
 import (
-	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 )
 
 // A text longer than its field allows is cut by cairn's import, which
@@ -16,37 +16,18 @@ import (
 // cut one, so that the board read back again cuts it the same way and
 // keeps the same text in the trail.
 
-// The shapes below are the core area's (plugins/core/tasks/importtext.go,
-// plugins/core/audit/imported.go); host/e2e holds them to it.
-const (
-	// maxTitleLen is the length of a title the import cut, marker and all.
-	maxTitleLen = 256
-	// titleMarker ends a title the import cut.
-	titleMarker = " […]"
-	// importedHeading starts each trail record of a kept text.
-	importedHeading = "imported text"
-)
-
-// descriptionMarker ends a description the import cut: how many of how
-// many characters it keeps.
-var descriptionMarker = regexp.MustCompile(`\n\n\[… the import kept the first ([0-9]+) of ([0-9]+) characters here; the whole text is in this task's thought trail, in the discovery records "` + importedHeading + `: description"\.\]\z`)
-
-// descriptionMarkerEnd is how descriptionMarker ends: a check of it spares
-// the others the expression.
-const descriptionMarkerEnd = ` records "` + importedHeading + `: description".]`
-
-// partHeading is the head of one trail record of a kept text.
-var partHeading = regexp.MustCompile(`\A` + importedHeading + `: (title|description) \(part ([0-9]+) of ([0-9]+)\)\n\n`)
+// maxTitleLen is the length of a title the import cut, marker and all.
+const maxTitleLen = 256
 
 // CutFields are the fields of t whose text ends in the import's marker:
 // "title", "description", or none. Only a task with one needs its trail
 // read.
 func CutFields(t Task) []string {
 	var out []string
-	if strings.HasSuffix(t.Title, titleMarker) && utf8.RuneCountInString(t.Title) == maxTitleLen {
+	if strings.HasSuffix(t.Title, importedtext.TitleMarker) && utf8.RuneCountInString(t.Title) == maxTitleLen {
 		out = append(out, "title")
 	}
-	if strings.HasSuffix(t.Description, descriptionMarkerEnd) && descriptionMarker.MatchString(t.Description) {
+	if _, _, _, ok := importedtext.CutDescription(t.Description); ok {
 		out = append(out, "description")
 	}
 	return out
@@ -67,17 +48,14 @@ func Whole(t Task, trail []Record) Task {
 	for _, f := range CutFields(t) {
 		switch f {
 		case "title":
-			kept := strings.TrimSuffix(t.Title, titleMarker)
+			kept := strings.TrimSuffix(t.Title, importedtext.TitleMarker)
 			if w, ok := latest(runs["title"], func(w string) bool {
 				return strings.HasPrefix(w, kept) && utf8.RuneCountInString(w) > maxTitleLen
 			}); ok {
 				t.Title = w
 			}
 		case "description":
-			m := descriptionMarker.FindStringSubmatchIndex(t.Description)
-			kept := t.Description[:m[0]]
-			keptN, _ := strconv.Atoi(t.Description[m[2]:m[3]])
-			wholeN, _ := strconv.Atoi(t.Description[m[4]:m[5]])
+			kept, keptN, wholeN, _ := importedtext.CutDescription(t.Description)
 			if w, ok := latest(runs["description"], func(w string) bool {
 				return strings.HasPrefix(w, kept) && utf8.RuneCountInString(kept) == keptN && utf8.RuneCountInString(w) == wholeN
 			}); ok {
@@ -98,14 +76,8 @@ func keptTexts(recs []Record) map[string][]string {
 	}
 	open := map[string]*run{}
 	for _, r := range recs {
-		m := partHeading.FindStringSubmatch(r.Content)
-		if m == nil {
-			continue
-		}
-		field := m[1]
-		i, err1 := strconv.Atoi(m[2])
-		n, err2 := strconv.Atoi(m[3])
-		if err1 != nil || err2 != nil || i < 1 || i > n {
+		field, i, n, text, ok := importedtext.Part(r.Content)
+		if !ok {
 			continue
 		}
 		cur := open[field]
@@ -118,7 +90,7 @@ func keptTexts(recs []Record) map[string][]string {
 			delete(open, field)
 			continue
 		}
-		cur.text.WriteString(r.Content[len(m[0]):])
+		cur.text.WriteString(text)
 		cur.next++
 		if i == n {
 			out[field] = append(out[field], cur.text.String())

@@ -6,25 +6,27 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 )
 
-// cutAsImported cuts text as the core area's import does (written here
-// from its shapes; host/e2e holds the two to each other): a description
-// of 8000 characters ending in its marker, and the trail records of the
-// whole text, parts of at most size characters.
+// cutAsImported cuts text as the core area's import does, in the shapes
+// of internal/importedtext: a description of 8000 characters ending in its
+// marker, and the trail records of the whole text, parts of at most size
+// characters.
 func cutAsImported(field, text string, keep, size int, from int) (string, []Record) {
 	runes := []rune(text)
 	var cut string
 	if field == "title" {
-		cut = string(runes[:maxTitleLen-utf8.RuneCountInString(titleMarker)]) + titleMarker
+		cut = string(runes[:maxTitleLen-utf8.RuneCountInString(importedtext.TitleMarker)]) + importedtext.TitleMarker
 	} else {
-		cut = string(runes[:keep]) + fmt.Sprintf("\n\n[… the import kept the first %d of %d characters here; the whole text is in this task's thought trail, in the discovery records %q.]", keep, len(runes), "imported text: description")
+		cut = string(runes[:keep]) + importedtext.DescriptionMarker(keep, len(runes))
 	}
 	var recs []Record
 	n := (len(runes) + size - 1) / size
 	for i := range n {
 		part := string(runes[i*size : min(len(runes), (i+1)*size)])
-		recs = append(recs, Record{Content: fmt.Sprintf("imported text: %s (part %d of %d)\n\n%s", field, i+1, n, part), ChainPosition: from + i})
+		recs = append(recs, Record{Content: importedtext.PartHeading(field, i+1, n) + part, ChainPosition: from + i})
 	}
 	return cut, recs
 }

@@ -1,10 +1,10 @@
 package audit
 
 import (
-	"fmt"
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/plugins/core/tasks"
@@ -18,11 +18,11 @@ import (
 // tasks.Config.ImportedText hook, and returns the events to publish once
 // tx commits.
 func (s *Service) ImportedText(tx kv.Tx, num uint64, field, text, actor string) (string, []map[string]any, error) {
-	parts := splitText(text, MaxContentLen-len(importedHeading(field, 999, 999)))
+	parts := splitText(text, MaxContentLen-len(importedtext.PartHeading(field, 999, 999)))
 	at := s.now()
 	var events []map[string]any
 	for i, part := range parts {
-		body := linkBody{Type: "discovery", Content: importedHeading(field, i+1, len(parts)) + part, RecordedAt: at, RecordedBy: actorOrUnknown(actor)}
+		body := linkBody{Type: "discovery", Content: importedtext.PartHeading(field, i+1, len(parts)) + part, RecordedAt: at, RecordedBy: actorOrUnknown(actor)}
 		if err := store.DrawAhead(tx, store.CounterThought, store.CounterRecord); err != nil {
 			return "", nil, err
 		}
@@ -43,12 +43,6 @@ func (s *Service) ImportedText(tx kv.Tx, num uint64, field, text, actor string) 
 		events = append(events, ev)
 	}
 	return EventThoughtRecorded, events, nil
-}
-
-// importedHeading starts part i of n of an imported text's records: the
-// heading a cut field's marker names, then a blank line.
-func importedHeading(field string, i, n int) string {
-	return fmt.Sprintf("%s: %s (part %d of %d)\n\n", tasks.ImportedTextHeading, field, i, n)
 }
 
 // splitText cuts s into pieces of at most max characters, in order.

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
@@ -87,7 +88,7 @@ func TestImportReportsWhatItMends(t *testing.T) {
 			name: "long title", in: []importer.Task{tm("1", 1, func(t *importer.Task) { t.Title = long[:300] })},
 			imported: 1, field: "title", rule: "maxLength", action: "thought trail", strictErr: errs.InvalidInput,
 			check: func(t *testing.T, f *fixture, tt *trailTexts, ids map[string]string) {
-				if got := f.get(t, ids["1"]).Title; len([]rune(got)) != MaxTitleLen || !strings.HasSuffix(got, titleMarker) {
+				if got := f.get(t, ids["1"]).Title; len([]rune(got)) != MaxTitleLen || !strings.HasSuffix(got, importedtext.TitleMarker) {
 					t.Fatalf("title %q", got)
 				}
 			},

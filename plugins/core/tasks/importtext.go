@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/cairn-mcp/cairn/internal/importedtext"
 	"github.com/cairn-mcp/cairn/plugins/core/importer"
 )
 
@@ -15,19 +16,6 @@ type importedText struct {
 	Text  string `json:"text"`
 }
 
-// ImportedTextHeading starts each thought record that keeps an imported
-// text, followed by the field's name: what the field's marker names.
-const ImportedTextHeading = "imported text"
-
-// titleMarker ends a title the import cut.
-const titleMarker = " […]"
-
-// descriptionMarker ends a description the import cut, saying how much of
-// it the field keeps and where the whole text is.
-func descriptionMarker(kept, whole int) string {
-	return fmt.Sprintf("\n\n[… the import kept the first %d of %d characters here; the whole text is in this task's thought trail, in the discovery records %q.]", kept, whole, ImportedTextHeading+": description")
-}
-
 // cutLong cuts t's title and description to their limits, each ending in
 // its marker, and returns the whole texts for the trail. A text that is
 // not UTF-8 is left for the checks to refuse.
@@ -35,14 +23,14 @@ func cutLong(t *importer.Task) []importedText {
 	var out []importedText
 	if n := utf8.RuneCountInString(t.Title); n > MaxTitleLen && utf8.ValidString(t.Title) {
 		out = append(out, importedText{Field: "title", Text: t.Title})
-		t.Title = runePrefix(t.Title, MaxTitleLen-utf8.RuneCountInString(titleMarker)) + titleMarker
+		t.Title = runePrefix(t.Title, MaxTitleLen-utf8.RuneCountInString(importedtext.TitleMarker)) + importedtext.TitleMarker
 	}
 	if t.Description != nil {
 		d := *t.Description
 		if n := utf8.RuneCountInString(d); n > MaxDescriptionLen && utf8.ValidString(d) {
 			out = append(out, importedText{Field: "description", Text: d})
-			keep := MaxDescriptionLen - utf8.RuneCountInString(descriptionMarker(MaxDescriptionLen, n))
-			cut := runePrefix(d, keep) + descriptionMarker(keep, n)
+			keep := MaxDescriptionLen - utf8.RuneCountInString(importedtext.DescriptionMarker(MaxDescriptionLen, n))
+			cut := runePrefix(d, keep) + importedtext.DescriptionMarker(keep, n)
 			t.Description = &cut
 		}
 	}
@@ -67,7 +55,7 @@ func reportCut(rep *importReport, w importer.Where, key string, cut []importedTe
 			limit = MaxTitleLen
 		}
 		rep.add(w, key, c.Field, "maxLength",
-			fmt.Sprintf("kept the first part of the %d characters in the field (at most %d) and the whole text in the task's thought trail (%q)", utf8.RuneCountInString(c.Text), limit, ImportedTextHeading+": "+c.Field),
+			fmt.Sprintf("kept the first part of the %d characters in the field (at most %d) and the whole text in the task's thought trail (%q)", utf8.RuneCountInString(c.Text), limit, importedtext.Heading+": "+c.Field),
 			fmt.Sprintf("nothing is lost; to have the whole text in the field, shorten it to %d characters in the source", limit))
 	}
 }
