@@ -229,6 +229,11 @@ func (b *backlogBoard) list() error {
 		}
 		for _, name := range names {
 			t, err := b.read(backlogFile{i, name})
+			var pf parseFailed
+			if errors.As(err, &pf) {
+				// Skipped when scanned; ordered by the id its name gives.
+				t.Key, err = b.fileKey(name), nil
+			}
 			if err != nil {
 				return err
 			}
@@ -283,7 +288,7 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 				return err
 			}
 			// A task file the board cannot read is one item of it.
-			t = skippedTask(Where{File: path.Join(b.folders[f.folder].shown, f.name)}, "", pf.error)
+			t = skippedTask(Where{File: path.Join(b.folders[f.folder].shown, f.name)}, b.fileKey(f.name), pf.error)
 		}
 		if err := yield(t); err != nil {
 			return err
@@ -293,6 +298,17 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 		return yield(decisionsTask(b.decisionsDir.shown))
 	}
 	return nil
+}
+
+// fileKey is the key of the id a task file's name starts with, as
+// Backlog.md names them ("task-12 - Title.md"); empty when it has none.
+func (b *backlogBoard) fileKey(name string) string {
+	id, _, _ := strings.Cut(strings.TrimSuffix(name, ".md"), " ")
+	key, err := b.ids.key(Where{}, "id", id)
+	if err != nil {
+		return ""
+	}
+	return key
 }
 
 // read reads and parses one task file of the board.
