@@ -58,7 +58,10 @@ be imported is, and a report lists each one changed or skipped with its
 place, the rule, what was done and the fix: a text over a field's limit is
 cut there and kept whole in the task's thought trail, a duplicate id is
 renumbered, a dependency or parent not in the import and the link that
-closes a loop are dropped, a task breaking another rule is skipped.
+closes a loop are dropped, a status or priority the source's tool lacks
+becomes cairn's nearest (else backlog, normal), an item that cannot be read
+(a field of the wrong type, malformed front matter) and a task breaking
+another rule are skipped; an input that is not JSON is refused.
 --strict: the first problem is refused naming the file, the line (or the
 Backlog.md file) and the field, and nothing is written. --dry-run: the
 report, nothing written. Exit status: 0 imported (changed or not), 1

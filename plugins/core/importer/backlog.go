@@ -3,6 +3,7 @@ package importer
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/plainfile"
 )
 
@@ -227,6 +229,11 @@ func (b *backlogBoard) list() error {
 		}
 		for _, name := range names {
 			t, err := b.read(backlogFile{i, name})
+			var pf parseFailed
+			if errors.As(err, &pf) {
+				// Skipped when scanned; ordered by the id its name gives.
+				t.Key, err = b.fileKey(name), nil
+			}
 			if err != nil {
 				return err
 			}
@@ -276,7 +283,12 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 	for _, f := range b.files {
 		t, err := b.read(f)
 		if err != nil {
-			return err
+			var pf parseFailed
+			if !errors.As(err, &pf) {
+				return err
+			}
+			// A task file the board cannot read is one item of it.
+			t = skippedTask(Where{File: path.Join(b.folders[f.folder].shown, f.name)}, b.fileKey(f.name), pf.error)
 		}
 		if err := yield(t); err != nil {
 			return err
@@ -288,6 +300,17 @@ func (b *backlogBoard) scan(yield func(Task) error) error {
 	return nil
 }
 
+// fileKey is the key of the id a task file's name starts with, as
+// Backlog.md names them ("task-12 - Title.md"); empty when it has none.
+func (b *backlogBoard) fileKey(name string) string {
+	id, _, _ := strings.Cut(strings.TrimSuffix(name, ".md"), " ")
+	key, err := b.ids.key(Where{}, "id", id)
+	if err != nil {
+		return ""
+	}
+	return key
+}
+
 // read reads and parses one task file of the board.
 func (b *backlogBoard) read(file backlogFile) (Task, error) {
 	folder := b.folders[file.folder]
@@ -296,7 +319,11 @@ func (b *backlogBoard) read(file backlogFile) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	return parseBacklog(shown, data, b.ids, folder.status)
+	t, err := parseBacklog(shown, data, b.ids, folder.status)
+	if err != nil {
+		return Task{}, parseFailed{err}
+	}
+	return t, nil
 }
 
 // readBacklogFile reads one regular file of dir, at most maxLine bytes.
@@ -322,11 +349,19 @@ func readBacklogFile(dir *os.Root, name, shown string) ([]byte, error) {
 // ParseBacklogFile reads one Backlog.md task file of a board whose prefix
 // is task, as the tasks/ folder holds it, named file in errors.
 func ParseBacklogFile(file string, data []byte) (Task, error) {
-	return parseBacklog(file, data, backlogIDs{prefix: backlogDefaultPrefix}, "")
+	t, err := parseBacklog(file, data, backlogIDs{prefix: backlogDefaultPrefix}, "")
+	if err == nil {
+		err = t.Refusal()
+	}
+	if err != nil {
+		return Task{}, err
+	}
+	return t, nil
 }
 
 // parseBacklog reads one task file of a board whose ids are ids; status,
-// when set, is the status its folder gives it.
+// when set, is the status its folder gives it. A status, priority or date
+// it does not know is mended (Task.Mended).
 func parseBacklog(file string, data []byte, ids backlogIDs, status string) (Task, error) {
 	front, body, line, err := splitFrontmatter(file, data)
 	if err != nil {
@@ -411,7 +446,10 @@ func (r *backlogReader) field(t *Task, w Where, k string, v *yaml.Node) error {
 		}
 		st, ok := backlogStatuses[strings.ToLower(strings.TrimSpace(s))]
 		if !ok {
-			return Refuse(w, k, "enum", "status %q is not one cairn knows; use To Do, In Progress, Done, Backlog, Blocked, Review or Cancelled", s)
+			// A status the board's config.yml adds: the nearest by name.
+			t.mendStatus(Refuse(w, k, "enum", "status %q is not one cairn knows; use To Do, In Progress, Done, Backlog, Blocked, Review or Cancelled", s),
+				w, s, "To Do, In Progress, Done, Backlog, Blocked, Review, Cancelled")
+			return nil
 		}
 		t.Status = st
 	case "blocked_reason":
@@ -440,12 +478,17 @@ func (r *backlogReader) field(t *Task, w Where, k string, v *yaml.Node) error {
 			return err
 		}
 		at, err := backlogDate(w, k, s)
+		if err != nil {
+			e, _ := errs.As(err)
+			t.mend(e, w, fmt.Sprintf("imported without its %s: %q is not a date", k, clipText(s)),
+				"write the date as 2025-06-03, 2025-06-03 14:30 or 2025-06-03T14:30:00Z in the source")
+			return nil
+		}
 		if k == "created_date" {
 			t.SourceCreated = at
 		} else {
 			t.SourceUpdated = at
 		}
-		return err
 	case "priority":
 		s, err := scalar(w, k, v)
 		if err != nil || s == "" {
@@ -456,7 +499,8 @@ func (r *backlogReader) field(t *Task, w Where, k string, v *yaml.Node) error {
 			p, ok = "normal", true
 		}
 		if !ok {
-			return Refuse(w, k, "enum", "priority %q is not low, medium, high or critical", s)
+			t.mendPriority(Refuse(w, k, "enum", "priority %q is not low, medium, high or critical", s), w, s, "low, medium, high, critical")
+			return nil
 		}
 		t.Priority = ptr(p)
 	case "assignee":

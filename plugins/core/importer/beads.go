@@ -92,7 +92,7 @@ const maxBeadsLine = maxTMValue
 // ReadBeads reads beads' issues.jsonl from r, named file in errors.
 func ReadBeads(file string, r io.Reader) ([]Task, error) {
 	var out []Task
-	if err := scanBeads(file, r, func(t Task) error { out = append(out, t); return nil }); err != nil {
+	if err := scanBeads(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -106,7 +106,8 @@ func scanBeadsFile(file string, f io.ReadSeeker, yield func(Task) error) error {
 	return scanBeads(file, f, yield)
 }
 
-// scanBeads yields the issues of r one line at a time.
+// scanBeads yields the issues of r one line at a time; one it cannot read
+// (itemError) skipped.
 func scanBeads(file string, r io.Reader, yield func(Task) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxBeadsLine)
@@ -117,9 +118,13 @@ func scanBeads(file string, r io.Reader, yield func(Task) error) error {
 		if len(b) == 0 {
 			continue
 		}
-		t, err := parseBeadsLine(Where{File: file, Line: line}, b)
+		w := Where{File: file, Line: line}
+		t, err := parseBeadsLine(w, b)
 		if err != nil {
-			return err
+			if !itemError(err) {
+				return err
+			}
+			t = skippedTask(w, looseKey(b, "id"), err)
 		}
 		if err := yield(t); err != nil {
 			return err
@@ -155,20 +160,24 @@ func parseBeadsLine(w Where, b []byte) (Task, error) {
 		Key: id, Source: id, Where: w, Title: *is.Title, Labels: is.Labels,
 		SourceCreated: sourceTime(is.CreatedAt), SourceUpdated: sourceTime(is.UpdatedAt),
 	}
-	st, ok := beadsStatuses[is.Status]
-	if !ok {
-		return Task{}, Refuse(w, "status", "enum", "issue %s has status %q; beads' statuses are open, in_progress, blocked, deferred, closed, pinned, hooked", clipText(id), clipText(is.Status))
-	}
-	t.Status = st
-	if st == "blocked" {
-		t.BlockedReason = ptr(BeadsBlockedReason)
+	if st, ok := beadsStatuses[is.Status]; ok {
+		t.Status = st
+		if st == "blocked" {
+			t.BlockedReason = ptr(BeadsBlockedReason)
+		}
+	} else {
+		// A custom status (beads' status.custom): the nearest by its name.
+		t.mendStatus(Refuse(w, "status", "enum", "issue %s has status %q; beads' statuses are open, in_progress, blocked, deferred, closed, pinned, hooked", clipText(id), clipText(is.Status)),
+			w, is.Status, "open, in_progress, blocked, deferred, closed")
 	}
 	if is.Priority != nil {
 		p := *is.Priority
 		if p != math.Trunc(p) || p < 0 || int(p) >= len(beadsPriorities) {
-			return Task{}, Refuse(w, "priority", "enum", "issue %s has priority %v; beads' priorities are 0 (most urgent) to 4", clipText(id), p)
+			t.mendPriority(Refuse(w, "priority", "enum", "issue %s has priority %v; beads' priorities are 0 (most urgent) to 4", clipText(id), p),
+				w, strconv.FormatFloat(p, 'g', -1, 64), "0 (most urgent) to 4")
+		} else {
+			t.Priority = ptr(beadsPriorities[int(p)])
 		}
-		t.Priority = ptr(beadsPriorities[int(p)])
 	}
 	if is.IssueType != "" && is.IssueType != "task" {
 		t.Labels = append(t.Labels, is.IssueType)

@@ -97,7 +97,12 @@ func (l *claudeList) list() error {
 			}
 			t, blocks, err := l.read(e.Name())
 			if err != nil {
-				return err
+				if !parseError(err) {
+					return err
+				}
+				// Skipped when scanned; ordered by the id it names, if any.
+				files = append(files, named{t.Key, e.Name()})
+				continue
 			}
 			for _, b := range blocks {
 				if !slices.Contains(l.blockedBy[b], t.Key) {
@@ -147,7 +152,10 @@ func (l *claudeList) scan(yield func(Task) error) error {
 	for _, name := range l.names {
 		t, _, err := l.read(name)
 		if err != nil {
-			return err
+			if !parseError(err) {
+				return err
+			}
+			t = skippedTask(Where{File: path.Join(l.shown, name)}, t.Key, errors.Unwrap(err))
 		}
 		for _, b := range l.blockedBy[t.Key] {
 			if !slices.Contains(t.DependsOn, b) {
@@ -179,12 +187,44 @@ func (l *claudeList) read(name string) (Task, []string, error) {
 	if len(data) > maxLine {
 		return Task{}, nil, Refuse(Where{File: shown}, "", "maxLength", "the file holds more than the %d bytes a task file may", maxLine)
 	}
-	return ParseClaudeFile(shown, data)
+	t, blocks, err := parseClaude(shown, data)
+	if err != nil {
+		// A task file the list cannot read is one item of it: skipped
+		// by a lenient import, named by the id it holds when it has one.
+		return Task{Key: looseKey(data, "id")}, nil, parseFailed{err}
+	}
+	return t, blocks, nil
+}
+
+// parseFailed marks the error of a task file read whole but not
+// understood, which a lenient import skips; an error reading the file
+// (a symlink, too long) refuses the list.
+type parseFailed struct{ error }
+
+func (p parseFailed) Unwrap() error { return p.error }
+
+func parseError(err error) bool {
+	var p parseFailed
+	return errors.As(err, &p)
 }
 
 // ParseClaudeFile reads one Claude Code task file, named file in errors,
-// and answers the task and the ids its blocks names.
+// and answers the task and the ids its blocks names; a status Claude Code
+// lacks is refused.
 func ParseClaudeFile(file string, data []byte) (Task, []string, error) {
+	t, blocks, err := parseClaude(file, data)
+	if err == nil {
+		err = t.Refusal()
+	}
+	if err != nil {
+		return Task{}, nil, err
+	}
+	return t, blocks, nil
+}
+
+// parseClaude is ParseClaudeFile mending a status Claude Code lacks
+// (Task.Mended).
+func parseClaude(file string, data []byte) (Task, []string, error) {
 	w := Where{File: file}
 	var c claudeTask
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -201,11 +241,13 @@ func ParseClaudeFile(file string, data []byte) (Task, []string, error) {
 	if c.Subject == nil {
 		return Task{}, nil, Refuse(w, "subject", "required", "task %s has no subject", clipText(id))
 	}
-	st, ok := claudeStatuses[c.Status]
-	if !ok {
-		return Task{}, nil, Refuse(w, "status", "enum", "task %s has status %q; Claude Code's statuses are pending, in_progress and completed", clipText(id), clipText(c.Status))
+	t := Task{Key: id, Source: id, Where: w, Title: *c.Subject, Assignee: c.Owner}
+	if st, ok := claudeStatuses[c.Status]; ok {
+		t.Status = st
+	} else {
+		t.mendStatus(Refuse(w, "status", "enum", "task %s has status %q; Claude Code's statuses are pending, in_progress and completed", clipText(id), clipText(c.Status)),
+			w, c.Status, "pending, in_progress, completed")
 	}
-	t := Task{Key: id, Source: id, Where: w, Title: *c.Subject, Status: st, Assignee: c.Owner}
 	if t.Assignee != nil && *t.Assignee == "" {
 		t.Assignee = nil
 	}

@@ -49,7 +49,7 @@ const maxLine = 1 << 20
 // refused (a misspelt field would otherwise vanish silently).
 func ReadJSONL(file string, r io.Reader) ([]Task, error) {
 	var out []Task
-	if err := scanJSONL(file, r, func(t Task) error { out = append(out, t); return nil }); err != nil {
+	if err := scanJSONL(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -64,7 +64,8 @@ func scanJSONLFile(file string, f io.ReadSeeker, yield func(Task) error) error {
 }
 
 // scanJSONL yields the tasks of r one line at a time: it holds one line,
-// never the file.
+// never the file. A line it cannot read as a task (itemError) is yielded
+// skipped; one that is not JSON refuses the file.
 func scanJSONL(file string, r io.Reader, yield func(Task) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
@@ -75,9 +76,13 @@ func scanJSONL(file string, r io.Reader, yield func(Task) error) error {
 		if len(b) == 0 {
 			continue
 		}
-		t, err := parseJSONLLine(Where{File: file, Line: line}, b)
+		w := Where{File: file, Line: line}
+		t, err := parseJSONLLine(w, b)
 		if err != nil {
-			return err
+			if !itemError(err) {
+				return err
+			}
+			t = skippedTask(w, looseKey(b, "task_id"), err)
 		}
 		if err := yield(t); err != nil {
 			return err

@@ -200,10 +200,11 @@ func Read(path, format string, o Options) ([]Task, error) {
 	return collect(in)
 }
 
-// collect gathers what src yields; none when it fails.
+// collect gathers what src yields; none when it fails or yields a task
+// mended or skipped (strictly).
 func collect(src Source) ([]Task, error) {
 	var out []Task
-	if err := src.Scan(func(t Task) error { out = append(out, t); return nil }); err != nil {
+	if err := src.Scan(strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
 		return nil, err
 	}
 	return out, nil

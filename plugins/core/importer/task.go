@@ -2,8 +2,11 @@
 // JSON Lines export, task-master's tasks.json, Backlog.md's task files,
 // beads' issues.jsonl and Claude Code's task lists — into one neutral form, Task, for the tasks package to import
 // (docs/decisions.md D41). It knows the formats and nothing of the store:
-// every error names the file, the line (or the task file) and the field,
-// and a file with one error yields no tasks at all.
+// every error names the file, the line (or the task file) and the field.
+// A problem in one item of a file that can be read (an unknown status, a
+// field of the wrong type) does not stop the reader: it yields the item
+// mended (Task.Mended) or skipped (Task.Skip) and the import decides,
+// strict, to refuse the file, or to report the item (mend.go).
 package importer
 
 import (
@@ -51,6 +54,11 @@ type Task struct {
 	// there (RFC 3339), empty when the source has none.
 	Source                       string
 	SourceCreated, SourceUpdated string
+	// Mended lists what the reader changed to read the task (mend.go);
+	// Skip, when set, says why it could not read the item at all: the
+	// task holds only its Key (when known) and Where.
+	Mended []Mend
+	Skip   error
 }
 
 // Where locates a task in its source: the file, and the line when the

@@ -375,12 +375,44 @@ type tmReader struct {
 	// counted once however many tasks the file holds.
 	counted, lines int
 	yield          func(Task) error
+	// stopped is the error yield answered, which ends the read.
+	stopped error
 }
 
 // task reads one task (parent empty) or subtask and its subtasks; parent
 // is the id of a subtask's task in its list ("5"), unqualified.
+//
+// A task it cannot read (a field of the wrong type, no id or title) is
+// yielded skipped, with its subtasks, when itemError says the rest of the
+// file can be read; an unknown status or priority is mended.
 func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	w := r.locate(raw)
+	err := r.readTask(w, raw, parent)
+	if err == nil || r.stopped != nil || !itemError(err) {
+		return err
+	}
+	key := looseKey(raw, "id")
+	if key != "" {
+		if parent != "" {
+			key = parent + "." + key
+		}
+		key = r.f.key(r.list, key)
+	}
+	return r.emit(skippedTask(w, key, err))
+}
+
+// emit yields t, noting an error of the import's so that it is not
+// taken for one of the file's.
+func (r *tmReader) emit(t Task) error {
+	err := r.yield(t)
+	if err != nil {
+		r.stopped = err
+	}
+	return err
+}
+
+// readTask reads the task at w and its subtasks; see task.
+func (r *tmReader) readTask(w Where, raw json.RawMessage, parent string) error {
 	var t tmTask
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&t); err != nil {
@@ -416,20 +448,25 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	}
 	if t.Status != "" { // absent is task-master's default, pending
 		st, ok := tmStatuses[t.Status]
-		if !ok {
-			return Refuse(at("status"), "status", "enum", "task %s has status %q, which task-master does not have; use one of pending, in-progress, review, done, completed, deferred, cancelled, blocked", key, t.Status)
-		}
-		out.Status = st
-		if st == "blocked" {
+		switch {
+		case !ok:
+			out.mendStatus(Refuse(at("status"), "status", "enum", "task %s has status %q, which task-master does not have; use one of pending, in-progress, review, done, completed, deferred, cancelled, blocked", key, t.Status),
+				at("status"), t.Status, "pending, in-progress, review, done, deferred, cancelled, blocked")
+		case st == "blocked":
+			out.Status = st
 			out.BlockedReason = ptr(TaskMasterBlockedReason)
+		default:
+			out.Status = st
 		}
 	}
 	if t.Priority != "" {
 		p, ok := tmPriorities[t.Priority]
-		if !ok {
-			return Refuse(at("priority"), "priority", "enum", "task %s has priority %q; use low, medium, high or critical", key, t.Priority)
+		if ok {
+			out.Priority = ptr(p)
+		} else {
+			out.mendPriority(Refuse(at("priority"), "priority", "enum", "task %s has priority %q; use low, medium, high or critical", key, t.Priority),
+				at("priority"), t.Priority, "low, medium, high, critical")
 		}
-		out.Priority = ptr(p)
 	}
 	// A dependency on a task of a tag in another project, which cairn
 	// cannot link (a task depends only on tasks of its own project), is
@@ -457,7 +494,7 @@ func (r *tmReader) task(raw json.RawMessage, parent string) error {
 	if d != "" {
 		out.Description = ptr(d)
 	}
-	if err := r.yield(out); err != nil {
+	if err := r.emit(out); err != nil {
 		return err
 	}
 	for _, sub := range t.Subtasks {

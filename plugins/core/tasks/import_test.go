@@ -92,6 +92,8 @@ type changingSource struct {
 	n, at int
 	reads int
 	key   bool
+	// skip: task at reads as an item its reader could not read.
+	skip bool
 }
 
 func (c *changingSource) Scan(yield func(importer.Task) error) error {
@@ -102,7 +104,9 @@ func (c *changingSource) Scan(yield func(importer.Task) error) error {
 			t.DependsOn = []string{fmt.Sprintf("k%d", i-1)}
 		}
 		if c.reads > 1 && i == c.at {
-			if c.key {
+			if c.skip {
+				t = importer.Task{Key: t.Key, Where: t.Where, Skip: importer.Refuse(t.Where, "title", "type", "title must be a string")}
+			} else if c.key {
 				t.Key = "other"
 			} else {
 				t.DependsOn = []string{"k0"}
@@ -113,6 +117,21 @@ func (c *changingSource) Scan(yield func(importer.Task) error) error {
 		}
 	}
 	return nil
+}
+
+// A lenient import whose second reading skips an item the first read
+// (a reader's mend or skip must be the same each time) is refused.
+func TestImportRefusesASkipTheFirstPassDidNotMake(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, "imp")
+	_, err := f.svc.ImportFrom(Call{Actor: "op"}, "imp", &changingSource{n: 10, at: 6, skip: true}, ImportOptions{}, nil)
+	e := wantErr(t, err, 400, errs.InvalidInput, "path", "stable")
+	if e.Details["line"] != 7 {
+		t.Fatalf("refused at %v, want line 7: %s", e.Details, e.Message)
+	}
+	if n := countTasks(t, f.st); n != 0 {
+		t.Fatalf("a refused import wrote %d tasks", n)
+	}
 }
 
 // An input that reads differently the second time (docs/decisions.md D41

@@ -116,6 +116,18 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 			return importer.Refuse(t.Where, "tasks", "maxItems", "an import holds at most %d tasks; split the input", maxImport)
 		}
 		i := int32(len(p.keys))
+		// What the reader mended or could not read (importer.Mend).
+		if err := t.Refusal(); err != nil && p.strict {
+			return err
+		}
+		if t.Skip != nil {
+			p.skip(read, t.Key)
+			rep.skipRead(t.Where, t.Key, t.Skip)
+			return nil
+		}
+		for _, m := range t.Mended {
+			rep.add(m.Where, t.Key, m.Field, m.Rule, m.Action, m.Fix)
+		}
 		if p.cuts {
 			reportCut(rep, t.Where, t.Key, cutLong(&t))
 		}
@@ -124,11 +136,7 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 			if p.strict {
 				return importer.At(t.Where, err)
 			}
-			p.skipped = append(p.skipped, read)
-			if p.skippedKeys == nil {
-				p.skippedKeys = map[string]bool{}
-			}
-			p.skippedKeys[t.Key] = true
+			p.skip(read, t.Key)
 			rep.skip(t.Where, t.Key, err)
 			return nil
 		}
@@ -183,6 +191,18 @@ func planImport(project string, src importer.Source, strict, cuts bool, rep *imp
 	}
 	p.dropCut()
 	return p, nil
+}
+
+// skip notes that the read-th task read, key, is skipped.
+func (p *importPlan) skip(read int32, key string) {
+	p.skipped = append(p.skipped, read)
+	if key == "" {
+		return
+	}
+	if p.skippedKeys == nil {
+		p.skippedKeys = map[string]bool{}
+	}
+	p.skippedKeys[key] = true
 }
 
 // freeKey is the first of key-2, key-3, … that no task of the import has

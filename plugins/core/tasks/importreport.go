@@ -53,7 +53,11 @@ func (r *importReport) put(w importer.Where, key, field, rule, action, fix strin
 		r.leftOut++
 		return
 	}
-	r.items = append(r.items, ImportChange{Place: fmt.Sprintf("%s, task %s", w, clip(key)), Field: field, Rule: rule, Action: action, Fix: fix})
+	place := w.String()
+	if key != "" { // empty for an item whose id the reader could not read
+		place = fmt.Sprintf("%s, task %s", w, clip(key))
+	}
+	r.items = append(r.items, ImportChange{Place: place, Field: field, Rule: rule, Action: action, Fix: fix})
 }
 
 // skip reports a task left out because it breaks a rule the import cannot
@@ -67,6 +71,19 @@ func (r *importReport) skip(w importer.Where, key string, err error) {
 		rule = e.Code
 	}
 	r.put(w, key, field, rule, "skipped the task: "+e.Message, "mend the field in the source and import the task again")
+}
+
+// skipRead reports an item its reader could not read (importer.Task's
+// Skip): err names the place, which the entry gives on its own.
+func (r *importReport) skipRead(w importer.Where, key string, err error) {
+	r.skipped++
+	e := errs.From(err)
+	field, _ := e.Details["field"].(string)
+	rule, _ := e.Details["constraint"].(string)
+	if rule == "" {
+		rule = e.Code
+	}
+	r.put(w, key, field, rule, "skipped the task: "+importer.Reason(err), "mend the item in the source and import it again")
 }
 
 // fill puts the report into out.

@@ -159,6 +159,23 @@ func TestImportReportsWhatItMends(t *testing.T) {
 			name: "link to a skipped task dropped", in: []importer.Task{tm("1", 1, func(t *importer.Task) { t.Status = "finished" }), tm("2", 2, dependsOn("1"))},
 			imported: 1, field: "depends_on", rule: "exists", action: "dependency on 1, which the import skipped", strictErr: errs.InvalidInput,
 		},
+		{
+			name: "status the reader mended", in: []importer.Task{tm("1", 1, readerMended("status", "in-review"))},
+			imported: 1, field: "status", rule: "enum", action: "imported with status review", strictErr: errs.InvalidInput,
+			check: func(t *testing.T, f *fixture, _ *trailTexts, ids map[string]string) {
+				if got := f.get(t, ids["1"]); got.Status != StatusReview {
+					t.Fatalf("status %s, want review", got.Status)
+				}
+			},
+		},
+		{
+			name: "item the reader skipped", in: []importer.Task{tm("1", 1), readerSkipped("2", 2), tm("3", 3, dependsOn("1"))},
+			imported: 2, field: "title", rule: "type", action: "skipped the task: title must be a string", strictErr: errs.InvalidInput,
+		},
+		{
+			name: "link to an item the reader skipped", in: []importer.Task{readerSkipped("1", 1), tm("2", 2, dependsOn("1"))},
+			imported: 1, field: "depends_on", rule: "exists", action: "dependency on 1, which the import skipped", strictErr: errs.InvalidInput,
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -335,4 +352,24 @@ func TestRecordOriginFormat(t *testing.T) {
 	if b := withOrigin.encode(); decodeRaw(7, b[:len(b)-3], &rawRecord{}) == nil {
 		t.Fatal("a cut record with an origin decoded")
 	}
+}
+
+// readerMended is a task whose reader mapped an unknown value of field to
+// a cairn one, as importer's readers do (importer.Mend).
+func readerMended(field, value string) func(*importer.Task) {
+	return func(t *importer.Task) {
+		t.Status = StatusReview
+		t.Mended = append(t.Mended, importer.Mend{
+			Where: t.Where, Field: field, Rule: "enum",
+			Action: "imported with status review, the nearest to " + value, Fix: "use a status of the source's",
+			Refusal: importer.Refuse(t.Where, field, "enum", "task %s has status %q", t.Key, value),
+		})
+	}
+}
+
+// readerSkipped is an item its reader could not read: only its key and
+// place, and why.
+func readerSkipped(key string, line int) importer.Task {
+	w := importer.Where{File: "tasks.json", Line: line}
+	return importer.Task{Key: key, Where: w, Skip: importer.Refuse(w, "title", "type", "title must be a string, not 5")}
 }

@@ -84,6 +84,9 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 			skip++ // checked and reported by the first pass
 			return nil
 		}
+		if t.Skip != nil { // one the first pass read
+			return changedInput(t.Where)
+		}
 		i := read
 		read++
 		if int(i) >= len(plan.keys) {
