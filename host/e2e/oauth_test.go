@@ -212,6 +212,10 @@ func TestOAuthWithARealAuthorizationServer(t *testing.T) {
 		"alg none":           base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + parts[1] + ".",
 		"another issuer": signJWT(t, jose.JSONWebKey{Key: other, KeyID: "as-key-1"},
 			with(map[string]any{"iss": "http://127.0.0.1:1"})),
+		// The admin area's key tool refuses a key over 200 characters as
+		// bad input; over HTTP it is one more invalid credential.
+		"oversized API key": "cairn_" + strings.Repeat("x", 300),
+		"oversized token":   good + strings.Repeat("A", 20000),
 	}
 	for name, tok := range refused {
 		resp, body := post(tok, initialize)

@@ -232,6 +232,23 @@ func TestTokenVerifierFollowsKeyRotation(t *testing.T) {
 	}
 }
 
+func TestTokenVerifierWithoutItsIssuer(t *testing.T) {
+	t.Parallel()
+	is := newTestIssuer(t)
+	tok := is.mint(t, "k1", is.claims("cairn:read"))
+	// Metadata naming another issuer is not trusted.
+	liar := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks"})
+	}))
+	defer liar.Close()
+	for name, issuer := range map[string]string{"metadata of another issuer": liar.URL, "issuer down": "http://127.0.0.1:1"} {
+		v := newTokenVerifier(oauthSettings{issuer: issuer, resource: testResource})
+		if _, err := v.verify(context.Background(), tok); errs.From(err).Status != 503 || errs.From(err).Code != errs.Unavailable {
+			t.Errorf("%s: %v, want 503 %s", name, err, errs.Unavailable)
+		}
+	}
+}
+
 // oauthTestServer is httpTestServer with OAuth on for issuer and a
 // write tool, task_create, that needs the write scope.
 func oauthTestServer(t *testing.T, is *testIssuer, auth Authenticator) *httptest.Server {

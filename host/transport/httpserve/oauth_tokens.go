@@ -116,7 +116,7 @@ func (v *tokenVerifier) key(ctx context.Context, kid string) (jose.JSONWebKey, e
 	}
 	if !v.triedAt.IsZero() && now.Sub(v.triedAt) < jwksRefetchGap {
 		if !fresh {
-			return jose.JSONWebKey{}, errs.Newf(503, errs.PluginUnavailable, "the signing keys of %s could not be read lately; try again shortly", v.issuer)
+			return jose.JSONWebKey{}, errs.Newf(503, errs.Unavailable, "the signing keys of %s could not be read lately; try again shortly", v.issuer)
 		}
 		return jose.JSONWebKey{}, invalidToken("the issuer %s has no key %q", v.issuer, kid)
 	}
@@ -166,7 +166,7 @@ func (v *tokenVerifier) fetch(ctx context.Context) error {
 	}
 	var set jose.JSONWebKeySet
 	if err := v.getJSON(ctx, v.jwksURI, &set); err != nil {
-		return errs.Newf(503, errs.PluginUnavailable, "cannot read the signing keys of %s from %s: %v", v.issuer, v.jwksURI, err).With("field", "jwks_uri")
+		return errs.Newf(503, errs.Unavailable, "cannot read the signing keys of %s from %s: %v", v.issuer, v.jwksURI, err).With("field", "jwks_uri")
 	}
 	v.keys = &set
 	return nil
@@ -186,14 +186,14 @@ func (v *tokenVerifier) discover(ctx context.Context) (string, error) {
 			continue
 		}
 		if md.Issuer != v.issuer {
-			return "", errs.Newf(503, errs.ConfigInvalid, "the metadata at %s names issuer %q, not CAIRN_OAUTH_ISSUER %q", u, md.Issuer, v.issuer).With("field", "CAIRN_OAUTH_ISSUER")
+			return "", errs.Newf(503, errs.Unavailable, "the metadata at %s names issuer %q, not CAIRN_OAUTH_ISSUER %q", u, md.Issuer, v.issuer).With("field", "CAIRN_OAUTH_ISSUER")
 		}
 		if md.JWKSURI == "" {
-			return "", errs.Newf(503, errs.ConfigInvalid, "the metadata at %s has no jwks_uri: cairn verifies JWT access tokens offline", u).With("field", "jwks_uri")
+			return "", errs.Newf(503, errs.Unavailable, "the metadata at %s has no jwks_uri: cairn verifies JWT access tokens offline", u).With("field", "jwks_uri")
 		}
 		return md.JWKSURI, nil
 	}
-	return "", errs.Newf(503, errs.PluginUnavailable, "cannot read the metadata of CAIRN_OAUTH_ISSUER %s: %v", v.issuer, last).With("field", "CAIRN_OAUTH_ISSUER")
+	return "", errs.Newf(503, errs.Unavailable, "cannot read the metadata of CAIRN_OAUTH_ISSUER %s: %v", v.issuer, last).With("field", "CAIRN_OAUTH_ISSUER")
 }
 
 // metadataURLs are where RFC 8414 and OpenID Connect Discovery put an
