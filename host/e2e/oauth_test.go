@@ -239,3 +239,30 @@ func TestOAuthWithARealAuthorizationServer(t *testing.T) {
 	}
 	t.Logf("read scope calling a write tool: %d %s", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 }
+
+// TestOAuthOffAdvertisesNothing: without CAIRN_OAUTH_ISSUER no protected
+// resource metadata is served and the challenge names no metadata, so
+// clients that would drop their configured key header keep it.
+func TestOAuthOffAdvertisesNothing(t *testing.T) {
+	w := newWorkspace(t)
+	mcpURL, _ := startHTTP(t, w, nil, "")
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 404 {
+			t.Errorf("GET %s without an issuer: %d, want 404", path, resp.StatusCode)
+		}
+	}
+	resp, err := http.Post(mcpURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != 401 || got != `Bearer realm="cairn"` {
+		t.Errorf("no key without an issuer: %d %q, want 401 Bearer realm=\"cairn\"", resp.StatusCode, got)
+	}
+}
