@@ -108,12 +108,12 @@ func serveHTTPThroughDaemon(ctx context.Context, s config.Settings, configFile, 
 	}
 }
 
-// httpEnv is this command's CAIRN_HTTP_* environment, the settings of its
-// listener.
+// httpEnv is this command's CAIRN_HTTP_* and CAIRN_OAUTH_* environment,
+// the settings of its listener.
 func httpEnv() map[string]string {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, httpserve.EnvPrefix) {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, httpserve.EnvPrefix) || strings.HasPrefix(k, httpserve.OAuthEnvPrefix)) {
 			env[k] = v
 		}
 	}

@@ -65,6 +65,8 @@ var Vars = []Var{
 	{"CAIRN_HTTP_SESSION_IDLE", "30m", "With --http: an MCP session with no request for this long ends (its Mcp-Session-Id then answers 404)."},
 	{"CAIRN_HTTP_BODY_TIMEOUT", "30s", "With --http: a request body not fully received this long after its headers is cut off (408)."},
 	{"CAIRN_HTTP_MAX_CONNS_PER_KEY", "16", "With --http and API keys: requests one key may have open at once (event streams included); the next gets 429."},
+	{"CAIRN_OAUTH_ISSUER", "", "With --http: the OAuth 2.1 authorization server's issuer URL (https://, or http:// on loopback); cairn then serves protected resource metadata and accepts its JWT access tokens beside API keys (docs/security.md)."},
+	{"CAIRN_OAUTH_RESOURCE", "the listener's /mcp URL", "With CAIRN_OAUTH_ISSUER: this server's canonical resource URL, the audience every access token must name (RFC 8707)."},
 	{"ANTHROPIC_API_KEY", "", "Key for the hosted model behind the vision and computer toolsets (never logged)."},
 	{"ANTHROPIC_BASE_URL", "the vendor's API", "Base URL of the Messages API."},
 	{"CAIRN_VISION_MODEL", "claude-sonnet-5-5", "Model for image analysis and computer use."},

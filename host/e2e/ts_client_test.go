@@ -20,9 +20,9 @@ const tsSDKPackage = "@modelcontextprotocol/sdk@1.32.2"
 // test; it runs the test's scripts from testdata.
 type tsClient struct{ node, dir string }
 
-// installTSClient installs tsSDKPackage, skipping the test with -short or
-// without npm.
-func installTSClient(t *testing.T) *tsClient {
+// installTSClient installs tsSDKPackage and the packages named in more,
+// skipping the test with -short or without npm.
+func installTSClient(t *testing.T, more ...string) *tsClient {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("installs Node and the TypeScript SDK from npm; skipped with -short")
@@ -32,7 +32,7 @@ func installTSClient(t *testing.T) *tsClient {
 		t.Skip("npm is absent, so the TypeScript SDK cannot be installed: install npm (Debian: apt-get install npm) to run it")
 	}
 	tools := t.TempDir()
-	install := exec.Command(npm, "install", "--no-audit", "--no-fund", "--prefix", tools, tsSDKPackage, nodePackage)
+	install := exec.Command(npm, append([]string{"install", "--no-audit", "--no-fund", "--prefix", tools, tsSDKPackage, nodePackage}, more...)...)
 	install.Env = append(os.Environ(), "npm_config_update_notifier=false")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("npm install %s %s: %v\n%s", tsSDKPackage, nodePackage, err, out)

@@ -48,5 +48,14 @@ func (a pluginAuth) Authenticate(ctx context.Context, key string) (httpserve.Pri
 	if err := json.Unmarshal(out.Output, &p); err != nil || p.UserID == "" {
 		return httpserve.Principal{}, errs.New(502, errs.Internal, "the authenticator answered without a user")
 	}
-	return httpserve.Principal{UserID: p.UserID, KeyID: p.KeyID, Scopes: p.Scopes}, nil
+	return httpserve.Principal{UserID: p.UserID, KeyID: p.KeyID, Source: httpserve.SourceAPIKey, Scopes: p.Scopes}, nil
+}
+
+// principalSource is the seam.Caller Source of an HTTP caller: how it
+// proved who it is, an API key or an OAuth token (docs/security.md, OAuth).
+func principalSource(p httpserve.Principal) string {
+	if p.Source == "" {
+		return httpserve.SourceAPIKey
+	}
+	return p.Source
 }

@@ -326,7 +326,7 @@ func (srv *Server) taskOp(ctx context.Context, op, id string) (seam.TaskResponse
 // to the owner that started it (docs/decisions.md D22).
 func (srv *Server) taskCaller(ctx context.Context) seam.Caller {
 	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
-		return seam.Caller{ID: p.UserID, Source: "api_key", Scopes: p.Scopes}
+		return seam.Caller{ID: p.UserID, Source: principalSource(p), Scopes: p.Scopes}
 	}
 	return seam.Caller{Source: "env", ID: srv.catalog.SessionOf(ctx).AgentID}
 }

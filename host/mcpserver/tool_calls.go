@@ -116,7 +116,7 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 		call.Caller.Scopes = []string{"read"}
 	}
 	if p, ok := httpserve.PrincipalOf(ctx); ok && p.UserID != "" {
-		call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, "api_key", p.Scopes
+		call.Caller.ID, call.Caller.Source, call.Caller.Scopes = p.UserID, principalSource(p), p.Scopes
 	}
 	named, e := srv.idempotencyOf(ctx, req, call)
 	if e != nil {

@@ -25,14 +25,25 @@ type Authenticator interface {
 type Principal struct {
 	UserID string
 	KeyID  string
+	// Source is how the caller proved who it is: SourceAPIKey or
+	// SourceOAuth (the seam.Caller's Source).
+	Source string
 	// Scopes are the key's scopes: read, write, admin.
 	Scopes []string
 }
 
-// requireAPIKey wraps next so that every request carries
-// "Authorization: Bearer <key>" that auth accepts; the key's user becomes
-// the caller identity of the calls the request makes (D4).
-func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
+// Sources of an authenticated caller.
+const (
+	SourceAPIKey = "api_key"
+	SourceOAuth  = "oauth"
+)
+
+// requireCredential wraps next so that every request carries
+// "Authorization: Bearer <credential>": an access token the OAuth gate
+// accepts when OAuth is on and the credential is a JWT, else an API key
+// auth accepts (docs/security.md, OAuth). Its user becomes the caller
+// identity of the calls the request makes (D4). auth or gate may be nil.
+func requireCredential(auth Authenticator, gate *oauthGate, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodOptions {
 			// A CORS preflight never carries credentials; it runs nothing.
@@ -42,16 +53,35 @@ func requireAPIKey(auth Authenticator, next http.Handler) http.Handler {
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			writeHTTPError(w, errs.New(401, errs.Unauthorized, "this cairn requires an API key: send Authorization: Bearer cairn_… (create one with `cairn admin keys create`)"))
+			w.Header().Set("WWW-Authenticate", gate.challenge(""))
+			msg := "this cairn requires an API key: send Authorization: Bearer cairn_… (create one with `cairn admin keys create`)"
+			if gate != nil {
+				msg = "this cairn requires an OAuth access token or an API key: send Authorization: Bearer <token>; its authorization server is named at " + gate.metadataURL
+			}
+			writeHTTPError(w, errs.New(401, errs.Unauthorized, msg).With("field", "Authorization"))
 			return
 		}
-		principal, err := auth.Authenticate(r.Context(), key)
+		var principal Principal
+		var err error
+		switch {
+		case gate != nil && looksLikeJWT(key):
+			principal, err = gate.verifier.verify(r.Context(), key)
+		case auth == nil:
+			err = invalidToken("this cairn accepts only OAuth access tokens (JWTs) from %s", gate.verifier.issuer)
+		default:
+			principal, err = auth.Authenticate(r.Context(), key)
+			principal.Source = SourceAPIKey
+		}
 		if err != nil {
 			e := errs.From(err)
+			if e.Status == 400 {
+				// A malformed or oversized credential is one more invalid
+				// credential (RFC 6750 §3.1), never a bad request.
+				e = errs.New(401, errs.Unauthorized, "the bearer credential is not a valid API key or access token: "+e.Message).With("field", "Authorization")
+			}
 			switch e.Status {
 			case 401:
-				w.Header().Set("WWW-Authenticate", `Bearer realm="cairn", error="invalid_token"`)
+				w.Header().Set("WWW-Authenticate", gate.challenge(`error="invalid_token"`))
 			case 429:
 				secs := 1
 				// In-process the detail is an int64; from a plugin, a number.

@@ -22,6 +22,8 @@ type httpSettings struct {
 	// maxPerKey bounds the requests one API key has open at once
 	// (CAIRN_HTTP_MAX_CONNS_PER_KEY).
 	maxPerKey int
+	// oauth is the listener's OAuth gate (CAIRN_OAUTH_*); nil: off.
+	oauth *oauthGate
 }
 
 // Defaults of the HTTP transport's bounds (docs/decisions.md D33).

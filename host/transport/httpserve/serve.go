@@ -88,7 +88,11 @@ func CheckHTTPAddr(addr string, authenticated bool) error {
 // listener is up.
 func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(net.Addr)) error {
 	auth := o.Auth
-	if err := CheckHTTPAddr(addr, auth != nil); err != nil {
+	oauth, err := loadOAuthSettings(o.getenv(), "")
+	if err != nil {
+		return err
+	}
+	if err := CheckHTTPAddr(addr, auth != nil || oauth.enabled()); err != nil {
 		return err
 	}
 	hs, err := loadHTTPSettings(o.getenv())
@@ -98,6 +102,12 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot listen on %s: %v", addr, err)
+	}
+	if oauth.enabled() {
+		if oauth.resource == "" {
+			oauth.resource = "http://" + ln.Addr().String() + "/mcp"
+		}
+		hs.oauth = newOAuthGate(oauth)
 	}
 	pool, leave, err := s.h.EnterCluster(ctx)
 	if err != nil {
@@ -134,6 +144,12 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 	// /mcp/readonly, /mcp/x/{toolset}[/readonly]: a choice in the URL
 	// (request_choice.go); other paths under /mcp/ are 404 there.
 	mux.Handle("/mcp/", endpoint)
+	if hs.oauth != nil {
+		// Only with OAuth on: a client that finds metadata stops sending
+		// its configured headers (docs/security.md, OAuth).
+		mux.HandleFunc("/.well-known/oauth-protected-resource", hs.oauth.serveMetadata)
+		mux.HandleFunc("/.well-known/oauth-protected-resource/", hs.oauth.serveMetadata)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		// The timestamp format of every cairn answer (host.Timestamp).
@@ -149,6 +165,9 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 	}
 	if ready != nil {
 		ready(ln.Addr())
+	}
+	if hs.oauth != nil {
+		s.log.Info("accepting OAuth access tokens", "issuer", oauth.issuer, "resource", oauth.resource, "resource_metadata", hs.oauth.metadataURL)
 	}
 	s.log.Info("serving MCP over streamable HTTP", "api_keys_required", auth != nil, "allowed_origins", hs.allowedOrigins,
 		"session_idle", hs.sessionIdle.String(), "url", "http://"+ln.Addr().String()+"/mcp")
@@ -182,9 +201,12 @@ func (s *Server) handler(auth Authenticator, sessions *httpSessions, hs httpSett
 		hs.maxPerKey = DefaultHTTPMaxPerKey
 	}
 	next := s.liftArguments(guardSessions(sessions, s.protocolErrors(mcpHTTP)))
+	if hs.oauth != nil {
+		next = hs.oauth.requireTokenScope(s.h, next)
+	}
 	next = s.chooseTools(boundBody(s.limits.MaxMessage, hs.bodyTimeout, next))
-	if auth != nil {
-		next = requireAPIKey(auth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
+	if auth != nil || hs.oauth != nil {
+		next = requireCredential(auth, hs.oauth, limitPerKey(newPerKeyLimit(hs.maxPerKey), next))
 	}
 	return guardOrigin(newOriginPolicy(hs.allowedOrigins), next)
 }
