@@ -52,7 +52,7 @@ func (a pluginAuth) Authenticate(ctx context.Context, key string) (httpserve.Pri
 }
 
 // principalSource is the seam.Caller Source of an HTTP caller: how it
-// proved who it is, an API key or an OAuth token (docs/security.md, OAuth).
+// proved who it is, an API key or an OAuth token (docs/decisions.md D44).
 func principalSource(p httpserve.Principal) string {
 	if p.Source == "" {
 		return httpserve.SourceAPIKey

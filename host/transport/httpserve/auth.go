@@ -41,7 +41,7 @@ const (
 // requireCredential wraps next so that every request carries
 // "Authorization: Bearer <credential>": an access token the OAuth gate
 // accepts when OAuth is on and the credential is a JWT, else an API key
-// auth accepts (docs/security.md, OAuth). Its user becomes the caller
+// auth accepts (docs/decisions.md D44). Its user becomes the caller
 // identity of the calls the request makes (D4). auth or gate may be nil.
 func requireCredential(auth Authenticator, gate *oauthGate, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

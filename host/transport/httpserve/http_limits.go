@@ -45,7 +45,7 @@ func (l *perKeyLimit) give(key string) {
 }
 
 // limitPerKey wraps next, behind requireCredential, with the per-key
-// limit: per API key, or per token subject (docs/security.md, OAuth).
+// limit: per API key, or per token subject (docs/decisions.md D44).
 func limitPerKey(l *perKeyLimit, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := PrincipalOf(r.Context())

@@ -11,7 +11,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// oauthGate is the OAuth side of a listener (docs/security.md, OAuth): its
+// oauthGate is the OAuth side of a listener (docs/decisions.md D44): its
 // protected resource metadata, its challenges and its token checks. A nil
 // gate is OAuth off.
 type oauthGate struct {

@@ -9,7 +9,7 @@ import (
 )
 
 // oauthSettings turn cairn into an OAuth 2.1 resource server beside its
-// API keys (docs/security.md, OAuth): empty issuer, OAuth off.
+// API keys (docs/decisions.md D44): empty issuer, OAuth off.
 type oauthSettings struct {
 	// issuer is the authorization server's issuer URL (CAIRN_OAUTH_ISSUER).
 	issuer string

@@ -17,7 +17,7 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
 
-// Bounds of offline token checks (docs/security.md, OAuth).
+// Bounds of offline token checks (docs/decisions.md D44).
 const (
 	// jwksLifetime is how long fetched keys are trusted: a key the
 	// authorization server removes (rotated out, revoked) stops verifying
@@ -61,7 +61,7 @@ func newTokenVerifier(o oauthSettings) *tokenVerifier {
 
 // looksLikeJWT tells a token from an API key: a JWS compact serialization
 // is three base64url parts joined by dots, which no cairn key contains
-// (docs/security.md, OAuth).
+// (docs/decisions.md D44).
 func looksLikeJWT(credential string) bool {
 	return strings.Count(credential, ".") == 2 && strings.HasPrefix(credential, "eyJ")
 }
@@ -243,7 +243,7 @@ func invalidToken(format string, args ...any) error {
 
 // subjectUser is the cairn user of a token: its subject, qualified by
 // the issuer's host so that no issuer's subject can pass for an API key's
-// user or another issuer's (docs/decisions.md D35; docs/security.md, OAuth).
+// user or another issuer's (docs/decisions.md D35; docs/decisions.md D44).
 func subjectUser(issuer, sub string) string {
 	host := issuer
 	if u, err := url.Parse(issuer); err == nil && u.Host != "" {
@@ -253,7 +253,7 @@ func subjectUser(issuer, sub string) string {
 }
 
 // mapTokenScopes maps a token's scopes to cairn's (docs/decisions.md D22;
-// docs/security.md, OAuth): cairn:read or read is read, cairn:write or
+// docs/decisions.md D44): cairn:read or read is read, cairn:write or
 // write is write, cairn:admin or admin is admin; others are ignored. As
 // for keys, each scope stands alone: write does not imply read.
 func mapTokenScopes(scope string, scp []string) []string {

@@ -146,7 +146,7 @@ func (s *Server) Serve(ctx context.Context, addr string, o Options, ready func(n
 	mux.Handle("/mcp/", endpoint)
 	if hs.oauth != nil {
 		// Only with OAuth on: a client that finds metadata stops sending
-		// its configured headers (docs/security.md, OAuth).
+		// its configured headers (docs/decisions.md D44).
 		mux.HandleFunc("/.well-known/oauth-protected-resource", hs.oauth.serveMetadata)
 		mux.HandleFunc("/.well-known/oauth-protected-resource/", hs.oauth.serveMetadata)
 	}
