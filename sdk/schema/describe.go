@@ -37,8 +37,7 @@ func describe(f *failure) *errs.Error {
 	case additionalFailed:
 		props := append([]string(nil), k.props...)
 		sort.Strings(props)
-		field = joinField(field, props[0])
-		return errs.Invalidf(field, "additionalProperties", "%s is not a known argument; remove it or check its spelling", displayField(field))
+		return unknownArgument(field, props[0], k.known)
 	}
 	rule := leaf.kind.rule(printer())
 	return errs.Invalid(field, constraint, advice(displayField(field), leaf.kind, rule)).With("rule", rule)

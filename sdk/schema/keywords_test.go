@@ -70,6 +70,12 @@ func TestKeywordRefusals(t *testing.T) {
 			"o.x", "required", "o.x is required", ""},
 		{"additionalProperties false", `{"properties":{"a":{}},"additionalProperties":false}`, `{"a":1,"zz":2,"bb":3}`,
 			"bb", "additionalProperties", "bb is not a known argument; remove it or check its spelling", ""},
+		{"additionalProperties names the closest known", `{"properties":{"keyPath":{},"kind":{}},"additionalProperties":false}`, `{"key":1}`,
+			"key", "additionalProperties", "key is not a known argument; did you mean keyPath?", ""},
+		{"additionalProperties nested suggestion", `{"properties":{"o":{"properties":{"title":{}},"additionalProperties":false}}}`, `{"o":{"titel":1}}`,
+			"o.titel", "additionalProperties", "o.titel is not a known argument; did you mean o.title?", ""},
+		{"additionalProperties suggestion through $ref", `{"$defs":{"t":{"properties":{"task_id":{}},"additionalProperties":false}},"properties":{"x":{"$ref":"#/$defs/t"}}}`, `{"x":{"taskId":1}}`,
+			"x.taskId", "additionalProperties", "x.taskId is not a known argument; did you mean x.task_id?", ""},
 		{"additionalProperties schema", `{"additionalProperties":{"type":"integer"}}`, `{"n":"x"}`,
 			"n", "type", "n must be of type integer (got string)", "got string, want integer"},
 		{"patternProperties", `{"patternProperties":{"^[0-9]+$":{"type":"string"}},"additionalProperties":false}`, `{"1":"a","2":3}`,
@@ -124,6 +130,11 @@ func TestKeywordRefusals(t *testing.T) {
 			}
 			if e == nil {
 				t.Fatal("accepted")
+			}
+			// The suggestion detail is the name the message suggests.
+			_, meant, suggests := strings.Cut(strings.TrimSuffix(c.message, "?"), "did you mean ")
+			if got, has := e.Details["suggestion"]; has != suggests || (has && got != meant) {
+				t.Errorf("suggestion detail %v (present %v), want %q (present %v)", got, has, meant, suggests)
 			}
 			rule, hasRule := e.Details["rule"]
 			if e.Code != "ERR_INVALID_INPUT" || e.Status != 400 || e.Details["field"] != c.field || e.Details["constraint"] != c.constraint ||

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"sort"
+	"strconv"
 	"strings"
 
 	sjs "github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,7 +21,10 @@ import (
 // oracle is the validator cairn used before its own: santhosh-tekuri's
 // jsonschema, with the error reporting cairn built on it. The differential
 // tests hold the new validator to it.
-type oracle struct{ s *sjs.Schema }
+type oracle struct {
+	s   *sjs.Schema
+	doc any // the schema as decoded, to find an object's known properties
+}
 
 func compileOracle(raw []byte) (*oracle, error) {
 	doc, err := sjs.UnmarshalJSON(bytes.NewReader(raw))
@@ -36,7 +40,7 @@ func compileOracle(raw []byte) (*oracle, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &oracle{s: s}, nil
+	return &oracle{s: s, doc: doc}, nil
 }
 
 // validate returns nil when the document is valid, else every error the
@@ -60,7 +64,7 @@ func (o *oracle) validate(doc []byte) (candidates []*errs.Error, parseErr string
 		return []*errs.Error{errs.Invalid("", "schema", err.Error())}, ""
 	}
 	for _, leaf := range oracleDeepest(ve) {
-		candidates = append(candidates, oracleDescribe(leaf))
+		candidates = append(candidates, o.describe(leaf))
 	}
 	return candidates, ""
 }
@@ -89,6 +93,53 @@ func oracleDeepest(ve *sjs.ValidationError) []*sjs.ValidationError {
 	}
 	walk(ve, 0)
 	return best
+}
+
+// describe is oracleDescribe with an unknown argument's suggestion, which
+// the old reporting lacked: drawn from the properties at the schema
+// location the oracle reports.
+func (o *oracle) describe(leaf *sjs.ValidationError) *errs.Error {
+	k, ok := leaf.ErrorKind.(*kind.AdditionalProperties)
+	if !ok {
+		return oracleDescribe(leaf)
+	}
+	props := append([]string(nil), k.Properties...)
+	sort.Strings(props)
+	var known []string
+	if obj, ok := o.at(leaf.SchemaURL).(map[string]any); ok {
+		if p, ok := obj["properties"].(map[string]any); ok {
+			for name := range p {
+				known = append(known, name)
+			}
+		}
+	}
+	return unknownArgument(pointerToField(leaf.InstanceLocation), props[0], known)
+}
+
+// at resolves the JSON pointer in a schema location
+// ("mem://schema.json#/properties/o") within the decoded schema.
+func (o *oracle) at(url string) any {
+	_, ptr, _ := strings.Cut(url, "#")
+	v := o.doc
+	if ptr == "" {
+		return v
+	}
+	for _, seg := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
 }
 
 func oracleDescribe(leaf *sjs.ValidationError) *errs.Error {

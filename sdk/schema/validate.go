@@ -230,7 +230,11 @@ func (n *node) checkObject(obj map[string]any, loc []string, collect bool, found
 		check(name, obj[name])
 	}
 	if len(unknown) > 0 {
-		found = append(found, fail(collect, loc, additionalFailed{unknown}))
+		known := make([]string, 0, len(n.props))
+		for name := range n.props {
+			known = append(known, name)
+		}
+		found = append(found, fail(collect, loc, additionalFailed{unknown, known}))
 	}
 	return found
 }

@@ -140,7 +140,9 @@ func (k requiredFailed) rule(p *message.Printer) string {
 	return p.Sprintf("missing properties %s", joinQuoted(k.missing))
 }
 
-type additionalFailed struct{ props []string }
+// additionalFailed: props are the unknown members; known are the
+// properties the schema names, to suggest the one meant.
+type additionalFailed struct{ props, known []string }
 
 func (additionalFailed) keyword() string { return "additionalProperties" }
 func (k additionalFailed) rule(p *message.Printer) string {
