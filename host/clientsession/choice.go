@@ -23,6 +23,9 @@ type Choice struct {
 	Tools map[string]bool
 	// Exclude are the tools left out of the rest; it wins over Tools.
 	Exclude map[string]bool
+	// From names where Toolsets came from: "X-MCP-Toolsets", or the URL
+	// ("URL /mcp/x/core"); empty when the request named no toolset.
+	From string
 }
 
 // allows reports whether the choice includes t.
@@ -71,13 +74,15 @@ func (c *Choice) String() string {
 }
 
 // Choose returns the settings of one request of a session with s: its
-// choice of tools (nil: all of s's) and, when readOnly, READONLY mode
-// (MINIMAL stays MINIMAL). s is not changed.
-func (s *Settings) Choose(c *Choice, readOnly bool) *Settings {
+// choice of tools (nil: all of s's) and, when readOnlyFrom names what
+// asked for it (the X-MCP-Readonly header, the /readonly URL), READONLY
+// mode (MINIMAL stays MINIMAL; a session already READONLY keeps
+// CAIRN_MODE as the cause). s is not changed.
+func (s *Settings) Choose(c *Choice, readOnlyFrom string) *Settings {
 	out := *s
 	out.Choice = c
-	if readOnly && out.Mode != config.ModeMinimal {
-		out.Mode = config.ModeReadOnly
+	if readOnlyFrom != "" && out.Mode != config.ModeMinimal && out.Mode != config.ModeReadOnly {
+		out.Mode, out.ModeFrom = config.ModeReadOnly, readOnlyFrom
 	}
 	return &out
 }

@@ -21,7 +21,7 @@ func TestChoiceNarrowsTheSession(t *testing.T) {
 	plugin := &registry.Tool{Name: "weather_get", Owner: "weather", Toolset: "weather", ReadOnly: true}
 	ping := &registry.Tool{Name: "server_ping", Owner: registry.HostOwner, Toolset: "system", ReadOnly: true}
 
-	coreOnly := base.Choose(&Choice{Toolsets: map[string]bool{"core": true}}, false)
+	coreOnly := base.Choose(&Choice{Toolsets: map[string]bool{"core": true}, From: "X-MCP-Toolsets"}, "")
 	for tool, want := range map[*registry.Tool]bool{write: true, read: true, sdd: false, vision: false, plugin: false, ping: true} {
 		if got := Visible(coreOnly, tool); got != want {
 			t.Errorf("core chosen: %s visible %v, want %v", tool.Name, got, want)
@@ -38,7 +38,7 @@ func TestChoiceNarrowsTheSession(t *testing.T) {
 		t.Errorf("refusal outside the session: %v", e)
 	}
 
-	oneTool := base.Choose(&Choice{Tools: map[string]bool{"sdd_vitals": true}}, true)
+	oneTool := base.Choose(&Choice{Tools: map[string]bool{"sdd_vitals": true}}, "X-MCP-Readonly")
 	for tool, want := range map[*registry.Tool]bool{write: false, read: false, sdd: true, ping: true} {
 		if got := Visible(oneTool, tool); got != want {
 			t.Errorf("sdd_vitals chosen read-only: %s visible %v, want %v", tool.Name, got, want)
@@ -47,11 +47,11 @@ func TestChoiceNarrowsTheSession(t *testing.T) {
 	if oneTool.Mode != config.ModeReadOnly || base.Mode != config.ModeFull || base.Choice != nil {
 		t.Errorf("Choose changed the base (%s, %v) or missed read-only (%s)", base.Mode, base.Choice, oneTool.Mode)
 	}
-	if Visible(base.Choose(&Choice{All: true}, false), vision) {
+	if Visible(base.Choose(&Choice{All: true}, ""), vision) {
 		t.Error("all widened the session to vision")
 	}
 	minimal := &Settings{Mode: config.ModeMinimal, Toolsets: coreSdd}
-	if m := minimal.Choose(nil, true); m.Mode != config.ModeMinimal {
+	if m := minimal.Choose(nil, "X-MCP-Readonly"); m.Mode != config.ModeMinimal {
 		t.Errorf("read-only over MINIMAL gives %s", m.Mode)
 	}
 }

@@ -39,6 +39,10 @@ type Settings struct {
 	// Choice, when set, narrows Toolsets to what one HTTP request chose
 	// (docs/decisions.md D39).
 	Choice *Choice
+	// ModeFrom names what made Mode READONLY when one HTTP request chose
+	// it (the X-MCP-Readonly header or the /readonly URL); empty when Mode
+	// is the session's own CAIRN_MODE. A refusal names the cause to undo.
+	ModeFrom string
 	// Warnings name what was wrong in the session's settings; its client
 	// gets each as an MCP log message after initialize (D21).
 	Warnings []string
@@ -92,25 +96,23 @@ func Refusal(s *Settings, t *registry.Tool) *errs.Error {
 	case t.Toolset == sdk.InternalToolset:
 		return errs.NotFoundf(errs.NotFound, "name", "no tool named %q", t.Name)
 	case s.Mode == config.ModeMinimal:
-		e := errs.Newf(403, errs.Forbidden, "tool %s is not available in MINIMAL mode, which serves only the host's system tools; start the session with CAIRN_MODE=FULL", t.Name)
+		e := errs.Newf(403, errs.Forbidden, "tool %s is not available in MINIMAL mode, which serves only the host's system tools; this session's mode comes from CAIRN_MODE: start the session (over HTTP, the server) with CAIRN_MODE=FULL", t.Name)
 		e.Details["required"] = "mode FULL"
+		e.Details["setting"] = "CAIRN_MODE"
 		return e
 	case s.Mode == config.ModeReadOnly && !t.ReadOnly:
-		e := errs.Newf(403, errs.Forbidden, "tool %s writes, and this session runs in READONLY mode; start the session with CAIRN_MODE=FULL to write", t.Name)
-		e.Details["required"] = "mode FULL"
-		return e
+		return readOnlyRefusal(s, t)
 	case s.Choice.Excludes(t.Name):
 		e := errs.Newf(403, errs.Forbidden, "tool %s is left out by this request's X-MCP-Exclude-Tools; remove it from that header to call it", t.Name)
 		e.Details["required"] = "tool " + t.Name + " not excluded"
+		e.Details["header"] = "X-MCP-Exclude-Tools"
 		return e
 	case s.Toolsets.Allows(t.Toolset):
-		// Within the session's toolsets: the request's choice left it out.
-		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this request did not choose (%s); add %s to the X-MCP-Toolsets header or %s to X-MCP-Tools", t.Name, t.Toolset, s.Choice, t.Toolset, t.Name)
-		e.Details["required"] = "toolset " + t.Toolset
-		return e
+		return choiceRefusal(s, t)
 	default:
 		e := errs.Newf(403, errs.Forbidden, "tool %s belongs to toolset %s, which this session does not enable (CAIRN_TOOLSETS=%s); add %s to CAIRN_TOOLSETS", t.Name, t.Toolset, s.Toolsets, t.Toolset)
 		e.Details["required"] = "toolset " + t.Toolset
+		e.Details["setting"] = "CAIRN_TOOLSETS"
 		return e
 	}
 }

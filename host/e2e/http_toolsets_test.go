@@ -130,24 +130,26 @@ func TestHTTPToolsetsPerRequest(t *testing.T) {
 			toolsets []string
 			only     []string
 			writes   bool
-			// call is allowed, refused is refused with required.
+			// call is allowed, refused is refused with required; cause is
+			// the header (or URL) the refusal names as what to change.
 			call, refused, required string
+			cause                   string
 		}{
 			{name: "no choice: the listener's", path: "/mcp", toolsets: []string{"admin", "core", "sdd", "system"}, writes: true, call: "task_list"},
 			{name: "X-MCP-Toolsets core", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core"},
-				toolsets: []string{"core", "system"}, writes: true, call: "task_list", refused: "sdd_vitals", required: "toolset sdd"},
+				toolsets: []string{"core", "system"}, writes: true, call: "task_list", refused: "sdd_vitals", required: "toolset sdd", cause: "X-MCP-Toolsets"},
 			{name: "X-MCP-Tools sdd_vitals", path: "/mcp", headers: map[string]string{"X-MCP-Tools": "sdd_vitals"},
-				toolsets: []string{"sdd", "system"}, only: []string{"sdd_vitals"}, call: "sdd_vitals", refused: "task_list", required: "toolset core"},
+				toolsets: []string{"sdd", "system"}, only: []string{"sdd_vitals"}, call: "sdd_vitals", refused: "task_list", required: "toolset core", cause: "X-MCP-Tools"},
 			{name: "X-MCP-Toolsets core + X-MCP-Tools sdd_vitals", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core", "X-MCP-Tools": "sdd_vitals"},
-				toolsets: []string{"core", "sdd", "system"}, writes: true, call: "sdd_vitals", refused: "admin_workspace_list", required: "toolset admin"},
+				toolsets: []string{"core", "sdd", "system"}, writes: true, call: "sdd_vitals", refused: "admin_workspace_list", required: "toolset admin", cause: "X-MCP-Toolsets"},
 			{name: "X-MCP-Readonly", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core", "X-MCP-Readonly": "true"},
-				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "mode FULL"},
+				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "mode FULL", cause: "X-MCP-Readonly"},
 			{name: "X-MCP-Exclude-Tools", path: "/mcp", headers: map[string]string{"X-MCP-Toolsets": "core", "X-MCP-Exclude-Tools": "task_create"},
-				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "tool task_create not excluded"},
-			{name: "URL /mcp/x/sdd", path: "/mcp/x/sdd", toolsets: []string{"sdd", "system"}, writes: true, call: "sdd_vitals", refused: "task_list", required: "toolset core"},
-			{name: "URL /mcp/readonly", path: "/mcp/readonly", toolsets: []string{"admin", "core", "sdd", "system"}, call: "task_list", refused: "task_create", required: "mode FULL"},
+				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "tool task_create not excluded", cause: "X-MCP-Exclude-Tools"},
+			{name: "URL /mcp/x/sdd", path: "/mcp/x/sdd", toolsets: []string{"sdd", "system"}, writes: true, call: "sdd_vitals", refused: "task_list", required: "toolset core", cause: "URL"},
+			{name: "URL /mcp/readonly", path: "/mcp/readonly", toolsets: []string{"admin", "core", "sdd", "system"}, call: "task_list", refused: "task_create", required: "mode FULL", cause: "URL /readonly"},
 			{name: "URL beats the header", path: "/mcp/x/core/readonly", headers: map[string]string{"X-MCP-Toolsets": "sdd", "X-MCP-Readonly": "false"},
-				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "mode FULL"},
+				toolsets: []string{"core", "system"}, call: "task_list", refused: "task_create", required: "mode FULL", cause: "URL /readonly"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				a := newChoiceAgent(t, base+tc.path, full, tc.headers)
@@ -182,7 +184,16 @@ func TestHTTPToolsetsPerRequest(t *testing.T) {
 				}
 				expect(t, "call "+tc.call, a.call(tc.call, args), "")
 				if tc.refused != "" {
-					expect(t, "call "+tc.refused, a.call(tc.refused, map[string]any{"title": "outside", "project": "web"}), tc.required)
+					got := a.call(tc.refused, map[string]any{"title": "outside", "project": "web"})
+					expect(t, "call "+tc.refused, got, tc.required)
+					// The refusal names the request's own cause, never the
+					// server's CAIRN_MODE or CAIRN_TOOLSETS, which did not cause it.
+					e, _ := got.result["error"].(map[string]any)
+					d, _ := e["details"].(map[string]any)
+					msg := fmt.Sprint(e["message"])
+					if d["header"] != tc.cause || strings.Contains(msg, "CAIRN_") {
+						t.Errorf("call %s: header %v, message %q; want header %q and no CAIRN_ setting", tc.refused, d["header"], msg, tc.cause)
+					}
 				}
 			})
 		}

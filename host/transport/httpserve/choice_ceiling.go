@@ -113,9 +113,9 @@ func (c ceiling) choose(rc requestChoice) (*clientsession.Settings, *errs.Error)
 	}
 	if rc.toolsetsFrom == "" && len(rc.tools) == 0 {
 		if exclude == nil {
-			return c.base.Choose(nil, rc.readOnly), nil
+			return c.base.Choose(nil, rc.readOnlyCause()), nil
 		}
-		return c.base.Choose(&clientsession.Choice{All: true, Exclude: exclude}, rc.readOnly), nil
+		return c.base.Choose(&clientsession.Choice{All: true, Exclude: exclude}, rc.readOnlyCause()), nil
 	}
 	allowed := c.toolsets()
 	if c.base.Mode == config.ModeMinimal {
@@ -126,7 +126,7 @@ func (c ceiling) choose(rc requestChoice) (*clientsession.Settings, *errs.Error)
 		return nil, refuseChoice(from, "", "mode FULL", allowed,
 			"%s: this listener serves MINIMAL mode, only the host's system tools; no toolset or tool can be chosen", from)
 	}
-	choice := &clientsession.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}, Exclude: exclude}
+	choice := &clientsession.Choice{Toolsets: map[string]bool{}, Tools: map[string]bool{}, Exclude: exclude, From: rc.toolsetsFrom}
 	known := c.h.Toolsets()
 	for _, ts := range rc.toolsets {
 		switch {
@@ -165,7 +165,7 @@ func (c ceiling) choose(rc requestChoice) (*clientsession.Settings, *errs.Error)
 			choice.Tools[name] = true
 		}
 	}
-	return c.base.Choose(choice, rc.readOnly), nil
+	return c.base.Choose(choice, rc.readOnlyCause()), nil
 }
 
 // excluded checks the tools a request leaves out: each must be a tool

@@ -50,6 +50,15 @@ func (c requestChoice) empty() bool {
 	return c.toolsetsFrom == "" && len(c.tools) == 0 && len(c.exclude) == 0 && !c.readOnlySet
 }
 
+// readOnlyCause names what asked for read-only tools (the header or the
+// URL), so a refused write names it; "" when nothing did.
+func (c requestChoice) readOnlyCause() string {
+	if c.readOnlySet && c.readOnly {
+		return c.readOnlyFrom
+	}
+	return ""
+}
+
 // Compiled on first use, not in package init, which every cairn process runs.
 var (
 	toolsetName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
