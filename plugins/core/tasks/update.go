@@ -297,8 +297,19 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 		rec.status = statusCode(to)
 		set("status", to)
 	}
-	if in.Progress != nil && *in.Progress != rec.progress {
-		rec.progress = *in.Progress
+	progress := rec.progress
+	if in.Progress != nil {
+		progress = *in.Progress
+	}
+	// Done is finished: the move sets progress 100 (docs/decisions.md D8).
+	if to == StatusDone && progress != MaxProgress {
+		if in.Progress != nil {
+			warnings = append(warnings, fmt.Sprintf("progress %g ignored: a done task's progress is 100", *in.Progress))
+		}
+		progress = MaxProgress
+	}
+	if progress != rec.progress {
+		rec.progress = progress
 		set("progress", rec.progress)
 	}
 	if in.Description != nil && *in.Description != rec.description {
