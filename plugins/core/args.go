@@ -23,16 +23,17 @@ type taskCreateArgs struct {
 
 type taskUpdateArgs struct {
 	TaskID        string    `json:"task_id" pattern:"^T-[1-9][0-9]*$"`
-	Status        *string   `json:"status,omitempty" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled" description:"backlog→todo→in_progress→review→done; todo, in_progress, review→blocked; blocked→todo|in_progress; review→backlog; open→cancelled; done, cancelled final."`
+	Status        *string   `json:"status,omitempty" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled" description:"backlog→todo→in_progress→review→done; todo, in_progress, review→blocked; blocked→todo|in_progress; review→backlog; open→cancelled."`
 	Progress      *float64  `json:"progress,omitempty" jsonschema:"minimum=0,maximum=100"`
 	Description   *string   `json:"description,omitempty" jsonschema:"maxLength=8000"`
 	Priority      *string   `json:"priority,omitempty" jsonschema:"enum=low,enum=normal,enum=high,enum=critical"`
 	Assignee      *string   `json:"assignee,omitempty" jsonschema:"maxLength=128"`
-	Labels        *[]string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64" description:"Replaces all labels."`
-	BlockedReason *string   `json:"blocked_reason,omitempty" jsonschema:"maxLength=2000" description:"Needed to move to blocked."`
-	DependsOn     *[]string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Replaces them ([] clears); a cycle is refused."`
-	Claim         *bool     `json:"claim,omitempty" description:"Take it (in_progress, yours); 409 if held."`
-	Release       *bool     `json:"release,omitempty" description:"Give it back: todo, unassigned."`
+	Labels        *[]string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64" description:"Replaces all."`
+	BlockedReason *string   `json:"blocked_reason,omitempty" jsonschema:"maxLength=2000" description:"Needed for blocked."`
+	DependsOn     *[]string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Replaces them; [] clears; no cycles."`
+	Claim         *bool     `json:"claim,omitempty" description:"Yours, in_progress; 409 if held or deps open."`
+	Release       *bool     `json:"release,omitempty" description:"Back to todo, unassigned."`
+	Force         *bool     `json:"force,omitempty" description:"Claim with deps open."`
 }
 
 type taskGetArgs struct {
@@ -59,8 +60,8 @@ type taskListArgs struct {
 type taskNextArgs struct {
 	Project        string `json:"project,omitempty" pattern:"^[a-z0-9][a-z0-9-]{0,62}$"`
 	Limit          *int   `json:"limit,omitempty" jsonschema:"minimum=1,maximum=100,default=20"`
-	IncludeBlocked *bool  `json:"include_blocked,omitempty" description:"Add blocked and waiting tasks."`
-	Claim          *bool  `json:"claim,omitempty" description:"Take the first atomically; return only it."`
+	IncludeBlocked *bool  `json:"include_blocked,omitempty" description:"Add blocked, waiting tasks."`
+	Claim          *bool  `json:"claim,omitempty" description:"Take the first; return only it."`
 }
 
 type thoughtRecordArgs struct {

@@ -273,6 +273,31 @@ func (m *diffModel) next(project string, limit int, includeBlocked bool) NextOut
 		}
 		out.Blocked = append(out.Blocked, waiting...)
 	}
+	if out.Count == 0 {
+		// The reference counts by status; the hint's words are the service's.
+		e := &EmptyBecause{WaitingOnDependencies: len(waiting)}
+		for _, id := range m.order {
+			t := m.tasks[id]
+			if t.Project != project {
+				continue
+			}
+			switch t.Status {
+			case StatusBacklog:
+				e.Backlog++
+			case StatusBlocked:
+				e.Blocked++
+			case StatusReview:
+				e.InReview++
+			case StatusInProgress:
+				e.InProgress++
+				if t.ClaimedBy != "" && t.ClaimedBy != UnknownActor {
+					e.ClaimedByOthers++
+				}
+			}
+		}
+		e.Hint = e.hint()
+		out.EmptyBecause = e
+	}
 	return out
 }
 

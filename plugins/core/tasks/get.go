@@ -47,6 +47,16 @@ type Task struct {
 	Source *Origin `json:"source,omitempty"`
 }
 
+// shownProgress is a task's progress as the views show it: a done task is
+// finished, 100, whatever was stored before a move to done set it
+// (docs/decisions.md D8).
+func shownProgress(status uint8, progress float64) float64 {
+	if status == codeDone {
+		return MaxProgress
+	}
+	return progress
+}
+
 func (r *record) view() Task {
 	t := Task{
 		TaskID:        r.id(),
@@ -55,7 +65,7 @@ func (r *record) view() Task {
 		Project:       r.project,
 		Status:        statusName(r.status),
 		Priority:      priorityName(r.priority),
-		Progress:      r.progress,
+		Progress:      shownProgress(r.status, r.progress),
 		Assignee:      r.assignee,
 		Labels:        append([]string{}, r.labels...),
 		BlockedReason: r.blockedReason,

@@ -373,7 +373,7 @@ func listItem(raw *rawRecord) ListItem {
 		Project:   string(raw.project),
 		Status:    statusName(raw.status),
 		Priority:  priorityName(raw.priority),
-		Progress:  raw.progress,
+		Progress:  shownProgress(raw.status, raw.progress),
 		Assignee:  string(raw.assignee),
 		CreatedAt: formatMillis(raw.createdMs),
 		UpdatedAt: formatMillis(raw.updatedMs),

@@ -53,6 +53,9 @@ type NextOutput struct {
 	Blocked     []BlockedTask `json:"blocked,omitzero"`
 	// Claimed is the id of the task a claim: true call took, if any.
 	Claimed string `json:"claimed,omitempty"`
+	// EmptyBecause says where the open tasks are when NextActions is
+	// empty; absent otherwise.
+	EmptyBecause *EmptyBecause `json:"empty_because,omitempty"`
 }
 
 // NextActions runs task_next_actions; see NextActionsFor.
@@ -153,8 +156,17 @@ func (s *Service) claimNext(call Call, project string, includeBlocked bool) (Nex
 
 func ptrBool(b bool) *bool { return &b }
 
-// nextTx computes task_next_actions inside tx.
+// nextTx computes task_next_actions inside tx; an empty answer says why.
 func nextTx(tx kv.Tx, call Call, project string, limit int, includeBlocked bool) (NextOutput, error) {
+	out, err := nextReady(tx, call, project, limit, includeBlocked)
+	if err == nil && out.Count == 0 {
+		out.EmptyBecause = emptyBecause(tx, project, actorOrUnknown(call.Actor))
+	}
+	return out, err
+}
+
+// nextReady lists the ready tasks of task_next_actions inside tx.
+func nextReady(tx kv.Tx, call Call, project string, limit int, includeBlocked bool) (NextOutput, error) {
 	out := NextOutput{NextActions: []NextAction{}, Project: project}
 	if !projectKnown(tx, project, call) {
 		return out, projectNotFound(project)

@@ -31,6 +31,9 @@ type UpdateInput struct {
 	// Release gives a claim back (holder only): the task returns to todo,
 	// unassigned, unless status says where it goes.
 	Release *bool `json:"release,omitempty"`
+	// Force claims a task whose dependencies are not all done; the open
+	// ones are recorded in the trail (docs/decisions.md D27).
+	Force *bool `json:"force,omitempty"`
 }
 
 // UpdateOutput is the output of task_update. PreviousStatus is set only when
@@ -67,6 +70,8 @@ func (in *UpdateInput) validate() (uint64, []uint64, error) {
 		return 0, nil, errs.Invalidf("status", "conflicts", "a claim moves the task to in_progress; drop status %q or claim separately", clip(*in.Status))
 	case claim && in.Assignee != nil:
 		return 0, nil, errs.Invalid("assignee", "conflicts", "a claim assigns the task to the caller; drop assignee")
+	case in.Force != nil && *in.Force && !claim:
+		return 0, nil, errs.Invalid("force", "requires", "force only applies to claim: true; send claim: true with it, or drop force")
 	case release && in.Status != nil && *in.Status == StatusInProgress:
 		return 0, nil, errs.Invalid("status", "conflicts", "release takes the task out of in_progress; drop status or pick another")
 	}
@@ -250,6 +255,17 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 			set("depends_on", taskIDs(sortedNums(deps)))
 		}
 	}
+	// A new claim waits for the task's dependencies unless forced; a forced
+	// one carries them into the chain link and the event.
+	var forced []string
+	if claim && holder != actor {
+		if open := openDependencies(tx, num, in.DependsOn != nil, deps, depCodes); len(open) > 0 {
+			if in.Force == nil || !*in.Force {
+				return UpdateOutput{}, nil, waitsOn(rec.id(), open)
+			}
+			forced = forcedClaim(open)
+		}
+	}
 
 	// blocked_reason: required on entering blocked, replaceable while
 	// blocked, cleared on leaving, ignored (with a warning) otherwise.
@@ -281,8 +297,19 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 		rec.status = statusCode(to)
 		set("status", to)
 	}
-	if in.Progress != nil && *in.Progress != rec.progress {
-		rec.progress = *in.Progress
+	progress := rec.progress
+	if in.Progress != nil {
+		progress = *in.Progress
+	}
+	// Done is finished: the move sets progress 100 (docs/decisions.md D8).
+	if to == StatusDone && progress != MaxProgress {
+		if in.Progress != nil {
+			warnings = append(warnings, fmt.Sprintf("progress %g ignored: a done task's progress is 100", *in.Progress))
+		}
+		progress = MaxProgress
+	}
+	if progress != rec.progress {
+		rec.progress = progress
 		set("progress", rec.progress)
 	}
 	if in.Description != nil && *in.Description != rec.description {
@@ -359,6 +386,9 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 		if to != from {
 			data["previous_status"] = from
 		}
+		if forced != nil {
+			data["forced_claim"] = forced
+		}
 		if err := s.cfg.OnChange(tx, Change{TaskID: rec.id(), Num: rec.num, Kind: ChangeUpdated, Actor: actor, At: out.UpdatedAt, Data: data, TraceID: traceID}); err != nil {
 			return UpdateOutput{}, nil, err
 		}
@@ -382,7 +412,11 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 	}
 	switch {
 	case newHolder != "" && newHolder != holder:
-		events = append(events, pending{EventClaimed, map[string]any{"task_id": rec.id(), "project": rec.project, "claimed_by": newHolder}})
+		claimed := map[string]any{"task_id": rec.id(), "project": rec.project, "claimed_by": newHolder}
+		if forced != nil {
+			claimed["forced_claim"] = forced
+		}
+		events = append(events, pending{EventClaimed, claimed})
 	case newHolder == "" && holder != "":
 		events = append(events, pending{EventReleased, map[string]any{"task_id": rec.id(), "project": rec.project, "holder": holder, "released_by": actor, "status": to}})
 	}
