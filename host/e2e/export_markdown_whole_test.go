@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 // A text the import cut keeps its whole in the task's thought trail
@@ -48,17 +50,25 @@ func wholeFixture(t *testing.T, w *workspace, name string) (file, desc, title st
 // title and no import marker.
 func boardHolds(t *testing.T, board map[string]string, desc, title string) {
 	t.Helper()
+	if why := boardLacks(board, desc, title); why != "" {
+		t.Fatal(why)
+	}
+}
+
+// boardLacks says what keeps board from holding the whole texts, or "".
+func boardLacks(board map[string]string, desc, title string) string {
 	var withDesc, withTitle bool
 	for name, data := range board {
 		if strings.Contains(data, "the import kept the first") || strings.Contains(data, "[…]") {
-			t.Fatalf("%s holds the cut text:\n%.400s", name, data)
+			return fmt.Sprintf("%s holds the cut text:\n%.400s", name, data)
 		}
 		withDesc = withDesc || strings.Contains(data, "<!-- SECTION:DESCRIPTION:BEGIN -->\n"+desc+"\n<!-- SECTION:DESCRIPTION:END -->")
 		withTitle = withTitle || strings.Contains(data, title)
 	}
 	if !withDesc || !withTitle {
-		t.Fatalf("the board lacks the whole description (%v) or title (%v)", withDesc, withTitle)
+		return fmt.Sprintf("the board lacks the whole description (%v) or title (%v)", withDesc, withTitle)
 	}
+	return ""
 }
 
 func TestExportMarkdownWholeImportedText(t *testing.T) {
@@ -154,10 +164,16 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 	if code, out, errOut := runCairn(t, w, "", append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...), "import", file); code != 0 {
 		t.Fatalf("import through the daemon: %d %s %s", code, out, errOut)
 	}
-	eventually(t, 60*time.Second, "the watched board holds the imported tasks", func() bool {
-		return len(readTree(t, dir)) == 5
-	})
-	boardHolds(t, readTree(t, dir), desc, title)
+	// The watch may write a file more than once while the import's
+	// events arrive: wait for the board to settle on the whole texts.
+	last := ""
+	if !poll.Within(60*time.Second, func() bool {
+		board := readTree(t, dir)
+		last = boardLacks(board, desc, title)
+		return len(board) == 5 && last == ""
+	}) {
+		t.Fatalf("the watched board never held the imported tasks whole: %s", last)
+	}
 
 	if err := watch.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
