@@ -47,6 +47,11 @@ const (
 	// of it (sampling, elicitation): it did not declare the capability, or
 	// its protocol or transport has no server-to-client requests.
 	ClientUnsupported = "ERR_CLIENT_UNSUPPORTED"
+	// ApprovalRequired (status 428): the move waits for a person's
+	// approval; Details["approve"] names the internal tool and arguments
+	// that record the decision, Details["where"] where a person gives it
+	// (docs/decisions.md D45).
+	ApprovalRequired = "ERR_APPROVAL_REQUIRED"
 )
 
 // Error is a typed tool error: a stable code, a human-readable message that
