@@ -241,6 +241,59 @@
       try { await act(task, payload); out.textContent = "Done."; form.reset(); } catch (e) { out.textContent = e.message; }
     });
 
+    // ---- create and edit forms (docs/decisions.md D45) ----
+    // A refusal shows beside the field it names (the tools' errors carry
+    // details.field; "labels[2]" is the labels field), else below the form.
+    function fieldOf(err) {
+      const f = err && err.details && err.details.field;
+      return typeof f === "string" ? f.replace(/^\//, "").split(/[.\[\/]/)[0] : "";
+    }
+    function clearErrors(form) {
+      for (const s of form.querySelectorAll(".field-error")) s.textContent = "";
+      for (const i of form.querySelectorAll("[aria-invalid]")) i.removeAttribute("aria-invalid");
+    }
+    document.addEventListener("submit", async (ev) => {
+      const form = ev.target.closest("form[data-form]");
+      if (!form) return;
+      ev.preventDefault();
+      clearErrors(form);
+      const out = form.querySelector(".result");
+      out.textContent = "saving…";
+      const payload = {};
+      for (const [k, v] of new FormData(form)) payload[k] = v;
+      const edit = form.dataset.form === "edit";
+      const url = edit ? "/api/task/" + encodeURIComponent(form.closest("[data-task]").dataset.task) + "/edit" : "/api/tasks";
+      let r, body;
+      try {
+        r = await api(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+        body = await r.json();
+      } catch (e) {
+        if (!(e instanceof LoggedOut)) out.textContent = e.message;
+        return;
+      }
+      if (!r.ok) {
+        const err = body.error || { message: r.statusText };
+        const field = fieldOf(err);
+        const slot = field && form.querySelector('[data-error-for="' + CSS.escape(field) + '"]');
+        if (slot) {
+          slot.textContent = err.message;
+          const input = form.querySelector('[name="' + CSS.escape(field) + '"]');
+          if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
+          out.textContent = "Not saved: see " + field.replace(/_/g, " ") + ".";
+        } else {
+          out.textContent = err.message;
+        }
+        form.dataset.refused = field || "form";
+        return;
+      }
+      delete form.dataset.refused;
+      if (!edit) { location.href = "/task/" + encodeURIComponent(body.task_id); return; }
+      out.textContent = body.unchanged ? "Nothing changed." : "Saved.";
+      form.dataset.saved = String(Date.now());
+      if (document.activeElement) document.activeElement.blur();
+      schedule();
+    });
+
     // ---- bundle verification ----
     const vf = document.getElementById("verify");
     if (vf) {
