@@ -53,6 +53,8 @@ const (
 	burnRight  = 20
 	burnTop    = 16
 	burnBottom = 44
+	// burnDotsUpTo is the most days drawn with a dot on each point.
+	burnDotsUpTo = 62
 )
 
 // niceCeil rounds a count up to a round axis maximum: 1, 2 or 5 times a
@@ -124,6 +126,11 @@ func burnupSVG(project string, days []burnDay) template.HTML {
 			pts[i] = f(x(i)) + "," + f(y(val(d)))
 		}
 		fmt.Fprintf(&b, `<polyline class="%s" points="%s"/>`, cls, strings.Join(pts, " "))
+		if len(days) <= burnDotsUpTo { // few days: a dot on each, so one day still shows
+			for i, d := range days {
+				fmt.Fprintf(&b, `<circle class="%s dot" cx="%s" cy="%s" r="3.5"/>`, cls, f(x(i)), f(y(val(d))))
+			}
+		}
 	}
 	line("b-scope", func(d burnDay) int { return d.Scope })
 	line("b-done", func(d burnDay) int { return d.Done })

@@ -59,10 +59,10 @@ func splitList(s string) []string {
 // before any call.
 func (f taskForm) dependsOn() ([]string, *errs.Error) {
 	out := []string{}
-	for _, id := range strings.FieldsFunc(f.DependsOn, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
-		id = strings.ToUpper(strings.TrimSpace(id))
+	for _, typed := range strings.FieldsFunc(f.DependsOn, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
+		id := strings.ToUpper(typed)
 		if !taskIDPattern.MatchString(id) {
-			return nil, errs.Invalidf("depends_on", "pattern", "%q is not a task id; write ids like T-12, separated by commas", id)
+			return nil, errs.Invalidf("depends_on", "pattern", "%q is not a task id; write ids like T-12, separated by commas", typed)
 		}
 		if !slices.Contains(out, id) {
 			out = append(out, id)
