@@ -51,7 +51,7 @@ const (
 	burnH      = 360
 	burnLeft   = 52
 	burnRight  = 20
-	burnTop    = 16
+	burnTop    = 40 // the legend sits above the plot
 	burnBottom = 44
 	// burnDotsUpTo is the most days drawn with a dot on each point.
 	burnDotsUpTo = 62
@@ -110,7 +110,7 @@ func burnupSVG(project string, days []burnDay) template.HTML {
 	}
 	fmt.Fprintf(&b, `<line class="b-base" x1="%d" y1="%s" x2="%d" y2="%s"/></g>`, burnLeft, f(y(0)), burnW-burnRight, f(y(0)))
 	// Done per day, as bars under the lines.
-	barW := max(1.0, float64(plotW)/float64(len(days))*0.6)
+	barW := min(max(1.0, float64(plotW)/float64(len(days))*0.6), 24)
 	b.WriteString(`<g class="b-bars">`)
 	for i, d := range days {
 		if d.DoneThatDay == 0 {
@@ -134,13 +134,13 @@ func burnupSVG(project string, days []burnDay) template.HTML {
 	}
 	line("b-scope", func(d burnDay) int { return d.Scope })
 	line("b-done", func(d burnDay) int { return d.Done })
-	// The legend, top left inside the plot.
+	// The legend, above the plot.
 	fmt.Fprintf(&b, `<g class="b-legend"><line class="b-scope" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">scope (created)</text>`,
-		burnLeft+10, burnTop+10, burnLeft+34, burnTop+10, burnLeft+40, burnTop+14)
+		burnLeft, 16, burnLeft+24, 16, burnLeft+30, 20)
 	fmt.Fprintf(&b, `<line class="b-done" x1="%d" y1="%d" x2="%d" y2="%d"/><text x="%d" y="%d">done</text>`,
-		burnLeft+170, burnTop+10, burnLeft+194, burnTop+10, burnLeft+200, burnTop+14)
+		burnLeft+160, 16, burnLeft+184, 16, burnLeft+190, 20)
 	fmt.Fprintf(&b, `<rect class="b-bar" x="%d" y="%d" width="10" height="10"/><text x="%d" y="%d">done that day</text></g>`,
-		burnLeft+260, burnTop+5, burnLeft+276, burnTop+14)
+		burnLeft+250, 11, burnLeft+266, 20)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

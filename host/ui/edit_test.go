@@ -1,7 +1,11 @@
 package ui
 
 import (
+	"io"
+	"net/http"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +73,51 @@ func TestUpdateArgsSendOnlyWhatChanged(t *testing.T) {
 				t.Fatalf("args %v (%v), want %v", got, e, c.want)
 			}
 		})
+	}
+}
+
+// A read-only login's create and edit are refused before any tool call,
+// naming the dashboard's switch (not a session mode); an acting login's
+// create reaches task_create as the person.
+func TestCreateAndEditNeedActions(t *testing.T) {
+	t.Parallel()
+	s, rec := startTest(t, Config{})
+	post := func(c *http.Client, path, body string) (int, string) {
+		req, _ := http.NewRequest("POST", base(s)+path, strings.NewReader(body))
+		req.Header.Set("Origin", base(s))
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	reader := login(t, s, Grant{Person: "bob"})
+	rec.reset()
+	for _, path := range []string{"/api/tasks", "/api/task/T-1/edit"} {
+		code, body := post(reader, path, `{"title":"x","priority":"low"}`)
+		if code != 403 || !strings.Contains(body, "cairn ui --allow-actions") || strings.Contains(body, "CAIRN_MODE") {
+			t.Errorf("read-only %s: %d %s", path, code, body)
+		}
+	}
+	rec.mu.Lock()
+	if len(rec.names) != 0 {
+		t.Errorf("a read-only login's form reached %v", rec.names)
+	}
+	rec.mu.Unlock()
+
+	actor := login(t, s, Grant{Person: "alice", AllowActions: true})
+	rec.reset()
+	if code, body := post(actor, "/api/tasks", `{"title":"x","depends_on":"soon"}`); code != 400 || !strings.Contains(body, `"field":"depends_on"`) {
+		t.Errorf("a word as a dependency: %d %s", code, body)
+	}
+	if code, _ := post(actor, "/api/tasks", `{"title":"Ship it"}`); code != 503 { // the recorder runs no area
+		t.Errorf("create: %d, want the recorder's 503", code)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.Equal(rec.names, []string{"task_create"}) || rec.calls[0].ID != "alice" || rec.calls[0].Source != PersonSource {
+		t.Errorf("calls %v by %v, want one task_create by alice as a person", rec.names, rec.calls)
 	}
 }
