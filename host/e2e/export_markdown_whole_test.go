@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -133,33 +131,7 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "board")
-	watch := newCmd(w, "export", "--format", "markdown", dir, "--watch")
-	watch.Env = append(watch.Env, append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...)...)
-	stdout, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	watch.Stderr = &stderr
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- watch.Wait() }()
-	t.Cleanup(func() { _ = watch.Process.Kill() })
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- line
-	}()
-	select {
-	case line := <-ready:
-		if !strings.Contains(line, "watching") {
-			t.Fatalf("watch said %q", line)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the watch did not start: %s", stderr.String())
-	}
+	watch := startMarkdownWatch(t, w, dir)
 
 	if code, out, errOut := runCairn(t, w, "", append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...), "import", file); code != 0 {
 		t.Fatalf("import through the daemon: %d %s %s", code, out, errOut)
@@ -175,15 +147,5 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 		t.Fatalf("the watched board never held the imported tasks whole: %s", last)
 	}
 
-	if err := watch.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("the watch ended with %v: %s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not stop on SIGINT")
-	}
+	watch.stop(t)
 }
