@@ -104,7 +104,7 @@ func TestApprovalToolsThroughThePlugin(t *testing.T) {
 		t.Fatalf("thought_record_list: %s (%v)", raw, err)
 	}
 	r := records.Thoughts[0]
-	if r.ThoughtID != thought || r.Type != "decision" || r.RecordedBy != "operator:ann" || !strings.HasPrefix(r.Content, "Approved by operator:ann via cli") {
+	if r.ThoughtID != thought || r.Type != "decision" || r.RecordedBy != "operator:ann" || r.Content != "Approved by operator:ann via cli (in review; its move to done may proceed)" {
 		t.Fatalf("the decision's record: %+v", r)
 	}
 	if a, _ := r.Metadata["approval"].(map[string]any); a["decision"] != "approve" || a["from"] != "review" || a["to"] != "review" {

@@ -207,7 +207,13 @@ func (s *Service) decideTx(tx kv.Tx, actor, traceID, decision string, a approveA
 		}
 	}
 	if s.cfg.Decision != nil {
-		content := fmt.Sprintf("%s by %s via %s (%s → %s)", map[string]string{DecisionApprove: "Approved", DecisionReject: "Rejected"}[decision], approver, a.via, from, to)
+		content := fmt.Sprintf("%s by %s via %s", map[string]string{DecisionApprove: "Approved", DecisionReject: "Rejected"}[decision], approver, a.via)
+		switch {
+		case to != from:
+			content += fmt.Sprintf(" (%s → %s)", from, to)
+		case decision == DecisionApprove:
+			content += fmt.Sprintf(" (in %s; its move to done may proceed)", from)
+		}
 		if a.reason != "" {
 			content += ": " + a.reason
 		}

@@ -57,6 +57,16 @@ func testProjectApprovalMode(t *testing.T) {
 	if read, _ := f.svc.ProjectApproval("bob", ProjectApprovalInput{Project: "p"}); read != set {
 		t.Fatalf("read %+v, want %+v", read, set)
 	}
+	// A project deleted and registered again starts without approval.
+	if err := f.svc.DeleteProject("p"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.AddProject("p"); err != nil {
+		t.Fatal(err)
+	}
+	if read, _ := f.svc.ProjectApproval("bob", ProjectApprovalInput{Project: "p"}); read.Mode != ApprovalOff || read.ChangedBy != "" {
+		t.Fatalf("a project registered again kept its approval: %+v", read)
+	}
 	_, err = f.svc.ProjectApproval("alice", ProjectApprovalInput{Project: "nope", Mode: ptr(ApprovalOn)})
 	wantErr(t, err, 404, errs.ProjectNotFound, "project", "")
 	_, err = f.svc.ProjectApproval("alice", ProjectApprovalInput{Project: "p", Mode: ptr("always")})
@@ -359,5 +369,25 @@ func TestOnlyMovesToDoneWait(t *testing.T) {
 	wantErr(t, err, 400, errs.InvalidTransition, "status", "transition")
 	if list, _ := f.svc.Approvals(ApprovalsInput{}); len(list.Pending) != 0 {
 		t.Fatalf("an invalid move left a request: %+v", list.Pending)
+	}
+}
+
+// task_approve honours its idempotency key: a retried decision answers
+// its first outcome and decides nothing twice.
+func TestDecisionHonoursItsKey(t *testing.T) {
+	t.Parallel()
+	f, id := approvalFixture(t, ApprovalOn)
+	k := Call{Actor: "alice", Idem: idempotency.Key{Key: "dash:1"}.For("task_approve", []byte(`{"task_id":"`+id+`","decision":"approve"}`))}
+	first, err := f.svc.Decide(k, ApproveInput{TaskID: id, Decision: DecisionApprove})
+	if err != nil || first.Status != StatusDone {
+		t.Fatalf("decision %+v %v", first, err)
+	}
+	f.takeEvents()
+	again, err := f.svc.Decide(k, ApproveInput{TaskID: id, Decision: DecisionApprove})
+	if err != nil || again != first {
+		t.Fatalf("retried decision %+v %v, want the first %+v", again, err, first)
+	}
+	if evs := f.takeEvents(); len(evs) != 0 {
+		t.Fatalf("a retried decision published %+v", evs)
 	}
 }

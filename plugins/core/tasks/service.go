@@ -259,6 +259,12 @@ func (s *Service) DeleteProject(slug string) error {
 		return err
 	}
 	return internal(s.st.Commit(func(tx kv.Tx) error {
+		// A project registered again starts without approval.
+		if b := tx.Bucket(bucketProjectApproval); b.Exists() {
+			if err := b.Delete([]byte(slug)); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
 	}))
 }
