@@ -45,6 +45,13 @@ func TestUIScreenshots(t *testing.T) {
 	ok(t, agent, "sdd_skill", map[string]any{"action": "bind", "agentId": "sdd-verifier", "skillId": "go-testing"})
 	ok(t, agent, "sdd_agent", map[string]any{"action": "enqueue", "intent": "plan_phase"})
 	ok(t, agent, "sdd_lease", map[string]any{"action": "issue", "taskId": work.Intent, "scope": []string{"payments/intents/"}})
+	// Approval on in checkout: the task in review waits for a person.
+	if code, _, errOut := runCairn(t, w, "", env, "project", "approval", "checkout", "on"); code != 0 {
+		t.Fatalf("project approval: %s", errOut)
+	}
+	if res := agent.call("task_update", map[string]any{"task_id": work.Review, "status": "done"}); !res.IsError {
+		t.Fatalf("the move to done did not wait for approval: %v", structured(t, res))
+	}
 
 	// Someone rewrites the sealed session's thought in the store while no
 	// daemon runs: the audit page shows the broken link at its position.
@@ -77,6 +84,7 @@ func TestUIScreenshots(t *testing.T) {
 		{"system", base + "/system", `table.sessions`},
 		{"graph", base + "/graph?project=storefront", `svg[data-graph]`},
 		{"burnup", base + "/burnup?project=storefront", `svg[data-burnup]`},
+		{"approvals", base + "/approvals", `tr[data-approval]`},
 	} {
 		start := time.Now()
 		wait, cancel := context.WithTimeout(ctx, 60*time.Second)

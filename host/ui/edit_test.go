@@ -95,7 +95,7 @@ func TestCreateAndEditNeedActions(t *testing.T) {
 	}
 	reader := login(t, s, Grant{Person: "bob"})
 	rec.reset()
-	for _, path := range []string{"/api/tasks", "/api/task/T-1/edit"} {
+	for _, path := range []string{"/api/tasks", "/api/task/T-1/edit", "/api/task/T-1/approve"} {
 		code, body := post(reader, path, `{"title":"x","priority":"low"}`)
 		if code != 403 || !strings.Contains(body, "cairn ui --allow-actions") || strings.Contains(body, "CAIRN_MODE") {
 			t.Errorf("read-only %s: %d %s", path, code, body)

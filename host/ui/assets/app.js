@@ -294,6 +294,50 @@
       schedule();
     });
 
+    // ---- approvals (docs/decisions.md D45) ----
+    // The navigation's badge: how many approvals wait, asked after the
+    // page renders and again on each live refresh.
+    async function pendingBadge() {
+      const b = document.querySelector("[data-pending]");
+      if (!b) return;
+      try {
+        const n = (await getJSON("/api/approvals/count")).pending;
+        b.textContent = String(n);
+        b.setAttribute("aria-label", n + " waiting");
+        b.hidden = !n;
+      } catch (e) { b.hidden = true; }
+    }
+    pendingBadge();
+    document.addEventListener("submit", async (ev) => {
+      const form = ev.target.closest("form[data-approve]");
+      if (!form) return;
+      ev.preventDefault();
+      const row = form.closest("[data-task]");
+      clearErrors(row);
+      const out = row.querySelector(".result");
+      out.textContent = "sending…";
+      const payload = { decision: form.dataset.approve, reason: (new FormData(form)).get("reason") || "" };
+      let r, body;
+      try {
+        r = await api("/api/task/" + encodeURIComponent(row.dataset.task) + "/approve", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+        body = await r.json();
+      } catch (e) {
+        if (!(e instanceof LoggedOut)) out.textContent = e.message;
+        return;
+      }
+      if (!r.ok) {
+        const err = body.error || { message: r.statusText };
+        const slot = fieldOf(err) === "reason" && form.querySelector('[data-error-for="reason"]');
+        if (slot) { slot.textContent = err.message; form.querySelector('[name="reason"]').setAttribute("aria-invalid", "true"); out.textContent = ""; }
+        else out.textContent = err.message;
+        row.dataset.refused = fieldOf(err) || err.code || "refused";
+        return;
+      }
+      out.textContent = (body.state === "approved" ? "Approved" : "Rejected") + " by " + body.by + "; the task is " + String(body.status).replace(/_/g, " ") + ".";
+      row.dataset.decided = body.state;
+      if (document.activeElement) document.activeElement.blur();
+    });
+
     // ---- bundle verification ----
     const vf = document.getElementById("verify");
     if (vf) {
@@ -342,6 +386,7 @@
       }
     }
     async function refreshNow() {
+      pendingBadge();
       if (board) return loadBoard();
       if (document.activeElement && document.activeElement.closest("form")) return; // do not wipe a form being filled
       const doc = await fetchView();
