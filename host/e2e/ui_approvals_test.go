@@ -117,4 +117,18 @@ func TestUIApprovals(t *testing.T) {
 		}
 		screenshot(t, ctx, screenshotTo, "approvals")
 	})
+
+	t.Run("a read-only login sees what waits but cannot decide", func(t *testing.T) {
+		var forms int
+		var note, main string
+		if err := chromedp.Run(ctx, chromedp.Navigate(uiURL(t, w, env)), chromedp.WaitVisible(`#board`, chromedp.ByQuery),
+			chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(row(mine), chromedp.ByQuery),
+			chromedp.Text(`[data-read-only]`, &note, chromedp.ByQuery), chromedp.Text(`main`, &main, chromedp.ByQuery),
+			chromedp.Evaluate(`document.querySelectorAll('form[data-approve]').length`, &forms)); err != nil {
+			t.Fatalf("read-only approvals page: %v", err)
+		}
+		if forms != 0 || !strings.Contains(note, "cairn ui --allow-actions") || strings.Contains(main, "CAIRN_MODE") || strings.Contains(main, "ERR_") {
+			t.Errorf("read-only approvals page: %d forms, note %q, page %q", forms, note, main)
+		}
+	})
 }
