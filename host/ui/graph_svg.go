@@ -10,11 +10,13 @@ import (
 // svg draws the layout as an inline SVG element: every text escaped, no
 // script and no style attribute (the dashboard's Content-Security-Policy
 // allows neither); colours come from the stylesheet's classes, the status
-// colours of the board. Each task is a link to its page.
+// colours of the board. Each task is a link to its page; the drawing is a
+// group, not an image, so those links stay reachable by keyboard and
+// screen reader.
 func (lay graphLayout) svg(project string) template.HTML {
 	var b strings.Builder
 	esc := html.EscapeString
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="graph" data-graph viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-labelledby="graph-title">`,
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="graph" data-graph viewBox="0 0 %d %d" width="%d" height="%d" role="group" aria-labelledby="graph-title">`,
 		lay.Width, lay.Height, lay.Width, lay.Height)
 	fmt.Fprintf(&b, `<title id="graph-title">Dependencies of project %s: %d tasks, %d edges</title>`, esc(project), len(lay.Nodes), len(lay.Edges))
 	b.WriteString(`<defs><marker id="g-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" markerHeight="7" orient="auto"><path class="g-arrowhead" d="M0 0 L8 4 L0 8 z"/></marker>` +
