@@ -32,6 +32,9 @@ func TestUIScreenshots(t *testing.T) {
 	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_USER=alice"}
 	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
 	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
+	// A project of 200 tasks for the dependency graph and the burn-up,
+	// filed first: the board opens where a task changed last.
+	seedGraphProject(t, w, env, agent, "storefront", 200)
 	work := seedSampleWork(t, w, env, agent)
 	// The spec-driven workflow: a planned phase, skills bound to agents, a
 	// queued spawn and a lease on the task in progress.
@@ -42,6 +45,13 @@ func TestUIScreenshots(t *testing.T) {
 	ok(t, agent, "sdd_skill", map[string]any{"action": "bind", "agentId": "sdd-verifier", "skillId": "go-testing"})
 	ok(t, agent, "sdd_agent", map[string]any{"action": "enqueue", "intent": "plan_phase"})
 	ok(t, agent, "sdd_lease", map[string]any{"action": "issue", "taskId": work.Intent, "scope": []string{"payments/intents/"}})
+	// Approval on in checkout: the task in review waits for a person.
+	if code, _, errOut := runCairn(t, w, "", env, "project", "approval", "checkout", "on"); code != 0 {
+		t.Fatalf("project approval: %s", errOut)
+	}
+	if res := agent.call("task_update", map[string]any{"task_id": work.Review, "status": "done"}); !res.IsError {
+		t.Fatalf("the move to done did not wait for approval: %v", structured(t, res))
+	}
 
 	// Someone rewrites the sealed session's thought in the store while no
 	// daemon runs: the audit page shows the broken link at its position.
@@ -72,6 +82,9 @@ func TestUIScreenshots(t *testing.T) {
 		{"audit-open", base + "/audits/" + work.OpenAudit, `[data-state="open"]`},
 		{"sdd", base + "/sdd", `table.matrix`},
 		{"system", base + "/system", `table.sessions`},
+		{"graph", base + "/graph?project=storefront", `svg[data-graph]`},
+		{"burnup", base + "/burnup?project=storefront", `svg[data-burnup]`},
+		{"approvals", base + "/approvals", `tr[data-approval]`},
 	} {
 		start := time.Now()
 		wait, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -102,4 +115,15 @@ func TestUIScreenshots(t *testing.T) {
 			t.Errorf("dashboard-%s.png is %d bytes, want under 300 KB", shot.name, fi.Size())
 		}
 	}
+
+	// The edit form, with a move to blocked refused for want of a reason:
+	// the refusal stands beside the field it names.
+	edit := `form[data-form=edit]`
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/task/"+work.Parent), chromedp.WaitVisible(edit, chromedp.ByQuery),
+		chromedp.SetValue(edit+` [name=status]`, "blocked", chromedp.ByQuery), chromedp.Click(edit+` button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible(edit+`[data-refused="blocked_reason"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("edit-h").scrollIntoView({block: "start"})`, nil)); err != nil {
+		t.Fatalf("edit: %v", err)
+	}
+	screenshot(t, ctx, dir, "edit")
 }

@@ -61,7 +61,7 @@ const maxActionBody = 64 << 10
 func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
 	g := grantFrom(r.Context())
 	if !g.AllowActions {
-		writeErr(w, &errs.Error{Status: 403, Code: errs.Forbidden, Message: "this dashboard is read-only; run `cairn ui --allow-actions` to act from it", Details: map[string]any{"required": "allow-actions"}})
+		writeErr(w, readOnlyRefusal())
 		return
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))

@@ -47,7 +47,7 @@ var funcs = template.FuncMap{
 }
 
 // pageNames are the page templates, each parsed with the layout.
-var pageNames = []string{"board", "task", "audits", "audit", "sdd", "system"}
+var pageNames = []string{"board", "task", "audits", "audit", "sdd", "system", "graph", "burnup", "approvals"}
 
 // pages parses the page templates on the first page served, not at package
 // init: every process of the cairn binary (relay, daemon, each built-in

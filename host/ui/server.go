@@ -127,7 +127,7 @@ func (s *Server) oldCookieName() string { return "cairn_ui_" + s.port }
 // static page, without a session: a navigation cannot carry a header, and
 // the page holds no data. Its script fetches the page's content from /view/
 // with the session in the Authorization header.
-var shellPaths = []string{"/{$}", "/login", "/board", "/task/{id}", "/audits", "/audits/{id}", "/sdd", "/system"}
+var shellPaths = []string{"/{$}", "/login", "/board", "/task/{id}", "/audits", "/audits/{id}", "/sdd", "/system", "/graph", "/burnup", "/approvals"}
 
 // Handler is the dashboard's HTTP handler with its guard in front.
 func (s *Server) Handler() http.Handler {
@@ -147,6 +147,13 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/audits/verify", s.verifyUpload)
 	mux.HandleFunc("GET /api/tasks", s.apiTasks)
 	mux.HandleFunc("POST /api/task/{id}/action", s.apiAction)
+	mux.HandleFunc("POST /api/tasks", s.apiCreate)
+	mux.HandleFunc("POST /api/task/{id}/edit", s.apiEdit)
+	mux.HandleFunc("GET /view/graph", s.page("graph", s.graphData))
+	mux.HandleFunc("GET /view/burnup", s.page("burnup", s.burnupData))
+	mux.HandleFunc("GET /view/approvals", s.page("approvals", s.approvalsData))
+	mux.HandleFunc("POST /api/task/{id}/approve", s.apiApprove)
+	mux.HandleFunc("GET /api/approvals/count", s.apiPendingCount)
 	mux.HandleFunc("GET /events", s.events)
 	return s.guard(mux)
 }

@@ -224,7 +224,9 @@ func TestACookieAloneOpensNothing(t *testing.T) {
 		{"GET", "/view/board"}, {"GET", "/view/task/T-1"}, {"GET", "/view/audits"}, {"GET", "/view/audits/A-1"},
 		{"GET", "/view/sdd"}, {"GET", "/view/system"}, {"GET", "/api/tasks?status=todo"}, {"GET", "/events"},
 		{"GET", "/api/audits/A-1/bundle"}, {"POST", "/api/audits/verify"}, {"POST", "/api/task/T-1/action"},
-		{"GET", "/board"}, {"GET", "/system"}, {"GET", "/task/T-1"}, {"GET", "/"},
+		{"POST", "/api/tasks"}, {"POST", "/api/task/T-1/edit"}, {"GET", "/view/graph?project=p"}, {"GET", "/view/burnup?project=p"},
+		{"GET", "/view/approvals"}, {"GET", "/api/approvals/count"}, {"POST", "/api/task/T-1/approve"},
+		{"GET", "/graph"}, {"GET", "/burnup"}, {"GET", "/approvals"}, {"GET", "/board"}, {"GET", "/system"}, {"GET", "/task/T-1"}, {"GET", "/"},
 	}
 	for _, p := range paths {
 		req, _ := http.NewRequest(p.method, base(s)+p.path, strings.NewReader(`{"action":"comment","content":"from another origin"}`))

@@ -7,6 +7,7 @@ import (
 	"context"
 	"html/template"
 	"net/http"
+	"strings"
 
 	"github.com/cairn-mcp/cairn/internal/tasklife"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -62,6 +63,24 @@ type taskView struct {
 	Thoughts     []map[string]any
 	Chain        verifyOut
 	Moves        []string
+	Edit         editValues
+}
+
+// editValues fill the edit form: the task's fields as a person types them.
+type editValues struct {
+	Status, Priority, Description, Labels, DependsOn string
+	Moves, Priorities                                []string
+}
+
+// taskPriorities are task_update's priorities, lowest first.
+var taskPriorities = []string{"low", "normal", "high", "critical"}
+
+func editValuesOf(t map[string]any) editValues {
+	st, _ := t["status"].(string)
+	pr, _ := t["priority"].(string)
+	d, _ := t["description"].(string)
+	return editValues{Status: st, Priority: pr, Description: d, Labels: strings.Join(stringList(t["labels"]), ", "),
+		DependsOn: strings.Join(stringList(t["depends_on"]), ", "), Moves: tasklife.Next(st), Priorities: taskPriorities}
 }
 
 // taskRef is a related task as the page links it.
@@ -99,6 +118,7 @@ func (s *Server) taskData(r *http.Request, g Grant) (any, *errs.Error) {
 	}
 	st, _ := v.Task["status"].(string)
 	v.Moves = tasklife.Next(st)
+	v.Edit = editValuesOf(v.Task)
 	v.Head, v.Tail = taskFields(v.Task)
 	if d, _ := v.Task["description"].(string); d != "" {
 		v.Description = renderMarkdown(d)

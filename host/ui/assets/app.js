@@ -241,6 +241,103 @@
       try { await act(task, payload); out.textContent = "Done."; form.reset(); } catch (e) { out.textContent = e.message; }
     });
 
+    // ---- create and edit forms (docs/decisions.md D45) ----
+    // A refusal shows beside the field it names (the tools' errors carry
+    // details.field; "labels[2]" is the labels field), else below the form.
+    function fieldOf(err) {
+      const f = err && err.details && err.details.field;
+      return typeof f === "string" ? f.replace(/^\//, "").split(/[.\[\/]/)[0] : "";
+    }
+    function clearErrors(form) {
+      for (const s of form.querySelectorAll(".field-error")) s.textContent = "";
+      for (const i of form.querySelectorAll("[aria-invalid]")) i.removeAttribute("aria-invalid");
+    }
+    document.addEventListener("submit", async (ev) => {
+      const form = ev.target.closest("form[data-form]");
+      if (!form) return;
+      ev.preventDefault();
+      clearErrors(form);
+      const out = form.querySelector(".result");
+      out.textContent = "saving…";
+      const payload = {};
+      for (const [k, v] of new FormData(form)) payload[k] = v;
+      const edit = form.dataset.form === "edit";
+      const url = edit ? "/api/task/" + encodeURIComponent(form.closest("[data-task]").dataset.task) + "/edit" : "/api/tasks";
+      let r, body;
+      try {
+        r = await api(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+        body = await r.json();
+      } catch (e) {
+        if (!(e instanceof LoggedOut)) out.textContent = e.message;
+        return;
+      }
+      if (!r.ok) {
+        const err = body.error || { message: r.statusText };
+        const field = fieldOf(err);
+        const slot = field && form.querySelector('[data-error-for="' + CSS.escape(field) + '"]');
+        if (slot) {
+          slot.textContent = err.message;
+          const input = form.querySelector('[name="' + CSS.escape(field) + '"]');
+          if (input) { input.setAttribute("aria-invalid", "true"); input.focus(); }
+          out.textContent = "Not saved: see " + field.replace(/_/g, " ") + ".";
+        } else {
+          out.textContent = err.message;
+        }
+        form.dataset.refused = field || "form";
+        return;
+      }
+      delete form.dataset.refused;
+      if (!edit) { location.href = "/task/" + encodeURIComponent(body.task_id); return; }
+      out.textContent = body.unchanged ? "Nothing changed." : "Saved.";
+      form.dataset.saved = String(Date.now());
+      if (document.activeElement) document.activeElement.blur();
+      schedule();
+    });
+
+    // ---- approvals (docs/decisions.md D45) ----
+    // The navigation's badge: how many approvals wait, asked after the
+    // page renders and again on each live refresh.
+    async function pendingBadge() {
+      const b = document.querySelector("[data-pending]");
+      if (!b) return;
+      try {
+        const n = (await getJSON("/api/approvals/count")).pending;
+        b.textContent = String(n);
+        b.setAttribute("aria-label", n + " waiting");
+        b.hidden = !n;
+      } catch (e) { b.hidden = true; }
+    }
+    pendingBadge();
+    document.addEventListener("submit", async (ev) => {
+      const form = ev.target.closest("form[data-approve]");
+      if (!form) return;
+      ev.preventDefault();
+      const row = form.closest("[data-task]");
+      clearErrors(row);
+      const out = row.querySelector(".result");
+      out.textContent = "sending…";
+      const payload = { decision: form.dataset.approve, reason: (new FormData(form)).get("reason") || "" };
+      let r, body;
+      try {
+        r = await api("/api/task/" + encodeURIComponent(row.dataset.task) + "/approve", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+        body = await r.json();
+      } catch (e) {
+        if (!(e instanceof LoggedOut)) out.textContent = e.message;
+        return;
+      }
+      if (!r.ok) {
+        const err = body.error || { message: r.statusText };
+        const slot = fieldOf(err) === "reason" && form.querySelector('[data-error-for="reason"]');
+        if (slot) { slot.textContent = err.message; form.querySelector('[name="reason"]').setAttribute("aria-invalid", "true"); out.textContent = ""; }
+        else out.textContent = err.message;
+        row.dataset.refused = fieldOf(err) || err.code || "refused";
+        return;
+      }
+      out.textContent = (body.state === "approved" ? "Approved" : "Rejected") + " by " + body.by + "; the task is " + String(body.status).replace(/_/g, " ") + ".";
+      row.dataset.decided = body.state;
+      if (document.activeElement) document.activeElement.blur();
+    });
+
     // ---- bundle verification ----
     const vf = document.getElementById("verify");
     if (vf) {
@@ -289,6 +386,7 @@
       }
     }
     async function refreshNow() {
+      pendingBadge();
       if (board) return loadBoard();
       if (document.activeElement && document.activeElement.closest("form")) return; // do not wipe a form being filled
       const doc = await fetchView();
