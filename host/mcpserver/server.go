@@ -55,6 +55,9 @@ type Server struct {
 	system  *systemtools.Tools
 	pipe    *pipeline.Pipeline
 	mcp     *server.MCPServer
+	// approvals asks a person at the client about a call's 428
+	// ApprovalRequired (docs/decisions.md D45).
+	approvals approvalBridge
 
 	mu        sync.Mutex
 	resources map[string][]server.ServerResource
@@ -95,6 +98,7 @@ func New(c Config) *Server {
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
 		resKeys: map[string]string{}, limits: c.Limits, cluster: c.Cluster,
 	}
+	srv.approvals = approvalBridge{host: hostApprovals{srv}, signer: newApprovalSigner()}
 	srv.logs = clientsession.NewLogs()
 	if il, ok := c.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(srv.logs)
