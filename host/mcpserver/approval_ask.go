@@ -97,7 +97,7 @@ func (a approvalAsk) elicitation() mcp.ElicitationParams {
 				"reason": map[string]any{
 					"type":        "string",
 					"title":       "Reason",
-					"description": "Why; the agent is told it when you reject.",
+					"description": "Required to reject: what the agent must change.",
 				},
 			},
 			"required": []string{"decision"},
