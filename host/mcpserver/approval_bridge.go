@@ -103,10 +103,12 @@ func (b *approvalBridge) runCall(ctx context.Context, req mcp.CallToolRequest, c
 	if retriedWithAnswers(req) {
 		return b.answered(ctx, req, call)
 	}
-	first := *call // as it came, for the re-run
+	// The pipeline's stages leave a call as it came (but for its trace
+	// context), so the 428 path re-runs call itself and the others pay
+	// for no copy.
 	out := b.host.run(ctx, call)
 	ask, ok := approvalAskOf(out)
-	if !ok || !ask.AskClient || !b.host.approves(&first, ask.Tool) {
+	if !ok || !ask.AskClient || !b.host.approves(call, ask.Tool) {
 		return out
 	}
 	switch approvalAskWay(ctx) {
@@ -121,12 +123,12 @@ func (b *approvalBridge) runCall(ctx context.Context, req mcp.CallToolRequest, c
 			}
 			return pipeline.Fail(out.Err.With("asked", "failed").With("ask_error", err.Error()))
 		}
-		return b.decide(ctx, &first, ask, res, viaElicitation, "elicitation", out)
+		return b.decide(ctx, call, ask, res, viaElicitation, "elicitation", out)
 	case askInputRequest:
 		if b.signer == nil {
 			return out
 		}
-		token, err := b.signer.sign(bindingOf(&first), ask)
+		token, err := b.signer.sign(bindingOf(call), ask)
 		if err != nil {
 			return out
 		}
