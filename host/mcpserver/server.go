@@ -3,9 +3,11 @@
 // host's work. Tool calls become pipeline calls (host/pipeline) and their
 // outcomes MCP results; the plugins' resources, prompts and completions
 // are published and routed back to them; it keeps resource subscriptions,
-// MCP tasks, the skills extension and a plugin's asks of its caller's
-// client (elicitation, sampling). It is the only package of the host
-// besides the transports and host/clientsession that speaks mcp-go.
+// MCP tasks, the skills extension, a plugin's asks of its caller's
+// client (elicitation, sampling) and the question to the person at the
+// client when a move waits for their approval. It is the only package of
+// the host besides the transports and host/clientsession that speaks
+// mcp-go.
 package mcpserver
 
 import (
