@@ -69,34 +69,37 @@ changed tasks' files within a second of each change, until interrupted.`,
 			if slug == "" {
 				slug = clientsession.Default(c.s).Project
 			}
-			dest := output
-			if dest == "" || dest == "-" {
-				// The area writes files, not this command's stdout: a
-				// private temporary file is copied out and removed.
-				f, err := os.CreateTemp("", "cairn-export-*.jsonl")
-				if err != nil {
-					return errs.Newf(500, errs.Internal, "cannot create a temporary file: %v", err)
-				}
-				_ = f.Close()
-				defer func() { _ = os.Remove(f.Name()) }()
-				dest = f.Name()
+			// The area writes a private temporary file; the command copies
+			// it out with the whole texts put back (copyWholeLines).
+			tmp, err := os.CreateTemp("", "cairn-export-*.jsonl")
+			if err != nil {
+				return errs.Newf(500, errs.Internal, "cannot create a temporary file: %v", err)
 			}
-			if dest, err = filepath.Abs(dest); err != nil {
-				return errs.Invalidf("output", "writable", "cannot resolve %s: %v", output, err)
-			}
-			if _, err := c.call(cmd.Context(), "task_export", obj{"path": dest, "project": slug}, nil); err != nil {
+			_ = tmp.Close()
+			defer func() { _ = os.Remove(tmp.Name()) }()
+			if _, err := c.call(cmd.Context(), "task_export", obj{"path": tmp.Name(), "project": slug}, nil); err != nil {
 				return err
 			}
-			if output != "" && output != "-" {
-				return nil
-			}
-			f, err := os.Open(dest)
+			src, err := os.Open(tmp.Name())
 			if err != nil {
 				return errs.Newf(500, errs.Internal, "cannot read the export: %v", err)
 			}
-			defer func() { _ = f.Close() }()
-			_, err = f.WriteTo(cmd.OutOrStdout())
-			return err
+			defer func() { _ = src.Close() }()
+			if output == "" || output == "-" {
+				return copyWholeLines(cmd.Context(), c, src, cmd.OutOrStdout())
+			}
+			dst, err := os.OpenFile(output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if err != nil {
+				return errs.Invalidf("output", "writable", "cannot write %s: %v", output, err)
+			}
+			if err := copyWholeLines(cmd.Context(), c, src, dst); err != nil {
+				_ = dst.Close()
+				return err
+			}
+			if err := dst.Close(); err != nil {
+				return errs.Invalidf("output", "writable", "cannot finish %s: %v", output, err)
+			}
+			return nil
 		},
 	}
 	tasksCmd.Flags().StringVar(&project, "project", "", "project whose tasks are written (default: CAIRN_PROJECT, else the workspace's project)")

@@ -43,7 +43,7 @@ func newProject() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "project",
-		Short: "Register and list the projects tasks are filed under",
+		Short: "Register and list the projects tasks are filed under, and set their approval",
 		Long: `Register and list task projects through the core area's tools: in the
 running daemon of the data dir when there is one, otherwise in the core area
 started for the command.`,
@@ -106,7 +106,7 @@ started for the command.`,
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(add, list)
+	cmd.AddCommand(add, list, newProjectApproval(&configFile))
 	return cmd
 }
 

@@ -76,7 +76,7 @@ func newTask() *cobra.Command {
 func taskCommand(b toolcmd.Builder, f *taskFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
-		Short: "List, show, add, update, claim and record decisions on tasks",
+		Short: "List, show, add, update, claim, approve and record decisions on tasks",
 		Long: `The core area's task tools for a person at a terminal: each verb calls one
 tool as the local operator ($CAIRN_AGENT_ID, else operator:$USER), through the
 running daemon of the data dir when there is one, otherwise in the core area
@@ -144,6 +144,7 @@ message says why and what to do), 2 a command line that cannot run.`,
 			Render:   renderDecision,
 		}),
 	)
+	cmd.AddCommand(approveCommands(b)...)
 	return cmd
 }
 

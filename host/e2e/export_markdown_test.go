@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -164,39 +162,7 @@ func TestExportMarkdownWatchUnderConcurrentWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "board")
-	watch := newCmd(w, "export", "--format", "markdown", dir, "--watch")
-	watch.Env = append(watch.Env, append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...)...)
-	stdout, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	watch.Stderr = &stderr
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- watch.Wait() }()
-	t.Cleanup(func() {
-		_ = watch.Process.Kill()
-		if t.Failed() {
-			t.Logf("watch stderr:\n%s", stderr.String())
-		}
-	})
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- line
-		_, _ = bufio.NewReader(stdout).WriteTo(&stderr)
-	}()
-	select {
-	case line := <-ready:
-		if !strings.Contains(line, "watching") {
-			t.Fatalf("watch said %q", line)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the watch did not start: %s", stderr.String())
-	}
+	watch := startMarkdownWatch(t, w, dir)
 
 	const writers, each = 8, 12
 	var wg sync.WaitGroup
@@ -268,17 +234,7 @@ func TestExportMarkdownWatchUnderConcurrentWrites(t *testing.T) {
 		}
 	}
 
-	if err := watch.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("the watch ended with %v: %s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not stop on SIGINT")
-	}
+	watch.stop(t)
 }
 
 // A Backlog.md board as people keep it — a task_prefix, every folder,

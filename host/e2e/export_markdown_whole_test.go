@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -80,12 +78,12 @@ func TestExportMarkdownWholeImportedText(t *testing.T) {
 	if code, out, errOut := runCairn(t, w, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", file, "--project", "imp"); code != 0 {
 		t.Fatalf("import: %d %s %s", code, out, errOut)
 	}
-	// The store holds the cut text: what the export puts back is the
-	// trail's.
-	_, lines := exportAll(t, w)
-	if !strings.Contains(lines, "the import kept the first") {
-		t.Fatalf("the import did not cut the description:\n%.300s", lines)
+	// The store holds the cut text: what the exports put back is the
+	// trail's, the JSON Lines one as the board.
+	if stored := storedTexts(t, w); !strings.Contains(stored, "the import kept the first") || !strings.Contains(stored, "[…]") {
+		t.Fatalf("the import did not cut the description and the title:\n%.300s", stored)
 	}
+	jsonlHoldsWhole(t, w, desc, title)
 
 	first := filepath.Join(t.TempDir(), "board")
 	took := exportMarkdown(t, w, nil, first, "--project", "imp")
@@ -108,10 +106,10 @@ func TestExportMarkdownWholeImportedText(t *testing.T) {
 	if code, out, errOut := runCairn(t, w2, "", []string{"CAIRN_LOG_LEVEL=error"}, "import", first, "--project", "imp"); code != 0 {
 		t.Fatalf("import of the board: %d %s %s", code, out, errOut)
 	}
-	_, lines2 := exportAll(t, w2)
-	if !strings.Contains(lines2, "the import kept the first") {
-		t.Fatalf("the board read back did not cut the description again:\n%.300s", lines2)
+	if stored := storedTexts(t, w2); !strings.Contains(stored, "the import kept the first") {
+		t.Fatalf("the board read back did not cut the description again:\n%.300s", stored)
 	}
+	jsonlHoldsWhole(t, w2, desc, title)
 	second := filepath.Join(t.TempDir(), "board")
 	exportMarkdown(t, w2, nil, second, "--project", "imp")
 	if d := sameTree(one, readTree(t, second)); d != "" {
@@ -133,33 +131,7 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "board")
-	watch := newCmd(w, "export", "--format", "markdown", dir, "--watch")
-	watch.Env = append(watch.Env, append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...)...)
-	stdout, err := watch.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	watch.Stderr = &stderr
-	if err := watch.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- watch.Wait() }()
-	t.Cleanup(func() { _ = watch.Process.Kill() })
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(stdout).ReadString('\n')
-		ready <- line
-	}()
-	select {
-	case line := <-ready:
-		if !strings.Contains(line, "watching") {
-			t.Fatalf("watch said %q", line)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the watch did not start: %s", stderr.String())
-	}
+	watch := startMarkdownWatch(t, w, dir)
 
 	if code, out, errOut := runCairn(t, w, "", append([]string{"CAIRN_LOG_LEVEL=error"}, daemonEnv...), "import", file); code != 0 {
 		t.Fatalf("import through the daemon: %d %s %s", code, out, errOut)
@@ -175,15 +147,46 @@ func TestExportMarkdownWatchWholeImportedText(t *testing.T) {
 		t.Fatalf("the watched board never held the imported tasks whole: %s", last)
 	}
 
-	if err := watch.Process.Signal(syscall.SIGINT); err != nil {
+	watch.stop(t)
+}
+
+// storedTexts is every title and description of project imp as the store
+// holds them (task_get through a session of the workspace).
+func storedTexts(t *testing.T, w *workspace) string {
+	t.Helper()
+	s := w.serve("CAIRN_LOG_LEVEL=error")
+	defer s.close()
+	out, err := callOK(s, "task_list", map[string]any{"project": "imp", "limit": 500})
+	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
+	var b strings.Builder
+	list, _ := out["tasks"].([]any)
+	for _, item := range list {
+		id, _ := item.(map[string]any)["task_id"].(string)
+		task, err := callOK(s, "task_get", map[string]any{"task_id": id})
 		if err != nil {
-			t.Fatalf("the watch ended with %v: %s", err, stderr.String())
+			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the watch did not stop on SIGINT")
+		fmt.Fprintf(&b, "%s\n%s\n", task["title"], task["description"])
+	}
+	return b.String()
+}
+
+// jsonlHoldsWhole fails unless `cairn export tasks` writes the whole
+// description and title, with no import marker (docs/decisions.md D41).
+func jsonlHoldsWhole(t *testing.T, w *workspace, desc, title string) {
+	t.Helper()
+	byID, lines := exportAll(t, w)
+	if strings.Contains(lines, "the import kept the first") || strings.Contains(lines, "[…]") {
+		t.Fatalf("the JSON Lines export holds the cut text:\n%.300s", lines)
+	}
+	var withDesc, withTitle bool
+	for _, e := range byID {
+		withDesc = withDesc || e.Description == desc
+		withTitle = withTitle || e.Title == title
+	}
+	if len(byID) != 3 || !withDesc || !withTitle {
+		t.Fatalf("the JSON Lines export holds %d tasks, the whole description %v, the whole title %v", len(byID), withDesc, withTitle)
 	}
 }

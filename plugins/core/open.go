@@ -42,7 +42,7 @@ func (c *Area) open(ctx context.Context, _ sdk.Config, report func(step string))
 	}
 	st := o.store
 	aud := audit.New(st, audit.Config{Publish: c.committed, Record: recordEventIn(st)})
-	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail, ImportedText: aud.ImportedText, Opening: report})
+	svc := tasks.New(st, tasks.Config{Publish: c.committed, Record: recordEventIn(st), OnChange: aud.AppendTaskChange, ThoughtTrail: aud.ThoughtTrail, ImportedText: aud.ImportedText, Decision: aud.ApprovalDecision, Opening: report})
 	if err := svc.IndexError(); err != nil {
 		c.p.Logger().Warn("task search index not built; search scans every task", "error", err)
 	}

@@ -79,6 +79,7 @@ func New() *sdk.Plugin {
 	c.registerContextTool()
 	c.registerAuditTools()
 	c.registerOperatorTools()
+	c.registerApprovalTools()
 	c.registerImportTools()
 	c.registerSkillTools()
 	c.registerResources()

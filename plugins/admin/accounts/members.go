@@ -277,37 +277,27 @@ func (a *Admin) ListMembers(workspaceID string, o ListMembersOptions) ([]Member,
 			return nil, err
 		}
 	}
-	var out []Member
-	err = a.st.View(func(tx store.Tx) error {
-		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
-			return err
-		}
+	rank := map[string]int{RoleOwner: 0, RoleAdmin: 1, RoleMember: 2, RoleViewer: 3}
+	return listInWorkspace(a, workspaceID, p, func(tx store.Tx, add func(Member)) error {
 		ms, err := members(tx, workspaceID)
 		if err != nil {
 			return err
 		}
-		out = []Member{}
 		for _, m := range ms {
 			if o.Role == "" || m.Role == o.Role {
-				out = append(out, m)
+				add(m)
 			}
 		}
 		return nil
-	})
-	if out == nil {
-		return nil, internal(err)
-	}
-	rank := map[string]int{RoleOwner: 0, RoleAdmin: 1, RoleMember: 2, RoleViewer: 3}
-	sort.SliceStable(out, func(i, j int) bool {
-		if rank[out[i].Role] != rank[out[j].Role] {
-			return rank[out[i].Role] < rank[out[j].Role]
+	}, func(x, y Member) bool {
+		if rank[x.Role] != rank[y.Role] {
+			return rank[x.Role] < rank[y.Role]
 		}
-		if out[i].JoinedAt != out[j].JoinedAt {
-			return out[i].JoinedAt < out[j].JoinedAt
+		if x.JoinedAt != y.JoinedAt {
+			return x.JoinedAt < y.JoinedAt
 		}
-		return out[i].UserID < out[j].UserID
+		return x.UserID < y.UserID
 	})
-	return paginate(out, p), nil
 }
 
 // UpdateMemberRole changes a member's role. The actor must be an owner or
@@ -584,12 +574,7 @@ func (a *Admin) ListInvitations(workspaceID string, o ListInvitationsOptions) ([
 	default:
 		return nil, errs.Invalidf("status", "enum", "status must be one of pending, accepted, revoked, expired (got %q)", o.Status)
 	}
-	var out []Invitation
-	err = a.st.View(func(tx store.Tx) error {
-		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
-			return err
-		}
-		out = []Invitation{}
+	return listInWorkspace(a, workspaceID, p, func(tx store.Tx, add func(Invitation)) error {
 		return tx.Bucket([]byte(store.BucketInvitations)).ForEach(func(_, v []byte) error {
 			var si storedInvitation
 			if err := json.Unmarshal(v, &si); err != nil {
@@ -603,18 +588,32 @@ func (a *Admin) ListInvitations(workspaceID string, o ListInvitationsOptions) ([
 				inv.Status = InviteExpired
 			}
 			if o.Status == "" || inv.Status == o.Status {
-				out = append(out, inv)
+				add(inv)
 			}
 			return nil
 		})
-	})
-	if out == nil {
-		return nil, internal(err)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt > out[j].CreatedAt })
-	return paginate(out, p), nil
+	}, func(x, y Invitation) bool { return x.CreatedAt > y.CreatedAt })
 }
 
 // Empty reports a refused acceptance: a keyed call records nothing for
 // it, so the same key may carry the corrected call.
 func (r AcceptResult) Empty() bool { return !r.Success }
+
+// listInWorkspace reads a workspace's items in one view transaction: nil
+// for an unknown workspace, else what collect adds, sorted stably by less
+// and paged. A read error returns no items, never a partial list.
+func listInWorkspace[T any](a *Admin, workspaceID string, p Page, collect func(tx store.Tx, add func(T)) error, less func(x, y T) bool) ([]T, error) {
+	var out []T
+	err := a.st.View(func(tx store.Tx) error {
+		if ws, err := getWorkspace(tx, workspaceID); err != nil || ws == nil {
+			return err
+		}
+		out = []T{}
+		return collect(tx, func(v T) { out = append(out, v) })
+	})
+	if err != nil || out == nil {
+		return nil, internal(err)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return less(out[i], out[j]) })
+	return paginate(out, p), nil
+}

@@ -1,10 +1,8 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -92,53 +90,14 @@ const maxBeadsLine = maxTMValue
 // ReadBeads reads beads' issues.jsonl from r, named file in errors.
 func ReadBeads(file string, r io.Reader) ([]Task, error) {
 	var out []Task
-	if err := scanBeads(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
+	if err := beadsLines.scan(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// scanBeadsFile scans f from its start.
-func scanBeadsFile(file string, f io.ReadSeeker, yield func(Task) error) error {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Refuse(Where{File: file}, "path", "readable", "cannot read the file: %v", err)
-	}
-	return scanBeads(file, f, yield)
-}
-
-// scanBeads yields the issues of r one line at a time; one it cannot read
-// (itemError) skipped.
-func scanBeads(file string, r io.Reader, yield func(Task) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxBeadsLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		w := Where{File: file, Line: line}
-		t, err := parseBeadsLine(w, b)
-		if err != nil {
-			if !itemError(err) {
-				return err
-			}
-			t = skippedTask(w, looseKey(b, "id"), err)
-		}
-		if err := yield(t); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		w := Where{File: file, Line: line + 1}
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Refuse(w, "", "maxLength", "a line is longer than %d bytes; one line holds one issue", maxBeadsLine)
-		}
-		return Refuse(w, "", "readable", "cannot read the file: %v", err)
-	}
-	return nil
-}
+// beadsLines reads issues.jsonl one issue per line.
+var beadsLines = lineFormat{maxLine: maxBeadsLine, item: "issue", idKey: "id", parse: parseBeadsLine}
 
 func parseBeadsLine(w Where, b []byte) (Task, error) {
 	var is beadsIssue

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -49,54 +48,14 @@ const maxLine = 1 << 20
 // refused (a misspelt field would otherwise vanish silently).
 func ReadJSONL(file string, r io.Reader) ([]Task, error) {
 	var out []Task
-	if err := scanJSONL(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
+	if err := jsonlLines.scan(file, r, strictly(func(t Task) error { out = append(out, t); return nil })); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// scanJSONLFile scans f from its start.
-func scanJSONLFile(file string, f io.ReadSeeker, yield func(Task) error) error {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Refuse(Where{File: file}, "path", "readable", "cannot read the file: %v", err)
-	}
-	return scanJSONL(file, f, yield)
-}
-
-// scanJSONL yields the tasks of r one line at a time: it holds one line,
-// never the file. A line it cannot read as a task (itemError) is yielded
-// skipped; one that is not JSON refuses the file.
-func scanJSONL(file string, r io.Reader, yield func(Task) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
-		}
-		w := Where{File: file, Line: line}
-		t, err := parseJSONLLine(w, b)
-		if err != nil {
-			if !itemError(err) {
-				return err
-			}
-			t = skippedTask(w, looseKey(b, "task_id"), err)
-		}
-		if err := yield(t); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		w := Where{File: file, Line: line + 1}
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Refuse(w, "", "maxLength", "a line is longer than %d bytes; one line holds one task", maxLine)
-		}
-		return Refuse(w, "", "readable", "cannot read the file: %v", err)
-	}
-	return nil
-}
+// jsonlLines reads cairn's JSON Lines form one task per line.
+var jsonlLines = lineFormat{maxLine: maxLine, item: "task", idKey: "task_id", parse: parseJSONLLine}
 
 func parseJSONLLine(w Where, b []byte) (Task, error) {
 	var l jsonlLine

@@ -153,9 +153,9 @@ func Open(path, format string, o Options) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		scan := scanJSONLFile
+		scan := jsonlLines.scanFile
 		if format == FormatBeads {
-			scan = scanBeadsFile
+			scan = beadsLines.scanFile
 		}
 		return &Input{scan: func(yield func(Task) error) error { return scan(path, f, yield) }, close: f.Close}, nil
 	case FormatTaskMaster:

@@ -239,7 +239,7 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 				return fmt.Errorf("migration to version %d: %w", v+1, err)
 			}
 		}
-		if err := createBuckets(tx, BucketLastProject, BucketEventOutbox, BucketTaskTrigramPending, BucketTaskListPending, BucketLeases, BucketImportJournal); err != nil {
+		if err := createBuckets(tx, BucketLastProject, BucketEventOutbox, BucketTaskTrigramPending, BucketTaskListPending, BucketLeases, BucketImportJournal, BucketProjectApproval, BucketTaskApprovals); err != nil {
 			return err
 		}
 		return meta.Put(keyUserVersion, u64(uint64(v)))

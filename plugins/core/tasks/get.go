@@ -45,6 +45,9 @@ type Task struct {
 	// Source is where an imported task came from (docs/decisions.md
 	// D41); absent for a task made here.
 	Source *Origin `json:"source,omitempty"`
+	// Approval is the task's approval request or decision, in a project
+	// that requires one (docs/decisions.md D45).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // shownProgress is a task's progress as the views show it: a done task is
@@ -146,6 +149,9 @@ func (s *Service) Get(in GetInput) (Task, error) {
 		t = rec.view()
 		t.DependsOn = taskIDs(depsOf(tx, num))
 		t.ClaimedBy = claimHolder(tx, num)
+		if t.Approval, err = approvalOf(tx, rec); err != nil {
+			return err
+		}
 		if in.IncludeDependents != nil && *in.IncludeDependents {
 			t.Dependents = childIDs(tx, num)
 			t.DependedOnBy = taskIDs(dependentsOf(tx, num))

@@ -27,6 +27,9 @@ type MineTask struct {
 	UpdatedAt     string   `json:"updated_at"`
 	BlockedReason string   `json:"blocked_reason,omitempty"`
 	WaitingOn     []string `json:"waiting_on,omitzero" description:"Unmet dependencies."`
+	// Approval is the task's approval request or decision, in a project
+	// that requires one (docs/decisions.md D45).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Mine lists the open tasks actor is assigned (a claim assigns the task to
@@ -108,6 +111,9 @@ func MineIn(tx kv.Tx, actor string) (out []MineTask, total int, err error) {
 			}
 			if open := openDeps(deps, rec.num); len(open) > 0 {
 				t.WaitingOn = taskIDs(open)
+			}
+			if t.Approval, err = approvalOf(tx, rec); err != nil {
+				return err
 			}
 			out = append(out, t)
 		}

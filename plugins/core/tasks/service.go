@@ -84,6 +84,12 @@ type Config struct {
 	// commits. Nil: such a text breaks task_create's limit, and its task
 	// is skipped (or, strict, the import refused).
 	ImportedText func(tx kv.Tx, num uint64, field, text, actor string) (eventType string, events []map[string]any, err error)
+	// Decision links a person's approval decision into task d.Num's
+	// thought trail in tx, as a "decision" record (docs/decisions.md
+	// D45), and returns its id and the event to publish once tx commits
+	// (already recorded, as ImportedText's are). Nil: the decision is
+	// kept with the task only.
+	Decision func(tx kv.Tx, d DecisionRecord) (thoughtID, eventType string, event map[string]any, err error)
 	// Opening, when set, hears what New is doing while it builds indexes
 	// or writes what an earlier process left pending: the core area's
 	// health shows it while the area opens (docs/decisions.md D34).
@@ -253,6 +259,12 @@ func (s *Service) DeleteProject(slug string) error {
 		return err
 	}
 	return internal(s.st.Commit(func(tx kv.Tx) error {
+		// A project registered again starts without approval.
+		if b := tx.Bucket(bucketProjectApproval); b.Exists() {
+			if err := b.Delete([]byte(slug)); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket([]byte(store.BucketProjects)).Delete([]byte(slug))
 	}))
 }

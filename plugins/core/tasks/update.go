@@ -159,6 +159,12 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 		events = nil
 		var err error
 		out, replayed, err = store.Once(tx, call.Idem, now, func() (UpdateOutput, error) {
+			if in.Status != nil && *in.Status == StatusDone {
+				// A move to done may wait for a person (approval.go).
+				if err := gateDone(tx, num, actor); err != nil {
+					return UpdateOutput{}, err
+				}
+			}
 			var out UpdateOutput
 			var err error
 			out, events, err = s.updateTx(tx, actor, call.TraceID, &in, num, deps, now)
@@ -167,7 +173,7 @@ func (s *Service) UpdateFor(call Call, in UpdateInput) (UpdateOutput, error) {
 		return err
 	})
 	if err != nil {
-		return UpdateOutput{}, internal(err)
+		return UpdateOutput{}, internal(s.refusedForApproval(actor, err))
 	}
 	if !replayed {
 		s.deferred()
