@@ -103,9 +103,9 @@ func (b *approvalBridge) runCall(ctx context.Context, req mcp.CallToolRequest, c
 	if retriedWithAnswers(req) {
 		return b.answered(ctx, req, call)
 	}
-	// The pipeline's stages leave a call as it came (but for its trace
-	// context), so the 428 path re-runs call itself and the others pay
-	// for no copy.
+	// The pipeline fills in the caller's identity; a requestState binds
+	// the call as it came, as its retry comes.
+	bound := bindingOf(call)
 	out := b.host.run(ctx, call)
 	ask, ok := approvalAskOf(out)
 	if !ok || !ask.AskClient || !b.host.approves(call, ask.Tool) {
@@ -128,7 +128,7 @@ func (b *approvalBridge) runCall(ctx context.Context, req mcp.CallToolRequest, c
 		if b.signer == nil {
 			return out
 		}
-		token, err := b.signer.sign(bindingOf(call), ask)
+		token, err := b.signer.sign(bound, call.Caller, ask)
 		if err != nil {
 			return out
 		}
@@ -169,7 +169,10 @@ func (b *approvalBridge) answered(ctx context.Context, req mcp.CallToolRequest, 
 	if !b.host.approves(call, ask.Tool) {
 		return pipeline.Fail(errs.Newf(503, errs.PluginUnavailable, "the tool %s that records the decision is no longer loaded; nothing was recorded", ask.Tool))
 	}
-	return b.decide(ctx, call, ask, res, viaInputRequest, field, nil)
+	// Recorded as, and re-run as, the caller the first call was found to be.
+	as := *call
+	as.Caller.ID, as.Caller.Source = st.ByID, st.BySource
+	return b.decide(ctx, &as, ask, res, viaInputRequest, field, nil)
 }
 
 // decide acts on the person's answer res to ask about call: a decline or a
@@ -227,7 +230,7 @@ func rejected(ans approvalAnswer, via string) *errs.Error {
 // what holds it there), the tool and its arguments.
 func bindingOf(call *pipeline.Call) callBinding {
 	c := call.Caller
-	return callBinding{session: c.ClientSessionID, caller: c.Source + ":" + c.ID, tool: call.Name, args: call.Args}
+	return callBinding{session: c.ClientSessionID, source: c.Source, id: c.ID, tool: call.Name, args: call.Args}
 }
 
 // hostApprovals is the Server as the bridge's host.

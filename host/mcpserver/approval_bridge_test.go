@@ -43,6 +43,10 @@ type recordedDecision struct {
 func (f *fakeApprovalHost) run(_ context.Context, c *pipeline.Call) *seam.Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if c.Caller.Source == "" {
+		// As the pipeline's identify stage does.
+		c.Caller.ID, c.Caller.Source = c.Caller.ClientName, "client"
+	}
 	i := min(f.runs, len(f.outs)-1)
 	f.runs++
 	return f.outs[i]
@@ -368,7 +372,7 @@ func TestApprovalBridgeRefusesBadRetries(t *testing.T) {
 	approve := `{"approval":{"action":"accept","content":{"decision":"approve"}}}`
 	body, tag, _ := strings.Cut(state, ".")
 	other := newApprovalSigner()
-	forged, err := other.sign(bindingOf(taskCall()), approvalAsk{Tool: "task_approve", Args: json.RawMessage(`{"task_id":"T-5"}`)})
+	forged, err := other.sign(bindingOf(taskCall()), taskCall().Caller, approvalAsk{Tool: "task_approve", Args: json.RawMessage(`{"task_id":"T-5"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,5 +434,44 @@ func TestApprovalBridgeRefusesBadRetries(t *testing.T) {
 	out := b.runCall(ctx, retryOf(state, inputResponses(t, approve)), spaced, &approvalTurn{})
 	if out.Err != nil || host.runs != 1 {
 		t.Fatalf("the same arguments respaced: %+v after %d runs", out.Err, host.runs)
+	}
+}
+
+// The pipeline identifies a caller the transport did not name; the
+// requestState binds the call as it came (as its retry comes), and the
+// decision is recorded as the caller the pipeline found, on either era.
+func TestApprovalBridgeRecordsTheIdentifiedCaller(t *testing.T) {
+	t.Parallel()
+	unnamed := func() *pipeline.Call {
+		c := taskCall()
+		c.Caller = seam.Caller{ClientName: "gate-client", ClientSessionID: "s1"}
+		return c
+	}
+	approve := accepted(map[string]any{"decision": "approve"})
+
+	host := &fakeApprovalHost{outs: []*seam.Result{approvalRequired(true, "on"), movedDone}, answer: approve}
+	b := approvalBridge{host: host, signer: newApprovalSigner()}
+	if out := b.runCall(legacyCtx(t, elicitCaps), mcp.CallToolRequest{}, unnamed(), &approvalTurn{}); out.Err != nil {
+		t.Fatalf("2025-11-25: %+v", out.Err)
+	}
+	if r := host.recorded; len(r) != 1 || r[0].caller.ID != "gate-client" || r[0].caller.Source != "client" {
+		t.Fatalf("2025-11-25 recorded %+v; want it as the identified caller", r)
+	}
+
+	host = &fakeApprovalHost{outs: []*seam.Result{approvalRequired(true, "on")}}
+	b = approvalBridge{host: host, signer: newApprovalSigner()}
+	ctx := modernCtx(t, &elicitCaps)
+	var turn approvalTurn
+	b.runCall(ctx, mcp.CallToolRequest{}, unnamed(), &turn)
+	if turn.input == nil {
+		t.Fatal("no input request")
+	}
+	host.outs = []*seam.Result{movedDone}
+	out := b.runCall(ctx, retryOf(turn.input.RequestState, inputResponses(t, `{"approval":{"action":"accept","content":{"decision":"approve"}}}`)), unnamed(), &approvalTurn{})
+	if out.Err != nil {
+		t.Fatalf("2026-07-28 retry: %+v", out.Err)
+	}
+	if r := host.recorded; len(r) != 1 || r[0].caller.ID != "gate-client" || r[0].caller.Source != "client" || r[0].caller.ClientSessionID != "s1" {
+		t.Fatalf("2026-07-28 recorded %+v; want it as the identified caller", r)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
 // approvalStateTTL is how long a person has to answer an input request
@@ -52,25 +53,35 @@ type approvalState struct {
 	ApproveTool string          `json:"at"`
 	ApproveArgs json.RawMessage `json:"aa"`
 	Expires     int64           `json:"e"`
+	// ByID and BySource are who the pipeline found the caller to be
+	// (its identify stage), whom the decision is recorded as: the retry
+	// is settled before its own call runs the pipeline.
+	ByID     string `json:"bi"`
+	BySource string `json:"bs"`
 }
 
-// callBinding is the part of a state that must match the retried call.
+// callBinding is the part of a state that must match the retried call:
+// the call as it came, before the pipeline identified its caller.
 type callBinding struct {
-	session, caller, tool string
-	args                  json.RawMessage
+	session, source, id, tool string
+	args                      json.RawMessage
 }
+
+func (b callBinding) caller() string { return b.source + ":" + b.id }
 
 func (b callBinding) matches(s approvalState) bool {
-	return s.Session == b.session && s.Caller == b.caller && s.Tool == b.tool && s.ArgsDigest == argsDigest(b.args)
+	return s.Session == b.session && s.Caller == b.caller() && s.Tool == b.tool && s.ArgsDigest == argsDigest(b.args)
 }
 
-// sign returns the token for ask on the call b: base64url(state) "."
-// base64url(HMAC-SHA256(key, state)).
-func (s *approvalSigner) sign(b callBinding, ask approvalAsk) (string, error) {
+// sign returns the token for ask on the call b, whose caller the pipeline
+// identified as by: base64url(state) "." base64url(HMAC-SHA256(key,
+// state)).
+func (s *approvalSigner) sign(b callBinding, by seam.Caller, ask approvalAsk) (string, error) {
 	st := approvalState{
-		Session: b.session, Caller: b.caller, Tool: b.tool, ArgsDigest: argsDigest(b.args),
+		Session: b.session, Caller: b.caller(), Tool: b.tool, ArgsDigest: argsDigest(b.args),
 		ApproveTool: ask.Tool, ApproveArgs: ask.Args,
 		Expires: s.now().Add(approvalStateTTL).Unix(),
+		ByID:    by.ID, BySource: by.Source,
 	}
 	raw, err := json.Marshal(st)
 	if err != nil {
