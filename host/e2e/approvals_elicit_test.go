@@ -50,10 +50,12 @@ func gateWorkspace(t *testing.T, fixture string) *workspace {
 }
 
 // person answers the approval questions a client is asked, one scripted
-// answer per gate, and remembers the questions.
+// answer per question, and remembers the questions.
 type person struct {
-	mu      sync.Mutex
-	answers map[string]*mcp.ElicitationResult // by gate id
+	mu sync.Mutex
+	// answers are by a text only the question they answer holds; a
+	// question none matches is cancelled.
+	answers map[string]*mcp.ElicitationResult
 	asked   []mcp.ElicitationParams
 }
 
@@ -61,8 +63,8 @@ func (p *person) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.Eli
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, req.Params)
-	for id, a := range p.answers {
-		if strings.Contains(req.Params.Message, "gate "+id+" ") {
+	for text, a := range p.answers {
+		if strings.Contains(req.Params.Message, text) {
 			return a, nil
 		}
 	}
@@ -156,10 +158,10 @@ func TestApprovalAsksThePersonThroughTheClient(t *testing.T) {
 					url, _ = startHTTP(t, w, nil, "cairn.plugin.approvalgate: plugin ready", "--no-auth")
 				}
 				p := &person{answers: map[string]*mcp.ElicitationResult{
-					"G-1": accept(map[string]any{"decision": "approve"}),
-					"G-2": accept(map[string]any{"decision": "reject", "reason": "the tests are red"}),
-					"G-3": {ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}},
-					"G-4": accept(map[string]any{"decision": "perhaps"}),
+					"gate G-1 ": accept(map[string]any{"decision": "approve"}),
+					"gate G-2 ": accept(map[string]any{"decision": "reject", "reason": "the tests are red"}),
+					"gate G-3 ": {ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionDecline}},
+					"gate G-4 ": accept(map[string]any{"decision": "perhaps"}),
 				}}
 				ec := gateClient(t, w, url, modern, p, env...)
 
@@ -213,5 +215,96 @@ func TestApprovalAsksThePersonThroughTheClient(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// With a project's approval on, the agent's move of a task to done asks
+// the person at its client (docs/decisions.md D45): approved, the same
+// task_update returns the task done and task_get shows the approval via
+// the client; rejected with a reason, the agent is refused naming it and
+// the task is back in progress. A client that cannot be asked gets the 428.
+func TestApprovalOfATaskAsksThePerson(t *testing.T) {
+	t.Parallel()
+	for _, modern := range []bool{false, true} {
+		era := map[bool]string{false: "2025-11-25", true: "2026-07-28"}[modern]
+		via := map[bool]string{false: "elicitation", true: "input_request"}[modern]
+		t.Run(era, func(t *testing.T) {
+			t.Parallel()
+			w := newWorkspace(t)
+			env := append(append([]string{}, sharedEnv...), "CAIRN_PROJECT=p")
+			cli := func(args ...string) {
+				t.Helper()
+				if code, out, errOut := runCairn(t, w, "", append(append([]string{}, env...), "USER=tester"), args...); code != 0 {
+					t.Fatalf("cairn %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+				}
+			}
+			p := &person{answers: map[string]*mcp.ElicitationResult{
+				"“ship the importer”":     accept(map[string]any{"decision": "approve"}),
+				"“document the importer”": accept(map[string]any{"decision": "reject", "reason": "add the examples"}),
+			}}
+			ec := gateClient(t, w, "", modern, p, append(append([]string{}, env...), "CAIRN_AGENT_ID=agent-1")...)
+			cli("project", "add", "p")
+			cli("project", "approval", "p", "on")
+			toReview := func(ec *eraClient, title string) string {
+				t.Helper()
+				created, _ := ec.call("task_create", map[string]any{"title": title, "project": "p"})
+				id, _ := created["task_id"].(string)
+				ec.call("task_update", map[string]any{"task_id": id, "status": "todo"})
+				ec.call("task_update", map[string]any{"task_id": id, "claim": true})
+				ec.call("task_update", map[string]any{"task_id": id, "status": "review"})
+				return id
+			}
+			moveDone := func(ec *eraClient, id string) (map[string]any, bool) {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				req := mcp.CallToolRequest{}
+				req.Params.Name, req.Params.Arguments = "task_update", map[string]any{"task_id": id, "status": "done"}
+				res, err := ec.c.CallTool(ctx, req)
+				if err != nil {
+					t.Fatalf("task_update %s: %v\n%s", id, err, ec.stderr.String())
+				}
+				raw, _ := json.Marshal(res.StructuredContent)
+				var out map[string]any
+				_ = json.Unmarshal(raw, &out)
+				if res.IsError {
+					e, _ := out["error"].(map[string]any)
+					return e, true
+				}
+				return out, false
+			}
+
+			first := toReview(ec, "ship the importer")
+			if out, failed := moveDone(ec, first); failed || out["status"] != "done" {
+				t.Fatalf("approved move of %s: %v; want task_update's output with status done", first, out)
+			}
+			got, _ := ec.call("task_get", map[string]any{"task_id": first})
+			if a, _ := got["approval"].(map[string]any); got["status"] != "done" || a["state"] != "approved" || a["via"] != via {
+				t.Fatalf("after the approval task_get shows %v; want done, approved via %s", got, via)
+			}
+			if q := p.questions(); len(q) != 1 || !strings.Contains(q[0].Message, first) {
+				t.Fatalf("the person was asked %+v; want one question about %s", q, first)
+			}
+
+			second := toReview(ec, "document the importer")
+			e, failed := moveDone(ec, second)
+			if msg, _ := e["message"].(string); !failed || !strings.Contains(msg, "add the examples") {
+				t.Fatalf("rejected move of %s: %v; want a refusal naming the reason", second, e)
+			}
+			got, _ = ec.call("task_get", map[string]any{"task_id": second})
+			if a, _ := got["approval"].(map[string]any); got["status"] != "in_progress" || a["state"] != "rejected" || a["reason"] != "add the examples" || a["via"] != via {
+				t.Fatalf("after the rejection task_get shows %v; want in_progress, rejected with the reason", got)
+			}
+
+			plain := gateClient(t, w, "", modern, nil, append(append([]string{}, env...), "CAIRN_AGENT_ID=agent-2")...)
+			third := toReview(plain, "tag the release")
+			e, failed = moveDone(plain, third)
+			if details, _ := e["details"].(map[string]any); !failed || e["code"] != "ERR_APPROVAL_REQUIRED" || details["asked"] != nil {
+				t.Fatalf("a client without elicitation: %v; want the plain 428", e)
+			}
+			if len(p.questions()) != 2 {
+				t.Fatalf("the person was asked %d times; want 2", len(p.questions()))
+			}
+		})
 	}
 }
