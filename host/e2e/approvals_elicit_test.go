@@ -13,6 +13,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
 var (
@@ -306,5 +308,78 @@ func TestApprovalOfATaskAsksThePerson(t *testing.T) {
 				t.Fatalf("the person was asked %d times; want 2", len(p.questions()))
 			}
 		})
+	}
+}
+
+// On the wire, a 2026-07-28 call that waits for a person is answered with
+// resultType input_required, an elicitation under inputRequests.approval and
+// a requestState; a retry whose requestState was altered, or that is taken
+// to other arguments, is refused 400 naming requestState and records
+// nothing; the retry as issued completes the call.
+func TestApprovalInputRequestOnTheWire(t *testing.T) {
+	t.Parallel()
+	w := gateWorkspace(t, gateFixture(t))
+	r := startRaw(t, w)
+	meta := modernMeta(mcp.ProtocolVersion20260728, "raw-approver", "")
+	meta[mcp.MetaKeyClientCapabilities] = map[string]any{"elicitation": map[string]any{}}
+	id := 0
+	send := func(name string, args, extra map[string]any) map[string]any {
+		t.Helper()
+		id++
+		params := map[string]any{"name": name, "arguments": args}
+		for k, v := range extra {
+			params[k] = v
+		}
+		r.send(modernRequest(id, "tools/call", params, meta))
+		msgs := r.until(float64(id), name)
+		return msgs[len(msgs)-1]
+	}
+	call := func(name string, args, extra map[string]any) map[string]any {
+		t.Helper()
+		msg := send(name, args, extra)
+		res, _ := msg["result"].(map[string]any)
+		if res == nil {
+			t.Fatalf("%s: %v", name, msg)
+		}
+		return res
+	}
+	// The plugin may load after the host first answers; ask until it is
+	// there.
+	if !poll.Within(patience, func() bool {
+		res, _ := send("gate_get", map[string]any{"id": "G-9"}, nil)["result"].(map[string]any)
+		return res != nil && res["isError"] != true
+	}) {
+		t.Fatal("the approval plugin never loaded")
+	}
+
+	first := call("gate_move", map[string]any{"id": "G-9"}, nil)
+	state, _ := first["requestState"].(string)
+	ask, _ := first["inputRequests"].(map[string]any)["approval"].(map[string]any)
+	if first["resultType"] != "input_required" || state == "" || ask["method"] != "elicitation/create" {
+		t.Fatalf("first answer %v; want input_required with an elicitation and a requestState", first)
+	}
+	approve := map[string]any{"approval": map[string]any{"action": "accept", "content": map[string]any{"decision": "approve"}}}
+	refused := func(what string, res map[string]any) {
+		t.Helper()
+		e, _ := res["structuredContent"].(map[string]any)["error"].(map[string]any)
+		details, _ := e["details"].(map[string]any)
+		if res["isError"] != true || e["code"] != "ERR_INVALID_INPUT" || details["field"] != "requestState" {
+			t.Fatalf("%s: %v; want a 400 naming requestState", what, res)
+		}
+	}
+	// One character of the signed body changed (a middle one: every bit
+	// of it counts).
+	mid := len(state) / 4
+	altered := state[:mid] + map[bool]string{true: "B", false: "A"}[state[mid] == 'A'] + state[mid+1:]
+	refused("an altered requestState", call("gate_move", map[string]any{"id": "G-9"}, map[string]any{"requestState": altered, "inputResponses": approve}))
+	refused("another call's requestState", call("gate_move", map[string]any{"id": "G-8"}, map[string]any{"requestState": state, "inputResponses": approve}))
+	for _, g := range []string{"G-8", "G-9"} {
+		if got := call("gate_get", map[string]any{"id": g}, nil)["structuredContent"].(map[string]any); got["decision"] != nil {
+			t.Fatalf("a refused retry recorded %v", got)
+		}
+	}
+	done := call("gate_move", map[string]any{"id": "G-9"}, map[string]any{"requestState": state, "inputResponses": approve})
+	if got, _ := done["structuredContent"].(map[string]any); got["status"] != "done" || got["via"] != "input_request" {
+		t.Fatalf("the retry as issued: %v; want the gate done via input_request", done)
 	}
 }

@@ -392,7 +392,7 @@ func TestApprovalBridgeRefusesBadRetries(t *testing.T) {
 	}{
 		{name: "forged under another key", state: forged, responses: approve, wantField: "requestState"},
 		{name: "altered body", state: altered, responses: approve, wantField: "requestState"},
-		{name: "altered tag", state: body + "." + tag[:len(tag)-2] + "AA", responses: approve, wantField: "requestState"},
+		{name: "altered tag", state: body + "." + map[bool]string{true: "B", false: "A"}[tag[0] == 'A'] + tag[1:], responses: approve, wantField: "requestState"},
 		{name: "not a token", state: "hello", responses: approve, wantField: "requestState"},
 		{name: "expired", state: state, responses: approve, later: approvalStateTTL + time.Second, wantField: "requestState", wantReason: "expired"},
 		{name: "another session", state: state, responses: approve, call: func(c *pipeline.Call) { c.Caller.ClientSessionID = "s2" }, wantField: "requestState", wantReason: "sameCall"},

@@ -96,7 +96,7 @@ func (s *approvalSigner) sign(b callBinding, by seam.Caller, ask approvalAsk) (s
 // requestState. Nothing is recorded either way.
 func (s *approvalSigner) verify(token string, b callBinding) (approvalState, *errs.Error) {
 	var st approvalState
-	enc := base64.RawURLEncoding
+	enc := base64.RawURLEncoding.Strict() // one spelling per token
 	body, tag, ok := strings.Cut(token, ".")
 	raw, err1 := enc.DecodeString(body)
 	sum, err2 := enc.DecodeString(tag)
