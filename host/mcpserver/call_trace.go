@@ -31,12 +31,12 @@ func callTraceContext(ctx context.Context, req mcp.CallToolRequest) (traceparent
 // tracedCall runs the call in the host's span for it, "cairn.host
 // tools/call <tool>", a child of the trace context it came with (or the
 // root of a new trace); the pipeline's stage spans are its children.
-func (srv *Server) tracedCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams) *seam.Result {
+func (srv *Server) tracedCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams, turn *approvalTurn) *seam.Result {
 	traceparent, tracestate := callTraceContext(ctx, req)
 	ctx, span := telemetry.Start(telemetry.WithRemote(ctx, traceparent, tracestate), "cairn.host tools/call "+name,
 		trace.SpanKindServer, attribute.String("mcp.method.name", "tools/call"), attribute.String("mcp.tool.name", name))
 	defer span.End()
-	out := srv.runCall(ctx, name, req, task)
+	out := srv.runCall(ctx, name, req, task, turn)
 	if out.Err != nil {
 		span.SetStatus(codes.Error, "the tool answered with an error")
 	}

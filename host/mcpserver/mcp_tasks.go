@@ -131,9 +131,9 @@ func (srv *Server) callAsMCPTask(ctx context.Context, id mcp.RequestId, req *mcp
 	callReq, task := mcp.CallToolRequest{Params: call.Params}, &seam.TaskParams{TTL: ttl}
 	var out *seam.Result
 	if telemetry.On() {
-		out = srv.tracedCall(ctx, tool.Name, callReq, task)
+		out = srv.tracedCall(ctx, tool.Name, callReq, task, nil)
 	} else {
-		out = srv.runCall(ctx, tool.Name, callReq, task)
+		out = srv.runCall(ctx, tool.Name, callReq, task, nil)
 	}
 	if out.Task == nil {
 		// Refused before any task was made (its arguments, the session's

@@ -3,9 +3,11 @@
 // host's work. Tool calls become pipeline calls (host/pipeline) and their
 // outcomes MCP results; the plugins' resources, prompts and completions
 // are published and routed back to them; it keeps resource subscriptions,
-// MCP tasks, the skills extension and a plugin's asks of its caller's
-// client (elicitation, sampling). It is the only package of the host
-// besides the transports and host/clientsession that speaks mcp-go.
+// MCP tasks, the skills extension, a plugin's asks of its caller's
+// client (elicitation, sampling) and the question to the person at the
+// client when a move waits for their approval. It is the only package of
+// the host besides the transports and host/clientsession that speaks
+// mcp-go.
 package mcpserver
 
 import (
@@ -55,6 +57,9 @@ type Server struct {
 	system  *systemtools.Tools
 	pipe    *pipeline.Pipeline
 	mcp     *server.MCPServer
+	// approvals asks a person at the client about a call's 428
+	// ApprovalRequired (docs/decisions.md D45).
+	approvals approvalBridge
 
 	mu        sync.Mutex
 	resources map[string][]server.ServerResource
@@ -95,6 +100,7 @@ func New(c Config) *Server {
 		resources: map[string][]server.ServerResource{}, templates: map[string][]server.ServerResourceTemplate{},
 		resKeys: map[string]string{}, limits: c.Limits, cluster: c.Cluster,
 	}
+	srv.approvals = approvalBridge{host: hostApprovals{srv}, signer: newApprovalSigner()}
 	srv.logs = clientsession.NewLogs()
 	if il, ok := c.Logger.(hclog.InterceptLogger); ok {
 		il.RegisterSink(srv.logs)

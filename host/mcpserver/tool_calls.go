@@ -61,17 +61,25 @@ func mcpTool(t *registry.Tool) mcp.Tool {
 // when the process exports traces (call_trace.go).
 func (srv *Server) toolHandler(name string) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var turn approvalTurn
+		var out *seam.Result
 		if telemetry.On() {
-			return toResult(srv.tracedCall(ctx, name, req, nil)), nil
+			out = srv.tracedCall(ctx, name, req, nil, &turn)
+		} else {
+			out = srv.runCall(ctx, name, req, nil, &turn)
 		}
-		return toResult(srv.runCall(ctx, name, req, nil)), nil
+		if turn.input != nil {
+			return turn.input, nil // a person is asked (approval_bridge.go)
+		}
+		return toResult(out), nil
 	}
 }
 
 // runCall runs an MCP call of tool name through the pipeline; task, when
 // set, asks for it as a task (docs/decisions.md D39). The call carries the
-// trace context it came with (D38).
-func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams) *seam.Result {
+// trace context it came with (D38). turn, when set, lets the approval
+// bridge ask a person about the call (D45); a task's call is not asked.
+func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolRequest, task *seam.TaskParams, turn *approvalTurn) *seam.Result {
 	tool, _ := srv.catalog.Get(name)
 	call := &pipeline.Call{Name: name, Tool: tool, Task: task}
 	call.TraceParent, call.TraceState = callTraceContext(ctx, req)
@@ -146,7 +154,12 @@ func (srv *Server) runCall(ctx context.Context, name string, req mcp.CallToolReq
 	}
 	clientsession.RequestLog(ctx, srv.mcp, srv.log, mcp.LoggingLevelDebug, "calling %s as %s", name, callerName(call.Caller))
 	start := time.Now()
-	out := srv.pipe.Run(ctx, call)
+	var out *seam.Result
+	if turn != nil {
+		out = srv.approvals.runCall(ctx, req, call, turn)
+	} else {
+		out = srv.pipe.Run(ctx, call)
+	}
 	namedConflict(out.Err, named)
 	if out.Err == nil {
 		srv.projects.Note(ctx, sess, call.Args)
