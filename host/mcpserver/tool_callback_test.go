@@ -170,3 +170,17 @@ func TestCallAreaToolEndsWithTheRunningCall(t *testing.T) {
 		t.Fatal("the inner call outlived the running call")
 	}
 }
+
+// BenchmarkToolChannel is what a call of a tool that declares CallsTools
+// pays for its channel: opening and closing it. Calls of other tools pay
+// one flag check (docs/decisions.md D46).
+func BenchmarkToolChannel(b *testing.B) {
+	var cb toolCallbacks
+	ctx := context.Background()
+	c := &pipeline.Call{Name: "sdd_plan"}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, done := cb.open(ctx, "sdd", c)
+		done()
+	}
+}
