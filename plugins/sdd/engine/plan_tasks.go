@@ -57,14 +57,25 @@ type PlanItem struct {
 // afterRef is an item's explicit reference to the items it follows.
 var afterRef = regexp.MustCompile(`(?i)\(\s*after\b([^)]*)\)`)
 
-// maxTaskTitle is the longest task title the board takes, in characters.
-const maxTaskTitle = 256
+// maxTaskTitle is the longest task title the board takes, and
+// maxTaskText the longest item text a task's description carries, in
+// characters (the board takes 8,000).
+const (
+	maxTaskTitle = 256
+	maxTaskText  = 7000
+)
+
+// maxPlanTasks is how many items one plan makes tasks of.
+const maxPlanTasks = 200
 
 // planItems returns the items of the plan context renders, with their
 // dependencies: the "(after …)" reference of an item, else the item before
 // it.
 func planItems(context string) ([]PlanItem, error) {
 	texts := planTaskLines(context)
+	if len(texts) > maxPlanTasks {
+		return nil, errs.Invalidf("context", "maxItems", "the plan has %d items; one plan makes at most %d tasks: split it into phases", len(texts), maxPlanTasks).With("limit", maxPlanTasks)
+	}
 	out := make([]PlanItem, 0, len(texts))
 	for i, text := range texts {
 		n := i + 1
@@ -126,8 +137,8 @@ func makePlanTasks(board TaskBoard, phase, path string, items []PlanItem) ([]Pla
 		}
 		id, err := board.CreateTask(NewTask{
 			Item:        it.Number,
-			Title:       taskTitle(it.Text),
-			Description: fmt.Sprintf("Phase %s plan, %s item %d:\n\n%s", phase, path, it.Number, it.Text),
+			Title:       cut(it.Text, maxTaskTitle),
+			Description: fmt.Sprintf("Phase %s plan, %s item %d:\n\n%s", phase, path, it.Number, cut(it.Text, maxTaskText)),
 			DependsOn:   deps,
 		})
 		if err != nil {
@@ -145,13 +156,14 @@ func makePlanTasks(board TaskBoard, phase, path string, items []PlanItem) ([]Pla
 	return out, nil
 }
 
-// taskTitle is an item's text cut to the board's longest title.
-func taskTitle(text string) string {
-	if utf8.RuneCountInString(text) <= maxTaskTitle {
+// cut is text cut to at most n characters, an ellipsis marking the cut
+// (the plan file keeps the whole item).
+func cut(text string, n int) string {
+	if utf8.RuneCountInString(text) <= n {
 		return text
 	}
 	r := []rune(text)
-	return string(r[:maxTaskTitle-1]) + "…"
+	return string(r[:n-1]) + "…"
 }
 
 // taskIDPattern is what a task id of the board looks like; a lease's

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -24,7 +26,14 @@ func TestPlanItems(t *testing.T) {
 	if items, err := planItems(""); err != nil || len(items) != 5 || fmt.Sprint(items[4].After) != "[4]" {
 		t.Fatalf("the default steps: %v %v", items, err)
 	}
-	for _, bad := range []string{"- A (after 1)", "- A\n- B (after 2)", "- A\n- B (after 3)", "- A\n- B (after 0)", "- A\n- B (after one)", "- A\n- B (after)", "- A\n- (after 1)"} {
+	long := strings.Repeat("x", 9000)
+	if got := cut(long, maxTaskText); utf8.RuneCountInString(got) != maxTaskText || !strings.HasSuffix(got, "…") {
+		t.Fatalf("a long item's text is cut to %d characters", utf8.RuneCountInString(got))
+	}
+	if got := cut("short", maxTaskTitle); got != "short" {
+		t.Fatalf("a short text was cut to %q", got)
+	}
+	for _, bad := range []string{strings.Repeat("- a\n", maxPlanTasks+1), "- A (after 1)", "- A\n- B (after 2)", "- A\n- B (after 3)", "- A\n- B (after 0)", "- A\n- B (after one)", "- A\n- B (after)", "- A\n- (after 1)"} {
 		_, err := planItems(bad)
 		if e, ok := errs.As(err); !ok || e.Status != 400 || e.Details["field"] != "context" {
 			t.Errorf("%q: %v, want a 400 naming context", bad, err)
