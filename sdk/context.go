@@ -20,6 +20,7 @@ const (
 	idempotencyKey
 	logKey
 	clientKey
+	toolCallerKey
 )
 
 // CallerFrom returns the caller of the tool call running in ctx.

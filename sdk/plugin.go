@@ -213,6 +213,9 @@ type hostLink interface {
 	// askClient returns the client's result, the typed error that kept
 	// the client from answering, or err when the host could not be asked.
 	askClient(ctx context.Context, ask seam.Ask) (result json.RawMessage, fail *errs.Error, err error)
+	// callAreaTool returns the outcome of another area's tool, or err
+	// when the host could not be asked.
+	callAreaTool(ctx context.Context, call seam.ToolCallback) (seam.Result, error)
 }
 
 // ToolInfo describes a declared tool.
@@ -231,6 +234,8 @@ type ToolInfo struct {
 	HonoursIdempotency bool
 	// TaskSupport: see Tool.TaskSupport.
 	TaskSupport TaskSupport
+	// CallsTools: see Tool.CallsTools.
+	CallsTools bool
 }
 
 // toolInfos lists the declared tools in declaration order.

@@ -221,7 +221,7 @@ func seamTool(t ToolInfo) seam.Tool {
 	return seam.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: string(t.TaskSupport),
+		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: string(t.TaskSupport), CallsTools: t.CallsTools,
 		Annotations: &seam.Annotations{
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld, Title: t.Title,
 		},
@@ -250,7 +250,7 @@ func (s *server) call(ctx context.Context, c seam.Call, send func(*pb.CallToolEv
 		endSpan(res)
 		return res
 	}
-	ctx = s.withClientAsker(callContext(ctx, c), c)
+	ctx = s.withToolCaller(s.withClientAsker(callContext(ctx, c), c), c)
 	var sendMu sync.Mutex
 	done := false
 	emit := func(ev *pb.CallToolEvent) {
@@ -394,6 +394,14 @@ func (h *grpcHost) askClient(ctx context.Context, ask seam.Ask) (json.RawMessage
 	}
 	result, fail := convert.AnswerFromProto(resp)
 	return result, fail, nil
+}
+
+func (h *grpcHost) callAreaTool(ctx context.Context, call seam.ToolCallback) (seam.Result, error) {
+	resp, err := h.client.CallAreaTool(ctx, convert.CallbackToProto(call))
+	if err != nil {
+		return seam.Result{}, err
+	}
+	return convert.CallbackResultFromProto(resp), nil
 }
 
 // withClientAsker lets the call's handler ask its client when the host

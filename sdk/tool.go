@@ -48,6 +48,11 @@ type Tool[In, Out any] struct {
 	// for tools that can run for minutes. Empty: plain calls only.
 	TaskSupport TaskSupport
 
+	// CallsTools declares that the handler calls other areas' tools
+	// (CallTool): the host opens a tool channel only for the calls of
+	// tools that declare it, so the others pay nothing for it.
+	CallsTools bool
+
 	// SuccessStatus is reported as _meta.status on success; 200 when zero
 	// (use 201 for tools that create something).
 	SuccessStatus int
@@ -164,7 +169,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 			Name: t.Name, Title: t.Title, Description: t.Description, Toolset: ts,
 			InputSchema: in, OutputSchema: out,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
-			HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport,
+			HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport, CallsTools: t.CallsTools,
 		},
 		input:  lazyValidator{tool: t.Name, raw: in},
 		output: lazyValidator{tool: t.Name, raw: out},

@@ -217,11 +217,11 @@ func TestSddToolsAndActionsEndToEnd(t *testing.T) {
 	}
 
 	// sdd_lease: issue, list, return, return again.
-	is := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-7", "scope": []string{"auth/", "web/login.go"}})
+	is := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "auth-7", "scope": []string{"auth/", "web/login.go"}})
 	lease := is["lease"].(map[string]any)
 	issued, _ := time.Parse(time.RFC3339Nano, lease["issuedAt"].(string))
 	expires, _ := time.Parse(time.RFC3339Nano, lease["expiresAt"].(string))
-	if lease["taskId"] != "T-7" || expires.Sub(issued) != time.Hour || !strings.Contains(text(is), "# Lease issued") {
+	if lease["taskId"] != "auth-7" || expires.Sub(issued) != time.Hour || !strings.Contains(text(is), "# Lease issued") {
 		t.Fatalf("issue = %v", is)
 	}
 	id := lease["leaseId"].(string)
@@ -237,7 +237,7 @@ func TestSddToolsAndActionsEndToEnd(t *testing.T) {
 	if ls := c.ok("sdd_lease", map[string]any{"action": "list"}); len(ls["leases"].([]any)) != 0 || text(ls) != "No active leases." {
 		t.Errorf("list after return = %v", ls)
 	}
-	id2 := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-8"})["lease"].(map[string]any)["leaseId"].(string)
+	id2 := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "auth-8"})["lease"].(map[string]any)["leaseId"].(string)
 	if r := c.ok("sdd_lease", map[string]any{"action": "return", "leaseId": id2, "result": "abandoned: blocked"}); r["lease"].(map[string]any)["result"] != "abandoned: blocked" {
 		t.Errorf("return with result = %v", r)
 	}
@@ -649,7 +649,7 @@ func TestSddEvents(t *testing.T) {
 	w := newWorkspace(t)
 	w.writeFile(".cairn/config.yaml", fmt.Sprintf("plugins:\n  watcher:\n    path: %s\n    env: {TESTKIT_NAME: watcher, TESTKIT_SUBSCRIBE: \"sdd.*\"}\n", testkitBin), 0o644)
 	c := newSddClient(t, w)
-	leaseID := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-1"})["lease"].(map[string]any)["leaseId"].(string)
+	leaseID := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "item-1"})["lease"].(map[string]any)["leaseId"].(string)
 	c.ok("sdd_lease", map[string]any{"action": "return", "leaseId": leaseID, "result": "done"})
 	enq := c.ok("sdd_agent", map[string]any{"action": "enqueue", "intent": "execute_phase", "options": map[string]any{"skipVerify": true}})
 	spawnID := enq["queueItems"].([]any)[0].(map[string]any)["spawnId"].(string)
@@ -669,7 +669,7 @@ func TestSddEvents(t *testing.T) {
 			data, _ := m["data"].(map[string]any)
 			switch m["type"] {
 			case "sdd.lease.issued":
-				if data["leaseId"] != leaseID || data["taskId"] != "T-1" {
+				if data["leaseId"] != leaseID || data["taskId"] != "item-1" {
 					t.Errorf("lease.issued data = %v", data)
 				}
 			case "sdd.lease.returned":
@@ -695,7 +695,7 @@ func TestSddEvents(t *testing.T) {
 func TestSddStateSurvivesRestart(t *testing.T) {
 	w := newWorkspace(t)
 	c := newSddClient(t, w)
-	id := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-42"})["lease"].(map[string]any)["leaseId"].(string)
+	id := c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "item-42"})["lease"].(map[string]any)["leaseId"].(string)
 	c.ok("sdd_state", map[string]any{"action": "set", "keyPath": "owner.name", "value": "ada"})
 	c.ok("sdd_plan", map[string]any{"phase": 4})
 	c.s.close()
@@ -712,7 +712,7 @@ func TestSddStateSurvivesRestart(t *testing.T) {
 		t.Errorf("vitals after restart = %v", text(v))
 	}
 	// The lease ids keep counting up; none is reused.
-	if id2 := c2.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-43"})["lease"].(map[string]any)["leaseId"]; id2 == id {
+	if id2 := c2.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "item-43"})["lease"].(map[string]any)["leaseId"]; id2 == id {
 		t.Errorf("lease id %v reused", id2)
 	}
 }
@@ -766,7 +766,7 @@ func TestSddStandaloneBinary(t *testing.T) {
 	if len(names) != 10 {
 		t.Fatalf("sdd tools = %v", names)
 	}
-	c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "T-1"})
+	c.ok("sdd_lease", map[string]any{"action": "issue", "taskId": "item-1"})
 	if d := c.ok("sdd_dash", map[string]any{"format": "json"}); d["dashboard"].(map[string]any)["stats"].(map[string]any)["activeLeases"] != float64(1) {
 		t.Errorf("dash through the standalone plugin = %v", d)
 	}

@@ -46,7 +46,7 @@ func TestPostgresStoreSharedByTwoServers(t *testing.T) {
 	if !strings.Contains(string(listed), key["id"].(string)) {
 		t.Fatalf("server 2 does not list the key made on server 1: %s", listed)
 	}
-	lease := okCall(t, s1, "sdd_lease", map[string]any{"action": "issue", "taskId": "T-1"})["lease"].(map[string]any)
+	lease := okCall(t, s1, "sdd_lease", map[string]any{"action": "issue", "taskId": "item-1"})["lease"].(map[string]any)
 	if ls := okCall(t, s2, "sdd_lease", map[string]any{"action": "list"}); len(ls["leases"].([]any)) != 1 {
 		t.Fatalf("server 2 lists %v", ls)
 	}

@@ -50,6 +50,9 @@ type Listener interface {
 	// AskClient passes a plugin's request to the client of one of its
 	// running calls.
 	AskClient(ctx context.Context, owner string, req seam.Ask) (json.RawMessage, *errs.Error)
+	// CallAreaTool runs another area's tool for one of a plugin's running
+	// calls, as that call's caller.
+	CallAreaTool(ctx context.Context, owner string, call seam.ToolCallback) seam.Result
 }
 
 // Fleet is the host's supervised plugins.

@@ -80,8 +80,9 @@ func (f *Fleet) supervisorEnv() supervisor.Env {
 	return supervisor.Env{
 		Root: cfg.Root, DataDir: cfg.DataDir, Mode: cfg.Mode, HostVersion: f.opts.Version,
 		ExtraEnv: extra, Logger: f.log.Named("plugin"), Bus: f.bus,
-		Backoff:   supervisor.Backoff{Max: cfg.RestartBackoffMax},
-		AskClient: f.listener.AskClient,
+		Backoff:      supervisor.Backoff{Max: cfg.RestartBackoffMax},
+		AskClient:    f.listener.AskClient,
+		CallAreaTool: f.listener.CallAreaTool,
 	}
 }
 

@@ -33,7 +33,13 @@ func (srv *Server) Dispatch(ctx context.Context, c *pipeline.Call) *seam.Result 
 	channel, closeChannel := srv.asks.open(ctx, c.Tool.Owner)
 	defer closeChannel()
 	retrySafe := c.Tool.ReadOnly || c.Tool.Idempotent || (c.Tool.HonoursIdempotency && c.IdempotencyKey != "")
-	out := p.Call(ctx, c, supervisor.CallOptions{ClientChannel: channel, RetrySafe: retrySafe})
+	opts := supervisor.CallOptions{ClientChannel: channel, RetrySafe: retrySafe}
+	if c.Tool.CallsTools && c.Task == nil {
+		var closeTools func()
+		opts.ToolChannel, closeTools = srv.callbacks.open(ctx, c.Tool.Owner, c)
+		defer closeTools()
+	}
+	out := p.Call(ctx, c, opts)
 	if out.Err != nil || out.Task != nil {
 		return out // a task's output is checked when tasks/result fetches it
 	}

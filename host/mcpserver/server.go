@@ -49,14 +49,17 @@ type Config struct {
 // Server is the host's MCP server.
 type Server struct {
 	// asks are the running calls whose client a plugin may ask.
-	asks    clientAsks
-	log     hclog.Logger
-	bus     *events.Bus
-	catalog *catalog.Catalog
-	fleet   *fleet.Fleet
-	system  *systemtools.Tools
-	pipe    *pipeline.Pipeline
-	mcp     *server.MCPServer
+	asks clientAsks
+	// callbacks are the running calls whose plugin may call other areas'
+	// tools (tool_callback.go).
+	callbacks toolCallbacks
+	log       hclog.Logger
+	bus       *events.Bus
+	catalog   *catalog.Catalog
+	fleet     *fleet.Fleet
+	system    *systemtools.Tools
+	pipe      *pipeline.Pipeline
+	mcp       *server.MCPServer
 	// approvals asks a person at the client about a call's 428
 	// ApprovalRequired (docs/decisions.md D45).
 	approvals approvalBridge

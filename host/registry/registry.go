@@ -46,6 +46,9 @@ type Tool struct {
 	// TaskSupport is "optional" when a client may run the tool as an MCP
 	// task (docs/decisions.md D39); empty when it never runs as one.
 	TaskSupport string
+	// CallsTools: the plugin's handler calls other areas' tools while it
+	// runs, so the host opens a tool channel for its calls.
+	CallsTools bool
 
 	compileOnce sync.Once
 	compiled    *schema.Validator

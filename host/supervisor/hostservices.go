@@ -20,6 +20,8 @@ type hostServices struct {
 	bus    *events.Bus
 	// askClient routes AskClient to the host; nil refuses.
 	askClient func(ctx context.Context, plugin string, ask seam.Ask) (json.RawMessage, *errs.Error)
+	// callAreaTool routes CallAreaTool to the host; nil refuses.
+	callAreaTool func(ctx context.Context, plugin string, call seam.ToolCallback) seam.Result
 }
 
 // AskClient passes a plugin's request for its caller's client to the host,
@@ -29,6 +31,16 @@ func (h *hostServices) AskClient(ctx context.Context, ask seam.Ask) (json.RawMes
 		return nil, errs.New(501, "ERR_CLIENT_UNAVAILABLE", "this host cannot ask clients")
 	}
 	return h.askClient(ctx, h.plugin, ask)
+}
+
+// CallAreaTool passes a plugin's request to run another area's tool to
+// the host, naming the plugin, so one plugin cannot reach another's calls.
+func (h *hostServices) CallAreaTool(ctx context.Context, call seam.ToolCallback) seam.Result {
+	if h.callAreaTool == nil {
+		e := errs.New(501, errs.Unavailable, "this host cannot run tools for a plugin")
+		return seam.Result{Err: e, Status: e.Status}
+	}
+	return h.callAreaTool(ctx, h.plugin, call)
 }
 
 // Publish puts a plugin's event on the bus.

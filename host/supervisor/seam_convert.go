@@ -17,15 +17,16 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// callToSeam is call c as it goes to its plugin. channel is the client
-// channel the plugin may ask the caller's client through (0: none). The
+// callToSeam is call c as it goes to its plugin, with the channels of
+// opts: the client channel the plugin may ask the caller's client through,
+// and the tool channel it may call other areas' tools through (0: none). The
 // call wants progress when c forwards it, and log lines at c.LogLevel
 // when c forwards those.
-func callToSeam(c *pipeline.Call, channel uint64) seam.Call {
+func callToSeam(c *pipeline.Call, opts CallOptions) seam.Call {
 	out := seam.Call{
 		Tool: c.Name, Args: c.Args, Caller: c.Caller, RequestID: c.RequestID,
 		IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
-		WantsProgress: c.Progress != nil, ClientChannel: channel, Task: c.Task,
+		WantsProgress: c.Progress != nil, ClientChannel: opts.ClientChannel, ToolChannel: opts.ToolChannel, Task: c.Task,
 		TraceParent: c.TraceParent, TraceState: c.TraceState,
 	}
 	if c.Log != nil {
@@ -80,7 +81,7 @@ func toolFromSeam(t seam.Tool, compile bool) (*registry.Tool, error) {
 	rt := &registry.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 		InputSchema: in, OutputSchema: out, SuccessSchema: t.OutputSchema,
-		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport, Validator: validator,
+		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport, CallsTools: t.CallsTools, Validator: validator,
 	}
 	if a := t.Annotations; a != nil {
 		rt.ReadOnly = a.ReadOnly

@@ -29,16 +29,16 @@ func TestCallToSeamCarriesEveryField(t *testing.T) {
 		Task:        &seam.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}
-	deepEqual(t, "call", callToSeam(c, 42), seam.Call{
+	deepEqual(t, "call", callToSeam(c, CallOptions{ClientChannel: 42, ToolChannel: 9}), seam.Call{
 		Tool: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: caller, RequestID: "7",
-		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42,
+		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42, ToolChannel: 9,
 		Task:        &seam.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	})
 	// Without callbacks the call asks for neither progress nor logs,
 	// whatever level it names.
-	quiet := callToSeam(&pipeline.Call{Name: "x", LogLevel: "debug"}, 0)
-	if quiet.WantsProgress || quiet.LogLevel != "" || quiet.ClientChannel != 0 {
+	quiet := callToSeam(&pipeline.Call{Name: "x", LogLevel: "debug"}, CallOptions{})
+	if quiet.WantsProgress || quiet.LogLevel != "" || quiet.ClientChannel != 0 || quiet.ToolChannel != 0 {
 		t.Fatalf("a call without callbacks asked for %+v", quiet)
 	}
 }

@@ -112,6 +112,10 @@ type Env struct {
 	// result, or the typed error that kept the client from answering. Nil
 	// refuses every request.
 	AskClient func(ctx context.Context, plugin string, ask seam.Ask) (json.RawMessage, *errs.Error)
+	// CallAreaTool answers a plugin's Host.CallAreaTool: another area's
+	// tool run for a call the plugin is running, as that call's caller.
+	// Nil refuses every request.
+	CallAreaTool func(ctx context.Context, plugin string, call seam.ToolCallback) seam.Result
 }
 
 // Hooks let the host react to lifecycle changes.
@@ -372,7 +376,7 @@ func (p *Process) launch(ctx context.Context, restart bool) error {
 	}
 	var r *procRunner
 	ll := newLastLine()
-	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, askClient: p.env.AskClient}
+	hostSvc := &hostServices{plugin: p.spec.Name, bus: p.env.Bus, askClient: p.env.AskClient, callAreaTool: p.env.CallAreaTool}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  hostconn.Handshake,
 		VersionedPlugins: hostconn.Plugins(hostSvc, p.log),
@@ -662,6 +666,9 @@ type CallOptions struct {
 	// ClientChannel lets the plugin ask the call's client (sampling,
 	// elicitation) while the call runs; 0 when it may not.
 	ClientChannel uint64
+	// ToolChannel lets the plugin call other areas' tools as the call's
+	// caller while the call runs; 0 when it may not.
+	ToolChannel uint64
 	// RetrySafe: the call may be sent again after the plugin died under
 	// it (see callTool).
 	RetrySafe bool
@@ -672,7 +679,7 @@ type CallOptions struct {
 // plugin's result, or a typed error when the plugin could not answer. The
 // output is returned as the plugin sent it (empty: `{}`), unchecked.
 func (p *Process) Call(ctx context.Context, c *pipeline.Call, opts CallOptions) *seam.Result {
-	res, err := p.callTool(ctx, callToSeam(c, opts.ClientChannel), progressFunc(c), logFunc(c), opts.RetrySafe)
+	res, err := p.callTool(ctx, callToSeam(c, opts), progressFunc(c), logFunc(c), opts.RetrySafe)
 	if err != nil {
 		return pipeline.Fail(errs.From(err))
 	}

@@ -20,16 +20,17 @@ import (
 const safeNamePattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`
 
 type vitalsArgs struct {
-	Command string `json:"command,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"Command id: .agents/commands/ID.md, else bundled."`
+	Command string `json:"command,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"Id: .agents/commands/ID.md, else bundled."`
 }
 
 type planArgs struct {
 	Phase        engine.Phase `json:"phase"`
-	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"Line 1: objective; '- ' lines: tasks; 'success:' lines: criteria."`
+	Context      string       `json:"context,omitempty" jsonschema:"maxLength=20000" description:"Line 1: objective; '- ' lines: tasks (tasks: true files each after the last or its (after 2, 3)); 'success:' lines: criteria."`
 	AutoSpawn    bool         `json:"auto_spawn,omitempty" description:"Also queue the plan_phase agent flow."`
 	SkipResearch bool         `json:"skip_research,omitempty"`
 	SkipVerify   bool         `json:"skip_verify,omitempty"`
 	HasResearch  bool         `json:"has_research,omitempty"`
+	Tasks        bool         `json:"tasks,omitempty"`
 }
 
 func (planArgs) AmendSchema(s map[string]any) { amendPhase(s) }
@@ -52,8 +53,8 @@ func amendPhase(s map[string]any) {
 
 type stateArgs struct {
 	Action  string          `json:"action" jsonschema:"enum=get,enum=set,enum=list,enum=delete" description:"get, set, delete need keyPath; set needs value."`
-	KeyPath string          `json:"keyPath,omitempty" jsonschema:"maxLength=512" pattern:"^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$" description:"Dot path of at most 32 segments, none __proto__, prototype, constructor; currentPhase sets the phase."`
-	Value   json.RawMessage `json:"value,omitempty" description:"set: any JSON, at most 64 levels deep and 256 KiB."`
+	KeyPath string          `json:"keyPath,omitempty" jsonschema:"maxLength=512" pattern:"^[a-zA-Z0-9_-]+(\\.[a-zA-Z0-9_-]+)*$" description:"Dot path, ≤32 segments, none __proto__, prototype, constructor; currentPhase sets the phase."`
+	Value   json.RawMessage `json:"value,omitempty" description:"set: any JSON, ≤64 levels deep, ≤256 KiB."`
 }
 
 // AmendSchema admits any JSON value, each kind named (a bare schema would
@@ -85,21 +86,21 @@ type dashArgs struct {
 
 type evolveArgs struct {
 	Action      string `json:"action" jsonschema:"enum=detect,enum=apply,enum=rollback,enum=report" description:"apply, rollback need candidateId."`
-	Scope       string `json:"scope,omitempty" jsonschema:"enum=all,enum=workflow,enum=doctrine,default=all" description:"doctrine: phases without a plan; workflow: stale leases and state."`
+	Scope       string `json:"scope,omitempty" jsonschema:"enum=all,enum=workflow,enum=doctrine,default=all" description:"doctrine: unplanned phases; workflow: stale leases, state."`
 	CandidateID string `json:"candidateId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"From detect."`
 	Force       bool   `json:"force,omitempty" description:"apply: below 0.7 confidence, overwrite."`
 }
 
 type agentArgs struct {
 	Action           string                 `json:"action" jsonschema:"enum=rules,enum=set_rule,enum=plan,enum=enqueue,enum=queue,enum=complete,enum=history" description:"set_rule needs intent, rule; plan, enqueue need intent; complete needs spawnId, completionStatus."`
-	Intent           string                 `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"plan_phase, execute_phase, debug_issue or one set_rule added."`
+	Intent           string                 `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" description:"plan_phase, execute_phase, debug_issue or a set_rule one."`
 	Options          *engine.SpawnOptions   `json:"options,omitempty" description:"planFix false skips the fix stage."`
 	Rule             *engine.SpawnRuleInput `json:"rule,omitempty" description:"Agent ids per stage; at least one."`
 	Status           string                 `json:"status,omitempty" jsonschema:"enum=pending,enum=completed,enum=failed,enum=skipped"`
-	SpawnID          string                 `json:"spawnId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"complete: a queue item, e.g. S-3."`
+	SpawnID          string                 `json:"spawnId,omitempty" jsonschema:"minLength=1,maxLength=256" description:"complete: a queue item (S-3)."`
 	CompletionStatus string                 `json:"completionStatus,omitempty" jsonschema:"enum=completed,enum=failed,enum=skipped"`
 	Note             string                 `json:"note,omitempty" jsonschema:"maxLength=20000" description:"complete: what happened."`
-	Limit            int                    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200,default=50" description:"history: the last N events."`
+	Limit            int                    `json:"limit,omitempty" jsonschema:"minimum=1,maximum=200,default=50" description:"history: last N events."`
 }
 
 // AmendSchema constrains the rule's fields, whose type is the engine's:
@@ -130,7 +131,19 @@ type skillArgs struct {
 	Tags        []string             `json:"tags,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=256"`
 	AgentID     string               `json:"agentId,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
 	Intent      string               `json:"intent,omitempty" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"`
-	Options     *engine.SpawnOptions `json:"options,omitempty" description:"recommend: stage skips, as in sdd_agent."`
+	Options     *engine.SpawnOptions `json:"options,omitempty" description:"recommend: sdd_agent's stage skips."`
+}
+
+// AmendSchema defines the safe name once for its three uses
+// (docs/decisions.md D37).
+func (skillArgs) AmendSchema(s map[string]any) {
+	s["$defs"] = map[string]any{"name": map[string]any{"type": "string", "pattern": safeNamePattern}}
+	for _, name := range []string{"skillId", "agentId", "intent"} {
+		p := property(s, name)
+		delete(p, "type")
+		delete(p, "pattern")
+		p["$ref"] = "#/$defs/name"
+	}
 }
 
 // property returns the schema of s's property name.

@@ -350,8 +350,8 @@ func TestIdempotencyThroughTheSDK(t *testing.T) {
 		}
 	}
 	ctx := sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: false})
-	first := sdktest.Invoke(ctx, p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
-	replay := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: true}), p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	first := sdktest.Invoke(ctx, p, ToolLease, []byte(`{"action":"issue","taskId":"plan-1"}`))
+	replay := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:7", Replay: true}), p, ToolLease, []byte(`{"action":"issue","taskId":"plan-1"}`))
 	if first.Err != nil || replay.Err != nil || string(first.Output) != string(replay.Output) {
 		t.Fatalf("first %s %v\nreplay %s %v", first.Output, first.Err, replay.Output, replay.Err)
 	}
@@ -359,7 +359,7 @@ func TestIdempotencyThroughTheSDK(t *testing.T) {
 	if n := len(list["leases"].([]any)); n != 1 {
 		t.Fatalf("%d leases after a replayed issue", n)
 	}
-	other := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:8"}), p, ToolLease, []byte(`{"action":"issue","taskId":"T-1"}`))
+	other := sdktest.Invoke(sdk.WithIdempotency(context.Background(), sdk.Idempotency{Key: "relay-1:8"}), p, ToolLease, []byte(`{"action":"issue","taskId":"plan-1"}`))
 	if other.Err != nil || string(other.Output) == string(first.Output) {
 		t.Fatalf("another key must be another call: %s %v", other.Output, other.Err)
 	}

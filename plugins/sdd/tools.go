@@ -67,7 +67,7 @@ func callHandler[In, Out any](s *Area, tool string, f func(e *engine.Engine, c e
 			var zero Out
 			return zero, err
 		}
-		return f(eng, engine.Call{Idem: sdk.IdempotencyOf(ctx), Tool: tool}, in)
+		return f(eng, engine.Call{Idem: sdk.IdempotencyOf(ctx), Tool: tool, Tasks: coreBoard{ctx}}, in)
 	}
 }
 
@@ -108,6 +108,8 @@ func (s *Area) sddPlan() sdk.Tool[planArgs, *engine.PlanToolResult] {
 		Title:       "Plan a phase",
 		Description: "Write a phase's plan and make it current.",
 		Destructive: true,
+		// With tasks, its items become core's tasks (task_board.go).
+		CallsTools: true,
 		// The answer is recorded with the call's last state write.
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolPlan, func(e *engine.Engine, c engine.Call, in planArgs) (*engine.PlanToolResult, error) {
@@ -167,6 +169,8 @@ func (s *Area) sddLease() sdk.Tool[leaseArgs, *engine.LeaseResult] {
 		Title:              "Execution leases",
 		Description:        "Issue, return or list timed task leases.",
 		HonoursIdempotency: true,
+		// A task id is checked with core's task_get (task_board.go).
+		CallsTools: true,
 		Handler: callHandler(s, ToolLease, func(e *engine.Engine, c engine.Call, in leaseArgs) (*engine.LeaseResult, error) {
 			return e.LeaseTool(c, engine.LeaseInput(in))
 		}),
@@ -215,7 +219,7 @@ func (s *Area) sddAgent() sdk.Tool[agentArgs, any] {
 	return sdk.Tool[agentArgs, any]{
 		Name:               ToolAgent,
 		Title:              "Agent flows",
-		Description:        "Plan, queue and complete helper-agent flows per intent.",
+		Description:        "Plan, queue, complete helper-agent flows per intent.",
 		OutputSchema:       schema.For[agentOutput](),
 		Destructive:        true,
 		HonoursIdempotency: true,

@@ -137,12 +137,13 @@ func ExampleConn_Describe() {
 	desc, tools, _ := p.conn.Describe(context.Background())
 	fmt.Println(desc.Name, desc.Subscriptions)
 	for _, t := range tools {
-		fmt.Printf("%s %q\n", t.Name, t.TaskSupport)
+		fmt.Printf("%s %q %v\n", t.Name, t.TaskSupport, t.CallsTools)
 	}
 	// Output:
 	// notes [task.*]
-	// note_add ""
-	// note_index "optional"
+	// note_add "" false
+	// note_index "optional" false
+	// note_link "" true
 }
 
 // Call runs a tool; its progress and log lines arrive before its result.

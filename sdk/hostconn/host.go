@@ -23,6 +23,10 @@ type Host interface {
 	// running calls and returns the client's result, or the typed error
 	// that kept the client from answering.
 	AskClient(ctx context.Context, ask seam.Ask) (json.RawMessage, *errs.Error)
+	// CallAreaTool runs another area's tool for one of the plugin's running
+	// calls, as that call's caller, and returns the tool's outcome (its
+	// output, or its typed error or the reason it was refused).
+	CallAreaTool(ctx context.Context, call seam.ToolCallback) seam.Result
 	// Publish puts an event the plugin published on the bus and returns
 	// its id there. Its error (a gRPC status, or any error) goes back to
 	// the plugin.
@@ -43,6 +47,10 @@ type hostServer struct {
 
 func (h *hostServer) AskClient(ctx context.Context, req *pb.AskClientRequest) (*pb.AskClientResponse, error) {
 	return convert.AnswerToProto(h.host.AskClient(ctx, convert.AskFromProto(req))), nil
+}
+
+func (h *hostServer) CallAreaTool(ctx context.Context, req *pb.CallAreaToolRequest) (*pb.CallAreaToolResponse, error) {
+	return convert.CallbackResultToProto(h.host.CallAreaTool(ctx, convert.CallbackFromProto(req))), nil
 }
 
 func (h *hostServer) Publish(_ context.Context, req *pb.PublishRequest) (*pb.PublishResponse, error) {

@@ -47,6 +47,9 @@ type streamHost struct {
 func (h *streamHost) AskClient(context.Context, seam.Ask) (json.RawMessage, *errs.Error) {
 	return nil, nil
 }
+func (h *streamHost) CallAreaTool(context.Context, seam.ToolCallback) seam.Result {
+	return seam.Result{}
+}
 func (h *streamHost) Publish(seam.Event) (string, error) { return "", nil }
 
 func (h *streamHost) PublishStreamed(ev seam.Event) (func(context.Context) error, string, error) {

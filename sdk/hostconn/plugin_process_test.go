@@ -39,6 +39,11 @@ type noteOut struct {
 	ID string `json:"id"`
 }
 
+type linkOut struct {
+	Task  string `json:"task"`
+	Title string `json:"title"`
+}
+
 // notesPlugin is the plugin the examples talk to: a tool that reports
 // progress and logs, one that may run as a task, an event handler, a
 // prompt with a completer, resources and a health report.
@@ -57,6 +62,21 @@ func notesPlugin() *sdk.Plugin {
 		TaskSupport: sdk.TaskOptional,
 		Handler: func(context.Context, noteIn) (noteOut, error) {
 			return noteOut{ID: "index"}, nil
+		},
+	})
+	sdk.AddTool(p, sdk.Tool[noteIn, linkOut]{
+		Name: "note_link", Title: "Link a note to a task", Description: "Links a note to a task another area keeps.",
+		CallsTools: true,
+		Handler: func(ctx context.Context, in noteIn) (linkOut, error) {
+			var task struct {
+				Title string `json:"title"`
+			}
+			k := sdk.IdempotencyOf(ctx)
+			k.Key += "/link"
+			if err := sdk.CallTool(sdk.WithIdempotency(ctx, k), "task_get", map[string]string{"task_id": in.Text}, &task); err != nil {
+				return linkOut{}, err
+			}
+			return linkOut{Task: in.Text, Title: task.Title}, nil
 		},
 	})
 	p.OnEvent("task.*", func(_ context.Context, ev sdk.Event) error {
@@ -99,6 +119,10 @@ type quietHost struct{}
 
 func (quietHost) AskClient(context.Context, seam.Ask) (json.RawMessage, *errs.Error) {
 	return nil, errs.New(501, errs.ClientUnsupported, "no client here")
+}
+func (quietHost) CallAreaTool(context.Context, seam.ToolCallback) seam.Result {
+	e := errs.New(501, errs.Unavailable, "no areas here")
+	return seam.Result{Err: e, Status: e.Status}
 }
 func (quietHost) Publish(seam.Event) (string, error) { return "", nil }
 func (quietHost) PublishStreamed(seam.Event) (func(context.Context) error, string, error) {

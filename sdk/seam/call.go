@@ -30,6 +30,10 @@ type Call struct {
 	// ClientChannel lets the plugin ask the call's client (sampling,
 	// elicitation) while the call runs; 0 when it may not.
 	ClientChannel uint64
+	// ToolChannel lets the plugin call other areas' tools as the call's
+	// caller while the call runs (ToolCallback); 0 when its tool did not
+	// declare that it calls tools.
+	ToolChannel uint64
 	// Task, when set, asks the plugin to run the call as a task
 	// (docs/decisions.md D39).
 	Task *TaskParams

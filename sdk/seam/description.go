@@ -23,6 +23,9 @@ type Tool struct {
 	// (docs/decisions.md D32). TaskSupport is "", "optional" or "required".
 	HonoursIdempotency bool
 	TaskSupport        string
+	// CallsTools: the tool's handler calls other areas' tools
+	// (ToolCallback), so its calls get a tool channel.
+	CallsTools bool
 	// Annotations are the MCP tool annotations; nil when the plugin sent
 	// none.
 	Annotations *Annotations

@@ -132,6 +132,20 @@ func ExampleAsk() {
 	// Output: 7 sampling/createMessage
 }
 
+// A ToolCallback runs another area's tool for a running call, over the
+// call's tool channel: the host acts as the call's caller.
+func ExampleToolCallback() {
+	call := seam.Call{Tool: "sdd_plan", ToolChannel: 3, IdempotencyKey: "sess:9"}
+	cb := seam.ToolCallback{
+		Channel:        call.ToolChannel,
+		Tool:           "task_create",
+		Args:           json.RawMessage(`{"title":"Write docs"}`),
+		IdempotencyKey: "/task/1",
+	}
+	fmt.Println(cb.Channel, cb.Tool, cb.IdempotencyKey)
+	// Output: 3 task_create /task/1
+}
+
 // A CompleteRequest asks for the values of a prompt's argument that begin
 // with what the user typed; the Completion lists them.
 func ExampleCompleteRequest() {

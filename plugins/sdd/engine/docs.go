@@ -232,24 +232,13 @@ func renderPlan(s *state, now time.Time, phase, context string) string {
 	if len(ctxLines) > 0 {
 		objective = strings.TrimSpace(strings.TrimLeft(ctxLines[0], "#-*> "))
 	}
-	var tasks, success []string
+	tasks := planTaskLines(context)
+	var success []string
 	for _, l := range ctxLines {
 		t := strings.TrimSpace(l)
 		low := strings.ToLower(t)
-		switch {
-		case strings.HasPrefix(low, "success:"), strings.HasPrefix(low, "done when:"):
+		if strings.HasPrefix(low, "success:") || strings.HasPrefix(low, "done when:") {
 			success = append(success, strings.TrimSpace(t[strings.Index(t, ":")+1:]))
-		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "- [ ] "):
-			tasks = append(tasks, strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t, "-* "), "[ ] ")))
-		}
-	}
-	if len(tasks) == 0 {
-		tasks = []string{
-			"Confirm scope: restate the objective, list the files and packages the phase touches, and note anything out of scope.",
-			"Write failing tests that express each success criterion below.",
-			"Implement the smallest change that makes those tests pass; keep each commit focused.",
-			"Run the full test suite, vet and linters; fix every failure before moving on.",
-			"Record decisions and evidence (commands run, results) with thought_record, then return the lease.",
 		}
 	}
 	if len(success) == 0 {
@@ -316,6 +305,31 @@ func renderPlan(s *state, now time.Time, phase, context string) string {
 	}
 	b.WriteString("</success_criteria>\n")
 	return b.String()
+}
+
+// planTaskLines are the task items of the plan context renders: its "- "
+// (or "* ", "- [ ] ") lines that are not criteria, else the default steps.
+func planTaskLines(context string) []string {
+	var tasks []string
+	for _, l := range nonEmptyLines(context) {
+		t := strings.TrimSpace(l)
+		low := strings.ToLower(t)
+		switch {
+		case strings.HasPrefix(low, "success:"), strings.HasPrefix(low, "done when:"):
+		case strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "- [ ] "):
+			tasks = append(tasks, strings.TrimSpace(strings.TrimPrefix(strings.TrimLeft(t, "-* "), "[ ] ")))
+		}
+	}
+	if len(tasks) == 0 {
+		tasks = []string{
+			"Confirm scope: restate the objective, list the files and packages the phase touches, and note anything out of scope.",
+			"Write failing tests that express each success criterion below.",
+			"Implement the smallest change that makes those tests pass; keep each commit focused.",
+			"Run the full test suite, vet and linters; fix every failure before moving on.",
+			"Record decisions and evidence (commands run, results) with thought_record, then return the lease.",
+		}
+	}
+	return tasks
 }
 
 func nonEmptyLines(s string) []string {

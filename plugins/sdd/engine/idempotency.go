@@ -35,6 +35,10 @@ type Call struct {
 	// Tool names the calling tool; it is recorded as the sourceTool of
 	// queued spawn flows.
 	Tool string
+	// Tasks is the caller's task board: sdd_plan makes plan items tasks
+	// on it and sdd_lease checks task ids against it. Nil when none is
+	// reachable: task ids are then taken on trust.
+	Tasks TaskBoard
 }
 
 // callRecord is one recorded keyed write.

@@ -245,7 +245,7 @@ func TestReturnedLeasesAreNotKeptPastTheirBounds(t *testing.T) {
 func testReturnedLeaseBounds(t *testing.T) {
 	fx := newFixture(t)
 	cycle := func(i int) {
-		l, err := fx.e.LeaseTool(Call{Idem: idempotency.Key{Key: fmt.Sprintf("issue-%d", i)}}, LeaseInput{Action: "issue", TaskID: fmt.Sprintf("T-%d", i)})
+		l, err := fx.e.LeaseTool(Call{Idem: idempotency.Key{Key: fmt.Sprintf("issue-%d", i)}}, LeaseInput{Action: "issue", TaskID: fmt.Sprintf("plan-%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}

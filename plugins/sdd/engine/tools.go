@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/cairn-mcp/cairn/sdk/idempotency"
 	"strings"
+	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
+	"github.com/cairn-mcp/cairn/sdk/idempotency"
 )
 
 // Phase is a phase name that accepts a JSON string or number (the
@@ -46,6 +47,9 @@ type PlanInput struct {
 	SkipResearch bool   `json:"skip_research,omitempty"`
 	SkipVerify   bool   `json:"skip_verify,omitempty"`
 	HasResearch  bool   `json:"has_research,omitempty"`
+	// Tasks makes the plan's items tasks on the caller's task board
+	// (Call.Tasks), in the caller's session project.
+	Tasks bool `json:"tasks,omitempty"`
 }
 
 // DiscussInput is sdd_discuss's input.
@@ -192,13 +196,16 @@ type PlanToolResult struct {
 	Phase string       `json:"phase"`
 	Path  string       `json:"path" description:"Root-relative plan file: .planning/PLAN-phase-<phase>.md."`
 	Flow  *QueueResult `json:"flow,omitempty" description:"With auto_spawn: the queued plan_phase flow."`
+	Tasks []PlanTask   `json:"tasks,omitempty" description:"With tasks: the task each plan item became, in order, and the tasks it depends on."`
 }
 
-// PlanTool implements sdd_plan: writes the plan; with auto_spawn it also
+// PlanTool implements sdd_plan: writes the plan; with tasks it makes each
+// plan item a task on c.Tasks (plan_tasks.go); with auto_spawn it also
 // queues the plan_phase flow (source c.Tool) and appends a spawn-flow
 // summary. It honours c.Idem: the last state write of the call (the phase
-// record, or the queued flow) records the answer, and a recorded key gets
-// it back without writing the plan again.
+// record, the queued flow, or the record of the tasks made) records the
+// answer, and a recorded key gets it back without writing the plan again
+// or making any task.
 func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 	if err := required("phase", string(in.Phase)); err != nil {
 		return nil, err
@@ -209,6 +216,16 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 	}
 	if err := checkText("context", in.Context, false, maxTextLen); err != nil {
 		return nil, err
+	}
+	var items []PlanItem
+	if in.Tasks {
+		if c.Tasks == nil {
+			return nil, errs.New(503, errs.Unavailable, "no task board is reachable here: sdd_plan with tasks needs the core area's tools").With("field", "tasks")
+		}
+		var err error
+		if items, err = planItems(in.Context); err != nil {
+			return nil, err
+		}
 	}
 	k := keyFor(c, "plan", in)
 	replayed := func(raw json.RawMessage) (*PlanToolResult, error) {
@@ -228,6 +245,9 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 	// A concurrent call with the same key may record first; its answer
 	// then comes back in raw.
 	raw = nil
+	if in.Tasks {
+		return e.planWithTasks(c, k, in, items)
+	}
 	if !in.AutoSpawn {
 		res, _, err := e.writePlanRecorded(phase, in.Context, true, k, &raw, func(res *PlanResult) any { return planOutput(res, nil) })
 		if err != nil {
@@ -251,6 +271,65 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 		return replayed(raw)
 	}
 	return planOutput(res, q), nil
+}
+
+// planWithTasks is PlanTool with tasks: it writes the plan, makes its
+// items tasks, and then records the answer under k (with the queued flow,
+// under auto_spawn). A call that failed part way is made whole by the
+// same call again: the board makes each item's task once.
+func (e *Engine) planWithTasks(c Call, k idempotency.Key, in PlanInput, items []PlanItem) (*PlanToolResult, error) {
+	phase := string(in.Phase)
+	res, _, err := e.writePlan(phase, in.Context, true, idempotency.Key{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	made, err := makePlanTasks(c.Tasks, phase, res.Path, items)
+	if err != nil {
+		return nil, err
+	}
+	answer := func(q *QueueResult) *PlanToolResult {
+		out := planOutput(res, q)
+		out.Tasks = made
+		out.Text += tasksText(made)
+		return out
+	}
+	if in.AutoSpawn {
+		opts := SpawnOptions{SkipResearch: in.SkipResearch, SkipVerify: in.SkipVerify, HasResearch: in.HasResearch}
+		var raw json.RawMessage
+		q, err := e.queueFlow(k, &raw, SpawnSource{SourceTool: c.Tool}, IntentPlanPhase, opts, func(q QueueResult) any { return answer(&q) })
+		if err != nil {
+			return nil, err
+		}
+		if raw != nil {
+			var out PlanToolResult
+			if err := json.Unmarshal(raw, &out); err != nil {
+				return nil, errs.Newf(500, errs.Internal, "cannot decode a recorded outcome: %v", err)
+			}
+			return &out, nil
+		}
+		return answer(q), nil
+	}
+	if !k.Keyed() {
+		return answer(nil), nil
+	}
+	out, _, err := writeKeyed(e, k, func(*state, time.Time, func(string, any)) (*PlanToolResult, error) {
+		return answer(nil), nil
+	})
+	return out, err
+}
+
+// tasksText lists the tasks a plan's items became, for the answer's text.
+func tasksText(made []PlanTask) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Tasks (%d)\n\n", len(made))
+	for _, t := range made {
+		after := ""
+		if len(t.DependsOn) > 0 {
+			after = " after " + strings.Join(t.DependsOn, ", ")
+		}
+		fmt.Fprintf(&b, "- item %d: %s%s\n", t.Item, t.TaskID, after)
+	}
+	return b.String()
 }
 
 // planOutput renders sdd_plan's answer from the written plan and the
@@ -451,6 +530,9 @@ func (e *Engine) LeaseTool(c Call, in LeaseInput) (*LeaseResult, error) {
 	switch in.Action {
 	case "issue":
 		if err := required("taskId", in.TaskID); err != nil {
+			return nil, err
+		}
+		if err := checkLeaseTask(c.Tasks, in.TaskID); err != nil {
 			return nil, err
 		}
 		l, err := e.createLease(c, in.TaskID, in.Scope)

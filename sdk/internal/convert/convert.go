@@ -26,7 +26,7 @@ func CallToProto(c seam.Call) *pb.CallToolRequest {
 	req := &pb.CallToolRequest{
 		Tool: c.Tool, Arguments: c.Args, Caller: CallerToProto(c.Caller), RequestId: c.RequestID,
 		WantsProgress: c.WantsProgress, IdempotencyKey: c.IdempotencyKey, IdempotencyClient: c.IdempotencyClient, Replay: c.Replay,
-		ClientChannel: c.ClientChannel, Traceparent: c.TraceParent, Tracestate: c.TraceState, LogLevel: c.LogLevel,
+		ClientChannel: c.ClientChannel, ToolChannel: c.ToolChannel, Traceparent: c.TraceParent, Tracestate: c.TraceState, LogLevel: c.LogLevel,
 	}
 	if c.Task != nil {
 		req.Task = &pb.TaskParams{TtlMs: c.Task.TTL.Milliseconds()}
@@ -39,7 +39,7 @@ func CallFromProto(req *pb.CallToolRequest) seam.Call {
 	c := seam.Call{
 		Tool: req.GetTool(), Args: req.GetArguments(), Caller: CallerFromProto(req.GetCaller()), RequestID: req.GetRequestId(),
 		WantsProgress: req.GetWantsProgress(), IdempotencyKey: req.GetIdempotencyKey(), IdempotencyClient: req.GetIdempotencyClient(), Replay: req.GetReplay(),
-		ClientChannel: req.GetClientChannel(), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(), LogLevel: req.GetLogLevel(),
+		ClientChannel: req.GetClientChannel(), ToolChannel: req.GetToolChannel(), TraceParent: req.GetTraceparent(), TraceState: req.GetTracestate(), LogLevel: req.GetLogLevel(),
 	}
 	if t := req.GetTask(); t != nil {
 		c.Task = &seam.TaskParams{TTL: time.Duration(t.GetTtlMs()) * time.Millisecond}
@@ -194,7 +194,7 @@ func ToolFromProto(t *pb.Tool) seam.Tool {
 	out := seam.Tool{
 		Name: t.GetName(), Title: t.GetTitle(), Description: t.GetDescription(), Toolset: t.GetToolset(),
 		InputSchema: t.GetInputSchema(), OutputSchema: t.GetOutputSchema(),
-		HonoursIdempotency: t.GetHonoursIdempotency(), TaskSupport: t.GetTaskSupport(),
+		HonoursIdempotency: t.GetHonoursIdempotency(), TaskSupport: t.GetTaskSupport(), CallsTools: t.GetCallsTools(),
 	}
 	if a := t.GetAnnotations(); a != nil {
 		out.Annotations = &seam.Annotations{
@@ -210,7 +210,7 @@ func ToolToProto(t seam.Tool) *pb.Tool {
 	out := &pb.Tool{
 		Name: t.Name, Title: t.Title, Description: t.Description, Toolset: t.Toolset,
 		InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport,
+		HonoursIdempotency: t.HonoursIdempotency, TaskSupport: t.TaskSupport, CallsTools: t.CallsTools,
 	}
 	if a := t.Annotations; a != nil {
 		readOnly, destructive, idempotent, openWorld := a.ReadOnly, a.Destructive, a.Idempotent, a.OpenWorld
@@ -441,6 +441,36 @@ func AnswerFromProto(r *pb.AskClientResponse) (json.RawMessage, *errs.Error) {
 		return nil, ErrorFromProto(e)
 	}
 	return r.GetResult(), nil
+}
+
+// CallbackFromProto is a plugin's request to run another area's tool.
+func CallbackFromProto(r *pb.CallAreaToolRequest) seam.ToolCallback {
+	return seam.ToolCallback{Channel: r.GetToolChannel(), Tool: r.GetTool(), Args: r.GetArguments(), IdempotencyKey: r.GetIdempotencyKey()}
+}
+
+// CallbackToProto is a plugin's request to run another area's tool as the
+// protocol carries it.
+func CallbackToProto(c seam.ToolCallback) *pb.CallAreaToolRequest {
+	return &pb.CallAreaToolRequest{ToolChannel: c.Channel, Tool: c.Tool, Arguments: c.Args, IdempotencyKey: c.IdempotencyKey}
+}
+
+// CallbackResultToProto is the outcome of another area's tool run for a
+// plugin: its output, or its typed error.
+func CallbackResultToProto(r seam.Result) *pb.CallAreaToolResponse {
+	if r.Err != nil {
+		return &pb.CallAreaToolResponse{Error: ErrorToProto(r.Err), Status: int32(r.Err.Status)}
+	}
+	return &pb.CallAreaToolResponse{Output: r.Output, Status: int32(r.Status)}
+}
+
+// CallbackResultFromProto is the outcome of another area's tool the host
+// ran for the plugin.
+func CallbackResultFromProto(r *pb.CallAreaToolResponse) seam.Result {
+	if e := r.GetError(); e != nil {
+		fail := ErrorFromProto(e)
+		return seam.Result{Err: fail, Status: fail.Status}
+	}
+	return seam.Result{Output: r.GetOutput(), Status: int(r.GetStatus())}
 }
 
 // EventToProto is a bus event as the protocol carries it.

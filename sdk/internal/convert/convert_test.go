@@ -34,13 +34,13 @@ var everyCaller = seam.Caller{ID: "agent-7", Source: "api_key", ClientSessionID:
 func TestCallToProtoCarriesEveryField(t *testing.T) {
 	c := seam.Call{
 		Tool: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: everyCaller, RequestID: "7",
-		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42,
+		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42, ToolChannel: 9,
 		Task:        &seam.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}
 	protoEqual(t, "request", CallToProto(c), &pb.CallToolRequest{
 		Tool: "task_get", Arguments: []byte(`{"id":"T-1"}`), RequestId: "7", WantsProgress: true,
-		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, LogLevel: "debug", ClientChannel: 42, Task: &pb.TaskParams{TtlMs: 60000},
+		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, LogLevel: "debug", ClientChannel: 42, ToolChannel: 9, Task: &pb.TaskParams{TtlMs: 60000},
 		Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", Tracestate: "vendor=x",
 		Caller: &pb.Caller{Id: "agent-7", Source: "api_key", SessionId: "s-1", ClientName: "cli", ClientVersion: "1.2", Scopes: []string{"read", "write"}, Project: "proj"},
 	})
@@ -230,4 +230,19 @@ func TestTaskConversions(t *testing.T) {
 		string(resp.Result.Output) != `{"a":1}` || resp.Err.Code != "ERR_NOT_FOUND" {
 		t.Fatalf("task response %+v", resp)
 	}
+}
+
+func TestCallbackConversions(t *testing.T) {
+	cb := seam.ToolCallback{Channel: 4, Tool: "task_get", Args: json.RawMessage(`{"task_id":"T-1"}`), IdempotencyKey: "/t/1"}
+	deepEqual(t, "callback", CallbackFromProto(CallbackToProto(cb)), cb)
+	deepEqual(t, "nil callback", CallbackFromProto(nil), seam.ToolCallback{})
+
+	ok := seam.Result{Output: json.RawMessage(`{"task_id":"T-1"}`), Status: 201}
+	deepEqual(t, "output", CallbackResultFromProto(CallbackResultToProto(ok)), ok)
+	refusal := errs.NotFoundf(errs.TaskNotFound, "task_id", "no task T-9")
+	back := CallbackResultFromProto(CallbackResultToProto(seam.Result{Err: refusal, Status: 404}))
+	if back.Output != nil || back.Status != 404 {
+		t.Fatalf("refusal came back as %+v", back)
+	}
+	deepEqual(t, "refusal", back.Err, refusal)
 }

@@ -25,7 +25,7 @@ var everyContent = seam.Content{Type: "resource", Text: "t", Data: []byte{1, 2},
 func TestCallRoundTrip(t *testing.T) {
 	c := seam.Call{
 		Tool: "task_get", Args: json.RawMessage(`{"id":"T-1"}`), Caller: everyCaller, RequestID: "7",
-		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42,
+		IdempotencyKey: "sess:7", IdempotencyClient: true, Replay: true, WantsProgress: true, LogLevel: "debug", ClientChannel: 42, ToolChannel: 9,
 		Task:        &seam.TaskParams{TTL: time.Minute},
 		TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "vendor=x",
 	}

@@ -335,7 +335,10 @@ type Tool struct {
 	HonoursIdempotency bool `protobuf:"varint,8,opt,name=honours_idempotency,json=honoursIdempotency,proto3" json:"honours_idempotency,omitempty"`
 	// How the tool may run as a task (CallToolRequest.task): "optional" or
 	// "required"; empty when it never does.
-	TaskSupport   string `protobuf:"bytes,9,opt,name=task_support,json=taskSupport,proto3" json:"task_support,omitempty"`
+	TaskSupport string `protobuf:"bytes,9,opt,name=task_support,json=taskSupport,proto3" json:"task_support,omitempty"`
+	// The tool's handler may call other areas' tools while it runs
+	// (Host.CallAreaTool): the host opens a tool channel for its calls.
+	CallsTools    bool `protobuf:"varint,10,opt,name=calls_tools,json=callsTools,proto3" json:"calls_tools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -431,6 +434,13 @@ func (x *Tool) GetTaskSupport() string {
 		return x.TaskSupport
 	}
 	return ""
+}
+
+func (x *Tool) GetCallsTools() bool {
+	if x != nil {
+		return x.CallsTools
+	}
+	return false
 }
 
 type Annotations struct {
@@ -653,8 +663,11 @@ type CallToolRequest struct {
 	// False for a key the host derived for its own replays, which may be
 	// released once its answer is delivered (docs/decisions.md D42).
 	IdempotencyClient bool `protobuf:"varint,14,opt,name=idempotency_client,json=idempotencyClient,proto3" json:"idempotency_client,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Non-zero when the call's tool declared that it calls other areas'
+	// tools (Tool.calls_tools): the plugin passes it to Host.CallAreaTool.
+	ToolChannel   uint64 `protobuf:"varint,15,opt,name=tool_channel,json=toolChannel,proto3" json:"tool_channel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
@@ -776,6 +789,13 @@ func (x *CallToolRequest) GetIdempotencyClient() bool {
 		return x.IdempotencyClient
 	}
 	return false
+}
+
+func (x *CallToolRequest) GetToolChannel() uint64 {
+	if x != nil {
+		return x.ToolChannel
+	}
+	return 0
 }
 
 // TaskParams asks for a call to run as a task.
@@ -3070,6 +3090,143 @@ func (x *AskClientResponse) GetError() *ToolError {
 	return nil
 }
 
+type CallAreaToolRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// CallToolRequest.tool_channel of the running call.
+	ToolChannel uint64 `protobuf:"varint,1,opt,name=tool_channel,json=toolChannel,proto3" json:"tool_channel,omitempty"`
+	// The tool to run: another area's, not an internal one.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	// JSON object of arguments.
+	Arguments []byte `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// Set to make the inner call exactly once: the host files it under the
+	// running call's own idempotency key (so no plugin can name another
+	// caller's key), and ignores it when the running call has none.
+	IdempotencyKey string `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *CallAreaToolRequest) Reset() {
+	*x = CallAreaToolRequest{}
+	mi := &file_plugin_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallAreaToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallAreaToolRequest) ProtoMessage() {}
+
+func (x *CallAreaToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallAreaToolRequest.ProtoReflect.Descriptor instead.
+func (*CallAreaToolRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *CallAreaToolRequest) GetToolChannel() uint64 {
+	if x != nil {
+		return x.ToolChannel
+	}
+	return 0
+}
+
+func (x *CallAreaToolRequest) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *CallAreaToolRequest) GetArguments() []byte {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *CallAreaToolRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
+type CallAreaToolResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Success: the tool's JSON output object.
+	Output []byte `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	// Failure: the tool's typed error, or why the host would not run it.
+	Error *ToolError `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// The tool's status (200 or 201 on success).
+	Status        int32 `protobuf:"varint,3,opt,name=status,proto3" json:"status,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallAreaToolResponse) Reset() {
+	*x = CallAreaToolResponse{}
+	mi := &file_plugin_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallAreaToolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallAreaToolResponse) ProtoMessage() {}
+
+func (x *CallAreaToolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallAreaToolResponse.ProtoReflect.Descriptor instead.
+func (*CallAreaToolResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *CallAreaToolResponse) GetOutput() []byte {
+	if x != nil {
+		return x.Output
+	}
+	return nil
+}
+
+func (x *CallAreaToolResponse) GetError() *ToolError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+func (x *CallAreaToolResponse) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
 // HandleEventsRequest carries several bus events for the plugin's
 // subscriptions in one call-lane frame, in the order the bus queued them;
 // the plugin runs each event's handlers in that order.
@@ -3082,7 +3239,7 @@ type HandleEventsRequest struct {
 
 func (x *HandleEventsRequest) Reset() {
 	*x = HandleEventsRequest{}
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3251,7 @@ func (x *HandleEventsRequest) String() string {
 func (*HandleEventsRequest) ProtoMessage() {}
 
 func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[46]
+	mi := &file_plugin_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3264,7 @@ func (x *HandleEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsRequest.ProtoReflect.Descriptor instead.
 func (*HandleEventsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{46}
+	return file_plugin_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HandleEventsRequest) GetEvents() []*Event {
@@ -3131,7 +3288,7 @@ type HandleEventsResponse struct {
 
 func (x *HandleEventsResponse) Reset() {
 	*x = HandleEventsResponse{}
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3143,7 +3300,7 @@ func (x *HandleEventsResponse) String() string {
 func (*HandleEventsResponse) ProtoMessage() {}
 
 func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[47]
+	mi := &file_plugin_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3156,7 +3313,7 @@ func (x *HandleEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HandleEventsResponse.ProtoReflect.Descriptor instead.
 func (*HandleEventsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{47}
+	return file_plugin_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HandleEventsResponse) GetOutcomes() []*EventOutcome {
@@ -3185,7 +3342,7 @@ type EventOutcome struct {
 
 func (x *EventOutcome) Reset() {
 	*x = EventOutcome{}
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3354,7 @@ func (x *EventOutcome) String() string {
 func (*EventOutcome) ProtoMessage() {}
 
 func (x *EventOutcome) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[48]
+	mi := &file_plugin_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3367,7 @@ func (x *EventOutcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EventOutcome.ProtoReflect.Descriptor instead.
 func (*EventOutcome) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{48}
+	return file_plugin_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *EventOutcome) GetError() *ToolError {
@@ -3247,7 +3404,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x05 \x03(\v2\x15.cairn.plugin.v1.ToolR\x05tools\x12$\n" +
 	"\rsubscriptions\x18\x06 \x03(\tR\rsubscriptions\x12\x1f\n" +
 	"\vsdk_version\x18\a \x01(\tR\n" +
-	"sdkVersion\"\xc8\x02\n" +
+	"sdkVersion\"\xe9\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05title\x18\x02 \x01(\tR\x05title\x12 \n" +
@@ -3257,7 +3414,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\routput_schema\x18\x06 \x01(\fR\foutputSchema\x12>\n" +
 	"\vannotations\x18\a \x01(\v2\x1c.cairn.plugin.v1.AnnotationsR\vannotations\x12/\n" +
 	"\x13honours_idempotency\x18\b \x01(\bR\x12honoursIdempotency\x12!\n" +
-	"\ftask_support\x18\t \x01(\tR\vtaskSupport\"\xf1\x01\n" +
+	"\ftask_support\x18\t \x01(\tR\vtaskSupport\x12\x1f\n" +
+	"\vcalls_tools\x18\n" +
+	" \x01(\bR\n" +
+	"callsTools\"\xf1\x01\n" +
 	"\vAnnotations\x12 \n" +
 	"\tread_only\x18\x01 \x01(\bH\x00R\breadOnly\x88\x01\x01\x12%\n" +
 	"\vdestructive\x18\x02 \x01(\bH\x01R\vdestructive\x88\x01\x01\x12#\n" +
@@ -3281,7 +3441,7 @@ const file_plugin_proto_rawDesc = "" +
 	"clientName\x12%\n" +
 	"\x0eclient_version\x18\x05 \x01(\tR\rclientVersion\x12\x16\n" +
 	"\x06scopes\x18\x06 \x03(\tR\x06scopes\x12\x18\n" +
-	"\aproject\x18\a \x01(\tR\aproject\"\xf2\x03\n" +
+	"\aproject\x18\a \x01(\tR\aproject\"\x95\x04\n" +
 	"\x0fCallToolRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
@@ -3299,7 +3459,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"tracestate\x18\r \x01(\tR\n" +
 	"tracestate\x12-\n" +
-	"\x12idempotency_client\x18\x0e \x01(\bR\x11idempotencyClientJ\x04\b\b\x10\tR\tvalidated\"#\n" +
+	"\x12idempotency_client\x18\x0e \x01(\bR\x11idempotencyClient\x12!\n" +
+	"\ftool_channel\x18\x0f \x01(\x04R\vtoolChannelJ\x04\b\b\x10\tR\tvalidated\"#\n" +
 	"\n" +
 	"TaskParams\x12\x15\n" +
 	"\x06ttl_ms\x18\x01 \x01(\x03R\x05ttlMs\"\xa1\x02\n" +
@@ -3452,7 +3613,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06params\x18\x03 \x01(\fR\x06params\"]\n" +
 	"\x11AskClientResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\fR\x06result\x120\n" +
-	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"E\n" +
+	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\"\x93\x01\n" +
+	"\x13CallAreaToolRequest\x12!\n" +
+	"\ftool_channel\x18\x01 \x01(\x04R\vtoolChannel\x12\x12\n" +
+	"\x04tool\x18\x02 \x01(\tR\x04tool\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\fR\targuments\x12'\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\"x\n" +
+	"\x14CallAreaToolResponse\x12\x16\n" +
+	"\x06output\x18\x01 \x01(\fR\x06output\x120\n" +
+	"\x05error\x18\x02 \x01(\v2\x1a.cairn.plugin.v1.ToolErrorR\x05error\x12\x16\n" +
+	"\x06status\x18\x03 \x01(\x05R\x06status\"E\n" +
 	"\x13HandleEventsRequest\x12.\n" +
 	"\x06events\x18\x01 \x03(\v2\x16.cairn.plugin.v1.EventR\x06events\"\x83\x01\n" +
 	"\x14HandleEventsResponse\x129\n" +
@@ -3472,11 +3642,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\vListPrompts\x12#.cairn.plugin.v1.ListPromptsRequest\x1a$.cairn.plugin.v1.ListPromptsResponse\x12R\n" +
 	"\tGetPrompt\x12!.cairn.plugin.v1.GetPromptRequest\x1a\".cairn.plugin.v1.GetPromptResponse\x12O\n" +
 	"\bComplete\x12 .cairn.plugin.v1.CompleteRequest\x1a!.cairn.plugin.v1.CompleteResponse\x12C\n" +
-	"\x04Task\x12\x1c.cairn.plugin.v1.TaskRequest\x1a\x1d.cairn.plugin.v1.TaskResponse2\xfb\x01\n" +
+	"\x04Task\x12\x1c.cairn.plugin.v1.TaskRequest\x1a\x1d.cairn.plugin.v1.TaskResponse2\xd8\x02\n" +
 	"\x04Host\x12L\n" +
 	"\aPublish\x12\x1f.cairn.plugin.v1.PublishRequest\x1a .cairn.plugin.v1.PublishResponse\x12Q\n" +
 	"\rPublishEvents\x12\x1f.cairn.plugin.v1.PublishRequest\x1a\x1b.cairn.plugin.v1.PublishAck(\x010\x01\x12R\n" +
-	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponseB;Z9github.com/cairn-mcp/cairn/sdk/internal/pluginv1;pluginv1b\x06proto3"
+	"\tAskClient\x12!.cairn.plugin.v1.AskClientRequest\x1a\".cairn.plugin.v1.AskClientResponse\x12[\n" +
+	"\fCallAreaTool\x12$.cairn.plugin.v1.CallAreaToolRequest\x1a%.cairn.plugin.v1.CallAreaToolResponseB;Z9github.com/cairn-mcp/cairn/sdk/internal/pluginv1;pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3490,7 +3661,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_plugin_proto_goTypes = []any{
 	(*ConfigureRequest)(nil),      // 0: cairn.plugin.v1.ConfigureRequest
 	(*ConfigureResponse)(nil),     // 1: cairn.plugin.v1.ConfigureResponse
@@ -3538,15 +3709,17 @@ var file_plugin_proto_goTypes = []any{
 	(*CompleteResponse)(nil),      // 43: cairn.plugin.v1.CompleteResponse
 	(*AskClientRequest)(nil),      // 44: cairn.plugin.v1.AskClientRequest
 	(*AskClientResponse)(nil),     // 45: cairn.plugin.v1.AskClientResponse
-	(*HandleEventsRequest)(nil),   // 46: cairn.plugin.v1.HandleEventsRequest
-	(*HandleEventsResponse)(nil),  // 47: cairn.plugin.v1.HandleEventsResponse
-	(*EventOutcome)(nil),          // 48: cairn.plugin.v1.EventOutcome
-	nil,                           // 49: cairn.plugin.v1.ConfigureRequest.SettingsEntry
-	nil,                           // 50: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
-	nil,                           // 51: cairn.plugin.v1.CompleteRequest.ContextEntry
+	(*CallAreaToolRequest)(nil),   // 46: cairn.plugin.v1.CallAreaToolRequest
+	(*CallAreaToolResponse)(nil),  // 47: cairn.plugin.v1.CallAreaToolResponse
+	(*HandleEventsRequest)(nil),   // 48: cairn.plugin.v1.HandleEventsRequest
+	(*HandleEventsResponse)(nil),  // 49: cairn.plugin.v1.HandleEventsResponse
+	(*EventOutcome)(nil),          // 50: cairn.plugin.v1.EventOutcome
+	nil,                           // 51: cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	nil,                           // 52: cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	nil,                           // 53: cairn.plugin.v1.CompleteRequest.ContextEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	49, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
+	51, // 0: cairn.plugin.v1.ConfigureRequest.settings:type_name -> cairn.plugin.v1.ConfigureRequest.SettingsEntry
 	4,  // 1: cairn.plugin.v1.DescribeResponse.tools:type_name -> cairn.plugin.v1.Tool
 	5,  // 2: cairn.plugin.v1.Tool.annotations:type_name -> cairn.plugin.v1.Annotations
 	6,  // 3: cairn.plugin.v1.CallToolRequest.caller:type_name -> cairn.plugin.v1.Caller
@@ -3570,51 +3743,54 @@ var file_plugin_proto_depIdxs = []int32{
 	25, // 21: cairn.plugin.v1.PublishRequest.event:type_name -> cairn.plugin.v1.Event
 	35, // 22: cairn.plugin.v1.Prompt.arguments:type_name -> cairn.plugin.v1.PromptArgument
 	36, // 23: cairn.plugin.v1.ListPromptsResponse.prompts:type_name -> cairn.plugin.v1.Prompt
-	50, // 24: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
+	52, // 24: cairn.plugin.v1.GetPromptRequest.arguments:type_name -> cairn.plugin.v1.GetPromptRequest.ArgumentsEntry
 	17, // 25: cairn.plugin.v1.PromptMessage.content:type_name -> cairn.plugin.v1.Content
 	40, // 26: cairn.plugin.v1.GetPromptResponse.messages:type_name -> cairn.plugin.v1.PromptMessage
 	16, // 27: cairn.plugin.v1.GetPromptResponse.error:type_name -> cairn.plugin.v1.ToolError
-	51, // 28: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
+	53, // 28: cairn.plugin.v1.CompleteRequest.context:type_name -> cairn.plugin.v1.CompleteRequest.ContextEntry
 	16, // 29: cairn.plugin.v1.AskClientResponse.error:type_name -> cairn.plugin.v1.ToolError
-	25, // 30: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
-	48, // 31: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
-	16, // 32: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
-	16, // 33: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
-	0,  // 34: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
-	2,  // 35: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
-	7,  // 36: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
-	20, // 37: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
-	22, // 38: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
-	26, // 39: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
-	28, // 40: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
-	30, // 41: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
-	37, // 42: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
-	39, // 43: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
-	42, // 44: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
-	10, // 45: cairn.plugin.v1.Plugin.Task:input_type -> cairn.plugin.v1.TaskRequest
-	32, // 46: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
-	32, // 47: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
-	44, // 48: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
-	1,  // 49: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
-	3,  // 50: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
-	12, // 51: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
-	21, // 52: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
-	24, // 53: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
-	27, // 54: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
-	29, // 55: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
-	31, // 56: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
-	38, // 57: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
-	41, // 58: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
-	43, // 59: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
-	11, // 60: cairn.plugin.v1.Plugin.Task:output_type -> cairn.plugin.v1.TaskResponse
-	33, // 61: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
-	34, // 62: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
-	45, // 63: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
-	49, // [49:64] is the sub-list for method output_type
-	34, // [34:49] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	16, // 30: cairn.plugin.v1.CallAreaToolResponse.error:type_name -> cairn.plugin.v1.ToolError
+	25, // 31: cairn.plugin.v1.HandleEventsRequest.events:type_name -> cairn.plugin.v1.Event
+	50, // 32: cairn.plugin.v1.HandleEventsResponse.outcomes:type_name -> cairn.plugin.v1.EventOutcome
+	16, // 33: cairn.plugin.v1.HandleEventsResponse.error:type_name -> cairn.plugin.v1.ToolError
+	16, // 34: cairn.plugin.v1.EventOutcome.error:type_name -> cairn.plugin.v1.ToolError
+	0,  // 35: cairn.plugin.v1.Plugin.Configure:input_type -> cairn.plugin.v1.ConfigureRequest
+	2,  // 36: cairn.plugin.v1.Plugin.Describe:input_type -> cairn.plugin.v1.DescribeRequest
+	7,  // 37: cairn.plugin.v1.Plugin.CallTool:input_type -> cairn.plugin.v1.CallToolRequest
+	20, // 38: cairn.plugin.v1.Plugin.ListResources:input_type -> cairn.plugin.v1.ListResourcesRequest
+	22, // 39: cairn.plugin.v1.Plugin.ReadResource:input_type -> cairn.plugin.v1.ReadResourceRequest
+	26, // 40: cairn.plugin.v1.Plugin.HandleEvent:input_type -> cairn.plugin.v1.HandleEventRequest
+	28, // 41: cairn.plugin.v1.Plugin.Health:input_type -> cairn.plugin.v1.HealthRequest
+	30, // 42: cairn.plugin.v1.Plugin.Stop:input_type -> cairn.plugin.v1.StopRequest
+	37, // 43: cairn.plugin.v1.Plugin.ListPrompts:input_type -> cairn.plugin.v1.ListPromptsRequest
+	39, // 44: cairn.plugin.v1.Plugin.GetPrompt:input_type -> cairn.plugin.v1.GetPromptRequest
+	42, // 45: cairn.plugin.v1.Plugin.Complete:input_type -> cairn.plugin.v1.CompleteRequest
+	10, // 46: cairn.plugin.v1.Plugin.Task:input_type -> cairn.plugin.v1.TaskRequest
+	32, // 47: cairn.plugin.v1.Host.Publish:input_type -> cairn.plugin.v1.PublishRequest
+	32, // 48: cairn.plugin.v1.Host.PublishEvents:input_type -> cairn.plugin.v1.PublishRequest
+	44, // 49: cairn.plugin.v1.Host.AskClient:input_type -> cairn.plugin.v1.AskClientRequest
+	46, // 50: cairn.plugin.v1.Host.CallAreaTool:input_type -> cairn.plugin.v1.CallAreaToolRequest
+	1,  // 51: cairn.plugin.v1.Plugin.Configure:output_type -> cairn.plugin.v1.ConfigureResponse
+	3,  // 52: cairn.plugin.v1.Plugin.Describe:output_type -> cairn.plugin.v1.DescribeResponse
+	12, // 53: cairn.plugin.v1.Plugin.CallTool:output_type -> cairn.plugin.v1.CallToolEvent
+	21, // 54: cairn.plugin.v1.Plugin.ListResources:output_type -> cairn.plugin.v1.ListResourcesResponse
+	24, // 55: cairn.plugin.v1.Plugin.ReadResource:output_type -> cairn.plugin.v1.ReadResourceResponse
+	27, // 56: cairn.plugin.v1.Plugin.HandleEvent:output_type -> cairn.plugin.v1.HandleEventResponse
+	29, // 57: cairn.plugin.v1.Plugin.Health:output_type -> cairn.plugin.v1.HealthResponse
+	31, // 58: cairn.plugin.v1.Plugin.Stop:output_type -> cairn.plugin.v1.StopResponse
+	38, // 59: cairn.plugin.v1.Plugin.ListPrompts:output_type -> cairn.plugin.v1.ListPromptsResponse
+	41, // 60: cairn.plugin.v1.Plugin.GetPrompt:output_type -> cairn.plugin.v1.GetPromptResponse
+	43, // 61: cairn.plugin.v1.Plugin.Complete:output_type -> cairn.plugin.v1.CompleteResponse
+	11, // 62: cairn.plugin.v1.Plugin.Task:output_type -> cairn.plugin.v1.TaskResponse
+	33, // 63: cairn.plugin.v1.Host.Publish:output_type -> cairn.plugin.v1.PublishResponse
+	34, // 64: cairn.plugin.v1.Host.PublishEvents:output_type -> cairn.plugin.v1.PublishAck
+	45, // 65: cairn.plugin.v1.Host.AskClient:output_type -> cairn.plugin.v1.AskClientResponse
+	47, // 66: cairn.plugin.v1.Host.CallAreaTool:output_type -> cairn.plugin.v1.CallAreaToolResponse
+	51, // [51:67] is the sub-list for method output_type
+	35, // [35:51] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3634,7 +3810,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   52,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -609,6 +609,7 @@ const (
 	Host_Publish_FullMethodName       = "/cairn.plugin.v1.Host/Publish"
 	Host_PublishEvents_FullMethodName = "/cairn.plugin.v1.Host/PublishEvents"
 	Host_AskClient_FullMethodName     = "/cairn.plugin.v1.Host/AskClient"
+	Host_CallAreaTool_FullMethodName  = "/cairn.plugin.v1.Host/CallAreaTool"
 )
 
 // HostClient is the client API for Host service.
@@ -630,6 +631,13 @@ type HostClient interface {
 	// client's answer. It is valid only while that call runs, and only for
 	// the plugin the call went to.
 	AskClient(ctx context.Context, in *AskClientRequest, opts ...grpc.CallOption) (*AskClientResponse, error)
+	// CallAreaTool runs another area's tool for the tool call the plugin is
+	// running, through the host's pipeline as that call's caller (its
+	// identity, scopes, mode and toolsets: the plugin never names a caller)
+	// and returns the tool's outcome. It is valid only while that call runs,
+	// for the plugin the call went to, and not for the plugin's own tools or
+	// internal ones; calls nest at most two deep (docs/decisions.md D45).
+	CallAreaTool(ctx context.Context, in *CallAreaToolRequest, opts ...grpc.CallOption) (*CallAreaToolResponse, error)
 }
 
 type hostClient struct {
@@ -673,6 +681,16 @@ func (c *hostClient) AskClient(ctx context.Context, in *AskClientRequest, opts .
 	return out, nil
 }
 
+func (c *hostClient) CallAreaTool(ctx context.Context, in *CallAreaToolRequest, opts ...grpc.CallOption) (*CallAreaToolResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CallAreaToolResponse)
+	err := c.cc.Invoke(ctx, Host_CallAreaTool_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // HostServer is the server API for Host service.
 // All implementations must embed UnimplementedHostServer
 // for forward compatibility.
@@ -692,6 +710,13 @@ type HostServer interface {
 	// client's answer. It is valid only while that call runs, and only for
 	// the plugin the call went to.
 	AskClient(context.Context, *AskClientRequest) (*AskClientResponse, error)
+	// CallAreaTool runs another area's tool for the tool call the plugin is
+	// running, through the host's pipeline as that call's caller (its
+	// identity, scopes, mode and toolsets: the plugin never names a caller)
+	// and returns the tool's outcome. It is valid only while that call runs,
+	// for the plugin the call went to, and not for the plugin's own tools or
+	// internal ones; calls nest at most two deep (docs/decisions.md D45).
+	CallAreaTool(context.Context, *CallAreaToolRequest) (*CallAreaToolResponse, error)
 	mustEmbedUnimplementedHostServer()
 }
 
@@ -710,6 +735,9 @@ func (UnimplementedHostServer) PublishEvents(grpc.BidiStreamingServer[PublishReq
 }
 func (UnimplementedHostServer) AskClient(context.Context, *AskClientRequest) (*AskClientResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AskClient not implemented")
+}
+func (UnimplementedHostServer) CallAreaTool(context.Context, *CallAreaToolRequest) (*CallAreaToolResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CallAreaTool not implemented")
 }
 func (UnimplementedHostServer) mustEmbedUnimplementedHostServer() {}
 func (UnimplementedHostServer) testEmbeddedByValue()              {}
@@ -775,6 +803,24 @@ func _Host_AskClient_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Host_CallAreaTool_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallAreaToolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(HostServer).CallAreaTool(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Host_CallAreaTool_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(HostServer).CallAreaTool(ctx, req.(*CallAreaToolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Host_ServiceDesc is the grpc.ServiceDesc for Host service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -789,6 +835,10 @@ var Host_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "AskClient",
 			Handler:    _Host_AskClient_Handler,
+		},
+		{
+			MethodName: "CallAreaTool",
+			Handler:    _Host_CallAreaTool_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
