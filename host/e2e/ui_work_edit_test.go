@@ -130,6 +130,7 @@ func TestUIWorkEdit(t *testing.T) {
 		before := eventLinks(created)
 		var result string
 		if err := chromedp.Run(ctx, chromedp.Navigate(base+"/task/"+created), chromedp.WaitVisible(`form[data-form=edit]`, chromedp.ByQuery),
+			chromedp.SetValue(`form[data-form=edit] [name=title]`, "Show the total with tax", chromedp.ByQuery),
 			chromedp.SetValue(`form[data-form=edit] [name=status]`, "todo", chromedp.ByQuery),
 			chromedp.SetValue(`form[data-form=edit] [name=priority]`, "critical", chromedp.ByQuery),
 			chromedp.SetValue(`form[data-form=edit] [name=labels]`, "ui, money, tax", chromedp.ByQuery),
@@ -139,7 +140,7 @@ func TestUIWorkEdit(t *testing.T) {
 			t.Fatalf("the edit form: %v", err)
 		}
 		got := ok(t, agent, "task_get", map[string]any{"task_id": created})
-		if got["status"] != "todo" || got["priority"] != "critical" || fmt.Sprint(got["labels"]) != "[ui money tax]" || got["updated_by"] != "alice" {
+		if got["title"] != "Show the total with tax" || got["status"] != "todo" || got["priority"] != "critical" || fmt.Sprint(got["labels"]) != "[ui money tax]" || got["updated_by"] != "alice" {
 			t.Fatalf("after the edit (%q): %v", result, got)
 		}
 		if got["description"] != "The total **includes** tax." || fmt.Sprint(got["depends_on"]) != "["+first+"]" {

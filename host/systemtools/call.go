@@ -31,7 +31,7 @@ func Register(reg *registry.Registry) error {
 	health := &registry.Tool{
 		Name:          "server_health",
 		Title:         "Health",
-		Description:   "Server status, plugins and problems such as malformed skill files.",
+		Description:   "Server status, plugins, problems (e.g. malformed skill files).",
 		Toolset:       "system",
 		InputSchema:   schema.For[NoInput](),
 		ReadOnly:      true,

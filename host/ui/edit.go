@@ -103,6 +103,7 @@ func (f taskForm) createArgs() (map[string]any, *errs.Error) {
 // editedTask is what the edit form compares against: task_get's fields the
 // form shows.
 type editedTask struct {
+	Title       string   `json:"title"`
 	Description string   `json:"description"`
 	Priority    string   `json:"priority"`
 	Labels      []string `json:"labels"`
@@ -119,6 +120,9 @@ func (f taskForm) updateArgs(id string, cur editedTask) (map[string]any, *errs.E
 		return nil, e
 	}
 	args := map[string]any{}
+	if t := strings.TrimSpace(f.Title); t != strings.TrimSpace(cur.Title) {
+		args["title"] = t
+	}
 	if d := strings.TrimSpace(f.Description); d != strings.TrimSpace(cur.Description) {
 		args["description"] = d
 	}

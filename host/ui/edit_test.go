@@ -41,8 +41,8 @@ func TestCreateArgs(t *testing.T) {
 
 func TestUpdateArgsSendOnlyWhatChanged(t *testing.T) {
 	t.Parallel()
-	cur := editedTask{Description: "old", Priority: "normal", Labels: []string{"a", "b"}, DependsOn: []string{"T-1"}, Status: "todo"}
-	same := taskForm{Description: "old\n", Priority: "normal", Labels: "a, b", DependsOn: "T-1", Status: "todo"}
+	cur := editedTask{Title: "Ship it", Description: "old", Priority: "normal", Labels: []string{"a", "b"}, DependsOn: []string{"T-1"}, Status: "todo"}
+	same := taskForm{Title: " Ship it", Description: "old\n", Priority: "normal", Labels: "a, b", DependsOn: "T-1", Status: "todo"}
 	for _, c := range []struct {
 		name  string
 		form  func(f taskForm) taskForm
@@ -57,6 +57,7 @@ func TestUpdateArgsSendOnlyWhatChanged(t *testing.T) {
 		{"a block carries its reason", func(f taskForm) taskForm { f.Status = "blocked"; f.BlockedReason = " waits on legal "; return f },
 			map[string]any{"task_id": "T-9", "status": "blocked", "blocked_reason": "waits on legal"}, ""},
 		{"description", func(f taskForm) taskForm { f.Description = "new"; return f }, map[string]any{"task_id": "T-9", "description": "new"}, ""},
+		{"title", func(f taskForm) taskForm { f.Title = "Ship it today"; return f }, map[string]any{"task_id": "T-9", "title": "Ship it today"}, ""},
 		{"unknown status", func(f taskForm) taskForm { f.Status = "shipped"; return f }, nil, "status"},
 		{"bad dependency", func(f taskForm) taskForm { f.DependsOn = "1"; return f }, nil, "depends_on"},
 	} {

@@ -68,8 +68,8 @@ type taskView struct {
 
 // editValues fill the edit form: the task's fields as a person types them.
 type editValues struct {
-	Status, Priority, Description, Labels, DependsOn string
-	Moves, Priorities                                []string
+	Title, Status, Priority, Description, Labels, DependsOn string
+	Moves, Priorities                                       []string
 }
 
 // taskPriorities are task_update's priorities, lowest first.
@@ -79,7 +79,8 @@ func editValuesOf(t map[string]any) editValues {
 	st, _ := t["status"].(string)
 	pr, _ := t["priority"].(string)
 	d, _ := t["description"].(string)
-	return editValues{Status: st, Priority: pr, Description: d, Labels: strings.Join(stringList(t["labels"]), ", "),
+	title, _ := t["title"].(string)
+	return editValues{Title: title, Status: st, Priority: pr, Description: d, Labels: strings.Join(stringList(t["labels"]), ", "),
 		DependsOn: strings.Join(stringList(t["depends_on"]), ", "), Moves: tasklife.Next(st), Priorities: taskPriorities}
 }
 

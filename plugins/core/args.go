@@ -18,11 +18,12 @@ type taskCreateArgs struct {
 	Labels        []string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64"`
 	Assignee      *string  `json:"assignee,omitempty" jsonschema:"maxLength=128"`
 	EstimateHours *float64 `json:"estimate_hours,omitempty" jsonschema:"minimum=0,maximum=1000"`
-	DependsOn     []string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Same-project tasks to finish first."`
+	DependsOn     []string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Same-project tasks done first."`
 }
 
 type taskUpdateArgs struct {
 	TaskID        string    `json:"task_id" pattern:"^T-[1-9][0-9]*$"`
+	Title         *string   `json:"title,omitempty" jsonschema:"minLength=1,maxLength=256"`
 	Status        *string   `json:"status,omitempty" jsonschema:"enum=backlog,enum=todo,enum=in_progress,enum=blocked,enum=review,enum=done,enum=cancelled" description:"backlog→todo→in_progress→review→done; todo, in_progress, review→blocked; blocked→todo|in_progress; review→backlog; open→cancelled."`
 	Progress      *float64  `json:"progress,omitempty" jsonschema:"minimum=0,maximum=100"`
 	Description   *string   `json:"description,omitempty" jsonschema:"maxLength=8000"`
@@ -30,9 +31,9 @@ type taskUpdateArgs struct {
 	Assignee      *string   `json:"assignee,omitempty" jsonschema:"maxLength=128"`
 	Labels        *[]string `json:"labels,omitempty" jsonschema:"maxItems=20,minLength=1,maxLength=64" description:"Replaces all."`
 	BlockedReason *string   `json:"blocked_reason,omitempty" jsonschema:"maxLength=2000" description:"Needed for blocked."`
-	DependsOn     *[]string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Replaces them; [] clears; no cycles."`
-	Claim         *bool     `json:"claim,omitempty" description:"Yours, in_progress; 409 if held or deps open."`
-	Release       *bool     `json:"release,omitempty" description:"Back to todo, unassigned."`
+	DependsOn     *[]string `json:"depends_on,omitempty" jsonschema:"maxItems=50" pattern:"^T-[1-9][0-9]*$" description:"Replaces; [] clears; no cycles."`
+	Claim         *bool     `json:"claim,omitempty" description:"Yours, in_progress; 409: held, deps open."`
+	Release       *bool     `json:"release,omitempty" description:"To todo, unassigned."`
 	Force         *bool     `json:"force,omitempty" description:"Claim with deps open."`
 }
 
@@ -50,7 +51,7 @@ type taskListArgs struct {
 	Label         *string  `json:"label,omitempty"`
 	CreatedAfter  *string  `json:"created_after,omitempty" description:"ISO-8601."`
 	CreatedBefore *string  `json:"created_before,omitempty" description:"ISO-8601."`
-	Search        *string  `json:"search,omitempty" jsonschema:"maxLength=500" description:"Words in title or description."`
+	Search        *string  `json:"search,omitempty" jsonschema:"maxLength=500" description:"Words in title/description."`
 	Limit         *int     `json:"limit,omitempty" jsonschema:"minimum=1,maximum=500,default=50"`
 	Offset        *int     `json:"offset,omitempty" jsonschema:"minimum=0"`
 	SortBy        *string  `json:"sort_by,omitempty" jsonschema:"enum=created,enum=updated,enum=priority,enum=progress,default=updated"`
@@ -72,7 +73,7 @@ type thoughtRecordArgs struct {
 	CommitSHA *string         `json:"commit_sha,omitempty" jsonschema:"maxLength=128"`
 	TestsRun  []string        `json:"tests_run,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=1000"`
 	Blockers  []string        `json:"blockers,omitempty" jsonschema:"maxItems=100,minLength=1,maxLength=1000"`
-	Metadata  json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object" description:"At most 16 KiB; stored, not hashed."`
+	Metadata  json.RawMessage `json:"metadata,omitempty" jsonschema:"type=object" description:"≤16 KiB; stored, not hashed."`
 }
 
 type thoughtListArgs struct {
@@ -88,7 +89,7 @@ type auditStartArgs struct {
 	TaskID    string  `json:"task_id" pattern:"^T-[1-9][0-9]*$"`
 	AuditorID string  `json:"auditor_id" jsonschema:"minLength=1,maxLength=128" description:"With an API key, its user."`
 	Reason    *string `json:"reason,omitempty" jsonschema:"maxLength=2000"`
-	Scope     *string `json:"scope,omitempty" jsonschema:"enum=shallow,enum=deep,default=shallow" description:"deep adds all sub-tasks, recursively."`
+	Scope     *string `json:"scope,omitempty" jsonschema:"enum=shallow,enum=deep,default=shallow" description:"deep: all nested sub-tasks."`
 }
 
 type auditVerifyArgs struct {

@@ -73,7 +73,7 @@ func (c *Area) thoughtRecordList() sdk.Tool[thoughtListArgs, audit.ListOutput] {
 	return auditTool(c, sdk.Tool[thoughtListArgs, audit.ListOutput]{
 		Name:        "thought_record_list",
 		Title:       "List thoughts",
-		Description: "A task's or audit session's latest thoughts, oldest first; offset skips newer ones.",
+		Description: "Latest thoughts of a task or audit session, oldest first; offset skips newer.",
 		ReadOnly:    true,
 		Idempotent:  true,
 	}, func(_ context.Context, svc *audit.Service, in thoughtListArgs) (audit.ListOutput, error) {

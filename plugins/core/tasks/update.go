@@ -16,6 +16,7 @@ import (
 // differs from an absent field.
 type UpdateInput struct {
 	TaskID        string    `json:"task_id"`
+	Title         *string   `json:"title,omitempty"`
 	Status        *string   `json:"status,omitempty"`
 	Progress      *float64  `json:"progress,omitempty"`
 	Description   *string   `json:"description,omitempty"`
@@ -90,6 +91,11 @@ func (in *UpdateInput) validateFields() (uint64, error) {
 	}
 	if in.Progress != nil {
 		if err := checkRange("progress", *in.Progress, 0, MaxProgress); err != nil {
+			return 0, err
+		}
+	}
+	if in.Title != nil {
+		if err := checkTitle(*in.Title); err != nil {
 			return 0, err
 		}
 	}
@@ -317,6 +323,10 @@ func (s *Service) updateTx(tx kv.Tx, actor, traceID string, in *UpdateInput, num
 	if progress != rec.progress {
 		rec.progress = progress
 		set("progress", rec.progress)
+	}
+	if in.Title != nil && *in.Title != rec.title {
+		rec.title = *in.Title
+		set("title", rec.title)
 	}
 	if in.Description != nil && *in.Description != rec.description {
 		rec.description = *in.Description
