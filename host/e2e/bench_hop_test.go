@@ -216,6 +216,14 @@ func idleMemory(b *testing.B, tab *table) {
 			b.Fatal(err)
 		}
 	}
+	// Before the plugins' idle trim too: what a process sampled during
+	// a session's calls, or less than CAIRN_PLUGIN_IDLE after them, holds.
+	rss, pss, procs, err := treeMemory(daemonPID(w.t, w))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tab.add(row{name: "memory just after the calls, daemon + plugins (empty store)", figure: rss, unit: "MB",
+		note: fmt.Sprintf("before the idle trim; RSS summed over %d processes; PSS %.0f MB", procs, pss)})
 	time.Sleep(idleWait)
 	addMemoryRow(b, tab, w, "idle memory, daemon + plugins (empty store)", 0)
 }
