@@ -14,6 +14,7 @@
 #   KEYS         API keys, the writers taking them in turn (WRITERS)
 #   BASE_PORT    server i of a run listens on BASE_PORT+i (18000)
 #   PG_SETTINGS  extra server settings, "-c name=value …" (durable defaults)
+#   BBOLT=0      leave out the last row: one server on bbolt, no PostgreSQL
 #   KEEP=1       keep the temporary directory (logs) afterwards
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,10 +26,12 @@ TPCB_SCALE=${TPCB_SCALE:-1}
 KEYS=${KEYS:-$WRITERS}
 BASE_PORT=${BASE_PORT:-18000}
 PG_SETTINGS=${PG_SETTINGS:-}
+BBOLT=${BBOLT:-1}
 if [ -z "${SERVERS:-}" ]; then
 	SERVERS=1
 	n=2
 	while [ "$n" -le "$CORES" ]; do SERVERS="$SERVERS $n"; n=$((n * 2)); done
+	[ $((n / 2)) -eq "$CORES" ] || SERVERS="$SERVERS $CORES"
 fi
 
 WORK=$(mktemp -d /tmp/cairn-cluster-XXXXXX)
@@ -79,25 +82,30 @@ cairn_env() {
 		CAIRN_TOOLSETS=core CAIRN_PROJECT=proj-0 "$HERE/cairn" "$@"
 }
 
-# keys creates KEYS API keys on the store of $1 into $2, one a line, with
-# limits no bench reaches: the first alone (it migrates the new database),
-# the rest at once.
+# keys creates KEYS API keys, with limits no bench reaches, on store $1 of
+# workspace $3 into $2, one a line. On PostgreSQL ($4 = together) the first
+# alone (it migrates the new database), the rest at once; on bbolt one after
+# another, as one process at a time opens a data dir's files.
 keys() {
-	root="$WORK/ws/keys"
-	mkdir -p "$root/.cairn"
+	keys_root=$3
+	mkdir -p "$keys_root/.cairn"
 	mk() {
-		cairn_env "$root" "$1" admin keys create --json --name "loadgen $2" \
+		cairn_env "$keys_root" "$1" admin keys create --json --name "loadgen $2" \
 			--per-minute 100000000 --per-hour 100000000 --per-day 100000000 2>>"$WORK/logs/keys.log" |
 			sed -n 's/.*"plaintext_key": *"\([^"]*\)".*/\1/p' >"$WORK/key.$2"
 	}
 	mk "$1" 1
 	i=2
-	while [ "$i" -le "$KEYS" ]; do mk "$1" "$i" & i=$((i + 1)); done
+	while [ "$i" -le "$KEYS" ]; do
+		if [ "$4" = together ]; then mk "$1" "$i" & else mk "$1" "$i"; fi
+		i=$((i + 1))
+	done
 	wait
 	cat "$WORK"/key.* >"$2"
 	rm -f "$WORK"/key.*
 	[ "$(wc -l <"$2")" -eq "$KEYS" ] || { echo "made $(wc -l <"$2") of $KEYS keys:" >&2; cat "$WORK/logs/keys.log" >&2; exit 1; }
 }
+
 # serve runs one server, workspace $1 on store $2 listening on $3, as
 # cairn_env sets it up; exec, so that $! is the server itself and a kill
 # reaches it.
@@ -106,32 +114,44 @@ serve() {
 		CAIRN_TOOLSETS=core CAIRN_PROJECT=proj-0 "$HERE/cairn" serve --http "$3" --no-daemon
 }
 
+# measure starts $2 servers on store $3 (workspaces $4-1, $4-2, …), drives
+# the writers through them with the keys of file $5 and adds the rates to
+# the results under label $1.
+measure() {
+	urls=""
+	SERVER_PIDS=""
+	i=1
+	while [ "$i" -le "$2" ]; do
+		mkdir -p "$4-$i/.cairn"
+		port=$((BASE_PORT + i))
+		serve "$4-$i" "$3" "127.0.0.1:$port" 2>"$WORK/logs/server-$1-$i.log" &
+		SERVER_PIDS="$SERVER_PIDS $!"
+		urls="$urls${urls:+,}http://127.0.0.1:$port/mcp"
+		i=$((i + 1))
+	done
+	line=$("$HERE/loadgen" writes -urls "$urls" -keys "$5" -writers "$WRITERS" -duration "$DURATION") ||
+		{ tail -n 20 "$WORK"/logs/server-"$1"-*.log >&2; exit 1; }
+	echo "$line" >&2
+	for p in $SERVER_PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $SERVER_PIDS; do wait "$p" 2>/dev/null || true; done
+	SERVER_PIDS=""
+	echo "$1 $(echo "$line" | sed -n 's/.*task_create=\([0-9]*\).*thought_record=\([0-9]*\).*/\1 \2/p')" >>"$RESULTS"
+}
+
 RESULTS="$WORK/results"
 : >"$RESULTS"
 for n in $SERVERS; do
 	db="cairn_$n"
 	"$HERE/loadgen" createdb -dsn "$(dsn postgres)" -name "$db"
-	keys "$(dsn "$db")" "$WORK/keys.$n"
-	urls=""
-	SERVER_PIDS=""
-	i=1
-	while [ "$i" -le "$n" ]; do
-		root="$WORK/ws/$n-$i"
-		mkdir -p "$root/.cairn"
-		port=$((BASE_PORT + i))
-		serve "$root" "$(dsn "$db")" "127.0.0.1:$port" 2>"$WORK/logs/server-$n-$i.log" &
-		SERVER_PIDS="$SERVER_PIDS $!"
-		urls="$urls${urls:+,}http://127.0.0.1:$port/mcp"
-		i=$((i + 1))
-	done
-	line=$("$HERE/loadgen" writes -urls "$urls" -keys "$WORK/keys.$n" -writers "$WRITERS" -duration "$DURATION") ||
-		{ tail -n 20 "$WORK"/logs/server-"$n"-*.log >&2; exit 1; }
-	echo "$line" >&2
-	for p in $SERVER_PIDS; do kill "$p" 2>/dev/null || true; done
-	for p in $SERVER_PIDS; do wait "$p" 2>/dev/null || true; done
-	SERVER_PIDS=""
-	echo "$n $(echo "$line" | sed -n 's/.*task_create=\([0-9]*\).*thought_record=\([0-9]*\).*/\1 \2/p')" >>"$RESULTS"
+	keys "$(dsn "$db")" "$WORK/keys.$n" "$WORK/ws/keys-$n" together
+	measure "$n" "$n" "$(dsn "$db")" "$WORK/ws/$n" "$WORK/keys.$n"
 done
+if [ "$BBOLT" = 1 ]; then
+	# One server on its own bbolt files, the same writers: what one
+	# machine does without the database.
+	keys "" "$WORK/keys.bbolt" "$WORK/ws/bbolt-1" one-by-one
+	measure bbolt 1 "" "$WORK/ws/bbolt" "$WORK/keys.bbolt"
+fi
 
 FLOOR_AFTER=$(floor)
 echo "TPC-B-like floor again: $FLOOR_AFTER tps" >&2
@@ -143,6 +163,8 @@ echo
 echo "| Servers | task_create /s | ÷ floor | thought_record /s | ÷ floor |"
 echo "|---|---|---|---|---|"
 while read -r n creates thoughts; do
-	awk -v n="$n" -v c="$creates" -v t="$thoughts" -v f="$FLOOR" \
-		'BEGIN { printf "| %d | %d | %.2f | %d | %.2f |\n", n, c, c / f, t, t / f }'
+	label=$n
+	[ "$n" = bbolt ] && label="1, on bbolt, no PostgreSQL"
+	awk -v n="$label" -v c="$creates" -v t="$thoughts" -v f="$FLOOR" \
+		'BEGIN { printf "| %s | %d | %.2f | %d | %.2f |\n", n, c, c / f, t, t / f }'
 done <"$RESULTS"
