@@ -43,7 +43,7 @@ if [ "$(id -u)" = 0 ]; then
 	# PostgreSQL will not run as root: it runs as nobody, from a copy of
 	# its files nobody can reach.
 	command -v setpriv >/dev/null ||
-		{ echo "run.sh: as root it needs setpriv (util-linux) to run PostgreSQL as nobody; or run it as another user" >&2; exit 1; }
+		{ echo "run.sh: as root it needs setpriv (util-linux) to run PostgreSQL as nobody; or run it as another user" >&2; rm -rf "$WORK"; exit 1; }
 	cp -R "$HERE/pg" "$WORK/pg"
 	PG="$WORK/pg"
 	chown -R nobody "$WORK/db"
