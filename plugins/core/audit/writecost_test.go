@@ -26,7 +26,8 @@ import (
 // deferred index entries included), and the pages each bucket has written
 // per create (a page of a bucket's tree that is new or changed after the
 // commit; "(root)" is the top-level tree that holds the buckets'
-// headers). The breakdown is printed with -v; run it with -benchtime=100x.
+// headers). status_change is a task_update of the status beside them. The
+// breakdown is printed with -v; run it with -benchtime=100x.
 // pagesWritten counts pwrites of a page (the meta page's included), which
 // is how the KB figures are reckoned: 4 KiB each.
 func BenchmarkCreateBytes(b *testing.B) {
@@ -134,6 +135,39 @@ func BenchmarkCreateBytes(b *testing.B) {
 		// others that several creates wrote counts once.
 		pages.log(b, "pages of each bucket 64 creates and their flush write, per create", 64*b.N)
 	})
+	b.Run("status_change", func(b *testing.B) {
+		// A status change of a task of the fixture (todo ⇄ in_progress),
+		// its own commit alone: it moves every task_list entry of the
+		// task, which the flush after it writes (not counted here).
+		pages := pageCounter{}
+		var own int64
+		started := map[uint64]bool{}
+		for i := 0; b.Loop(); i++ {
+			b.StopTimer()
+			if err := c.tasks.FlushPending(); err != nil {
+				b.Fatal(err)
+			}
+			n := uint64(1 + 4*((i*7919)%2_500)) // every fourth task is in todo
+			status := "in_progress"
+			if started[n] {
+				status = "todo"
+			}
+			started[n] = !started[n]
+			pages.start(b, db)
+			before := pagesWritten(db)
+			b.StartTimer()
+			k := idempotency.Key{Key: fmt.Sprintf("session-0:update-%d", i)}.For("task_update", fmt.Appendf(nil, `{"status":%q}`, status))
+			if _, err := c.tasks.UpdateFor(tasks.Call{Actor: "bench", Idem: k}, tasks.UpdateInput{TaskID: tasks.FormatTaskID(n), Status: &status}); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			own += pagesWritten(db) - before
+			pages.count(b, db)
+			b.StartTimer()
+		}
+		b.ReportMetric(float64(own)*4/float64(b.N), "KB/update")
+		pages.log(b, "pages of each bucket a status change's own commit writes", b.N)
+	})
 	b.Run("back_to_back", func(b *testing.B) {
 		// One writer creating as fast as it can: the creates' own
 		// commits, the outbox removals riding them, the background
@@ -174,12 +208,12 @@ func (p *pageCounter) count(b *testing.B, db *bolt.DB) {
 	}
 }
 
-func (p *pageCounter) log(b *testing.B, what string, creates int) {
-	logByBucket(b, what, p.byBucket, creates)
+func (p *pageCounter) log(b *testing.B, what string, writes int) {
+	logByBucket(b, what, p.byBucket, writes)
 }
 
-// logByBucket logs pages per create of each bucket, most first.
-func logByBucket(b *testing.B, what string, byBucket map[string]int, creates int) {
+// logByBucket logs pages per write of each bucket, most first.
+func logByBucket(b *testing.B, what string, byBucket map[string]int, writes int) {
 	names := make([]string, 0, len(byBucket))
 	total := 0
 	for name, n := range byBucket {
@@ -189,9 +223,9 @@ func logByBucket(b *testing.B, what string, byBucket map[string]int, creates int
 	slices.SortFunc(names, func(x, y string) int { return byBucket[y] - byBucket[x] })
 	var lines []string
 	for _, name := range names {
-		lines = append(lines, fmt.Sprintf("%-28s %6.2f", name, float64(byBucket[name])/float64(creates)))
+		lines = append(lines, fmt.Sprintf("%-28s %6.2f", name, float64(byBucket[name])/float64(writes)))
 	}
-	b.Logf("%s (%d creates; %.2f in all, the meta page aside):\n%s", what, creates, float64(total)/float64(creates), strings.Join(lines, "\n"))
+	b.Logf("%s (%d writes; %.2f in all, the meta page aside):\n%s", what, writes, float64(total)/float64(writes), strings.Join(lines, "\n"))
 }
 
 // procWchar is the bytes this process has handed to write(2) and its
