@@ -52,9 +52,16 @@ func renderTaskList(w io.Writer, out, _ obj) {
 	}
 	total, _ := out["total_count"].(float64)
 	offset, _ := out["offset"].(float64)
+	// A search may stop counting (total_capped): total_count is then a
+	// lower bound, and more match.
+	capped, _ := out["total_capped"].(bool)
+	of := fmt.Sprint(int(total))
+	if capped {
+		of = "more than " + of
+	}
 	if len(rows) == 0 {
 		if total > 0 {
-			fmt.Fprintf(w, "no tasks from offset %d; %d match\n", int(offset), int(total))
+			fmt.Fprintf(w, "no tasks from offset %d; %s match\n", int(offset), of)
 			return
 		}
 		fmt.Fprintln(w, "no tasks match")
@@ -63,10 +70,10 @@ func renderTaskList(w io.Writer, out, _ obj) {
 	taskListCols(w, rows...)
 	first, last := int(offset)+1, int(offset)+len(rows)
 	switch {
-	case last < int(total):
-		fmt.Fprintf(w, "\n%d–%d of %d tasks; --offset %d shows the next page\n", first, last, int(total), last)
+	case last < int(total) || capped:
+		fmt.Fprintf(w, "\n%d–%d of %s tasks; --offset %d shows the next page\n", first, last, of, last)
 	case first > 1:
-		fmt.Fprintf(w, "\n%d–%d of %d tasks\n", first, last, int(total))
+		fmt.Fprintf(w, "\n%d–%d of %s tasks\n", first, last, of)
 	default:
 		fmt.Fprintf(w, "\n%d %s\n", last, plural(last, "task", "tasks"))
 	}

@@ -188,3 +188,22 @@ func TestTaskCommandLinesRefused(t *testing.T) {
 		}
 	}
 }
+
+// A search that stopped counting says that more tasks match than its
+// total_count, and where the next page starts.
+func TestTaskListSaysACappedTotalIsALowerBound(t *testing.T) {
+	t.Parallel()
+	page := obj{"tasks": []any{obj{"task_id": "T-9", "status": "todo", "priority": "normal", "title": "One", "assignee": ""}},
+		"total_count": 1000.0, "total_capped": true, "offset": 999.0, "limit": 1.0}
+	var b strings.Builder
+	renderTaskList(&b, page, nil)
+	if want := "1000–1000 of more than 1000 tasks; --offset 1000 shows the next page"; !strings.Contains(b.String(), want) {
+		t.Errorf("output %q lacks %q", b.String(), want)
+	}
+	delete(page, "total_capped")
+	b.Reset()
+	renderTaskList(&b, page, nil)
+	if want := "1000–1000 of 1000 tasks\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("output %q lacks %q", b.String(), want)
+	}
+}

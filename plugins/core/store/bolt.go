@@ -6,6 +6,7 @@ package store
 // each creating the buckets of one version.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -225,6 +226,11 @@ func (s *Store) Warnings() []boltcheck.Problem { return s.warnings }
 // migrateBolt applies every migration past the stored version in one
 // transaction, so a crash mid-way leaves the old version intact.
 func migrateBolt(db *bolt.DB, path string) (int, error) {
+	// A store at the current version with every bucket in place needs no
+	// write: a commit is an fsync at every start (docs/decisions.md D46).
+	if v, ok := currentBolt(db); ok {
+		return v, nil
+	}
 	var v int
 	err := db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(BucketMeta))
@@ -239,7 +245,7 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 				return fmt.Errorf("migration to version %d: %w", v+1, err)
 			}
 		}
-		if err := createBuckets(tx, BucketLastProject, BucketEventOutbox, BucketTaskTrigramPending, BucketTaskListPending, BucketLeases, BucketImportJournal, BucketProjectApproval, BucketTaskApprovals); err != nil {
+		if err := createBuckets(tx, openBuckets...); err != nil {
 			return err
 		}
 		return meta.Put(keyUserVersion, u64(uint64(v)))
@@ -251,6 +257,33 @@ func migrateBolt(db *bolt.DB, path string) (int, error) {
 		return 0, initFailed("cannot migrate store %s: %v; restore it from a backup or set CAIRN_DATA_DIR to a fresh directory", path, err)
 	}
 	return v, nil
+}
+
+// openBuckets are the buckets every open makes sure of, whatever the
+// version.
+var openBuckets = []string{BucketLastProject, BucketEventOutbox, BucketTaskTrigramPending, BucketTaskListPending, BucketLeases, BucketImportJournal, BucketProjectApproval, BucketTaskApprovals}
+
+// currentBolt reports whether db is at the current version with
+// openBuckets in place, and its version; a read, so it writes nothing.
+func currentBolt(db *bolt.DB) (v int, ok bool) {
+	_ = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket([]byte(BucketMeta))
+		if meta == nil {
+			return nil
+		}
+		raw := meta.Get(keyUserVersion)
+		if len(raw) != 8 || int(binary.BigEndian.Uint64(raw)) != len(migrations) {
+			return nil
+		}
+		for _, name := range openBuckets {
+			if tx.Bucket([]byte(name)) == nil {
+				return nil
+			}
+		}
+		v, ok = len(migrations), true
+		return nil
+	})
+	return v, ok
 }
 
 // OnBolt presents an already open bbolt handle (a read-only one, for a
@@ -304,4 +337,17 @@ func (b *boltBackend) view(fn func(tx kv.Tx) error) error {
 
 func (b *boltBackend) describe() Description { return Description{Kind: "bbolt", Location: b.path} }
 
-func (b *boltBackend) close() error { return b.db.Close() }
+// close writes bbolt's freelist in one last, empty commit, then closes.
+// The store runs with NoFreelistSync (no freelist written per commit), and
+// a file left without one makes the next open rebuild it by reading every
+// page of the file: about a second of a 100,000-task store's open, on
+// the path to its first answer (docs/decisions.md D46). bbolt reads a
+// freelist it finds instead; after a crash the next open rebuilds it as
+// before. A failed last commit only leaves that rebuild to the next open.
+func (b *boltBackend) close() error {
+	if !b.db.IsReadOnly() {
+		b.db.NoFreelistSync = false
+		_ = b.db.Update(func(*bolt.Tx) error { return nil })
+	}
+	return b.db.Close()
+}

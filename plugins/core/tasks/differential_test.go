@@ -319,8 +319,8 @@ func TestListAndNextActionsDifferential(t *testing.T) {
 }
 
 func testListAndNextActionsDifferential(t *testing.T) {
-	saved := lockstepSteps
-	defer func() { lockstepSteps = saved }()
+	saved, savedCap := lockstepSteps, searchTotalCap
+	defer func() { lockstepSteps, searchTotalCap, stopCounting = saved, savedCap, searchCapCheaper }()
 	rng := rand.New(rand.NewPCG(7, 11))
 	var mu sync.Mutex
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -339,7 +339,7 @@ func testListAndNextActionsDifferential(t *testing.T) {
 	}
 	projects := []string{"alpha", "beta", "gamma"}
 	actors := []string{"ann", "bob"}
-	queries := 0
+	queries, capped := 0, 0
 	plans := map[listPlan]int{}
 	for step := 0; step < diffSteps(); step++ {
 		switch op := rng.IntN(12); {
@@ -426,15 +426,44 @@ func testListAndNextActionsDifferential(t *testing.T) {
 		}
 		for q := 0; q < 8; q++ {
 			in := randomListInput(rng, m)
+			if q == 0 {
+				// A search alone, of terms of three bytes or more: the
+				// plan that may stop counting (total_capped).
+				in.Project, in.Status, in.Priority, in.Assignee, in.Label, in.CreatedAfter, in.CreatedBefore = nil, nil, nil, nil, nil, nil, nil
+				var terms []string
+				for len(terms) < 1+rng.IntN(2) {
+					if w := diffVocab[rng.IntN(len(diffVocab))]; len(w) >= 3 {
+						terms = append(terms, w)
+					}
+				}
+				in.Search = ptr(strings.Join(terms, " "))
+				in.Limit, in.Offset = ptr(1+rng.IntN(5)), ptr(rng.IntN(4))
+			}
 			// Searches take both ways of choosing trigram candidates: the
 			// whole lockstep, and the early guess by density.
 			lockstepSteps = []int{1, 4, 512}[rng.IntN(3)]
+			// A search may stop counting past the cap (total_capped): a
+			// small cap takes that path on this small store.
+			searchTotalCap = []int{1, 3, 1000}[rng.IntN(3)]
+			stopCounting = searchCapCheaper
+			if rng.IntN(2) == 0 {
+				stopCounting = func(kv.Tx, *listQuery, []uint64) bool { return true }
+			}
 			got, err := f.svc.List(in)
 			if err != nil {
 				t.Fatalf("step %d: List(%s): %v", step, describe(in), err)
 			}
 			want := m.list(in)
-			if !slices.Equal(got.Tasks, want.Tasks) || got.TotalCount != want.TotalCount || got.ReturnedCount != want.ReturnedCount ||
+			wantTotal := want.TotalCount
+			if got.TotalCapped {
+				// A lower bound, with more matches than it says.
+				capped++
+				if bound := max(searchTotalCap, got.Offset+got.Limit); got.TotalCount != bound || want.TotalCount <= bound {
+					t.Fatalf("step %d: List(%s) capped its total at %d, want %d with %d matches", step, describe(in), got.TotalCount, bound, want.TotalCount)
+				}
+				wantTotal = got.TotalCount
+			}
+			if !slices.Equal(got.Tasks, want.Tasks) || got.TotalCount != wantTotal || got.ReturnedCount != want.ReturnedCount ||
 				got.Offset != want.Offset || got.Limit != want.Limit {
 				t.Fatalf("step %d: List(%s)\n got %d %v\nwant %d %v", step, describe(in), got.TotalCount, ids(got.Tasks), want.TotalCount, ids(want.Tasks))
 			}
@@ -466,7 +495,10 @@ func testListAndNextActionsDifferential(t *testing.T) {
 			t.Fatalf("plan %d taken by %d of %d queries", p, plans[p], queries)
 		}
 	}
-	t.Logf("%d queries over %d tasks agreed; list plans taken: %v", queries, len(m.order), plans)
+	if capped < queries/100 {
+		t.Fatalf("%d of %d queries capped their total", capped, queries)
+	}
+	t.Logf("%d queries over %d tasks agreed (%d with a capped total); list plans taken: %v", queries, len(m.order), capped, plans)
 }
 
 func describe(in ListInput) string {

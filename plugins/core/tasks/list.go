@@ -57,11 +57,15 @@ type ListItem struct {
 	UpdatedAt string  `json:"updated_at"`
 }
 
-// ListOutput is the output of task_list. TotalCount counts every match;
-// Offset and Limit echo the effective paging.
+// ListOutput is the output of task_list. TotalCount counts every match,
+// unless TotalCapped: a search with no other filter stops counting past
+// searchTotalCap matches (or offset+limit) when counting the rest would
+// cost more than the page (docs/decisions.md D46), and TotalCount is then
+// a lower bound. Offset and Limit echo the effective paging.
 type ListOutput struct {
 	Tasks         []ListItem `json:"tasks"`
 	TotalCount    int        `json:"total_count"`
+	TotalCapped   bool       `json:"total_capped,omitempty"`
 	ReturnedCount int        `json:"returned_count"`
 	Offset        int        `json:"offset"`
 	Limit         int        `json:"limit"`

@@ -33,7 +33,12 @@ import (
 //     tasks; search must read each candidate to check D9's substring rule
 //     unless its terms are all three bytes or more: then the positional
 //     postings give the matches exactly, and with no other filter the page
-//     comes from walking the sorted index over them (listHitsWalk).
+//     comes from walking the sorted index over them (listHitsWalk). With
+//     no other filter the count stops past searchTotalCap matches when
+//     counting on would cost more than the page, which then comes from
+//     walking the sorted index against the search text (listSearchWalk,
+//     total_capped): a common word's page costs the same at any size
+//     (docs/decisions.md D46).
 func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	plan, facets := choosePlan(tx, q)
 	switch plan {
@@ -64,8 +69,20 @@ func listPlanned(tx kv.Tx, q *listQuery, out *ListOutput) error {
 	}
 	text := len(q.terms) > 0 && searchTextReady(tx)
 	if text && len(facets) == 0 && q.after == nil && q.before == nil {
-		if hits, ok := exactSearchHits(tx, q.terms); ok {
-			if q.project == "" && q.statuses == nil && q.priorities == nil && listIndexReady(tx) && hitsWalkCheap(tx, q, len(hits)) {
+		walkable := q.project == "" && q.statuses == nil && q.priorities == nil && listIndexReady(tx)
+		limit := -1
+		if walkable {
+			limit = max(searchTotalCap, q.offset+q.limit)
+		}
+		hits, complete, ok := exactSearchHitsUpTo(tx, q.terms, limit)
+		if ok && !complete {
+			if stopCounting(tx, q, hits) {
+				return listSearchWalk(tx, q, out, limit)
+			}
+			hits, _, ok = exactSearchHitsUpTo(tx, q.terms, -1)
+		}
+		if ok {
+			if walkable && hitsWalkCheap(tx, q, len(hits)) {
 				return listHitsWalk(tx, q, out, hits)
 			}
 			return listSearchText(tx, q, out, hits, true)

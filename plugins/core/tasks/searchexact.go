@@ -53,50 +53,64 @@ type termHit struct {
 	verify bool
 }
 
-// termHits returns, in number order, the tasks whose text holds t (len ≥ 3)
-// — exactly, but for hits marked verify. With within set it looks only at
-// those tasks, probing t's postings for each, and keeps their verify marks;
-// otherwise it walks the postings of t's rarest covering trigram.
-func termHits(b kv.Bucket, t string, within []termHit) []termHit {
-	offs := termCover(t)
-	checks := make([]gramCheck, len(offs))
-	for i, o := range offs {
-		checks[i] = gramCheck{g: []byte(t[o : o+3]), off: o}
-	}
-	var out []termHit
-	m := termMatcher{}
-	if within != nil {
-		for i := range checks {
-			checks[i].probe = newSparseProbe(b, checks[i].g)
-		}
-		for _, h := range within {
-			v, found := checks[0].probe.find(h.num)
-			if !found {
-				continue
-			}
-			if ok, verify := m.match(h.num, checks[0].off, v, checks[1:]); ok {
-				out = append(out, termHit{num: h.num, verify: verify || h.verify})
-			}
-		}
-		return out
-	}
+// eachTermHit calls fn, in number order, with each task whose text holds t
+// (len ≥ 3) — exactly, but for hits marked verify — walking the postings of
+// t's rarest covering trigram, until fn returns false.
+func eachTermHit(b kv.Bucket, t string, fn func(termHit) bool) {
+	checks := termChecks(t)
 	d := rarestGram(b, func(i int) []byte { return checks[i].g }, len(checks))
 	driver := checks[d]
 	checks = append(checks[:d], checks[d+1:]...)
 	for i := range checks {
 		checks[i].probe = newSparseProbe(b, checks[i].g)
 	}
+	m := termMatcher{}
 	c := b.Cursor()
 	for k, v := c.Seek(driver.g); k != nil && bytes.HasPrefix(k, driver.g); k, v = c.Next() {
 		if len(k) != 11 {
 			continue
 		}
 		num := binary.BigEndian.Uint64(k[3:])
-		if ok, verify := m.match(num, driver.off, v, checks); ok {
-			out = append(out, termHit{num: num, verify: verify})
+		if ok, verify := m.match(num, driver.off, v, checks); ok && !fn(termHit{num: num, verify: verify}) {
+			return
 		}
 	}
-	return out
+}
+
+// termChecks returns the covering trigrams of t, without probes.
+func termChecks(t string) []gramCheck {
+	offs := termCover(t)
+	checks := make([]gramCheck, len(offs))
+	for i, o := range offs {
+		checks[i] = gramCheck{g: []byte(t[o : o+3]), off: o}
+	}
+	return checks
+}
+
+// termProbe tells, for tasks asked in ascending number order, whether a
+// task's text holds one term (len ≥ 3), from its covering trigrams'
+// postings.
+type termProbe struct {
+	checks []gramCheck
+	m      termMatcher
+}
+
+func newTermProbe(b kv.Bucket, t string) *termProbe {
+	p := &termProbe{checks: termChecks(t)}
+	for i := range p.checks {
+		p.checks[i].probe = newSparseProbe(b, p.checks[i].g)
+	}
+	return p
+}
+
+// holds reports whether task num holds the term (verify: only its search
+// text can tell).
+func (p *termProbe) holds(num uint64) (ok, verify bool) {
+	v, found := p.checks[0].probe.find(num)
+	if !found {
+		return false, false
+	}
+	return p.m.match(num, p.checks[0].off, v, p.checks[1:])
 }
 
 // gramCheck is one covering trigram of a term: the trigram, its offset in
@@ -202,51 +216,72 @@ func rarestGram(b kv.Bucket, gram func(i int) []byte, n int) int {
 // description holds every term (D9), and false when the postings cannot
 // answer: the index is not built, or a term is shorter than three bytes.
 func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
+	hits, _, ok := exactSearchHitsUpTo(tx, terms, -1)
+	return hits, ok
+}
+
+// exactSearchHitsUpTo is exactSearchHits that stops once it has found more
+// than limit hits (limit < 0: no bound): complete is then false, and hits
+// holds the first limit+1 hits of the tasks whose postings are written.
+// Bounded, it costs about limit·tasks/matches posting steps whatever the
+// number of matches (docs/decisions.md D46).
+func exactSearchHitsUpTo(tx kv.Tx, terms []string, limit int) (hits []uint64, complete, ok bool) {
 	if len(terms) == 0 || tx.Bucket([]byte(store.BucketMeta)).Get(metaTrigramsBuilt) == nil {
-		return nil, false
+		return nil, false, false
 	}
 	for _, t := range terms {
 		if len(t) < 3 {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	b := tx.Bucket([]byte(store.BucketTaskTrigrams))
-	// The longest term is likely the rarest: its hits bound the work of
-	// the others, each probed only at those hits.
+	// The longest term is likely the rarest: its hits drive, and the
+	// others are probed only at those hits.
 	order := slices.Clone(terms)
 	slices.SortStableFunc(order, func(a, b string) int { return len(b) - len(a) })
-	var hits []termHit
-	for i, t := range order {
-		if i > 0 && len(hits) == 0 {
-			break
-		}
-		hits = termHits(b, t, hits)
-		if hits == nil {
-			hits = []termHit{}
-		}
+	others := make([]*termProbe, 0, len(order)-1)
+	for _, t := range order[1:] {
+		others = append(others, newTermProbe(b, t))
 	}
-	var out []uint64
 	sc := tx.Bucket([]byte(store.BucketTaskSearchText)).Cursor()
 	bterms := make([][]byte, len(terms))
 	for i, t := range terms {
 		bterms[i] = []byte(t)
 	}
 	pending := pendingNums(tx)
+	var out []uint64
+	complete = true
 	j := 0
-	for _, h := range hits {
+	eachTermHit(b, order[0], func(h termHit) bool {
 		for j < len(pending) && pending[j] < h.num {
 			j++
 		}
 		if j < len(pending) && pending[j] == h.num {
-			continue // its postings may be stale: decided below
+			return true // its postings may be stale: decided below
 		}
-		if h.verify {
+		verify := h.verify
+		for _, p := range others {
+			ok, v := p.holds(h.num)
+			if !ok {
+				return true
+			}
+			verify = verify || v
+		}
+		if verify {
 			e, ok := decodeSearchEntry(h.num, seekExact(sc, store.U64(h.num)))
 			if !ok || !textMatches(e.text, bterms) {
-				continue
+				return true
 			}
 		}
 		out = append(out, h.num)
+		if limit >= 0 && len(out) > limit {
+			complete = false
+			return false
+		}
+		return true
+	})
+	if !complete {
+		return out, false, true
 	}
 	// Tasks whose postings are pending are decided by their search text.
 	var fresh []uint64
@@ -255,7 +290,7 @@ func exactSearchHits(tx kv.Tx, terms []string) ([]uint64, bool) {
 			fresh = append(fresh, num)
 		}
 	}
-	return mergeNums(out, fresh), true
+	return mergeNums(out, fresh), true, true
 }
 
 // listHitsWalk pages exact search hits of a query with no other filter:
@@ -272,6 +307,36 @@ func listHitsWalk(tx kv.Tx, q *listQuery, out *ListOutput, hits []uint64) error 
 	for _, n := range hits {
 		in[n/64] |= 1 << (n % 64)
 	}
+	return walkPage(tx, q, out, func(num uint64) (bool, error) {
+		return num <= maxNum && in[num/64]&(1<<(num%64)) != 0, nil
+	})
+}
+
+// listSearchWalk pages a search with no other filter whose matches were
+// counted only up to total (more exist): total_count is total and
+// total_capped says so. The page comes from walking the requested order
+// over every task and checking each against its search text — about
+// (offset+limit)·tasks/matches lookups, flat in the number of tasks for a
+// common word (docs/decisions.md D46).
+func listSearchWalk(tx kv.Tx, q *listQuery, out *ListOutput, total int) error {
+	out.TotalCount, out.TotalCapped = total, true
+	sc := tx.Bucket([]byte(store.BucketTaskSearchText)).Cursor()
+	terms := make([][]byte, len(q.terms))
+	for i, t := range q.terms {
+		terms[i] = []byte(t)
+	}
+	return walkPage(tx, q, out, func(num uint64) (bool, error) {
+		e, ok := decodeSearchEntry(num, seekExact(sc, store.U64(num)))
+		if !ok {
+			return false, errCorrupt
+		}
+		return textMatches(e.text, terms), nil
+	})
+}
+
+// walkPage fills q's page with the tasks in q's order, scope, statuses and
+// priorities that match says match, reading only the page's tasks.
+func walkPage(tx kv.Tx, q *listQuery, out *ListOutput, match func(num uint64) (bool, error)) error {
 	scope, statuses, priorities := q.cells()
 	skip := q.offset
 	tc := tasksBucket(tx).Cursor()
@@ -283,7 +348,10 @@ func listHitsWalk(tx kv.Tx, q *listQuery, out *ListOutput, hits []uint64) error 
 			if !ok {
 				break
 			}
-			if num > maxNum || in[num/64]&(1<<(num%64)) == 0 {
+			if ok, err := match(num); err != nil || !ok {
+				if err != nil {
+					return err
+				}
 				continue
 			}
 			if skip > 0 {
@@ -312,4 +380,32 @@ func hitsWalkCheap(tx kv.Tx, q *listQuery, n int) bool {
 	}
 	all := countCells(tx, scopeAll(), allCodes(len(Statuses)), allCodes(len(Priorities)))
 	return (q.offset+q.limit)*all/n <= 4*n
+}
+
+// searchTotalCap is how many matches a search with no other filter counts
+// at least before it may stop counting (total_capped): enough that most
+// searches count exactly, few enough that a word in a tenth of 100,000
+// tasks costs what it costs in 10,000 (docs/decisions.md D46). A variable
+// so that tests can cap small stores.
+var searchTotalCap = 1000
+
+// stopCounting is searchCapCheaper; a test makes it stop whenever it may.
+var stopCounting = searchCapCheaper
+
+// searchCapCheaper reports whether a search that found more than limit
+// matches among the tasks numbered up to last should stop counting and
+// page by walking the sorted index (listSearchWalk), rather than count
+// every match: the walk costs about (offset+limit)·tasks/matches search
+// text lookups (four posting steps each), the count about one posting step
+// per match left, the matches estimated from how far the bounded count got.
+func searchCapCheaper(tx kv.Tx, q *listQuery, hits []uint64) bool {
+	last := hits[len(hits)-1]
+	top := store.PeekID(tx, store.CounterTask)
+	if last == 0 || top <= last {
+		return false
+	}
+	est := uint64(len(hits)) * top / last
+	all := uint64(countCells(tx, scopeAll(), allCodes(len(Statuses)), allCodes(len(Priorities))))
+	walk := 4 * uint64(q.offset+q.limit) * all / est
+	return walk < est-uint64(len(hits))
 }
