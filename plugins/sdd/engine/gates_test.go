@@ -320,3 +320,27 @@ func TestGateRequestsAreBounded(t *testing.T) {
 		t.Fatalf("%d pending kept; decided ones go first", pending)
 	}
 }
+
+// Evolution's write_plan of a phase other than the current one moves the
+// phase too, so the gate holds it; the current phase's plan it still
+// writes.
+func TestGateHoldsEvolutionsPhaseMove(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, p := range []string{"2", "1"} {
+		if err := f.setPhase(Call{Actor: "agent-1"}, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.e.Gates(Call{Actor: "alice"}, GatesInput{Mode: strp(GateOn)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.e.ApplyEvolution("missing-plan-2", false)
+	wantErr(t, err, 428, errs.ApprovalRequired, "")
+	if f.phase(t) != "1" || f.e.workspaceHas(planningRel+"/"+planFileName("2")) {
+		t.Fatalf("the held move changed phase %s or wrote the plan", f.phase(t))
+	}
+	if res, err := f.e.ApplyEvolution("missing-plan-1", false); err != nil || !res.Success {
+		t.Fatalf("the current phase's plan: %+v, %v", res, err)
+	}
+}
