@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -143,5 +145,82 @@ func TestSddPhaseGates(t *testing.T) {
 	dash, _ := asking.call("sdd_dash", map[string]any{})
 	if text, _ := dash["text"].(string); !strings.Contains(text, "Decided: approve 2 → 3 by agent-2 (person at the client) via elicitation") {
 		t.Fatalf("sdd_dash does not show the decision:\n%s", text)
+	}
+}
+
+// TestSddPhaseGateInTheDashboard drives the approvals page in Chromium
+// (docs/decisions.md D45): an agent's held phase move is listed beside the
+// tasks; a rejection needs a reason and the agent's next attempt is
+// refused with it; asked again, the person approves it and the phase is
+// current.
+func TestSddPhaseGateInTheDashboard(t *testing.T) {
+	w := newWorkspace(t)
+	env := []string{"CAIRN_DAEMON=on", "CAIRN_DAEMON_IDLE=60s", "CAIRN_USER=alice"}
+	t.Cleanup(func() { runCairn(t, w, "", env, "stop") })
+	agent := w.serve(append(env, "CAIRN_AGENT_ID=agent-a")...)
+	setPhase := func(p string) (map[string]any, bool) {
+		t.Helper()
+		res := agent.call("sdd_state", map[string]any{"action": "set", "keyPath": "currentPhase", "value": p})
+		body := structured(t, res)
+		if res.IsError {
+			e, _ := body["error"].(map[string]any)
+			return e, true
+		}
+		return body, false
+	}
+	if _, failed := setPhase("1"); failed {
+		t.Fatal("with the gate off the agent could not set the phase")
+	}
+	if code, out, errOut := runCairn(t, w, "", env, "sdd", "gates", "on"); code != 0 {
+		t.Fatalf("cairn sdd gates on: %s%s", out, errOut)
+	}
+	if e, failed := setPhase("2"); !failed || e["code"] != "ERR_APPROVAL_REQUIRED" {
+		t.Fatalf("the agent's move was not held: %v", e)
+	}
+	phase := func() string {
+		t.Helper()
+		d, _ := ok(t, agent, "sdd_dash", map[string]any{"format": "json"})["dashboard"].(map[string]any)
+		st, _ := d["stats"].(map[string]any)
+		p, _ := st["currentPhase"].(string)
+		return p
+	}
+
+	ctx, _ := newBrowser(t)
+	login := uiURL(t, w, env, "--allow-actions")
+	base := login[:strings.Index(login, "/login")]
+	row := `tr[data-approval][data-phase="2"]`
+	reject := row + ` form[data-gate=reject]`
+	var badge, msg string
+	if err := chromedp.Run(ctx, chromedp.Navigate(login), chromedp.WaitVisible(`#board`, chromedp.ByQuery),
+		chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(row, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-pending]`, chromedp.ByQuery), chromedp.Text(`[data-pending]`, &badge, chromedp.ByQuery)); err != nil {
+		t.Fatalf("approvals page: %v", err)
+	}
+	screenshot(t, ctx, artifactDir(t), "sdd-phase-approvals")
+	if err := chromedp.Run(ctx, chromedp.Click(reject+` button`, chromedp.ByQuery),
+		chromedp.WaitVisible(row+`[data-refused=reason]`, chromedp.ByQuery),
+		chromedp.Text(reject+` [data-error-for=reason]`, &msg, chromedp.ByQuery)); err != nil {
+		t.Fatalf("approvals page: %v", err)
+	}
+	if badge != "1" || !strings.Contains(msg, "reason") {
+		t.Errorf("badge %q, refusal beside the reason %q", badge, msg)
+	}
+	if err := chromedp.Run(ctx, chromedp.SendKeys(reject+` [name=reason]`, "Finish phase 1's tests", chromedp.ByQuery),
+		chromedp.Click(reject+` button`, chromedp.ByQuery),
+		chromedp.WaitVisible(row+`[data-decided=rejected]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("reject: %v", err)
+	}
+	e, failed := setPhase("2")
+	if rej, _ := e["details"].(map[string]any)["rejected"].(map[string]any); !failed || rej["reason"] != "Finish phase 1's tests" || !strings.Contains(fmt.Sprint(rej["by"]), "alice") {
+		t.Fatalf("after the rejection the agent's move: %v", e)
+	}
+
+	if err := chromedp.Run(ctx, chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(row, chromedp.ByQuery),
+		chromedp.Click(row+` form[data-gate=approve] button`, chromedp.ByQuery),
+		chromedp.WaitVisible(row+`[data-decided=approved]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	if p := phase(); p != "2" {
+		t.Fatalf("after approving the phase is %q; want 2", p)
 	}
 }
