@@ -31,6 +31,8 @@ type pendingApproval struct {
 type approvalsView struct {
 	Project string
 	Pending []pendingApproval
+	// Phases are the sdd phase moves that wait (approvals_sdd.go).
+	Phases phaseMoves
 }
 
 // pendingApprovals lists what waits for a person, in one project or all.
@@ -57,13 +59,16 @@ func (s *Server) apiPendingCount(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, e)
 		return
 	}
-	writeJSON(w, 200, map[string]int{"pending": len(p)})
+	writeJSON(w, 200, map[string]int{"pending": len(p) + len(s.pendingPhaseMoves(r.Context(), grantFrom(r.Context())).Pending)})
 }
 
 func (s *Server) approvalsData(r *http.Request, g Grant) (any, *errs.Error) {
 	v := approvalsView{Project: strings.TrimSpace(r.URL.Query().Get("project"))}
 	p, e := s.pendingApprovals(r.Context(), g, v.Project)
 	v.Pending = p
+	if e == nil && v.Project == "" {
+		v.Phases = s.pendingPhaseMoves(r.Context(), g)
+	}
 	return v, e
 }
 

@@ -153,6 +153,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /view/burnup", s.page("burnup", s.burnupData))
 	mux.HandleFunc("GET /view/approvals", s.page("approvals", s.approvalsData))
 	mux.HandleFunc("POST /api/task/{id}/approve", s.apiApprove)
+	mux.HandleFunc("POST /api/sdd/gate/{phase}/approve", s.apiGateApprove)
 	mux.HandleFunc("GET /api/approvals/count", s.apiPendingCount)
 	mux.HandleFunc("GET /events", s.events)
 	return s.guard(mux)

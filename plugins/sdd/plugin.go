@@ -52,6 +52,7 @@ func New() *sdk.Plugin {
 	s := &Area{p: p}
 	p.AddHooks(sdk.Hooks{Configure: s.configure, Stop: s.stop, Health: s.health})
 	s.registerTools()
+	s.registerGateTools()
 	s.registerResources()
 	s.registerPrompts()
 	s.registerCompletions()

@@ -67,7 +67,9 @@ func callHandler[In, Out any](s *Area, tool string, f func(e *engine.Engine, c e
 			var zero Out
 			return zero, err
 		}
-		return f(eng, engine.Call{Idem: sdk.IdempotencyOf(ctx), Tool: tool, Tasks: coreBoard{ctx}}, in)
+		c := caller(ctx, tool)
+		c.Tasks = coreBoard{ctx}
+		return f(eng, c, in)
 	}
 }
 

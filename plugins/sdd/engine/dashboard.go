@@ -68,6 +68,9 @@ type Dashboard struct {
 	SpawnCounts map[string]int   `json:"spawnCounts"`
 	Bindings    BindingSummary   `json:"bindings"`
 	Evolution   map[string]int   `json:"evolution"`
+	// gates is the phase gates' section of the text dashboard
+	// (gates_dash.go); the JSON form keeps its shape.
+	gates string
 }
 
 // GenerateDashboard returns the project, lease and spawn state as a
@@ -112,6 +115,7 @@ func (e *Engine) GenerateDashboard(format string) (any, error) {
 			}
 		}
 		d.Bindings.TotalBindings = len(d.Bindings.Bindings)
+		d.gates = gatesSection(s)
 		for _, a := range s.Evolution {
 			if a.RolledBackAt != "" {
 				d.Evolution["rolledBack"]++
@@ -163,6 +167,7 @@ func renderDashboard(d *Dashboard) string {
 			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s |\n", q.SpawnID, q.FlowID, q.Intent, q.Order, q.Agent, q.Stage, q.Mode)
 		}
 	}
+	b.WriteString(d.gates)
 	return b.String()
 }
 

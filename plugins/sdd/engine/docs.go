@@ -152,21 +152,27 @@ func (e *Engine) GeneratePlan(phase, context string) (*PlanResult, error) {
 	if err := checkText("context", context, false, maxTextLen); err != nil {
 		return nil, err
 	}
-	res, _, err := e.writePlan(phase, context, true, idempotency.Key{}, nil)
+	res, _, err := e.writePlan("", phase, context, true, idempotency.Key{}, nil)
 	return res, err
 }
 
 // writePlan renders and writes a plan; with overwrite false an existing
 // file is left alone (errs 409). It returns the previous content, if any,
 // so evolution can roll back. With a key, the state write that records the
-// phase also records outcome(result) under k.
-func (e *Engine) writePlan(phase, context string, overwrite bool, k idempotency.Key, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
-	return e.writePlanRecorded(phase, context, overwrite, k, nil, outcome)
+// phase also records outcome(result) under k. A move of the current phase
+// the phase gate holds back for actor is refused before anything is
+// written (docs/decisions.md D45).
+func (e *Engine) writePlan(actor, phase, context string, overwrite bool, k idempotency.Key, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+	return e.writePlanRecorded(actor, phase, context, overwrite, k, nil, outcome)
 }
 
 // writePlanRecorded is writePlan that stores an outcome already recorded
 // under k (a concurrent call with the same key won) in *recorded.
-func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k idempotency.Key, recorded *json.RawMessage, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+func (e *Engine) writePlanRecorded(actor, phase, context string, overwrite bool, k idempotency.Key, recorded *json.RawMessage, outcome func(*PlanResult) any) (*PlanResult, *string, error) {
+	actor = actorOrUnknown(actor)
+	if err := e.checkGate(actor, phase); err != nil {
+		return nil, nil, err
+	}
 	var md string
 	if err := e.read(func(s *state, now time.Time) error {
 		md = renderPlan(s, now, phase, context)
@@ -213,6 +219,10 @@ func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k idem
 	}
 	res := &PlanResult{Phase: phase, Path: rel, Markdown: md}
 	err = e.commit(k, recorded, func(s *state, now time.Time, _ func(string, any)) (any, error) {
+		if err := gateMove(s, phase, actor); err != nil {
+			return nil, err
+		}
+		phaseMoved(s, phase)
 		s.Project.CurrentPhase = phase
 		s.Project.Phases[phase] = PhaseRecord{Phase: phase, PlanFile: rel, PlannedAt: iso(now)}
 		if outcome == nil {
@@ -221,7 +231,7 @@ func (e *Engine) writePlanRecorded(phase, context string, overwrite bool, k idem
 		return outcome(res), nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, e.refusedForGate(err)
 	}
 	return res, prev, nil
 }

@@ -195,7 +195,10 @@ func (e *Engine) ApplyEvolution(candidateID string, force bool) (*ApplyResult, e
 	case ActionWritePlan:
 		ctx := fmt.Sprintf("Recreate the plan of phase %s\nThe phase was recorded in the state without a plan file; review and complete this plan.", act.Phase)
 		created := !e.workspaceHas(planningRel)
-		res, prev, err := e.writePlan(act.Phase, ctx, force, idempotency.Key{}, nil)
+		res, prev, err := e.writePlan("", act.Phase, ctx, force, idempotency.Key{}, nil)
+		if ee, ok := errs.As(err); ok && ee.Code == errs.ApprovalRequired {
+			return nil, err // the phase gate holds the move back: a person decides
+		}
 		if err != nil {
 			return &ApplyResult{Success: false, CandidateID: candidateID, Message: "could not write the plan: " + errs.From(err).Message,
 				Recommendation: "pass force: true to overwrite an existing plan file"}, nil

@@ -39,6 +39,9 @@ type Call struct {
 	// on it and sdd_lease checks task ids against it. Nil when none is
 	// reachable: task ids are then taken on trust.
 	Tasks TaskBoard
+	// Actor is the caller's identity (sdk.CallerFrom): the phase gates
+	// record who asked for a move and who decided it.
+	Actor string
 }
 
 // callRecord is one recorded keyed write.

@@ -27,6 +27,10 @@ type state struct {
 	// it within its bounds.
 	Outbox     []Event `json:"pendingEvents"`
 	EventsShed int64   `json:"eventsShed,omitempty"`
+	// Gates is the phase gates' mode, requests and decisions (gates.go):
+	// outside Values, so sdd_state cannot reach it. Nil until a person
+	// first sets a mode.
+	Gates *gateState `json:"phaseGates,omitempty"`
 }
 
 // ProjectData is the project section of the state.

@@ -249,7 +249,7 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 		return e.planWithTasks(c, k, in, items)
 	}
 	if !in.AutoSpawn {
-		res, _, err := e.writePlanRecorded(phase, in.Context, true, k, &raw, func(res *PlanResult) any { return planOutput(res, nil) })
+		res, _, err := e.writePlanRecorded(c.Actor, phase, in.Context, true, k, &raw, func(res *PlanResult) any { return planOutput(res, nil) })
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 		}
 		return planOutput(res, nil), nil
 	}
-	res, _, err := e.writePlan(phase, in.Context, true, idempotency.Key{}, nil)
+	res, _, err := e.writePlan(c.Actor, phase, in.Context, true, idempotency.Key{}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (e *Engine) PlanTool(c Call, in PlanInput) (*PlanToolResult, error) {
 // same call again: the board makes each item's task once.
 func (e *Engine) planWithTasks(c Call, k idempotency.Key, in PlanInput, items []PlanItem) (*PlanToolResult, error) {
 	phase := string(in.Phase)
-	res, _, err := e.writePlan(phase, in.Context, true, idempotency.Key{}, nil)
+	res, _, err := e.writePlan(c.Actor, phase, in.Context, true, idempotency.Key{}, nil)
 	if err != nil {
 		return nil, err
 	}

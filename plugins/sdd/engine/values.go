@@ -76,17 +76,28 @@ func (e *Engine) setStateValue(c Call, keyPath string, value any) (bool, error) 
 			}
 			cur = m
 		}
-		cur[segs[len(segs)-1]] = norm
+		var moveTo string
 		if len(segs) == 1 && (segs[0] == "currentPhase" || segs[0] == "phase") {
 			if p, ok := phaseFromValue(norm); ok {
-				s.Project.CurrentPhase = p
-				if _, known := s.Project.Phases[p]; !known {
-					s.Project.Phases[p] = PhaseRecord{Phase: p, PlanFile: planFileName(p)}
+				moveTo = p
+				// A move the phase gate holds back writes nothing
+				// (docs/decisions.md D45).
+				if err := gateMove(s, p, actorOrUnknown(c.Actor)); err != nil {
+					return false, err
 				}
+			}
+		}
+		cur[segs[len(segs)-1]] = norm
+		if p := moveTo; p != "" {
+			phaseMoved(s, p)
+			s.Project.CurrentPhase = p
+			if _, known := s.Project.Phases[p]; !known {
+				s.Project.Phases[p] = PhaseRecord{Phase: p, PlanFile: planFileName(p)}
 			}
 		}
 		return true, nil
 	})
+	err = e.refusedForGate(err)
 	if ee, ok := errs.As(err); ok && ee.Details["field"] == "state" {
 		// The state grew past its bound because of this value.
 		ee.Details["field"] = "value"
