@@ -73,9 +73,12 @@ type columnPage struct {
 	Status     string           `json:"status"`
 	Tasks      []map[string]any `json:"tasks"`
 	TotalCount int              `json:"total_count"`
-	Offset     int              `json:"offset"`
-	Limit      int              `json:"limit"`
-	Actions    bool             `json:"actions"`
+	// TotalCapped: TotalCount is a lower bound (task_list stops counting a
+	// common word's matches, docs/decisions.md D9).
+	TotalCapped bool `json:"total_capped,omitempty"`
+	Offset      int  `json:"offset"`
+	Limit       int  `json:"limit"`
+	Actions     bool `json:"actions"`
 }
 
 // apiTasks answers one page of one column (or of every status when none is
@@ -93,8 +96,9 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	g := grantFrom(r.Context())
 	var out struct {
-		Tasks      []map[string]any `json:"tasks"`
-		TotalCount int              `json:"total_count"`
+		Tasks       []map[string]any `json:"tasks"`
+		TotalCount  int              `json:"total_count"`
+		TotalCapped bool             `json:"total_capped"`
 	}
 	if e := s.call(r.Context(), g, "task_list", queryFrom(r).listArgs(status, offset, limit), &out); e != nil {
 		writeErr(w, e)
@@ -111,7 +115,7 @@ func (s *Server) apiTasks(w http.ResponseWriter, r *http.Request) {
 	if out.Tasks == nil {
 		out.Tasks = []map[string]any{}
 	}
-	writeJSON(w, 200, columnPage{Status: status, Tasks: out.Tasks, TotalCount: out.TotalCount, Offset: offset, Limit: limit, Actions: g.AllowActions})
+	writeJSON(w, 200, columnPage{Status: status, Tasks: out.Tasks, TotalCount: out.TotalCount, TotalCapped: out.TotalCapped, Offset: offset, Limit: limit, Actions: g.AllowActions})
 }
 
 // boardView is the board page's template data.

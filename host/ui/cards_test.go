@@ -22,6 +22,7 @@ func (b *boardBackend) Call(ctx context.Context, name string, args json.RawMessa
 	var in struct {
 		TaskID string `json:"task_id"`
 		Limit  int    `json:"limit"`
+		Search string `json:"search"`
 	}
 	_ = json.Unmarshal(args, &in)
 	switch name {
@@ -30,7 +31,11 @@ func (b *boardBackend) Call(ctx context.Context, name string, args json.RawMessa
 		for i := 1; i <= in.Limit+10; i++ { // more than asked: the page is cut
 			rows = append(rows, fmt.Sprintf(`{"task_id":"T-%d","title":"t","status":"todo","priority":"normal","progress":0,"assignee":"unassigned"}`, i))
 		}
-		return &seam.Result{Output: json.RawMessage(`{"tasks":[` + strings.Join(rows, ",") + `],"total_count":999}`)}
+		capped := ""
+		if in.Search != "" { // a common word: the tool stops counting
+			capped = `,"total_capped":true`
+		}
+		return &seam.Result{Output: json.RawMessage(`{"tasks":[` + strings.Join(rows, ",") + `],"total_count":999` + capped + `}`)}
 	case "task_get":
 		b.gets.Add(1)
 		if in.TaskID == "T-3" {
@@ -72,6 +77,33 @@ func TestColumnPageCardsCarryLabelsAndCounts(t *testing.T) {
 		}
 		if fmt.Sprint(card["labels"]) != "[parser]" || card["subtask_count"] != 2.0 || card["depends_on_count"] != 1.0 {
 			t.Errorf("card %v", card)
+		}
+	}
+}
+
+// A column whose search count the tool capped says so, so the board shows
+// "more than" the count and keeps paging (docs/decisions.md D9).
+func TestColumnPageSaysWhenItsCountIsALowerBound(t *testing.T) {
+	be := &boardBackend{recorder: newRecorder()}
+	s, err := Start(be, Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	c := login(t, s, Grant{Person: "alice"})
+	for q, want := range map[string]bool{"": false, "&q=common": true} {
+		res, err := c.Get(base(s) + "/api/tasks?limit=5" + q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var page struct {
+			TotalCount  int  `json:"total_count"`
+			TotalCapped bool `json:"total_capped"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if err != nil || page.TotalCount != 999 || page.TotalCapped != want {
+			t.Fatalf("query %q: %+v %v, want total_capped %v", q, page, err, want)
 		}
 	}
 }

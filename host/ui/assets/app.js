@@ -196,8 +196,8 @@
       c.list.appendChild(c.sentinel); // keep the scroll trigger after the last card
       c.loaded += res.tasks.length;
       c.total = res.total_count;
-      c.count.textContent = String(res.total_count);
-      c.more.hidden = c.loaded >= c.total;
+      c.count.textContent = res.total_capped ? "more than " + res.total_count : String(res.total_count);
+      c.more.hidden = res.tasks.length < res.limit || (!res.total_capped && c.loaded >= c.total);
     }
     // loadBoard reloads every column's first page and returns how long the
     // board took to render, in milliseconds.
