@@ -40,7 +40,10 @@ func TestUIOpensOnTheWork(t *testing.T) {
 	t.Run("lands on the project with the work", func(t *testing.T) {
 		var loc, notice string
 		var cards int
+		// The columns load one request each: count the cards once the
+		// board says its first load finished, not at the first card.
 		if err := chromedp.Run(ctx, chromedp.Navigate(login), chromedp.WaitVisible(fmt.Sprintf(`.card[data-task=%q]`, work.Parent), chromedp.ByQuery),
+			chromedp.WaitVisible(`#board[data-first-render-ms]`, chromedp.ByQuery),
 			chromedp.Evaluate(`location.pathname + location.search`, &loc), chromedp.Evaluate(`document.querySelectorAll('.card').length`, &cards),
 			chromedp.Text(`[data-landing]`, &notice, chromedp.ByQuery)); err != nil {
 			t.Fatalf("the first page does not show the checkout project's tasks: %v", err)
