@@ -281,7 +281,10 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 				return err
 			}
 			defer startTracing("cairn")()
-			h, shutdown, err := startHost(ctx, configFile, nil)
+			// One stdio session is answered once the plugins its
+			// toolsets need are up; HTTP requests choose their own
+			// toolsets, so HTTP waits for every plugin.
+			h, shutdown, err := startHost(ctx, configFile, func(s *config.Settings) { s.OneSession = httpAddr == "" })
 			if err != nil {
 				return err
 			}

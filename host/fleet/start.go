@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -20,9 +21,36 @@ import (
 // optional plugin that fails is reported in server_health and `cairn
 // plugins`. GoLive then publishes what started.
 func (f *Fleet) Start(ctx context.Context) error {
-	specs, err := f.Specs()
+	return f.start(ctx, func(supervisor.Spec) bool { return false })
+}
+
+// StartFirst is Start for a host that serves one session with toolsets ts
+// (stdio): it returns once the plugins that session may need have
+// started, and GoLive starts the others, the built-in areas none of whose
+// toolsets ts allows. The session is answered meanwhile; their tools
+// arrive with tools/list_changed, and durable events wait until every
+// plugin has subscribed (docs/decisions.md D46).
+func (f *Fleet) StartFirst(ctx context.Context, ts config.Toolsets) error {
+	return f.start(ctx, func(s supervisor.Spec) bool { return later(s, ts) })
+}
+
+func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) error {
+	all, err := f.Specs()
 	if err != nil {
 		return err
+	}
+	var specs, rest []supervisor.Spec
+	for _, s := range all {
+		if isLater(s) {
+			rest = append(rest, s)
+		} else {
+			specs = append(specs, s)
+		}
+	}
+	if len(rest) > 0 {
+		f.mu.Lock()
+		f.laterSpecs, f.laterDone = rest, make(chan struct{})
+		f.mu.Unlock()
 	}
 	started := f.startAll(ctx, specs)
 	for _, s := range specs {
@@ -48,12 +76,19 @@ func (f *Fleet) Start(ctx context.Context) error {
 
 // GoLive marks the fleet live (a plugin that fails from now on takes its
 // tools with it), publishes the tools and tells every plugin that all are
-// subscribed.
+// subscribed; after StartFirst, it starts the plugins left for later,
+// and tells that once they are up.
 func (f *Fleet) GoLive() {
 	f.mu.Lock()
 	f.live = true
+	rest := f.laterSpecs
+	f.laterSpecs = nil
 	f.mu.Unlock()
 	f.listener.ToolsChanged()
+	if len(rest) > 0 {
+		go f.startLater(context.Background(), rest)
+		return
+	}
 	f.publishReady()
 }
 
