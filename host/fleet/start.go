@@ -47,11 +47,6 @@ func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) e
 			specs = append(specs, s)
 		}
 	}
-	if len(rest) > 0 {
-		f.mu.Lock()
-		f.laterSpecs, f.laterDone = rest, make(chan struct{})
-		f.mu.Unlock()
-	}
 	started := f.startAll(ctx, specs)
 	for _, s := range specs {
 		p := started[s.Name]
@@ -70,6 +65,13 @@ func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) e
 		if err := f.adopt(ctx, p); err != nil {
 			return errs.Newf(500, errs.InitFailed, "%v", err)
 		}
+	}
+	// Only a start that succeeded leaves plugins for GoLive: after a
+	// failed one the host stops, and nothing is left to wait for.
+	if len(rest) > 0 {
+		f.mu.Lock()
+		f.laterSpecs, f.laterDone = rest, make(chan struct{})
+		f.mu.Unlock()
 	}
 	return nil
 }
