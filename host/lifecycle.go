@@ -34,7 +34,7 @@ func (h *Host) Start(ctx context.Context) error {
 		h.Shutdown(context.Background())
 		return err
 	}
-	h.Catalog.AwaitStart(h.Fleet.Started())
+	h.Catalog.AwaitStart(h.Fleet.Started(), h.Fleet.StartLater)
 	h.Catalog.CheckToolsets(h.log)
 	h.Fleet.GoLive()
 	hs := h.Catalog.DefaultSessionSettings()

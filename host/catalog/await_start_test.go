@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/cairn-mcp/cairn/host/catalog"
@@ -18,13 +19,18 @@ func TestGetWaitsForPluginsStillStarting(t *testing.T) {
 		t.Fatal("an unregistered tool was found before any start")
 	}
 	started := make(chan struct{})
-	c.AwaitStart(started)
-	go func() {
-		if err := reg.Set("vision", []*registry.Tool{{Name: "vision_echo", Toolset: "vision"}}); err != nil {
-			t.Error(err)
-		}
-		close(started)
-	}()
+	// The plugins left for later start when a lookup needs them.
+	var once sync.Once
+	c.AwaitStart(started, func() {
+		once.Do(func() {
+			go func() {
+				if err := reg.Set("vision", []*registry.Tool{{Name: "vision_echo", Toolset: "vision"}}); err != nil {
+					t.Error(err)
+				}
+				close(started)
+			}()
+		})
+	})
 	if tool, ok := c.Get("vision_echo"); !ok || tool.Owner != "vision" {
 		t.Fatalf("Get during the start = %v, %v; want the tool its plugin registers", tool, ok)
 	}

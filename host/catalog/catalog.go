@@ -21,7 +21,7 @@ type Catalog struct {
 	// transport brings none of its own (stdio without a daemon, HTTP).
 	defaultSettings *clientsession.Settings
 	// starting is closed once every plugin has started (AwaitStart).
-	starting atomic.Pointer[<-chan struct{}]
+	starting atomic.Pointer[awaited]
 }
 
 // New is a catalog over reg; defaultSettings is the host's own session
@@ -42,11 +42,12 @@ func (c *Catalog) Get(name string) (*registry.Tool, bool) {
 	if t, ok := c.reg.Get(name); ok {
 		return t, true
 	}
-	if p := c.starting.Load(); p != nil {
+	if a := c.starting.Load(); a != nil {
+		a.startNow()
 		t := time.NewTimer(startWait)
 		defer t.Stop()
 		select {
-		case <-*p:
+		case <-a.started:
 		case <-t.C:
 		}
 		return c.reg.Get(name)
@@ -54,13 +55,21 @@ func (c *Catalog) Get(name string) (*registry.Tool, bool) {
 	return nil, false
 }
 
+// awaited is what AwaitStart was given.
+type awaited struct {
+	started  <-chan struct{}
+	startNow func()
+}
+
 // startWait bounds Get's wait for plugins still starting: about a
 // plugin start's own bound.
 const startWait = time.Minute
 
-// AwaitStart makes Get wait for started to close before it answers that
-// a tool is unknown.
-func (c *Catalog) AwaitStart(started <-chan struct{}) { c.starting.Store(&started) }
+// AwaitStart makes Get call startNow and wait for started to close before
+// it answers that a tool is unknown.
+func (c *Catalog) AwaitStart(started <-chan struct{}, startNow func()) {
+	c.starting.Store(&awaited{started: started, startNow: startNow})
+}
 
 // All lists every registered tool, visible or not.
 func (c *Catalog) All() []*registry.Tool { return c.reg.List() }

@@ -73,8 +73,9 @@ type Fleet struct {
 	// untrustedKnown: Specs has decided untrusted (see Untrusted).
 	untrustedKnown bool
 	live           bool
-	// laterSpecs are the plugins StartFirst left for GoLive to start;
-	// laterDone is closed once they have started or failed (Started).
+	// laterSpecs are the plugins StartFirst left for StartLater;
+	// laterDone is closed once they have started or failed, or were
+	// dropped by a stop (Started).
 	laterSpecs []supervisor.Spec
 	laterDone  chan struct{}
 }
@@ -141,9 +142,11 @@ func (f *Fleet) clearProblem(name string) {
 	f.mu.Unlock()
 }
 
-// Stop stops every plugin, in parallel, once those started after the
-// first answer are up.
+// Stop stops every plugin, in parallel, once those left for later are up:
+// they start even for a session that ended first, so that every plugin has
+// subscribed and the events its calls published reach them.
 func (f *Fleet) Stop(ctx context.Context) {
+	f.StartLater()
 	f.awaitLater(ctx)
 	var wg sync.WaitGroup
 	for _, p := range f.Processes() {

@@ -9,6 +9,10 @@ import (
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 )
 
+// laterAtMost is how long after going live the plugins left for later
+// start when nothing asked for them sooner (StartLater).
+const laterAtMost = 250 * time.Millisecond
+
 // laterWait bounds how long a stop, a reload or a lookup of a tool waits
 // for the plugins started after the first answer: about a start's own
 // bound (supervisor's start timeout), with room for the configure.
@@ -34,6 +38,24 @@ func later(s supervisor.Spec, ts config.Toolsets) bool {
 		}
 	}
 	return true
+}
+
+// StartLater starts the plugins StartFirst left for later, once the fleet
+// is live; it does nothing when none is left. The first tools/list
+// answered calls it (host/mcpserver), so that the session's first answers
+// do not share the CPU with their start (docs/decisions.md D46); so do a
+// lookup of a tool not registered yet (Catalog.Get), a reload and a stop,
+// and GoLive's timer (laterAtMost) when nothing did.
+func (f *Fleet) StartLater() {
+	f.mu.Lock()
+	rest := f.laterSpecs
+	if !f.live || len(rest) == 0 {
+		f.mu.Unlock()
+		return
+	}
+	f.laterSpecs = nil
+	f.mu.Unlock()
+	go f.startLater(context.Background(), rest)
 }
 
 // startLater starts the plugins Start left for later, in parallel, and

@@ -11,8 +11,9 @@ import (
 // Reload re-reads the config file and restarts the plugins whose binary or
 // settings changed, starts new ones and stops removed ones (SIGHUP).
 func (f *Fleet) Reload(ctx context.Context) error {
-	// A reload compares what runs with the config: the plugins still
-	// starting after the first answer are part of what runs.
+	// A reload compares what runs with the config: the plugins left for
+	// later are part of what runs.
+	f.StartLater()
 	f.awaitLater(ctx)
 	file, err := config.LoadFile(f.cfg.ConfigFile, true)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
@@ -78,17 +79,16 @@ func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) e
 
 // GoLive marks the fleet live (a plugin that fails from now on takes its
 // tools with it), publishes the tools and tells every plugin that all are
-// subscribed; after StartFirst, it starts the plugins left for later,
-// and tells that once they are up.
+// subscribed; after StartFirst, that is told once the plugins left for
+// later are up (StartLater).
 func (f *Fleet) GoLive() {
 	f.mu.Lock()
 	f.live = true
-	rest := f.laterSpecs
-	f.laterSpecs = nil
+	pending := len(f.laterSpecs) > 0
 	f.mu.Unlock()
 	f.listener.ToolsChanged()
-	if len(rest) > 0 {
-		go f.startLater(context.Background(), rest)
+	if pending {
+		time.AfterFunc(laterAtMost, f.StartLater)
 		return
 	}
 	f.publishReady()
