@@ -11,6 +11,11 @@ import (
 // required plugin that cannot start, or two plugins claiming one tool name,
 // is an ERR_INIT_FAILED error; an optional plugin that fails is reported in
 // server_health and `cairn plugins`.
+//
+// A host that serves one session (config.Settings.OneSession) returns once
+// the plugins that session's toolsets need are up; the others start
+// meanwhile, and their tools arrive with tools/list_changed
+// (fleet.Fleet.StartFirst; docs/decisions.md D46).
 func (h *Host) Start(ctx context.Context) error {
 	for _, w := range h.cfg.Warnings {
 		h.log.Warn(w)
@@ -19,10 +24,17 @@ func (h *Host) Start(ctx context.Context) error {
 	if err := datadir.Make(h.cfg.DataDir, 0o700); err != nil {
 		return errs.Newf(500, errs.InitFailed, "cannot create the data directory %s: %v", h.cfg.DataDir, err)
 	}
-	if err := h.Fleet.Start(ctx); err != nil {
+	start := h.Fleet.Start
+	if h.cfg.OneSession {
+		start = func(ctx context.Context) error {
+			return h.Fleet.StartFirst(ctx, h.Catalog.DefaultSessionSettings().Toolsets)
+		}
+	}
+	if err := start(ctx); err != nil {
 		h.Shutdown(context.Background())
 		return err
 	}
+	h.Catalog.AwaitStart(h.Fleet.Started(), h.Fleet.StartLater)
 	h.Catalog.CheckToolsets(h.log)
 	h.Fleet.GoLive()
 	hs := h.Catalog.DefaultSessionSettings()

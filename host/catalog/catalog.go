@@ -6,6 +6,8 @@ package catalog
 
 import (
 	"context"
+	"sync/atomic"
+	"time"
 
 	"github.com/cairn-mcp/cairn/host/clientsession"
 	"github.com/cairn-mcp/cairn/host/registry"
@@ -18,6 +20,8 @@ type Catalog struct {
 	// defaultSettings holds the settings of client sessions whose
 	// transport brings none of its own (stdio without a daemon, HTTP).
 	defaultSettings *clientsession.Settings
+	// starting is closed once every plugin has started (AwaitStart).
+	starting atomic.Pointer[awaited]
 }
 
 // New is a catalog over reg; defaultSettings is the host's own session
@@ -30,8 +34,42 @@ func New(reg *registry.Registry, defaultSettings *clientsession.Settings) *Catal
 // removed there.
 func (c *Catalog) Registry() *registry.Registry { return c.reg }
 
-// Get returns the registered tool name.
-func (c *Catalog) Get(name string) (*registry.Tool, bool) { return c.reg.Get(name) }
+// Get returns the registered tool name. While plugins are still starting
+// after the first answer (AwaitStart), a name not registered yet waits for
+// them, so a call to a tool of such a plugin runs rather than fails as
+// unknown (docs/decisions.md D46).
+func (c *Catalog) Get(name string) (*registry.Tool, bool) {
+	if t, ok := c.reg.Get(name); ok {
+		return t, true
+	}
+	if a := c.starting.Load(); a != nil {
+		a.startNow()
+		t := time.NewTimer(startWait)
+		defer t.Stop()
+		select {
+		case <-a.started:
+		case <-t.C:
+		}
+		return c.reg.Get(name)
+	}
+	return nil, false
+}
+
+// awaited is what AwaitStart was given.
+type awaited struct {
+	started  <-chan struct{}
+	startNow func()
+}
+
+// startWait bounds Get's wait for plugins still starting: about a
+// plugin start's own bound.
+const startWait = time.Minute
+
+// AwaitStart makes Get call startNow and wait for started to close before
+// it answers that a tool is unknown.
+func (c *Catalog) AwaitStart(started <-chan struct{}, startNow func()) {
+	c.starting.Store(&awaited{started: started, startNow: startNow})
+}
 
 // All lists every registered tool, visible or not.
 func (c *Catalog) All() []*registry.Tool { return c.reg.List() }

@@ -54,7 +54,7 @@ func Main(args []string, w Wiring) int {
 		sdk.Serve(a.New())
 		return 0
 	}
-	root := newRoot()
+	root := newRootFor(args)
 	// `cairn --version` prints the version a release was built as, the
 	// one its archive and bundle names carry (docs/deploy.md, Releases).
 	root.Version = wiring.Version
@@ -120,6 +120,26 @@ func envTable() string {
 }
 
 func newRoot() *cobra.Command {
+	cmds := []*cobra.Command{serves(newServe()), newVersion(), newTools(), newPlugins()}
+	for _, f := range extraCommands {
+		cmds = append(cmds, f())
+	}
+	return newRootWith(cmds...)
+}
+
+// newRootFor is the command tree that runs args. `cairn serve`, which
+// every agent session starts, gets a tree of that command alone: the
+// others are generated from some eighty tools' schemas, a millisecond of
+// its cold start (docs/decisions.md D46).
+func newRootFor(args []string) *cobra.Command {
+	if len(args) > 0 && args[0] == "serve" {
+		return newRootWith(serves(newServe()))
+	}
+	return newRoot()
+}
+
+// newRootWith is the root command over the top-level commands cmds.
+func newRootWith(cmds ...*cobra.Command) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cairn",
 		Short: "cairn: an MCP tool server for coding agents",
@@ -133,10 +153,7 @@ Add it to Claude Code with:
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(serves(newServe()), newVersion(), newTools(), newPlugins())
-	for _, f := range extraCommands {
-		root.AddCommand(f())
-	}
+	root.AddCommand(cmds...)
 	// The environment is told once, at the top: a subcommand's help shows
 	// its own flags.
 	help := root.HelpFunc()
@@ -281,7 +298,10 @@ settings changed. SIGINT and SIGTERM stop cleanly.`,
 				return err
 			}
 			defer startTracing("cairn")()
-			h, shutdown, err := startHost(ctx, configFile, nil)
+			// One stdio session is answered once the plugins its
+			// toolsets need are up; HTTP requests choose their own
+			// toolsets, so HTTP waits for every plugin.
+			h, shutdown, err := startHost(ctx, configFile, func(s *config.Settings) { s.OneSession = httpAddr == "" })
 			if err != nil {
 				return err
 			}

@@ -112,6 +112,11 @@ type Settings struct {
 	File File
 	// TempDataDir is set in TEST mode: the host removes it at exit.
 	TempDataDir bool
+	// OneSession is set by a command whose host serves one session with
+	// these settings (stdio without a daemon): Start returns once the
+	// plugins that session's toolsets need are up, and the others start
+	// after (docs/decisions.md D46). Not read from the environment.
+	OneSession bool
 	// Warnings name the session settings that were wrong and what is used
 	// instead; the session reports them and goes on.
 	Warnings []string

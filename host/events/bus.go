@@ -87,11 +87,14 @@ type Bus struct {
 	// before, an event awaited by its publisher (PublishAwait) would find
 	// some handlers missing and be called handled without them.
 	subscribed atomic.Bool
+	// allSubscribed is closed by the first MarkSubscribed.
+	allSubscribed chan struct{}
+	markOnce      sync.Once
 }
 
 // New returns an empty bus.
 func New(log hclog.Logger) *Bus {
-	return &Bus{log: log, subs: map[uint64]*subscriber{}, now: time.Now}
+	return &Bus{log: log, subs: map[uint64]*subscriber{}, now: time.Now, allSubscribed: make(chan struct{})}
 }
 
 // Subscribe registers h for events matching pattern and returns a function
@@ -198,8 +201,22 @@ func (b *Bus) PublishAwait(ev Event) (stamped Event, wait func(ctx context.Conte
 
 // MarkSubscribed records that every plugin of this server has subscribed;
 // Subscribed reports it. The host marks it once its plugins have started.
-func (b *Bus) MarkSubscribed()  { b.subscribed.Store(true) }
+func (b *Bus) MarkSubscribed() {
+	b.subscribed.Store(true)
+	b.markOnce.Do(func() { close(b.allSubscribed) })
+}
 func (b *Bus) Subscribed() bool { return b.subscribed.Load() }
+
+// AwaitSubscribed returns once every plugin of this server has subscribed
+// (true), or when ctx ends first (false).
+func (b *Bus) AwaitSubscribed(ctx context.Context) bool {
+	select {
+	case <-b.allSubscribed:
+		return true
+	case <-ctx.Done():
+		return b.Subscribed()
+	}
+}
 
 // PublishRemote queues an event another server published for every
 // matching subscriber but the local ones; it goes no further.

@@ -73,6 +73,11 @@ type Fleet struct {
 	// untrustedKnown: Specs has decided untrusted (see Untrusted).
 	untrustedKnown bool
 	live           bool
+	// laterSpecs are the plugins StartFirst left for StartLater;
+	// laterDone is closed once they have started or failed, or were
+	// dropped by a stop (Started).
+	laterSpecs []supervisor.Spec
+	laterDone  chan struct{}
 }
 
 // New prepares a fleet; Listen names its listener before Start.
@@ -81,7 +86,14 @@ func New(cfg config.Settings, opts Options) *Fleet {
 		cfg: cfg, opts: opts, log: opts.Logger, bus: opts.Bus, reg: opts.Registry,
 		plugins: map[string]*supervisor.Process{}, specs: map[string]supervisor.Spec{},
 		fprints: map[string]string{}, problems: map[string]string{},
+		laterDone: closed(),
 	}
+}
+
+func closed() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // Listen makes l the fleet's listener. Call it once, before Start.
@@ -130,8 +142,12 @@ func (f *Fleet) clearProblem(name string) {
 	f.mu.Unlock()
 }
 
-// Stop stops every plugin, in parallel.
+// Stop stops every plugin, in parallel, once those left for later are up:
+// they start even for a session that ended first, so that every plugin has
+// subscribed and the events its calls published reach them.
 func (f *Fleet) Stop(ctx context.Context) {
+	f.StartLater()
+	f.awaitLater(ctx)
 	var wg sync.WaitGroup
 	for _, p := range f.Processes() {
 		wg.Add(1)

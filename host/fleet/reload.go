@@ -11,6 +11,10 @@ import (
 // Reload re-reads the config file and restarts the plugins whose binary or
 // settings changed, starts new ones and stops removed ones (SIGHUP).
 func (f *Fleet) Reload(ctx context.Context) error {
+	// A reload compares what runs with the config: the plugins left for
+	// later are part of what runs.
+	f.StartLater()
+	f.awaitLater(ctx)
 	file, err := config.LoadFile(f.cfg.ConfigFile, true)
 	if err != nil {
 		f.log.Error("config reload refused; keeping the running configuration", "error", err)

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/events"
 	"github.com/cairn-mcp/cairn/host/supervisor"
 	"github.com/cairn-mcp/cairn/internal/trail/bundle"
@@ -20,9 +22,31 @@ import (
 // optional plugin that fails is reported in server_health and `cairn
 // plugins`. GoLive then publishes what started.
 func (f *Fleet) Start(ctx context.Context) error {
-	specs, err := f.Specs()
+	return f.start(ctx, func(supervisor.Spec) bool { return false })
+}
+
+// StartFirst is Start for a host that serves one session with toolsets ts
+// (stdio): it returns once the plugins that session may need have
+// started, and GoLive starts the others, the built-in areas none of whose
+// toolsets ts allows. The session is answered meanwhile; their tools
+// arrive with tools/list_changed, and durable events wait until every
+// plugin has subscribed (docs/decisions.md D46).
+func (f *Fleet) StartFirst(ctx context.Context, ts config.Toolsets) error {
+	return f.start(ctx, func(s supervisor.Spec) bool { return later(s, ts) })
+}
+
+func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) error {
+	all, err := f.Specs()
 	if err != nil {
 		return err
+	}
+	var specs, rest []supervisor.Spec
+	for _, s := range all {
+		if isLater(s) {
+			rest = append(rest, s)
+		} else {
+			specs = append(specs, s)
+		}
 	}
 	started := f.startAll(ctx, specs)
 	for _, s := range specs {
@@ -43,17 +67,30 @@ func (f *Fleet) Start(ctx context.Context) error {
 			return errs.Newf(500, errs.InitFailed, "%v", err)
 		}
 	}
+	// Only a start that succeeded leaves plugins for GoLive: after a
+	// failed one the host stops, and nothing is left to wait for.
+	if len(rest) > 0 {
+		f.mu.Lock()
+		f.laterSpecs, f.laterDone = rest, make(chan struct{})
+		f.mu.Unlock()
+	}
 	return nil
 }
 
 // GoLive marks the fleet live (a plugin that fails from now on takes its
 // tools with it), publishes the tools and tells every plugin that all are
-// subscribed.
+// subscribed; after StartFirst, that is told once the plugins left for
+// later are up (StartLater).
 func (f *Fleet) GoLive() {
 	f.mu.Lock()
 	f.live = true
+	pending := len(f.laterSpecs) > 0
 	f.mu.Unlock()
 	f.listener.ToolsChanged()
+	if pending {
+		time.AfterFunc(laterAtMost, f.StartLater)
+		return
+	}
 	f.publishReady()
 }
 

@@ -133,6 +133,11 @@ func New(c Config) *Server {
 				}
 			}
 		}
+		// The session has its tools: the plugins it did not wait for
+		// start now (docs/decisions.md D46).
+		if srv.fleet != nil {
+			srv.fleet.StartLater()
+		}
 	})
 	srv.mcp = server.NewMCPServer("cairn", c.Version,
 		server.WithHooks(hooks),

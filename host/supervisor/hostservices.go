@@ -3,7 +3,9 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -71,17 +73,32 @@ func (h *hostServices) event(ev seam.Event) (events.Event, error) {
 // PublishStreamed puts an event of the plugin's event stream on the bus.
 // An event without an id is acknowledged once it is on the bus; one with
 // its own id (a durable publisher's) only once every local plugin
-// subscriber's handler has returned (the wait) — or at once for retry
-// while the server's plugins have not all subscribed.
+// subscriber's handler has returned (the wait). While the server's plugins
+// have not all subscribed, such an event waits for them (subscribeWait)
+// before it goes on the bus, and is acknowledged for retry if they take
+// longer: a host that answers its session before every plugin is up
+// (docs/decisions.md D46) would otherwise send its first calls' events
+// back to their publishers, whose retries may come much later.
 func (h *hostServices) PublishStreamed(ev seam.Event) (func(context.Context) error, string, error) {
 	e, err := h.event(ev)
 	switch {
 	case err != nil:
 		return nil, "", err
 	case e.ID != "" && !h.bus.Subscribed():
-		// Not every plugin has subscribed yet: the event could not be
-		// handled by all of them, so its publisher keeps it for later.
-		return nil, "the server is still starting its plugins", nil
+		// The wait runs off the stream's receiving loop, in ack order,
+		// so these events reach the bus in the order they came.
+		return func(ctx context.Context) error {
+			sctx, cancel := context.WithTimeout(ctx, subscribeWait)
+			defer cancel()
+			if !h.bus.AwaitSubscribed(sctx) {
+				// Not every plugin has subscribed: the event could
+				// not be handled by all of them, so its publisher
+				// keeps it for later.
+				return errStillStarting
+			}
+			_, wait := h.bus.PublishAwait(e)
+			return wait(ctx)
+		}, "", nil
 	case e.ID != "":
 		_, wait := h.bus.PublishAwait(e)
 		return wait, "", nil
@@ -90,3 +107,11 @@ func (h *hostServices) PublishStreamed(ev seam.Event) (func(context.Context) err
 		return nil, "", nil
 	}
 }
+
+// subscribeWait bounds how long a durable event waits for every plugin to
+// subscribe before its publisher is told to retry it.
+const subscribeWait = 10 * time.Second
+
+// errStillStarting is the retry reason of a durable event published while
+// the server's plugins have not all subscribed.
+var errStillStarting = errors.New("the server is still starting its plugins")

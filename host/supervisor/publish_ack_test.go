@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -33,11 +34,29 @@ func TestPublishEventsAcksAnEventWithIDAfterLocalHandlers(t *testing.T) {
 	}))()
 	h := &hostServices{plugin: "core", bus: bus}
 
-	// Before every plugin has subscribed, a durable event is handed back.
-	if wait, retry, err := h.PublishStreamed(seam.Event{ID: "evt_0", Type: "task.early", Data: []byte(`{}`)}); err != nil || retry == "" || wait != nil {
-		t.Fatalf("PublishStreamed = %v, %q, %v; want a retry before the plugins subscribed", wait != nil, retry, err)
+	// Before every plugin has subscribed, a durable event waits for them
+	// off the bus, and is handed back for retry if they take longer than
+	// its wait (docs/decisions.md D46).
+	early, retry, err := h.PublishStreamed(seam.Event{ID: "evt_0", Type: "task.early", Data: []byte(`{}`)})
+	if err != nil || retry != "" || early == nil {
+		t.Fatalf("PublishStreamed = %v, %q, %v; want a wait for the plugins to subscribe", early != nil, retry, err)
 	}
+	ended, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := early(ended); err == nil {
+		t.Fatal("an event published before every plugin subscribed was called handled without them")
+	}
+	if len(seen) != 0 {
+		t.Fatalf("%s reached the bus before every plugin subscribed", (<-seen).ID)
+	}
+	early, _, _ = h.PublishStreamed(seam.Event{ID: "evt_0", Type: "task.early", Data: []byte(`{}`)})
 	bus.MarkSubscribed()
+	if err := early(t.Context()); err != nil {
+		t.Fatalf("wait = %v, want nil once every plugin subscribed and the handler returned", err)
+	}
+	if ev := <-seen; ev.ID != "evt_0" {
+		t.Fatalf("bus got %s, want the event held until every plugin subscribed", ev.ID)
+	}
 
 	wait, retry, err := h.PublishStreamed(seam.Event{ID: "evt_1", Type: "task.slow", Time: "2026-01-01T00:00:00.000Z", Data: []byte(`{}`)})
 	if err != nil || retry != "" || wait == nil {

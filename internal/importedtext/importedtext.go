@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Heading starts each record that keeps an imported text; the field's
@@ -30,7 +31,12 @@ func DescriptionMarker(kept, whole int) string {
 // spares other texts the expression.
 var descriptionMarkerEnd = fmt.Sprintf(" records %q.]", Heading+": description")
 
-var descriptionMarker = regexp.MustCompile(`\n\n\[… the import kept the first ([0-9]+) of ([0-9]+) characters here; the whole text is in this task's thought trail, in the discovery records "` + Heading + `: description"\.\]\z`)
+// The expressions here compile on first use, not in package init, which
+// every cairn process runs (docs/decisions.md D46).
+
+var descriptionMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\n\n\[… the import kept the first ([0-9]+) of ([0-9]+) characters here; the whole text is in this task's thought trail, in the discovery records "` + Heading + `: description"\.\]\z`)
+})
 
 // CutDescription reads the marker that ends description d: what the field
 // kept before it and the character counts it states; ok is false when d
@@ -39,7 +45,7 @@ func CutDescription(d string) (kept string, keptN, wholeN int, ok bool) {
 	if !strings.HasSuffix(d, descriptionMarkerEnd) {
 		return "", 0, 0, false
 	}
-	m := descriptionMarker.FindStringSubmatchIndex(d)
+	m := descriptionMarker().FindStringSubmatchIndex(d)
 	if m == nil {
 		return "", 0, 0, false
 	}
@@ -56,12 +62,14 @@ func PartHeading(field string, i, n int) string {
 	return fmt.Sprintf("%s: %s (part %d of %d)\n\n", Heading, field, i, n)
 }
 
-var partHeading = regexp.MustCompile(`\A` + Heading + `: (title|description) \(part ([0-9]+) of ([0-9]+)\)\n\n`)
+var partHeading = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\A` + Heading + `: (title|description) \(part ([0-9]+) of ([0-9]+)\)\n\n`)
+})
 
 // Part reads a record's content: the field, part i of n, and the text
 // after the heading; ok is false when content starts with no part heading.
 func Part(content string) (field string, i, n int, text string, ok bool) {
-	m := partHeading.FindStringSubmatch(content)
+	m := partHeading().FindStringSubmatch(content)
 	if m == nil {
 		return "", 0, 0, "", false
 	}

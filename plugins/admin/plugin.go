@@ -34,7 +34,7 @@ const Version = "0.1.0"
 const outboxFallback = 10 * time.Second
 
 func init() {
-	builtin.Register(builtin.Area{Name: "admin", Order: 30, Description: "API keys, workspaces, members, invitations, projects, signed webhooks", New: New})
+	builtin.Register(builtin.Area{Name: "admin", Toolsets: []string{"admin"}, Order: 30, Description: "API keys, workspaces, members, invitations, projects, signed webhooks", New: New})
 }
 
 // Area holds the plugin's resources.

@@ -20,6 +20,11 @@ type Area struct {
 	Description string
 	// Order sorts areas for start-up and listings.
 	Order int
+	// Toolsets are the toolsets of the area's tools, the internal one
+	// aside. A session that allows none of them does not wait for the
+	// area to start (docs/decisions.md D46); nil means unknown, and every
+	// session waits.
+	Toolsets []string
 	// New builds the plugin; it runs in the plugin process only.
 	New func() *sdk.Plugin
 }

@@ -44,7 +44,7 @@ const (
 )
 
 func init() {
-	builtin.Register(builtin.Area{Name: "core", Order: 10, Description: "tasks, projects, skills, decision trail", New: New})
+	builtin.Register(builtin.Area{Name: "core", Toolsets: []string{"core"}, Order: 10, Description: "tasks, projects, skills, decision trail", New: New})
 }
 
 // bucketLastProject remembers, per caller, the project they used last (D7).

@@ -33,7 +33,7 @@ const Toolset = "sdd"
 const ResourcePrefix = "sdd://"
 
 func init() {
-	builtin.Register(builtin.Area{Name: "sdd", Order: 20, Description: "spec-driven development: plans, leases, spawn rules, state, evolution", New: New})
+	builtin.Register(builtin.Area{Name: "sdd", Toolsets: []string{Toolset}, Order: 20, Description: "spec-driven development: plans, leases, spawn rules, state, evolution", New: New})
 }
 
 // Area is the sdd area: its plugin and its engine, which exists once

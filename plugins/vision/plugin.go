@@ -41,7 +41,7 @@ const (
 const EnvComputerTool = "CAIRN_COMPUTER_TOOL"
 
 func init() {
-	builtin.Register(builtin.Area{Name: "vision", Order: 40, Description: "vision analysis and computer use through a hosted model", New: New})
+	builtin.Register(builtin.Area{Name: "vision", Toolsets: []string{ToolsetVision, ToolsetComputer}, Order: 40, Description: "vision analysis and computer use through a hosted model", New: New})
 }
 
 // Area is the vision area: its plugin and the configured libraries.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -44,8 +45,13 @@ var backlogStatuses = map[string]string{
 // blocked, which has none of its own: cairn requires one (D8).
 const BacklogBlockedReason = "marked blocked in Backlog.md"
 
+// The expressions here compile on first use, not in package init, which
+// every cairn process runs (docs/decisions.md D46).
+
 // backlogMarker matches the comment lines Backlog.md fences sections with.
-var backlogMarker = regexp.MustCompile(`(?m)^[ \t]*<!--\s*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)\s*-->[ \t]*\r?\n?`)
+var backlogMarker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^[ \t]*<!--\s*(?:SECTION:[A-Z_]+|AC|DOD):(?:BEGIN|END)\s*-->[ \t]*\r?\n?`)
+})
 
 // backlogFolders are the folders of a board that hold tasks, in the order
 // they are read, and the status each gives its tasks (empty: the file's).
@@ -265,7 +271,7 @@ func folderNames(folder *backlogFolder) ([]string, error) {
 	for {
 		entries, err := f.ReadDir(1024)
 		for _, e := range entries {
-			if !e.IsDir() && backlogFileName.MatchString(e.Name()) {
+			if !e.IsDir() && backlogFileName().MatchString(e.Name()) {
 				names = append(names, e.Name())
 			}
 		}
@@ -610,7 +616,7 @@ func backlogBody(body []byte) string {
 			return text
 		}
 	}
-	s = backlogMarker.ReplaceAllString(s, "")
+	s = backlogMarker().ReplaceAllString(s, "")
 	s = strings.TrimSpace(s)
 	s = strings.TrimSpace(strings.TrimPrefix(s, "## Description"))
 	return s

@@ -48,7 +48,7 @@ func readBacklogConfig(root *os.Root, shown string) (backlogIDs, error) {
 	if err != nil {
 		return ids, err
 	}
-	if !backlogPrefixPattern.MatchString(s) {
+	if !backlogPrefixPattern().MatchString(s) {
 		return ids, Refuse(w, "task_prefix", "pattern", "task_prefix %q must be letters only, as Backlog.md requires (task, back, T)", s)
 	}
 	ids.prefix = strings.ToLower(s)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Backlog.md writes assignees as handles, unquoted: "assignee: @ann" or
@@ -11,8 +12,11 @@ import (
 // value). Backlog.md quotes them before parsing; so does quoteHandles, line
 // by line, so that every line keeps its number for the errors.
 
+// The expressions here compile on first use, not in package init, which
+// every cairn process runs (docs/decisions.md D46).
+
 // handleLine matches an assignee or reporter line and splits its value.
-var handleLine = regexp.MustCompile(`^(\s*(?:assignee|reporter):\s*)(.*?)\s*$`)
+var handleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*(?:assignee|reporter):\s*)(.*?)\s*$`) })
 
 // quoteHandles quotes the @handles of the assignee and reporter lines of a
 // frontmatter.
@@ -23,7 +27,7 @@ func quoteHandles(front []byte) []byte {
 	lines := strings.Split(string(front), "\n")
 	for i, l := range lines {
 		cr := strings.HasSuffix(l, "\r")
-		m := handleLine.FindStringSubmatch(strings.TrimSuffix(l, "\r"))
+		m := handleLine().FindStringSubmatch(strings.TrimSuffix(l, "\r"))
 		if m == nil {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Backlog.md ids are <prefix>-<n>, sub-tasks <prefix>-<n>.<m>: the prefix
@@ -12,12 +13,15 @@ import (
 // on their own as draft-<n>. Older boards and their dependencies still
 // say task-<n> after the prefix changed, and bare numbers name tasks too.
 
+// The expressions here compile on first use, not in package init, which
+// every cairn process runs (docs/decisions.md D46).
+
 // backlogIDPattern matches an id: an optional letters prefix and the
 // dot-separated numbers.
-var backlogIDPattern = regexp.MustCompile(`^(?:([a-z]+)-)?([0-9]+(?:\.[0-9]+)*)$`)
+var backlogIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:([a-z]+)-)?([0-9]+(?:\.[0-9]+)*)$`) })
 
 // backlogPrefixPattern is what Backlog.md accepts as a task_prefix.
-var backlogPrefixPattern = regexp.MustCompile(`^[A-Za-z]+$`)
+var backlogPrefixPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]+$`) })
 
 // backlogDefaultPrefix is Backlog.md's task prefix when config.yml sets none.
 const backlogDefaultPrefix = "task"
@@ -31,7 +35,7 @@ type backlogIDs struct{ prefix string }
 // case, then its numbers without leading zeros ("BACK-217.02" is
 // back-217.2).
 func (ids backlogIDs) key(w Where, field, s string) (string, error) {
-	m := backlogIDPattern.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
+	m := backlogIDPattern().FindStringSubmatch(strings.ToLower(strings.TrimSpace(s)))
 	if m == nil {
 		return "", Refuse(w, field, "pattern", "%s %q is not a task id such as %s-7 or %s-7.1", field, s, ids.prefix, ids.prefix)
 	}
@@ -76,4 +80,4 @@ func (ids backlogIDs) idLess(a, b string) bool {
 // backlogFileName matches the name of a task or draft file: an id, then
 // usually " - " and the title (Backlog.md globs <prefix>-*.md); a
 // readme.md beside them is not a task.
-var backlogFileName = regexp.MustCompile(`^[A-Za-z]+-[0-9][^/]*\.md$`)
+var backlogFileName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z]+-[0-9][^/]*\.md$`) })

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -54,8 +55,11 @@ type PlanItem struct {
 	After  []int
 }
 
+// The expressions here compile on first use, not in package init, which
+// every cairn process runs (docs/decisions.md D46).
+
 // afterRef is an item's explicit reference to the items it follows.
-var afterRef = regexp.MustCompile(`(?i)\(\s*after\b([^)]*)\)`)
+var afterRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\(\s*after\b([^)]*)\)`) })
 
 // maxTaskTitle is the longest task title the board takes, and
 // maxTaskText the longest item text a task's description carries, in
@@ -83,7 +87,7 @@ func planItems(context string) ([]PlanItem, error) {
 		if n > 1 {
 			it.After = []int{n - 1}
 		}
-		if m := afterRef.FindStringSubmatchIndex(text); m != nil {
+		if m := afterRef().FindStringSubmatchIndex(text); m != nil {
 			after, err := parseAfter(n, text[m[2]:m[3]])
 			if err != nil {
 				return nil, err
@@ -168,21 +172,21 @@ func cut(text string, n int) string {
 
 // taskIDPattern is what a task id of the board looks like; a lease's
 // taskId that matches it must name a task that exists.
-var taskIDPattern = regexp.MustCompile(`^T-[0-9]+$`)
+var taskIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^T-[0-9]+$`) })
 
 // boardTaskID is a task id the board can hold: no leading zero.
-var boardTaskID = regexp.MustCompile(`^T-[1-9][0-9]*$`)
+var boardTaskID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^T-[1-9][0-9]*$`) })
 
 // workIDPattern is every other taskId a lease may name (a plan item, an
 // outside tracker's id): one word of letters, digits and . _ : / # -.
-var workIDPattern = regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._:/#-]*$`)
+var workIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[\p{L}\p{N}][\p{L}\p{N}._:/#-]*$`) })
 
 // checkLeaseTask checks a lease's taskId: a task id (T-<n>) must name a
 // task on board (when the engine's caller has one); anything else must be
 // one word.
 func checkLeaseTask(board TaskBoard, id string) error {
-	if taskIDPattern.MatchString(id) {
-		if !boardTaskID.MatchString(id) {
+	if taskIDPattern().MatchString(id) {
+		if !boardTaskID().MatchString(id) {
 			return errs.NotFoundf(errs.TaskNotFound, "taskId", "no task %s: task ids have no leading zero (task_list shows them)", id)
 		}
 		if board == nil {
@@ -190,7 +194,7 @@ func checkLeaseTask(board TaskBoard, id string) error {
 		}
 		return board.CheckTask(id)
 	}
-	if !workIDPattern.MatchString(id) {
+	if !workIDPattern().MatchString(id) {
 		return errs.Invalidf("taskId", "pattern", "taskId %q is not an id: name a task (T-12) or a work item in one word of letters, digits and . _ : / # - (plan-3, ENG-42)", id)
 	}
 	return nil
