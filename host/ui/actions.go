@@ -1,8 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -52,26 +50,11 @@ func (a actionInput) toolCall(taskID string) (string, map[string]any, *errs.Erro
 	}
 }
 
-// maxActionBody bounds a posted action (a comment is at most 5000
-// characters; the rest is small).
-const maxActionBody = 64 << 10
-
 // apiAction performs an action as the logged-in person, only when the
 // login allowed actions (read-only by default).
 func (s *Server) apiAction(w http.ResponseWriter, r *http.Request) {
-	g := grantFrom(r.Context())
-	if !g.AllowActions {
-		writeErr(w, readOnlyRefusal())
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))
-	if err != nil || len(body) > maxActionBody {
-		writeErr(w, errs.Invalid("body", "maxLength", "the action is missing or too large"))
-		return
-	}
-	var in actionInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		writeErr(w, errs.Invalidf("body", "type", "the action is not a JSON object: %v", err))
+	g, in, ok := readPersonPost[actionInput](w, r, "action")
+	if !ok {
 		return
 	}
 	name, args, e := in.toolCall(r.PathValue("id"))

@@ -8,8 +8,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -80,19 +78,8 @@ type approvalInput struct {
 
 // apiApprove decides a pending approval as the logged-in person.
 func (s *Server) apiApprove(w http.ResponseWriter, r *http.Request) {
-	g := grantFrom(r.Context())
-	if !g.AllowActions {
-		writeErr(w, readOnlyRefusal())
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))
-	if err != nil || len(body) > maxActionBody {
-		writeErr(w, errs.Invalid("body", "maxLength", "the decision is missing or too large"))
-		return
-	}
-	var in approvalInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		writeErr(w, errs.Invalidf("body", "type", "the decision is not a JSON object: %v", err))
+	g, in, ok := readPersonPost[approvalInput](w, r, "decision")
+	if !ok {
 		return
 	}
 	args, e := in.args(r.PathValue("id"))

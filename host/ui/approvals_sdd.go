@@ -9,8 +9,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -47,19 +45,8 @@ func (s *Server) pendingPhaseMoves(ctx context.Context, g Grant) phaseMoves {
 
 // apiGateApprove decides a waiting phase move as the logged-in person.
 func (s *Server) apiGateApprove(w http.ResponseWriter, r *http.Request) {
-	g := grantFrom(r.Context())
-	if !g.AllowActions {
-		writeErr(w, readOnlyRefusal())
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))
-	if err != nil || len(body) > maxActionBody {
-		writeErr(w, errs.Invalid("body", "maxLength", "the decision is missing or too large"))
-		return
-	}
-	var in approvalInput
-	if err := json.Unmarshal(body, &in); err != nil {
-		writeErr(w, errs.Invalidf("body", "type", "the decision is not a JSON object: %v", err))
+	g, in, ok := readPersonPost[approvalInput](w, r, "decision")
+	if !ok {
 		return
 	}
 	args, e := in.gateArgs(r.PathValue("phase"))

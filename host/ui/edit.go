@@ -9,8 +9,6 @@ package ui
 
 import (
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -158,29 +156,10 @@ func nonNil(s []string) []string {
 	return s
 }
 
-// readForm decodes a posted form, bounded as an action is.
-func readForm(r *http.Request) (taskForm, *errs.Error) {
-	var f taskForm
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxActionBody+1))
-	if err != nil || len(body) > maxActionBody {
-		return f, errs.Invalid("body", "maxLength", "the form is missing or too large")
-	}
-	if err := json.Unmarshal(body, &f); err != nil {
-		return f, errs.Invalidf("body", "type", "the form is not a JSON object of text fields: %v", err)
-	}
-	return f, nil
-}
-
 // apiCreate creates a task from the new-task form as the logged-in person.
 func (s *Server) apiCreate(w http.ResponseWriter, r *http.Request) {
-	g := grantFrom(r.Context())
-	if !g.AllowActions {
-		writeErr(w, readOnlyRefusal())
-		return
-	}
-	f, e := readForm(r)
-	if e != nil {
-		writeErr(w, e)
+	g, f, ok := readPersonPost[taskForm](w, r, "form")
+	if !ok {
 		return
 	}
 	args, e := f.createArgs()
@@ -199,14 +178,8 @@ func (s *Server) apiCreate(w http.ResponseWriter, r *http.Request) {
 // apiEdit applies the edit form to a task as the logged-in person: the
 // changed fields in one task_update.
 func (s *Server) apiEdit(w http.ResponseWriter, r *http.Request) {
-	g := grantFrom(r.Context())
-	if !g.AllowActions {
-		writeErr(w, readOnlyRefusal())
-		return
-	}
-	f, e := readForm(r)
-	if e != nil {
-		writeErr(w, e)
+	g, f, ok := readPersonPost[taskForm](w, r, "form")
+	if !ok {
 		return
 	}
 	id := r.PathValue("id")

@@ -308,67 +308,48 @@
       } catch (e) { b.hidden = true; }
     }
     pendingBadge();
-    document.addEventListener("submit", async (ev) => {
-      const form = ev.target.closest("form[data-approve]");
-      if (!form) return;
-      ev.preventDefault();
-      const row = form.closest("[data-task]");
-      clearErrors(row);
-      const out = row.querySelector(".result");
-      out.textContent = "sending…";
-      const payload = { decision: form.dataset.approve, reason: (new FormData(form)).get("reason") || "" };
-      let r, body;
-      try {
-        r = await api("/api/task/" + encodeURIComponent(row.dataset.task) + "/approve", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
-        body = await r.json();
-      } catch (e) {
-        if (!(e instanceof LoggedOut)) out.textContent = e.message;
-        return;
-      }
-      if (!r.ok) {
-        const err = body.error || { message: r.statusText };
-        const slot = fieldOf(err) === "reason" && form.querySelector('[data-error-for="reason"]');
-        if (slot) { slot.textContent = err.message; form.querySelector('[name="reason"]').setAttribute("aria-invalid", "true"); out.textContent = ""; }
-        else out.textContent = err.message;
-        row.dataset.refused = fieldOf(err) || err.code || "refused";
-        return;
-      }
-      out.textContent = (body.state === "approved" ? "Approved" : "Rejected") + " by " + body.by + "; the task is " + String(body.status).replace(/_/g, " ") + ".";
-      row.dataset.decided = body.state;
-      if (document.activeElement) document.activeElement.blur();
-    });
-
+    // onDecision posts a person's decision from a row's Approve or Reject
+    // form (its data-<attr> holds the decision) and shows the outcome in the
+    // row; a refusal naming the reason shows beside that field.
+    function onDecision(formSel, attr, rowSel, urlOf, outcome) {
+      document.addEventListener("submit", async (ev) => {
+        const form = ev.target.closest(formSel);
+        if (!form) return;
+        ev.preventDefault();
+        const row = form.closest(rowSel);
+        clearErrors(row);
+        const out = row.querySelector(".result");
+        out.textContent = "sending…";
+        const payload = { decision: form.dataset[attr], reason: (new FormData(form)).get("reason") || "" };
+        let r, body;
+        try {
+          r = await api(urlOf(row), { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
+          body = await r.json();
+        } catch (e) {
+          if (!(e instanceof LoggedOut)) out.textContent = e.message;
+          return;
+        }
+        if (!r.ok) {
+          const err = body.error || { message: r.statusText };
+          const slot = fieldOf(err) === "reason" && form.querySelector('[data-error-for="reason"]');
+          if (slot) { slot.textContent = err.message; form.querySelector('[name="reason"]').setAttribute("aria-invalid", "true"); out.textContent = ""; }
+          else out.textContent = err.message;
+          row.dataset.refused = fieldOf(err) || err.code || "refused";
+          return;
+        }
+        out.textContent = (body.state === "approved" ? "Approved" : "Rejected") + " by " + body.by + "; " + outcome(body) + ".";
+        row.dataset.decided = body.state;
+        if (document.activeElement) document.activeElement.blur();
+      });
+    }
+    onDecision("form[data-approve]", "approve", "[data-task]",
+      (row) => "/api/task/" + encodeURIComponent(row.dataset.task) + "/approve",
+      (body) => "the task is " + String(body.status).replace(/_/g, " "));
     // sdd phase moves (docs/decisions.md D45): the same decision, posted
     // for the phase the row's move goes to.
-    document.addEventListener("submit", async (ev) => {
-      const form = ev.target.closest("form[data-gate]");
-      if (!form) return;
-      ev.preventDefault();
-      const row = form.closest("[data-phase]");
-      clearErrors(row);
-      const out = row.querySelector(".result");
-      out.textContent = "sending…";
-      const payload = { decision: form.dataset.gate, reason: (new FormData(form)).get("reason") || "" };
-      let r, body;
-      try {
-        r = await api("/api/sdd/gate/" + encodeURIComponent(row.dataset.phase) + "/approve", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload) });
-        body = await r.json();
-      } catch (e) {
-        if (!(e instanceof LoggedOut)) out.textContent = e.message;
-        return;
-      }
-      if (!r.ok) {
-        const err = body.error || { message: r.statusText };
-        const slot = fieldOf(err) === "reason" && form.querySelector('[data-error-for="reason"]');
-        if (slot) { slot.textContent = err.message; form.querySelector('[name="reason"]').setAttribute("aria-invalid", "true"); out.textContent = ""; }
-        else out.textContent = err.message;
-        row.dataset.refused = fieldOf(err) || err.code || "refused";
-        return;
-      }
-      out.textContent = (body.state === "approved" ? "Approved" : "Rejected") + " by " + body.by + "; the current phase is " + body.current_phase + ".";
-      row.dataset.decided = body.state;
-      if (document.activeElement) document.activeElement.blur();
-    });
+    onDecision("form[data-gate]", "gate", "[data-phase]",
+      (row) => "/api/sdd/gate/" + encodeURIComponent(row.dataset.phase) + "/approve",
+      (body) => "the current phase is " + body.current_phase);
 
     // ---- bundle verification ----
     const vf = document.getElementById("verify");
