@@ -3,6 +3,7 @@ package tasks
 import (
 	"encoding/json"
 
+	"github.com/cairn-mcp/cairn/internal/approval"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 )
@@ -17,17 +18,17 @@ import (
 // Project approval modes.
 const (
 	// ApprovalOff: moves to done need no one (the default).
-	ApprovalOff = "off"
+	ApprovalOff = approval.Off
 	// ApprovalOn: a move to done needs a person; the host may ask the
 	// person at the agent's client.
-	ApprovalOn = "on"
+	ApprovalOn = approval.On
 	// ApprovalStrict: only the dashboard or the CLI approves; the client
 	// is never asked.
-	ApprovalStrict = "strict"
+	ApprovalStrict = approval.Strict
 )
 
 // ApprovalModes lists the modes (for schema enums).
-var ApprovalModes = []string{ApprovalOff, ApprovalOn, ApprovalStrict}
+var ApprovalModes = approval.Modes
 
 // Approval states of a task.
 const (
@@ -38,23 +39,23 @@ const (
 
 // Decisions task_approve takes.
 const (
-	DecisionApprove = "approve"
-	DecisionReject  = "reject"
+	DecisionApprove = approval.Approve
+	DecisionReject  = approval.Reject
 )
 
 // Where a decision was given (task_approve's via).
 const (
-	ViaDashboard    = "dashboard"
-	ViaCLI          = "cli"
-	ViaElicitation  = "elicitation"
-	ViaInputRequest = "input_request"
+	ViaDashboard    = approval.ViaDashboard
+	ViaCLI          = approval.ViaCLI
+	ViaElicitation  = approval.ViaElicitation
+	ViaInputRequest = approval.ViaInputRequest
 )
 
 // Vias lists the places a decision may come from (for schema enums).
-var Vias = []string{ViaDashboard, ViaCLI, ViaElicitation, ViaInputRequest}
+var Vias = approval.Vias
 
 // MaxApprovalReason bounds a decision's reason, in characters.
-const MaxApprovalReason = 2000
+const MaxApprovalReason = approval.MaxReason
 
 // ApproveTool is the internal tool a 428's details name to record the
 // person's decision.

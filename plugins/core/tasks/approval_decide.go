@@ -3,9 +3,9 @@ package tasks
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/approval"
 	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk/errs"
@@ -55,48 +55,21 @@ type DecisionRecord struct {
 	TraceID string
 }
 
-// personAtClient marks an approver the host asked at the agent's client.
-const personAtClient = " (person at the client)"
-
+// approveArgs is task_approve's input checked: the task's number and the
+// decision as internal/approval checks it.
 type approveArgs struct {
-	num      uint64
-	reason   string
-	via      string
-	complete bool
+	num uint64
+	approval.Checked
 }
 
 func (in *ApproveInput) validate() (approveArgs, error) {
-	a := approveArgs{via: ViaCLI, complete: true}
+	var a approveArgs
 	var err error
 	if a.num, err = checkTaskID("task_id", in.TaskID); err != nil {
 		return a, err
 	}
-	switch in.Decision {
-	case DecisionApprove, DecisionReject:
-	case "":
-		return a, errs.Invalid("decision", "required", "decision is required: approve or reject")
-	default:
-		return a, errs.Invalidf("decision", "enum", "decision %q is not one of approve, reject", clip(in.Decision))
-	}
-	if in.Reason != nil {
-		if err := checkText("reason", *in.Reason, 0, MaxApprovalReason); err != nil {
-			return a, err
-		}
-		a.reason = strings.TrimSpace(*in.Reason)
-	}
-	if in.Decision == DecisionReject && a.reason == "" {
-		return a, errs.Invalid("reason", "required", "a rejection needs a reason: say what the agent must change before it asks again")
-	}
-	if in.Via != nil {
-		if !slices.Contains(Vias, *in.Via) {
-			return a, errs.Invalidf("via", "enum", "via %q is not one of %s", clip(*in.Via), strings.Join(Vias, ", "))
-		}
-		a.via = *in.Via
-	}
-	if in.CompleteMove != nil {
-		a.complete = *in.CompleteMove
-	}
-	return a, nil
+	a.Checked, err = approval.Decision{Decision: in.Decision, Reason: in.Reason, Via: in.Via, CompleteMove: in.CompleteMove}.Check()
+	return a, err
 }
 
 // Decide runs task_approve for call's actor: it records the person's
@@ -161,29 +134,18 @@ func (s *Service) decideTx(tx kv.Tx, actor, traceID, decision string, a approveA
 	if err != nil {
 		return ApproveOutput{}, nil, err
 	}
-	approver := actor
-	if a.via == ViaElicitation || a.via == ViaInputRequest {
-		if mode == ApprovalStrict {
-			return ApproveOutput{}, nil, errs.Newf(403, errs.Forbidden, "project %s's approval is strict: only a person at the dashboard or with `cairn task approve %s` decides, not the person at the agent's client", rec.project, id).
-				With("field", "via").With("required", "dashboard or cli").With("mode", mode)
-		}
-		// The host asked the person at the agent's client, so the caller is
-		// the agent's own identity: the record says who answered.
-		approver = actor + personAtClient
-	} else if decision == DecisionApprove {
-		requester := rec.updatedBy
-		if ar.State == ApprovalPending {
-			requester = ar.RequestedBy
-		}
-		if requester == actor {
-			return ApproveOutput{}, nil, errs.Newf(403, errs.Forbidden, "%s cannot approve %s: it asked for (or made) the move itself; another person approves it", actor, id).
-				With("field", "task_id").With("required", "another person").With("requested_by", requester)
-		}
+	requester := rec.updatedBy
+	if ar.State == ApprovalPending {
+		requester = ar.RequestedBy
+	}
+	approver, err := a.Approver(actor, requester, mode, approval.Held{Field: "task_id", Move: id, Command: "cairn task approve " + id})
+	if err != nil {
+		return ApproveOutput{}, nil, err
 	}
 	to := from
 	state := ApprovalApproved
 	switch {
-	case decision == DecisionApprove && a.complete && from == StatusReview:
+	case decision == DecisionApprove && a.CompleteMove && from == StatusReview:
 		to = StatusDone
 	case decision == DecisionReject:
 		state = ApprovalRejected
@@ -194,30 +156,30 @@ func (s *Service) decideTx(tx kv.Tx, actor, traceID, decision string, a approveA
 		}
 	}
 	at := FormatTime(now)
-	ar.State, ar.Decision, ar.DecidedBy, ar.DecidedAt, ar.Reason, ar.Via = state, decision, approver, at, a.reason, a.via
+	ar.State, ar.Decision, ar.DecidedBy, ar.DecidedAt, ar.Reason, ar.Via = state, decision, approver, at, a.Reason, a.Via
 	if err := putApproval(tx, a.num, ar); err != nil {
 		return ApproveOutput{}, nil, err
 	}
-	out := ApproveOutput{TaskID: id, Project: rec.project, Mode: mode, Decision: decision, State: state, By: approver, At: at, Via: a.via, Reason: a.reason, Status: to}
+	out := ApproveOutput{TaskID: id, Project: rec.project, Mode: mode, Decision: decision, State: state, By: approver, At: at, Via: a.Via, Reason: a.Reason, Status: to}
 	var events []pending
 	if to != from {
 		out.PreviousStatus = from
-		if events, err = s.decisionMove(tx, rec, to, approver, traceID, decision, a.via, now); err != nil {
+		if events, err = s.decisionMove(tx, rec, to, approver, traceID, decision, a.Via, now); err != nil {
 			return ApproveOutput{}, nil, err
 		}
 	}
 	if s.cfg.Decision != nil {
-		content := fmt.Sprintf("%s by %s via %s", map[string]string{DecisionApprove: "Approved", DecisionReject: "Rejected"}[decision], approver, a.via)
+		content := fmt.Sprintf("%s by %s via %s", map[string]string{DecisionApprove: "Approved", DecisionReject: "Rejected"}[decision], approver, a.Via)
 		switch {
 		case to != from:
 			content += fmt.Sprintf(" (%s → %s)", from, to)
 		case decision == DecisionApprove:
 			content += fmt.Sprintf(" (in %s; its move to done may proceed)", from)
 		}
-		if a.reason != "" {
-			content += ": " + a.reason
+		if a.Reason != "" {
+			content += ": " + a.Reason
 		}
-		meta := map[string]any{"approval": map[string]any{"decision": decision, "from": from, "to": to, "via": a.via, "reason": a.reason}}
+		meta := map[string]any{"approval": map[string]any{"decision": decision, "from": from, "to": to, "via": a.Via, "reason": a.Reason}}
 		thoughtID, typ, ev, err := s.cfg.Decision(tx, DecisionRecord{Num: a.num, Content: content, Metadata: meta, Actor: approver, At: at, TraceID: traceID})
 		if err != nil {
 			return ApproveOutput{}, nil, err
@@ -227,7 +189,7 @@ func (s *Service) decideTx(tx kv.Tx, actor, traceID, decision string, a approveA
 			events = append(events, pending{typ, ev})
 		}
 	}
-	decided := map[string]any{"task_id": id, "project": rec.project, "decision": decision, "by": approver, "via": a.via, "status": to}
+	decided := map[string]any{"task_id": id, "project": rec.project, "decision": decision, "by": approver, "via": a.Via, "status": to}
 	if err := s.record(tx, EventApprovalDecided, decided, now); err != nil {
 		return ApproveOutput{}, nil, err
 	}

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
+
+	"github.com/cairn-mcp/cairn/internal/approval"
 
 	"github.com/cairn-mcp/cairn/sdk/errs"
 )
@@ -23,31 +24,31 @@ import (
 
 // Gate modes.
 const (
-	GateOff    = "off"
-	GateOn     = "on"
-	GateStrict = "strict"
+	GateOff    = approval.Off
+	GateOn     = approval.On
+	GateStrict = approval.Strict
 )
 
 // GateModes lists the modes, in the order help shows them.
-var GateModes = []string{GateOff, GateOn, GateStrict}
+var GateModes = approval.Modes
 
 // Gate decisions, request states and the places a person decides.
 const (
-	GateApprove = "approve"
-	GateReject  = "reject"
+	GateApprove = approval.Approve
+	GateReject  = approval.Reject
 
 	gatePending  = "pending"
 	gateApproved = "approved"
 	gateRejected = "rejected"
 
-	ViaDashboard    = "dashboard"
-	ViaCLI          = "cli"
-	ViaElicitation  = "elicitation"
-	ViaInputRequest = "input_request"
+	ViaDashboard    = approval.ViaDashboard
+	ViaCLI          = approval.ViaCLI
+	ViaElicitation  = approval.ViaElicitation
+	ViaInputRequest = approval.ViaInputRequest
 )
 
 // GateVias lists where a person may decide.
-var GateVias = []string{ViaDashboard, ViaCLI, ViaElicitation, ViaInputRequest}
+var GateVias = approval.Vias
 
 // GateApproveTool is the internal tool a gate's 428 names to record a
 // person's answer (the host's approval bridge calls it).
@@ -63,16 +64,13 @@ const (
 // Bounds of the gate section.
 const (
 	// MaxGateReason bounds a decision's reason, in characters.
-	MaxGateReason = 2000
+	MaxGateReason = approval.MaxReason
 	// MaxGateHistory bounds the recorded decisions (oldest dropped).
 	MaxGateHistory = 200
 	// maxGateRequests bounds the requests kept, one per target phase;
 	// decided ones are dropped first.
 	maxGateRequests = 64
 )
-
-// personAtClient marks an approver the host asked at the agent's client.
-const personAtClient = " (person at the client)"
 
 // gateState is the state's phaseGates section.
 type gateState struct {
@@ -353,43 +351,11 @@ type GateApproveOutput struct {
 	Moved bool `json:"moved"`
 }
 
-type gateApproveArgs struct {
-	reason   string
-	via      string
-	complete bool
-}
-
-func (in *GateApproveInput) validate() (gateApproveArgs, error) {
-	a := gateApproveArgs{via: ViaCLI, complete: true}
+func (in *GateApproveInput) validate() (approval.Checked, error) {
 	if err := CheckPhase(in.Phase); err != nil {
-		return a, err
+		return approval.Checked{}, err
 	}
-	switch in.Decision {
-	case GateApprove, GateReject:
-	case "":
-		return a, errs.Invalid("decision", "required", "decision is required: approve or reject")
-	default:
-		return a, errs.Invalidf("decision", "enum", "decision %q is not one of approve, reject", in.Decision)
-	}
-	if in.Reason != nil {
-		if err := checkText("reason", *in.Reason, false, MaxGateReason); err != nil {
-			return a, err
-		}
-		a.reason = strings.TrimSpace(*in.Reason)
-	}
-	if in.Decision == GateReject && a.reason == "" {
-		return a, errs.Invalid("reason", "required", "a rejection needs a reason: say what the agent must change before it asks again")
-	}
-	if in.Via != nil {
-		if !slices.Contains(GateVias, *in.Via) {
-			return a, errs.Invalidf("via", "enum", "via %q is not one of dashboard, cli, elicitation, input_request", *in.Via)
-		}
-		a.via = *in.Via
-	}
-	if in.CompleteMove != nil {
-		a.complete = *in.CompleteMove
-	}
-	return a, nil
+	return approval.Decision{Decision: in.Decision, Reason: in.Reason, Via: in.Via, CompleteMove: in.CompleteMove}.Check()
 }
 
 // DecideGate runs sdd_gate_approve for c's caller: it records a person's
@@ -407,7 +373,7 @@ func (e *Engine) DecideGate(c Call, in GateApproveInput) (GateApproveOutput, err
 	return out, err
 }
 
-func decideGate(s *state, actor, phase, decision string, a gateApproveArgs, now time.Time, emit func(string, any)) (GateApproveOutput, error) {
+func decideGate(s *state, actor, phase, decision string, a approval.Checked, now time.Time, emit func(string, any)) (GateApproveOutput, error) {
 	mode := s.gateMode()
 	if mode == GateOff {
 		return GateApproveOutput{}, errs.Conflictf(errs.Conflict, "phase gates are off, so there is nothing to decide; turn them on with `cairn sdd gates on`").
@@ -425,18 +391,9 @@ func decideGate(s *state, actor, phase, decision string, a gateApproveArgs, now 
 		return GateApproveOutput{}, errs.Conflictf(errs.Conflict, "there is nothing to decide on phase %s: %s", phase, why).
 			With("field", "phase").With("current_phase", s.Project.CurrentPhase)
 	}
-	approver := actor
-	if a.via == ViaElicitation || a.via == ViaInputRequest {
-		if mode == GateStrict {
-			return GateApproveOutput{}, errs.Newf(403, errs.Forbidden, "phase gates are strict: only a person at the dashboard or with `cairn sdd approve` decides, not the person at the agent's client").
-				With("field", "via").With("required", "dashboard or cli").With("mode", mode)
-		}
-		// The host asked the person at the agent's client, so the caller
-		// is the agent's own identity: the record says who answered.
-		approver = actor + personAtClient
-	} else if decision == GateApprove && r.RequestedBy == actor {
-		return GateApproveOutput{}, errs.Newf(403, errs.Forbidden, "%s cannot approve moving the sdd phase to %s: it asked for the move itself; another person approves it", actor, phase).
-			With("field", "phase").With("required", "another person").With("requested_by", r.RequestedBy)
+	approver, err := a.Approver(actor, r.RequestedBy, mode, approval.Held{Field: "phase", Move: "moving the sdd phase to " + phase, Command: "cairn sdd approve " + phase})
+	if err != nil {
+		return GateApproveOutput{}, err
 	}
 	at := iso(now)
 	from := s.Project.CurrentPhase
@@ -444,10 +401,10 @@ func decideGate(s *state, actor, phase, decision string, a gateApproveArgs, now 
 	if decision == GateReject {
 		state = gateRejected
 	}
-	r.State, r.Decision, r.DecidedBy, r.DecidedAt, r.Reason, r.Via = state, decision, approver, at, a.reason, a.via
+	r.State, r.Decision, r.DecidedBy, r.DecidedAt, r.Reason, r.Via = state, decision, approver, at, a.Reason, a.Via
 	g := s.gates()
 	g.Requests[phase] = r
-	moved := decision == GateApprove && a.complete
+	moved := decision == GateApprove && a.CompleteMove
 	if moved {
 		s.Project.CurrentPhase = phase
 		if _, known := s.Project.Phases[phase]; !known {
@@ -455,14 +412,14 @@ func decideGate(s *state, actor, phase, decision string, a gateApproveArgs, now 
 		}
 		phaseMoved(s, phase)
 	}
-	g.History = append(g.History, GateDecision{PhaseFrom: from, PhaseTo: phase, Decision: decision, By: approver, At: at, Via: a.via, Reason: a.reason, RequestedBy: r.RequestedBy, Moved: moved})
+	g.History = append(g.History, GateDecision{PhaseFrom: from, PhaseTo: phase, Decision: decision, By: approver, At: at, Via: a.Via, Reason: a.Reason, RequestedBy: r.RequestedBy, Moved: moved})
 	if n := len(g.History); n > MaxGateHistory {
 		g.History = append([]GateDecision(nil), g.History[n-MaxGateHistory:]...)
 	}
-	emit(EventGateDecided, map[string]any{"phase_from": from, "phase_to": phase, "decision": decision, "by": approver, "via": a.via, "moved": moved, "current_phase": s.Project.CurrentPhase})
+	emit(EventGateDecided, map[string]any{"phase_from": from, "phase_to": phase, "decision": decision, "by": approver, "via": a.Via, "moved": moved, "current_phase": s.Project.CurrentPhase})
 	return GateApproveOutput{
-		PhaseFrom: from, PhaseTo: phase, Mode: mode, Decision: decision, State: state, By: approver, At: at, Via: a.via,
-		Reason: a.reason, RequestedBy: r.RequestedBy, CurrentPhase: s.Project.CurrentPhase, Moved: moved,
+		PhaseFrom: from, PhaseTo: phase, Mode: mode, Decision: decision, State: state, By: approver, At: at, Via: a.Via,
+		Reason: a.Reason, RequestedBy: r.RequestedBy, CurrentPhase: s.Project.CurrentPhase, Moved: moved,
 	}, nil
 }
 
