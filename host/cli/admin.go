@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -54,11 +52,6 @@ var adminFlagNames = map[string]string{
 	"config": "delivery-config",
 }
 
-type adminFlags struct {
-	config string
-	json   bool
-}
-
 // operator is the identity the CLI records as the actor of its calls.
 func operator() string {
 	if id := os.Getenv("CAIRN_AGENT_ID"); id != "" {
@@ -73,42 +66,13 @@ func operator() string {
 // obj is a tool's JSON output or arguments, read by the tables.
 type obj = map[string]any
 
-// areaConn is an areaClient as a generated command's connection.
-type areaConn struct{ *areaClient }
-
-func (c areaConn) Call(ctx context.Context, tool string, args any, out any) (json.RawMessage, error) {
-	return c.call(ctx, tool, args, out)
-}
-
-func (c areaConn) Close() { c.close() }
-
-// adminBuilder makes the admin commands: each connects to the admin area
-// as area_call.go says, reads-only where the tool is read-only.
-func adminBuilder(f *adminFlags) toolcmd.Builder {
-	return toolcmd.Builder{
-		Tools:     adminTools(),
-		FlagNames: adminFlagNames,
-		Reserved:  []string{"config", "json"},
-		Runtime: toolcmd.Runtime{
-			Connect: func(cmd *cobra.Command, readOnly bool) (toolcmd.Conn, error) {
-				mode := writes
-				if readOnly {
-					mode = reads
-				}
-				c, err := openAreas(cmd.Context(), f.config, mode, "admin")
-				if err != nil {
-					return nil, err
-				}
-				return areaConn{c}, nil
-			},
-			JSON:  func(*cobra.Command) bool { return f.json },
-			Usage: func(cmd *cobra.Command, msg string) error { return usageErr{msg: msg, cmd: cmd.CommandPath()} },
-		},
-	}
+// adminBuilder makes the admin commands (areaBuilder).
+func adminBuilder(f *areaFlags) toolcmd.Builder {
+	return areaBuilder("admin", adminTools(), adminFlagNames, f)
 }
 
 func newAdmin() *cobra.Command {
-	f := &adminFlags{}
+	f := &areaFlags{}
 	b := adminBuilder(f)
 	cmd := &cobra.Command{
 		Use:   "admin",

@@ -143,7 +143,7 @@ func adminInvitations(b toolcmd.Builder) *cobra.Command {
 	)
 }
 
-func adminProjects(b toolcmd.Builder, f *adminFlags) *cobra.Command {
+func adminProjects(b toolcmd.Builder, f *areaFlags) *cobra.Command {
 	byID := func(verb, short, tool string) *cobra.Command {
 		return b.Command(toolcmd.Spec{Tool: tool, Use: verb + " <project-id|slug>", Args: []string{"project_id"}, Short: short, Render: one(projCols)})
 	}

@@ -35,45 +35,18 @@ var coreTools = sync.OnceValue(func() toolcmd.Inventory { return inventoryOf("co
 // kebab-case spelling; --labels works too.
 var taskFlagNames = map[string]string{"labels": "label"}
 
-// taskFlags are the flags every task command shares.
-type taskFlags struct {
-	config string
-	json   bool
-}
-
-// taskBuilder makes the task commands: each calls the core area as
-// area_call.go says (through the daemon when one serves the data dir,
-// otherwise in a host of its own), reads-only where the tool is read-only.
-func taskBuilder(f *taskFlags) toolcmd.Builder {
-	return toolcmd.Builder{
-		Tools:     coreTools(),
-		FlagNames: taskFlagNames,
-		Reserved:  []string{"config", "json"},
-		Runtime: toolcmd.Runtime{
-			Connect: func(cmd *cobra.Command, readOnly bool) (toolcmd.Conn, error) {
-				mode := writes
-				if readOnly {
-					mode = reads
-				}
-				c, err := openAreas(cmd.Context(), f.config, mode, "core")
-				if err != nil {
-					return nil, err
-				}
-				return areaConn{c}, nil
-			},
-			JSON:  func(*cobra.Command) bool { return f.json },
-			Usage: func(cmd *cobra.Command, msg string) error { return usageErr{msg: msg, cmd: cmd.CommandPath()} },
-		},
-	}
+// taskBuilder makes the task commands (areaBuilder).
+func taskBuilder(f *areaFlags) toolcmd.Builder {
+	return areaBuilder("core", coreTools(), taskFlagNames, f)
 }
 
 func newTask() *cobra.Command {
-	f := &taskFlags{}
+	f := &areaFlags{}
 	return taskCommand(taskBuilder(f), f)
 }
 
 // taskCommand is `cairn task` with its verbs, made by b.
-func taskCommand(b toolcmd.Builder, f *taskFlags) *cobra.Command {
+func taskCommand(b toolcmd.Builder, f *areaFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
 		Short: "List, show, add, update, claim, approve and record decisions on tasks",

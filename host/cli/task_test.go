@@ -70,7 +70,7 @@ var taskAnswers = map[string]string{
 func runTask(t *testing.T, args ...string) (*taskFake, string, error) {
 	t.Helper()
 	fake := &taskFake{answers: taskAnswers}
-	f := &taskFlags{}
+	f := &areaFlags{}
 	b := taskBuilder(f)
 	b.Runtime.Connect = func(*cobra.Command, bool) (toolcmd.Conn, error) { return fake, nil }
 	root := &cobra.Command{Use: "cairn", SilenceErrors: true, SilenceUsage: true}

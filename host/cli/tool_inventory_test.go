@@ -25,7 +25,7 @@ var embeddedTools = []struct {
 }{
 	{"admin_tools.json", adminToolsJSON, "admin", func(toolcmd.Inventory) *cobra.Command { return newAdmin() }},
 	{"core_tools.json", coreToolsJSON, "core", func(inv toolcmd.Inventory) *cobra.Command {
-		f := &taskFlags{}
+		f := &areaFlags{}
 		b := taskBuilder(f)
 		b.Tools = inv
 		return taskCommand(b, f)
