@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,27 +16,12 @@ import (
 	"github.com/cairn-mcp/cairn/internal/poll"
 )
 
-var (
-	gateOnce sync.Once
-	gateErr  string
-)
-
-// gateFixture builds host/e2e/testdata/approvalgate (once per run): a
-// plugin whose gate_move waits for a person's approval, recorded by its
-// internal gate_approve.
+// gateFixture builds host/e2e/testdata/approvalgate: a plugin whose
+// gate_move waits for a person's approval, recorded by its internal
+// gate_approve.
 func gateFixture(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(binDir, "cairn-plugin-approvalgate")
-	gateOnce.Do(func() {
-		build := exec.Command("go", "build", "-o", bin, "github.com/cairn-mcp/cairn/host/e2e/testdata/approvalgate")
-		if out, err := build.CombinedOutput(); err != nil {
-			gateErr = err.Error() + "\n" + string(out)
-		}
-	})
-	if gateErr != "" {
-		t.Fatalf("build the approval plugin: %s", gateErr)
-	}
-	return bin
+	return buildFixture(t, "cairn-plugin-approvalgate", "github.com/cairn-mcp/cairn/host/e2e/testdata/approvalgate")
 }
 
 // gateWorkspace is a workspace with the approval plugin trusted and its

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -12,26 +11,11 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-var (
-	everythingOnce sync.Once
-	everythingErr  string
-)
-
-// everythingFixture builds examples/cairn-plugin-everything (once per run)
-// and returns its path.
+// everythingFixture builds examples/cairn-plugin-everything and returns
+// its path.
 func everythingFixture(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(binDir, "cairn-plugin-everything")
-	everythingOnce.Do(func() {
-		build := exec.Command("go", "build", "-o", bin, "github.com/cairn-mcp/cairn/examples/cairn-plugin-everything")
-		if out, err := build.CombinedOutput(); err != nil {
-			everythingErr = err.Error() + "\n" + string(out)
-		}
-	})
-	if everythingErr != "" {
-		t.Fatalf("build the fixture plugin: %s", everythingErr)
-	}
-	return bin
+	return buildFixture(t, "cairn-plugin-everything", "github.com/cairn-mcp/cairn/examples/cairn-plugin-everything")
 }
 
 // everythingWorkspace is a workspace with the fixture plugin trusted and
