@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +64,9 @@ type Plugin struct {
 	onOpen      []func(ctx context.Context, cfg Config, report func(step string)) error
 	onStop      []func(ctx context.Context) error
 	health      func(ctx context.Context) Health
+	// derived are the tools' schemas worked out ahead of time
+	// (WithDerivedSchemas).
+	derived map[string]ToolSchemas
 
 	host       hostLink
 	cfg        Config
@@ -94,14 +96,30 @@ func WithToolset(ts string) Option { return func(p *Plugin) { p.toolset = ts } }
 // WithLogger replaces the default logger (JSON lines on stderr).
 func WithLogger(l hclog.Logger) Option { return func(p *Plugin) { p.logger = l } }
 
-// Compiled on first use, not in package init, which every cairn process runs.
-var namePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+// pluginNameRule is the rule validPluginName checks, for its panic.
+const pluginNameRule = `^[a-z0-9][a-z0-9_-]{0,63}$`
+
+// validPluginName reports whether name matches pluginNameRule: checked by
+// hand, since compiling the expression was a visible share of a plugin's
+// start-up.
+func validPluginName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '_' || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // New creates a plugin. name must match ^[a-z0-9][a-z0-9_-]{0,63}$ and
 // version should be semver.
 func New(name, version string, opts ...Option) *Plugin {
-	if !namePattern().MatchString(name) {
-		panic(fmt.Sprintf("sdk.New: plugin name %q must match %s", name, namePattern()))
+	if !validPluginName(name) {
+		panic(fmt.Sprintf("sdk.New: plugin name %q must match %s", name, pluginNameRule))
 	}
 	p := &Plugin{name: name, version: version, toolset: name, tools: map[string]*tool{}}
 	for _, o := range opts {

@@ -52,3 +52,5 @@ func (s serverSide) Subscriptions() []string { return s.p.subscriptions() }
 func (s serverSide) Stop(ctx context.Context) error { return s.p.stop(ctx) }
 
 func (s serverSide) CheckSchemas() error { return s.p.checkSchemas() }
+
+func (s serverSide) DerivedSchemas() map[string]ToolSchemas { return s.p.derivedSchemas() }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"regexp"
 	"runtime/debug"
 	"sync"
 	"testing"
@@ -61,6 +60,10 @@ type Tool[In, Out any] struct {
 	// Out.
 	InputSchema  json.RawMessage
 	OutputSchema json.RawMessage
+	// OutputFrom derives the output schema from another type than Out,
+	// for a handler that answers any: schema.For[T]. Unlike OutputSchema
+	// it is derived, so WithDerivedSchemas' table can hold it.
+	OutputFrom func() json.RawMessage
 
 	// Handler runs the tool. Return an *Error for a typed failure; any other
 	// error becomes a 500 ERR_INTERNAL.
@@ -128,29 +131,58 @@ type tool struct {
 	// outputsChecked (tests, CAIRN_MODE=TEST); compiled on first use too.
 	output lazyValidator
 	status int
+	// derive derives the tool's schemas afresh (derived_schemas.go).
+	derive func() ToolSchemas
 	call   func(ctx context.Context, args []byte) (any, error)
 }
 
-// Compiled on first use, not in package init, which every cairn process runs.
-var toolNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
+// toolNameRule is the rule validToolName checks, for its panic.
+const toolNameRule = `^[a-zA-Z0-9_-]{1,64}$`
+
+// validToolName reports whether name matches toolNameRule, checked by hand
+// as validPluginName is.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // AddTool declares a tool on p. It panics on a declaration error (bad name,
 // duplicate name), which is a programming error caught the first time the
 // plugin starts. Schemas are checked by sdktest.CheckSchemas (and on first use).
 func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
-	if !toolNamePattern().MatchString(t.Name) {
-		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNamePattern()))
+	if !validToolName(t.Name) {
+		panic(fmt.Sprintf("sdk.AddTool: tool name %q must match %s", t.Name, toolNameRule))
 	}
 	if t.Handler == nil {
 		panic(fmt.Sprintf("sdk.AddTool: tool %q has no handler", t.Name))
 	}
-	in := t.InputSchema
-	if in == nil {
-		in = schema.For[In]()
+	in, out := t.InputSchema, t.OutputSchema
+	deriveOut := t.OutputFrom
+	if deriveOut == nil {
+		deriveOut = schema.For[Out]
 	}
-	out := t.OutputSchema
-	if out == nil {
-		out = schema.For[Out]()
+	derive := deriveFunc[In](in, out, deriveOut)
+	if in == nil || out == nil {
+		// Read from the generated table when there is one (derived_schemas.go).
+		pre, ok := p.derived[t.Name]
+		if in == nil && ok && pre.Input != "" {
+			in = json.RawMessage(pre.Input)
+		} else if in == nil {
+			in = schema.For[In]()
+		}
+		if out == nil && ok && pre.Output != "" {
+			out = json.RawMessage(pre.Output)
+		} else if out == nil {
+			out = deriveOut()
+		}
 	}
 	// Schemas are compiled on first use, not here: compiling every tool's
 	// schemas was most of a plugin's start-up, and calls from the host
@@ -174,6 +206,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 		input:  lazyValidator{tool: t.Name, raw: in},
 		output: lazyValidator{tool: t.Name, raw: out},
 		status: status,
+		derive: derive,
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In
 			if len(bytes.TrimSpace(args)) > 0 {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -145,7 +146,7 @@ func checkLocked(rep AreaReport, path, name string, logical func(db *bolt.DB) ([
 }
 
 // pageOf finds the page bbolt's Tx.Check names in its message.
-var pageOf = regexp.MustCompile(`page (\d+)`)
+var pageOf = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`page (\d+)`) })
 
 // TxCheck runs bbolt's own consistency check (Tx.Check) in one read
 // transaction and returns what it reports.
@@ -154,7 +155,7 @@ func TxCheck(db *bolt.DB) []Problem {
 	_ = db.View(func(tx *bolt.Tx) error {
 		for err := range tx.Check() {
 			p := Problem{File: db.Path(), Damage: "bbolt's consistency check: " + err.Error(), Fatal: true}
-			if m := pageOf.FindStringSubmatch(err.Error()); m != nil {
+			if m := pageOf().FindStringSubmatch(err.Error()); m != nil {
 				if n, perr := strconv.ParseUint(m[1], 10, 64); perr == nil {
 					p.Page = &n
 				}

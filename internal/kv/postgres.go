@@ -91,7 +91,7 @@ type statements struct {
 	draw, getMany                            string
 }
 
-var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+var tableName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]*$`) })
 
 // TableSQL creates an area's key-value table; areas put it in their first
 // migration.
@@ -107,7 +107,7 @@ func TableSQL(table string) string {
 // check refuses table names that are not plain identifiers.
 func (c PGConfig) check() error {
 	for _, name := range []string{c.Table, c.Writers} {
-		if (name != "" || name == c.Table) && !tableName.MatchString(name) {
+		if (name != "" || name == c.Table) && !tableName().MatchString(name) {
 			return fmt.Errorf("kv: table name %q is not a plain lower-case identifier", name)
 		}
 	}

@@ -51,7 +51,8 @@ type Area struct {
 
 // New builds the admin plugin.
 func New() *sdk.Plugin {
-	p := sdk.New("admin", Version, sdk.WithDescription("API keys, workspaces, members, invitations, projects and signed webhooks"))
+	p := sdk.New("admin", Version, sdk.WithDescription("API keys, workspaces, members, invitations, projects and signed webhooks"),
+		sdk.WithDerivedSchemas(derivedSchemas))
 	a := &Area{p: p, pump: make(chan struct{}, 1)}
 	p.AddHooks(sdk.Hooks{Configure: a.configure, Stop: a.stop, Health: a.health})
 	// The bus's events of the categories webhooks take, and the host's

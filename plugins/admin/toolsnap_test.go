@@ -8,4 +8,5 @@ import (
 
 func TestToolSnapshots(t *testing.T) {
 	toolsnap.Check(t, New(), "testdata/toolsnaps")
+	toolsnap.CheckDerived(t, New(), derivedSchemas, "schemas_derived.go", "derivedSchemas")
 }

@@ -68,7 +68,8 @@ type Area struct {
 
 // New builds the core plugin.
 func New() *sdk.Plugin {
-	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"))
+	p := sdk.New("core", Version, sdk.WithDescription("Task pipeline, projects, skill registry and decision trail"),
+		sdk.WithDerivedSchemas(derivedSchemas))
 	c := &Area{p: p}
 	p.AddHooks(sdk.Hooks{Configure: c.configure, Open: c.open, Stop: c.stop, Health: c.health})
 	p.OnEvent(ProjectCreatedEvent, c.onProjectEvent)

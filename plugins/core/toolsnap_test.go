@@ -9,4 +9,5 @@ import (
 func TestToolSnapshots(t *testing.T) {
 	t.Parallel()
 	toolsnap.Check(t, New(), "testdata/toolsnaps")
+	toolsnap.CheckDerived(t, New(), derivedSchemas, "schemas_derived.go", "derivedSchemas")
 }

@@ -48,7 +48,7 @@ type Area struct {
 func New() *sdk.Plugin {
 	p := sdk.New("sdd", Version,
 		sdk.WithDescription("Spec-driven development: phase plans, leases, spawn rules and queue, state, evolution"),
-		sdk.WithToolset(Toolset))
+		sdk.WithToolset(Toolset), sdk.WithDerivedSchemas(derivedSchemas))
 	s := &Area{p: p}
 	p.AddHooks(sdk.Hooks{Configure: s.configure, Stop: s.stop, Health: s.health})
 	s.registerTools()

@@ -222,7 +222,7 @@ func (s *Area) sddAgent() sdk.Tool[agentArgs, any] {
 		Name:               ToolAgent,
 		Title:              "Agent flows",
 		Description:        "Plan, queue, complete helper-agent flows per intent.",
-		OutputSchema:       schema.For[agentOutput](),
+		OutputFrom:         schema.For[agentOutput],
 		Destructive:        true,
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolAgent, func(e *engine.Engine, c engine.Call, in agentArgs) (any, error) {
@@ -237,7 +237,7 @@ func (s *Area) sddSkill() sdk.Tool[skillArgs, any] {
 		Name:               ToolSkill,
 		Title:              "Agent skills",
 		Description:        "List, register, bind or recommend agent skills.",
-		OutputSchema:       schema.For[skillOutput](),
+		OutputFrom:         schema.For[skillOutput],
 		Destructive:        true,
 		HonoursIdempotency: true,
 		Handler: callHandler(s, ToolSkill, func(e *engine.Engine, c engine.Call, in skillArgs) (any, error) {

@@ -65,7 +65,7 @@ func New() *sdk.Plugin { return NewWithEnv(os.Getenv) }
 func NewWithEnv(getenv func(string) string) *sdk.Plugin {
 	p := sdk.New("vision", Version,
 		sdk.WithDescription("Vision analysis and computer use through a hosted model's Messages API"),
-		sdk.WithToolset(ToolsetVision))
+		sdk.WithToolset(ToolsetVision), sdk.WithDerivedSchemas(derivedSchemas))
 	v := &Area{p: p, getenv: getenv}
 	p.AddHooks(sdk.Hooks{Configure: v.configure, Stop: v.stop, Health: v.health})
 	v.registerVisionTools()

@@ -21,7 +21,9 @@ import (
 )
 
 func TestToolSnapshots(t *testing.T) {
-	toolsnap.Check(t, NewWithEnv(func(string) string { return "" }), "testdata/toolsnaps")
+	p := NewWithEnv(func(string) string { return "" })
+	toolsnap.Check(t, p, "testdata/toolsnaps")
+	toolsnap.CheckDerived(t, p, derivedSchemas, "schemas_derived.go", "derivedSchemas")
 }
 
 func plugin(t *testing.T, env map[string]string) (*sdk.Plugin, string) {

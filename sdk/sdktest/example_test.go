@@ -170,3 +170,14 @@ func ExampleCheckSchemas() {
 	// <nil>
 	// true
 }
+
+// DerivedSchemas derives each tool's schemas from its Go types afresh,
+// whatever table the plugin was built with: what that table must hold.
+func ExampleDerivedSchemas() {
+	s := sdktest.DerivedSchemas(calc())["calc_add"]
+	fmt.Println(s.Input)
+	fmt.Println(s.Output)
+	// Output:
+	// {"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"additionalProperties":false,"type":"object","required":["a","b"]}
+	// {"properties":{"sum":{"type":"integer"}},"additionalProperties":false,"type":"object","required":["sum"]}
+}

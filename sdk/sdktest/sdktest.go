@@ -28,6 +28,7 @@ type server interface {
 	Subscriptions() []string
 	Stop(ctx context.Context) error
 	CheckSchemas() error
+	DerivedSchemas() map[string]sdk.ToolSchemas
 }
 
 func serverOf(p *sdk.Plugin) server { return serverside.Of(p).(server) }
@@ -102,3 +103,7 @@ func Stop(ctx context.Context, p *sdk.Plugin) error { return serverOf(p).Stop(ct
 // reports the first that does not compile: a plugin's tests call it, since
 // start-up compiles a schema only at the tool's first call.
 func CheckSchemas(p *sdk.Plugin) error { return serverOf(p).CheckSchemas() }
+
+// DerivedSchemas derives p's tools' schemas from their Go types afresh,
+// ignoring sdk.WithDerivedSchemas: what a generated table must hold.
+func DerivedSchemas(p *sdk.Plugin) map[string]sdk.ToolSchemas { return serverOf(p).DerivedSchemas() }

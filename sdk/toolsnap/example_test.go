@@ -35,3 +35,21 @@ func ExampleCheck() {
 	}
 	_ = TestToolSnapshots
 }
+
+// derivedSchemas stands for the table CheckDerived generates beside the
+// plugin (schemas_derived.go), which New hands sdk.WithDerivedSchemas.
+var derivedSchemas = map[string]sdk.ToolSchemas{}
+
+// A plugin that starts often reads its tools' schemas from a generated
+// table instead of deriving them by reflection at each start; its test
+// keeps the table true to the types, and UPDATE_TOOLSNAPS=1 writes it.
+// CheckDerived needs the testing.TB of a test, so this example only
+// compiles.
+func ExampleCheckDerived() {
+	TestToolSnapshots := func(t *testing.T) {
+		p := newPlugin()
+		toolsnap.Check(t, p, "testdata/toolsnaps")
+		toolsnap.CheckDerived(t, p, derivedSchemas, "schemas_derived.go", "derivedSchemas")
+	}
+	_ = TestToolSnapshots
+}

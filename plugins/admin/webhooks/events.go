@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // TestEventType is the event type of testWebhook's ping.
@@ -34,14 +35,14 @@ var busCategories = map[string][]string{
 	"computer": nil,
 }
 
-var typePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+){1,3}$`)
+var typePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z0-9_]+){1,3}$`) })
 
 // IsValidEventType reports whether eventType is an event type webhooks can
 // receive: one of the specification's types, or a well-formed type in one
 // of the host bus's categories (task, thought, audit, sdd, project, vision,
 // computer).
 func IsValidEventType(eventType string) bool {
-	if !typePattern.MatchString(eventType) {
+	if !typePattern().MatchString(eventType) {
 		return false
 	}
 	cat, _, _ := strings.Cut(eventType, ".")

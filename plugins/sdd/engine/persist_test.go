@@ -320,7 +320,7 @@ func FuzzParseKeyPath(f *testing.F) {
 			t.Fatal("segments do not rebuild the key")
 		}
 		for _, s := range segs {
-			if !keySegment.MatchString(s) || reservedSegments[s] {
+			if !keySegment().MatchString(s) || reservedSegments[s] {
 				t.Fatalf("bad segment accepted %q", s)
 			}
 		}

@@ -18,7 +18,7 @@ var (
 	// Compiled on first use, not in package init, which every cairn process runs.
 	safeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 	// keySegment is the D17 key-path segment pattern.
-	keySegment = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
+	keySegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]+$`) })
 )
 
 // reservedSegments are key-path segments refused because they are
@@ -93,7 +93,7 @@ func ParseKeyPath(keyPath string) ([]string, error) {
 		return nil, errs.Invalidf("keyPath", "maxSegments", "keyPath may have at most %d segments", maxKeySegments)
 	}
 	for i, s := range segs {
-		if !keySegment.MatchString(s) {
+		if !keySegment().MatchString(s) {
 			return nil, errs.Invalidf("keyPath", "pattern",
 				"keyPath segment %d (%q) must match ^[a-zA-Z0-9_-]+$ (letters, digits, '_' or '-'; no empty segments)", i+1, s).
 				With("segment", i+1)
