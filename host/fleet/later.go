@@ -68,6 +68,7 @@ func (f *Fleet) startLater(ctx context.Context, specs []supervisor.Spec) {
 	f.mu.Unlock()
 	defer close(done)
 	started := f.startAll(ctx, specs)
+	var adopted []*supervisor.Process
 	for _, s := range specs {
 		p := started[s.Name]
 		if st := p.Status(); !st.State.Started() {
@@ -75,12 +76,15 @@ func (f *Fleet) startLater(ctx context.Context, specs []supervisor.Spec) {
 			f.setProblem(s.Name, st.LastError)
 			continue
 		}
-		if err := f.adopt(ctx, p); err != nil {
+		if err := f.register(p); err != nil {
 			f.log.Error("plugin refused at start; continuing without it", "plugin", s.Name, "error", err)
 			f.setProblem(s.Name, err.Error())
 			p.Stop(ctx)
+			continue
 		}
+		adopted = append(adopted, p)
 	}
+	f.openAll(ctx, adopted)
 	f.listener.ToolsChanged()
 	f.publishReady()
 }

@@ -49,6 +49,7 @@ func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) e
 		}
 	}
 	started := f.startAll(ctx, specs)
+	var adopted []*supervisor.Process
 	for _, s := range specs {
 		p := started[s.Name]
 		st := p.Status()
@@ -63,10 +64,12 @@ func (f *Fleet) start(ctx context.Context, isLater func(supervisor.Spec) bool) e
 			f.setProblem(s.Name, st.LastError)
 			continue
 		}
-		if err := f.adopt(ctx, p); err != nil {
+		if err := f.register(p); err != nil {
 			return errs.Newf(500, errs.InitFailed, "%v", err)
 		}
+		adopted = append(adopted, p)
 	}
+	f.openAll(ctx, adopted)
 	// Only a start that succeeded leaves plugins for GoLive: after a
 	// failed one the host stops, and nothing is left to wait for.
 	if len(rest) > 0 {
@@ -191,6 +194,15 @@ func (f *Fleet) startAll(ctx context.Context, specs []supervisor.Spec) map[strin
 
 // adopt registers a described plugin's tools and resources.
 func (f *Fleet) adopt(ctx context.Context, p *supervisor.Process) error {
+	if err := f.register(p); err != nil {
+		return err
+	}
+	f.openAll(ctx, []*supervisor.Process{p})
+	return nil
+}
+
+// register registers a described plugin's tools.
+func (f *Fleet) register(p *supervisor.Process) error {
 	// A plugin from outside the binary has its schemas compiled here, so a
 	// keyword the validator does not implement (or a bad pattern) refuses
 	// the plugin at registration. The built-in areas' schemas are fixed at
@@ -201,13 +213,25 @@ func (f *Fleet) adopt(ctx context.Context, p *supervisor.Process) error {
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", p.Name(), err)
 	}
-	if err := f.reg.Set(p.Name(), tools); err != nil {
-		return err
+	return f.reg.Set(p.Name(), tools)
+}
+
+// openAll lists the resources and prompts of the registered plugins that
+// are open, all at once: each is a round trip to its plugin, and one after
+// another they were a millisecond of a cold start's first answer. An
+// opening plugin lists its own once it is open (the Opened hook): its
+// calls, these included, wait until then.
+func (f *Fleet) openAll(ctx context.Context, ps []*supervisor.Process) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		if p.Status().State != supervisor.StateRunning {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f.listener.Opened(ctx, p)
+		}()
 	}
-	// An opening plugin lists its resources and prompts once it is open
-	// (the Opened hook): its calls, these included, wait until then.
-	if p.Status().State == supervisor.StateRunning {
-		f.listener.Opened(ctx, p)
-	}
-	return nil
+	wg.Wait()
 }

@@ -433,15 +433,20 @@ func (p *Process) launch(ctx context.Context, restart bool) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.env.StartTimeout)
 	defer cancel()
+	describe := describeAfterConfigure
+	if p.spec.Builtin() {
+		describe = describeBesideConfigure(cctx, rpc)
+	}
 	conf, err := rpc.Configure(cctx, hostconn.Config{
 		Root: p.env.Root, DataDir: p.env.DataDir,
 		Mode: p.env.Mode, HostVersion: p.env.HostVersion, Settings: p.spec.Settings,
 	})
 	if err != nil {
+		// An early Describe ends with the kill or with cctx (buffered).
 		return fail(fmt.Errorf("plugin %s could not start: %s", p.spec.Name, grpcMessage(err)))
 	}
 	calls := p.dialLane(cctx, conf.CallLane)
-	desc, tools, err := rpc.Describe(cctx)
+	desc, tools, err := describe(cctx, rpc)
 	if err != nil {
 		closeLane(calls)
 		return fail(fmt.Errorf("plugin %s: describe: %s%s", p.spec.Name, grpcMessage(err), exitedWith(err, r, ll)))
