@@ -116,6 +116,15 @@ func New(name string) *sdk.Plugin {
 		if os.Getenv("TESTKIT_FAIL_CONFIGURE") == "1" {
 			return sdk.NewError(500, "ERR_INIT_FAILED", "testkit store is locked (simulated)")
 		}
+		// A plugin may declare a tool from its settings, in its configure
+		// hook, after a while: the host must ask for its tools afterwards.
+		if cfg.Settings["declare_in_configure"] == "1" {
+			time.Sleep(100 * time.Millisecond)
+			sdk.AddTool(p, sdk.Tool[echoIn, echoOut]{
+				Name: name + "_configured", Description: "Declared by the configure hook.", ReadOnly: true,
+				Handler: func(_ context.Context, in echoIn) (echoOut, error) { return echoOut{Message: in.Message}, nil },
+			})
+		}
 		return nil
 	}})
 	// TESTKIT_OPEN_GATE holds the plugin's open work until the file it
