@@ -122,6 +122,8 @@ func (srv *Server) refreshPrompts(ctx context.Context) {
 
 // syncPrompts publishes every plugin's prompts.
 func (srv *Server) syncPrompts() {
+	srv.publishMu.Lock()
+	defer srv.publishMu.Unlock()
 	srv.mu.Lock()
 	var all []server.ServerPrompt
 	for _, l := range srv.prompts.byPlugin {

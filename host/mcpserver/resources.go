@@ -126,6 +126,8 @@ func (srv *Server) dropResources(plugin string) {
 
 // syncResources publishes every plugin's resources and templates.
 func (srv *Server) syncResources() {
+	srv.publishMu.Lock()
+	defer srv.publishMu.Unlock()
 	srv.mu.Lock()
 	var res []server.ServerResource
 	var tpl []server.ServerResourceTemplate

@@ -48,6 +48,10 @@ type Config struct {
 
 // Server is the host's MCP server.
 type Server struct {
+	// publishMu holds a sync of prompts or resources from its snapshot to
+	// its Set: two plugins adopted at once must not publish their
+	// snapshots in the wrong order, the later one missing the other's.
+	publishMu sync.Mutex
 	// asks are the running calls whose client a plugin may ask.
 	asks clientAsks
 	// callbacks are the running calls whose plugin may call other areas'
