@@ -20,10 +20,14 @@ E2E_PKG  := github.com/cairn-mcp/cairn/host/e2e
 
 .PHONY: build plugins run release test test-race test-short lint bench cluster-bundle proto tools-doc cli-doc clean
 
-## build: the cairn binary, which is all a user runs: the built-in areas run from it.
+## build: cairn, which is all a user runs, and cairn-areas beside it, which runs the built-in
+## areas for it and starts faster than cairn would (docs/decisions.md D46); cairn knows the
+## cairn-areas built with it by its build ID. Both static (no cgo).
+AREAS_ID_VAR := github.com/cairn-mcp/cairn/host/fleet.areasBuildID
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/cairn ./host/cmd/cairn
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/cairn-areas ./plugins/builtin/cmd/cairn-areas
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS) -X $(AREAS_ID_VAR)=$$($(GO) tool buildid $(BIN)/cairn-areas)" -o $(BIN)/cairn ./host/cmd/cairn
 
 ## plugins: the areas as standalone plugin binaries (to replace a built-in area from a config
 ## file) and the example plugins.
@@ -41,7 +45,7 @@ run:
 	@exec $(BIN)/cairn serve
 
 ## release: the release of VERSION (semver: tag the commit, or VERSION=0.2.0) in dist/<version>:
-## per platform (linux, darwin × amd64, arm64) a tar.gz with cairn and an MCP bundle (.mcpb),
+## per platform (linux, darwin × amd64, arm64) a tar.gz with cairn and cairn-areas and an MCP bundle (.mcpb),
 ## server.json for the MCP registry, the Claude Code plugin folder, and checksums.txt signed
 ## with the key file named by CAIRN_RELEASE_KEY_FILE (docs/deploy.md, Releases).
 ## RELEASE_TARGETS=host (or linux/amd64,darwin/arm64) builds fewer.

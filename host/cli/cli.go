@@ -21,38 +21,21 @@ import (
 
 	"github.com/cairn-mcp/cairn/host/config"
 	"github.com/cairn-mcp/cairn/host/daemon"
-	"github.com/cairn-mcp/cairn/host/fleet"
 	"github.com/cairn-mcp/cairn/host/transport/httpserve"
-	"github.com/cairn-mcp/cairn/internal/startgc"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 	"github.com/cairn-mcp/cairn/sdk"
 	"github.com/cairn-mcp/cairn/sdk/errs"
 	"github.com/cairn-mcp/cairn/sdk/stdoutguard"
 )
 
-// pluginGCPercent is a built-in plugin's GC percent when GOGC sets none.
-// Its live heap is a few MB and a durable write allocates tens of KB of
-// garbage, so at the default 100 the core plugin spent 13 % of its CPU
-// collecting under 8 writing clients; at 300 it uses 10–20 % less CPU
-// per write, for a few MB more heap while busy, which the idle trim
-// (sdk/idle.go) returns.
-const pluginGCPercent = 300
-
 // Main runs the CLI and returns the process exit status; w is how it
 // builds a host (cmd/cairn wires the root package's).
 func Main(args []string, w Wiring) int {
 	wiring = w
 	// Built-in areas run as their own processes: the host re-executes this
-	// binary with a hidden first argument.
-	if len(args) == 2 && args[0] == fleet.ServeBuiltinArg {
-		a, ok := builtin.Lookup(args[1])
-		if !ok {
-			fmt.Fprintf(os.Stderr, "cairn: no built-in area %q\n", args[1])
-			return 2
-		}
-		startgc.Steady(pluginGCPercent)
-		sdk.Serve(a.New())
-		return 0
+	// binary (or cairn-areas beside it) with a hidden first argument.
+	if status, served := builtin.ServeMain(args); served {
+		return status
 	}
 	root := newRootFor(args)
 	// `cairn --version` prints the version a release was built as, the

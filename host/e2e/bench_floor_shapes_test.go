@@ -49,13 +49,15 @@ var (
 	shapedErr  error
 )
 
-// buildShapedFloors builds the three programs once per test binary.
+// buildShapedFloors builds the three programs once per test binary, static
+// as cairn is built.
 func buildShapedFloors() (map[string]string, error) {
 	shapedOnce.Do(func() {
 		shapedBins = map[string]string{}
 		for _, name := range []string{"relay", "shaped", "plugin"} {
 			out := filepath.Join(binDir, "floor-"+name)
 			cmd := exec.Command("go", "build", "-o", out, "github.com/cairn-mcp/cairn/internal/floor/"+name)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 			cmd.Stderr = os.Stderr
 			if shapedErr = cmd.Run(); shapedErr != nil {
 				return

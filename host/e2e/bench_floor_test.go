@@ -33,11 +33,13 @@ var (
 	floorErr  error
 )
 
-// buildFloor builds the floor server once per test binary.
+// buildFloor builds the floor server once per test binary, static as cairn
+// is built (buildCairn), so neither start is spared the dynamic loader.
 func buildFloor() (string, error) {
 	floorOnce.Do(func() {
 		floorBin = filepath.Join(binDir, "floor")
 		cmd := exec.Command("go", "build", "-o", floorBin, "github.com/cairn-mcp/cairn/internal/floor")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		cmd.Stderr = os.Stderr
 		floorErr = cmd.Run()
 	})

@@ -40,8 +40,11 @@ func TestMain(m *testing.M) {
 	cairnBin = filepath.Join(dir, "cairn")
 	testkitBin = filepath.Join(dir, "cairn-plugin-testkit")
 	semverBin = filepath.Join(dir, "cairn-plugin-semver")
+	if err := buildCairn(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
 	for out, pkg := range map[string]string{
-		cairnBin:   "github.com/cairn-mcp/cairn/host/cmd/cairn",
 		testkitBin: "github.com/cairn-mcp/cairn/host/internal/testkit/cmd/cairn-plugin-testkit",
 		semverBin:  "github.com/cairn-mcp/cairn/examples/cairn-plugin-semver",
 	} {
@@ -64,6 +67,35 @@ func TestMain(m *testing.M) {
 	code := pgtest.Main(m)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// areasIDVar is the variable of cairn that names the build ID of the
+// cairn-areas built with it.
+const areasIDVar = "github.com/cairn-mcp/cairn/host/fleet.areasBuildID"
+
+// buildCairn builds cairn into dir as `make build` does: static, with
+// cairn-areas beside it and its build ID linked into cairn.
+func buildCairn(dir string) error {
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Stderr = os.Stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("go %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	areas := filepath.Join(dir, "cairn-areas")
+	if _, err := run("build", "-o", areas, "github.com/cairn-mcp/cairn/plugins/builtin/cmd/cairn-areas"); err != nil {
+		return err
+	}
+	id, err := run("tool", "buildid", areas)
+	if err != nil {
+		return err
+	}
+	_, err = run("build", "-ldflags", "-X "+areasIDVar+"="+id, "-o", filepath.Join(dir, "cairn"), "github.com/cairn-mcp/cairn/host/cmd/cairn")
+	return err
 }
 
 // workspace is a temporary repository root with a plugin directory.
@@ -182,9 +214,14 @@ func (w *workspace) serve(extraEnv ...string) *session {
 // it. It returns errors instead of failing the test, so many sessions can
 // start from goroutines at the same instant; the caller closes it.
 func startSession(w *workspace, extraEnv ...string) (*session, error) {
+	return startSessionOf(w, cairnBin, extraEnv...)
+}
+
+// startSessionOf is startSession with the cairn binary at bin.
+func startSessionOf(w *workspace, bin string, extraEnv ...string) (*session, error) {
 	s := &session{t: w.t, stderr: &syncBuffer{}}
 	env := append(append([]string{}, w.env...), extraEnv...)
-	c, err := client.NewStdioMCPClientWithOptions(cairnBin, env, []string{"serve"},
+	c, err := client.NewStdioMCPClientWithOptions(bin, env, []string{"serve"},
 		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env = env

@@ -22,15 +22,12 @@ import (
 	"github.com/cairn-mcp/cairn/sdk/seam"
 )
 
-// ServeBuiltinArg is the hidden first argument that makes the cairn binary
-// serve one built-in area as a plugin process.
-const ServeBuiltinArg = "__serve-plugin"
-
 // Options are the fleet's inputs besides the configuration.
 type Options struct {
 	// Version of the host, told to every plugin.
 	Version string
-	// Executable is the cairn binary re-executed for built-in areas.
+	// Executable is the cairn binary: built-in areas run from it, or from
+	// cairn-areas beside it (areasExecutable).
 	Executable string
 	Logger     hclog.Logger
 	Bus        *events.Bus
@@ -78,6 +75,9 @@ type Fleet struct {
 	// dropped by a stop (Started).
 	laterSpecs []supervisor.Spec
 	laterDone  chan struct{}
+
+	areasOnce sync.Once
+	areas     string
 }
 
 // New prepares a fleet; Listen names its listener before Start.

@@ -99,7 +99,7 @@ func (f *Fleet) resolveSpecs(logged bool) ([]supervisor.Spec, []trust.Untrusted,
 			}
 			continue
 		}
-		s := supervisor.Spec{Name: a.Name, Source: "builtin", Path: f.opts.Executable, Args: []string{ServeBuiltinArg, a.Name}, Required: true}
+		s := supervisor.Spec{Name: a.Name, Source: "builtin", Path: f.areasPath(), Args: []string{builtin.ServeArg, a.Name}, Required: true}
 		if inFile {
 			s.Settings, s.Required = entry.Settings, true
 			if len(entry.Env) > 0 && configFromWorkspace {

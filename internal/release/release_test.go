@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/internal/buildid"
 	"github.com/cairn-mcp/cairn/skills"
 )
 
@@ -107,6 +108,10 @@ func TestReleaseOfTheHostTarget(t *testing.T) {
 		t.Fatalf("cairn in the archive has mode %v, not executable", arch["cairn"].mode)
 	}
 	wantVersionOf(t, tmp, "archive", arch["cairn"].body, version)
+	if arch["cairn-areas"].mode&0o111 == 0 {
+		t.Fatalf("the archive holds %v, not an executable cairn-areas", keys(arch))
+	}
+	wantAreasOf(t, tmp, "archive", arch["cairn"].body, arch["cairn-areas"].body)
 
 	// The bundle: manifest fields, the entry point in the zip, runnable.
 	zr, err := zip.OpenReader(filepath.Join(out, MCPBName(version, host)))
@@ -154,6 +159,10 @@ func TestReleaseOfTheHostTarget(t *testing.T) {
 		t.Fatalf("the entry point has mode %v, not executable", ef.Mode())
 	}
 	wantVersionOf(t, tmp, "bundle", readZip(t, files, entry), version)
+	if af, ok := files[MCPBAreas]; !ok || af.Mode().Perm()&0o111 == 0 {
+		t.Fatalf("the bundle holds no executable %s", MCPBAreas)
+	}
+	wantAreasOf(t, tmp, "bundle", readZip(t, files, entry), readZip(t, files, MCPBAreas))
 
 	// server.json names the bundle by its download URL and SHA-256.
 	var sj ServerJSON
@@ -309,6 +318,24 @@ func keys[V any](m map[string]V) []string {
 }
 
 // wantVersionOf writes a packaged binary out and runs `cairn --version`.
+// wantAreasOf fails unless cairn holds the build ID of areas, the
+// cairn-areas shipped beside it, as the linker sets it: else cairn would
+// not run its areas from it.
+func wantAreasOf(t *testing.T, tmp, from string, cairn, areas []byte) {
+	t.Helper()
+	path := filepath.Join(tmp, from+"-cairn-areas")
+	if err := os.WriteFile(path, areas, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id, err := buildid.Read(path)
+	if err != nil {
+		t.Fatalf("%s: cairn-areas: %v", from, err)
+	}
+	if !bytes.Contains(cairn, []byte(id)) {
+		t.Fatalf("%s: cairn does not name cairn-areas' build ID %s", from, id)
+	}
+}
+
 func wantVersionOf(t *testing.T, tmp, from string, bin []byte, version string) {
 	t.Helper()
 	if runtime.GOOS == "windows" {

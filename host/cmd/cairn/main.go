@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/host/cli"
+	"github.com/cairn-mcp/cairn/internal/cpuprofile"
 	"github.com/cairn-mcp/cairn/internal/startgc"
 
 	// The built-in areas register themselves with the registry.
@@ -28,7 +29,7 @@ func main() {
 	// write to a closed pipe must fail, not kill us before the TEST data
 	// dir is removed and the plugins are stopped.
 	signal.Ignore(syscall.SIGPIPE)
-	startCPUProfile()
+	cpuprofile.Start()
 	// Collection has been off since startgc's init; a session's first
 	// answer comes well within this window, and whatever the process does
 	// next runs with the collector GOGC asks for.

@@ -1,4 +1,7 @@
-package main
+// Package cpuprofile profiles a cairn process for measuring, when
+// CAIRN_CPUPROFILE asks: the cairn command and the areas binary start it
+// first thing.
+package cpuprofile
 
 import (
 	"fmt"
@@ -9,12 +12,12 @@ import (
 	"time"
 )
 
-// startCPUProfile profiles this process when CAIRN_CPUPROFILE names a
+// Start profiles this process when CAIRN_CPUPROFILE names a
 // directory: every cairn process (relay, daemon, host, plugins) writes
 // <dir>/cairn-<pid>.pprof covering its first CAIRN_CPUPROFILE_SECONDS
 // (default 30). A fixed window, because plugins end with os.Exit from the
 // SDK and no deferred stop would run. For measuring only.
-func startCPUProfile() {
+func Start() {
 	dir := os.Getenv("CAIRN_CPUPROFILE")
 	if dir == "" {
 		return
