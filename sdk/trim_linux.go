@@ -13,9 +13,9 @@ import (
 // trimIdleMemory gives back what start-up used and serving does not need:
 // the garbage of building the tool declarations (heap returned to the OS)
 // and the pages of the executable that only package initialisation
-// touched. Every built-in plugin runs the whole cairn binary, so each
-// process would otherwise keep some 20 MB of its code and read-only data
-// resident. The dropped pages are clean and file-backed: one that is needed
+// touched. A built-in plugin runs a binary of 50–60 MB (cairn-areas, or
+// cairn itself), so each process would otherwise keep many MB of its code
+// and read-only data resident. The dropped pages are clean and file-backed: one that is needed
 // again is mapped back from the page cache on first touch.
 func trimIdleMemory() {
 	runtime.GC()
