@@ -45,6 +45,11 @@ func areasExecutable(self, want string) (path, why string) {
 	if want == "" {
 		return self, "this cairn was built without " + AreasBinary
 	}
+	// cairn started through a link (a PATH entry pointing into an unpacked
+	// release) looks beside the file the link names.
+	if real, err := filepath.EvalSymlinks(self); err == nil {
+		self = real
+	}
 	cand := filepath.Join(filepath.Dir(self), AreasBinary)
 	fi, err := os.Lstat(cand)
 	if err != nil {
@@ -52,6 +57,9 @@ func areasExecutable(self, want string) (path, why string) {
 	}
 	if !fi.Mode().IsRegular() {
 		return self, cand + " is not a regular file"
+	}
+	if fi.Mode().Perm()&0o100 == 0 {
+		return self, cand + " is not executable"
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return self, fmt.Sprintf("%s may be written by others (mode %v)", cand, fi.Mode().Perm())

@@ -71,6 +71,9 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 		{"anyone may write it", func(t *testing.T, dir string) {
 			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o757)
 		}, id, false, "may be written by others"},
+		{"not executable", func(t *testing.T, dir string) {
+			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o644)
+		}, id, false, "not executable"},
 		{"a symbolic link", func(t *testing.T, dir string) {
 			other := filepath.Join(t.TempDir(), "elsewhere")
 			copyFile(t, exe, other, 0o755)
@@ -102,13 +105,29 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
+			// The path as the host sees it, links resolved (a temporary
+			// directory may sit behind one).
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
 			self := filepath.Join(dir, "cairn")
 			if err := os.WriteFile(self, []byte("cairn"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			c.setup(t, dir)
 			got, why := areasExecutable(self, c.want)
+			if c.useArea {
+				// cairn reached through a link finds it beside the file
+				// the link names.
+				link := filepath.Join(t.TempDir(), "cairn")
+				if err := os.Symlink(self, link); err != nil {
+					t.Fatal(err)
+				}
+				if viaLink, _ := areasExecutable(link, c.want); viaLink != got {
+					t.Fatalf("through a link to cairn: %s, want %s", viaLink, got)
+				}
+			}
 			wantPath := self
 			if c.useArea {
 				wantPath = filepath.Join(dir, AreasBinary)
