@@ -39,7 +39,8 @@ func (f *Fleet) areasPath() string {
 
 // areasExecutable picks the binary the built-in areas run from: cairn-areas
 // in self's directory when it is the one built with self (its build ID is
-// want), a regular file owned by self's owner that no one else may write;
+// want), an executable regular file owned by self's owner that no one else
+// may write, in a folder not every user may write (unless it is sticky);
 // otherwise self, with the reason.
 func areasExecutable(self, want string) (path, why string) {
 	if want == "" {
@@ -50,7 +51,18 @@ func areasExecutable(self, want string) (path, why string) {
 	if real, err := filepath.EvalSymlinks(self); err == nil {
 		self = real
 	}
-	cand := filepath.Join(filepath.Dir(self), AreasBinary)
+	dir := filepath.Dir(self)
+	cand := filepath.Join(dir, AreasBinary)
+	// In a folder every user may write, anyone could swap the file between
+	// this check and its start, unless the folder is sticky (as /tmp is:
+	// no one may rename or remove another's file). A folder its group may
+	// write is a shared install (an admin group's) whose members could
+	// replace cairn itself as well.
+	if di, err := os.Stat(dir); err != nil {
+		return self, err.Error()
+	} else if di.Mode().Perm()&0o002 != 0 && di.Mode()&os.ModeSticky == 0 {
+		return self, fmt.Sprintf("%s may be written by every user (mode %v)", dir, di.Mode().Perm())
+	}
 	fi, err := os.Lstat(cand)
 	if err != nil {
 		return self, err.Error()

@@ -91,6 +91,24 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, id, false, "no Go build ID"},
+		{"every user may write its folder", func(t *testing.T, dir string) {
+			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			if err := os.Chmod(dir, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}, id, false, "may be written by every user"},
+		{"its group may write its folder", func(t *testing.T, dir string) {
+			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			if err := os.Chmod(dir, 0o775); err != nil {
+				t.Fatal(err)
+			}
+		}, id, true, ""},
+		{"a sticky folder others may write", func(t *testing.T, dir string) {
+			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
+				t.Fatal(err)
+			}
+		}, id, true, ""},
 		{"another owner", func(t *testing.T, dir string) {
 			if os.Geteuid() != 0 {
 				t.Skip("needs root to give a file away")
