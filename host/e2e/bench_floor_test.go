@@ -295,7 +295,7 @@ func benchWorkspace(b *testing.B) *workspace {
 		"HOME=" + os.Getenv("HOME"),
 		// CAIRN_CALL_LANE=off on the benchmark's command line measures
 		// the gRPC path the lane replaced; CAIRN_CPUPROFILE profiles
-		// every cairn process (internal/cpuprofile).
+		// every cairn process (internal/procstart).
 		"CAIRN_CALL_LANE=" + os.Getenv("CAIRN_CALL_LANE"),
 		"CAIRN_CPUPROFILE=" + os.Getenv("CAIRN_CPUPROFILE"),
 		"CAIRN_CPUPROFILE_SECONDS=" + os.Getenv("CAIRN_CPUPROFILE_SECONDS"),

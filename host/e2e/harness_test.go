@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-mcp/cairn/host"
 	"github.com/cairn-mcp/cairn/internal/pgtest"
 	"github.com/cairn-mcp/cairn/internal/poll"
+	"github.com/cairn-mcp/cairn/internal/release"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -69,32 +71,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// areasIDVar is the variable of cairn that names the build ID of the
-// cairn-areas built with it.
-const areasIDVar = "github.com/cairn-mcp/cairn/host/fleet.areasBuildID"
-
-// buildCairn builds cairn into dir as `make build` does: static, with
-// cairn-areas beside it and its build ID linked into cairn.
+// buildCairn builds cairn into dir as a user gets it: static, with
+// cairn-areas beside it and its build ID linked into cairn, by the release's
+// own builder, at the version a plain build says.
 func buildCairn(dir string) error {
-	run := func(args ...string) (string, error) {
-		cmd := exec.Command("go", args...)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("go %s: %v", strings.Join(args, " "), err)
-		}
-		return strings.TrimSpace(string(out)), nil
-	}
-	areas := filepath.Join(dir, "cairn-areas")
-	if _, err := run("build", "-o", areas, "github.com/cairn-mcp/cairn/plugins/builtin/cmd/cairn-areas"); err != nil {
-		return err
-	}
-	id, err := run("tool", "buildid", areas)
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		return err
 	}
-	_, err = run("build", "-ldflags", "-X "+areasIDVar+"="+id, "-o", filepath.Join(dir, "cairn"), "github.com/cairn-mcp/cairn/host/cmd/cairn")
+	_, err = release.BuildBinaries(context.Background(), "go", repo, dir, release.HostTarget(), host.Version)
 	return err
 }
 

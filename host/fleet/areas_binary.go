@@ -80,7 +80,9 @@ func areasExecutable(self, want string) (path, why string) {
 	if err != nil {
 		return self, err.Error()
 	}
-	if o, ok := owner(fi); !ok || o != selfOwner(sfi) {
+	o, ok := owner(fi)
+	so, sok := owner(sfi)
+	if !ok || !sok || o != so {
 		return self, cand + " has another owner than cairn"
 	}
 	got, err := buildid.Read(cand)
@@ -91,14 +93,6 @@ func areasExecutable(self, want string) (path, why string) {
 		return self, fmt.Sprintf("%s is from another build (build ID %s, this cairn's is %s)", cand, got, want)
 	}
 	return cand, ""
-}
-
-// selfOwner is cairn's owner, or a uid no file has when it is unknown.
-func selfOwner(fi os.FileInfo) uint32 {
-	if o, ok := owner(fi); ok {
-		return o
-	}
-	return ^uint32(0)
 }
 
 // owner is the user that owns the file fi describes.

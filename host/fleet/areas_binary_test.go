@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,22 +9,10 @@ import (
 	"github.com/cairn-mcp/cairn/internal/buildid"
 )
 
-// copyFile copies src to dst with mode.
-func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
+// writeFile writes body to dst with mode (whatever the umask).
+func writeFile(t *testing.T, body []byte, dst string, mode os.FileMode) {
 	t.Helper()
-	in, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
+	if err := os.WriteFile(dst, body, mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(dst, mode); err != nil {
@@ -48,6 +35,10 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name    string
 		setup   func(t *testing.T, dir string)
@@ -56,27 +47,27 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 		why     string
 	}{
 		{"built together", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 		}, id, true, ""},
 		{"cairn built without it", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 		}, "", false, "built without"},
 		{"absent", func(t *testing.T, dir string) {}, id, false, "no such file"},
 		{"another build", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 		}, id + "x", false, "from another build"},
 		{"group may write it", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o775)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o775)
 		}, id, false, "may be written by others"},
 		{"anyone may write it", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o757)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o757)
 		}, id, false, "may be written by others"},
 		{"not executable", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o644)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o644)
 		}, id, false, "not executable"},
 		{"a symbolic link", func(t *testing.T, dir string) {
 			other := filepath.Join(t.TempDir(), "elsewhere")
-			copyFile(t, exe, other, 0o755)
+			writeFile(t, body, other, 0o755)
 			if err := os.Symlink(other, filepath.Join(dir, AreasBinary)); err != nil {
 				t.Fatal(err)
 			}
@@ -92,19 +83,19 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 			}
 		}, id, false, "no Go build ID"},
 		{"every user may write its folder", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 			if err := os.Chmod(dir, 0o777); err != nil {
 				t.Fatal(err)
 			}
 		}, id, false, "may be written by every user"},
 		{"its group may write its folder", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 			if err := os.Chmod(dir, 0o775); err != nil {
 				t.Fatal(err)
 			}
 		}, id, true, ""},
 		{"a sticky folder others may write", func(t *testing.T, dir string) {
-			copyFile(t, exe, filepath.Join(dir, AreasBinary), 0o755)
+			writeFile(t, body, filepath.Join(dir, AreasBinary), 0o755)
 			if err := os.Chmod(dir, 0o777|os.ModeSticky); err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +105,7 @@ func TestAreasExecutableIsTheOneBuiltWithCairn(t *testing.T) {
 				t.Skip("needs root to give a file away")
 			}
 			p := filepath.Join(dir, AreasBinary)
-			copyFile(t, exe, p, 0o755)
+			writeFile(t, body, p, 0o755)
 			if err := os.Chown(p, 65534, 65534); err != nil {
 				t.Fatal(err)
 			}

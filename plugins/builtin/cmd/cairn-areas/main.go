@@ -8,32 +8,20 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	// stdoutguard must initialise first: stdout carries the go-plugin
 	// handshake and nothing else.
 	_ "github.com/cairn-mcp/cairn/sdk/stdoutguard"
 
-	"github.com/cairn-mcp/cairn/internal/cpuprofile"
-	"github.com/cairn-mcp/cairn/internal/startgc"
+	"github.com/cairn-mcp/cairn/internal/procstart"
 	"github.com/cairn-mcp/cairn/plugins/builtin"
 
 	// The built-in areas register themselves with the registry.
 	_ "github.com/cairn-mcp/cairn/plugins/builtin/areas"
 )
 
-// startWindow is how long a process runs before its first collection, as
-// in cairn.
-const startWindow = time.Second
-
 func main() {
-	// A dying host closes our stderr: a write must fail, not kill us
-	// before the stop hooks run.
-	signal.Ignore(syscall.SIGPIPE)
-	cpuprofile.Start()
-	time.AfterFunc(startWindow, startgc.Done)
+	procstart.Begin()
 	if status, served := builtin.ServeMain(os.Args[1:]); served {
 		os.Exit(status)
 	}

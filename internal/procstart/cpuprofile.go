@@ -1,7 +1,4 @@
-// Package cpuprofile profiles a cairn process for measuring, when
-// CAIRN_CPUPROFILE asks: the cairn command and the areas binary start it
-// first thing.
-package cpuprofile
+package procstart
 
 import (
 	"fmt"
@@ -12,12 +9,12 @@ import (
 	"time"
 )
 
-// Start profiles this process when CAIRN_CPUPROFILE names a
+// startCPUProfile profiles this process when CAIRN_CPUPROFILE names a
 // directory: every cairn process (relay, daemon, host, plugins) writes
 // <dir>/cairn-<pid>.pprof covering its first CAIRN_CPUPROFILE_SECONDS
 // (default 30). A fixed window, because plugins end with os.Exit from the
 // SDK and no deferred stop would run. For measuring only.
-func Start() {
+func startCPUProfile() {
 	dir := os.Getenv("CAIRN_CPUPROFILE")
 	if dir == "" {
 		return
