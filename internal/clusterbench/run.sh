@@ -4,7 +4,9 @@
 # (pgbench's default transaction, from loadgen), then for each server count
 # N servers `cairn serve --http --no-daemon` on one fresh database and
 # WRITERS MCP sessions with API keys writing through them: task_create and
-# thought_record per second beside the floor.
+# thought_record per second beside the floor, and where each phase's time
+# went: how busy the cores were, the CPU per write of each kind of process
+# and what PostgreSQL's busy backends were doing.
 #
 # Settings (environment):
 #   SERVERS      server counts to run (default 1 2 4 8 … up to the cores)
@@ -131,17 +133,22 @@ measure() {
 		urls="$urls${urls:+,}http://127.0.0.1:$port/mcp"
 		i=$((i + 1))
 	done
-	line=$("$HERE/loadgen" writes -urls "$urls" -keys "$5" -writers "$WRITERS" -duration "$DURATION") ||
+	line=$("$HERE/loadgen" writes -urls "$urls" -keys "$5" -writers "$WRITERS" -duration "$DURATION" -dsn "$3") ||
 		{ tail -n 20 "$WORK"/logs/server-"$1"-*.log >&2; exit 1; }
 	echo "$line" >&2
 	for p in $SERVER_PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $SERVER_PIDS; do wait "$p" 2>/dev/null || true; done
 	SERVER_PIDS=""
 	echo "$1 $(echo "$line" | sed -n 's/.*task_create=\([0-9]*\).*thought_record=\([0-9]*\).*/\1 \2/p')" >>"$RESULTS"
+	label=$1
+	[ "$1" = bbolt ] && label="1, bbolt"
+	echo "$line" | sed -n "s/^profile /| $label /p" >>"$PROFILES"
 }
 
 RESULTS="$WORK/results"
+PROFILES="$WORK/profiles"
 : >"$RESULTS"
+: >"$PROFILES"
 for n in $SERVERS; do
 	db="cairn_$n"
 	"$HERE/loadgen" createdb -dsn "$(dsn postgres)" -name "$db"
@@ -170,3 +177,9 @@ while read -r n creates thoughts; do
 	awk -v n="$label" -v c="$creates" -v t="$thoughts" -v f="$FLOOR" \
 		'BEGIN { printf "| %s | %d | %.2f | %d | %.2f |\n", n, c, c / f, t, t / f }'
 done <"$RESULTS"
+echo
+echo "Where each phase's time went: the share of all cores' time that was busy; CPU per write, in µs, of the cairn servers, the core plugins they run (cairn-areas), PostgreSQL, loadgen and everything else; PostgreSQL's client backends busy at once (mean of samples every 20 ms), and what they were doing (a wait event; on CPU; or idle in transaction: a transaction open, with any lock it took, while its server works between statements)."
+echo
+echo "| Servers | Phase | Cores busy | CPU µs per write: cairn / cairn-areas / postgres / loadgen / other | Backends busy | Doing |"
+echo "|---|---|---|---|---|---|"
+cat "$PROFILES"

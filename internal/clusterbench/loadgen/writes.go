@@ -22,8 +22,10 @@ import (
 // turn by turn, each with an API key of -keys (one a line, taken turn by
 // turn): every writer creates the task its thoughts go to, then all call
 // task_create back to back for -duration, then thought_record for
-// -duration. It prints both rates. A failed call ends the run: a rate
-// that skips failures would flatter the servers.
+// -duration. It prints both rates, then a profile of each phase (profile.go)
+// on lines of their own that begin "profile ", sampling PostgreSQL's
+// backends through -dsn when it is given. A failed call ends the run: a
+// rate that skips failures would flatter the servers.
 func writes(args []string) error {
 	fs := flag.NewFlagSet("writes", flag.ExitOnError)
 	urls := fs.String("urls", "", "the servers' MCP endpoints, comma-separated (http://127.0.0.1:18001/mcp,…)")
@@ -31,6 +33,7 @@ func writes(args []string) error {
 	writers := fs.Int("writers", 32, "MCP sessions writing at once")
 	d := fs.Duration("duration", 10*time.Second, "how long each of the two phases runs")
 	wait := fs.Duration("wait", 2*time.Minute, "how long to wait for the servers to listen")
+	dsn := fs.String("dsn", "", "the servers' PostgreSQL database, whose backends each phase's profile samples (none: bbolt)")
 	_ = fs.Parse(args)
 	servers := strings.Split(*urls, ",")
 	keys, err := readKeys(*keysFile)
@@ -61,14 +64,14 @@ func writes(args []string) error {
 		}
 		own[i], _ = out["task_id"].(string)
 	}
-	creates, err := phase(sessions, *d, func(i int, n int64) error {
+	creates, createsProfile, err := profiledPhase(ctx, "task_create", *dsn, sessions, *d, func(i int, n int64) error {
 		_, err := call(ctx, sessions[i], "task_create", map[string]any{"title": fmt.Sprintf("task %d", n), "labels": []string{"bench"}})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	thoughts, err := phase(sessions, *d, func(i int, n int64) error {
+	thoughts, thoughtsProfile, err := profiledPhase(ctx, "thought_record", *dsn, sessions, *d, func(i int, n int64) error {
 		_, err := call(ctx, sessions[i], "thought_record", map[string]any{"task_id": own[i], "type": "reflection", "content": fmt.Sprintf("thought %d", n)})
 		return err
 	})
@@ -76,12 +79,39 @@ func writes(args []string) error {
 		return err
 	}
 	fmt.Printf("writes servers=%d writers=%d task_create=%.0f/s thought_record=%.0f/s\n", len(servers), *writers, creates, thoughts)
+	for _, row := range []string{createsProfile, thoughtsProfile} {
+		if row != "" {
+			fmt.Println("profile " + row)
+		}
+	}
 	return nil
 }
 
+// profiledPhase runs phase and returns its rate and its profile row; the
+// row is empty where /proc cannot be read.
+func profiledPhase(ctx context.Context, name, dsn string, sessions []*client.Client, d time.Duration, step func(i int, n int64) error) (float64, string, error) {
+	var waits *waitTally
+	if dsn != "" {
+		sctx, stop := context.WithCancel(ctx)
+		defer stop()
+		waits = sampleWaits(sctx, dsn, 20*time.Millisecond)
+	}
+	before, errBefore := takeCPUSnapshot("/proc")
+	rate, writes, err := phase(sessions, d, step)
+	if err != nil {
+		return 0, "", err
+	}
+	after, errAfter := takeCPUSnapshot("/proc")
+	if errBefore != nil || errAfter != nil {
+		return rate, "", nil
+	}
+	seconds, busy := cpuBetween(before, after)
+	return rate, profileRow(name, writes, seconds, busy, waits), nil
+}
+
 // phase runs step from every writer until d has passed and returns the
-// steps per second; n numbers the steps across writers.
-func phase(sessions []*client.Client, d time.Duration, step func(i int, n int64) error) (float64, error) {
+// steps per second and their number; n numbers the steps across writers.
+func phase(sessions []*client.Client, d time.Duration, step func(i int, n int64) error) (float64, int64, error) {
 	var count atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, len(sessions))
@@ -101,9 +131,9 @@ func phase(sessions []*client.Client, d time.Duration, step func(i int, n int64)
 	wg.Wait()
 	close(errc)
 	if err := <-errc; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(count.Load()) / time.Since(start).Seconds(), nil
+	return float64(count.Load()) / time.Since(start).Seconds(), count.Load(), nil
 }
 
 // connect opens one initialized session, on a connection of its own as
