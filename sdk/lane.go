@@ -62,12 +62,30 @@ func (s *server) laneServer() *lane.Server {
 		HandleEvent: func(ctx context.Context, ev *pb.Event) error {
 			return s.p.deliverEvent(ctx, convert.EventFromProto(ev))
 		},
-		Limit: protocol.MaxMessageBytes,
+		Inline: s.inlineCall,
+		Limit:  protocol.MaxMessageBytes,
 		OnPanic: func(v any, stack []byte) {
 			s.p.logger.Error("call lane handler panicked", "panic", fmt.Sprint(v), "stack", string(stack))
 		},
 	}
 }
+
+// inlineCall reports whether a call on an idle lane may run where it was
+// read: a plain call (not an MCP task) of a tool that is Quick now.
+// CAIRN_LANE_INLINE=off hands every call to a worker, as an older SDK
+// does (to compare the two, or to rule inline calls out).
+func (s *server) inlineCall(req *pb.CallToolRequest) bool {
+	if req.Task != nil || !laneInline {
+		return false
+	}
+	s.p.mu.RLock()
+	t := s.p.tools[req.Tool]
+	s.p.mu.RUnlock()
+	return t != nil && t.quick != nil && t.quick()
+}
+
+// laneInline is CAIRN_LANE_INLINE, read once.
+var laneInline = os.Getenv("CAIRN_LANE_INLINE") != "off"
 
 // laneEventBatches reports whether the lane advertises event batches
 // (ConfigureResponse.lane_event_batches). CAIRN_LANE_EVENT_BATCHES=off

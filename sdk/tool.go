@@ -52,6 +52,16 @@ type Tool[In, Out any] struct {
 	// tools that declare it, so the others pay nothing for it.
 	CallsTools bool
 
+	// Quick, when set and true at the call, declares that this call
+	// answers at once and waits on nothing outside the plugin: a point
+	// read of a local store, say. On an otherwise idle call lane it then
+	// runs where the plugin read it, sparing the hand-off to another
+	// goroutine and the thread woken for it (docs/decisions.md D46); the
+	// lane reads nothing else until it returns. It is asked at each call,
+	// so a tool whose store may be remote answers false there. A tool that
+	// CallsTools cannot be Quick.
+	Quick func() bool
+
 	// SuccessStatus is reported as _meta.status on success; 200 when zero
 	// (use 201 for tools that create something).
 	SuccessStatus int
@@ -131,6 +141,8 @@ type tool struct {
 	// outputsChecked (tests, CAIRN_MODE=TEST); compiled on first use too.
 	output lazyValidator
 	status int
+	// quick is Tool.Quick.
+	quick func() bool
 	// derive derives the tool's schemas afresh (derived_schemas.go).
 	derive func() ToolSchemas
 	call   func(ctx context.Context, args []byte) (any, error)
@@ -163,6 +175,9 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 	}
 	if t.Handler == nil {
 		panic(fmt.Sprintf("sdk.AddTool: tool %q has no handler", t.Name))
+	}
+	if t.Quick != nil && t.CallsTools {
+		panic(fmt.Sprintf("sdk.AddTool: tool %q calls tools, so it waits on the host and cannot be Quick", t.Name))
 	}
 	in, out := t.InputSchema, t.OutputSchema
 	deriveOut := t.OutputFrom
@@ -206,6 +221,7 @@ func AddTool[In, Out any](p *Plugin, t Tool[In, Out]) {
 		input:  lazyValidator{tool: t.Name, raw: in},
 		output: lazyValidator{tool: t.Name, raw: out},
 		status: status,
+		quick:  t.Quick,
 		derive: derive,
 		call: func(ctx context.Context, args []byte) (any, error) {
 			var input In

@@ -166,6 +166,14 @@ func (c *Area) svc() (*tasks.Service, error) {
 	return c.tasks, nil
 }
 
+// storeIsLocal reports whether the open store is a bbolt file (false
+// before it opens).
+func (c *Area) storeIsLocal() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.store != nil && c.store.Local()
+}
+
 // publishTimeout bounds one notice to the host.
 const publishTimeout = 5 * time.Second
 

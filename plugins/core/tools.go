@@ -71,6 +71,8 @@ func (c *Area) taskGet() sdk.Tool[taskGetArgs, tasks.Task] {
 		Description: "Read one task.",
 		ReadOnly:    true,
 		Idempotent:  true,
+		// A point read: quick on a bbolt file, a round trip on PostgreSQL.
+		Quick: c.storeIsLocal,
 		Handler: func(_ context.Context, in taskGetArgs) (tasks.Task, error) {
 			svc, err := c.svc()
 			if err != nil {

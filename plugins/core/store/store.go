@@ -233,6 +233,10 @@ func (s *Store) Describe() Description {
 	return s.bolt.describe()
 }
 
+// Local reports whether the store is a file on this machine (bbolt), whose
+// reads answer without waiting on a network.
+func (s *Store) Local() bool { return s.pg == nil }
+
 // Path is the file the store lives in, or its database URL without the
 // password on PostgreSQL.
 func (s *Store) Path() string { return s.Describe().Location }

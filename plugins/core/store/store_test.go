@@ -380,3 +380,25 @@ func testGroupCommit(t *testing.T) {
 		return nil
 	})
 }
+
+// Local tells a bbolt file from a database: task_get runs inline on the
+// plugin's call lane only where a read cannot wait on a network.
+func TestLocalIsABboltFileNotADatabase(t *testing.T) {
+	t.Parallel()
+	s, err := OpenFor(t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.Local() {
+		t.Fatal("a bbolt store says it is not local")
+	}
+	pg, err := OpenPostgres(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	if pg.Local() {
+		t.Fatal("a PostgreSQL store says it is local")
+	}
+}

@@ -42,6 +42,14 @@ type Server struct {
 	// OnPanic, when set, is told about a panic that escaped Handle (the
 	// caller gets ERR_INTERNAL either way).
 	OnPanic func(v any, stack []byte)
+	// Inline, when set, says whether a call may run on the goroutine that
+	// read it rather than on a worker. It is asked only when nothing else
+	// runs on the lane. Handing a call to a worker readies a goroutine and
+	// wakes a second thread, which costs a point read more than the read;
+	// but the lane reads no further frame (not even that call's cancel)
+	// until an inline call returns, so it is for calls that answer at once
+	// and never wait on the host.
+	Inline func(req *pb.CallToolRequest) bool
 }
 
 // ServeConn answers the calls arriving on conn until it ends or ctx does;
@@ -110,7 +118,13 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
 				continue
 			}
+			inline := s.Inline != nil && sc.idle() && s.Inline(req)
 			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			if inline {
+				sc.reply(id, sc.handle(cctx, id, req))
+				done()
+				continue
+			}
 			work.Run(func() {
 				defer done()
 				sc.reply(id, sc.handle(cctx, id, req))
@@ -254,6 +268,13 @@ func (sc *serverConn) sendEvent(id uint64, ev *pb.CallToolEvent) {
 	}
 	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kind, id: id})
 	_ = sc.w.write(frame)
+}
+
+// idle reports whether no call or event runs on the lane.
+func (sc *serverConn) idle() bool {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return len(sc.running) == 0
 }
 
 func (sc *serverConn) cancel(id uint64) {
