@@ -75,12 +75,12 @@ func takeCPUSnapshot(root string) (cpuSnapshot, error) {
 // comm is whatever lies between the first "(" and the last ")", since a
 // process may name itself with spaces and parentheses.
 func parseProcStat(raw []byte) (procCPU, error) {
-	open, close := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
-	if open < 0 || close < open {
+	lparen, rparen := bytes.IndexByte(raw, '('), bytes.LastIndexByte(raw, ')')
+	if lparen < 0 || rparen < lparen {
 		return procCPU{}, fmt.Errorf("no (comm) in %q", raw)
 	}
 	// After the comm: state(3) ppid(4) … utime(14) stime(15).
-	fields := strings.Fields(string(raw[close+1:]))
+	fields := strings.Fields(string(raw[rparen+1:]))
 	if len(fields) < 13 {
 		return procCPU{}, fmt.Errorf("%d fields after the comm, want 13 or more", len(fields))
 	}
@@ -89,7 +89,7 @@ func parseProcStat(raw []byte) (procCPU, error) {
 	if err1 != nil || err2 != nil {
 		return procCPU{}, fmt.Errorf("utime %q, stime %q: not counts", fields[11], fields[12])
 	}
-	return procCPU{comm: string(raw[open+1 : close]), ticks: utime + stime}, nil
+	return procCPU{comm: string(raw[lparen+1 : rparen]), ticks: utime + stime}, nil
 }
 
 // parseMachineStat reads the busy and total ticks of all cores from the

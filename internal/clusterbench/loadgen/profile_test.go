@@ -182,3 +182,18 @@ func TestWaitsSampleABackendWaitingOnTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Whatever /proc holds, reading it never panics, and a comm read is the
+// text between the parentheses of the line it came from.
+func FuzzProcStat(f *testing.F) {
+	f.Add([]byte("42 (cairn) S 1 42 42 0 -1 4194560 100 0 0 0 250 31 0 0 20 0 12 0"))
+	f.Add([]byte("7 (a (b) c) R 1 7 7 0 -1 0 0 0 0 0 9 1 0 0 20 0 1 0"))
+	f.Add([]byte("cpu  100 5 40 800 50 3 2 1 7 0\n"))
+	f.Add([]byte(")("))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if p, err := parseProcStat(raw); err == nil && !strings.Contains(string(raw), "("+p.comm+")") {
+			t.Fatalf("comm %q is not between parentheses in %q", p.comm, raw)
+		}
+		_, _, _ = parseMachineStat(raw)
+	})
+}
