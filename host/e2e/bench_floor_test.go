@@ -294,9 +294,11 @@ func benchWorkspace(b *testing.B) *workspace {
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + os.Getenv("HOME"),
 		// CAIRN_CALL_LANE=off on the benchmark's command line measures
-		// the gRPC path the lane replaced; CAIRN_CPUPROFILE profiles
-		// every cairn process (internal/procstart).
+		// the gRPC path the lane replaced, CAIRN_LANE_INLINE=off the
+		// hand-off Quick calls skip; CAIRN_CPUPROFILE profiles every
+		// cairn process (internal/procstart).
 		"CAIRN_CALL_LANE=" + os.Getenv("CAIRN_CALL_LANE"),
+		"CAIRN_LANE_INLINE=" + os.Getenv("CAIRN_LANE_INLINE"),
 		"CAIRN_CPUPROFILE=" + os.Getenv("CAIRN_CPUPROFILE"),
 		"CAIRN_CPUPROFILE_SECONDS=" + os.Getenv("CAIRN_CPUPROFILE_SECONDS"),
 	}}
