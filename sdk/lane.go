@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/cairn-mcp/cairn/sdk/internal/convert"
@@ -22,8 +23,9 @@ const laneAcceptWindow = 30 * time.Second
 // openLane listens for the host's one lane connection on a socket in a
 // fresh private directory and serves tool calls on it (package lane). It
 // returns the socket's path for ConfigureResponse. The socket and its
-// directory are removed once the host has connected (or the window ends),
-// so nothing else can join the lane.
+// directory are removed once the host has connected (or the window ends,
+// or the plugin is stopped first), so nothing else can join the lane and
+// nothing is left behind.
 func (s *server) openLane() (string, error) {
 	dir, err := os.MkdirTemp(os.Getenv("PLUGIN_UNIX_SOCKET_DIR"), "cairn-lane-")
 	if err != nil {
@@ -38,10 +40,19 @@ func (s *server) openLane() (string, error) {
 	ul := ln.(*net.UnixListener)
 	ul.SetUnlinkOnClose(true)
 	_ = ul.SetDeadline(time.Now().Add(laneAcceptWindow))
-	go func() {
-		conn, err := ul.Accept()
+	unlisten := sync.OnceFunc(func() {
 		_ = ul.Close()
 		_ = os.RemoveAll(dir)
+	})
+	s.laneMu.Lock()
+	s.unlisten = unlisten
+	s.laneMu.Unlock()
+	go func() {
+		conn, err := ul.Accept()
+		unlisten()
+		s.laneMu.Lock()
+		s.unlisten = nil
+		s.laneMu.Unlock()
 		if err != nil {
 			s.p.logger.Debug("the host did not connect to the call lane (an older host?); calls use gRPC", "error", err)
 			return
@@ -49,6 +60,19 @@ func (s *server) openLane() (string, error) {
 		_ = s.laneServer().ServeConn(context.Background(), conn)
 	}()
 	return path, nil
+}
+
+// closeWaitingLane closes a lane socket the host has not connected to and
+// removes its folder: a plugin stopped within the window (a host that
+// does not take the lane, or that gave up) leaves nothing in the socket
+// directory.
+func (s *server) closeWaitingLane() {
+	s.laneMu.Lock()
+	unlisten := s.unlisten
+	s.laneMu.Unlock()
+	if unlisten != nil {
+		unlisten()
+	}
 }
 
 // laneServer is the plugin's end of the lane: tool calls, and bus events

@@ -115,6 +115,10 @@ type server struct {
 	idle   idleTrimmer
 	// trimOnce starts the idle trimmer at the first Configure.
 	trimOnce sync.Once
+	// laneMu guards unlisten, which closes the lane's socket and
+	// removes its folder while the host has not yet connected (lane.go).
+	laneMu   sync.Mutex
+	unlisten func()
 }
 
 func (s *server) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
@@ -358,6 +362,7 @@ func seamHealth(h Health) (seam.Health, error) {
 }
 
 func (s *server) Stop(ctx context.Context, _ *pb.StopRequest) (*pb.StopResponse, error) {
+	s.closeWaitingLane()
 	if err := s.p.stop(ctx); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
