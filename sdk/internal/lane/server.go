@@ -84,7 +84,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the event does not decode (%v)", err)))
 				continue
 			}
-			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			cctx, id, done, _ := sc.begin(ctx, h.id, deadline)
 			work.Run(func() {
 				defer done()
 				sc.reply(id, eventResult(sc.event(cctx, req.Event)))
@@ -101,7 +101,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, batchFailure(errs.Newf(400, errs.InvalidInput, "the event batch does not decode: %v", err)))
 				continue
 			}
-			cctx, id, done := sc.begin(ctx, h.id, deadline)
+			cctx, id, done, _ := sc.begin(ctx, h.id, deadline)
 			work.Run(func() {
 				defer done()
 				sc.reply(id, sc.events(cctx, req.Events))
@@ -118,9 +118,8 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) error {
 				go sc.reply(h.id, failure(errs.Newf(400, errs.InvalidInput, "the call does not decode: %v", err)))
 				continue
 			}
-			inline := s.Inline != nil && sc.idle() && s.Inline(req)
-			cctx, id, done := sc.begin(ctx, h.id, deadline)
-			if inline {
+			cctx, id, done, alone := sc.begin(ctx, h.id, deadline)
+			if alone && s.Inline != nil && s.Inline(req) {
 				sc.reply(id, sc.handle(cctx, id, req))
 				done()
 				continue
@@ -159,8 +158,8 @@ type serverConn struct {
 // begin gives call id its context and makes it cancellable by a cancel
 // frame. It runs on the reader goroutine, before the call is handed to a
 // worker, so a cancel read right after the call always finds it. done
-// releases the call.
-func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) (context.Context, uint64, func()) {
+// releases the call; alone says nothing else was running on the lane.
+func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) (_ context.Context, _ uint64, done func(), alone bool) {
 	var cancel context.CancelFunc
 	if deadline.IsZero() {
 		ctx, cancel = context.WithCancel(ctx)
@@ -168,6 +167,7 @@ func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) 
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 	}
 	sc.mu.Lock()
+	alone = len(sc.running) == 0
 	sc.running[id] = cancel
 	sc.mu.Unlock()
 	return ctx, id, func() {
@@ -175,7 +175,7 @@ func (sc *serverConn) begin(ctx context.Context, id uint64, deadline time.Time) 
 		delete(sc.running, id)
 		sc.mu.Unlock()
 		cancel()
-	}
+	}, alone
 }
 
 // event runs the event handlers; a failure or panic comes back as a typed
@@ -268,13 +268,6 @@ func (sc *serverConn) sendEvent(id uint64, ev *pb.CallToolEvent) {
 	}
 	putHeader(frame, header{size: uint32(len(frame) - headerSize), kind: kind, id: id})
 	_ = sc.w.write(frame)
-}
-
-// idle reports whether no call or event runs on the lane.
-func (sc *serverConn) idle() bool {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	return len(sc.running) == 0
 }
 
 func (sc *serverConn) cancel(id uint64) {
