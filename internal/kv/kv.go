@@ -25,6 +25,8 @@ import (
 type Tx struct {
 	bolt *bolt.Tx
 	pg   *pgTx
+	// ov is a transaction of a journaled bbolt store (overlay.go).
+	ov *ovTx
 }
 
 // Bolt presents a bbolt transaction as a Tx.
@@ -36,6 +38,9 @@ func (t Tx) Bucket(name []byte) Bucket {
 	if t.pg != nil {
 		return Bucket{pg: &pgBucket{t: t.pg, name: string(name)}}
 	}
+	if t.ov != nil {
+		return t.ov.bucket(name)
+	}
 	return Bucket{bolt: t.bolt.Bucket(name)}
 }
 
@@ -44,6 +49,9 @@ func (t Tx) Bucket(name []byte) Bucket {
 func (t Tx) Clear(name []byte) error {
 	if t.pg != nil {
 		return t.pg.clear(string(name))
+	}
+	if t.ov != nil {
+		return t.ov.clear(name)
 	}
 	return boltClear(t.bolt, name)
 }
@@ -59,6 +67,9 @@ func (t Tx) Writable() bool {
 	if t.pg != nil {
 		return t.pg.writable
 	}
+	if t.ov != nil {
+		return t.ov.own != nil
+	}
 	return t.bolt.Writable()
 }
 
@@ -66,15 +77,19 @@ func (t Tx) Writable() bool {
 type Bucket struct {
 	bolt *bolt.Bucket
 	pg   *pgBucket
+	ov   *ovBucket
 }
 
 // Exists is false for a bbolt bucket that was never created.
-func (b Bucket) Exists() bool { return b.bolt != nil || b.pg != nil }
+func (b Bucket) Exists() bool { return b.bolt != nil || b.pg != nil || b.ov != nil }
 
 // Get returns the value under key, or nil when there is none.
 func (b Bucket) Get(key []byte) []byte {
 	if b.pg != nil {
 		return b.pg.get(bytes.Clone(key))
+	}
+	if b.ov != nil {
+		return b.ov.get(key)
 	}
 	return b.bolt.Get(key)
 }
@@ -84,6 +99,9 @@ func (b Bucket) Put(key, value []byte) error {
 	if b.pg != nil {
 		return b.pg.put(bytes.Clone(key), bytes.Clone(value))
 	}
+	if b.ov != nil {
+		return b.ov.put(key, value)
+	}
 	return b.bolt.Put(key, value)
 }
 
@@ -91,6 +109,9 @@ func (b Bucket) Put(key, value []byte) error {
 func (b Bucket) Delete(key []byte) error {
 	if b.pg != nil {
 		return b.pg.delete(bytes.Clone(key))
+	}
+	if b.ov != nil {
+		return b.ov.delete(key)
 	}
 	return b.bolt.Delete(key)
 }
@@ -101,6 +122,15 @@ func (b Bucket) ForEach(fn func(k, v []byte) error) error {
 	if b.pg != nil {
 		return b.pg.forEach(fn)
 	}
+	if b.ov != nil {
+		c := b.ov.cursor()
+		for k, v := c.first(); k != nil; k, v = c.next() {
+			if err := fn(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return b.bolt.ForEach(fn)
 }
 
@@ -109,6 +139,9 @@ func (b Bucket) Cursor() Cursor {
 	if b.pg != nil {
 		return Cursor{pg: &pgCursor{b: b.pg}}
 	}
+	if b.ov != nil {
+		return Cursor{ov: b.ov.cursor()}
+	}
 	return Cursor{bolt: b.bolt.Cursor()}
 }
 
@@ -116,6 +149,9 @@ func (b Bucket) Cursor() Cursor {
 func (b Bucket) Count() int {
 	if b.pg != nil {
 		return b.pg.count()
+	}
+	if b.ov != nil {
+		return b.ov.count()
 	}
 	if !b.bolt.Tx().Writable() {
 		return b.bolt.Stats().KeyN
@@ -135,12 +171,16 @@ func (b Bucket) Count() int {
 type Cursor struct {
 	bolt *bolt.Cursor
 	pg   *pgCursor
+	ov   *ovCursor
 }
 
 // First moves to the first pair.
 func (c Cursor) First() (key, value []byte) {
 	if c.pg != nil {
 		return c.pg.fetch(true, nil, true)
+	}
+	if c.ov != nil {
+		return c.ov.first()
 	}
 	return c.bolt.First()
 }
@@ -150,6 +190,9 @@ func (c Cursor) Last() (key, value []byte) {
 	if c.pg != nil {
 		return c.pg.fetch(false, nil, true)
 	}
+	if c.ov != nil {
+		return c.ov.last()
+	}
 	return c.bolt.Last()
 }
 
@@ -158,6 +201,9 @@ func (c Cursor) Next() (key, value []byte) {
 	if c.pg != nil {
 		return c.pg.step(true)
 	}
+	if c.ov != nil {
+		return c.ov.next()
+	}
 	return c.bolt.Next()
 }
 
@@ -165,6 +211,9 @@ func (c Cursor) Next() (key, value []byte) {
 func (c Cursor) Prev() (key, value []byte) {
 	if c.pg != nil {
 		return c.pg.step(false)
+	}
+	if c.ov != nil {
+		return c.ov.prev()
 	}
 	return c.bolt.Prev()
 }
@@ -175,6 +224,9 @@ func (c Cursor) Seek(seek []byte) (key, value []byte) {
 		// A nil seek reads as the first key on both backends.
 		return c.pg.fetch(true, append([]byte{}, seek...), true)
 	}
+	if c.ov != nil {
+		return c.ov.seek(seek)
+	}
 	return c.bolt.Seek(seek)
 }
 
@@ -183,6 +235,9 @@ func (c Cursor) Seek(seek []byte) (key, value []byte) {
 func (c Cursor) Delete() error {
 	if c.pg != nil {
 		return c.pg.delete()
+	}
+	if c.ov != nil {
+		return c.ov.delete()
 	}
 	return c.bolt.Delete()
 }

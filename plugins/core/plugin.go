@@ -233,6 +233,11 @@ func (c *Area) health(context.Context) sdk.Health {
 		if len(problems) > 0 {
 			h.Status, h.Message = "degraded", "the core store's file is damaged"
 		}
+		// Commits are safe in the journal, but the file falls behind it.
+		if err := c.store.CheckpointErr(); err != nil {
+			problems = append(problems, fmt.Sprintf("store checkpoint failed: %v; commits wait in core.db-journal-* until one succeeds (check the disk)", err))
+			h.Status, h.Message = "degraded", "the core store cannot write its file"
+		}
 	}
 	if c.skills != nil {
 		for _, pr := range c.skills.Problems() {

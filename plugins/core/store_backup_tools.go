@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/cairn-mcp/cairn/internal/boltcheck"
+	"github.com/cairn-mcp/cairn/internal/kv"
 	"github.com/cairn-mcp/cairn/plugins/core/audit"
 	"github.com/cairn-mcp/cairn/plugins/core/store"
 	"github.com/cairn-mcp/cairn/sdk"
@@ -63,6 +64,11 @@ func (c *Area) storeCheckTool() {
 					}
 					return boltcheck.AreaReport{Area: "core", Kind: "postgres", File: d.Location, Found: true, Live: true, Counts: counts, Problems: ps}, err
 				case sameFile(d.Location, path):
+					// The check reads the file: the journal's commits go
+					// into it first.
+					if err := st.Checkpoint(); err != nil {
+						return boltcheck.AreaReport{Area: "core"}, errs.Newf(500, errs.Internal, "checkpoint %s before the check: %v", path, err)
+					}
 					rep, err := boltcheck.CheckLive("core", st.DB(), chainProblems(path))
 					// The copy has fresh meta pages: what the file's own
 					// showed at open is reported as found then.
@@ -72,6 +78,9 @@ func (c *Area) storeCheckTool() {
 					}
 					return rep, err
 				}
+			}
+			if err := store.Settle(path); err != nil {
+				return boltcheck.AreaReport{Area: "core"}, err
 			}
 			rep, err := boltcheck.CheckFile("core", path, chainProblems(path))
 			if errors.Is(err, boltcheck.ErrLocked) {
@@ -101,6 +110,9 @@ func (c *Area) storeBackupTool() {
 					out.Kind = "bbolt"
 					return out, nil
 				}
+				if err := store.Settle(path); err != nil {
+					return out, err
+				}
 				db, err := openAtRest(path)
 				if err != nil {
 					return out, err
@@ -116,6 +128,9 @@ func (c *Area) storeBackupTool() {
 			}
 			if err := os.MkdirAll(in.To, 0o700); err != nil {
 				return out, err
+			}
+			if err := st.Checkpoint(); err != nil {
+				return out, errs.Newf(500, errs.Internal, "checkpoint %s before the copy: %v", st.Path(), err)
 			}
 			cp, err := boltcheck.Snapshot(st.DB(), dst)
 			if err != nil {
@@ -137,6 +152,16 @@ func (c *Area) storeRestoreTool() {
 			}
 			if c.liveStore() != nil {
 				return boltcheck.Restored{Area: "core"}, errs.Newf(409, errs.Conflict, "this cairn serves the core store; `cairn restore` runs only while no server holds the data dir")
+			}
+			// The journal beside the replaced file follows that file, not
+			// the restored one: its commits go into the replaced file
+			// (kept beside), then it goes.
+			live := filepath.Join(in.To, store.FileName)
+			if err := store.Settle(live); err != nil {
+				return boltcheck.Restored{Area: "core"}, err
+			}
+			if err := kv.RemoveJournal(live); err != nil {
+				return boltcheck.Restored{Area: "core"}, errs.Newf(500, errs.Internal, "remove the journal of %s: %v", live, err)
 			}
 			out, err := boltcheck.RestoreFile(in.From, in.To, store.FileName, true)
 			out.Area = "core"

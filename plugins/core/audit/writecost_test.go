@@ -27,7 +27,10 @@ import (
 // per create (a page of a bucket's tree that is new or changed after the
 // commit; "(root)" is the top-level tree that holds the buckets'
 // headers). status_change is a task_update of the status beside them. The
-// breakdown is printed with -v; run it with -benchtime=100x.
+// breakdown is printed with -v; run it with -benchtime=100x. With the
+// journal (docs/decisions.md D47) a commit writes no page of the file: its
+// record is in KB-wchar (all bytes this process handed to write(2)), and
+// the pages are the checkpoints', which the flushes here run.
 // pagesWritten counts pwrites of a page (the meta page's included), which
 // is how the KB figures are reckoned: 4 KiB each.
 func BenchmarkCreateBytes(b *testing.B) {
@@ -66,22 +69,22 @@ func BenchmarkCreateBytes(b *testing.B) {
 		// Deferred entries are flushed before each create (not timed), so
 		// the pages compared are the create's own commit's.
 		pages := pageCounter{}
-		var own int64
+		var own, wchar int64
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
-			if err := c.tasks.FlushPending(); err != nil {
-				b.Fatal(err)
-			}
+			flush(b, c)
 			pages.start(b, db)
-			before := pagesWritten(db)
+			before, w := pagesWritten(db), procWchar(b)
 			b.StartTimer()
 			create(i)
 			b.StopTimer()
 			own += pagesWritten(db) - before
+			wchar += procWchar(b) - w
 			pages.count(b, db)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(own)*4/float64(b.N), "KB/create")
+		b.ReportMetric(float64(wchar)/1024/float64(b.N), "KB-wchar/create")
 		pages.log(b, "pages of each bucket a create's own commit writes", b.N)
 	})
 	b.Run("lone", func(b *testing.B) {
@@ -90,22 +93,22 @@ func BenchmarkCreateBytes(b *testing.B) {
 		// as it did after each create of an agent that pauses between
 		// them (docs/decisions.md D46).
 		pages := pageCounter{}
-		var all int64
+		var all, wchar int64
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
 			pages.start(b, db)
-			before := pagesWritten(db)
+			before, w := pagesWritten(db), procWchar(b)
 			b.StartTimer()
 			create(1_000_000 + i)
-			if err := c.tasks.FlushPending(); err != nil {
-				b.Fatal(err)
-			}
+			flush(b, c)
 			b.StopTimer()
 			all += pagesWritten(db) - before
+			wchar += procWchar(b) - w
 			pages.count(b, db)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(all)*4/float64(b.N), "KB/create")
+		b.ReportMetric(float64(wchar)/1024/float64(b.N), "KB-wchar/create")
 		pages.log(b, "pages of each bucket a create and the flush of its entries write", b.N)
 	})
 	b.Run("batch_64", func(b *testing.B) {
@@ -113,24 +116,24 @@ func BenchmarkCreateBytes(b *testing.B) {
 		// the background flush takes from a writer that keeps writing
 		// (it may take part of them itself, at its own moment).
 		pages := pageCounter{}
-		var all int64
+		var all, wchar int64
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
 			pages.start(b, db)
-			before := pagesWritten(db)
+			before, w := pagesWritten(db), procWchar(b)
 			b.StartTimer()
 			for j := 0; j < 64; j++ {
 				create(2_000_000 + 64*i + j)
 			}
-			if err := c.tasks.FlushPending(); err != nil {
-				b.Fatal(err)
-			}
+			flush(b, c)
 			b.StopTimer()
 			all += pagesWritten(db) - before
+			wchar += procWchar(b) - w
 			pages.count(b, db)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(all)*4/float64(64*b.N), "KB/create")
+		b.ReportMetric(float64(wchar)/1024/float64(64*b.N), "KB-wchar/create")
 		// The index buckets' figures are the flush's own; a page of the
 		// others that several creates wrote counts once.
 		pages.log(b, "pages of each bucket 64 creates and their flush write, per create", 64*b.N)
@@ -142,11 +145,10 @@ func BenchmarkCreateBytes(b *testing.B) {
 		pages := pageCounter{}
 		var own int64
 		started := map[uint64]bool{}
+		var wchar int64
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
-			if err := c.tasks.FlushPending(); err != nil {
-				b.Fatal(err)
-			}
+			flush(b, c)
 			n := uint64(1 + 4*((i*7919)%2_500)) // every fourth task is in todo
 			status := "in_progress"
 			if started[n] {
@@ -154,7 +156,7 @@ func BenchmarkCreateBytes(b *testing.B) {
 			}
 			started[n] = !started[n]
 			pages.start(b, db)
-			before := pagesWritten(db)
+			before, w := pagesWritten(db), procWchar(b)
 			b.StartTimer()
 			k := idempotency.Key{Key: fmt.Sprintf("session-0:update-%d", i)}.For("task_update", fmt.Appendf(nil, `{"status":%q}`, status))
 			if _, err := c.tasks.UpdateFor(tasks.Call{Actor: "bench", Idem: k}, tasks.UpdateInput{TaskID: tasks.FormatTaskID(n), Status: &status}); err != nil {
@@ -162,10 +164,12 @@ func BenchmarkCreateBytes(b *testing.B) {
 			}
 			b.StopTimer()
 			own += pagesWritten(db) - before
+			wchar += procWchar(b) - w
 			pages.count(b, db)
 			b.StartTimer()
 		}
 		b.ReportMetric(float64(own)*4/float64(b.N), "KB/update")
+		b.ReportMetric(float64(wchar)/1024/float64(b.N), "KB-wchar/update")
 		pages.log(b, "pages of each bucket a status change's own commit writes", b.N)
 	})
 	b.Run("back_to_back", func(b *testing.B) {
@@ -178,12 +182,22 @@ func BenchmarkCreateBytes(b *testing.B) {
 			create(3_000_000 + i)
 		}
 		b.StopTimer()
-		if err := c.tasks.FlushPending(); err != nil {
-			b.Fatal(err)
-		}
+		flush(b, c)
 		b.ReportMetric(float64(pagesWritten(db)-start)*4/float64(b.N), "KB/create")
 		b.ReportMetric(float64(procWchar(b)-wchar)/1024/float64(b.N), "KB-wchar/create")
 	})
+}
+
+// flush writes the deferred index entries and checkpoints the journal
+// (docs/decisions.md D47), so that the file holds every commit so far.
+func flush(b *testing.B, c *coreBench) {
+	b.Helper()
+	if err := c.tasks.FlushPending(); err != nil {
+		b.Fatal(err)
+	}
+	if err := c.st.Checkpoint(); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // pageCounter adds up, per bucket, the pages that commits wrote between

@@ -167,7 +167,7 @@ func TestBuildReadsOneSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := src.Store.DB().Stats().TxN
+	before := src.Store.Views()
 	b, err := Build(src.Sources, Input{Agent: "agent-a", Project: "web"})
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestBuildReadsOneSnapshot(t *testing.T) {
 	if len(b.Tasks) != 3 {
 		t.Fatalf("brief has %d tasks, want 3", len(b.Tasks))
 	}
-	if n := src.Store.DB().Stats().TxN - before; n != 1 {
+	if n := src.Store.Views() - before; n != 1 {
 		t.Fatalf("Build took %d read transactions, want 1", n)
 	}
 }

@@ -52,6 +52,7 @@ var migrations = []Migration{
 	migrateV8,
 	migrateV9,
 	migrateV10,
+	migrateV11,
 }
 
 // CurrentVersion is the schema version this build writes.
@@ -162,6 +163,12 @@ func migrateV9(tx *bolt.Tx) error {
 // corrupt one, refuse the store instead.
 func migrateV10(*bolt.Tx) error { return nil }
 
+// migrateV11 puts a journal in front of the file (docs/decisions.md D47):
+// after a crash, commits may be in core.db-journal-* alone. Nothing in the
+// file changes; the version makes an older cairn, which would read the file
+// without the journal's commits, refuse the store instead.
+func migrateV11(*bolt.Tx) error { return nil }
+
 // idempotencyV8MetaKeys are the meta keys the generations of v7 and v8
 // kept (the last only on PostgreSQL).
 var idempotencyV8MetaKeys = []string{"idempotency_count", "idempotency_generation", "idempotency_since", "idempotency_granted"}
@@ -169,6 +176,9 @@ var idempotencyV8MetaKeys = []string{"idempotency_count", "idempotency_generatio
 type boltBackend struct {
 	db   *bolt.DB
 	path string
+	// j journals the commits (docs/decisions.md D47); nil for a file
+	// opened read-only as a copy's source, or with CAIRN_STORE_JOURNAL=off.
+	j *kv.Journaled
 }
 
 // Open opens (creating if needed) the store file at path and brings its
@@ -201,6 +211,28 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, initFailed("cannot open store %s: %v; check the file and its permissions, or set CAIRN_DATA_DIR to another directory", path, err)
 	}
 	s := &Store{bolt: &boltBackend{db: db, path: path}, warnings: warnings}
+	// The journal's commits go into the file before any migration reads
+	// it: a journal is always of the version its process migrated to.
+	if os.Getenv("CAIRN_STORE_JOURNAL") != "off" {
+		var j *kv.Journaled
+		err := boltcheck.Guard(path, func() error {
+			var err error
+			j, err = kv.OpenJournaled(db, path)
+			return err
+		})
+		if err != nil {
+			var damaged *boltcheck.DamagedError
+			if errors.As(err, &damaged) {
+				return nil, initFailed("%s", damaged.Error())
+			}
+			_ = db.Close()
+			return nil, initFailed("cannot open the journal of store %s: %v; check the files %s-journal-* and their permissions", path, err, path)
+		}
+		for _, skipped := range j.Skipped {
+			s.warnings = append(s.warnings, boltcheck.Problem{File: path + "-journal", Damage: "journal not replayed: " + skipped})
+		}
+		s.bolt.j = j
+	}
 	if err := boltcheck.Guard(path, func() error {
 		var err error
 		s.version, err = migrateBolt(db, path)
@@ -303,7 +335,66 @@ func OnBolt(db *bolt.DB) (*Store, error) {
 	return s, err
 }
 
-// DB is the bbolt handle, or nil on PostgreSQL.
+// Checkpoint writes every journaled commit into the file and waits for
+// it, so that the file alone (a backup's copy, a check) holds them all.
+// Nothing to do on PostgreSQL or without a journal.
+func (s *Store) Checkpoint() error {
+	if s.bolt == nil || s.bolt.j == nil {
+		return nil
+	}
+	return s.bolt.j.Checkpoint()
+}
+
+// CheckpointErr is the journal's last checkpoint error, nil once one
+// succeeds (and without a journal).
+func (s *Store) CheckpointErr() error {
+	if s.bolt == nil || s.bolt.j == nil {
+		return nil
+	}
+	return s.bolt.j.CheckpointErr()
+}
+
+// Checkpoints counts the checkpoints the journal made since open (0
+// without one).
+func (s *Store) Checkpoints() uint64 {
+	if s.bolt == nil || s.bolt.j == nil {
+		return 0
+	}
+	return s.bolt.j.Checkpoints()
+}
+
+// Settle folds into the file at path the journaled commits a crash left
+// beside it, by opening the store once, so that the file alone holds them
+// all: for a backup, a check or a copy of a store at rest. A file whose
+// journal holds nothing it lacks is not written.
+func Settle(path string) error {
+	pending := false
+	for _, name := range kv.JournalFiles(path) {
+		if _, err := os.Stat(name); err == nil {
+			pending = true
+		}
+	}
+	if !pending {
+		return nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: DefaultTimeout})
+	if err != nil {
+		return nil // the caller's own open reports what is wrong
+	}
+	pending, err = kv.Pending(db, path)
+	_ = db.Close()
+	if err != nil || !pending {
+		return err
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// DB is the bbolt handle, or nil on PostgreSQL. Commits still in the
+// journal are not in it: Checkpoint first.
 func (s *Store) DB() *bolt.DB {
 	if s.bolt != nil {
 		return s.bolt.db
@@ -315,6 +406,9 @@ func (s *Store) DB() *bolt.DB {
 // in a closure: a closure handed to bbolt escapes, one allocation per
 // transaction that reading *bolt.Tx directly never paid.
 func (b *boltBackend) update(fn func(tx kv.Tx) error) error {
+	if b.j != nil {
+		return b.j.Update(fn)
+	}
 	tx, err := b.db.Begin(true)
 	if err != nil {
 		return err
@@ -327,6 +421,9 @@ func (b *boltBackend) update(fn func(tx kv.Tx) error) error {
 }
 
 func (b *boltBackend) view(fn func(tx kv.Tx) error) error {
+	if b.j != nil {
+		return b.j.View(fn)
+	}
 	tx, err := b.db.Begin(false)
 	if err != nil {
 		return err
@@ -345,6 +442,12 @@ func (b *boltBackend) describe() Description { return Description{Kind: "bbolt",
 // freelist it finds instead; after a crash the next open rebuilds it as
 // before. A failed last commit only leaves that rebuild to the next open.
 func (b *boltBackend) close() error {
+	if b.j != nil {
+		if err := b.j.Close(); err != nil {
+			_ = b.db.Close()
+			return err
+		}
+	}
 	if !b.db.IsReadOnly() {
 		b.db.NoFreelistSync = false
 		_ = b.db.Update(func(*bolt.Tx) error { return nil })

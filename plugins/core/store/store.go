@@ -186,8 +186,9 @@ type Store struct {
 	// outbox hands the events a group commit recorded to this process's
 	// drainer and removes handled entries with a later commit.
 	outbox outboxState
-	// commits counts durable commits, for benchmarks and tests.
-	commits atomic.Uint64
+	// commits counts durable commits, views read transactions, for
+	// benchmarks and tests.
+	commits, views atomic.Uint64
 }
 
 // Description says where a store keeps its data, for health and logs.
@@ -292,11 +293,15 @@ func (s *Store) SharedStats() kv.SharedStats {
 	return s.pg.Stats()
 }
 
+// Views counts the read transactions this Store ran since it was opened.
+func (s *Store) Views() uint64 { return s.views.Load() }
+
 // Commits counts the durable commits this Store made since it was opened.
 func (s *Store) Commits() uint64 { return s.commits.Load() }
 
 // View runs fn in a read-only transaction with a consistent snapshot.
 func (s *Store) View(fn func(tx kv.Tx) error) error {
+	s.views.Add(1)
 	if s.pg != nil {
 		return s.pg.View(fn)
 	}

@@ -37,6 +37,9 @@ type Report struct {
 func Copy(ctx context.Context, dataDir, dsn string) (Report, error) {
 	rep := Report{Area: "core"}
 	path := filepath.Join(dataDir, store.FileName)
+	if err := store.Settle(path); err != nil {
+		return rep, err
+	}
 	db, err := kv.OpenBoltSource(path)
 	if err != nil {
 		return rep, err
