@@ -295,10 +295,12 @@ func benchWorkspace(b *testing.B) *workspace {
 		"HOME=" + os.Getenv("HOME"),
 		// CAIRN_CALL_LANE=off on the benchmark's command line measures
 		// the gRPC path the lane replaced, CAIRN_LANE_INLINE=off the
-		// hand-off Quick calls skip; CAIRN_CPUPROFILE profiles every
+		// hand-off Quick calls skip, CAIRN_STORE_JOURNAL=off the store's
+		// commits without the journal; CAIRN_CPUPROFILE profiles every
 		// cairn process (internal/procstart).
 		"CAIRN_CALL_LANE=" + os.Getenv("CAIRN_CALL_LANE"),
 		"CAIRN_LANE_INLINE=" + os.Getenv("CAIRN_LANE_INLINE"),
+		"CAIRN_STORE_JOURNAL=" + os.Getenv("CAIRN_STORE_JOURNAL"),
 		"CAIRN_CPUPROFILE=" + os.Getenv("CAIRN_CPUPROFILE"),
 		"CAIRN_CPUPROFILE_SECONDS=" + os.Getenv("CAIRN_CPUPROFILE_SECONDS"),
 	}}

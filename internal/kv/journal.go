@@ -28,10 +28,13 @@ import (
 // the file had when this use of the segment began. Records follow, each
 // one committed transaction:
 //
-//	length (4 bytes) | CRC-32C of the payload (4) | payload
-//	payload: seq (uvarint), then per bucket 'B' name, an optional 'C'
-//	(cleared), and its changes, 'P' key value or 'D' key, each
-//	length-prefixed with a uvarint.
+//	length of the payload (4 bytes) | CRC-32C of seq and payload (4) |
+//	seq (8) | payload
+//	payload: per bucket 'B' name, an optional 'C' (cleared), and its
+//	changes, 'P' key value or 'D' key, each length-prefixed with a uvarint.
+//
+// A replay reads a record's frame alone when its number shows the file
+// already holds it.
 //
 // Records of a segment's use have consecutive numbers; what follows the
 // last of them (a torn record, or an earlier use's records, all with lower
@@ -40,6 +43,7 @@ import (
 const (
 	journalMagic = "cairnjl1"
 	headerSize   = 8 + 16 + 8
+	frameSize    = 4 + 4 + 8
 	// segmentSize is the size a new segment is written to with zeros, so
 	// that appends overwrite blocks the file system already allocated.
 	segmentSize = 1 << 20
@@ -58,10 +62,10 @@ func JournalFiles(path string) []string {
 	return []string{segmentPath(path, 0), segmentPath(path, 1)}
 }
 
-// encodeRecord is the framed record of a transaction's changes.
-func encodeRecord(seq uint64, own map[string]*layer) []byte {
-	names := make([]string, 0, len(own))
-	size := binary.MaxVarintLen64
+// recordSize bounds the size of own's record, and lists the buckets it
+// changes in order.
+func recordSize(own map[string]*layer) (names []string, size int) {
+	size = frameSize
 	for name, l := range own {
 		if l.tree.Len() == 0 && !l.cleared {
 			continue
@@ -74,8 +78,18 @@ func encodeRecord(seq uint64, own map[string]*layer) []byte {
 		})
 	}
 	sort.Strings(names)
-	buf := make([]byte, 8, 8+size)
-	buf = binary.AppendUvarint(buf, seq)
+	return names, size
+}
+
+// encodeRecord is the framed record of a transaction's changes.
+func encodeRecord(seq uint64, own map[string]*layer) []byte {
+	names, size := recordSize(own)
+	return encodeNamed(seq, own, names, size)
+}
+
+func encodeNamed(seq uint64, own map[string]*layer, names []string, size int) []byte {
+	buf := make([]byte, frameSize, size)
+	binary.BigEndian.PutUint64(buf[8:16], seq)
 	for _, name := range names {
 		l := own[name]
 		buf = append(buf, 'B')
@@ -95,7 +109,7 @@ func encodeRecord(seq uint64, own map[string]*layer) []byte {
 			return true
 		})
 	}
-	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(buf)-8))
+	binary.LittleEndian.PutUint32(buf[0:4], uint32(len(buf)-frameSize))
 	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(buf[8:], crcTable))
 	return buf
 }
@@ -108,15 +122,10 @@ func appendBytes(buf, p []byte) []byte {
 // errRecord marks a payload that does not decode.
 var errRecord = errors.New("journal record does not decode")
 
-// decodeRecord parses a record's payload into its number and changes. The
-// changes' keys and values are slices of payload.
-func decodeRecord(payload []byte) (seq uint64, own map[string]*layer, err error) {
+// decodeRecord parses a record's payload into its changes. Their keys and
+// values are slices of payload.
+func decodeRecord(payload []byte) (own map[string]*layer, err error) {
 	r := payload
-	seq, n := binary.Uvarint(r)
-	if n <= 0 {
-		return 0, nil, errRecord
-	}
-	r = r[n:]
 	own = map[string]*layer{}
 	var cur *layer
 	take := func() ([]byte, bool) {
@@ -135,46 +144,47 @@ func decodeRecord(payload []byte) (seq uint64, own map[string]*layer, err error)
 		case 'B':
 			name, ok := take()
 			if !ok || len(name) == 0 || own[string(name)] != nil {
-				return 0, nil, errRecord
+				return nil, errRecord
 			}
 			cur = &layer{tree: newTree()}
 			own[string(name)] = cur
 		case 'C':
 			if cur == nil || cur.cleared || cur.tree.Len() > 0 {
-				return 0, nil, errRecord
+				return nil, errRecord
 			}
 			cur.cleared = true
 		case 'P', 'D':
 			if cur == nil {
-				return 0, nil, errRecord
+				return nil, errRecord
 			}
 			k, ok := take()
 			if !ok || len(k) == 0 || len(k) > maxKeySize {
-				return 0, nil, errRecord
+				return nil, errRecord
 			}
 			e := entry{key: k}
 			if op == 'P' {
 				if e.value, ok = take(); !ok {
-					return 0, nil, errRecord
+					return nil, errRecord
 				}
 				if e.value == nil {
 					e.value = empty
 				}
 			}
 			if _, dup := cur.tree.ReplaceOrInsert(e); dup {
-				return 0, nil, errRecord
+				return nil, errRecord
 			}
 		default:
-			return 0, nil, errRecord
+			return nil, errRecord
 		}
 	}
-	return seq, own, nil
+	return own, nil
 }
 
 // maxKeySize is bbolt's key limit, which a replayed key must respect.
 const maxKeySize = 32768
 
-// record is one decoded journal record.
+// record is one journal record; own is nil for one not decoded, which
+// the file already holds.
 type record struct {
 	seq uint64
 	own map[string]*layer
@@ -197,34 +207,51 @@ type segmentUse struct {
 	records []record
 }
 
-// readSegment parses a segment file's current use. A file too short for a
-// header, or without the magic, holds no use.
-func readSegment(data []byte) (segmentUse, bool) {
+// readSegment parses a segment file's current use; records numbered up
+// to at are checked by their frame alone and not decoded. A file too short
+// for a header, or without the magic, holds no use.
+func readSegment(f io.ReaderAt, at uint64) (segmentUse, bool) {
 	var u segmentUse
-	if len(data) < headerSize || !bytes.Equal(data[:8], []byte(journalMagic)) {
+	h := make([]byte, headerSize)
+	if _, err := f.ReadAt(h, 0); err != nil || !bytes.Equal(h[:8], []byte(journalMagic)) {
 		return u, false
 	}
-	copy(u.id[:], data[8:24])
-	u.base = binary.BigEndian.Uint64(data[24:headerSize])
-	r := data[headerSize:]
-	for len(r) >= 8 {
-		n := binary.LittleEndian.Uint32(r[0:4])
-		if n == 0 || n > maxRecord || int(n) > len(r)-8 {
+	copy(u.id[:], h[8:24])
+	u.base = binary.BigEndian.Uint64(h[24:headerSize])
+	off := int64(headerSize)
+	frame := make([]byte, frameSize)
+	for {
+		if _, err := f.ReadAt(frame, off); err != nil {
 			break
 		}
-		payload := r[8 : 8+n]
-		if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(r[4:8]) {
-			break
-		}
-		seq, own, err := decodeRecord(payload)
-		if err != nil {
+		n := binary.LittleEndian.Uint32(frame[0:4])
+		seq := binary.BigEndian.Uint64(frame[8:16])
+		if n > maxRecord {
 			break
 		}
 		if k := len(u.records); k > 0 && seq != u.records[k-1].seq+1 {
 			break // an earlier use's record: this use ended before it
 		}
-		u.records = append(u.records, record{seq: seq, own: own})
-		r = r[8+n:]
+		if seq == 0 {
+			break // zeros: nothing was written here, or Close ended the use
+		}
+		r := record{seq: seq}
+		if seq > at {
+			body := make([]byte, 8+int(n))
+			if _, err := f.ReadAt(body, off+8); err != nil {
+				break
+			}
+			if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(frame[4:8]) {
+				break
+			}
+			own, err := decodeRecord(body[8:])
+			if err != nil {
+				break
+			}
+			r.own = own
+		}
+		u.records = append(u.records, r)
+		off += frameSize + int64(n)
 	}
 	return u, true
 }
@@ -343,9 +370,9 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// readSegments reads both segment files of path; a missing one is an
-// empty use.
-func readSegments(path string) ([]segmentUse, error) {
+// readSegments reads both segment files of path, decoding the records
+// past at; a missing file is no use.
+func readSegments(path string, at uint64) ([]segmentUse, error) {
 	var uses []segmentUse
 	for _, name := range JournalFiles(path) {
 		f, err := os.Open(name)
@@ -355,14 +382,17 @@ func readSegments(path string) ([]segmentUse, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := io.ReadAll(f)
+		u, ok := readSegment(f, at)
 		_ = f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if u, ok := readSegment(data); ok {
+		if ok {
 			uses = append(uses, u)
 		}
 	}
 	return uses, nil
+}
+
+// end marks the segment's use as ended after its last record, so that the
+// next open reads no further (Close): zeros where the next frame would go.
+func (s *segment) end() {
+	_, _ = s.f.WriteAt(make([]byte, frameSize), s.off)
 }

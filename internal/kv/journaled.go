@@ -30,6 +30,9 @@ type Journaled struct {
 	db   *bolt.DB
 	path string
 	id   [16]byte
+	// idInFile: id is in the file, durably, as a replay needs it to be
+	// before any record is acknowledged.
+	idInFile bool
 
 	// mem is the published memtable, read by every transaction's start.
 	mem atomic.Pointer[memtable]
@@ -42,13 +45,15 @@ type Journaled struct {
 	cur     int
 	// otherFree: the segment not in use holds no record the file lacks.
 	otherFree bool
-	seq       uint64
-	closed    bool
-	quiet     *time.Timer
+	// pending is the bytes of records since the last checkpoint began.
+	pending int64
+	seq     uint64
+	closed  bool
+	quiet   *time.Timer
 
-	// ckpt runs one checkpoint at a time; done is closed when it ends.
-	ckptRunning bool
-	ckptDone    chan struct{}
+	// ckpt is the checkpoint started last and not yet taken in (one runs
+	// at a time); ckptErr the error of the last one taken in.
+	ckpt        *ckptRun
 	ckptErr     error
 	checkpoints atomic.Uint64
 
@@ -70,9 +75,6 @@ const (
 	defaultCheckpointBytes   = 512 << 10
 	defaultQuiet             = 30 * time.Second
 	directRecord             = 1 << 20
-	// memLimit bounds the memtable while checkpoints fail: past it every
-	// commit writes into the file itself, or fails with its error.
-	memLimit = 256 << 20
 )
 
 // journalBucket holds the journal's state in the file: the store's journal
@@ -103,21 +105,9 @@ func OpenJournaled(db *bolt.DB, path string) (*Journaled, error) {
 		}
 		return nil
 	})
-	if !found {
-		if _, err := rand.Read(j.id[:]); err != nil {
-			return nil, err
-		}
-		if err := db.Update(func(tx *bolt.Tx) error {
-			b, err := tx.CreateBucketIfNotExists([]byte(journalBucket))
-			if err != nil {
-				return err
-			}
-			return b.Put(keyJournalID, j.id[:])
-		}); err != nil {
-			return nil, fmt.Errorf("start the journal of %s: %w", path, err)
-		}
-	}
-	uses, err := readSegments(path)
+	// A store's journal id is made with its first record (append).
+	j.idInFile = found
+	uses, err := readSegments(path, at)
 	if err != nil {
 		return nil, fmt.Errorf("read the journal of %s: %w", path, err)
 	}
@@ -128,7 +118,7 @@ func OpenJournaled(db *bolt.DB, path string) (*Journaled, error) {
 		m = m.with(r.own, r.seq)
 	}
 	if len(run) > 0 {
-		if err := db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, m) }); err != nil {
+		if err := db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, m.seq, m.buckets) }); err != nil {
 			return nil, fmt.Errorf("replay the journal of %s: %w", path, err)
 		}
 		at = m.seq
@@ -139,16 +129,19 @@ func OpenJournaled(db *bolt.DB, path string) (*Journaled, error) {
 	return j, nil
 }
 
-// checkpointInto writes m into the file's transaction, with its number.
-func checkpointInto(tx *bolt.Tx, m *memtable) error {
-	if err := applyTo(tx, m.buckets); err != nil {
-		return err
+// checkpointInto writes layers, older first, into the file's transaction,
+// with the number of the last record they hold.
+func checkpointInto(tx *bolt.Tx, seq uint64, layers ...map[string]*layer) error {
+	for _, l := range layers {
+		if err := applyTo(tx, l); err != nil {
+			return err
+		}
 	}
 	b, err := tx.CreateBucketIfNotExists([]byte(journalBucket))
 	if err != nil {
 		return err
 	}
-	return b.Put(keyJournalSeq, binary.BigEndian.AppendUint64(nil, m.seq))
+	return b.Put(keyJournalSeq, binary.BigEndian.AppendUint64(nil, seq))
 }
 
 // fileSeq is the last record the file's transaction holds.
@@ -219,10 +212,11 @@ func (j *Journaled) Update(fn func(tx Tx) error) error {
 		return err
 	}
 	seq := j.seq + 1
-	rec := encodeRecord(seq, t.own)
-	if len(rec) > directRecord || int64(m.entries()) > memLimit/64 {
+	names, size := recordSize(t.own)
+	if size > directRecord {
 		return j.direct(t.own, seq)
 	}
+	rec := encodeNamed(seq, t.own, names, size)
 	if err := j.append(rec, seq); err != nil {
 		// The journal failed (a full disk, an I/O error): the commit goes
 		// into the file, or fails with the file's error.
@@ -235,12 +229,33 @@ func (j *Journaled) Update(fn func(tx Tx) error) error {
 	j.memMu.Lock()
 	j.mem.Store(j.mem.Load().with(t.own, seq))
 	j.memMu.Unlock()
+	j.pending += int64(len(rec))
+	if j.running() && j.pending >= j.CheckpointBytes {
+		// Writers outpace the checkpoint (an import): they wait for it
+		// rather than grow the memtable without bound.
+		j.waitCheckpoint()
+	}
 	j.maybeCheckpoint()
 	return nil
 }
 
 // append writes rec to the segment in use, opening the segments first.
 func (j *Journaled) append(rec []byte, seq uint64) error {
+	if !j.idInFile {
+		if _, err := rand.Read(j.id[:]); err != nil {
+			return err
+		}
+		if err := j.db.Update(func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte(journalBucket))
+			if err != nil {
+				return err
+			}
+			return b.Put(keyJournalID, j.id[:])
+		}); err != nil {
+			return err
+		}
+		j.idInFile = true
+	}
 	if j.segs[0] == nil {
 		for i := range j.segs {
 			s, err := openSegment(segmentPath(j.path, i))
@@ -270,12 +285,46 @@ func (j *Journaled) closeSegments() {
 // record before it: the journal then holds nothing the file lacks.
 func (j *Journaled) direct(own map[string]*layer, seq uint64) error {
 	j.waitCheckpoint()
-	m := j.mem.Load().with(own, seq)
-	if err := j.db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, m) }); err != nil {
+	m := j.mem.Load()
+	if err := j.db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, seq, m.buckets, own) }); err != nil {
 		return err
 	}
+	j.inFile(seq)
+	return nil
+}
+
+// UpdateFile runs fn in a transaction of the file itself, after writing
+// every journaled commit into it in the same transaction: for a
+// transaction of many changes (an import's batch), which on the journal's
+// path would hold them twice in memory and gain nothing. It takes the
+// next record number without a record, so that a snapshot taken across
+// it sees the file changed (begin).
+func (j *Journaled) UpdateFile(fn func(tx Tx) error) error {
+	j.writeMu.Lock()
+	defer j.writeMu.Unlock()
+	if j.closed {
+		return errClosed
+	}
+	j.waitCheckpoint()
+	m := j.mem.Load()
+	seq := j.seq + 1
+	if err := j.db.Update(func(tx *bolt.Tx) error {
+		if err := checkpointInto(tx, seq, m.buckets); err != nil {
+			return err
+		}
+		return fn(Bolt(tx))
+	}); err != nil {
+		return err
+	}
+	j.inFile(seq)
+	return nil
+}
+
+// inFile records that the file holds every commit up to seq, the last:
+// the memtable empties and both segments are free; writeMu is held.
+func (j *Journaled) inFile(seq uint64) {
 	j.checkpoints.Add(1)
-	j.seq = seq
+	j.seq, j.pending = seq, 0
 	j.memMu.Lock()
 	j.mem.Store(&memtable{buckets: map[string]*layer{}, seq: seq, base: seq})
 	j.memMu.Unlock()
@@ -284,15 +333,14 @@ func (j *Journaled) direct(own map[string]*layer, seq uint64) error {
 		// A fresh use: the records in the current one are all in the file.
 		_ = j.segs[j.cur].begin(j.id, seq)
 	}
-	return nil
 }
 
 // maybeCheckpoint starts a checkpoint when the policy says so, and arms
 // the quiet one; writeMu is held.
 func (j *Journaled) maybeCheckpoint() {
 	m := j.mem.Load()
-	due := int(m.seq-m.base) >= j.CheckpointRecords || j.segs[j.cur].off >= j.CheckpointBytes
-	if due && !j.ckptRunning {
+	due := int(m.seq-m.base) >= j.CheckpointRecords || j.pending >= j.CheckpointBytes
+	if due && !j.running() {
 		j.startCheckpoint()
 	}
 	if j.QuietCheckpoint > 0 {
@@ -307,7 +355,7 @@ func (j *Journaled) maybeCheckpoint() {
 func (j *Journaled) quietCheckpoint() {
 	j.writeMu.Lock()
 	defer j.writeMu.Unlock()
-	if m := j.mem.Load(); !j.closed && !j.ckptRunning && m.seq > m.base {
+	if m := j.mem.Load(); !j.closed && !j.running() && m.seq > m.base {
 		j.startCheckpoint()
 	}
 }
@@ -323,42 +371,64 @@ func (j *Journaled) startCheckpoint() {
 			j.cur, j.otherFree = other, false
 		}
 	}
-	j.ckptRunning = true
-	j.ckptDone = make(chan struct{})
-	go j.checkpoint(m, j.ckptDone)
+	j.pending = 0
+	j.ckpt = &ckptRun{done: make(chan struct{})}
+	go j.checkpoint(m, j.ckpt)
+}
+
+// ckptRun is one background checkpoint: err is set before done closes.
+// It takes no lock the writers hold, so a writer may wait for it.
+type ckptRun struct {
+	done chan struct{}
+	err  error
 }
 
 // checkpoint writes m into the file, then retires what it wrote from the
-// memtable. The segment the writers left holds only records up to m's,
-// so it is free once the file's commit is durable.
-func (j *Journaled) checkpoint(m *memtable, done chan struct{}) {
-	err := j.db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, m) })
-	if err == nil {
+// memtable.
+func (j *Journaled) checkpoint(m *memtable, run *ckptRun) {
+	run.err = j.db.Update(func(tx *bolt.Tx) error { return checkpointInto(tx, m.seq, m.buckets) })
+	if run.err == nil {
 		j.memMu.Lock()
 		j.mem.Store(j.mem.Load().retire(m.seq))
 		j.memMu.Unlock()
 		j.checkpoints.Add(1)
 	}
-	j.writeMu.Lock()
-	j.ckptRunning, j.ckptErr = false, err
-	if err == nil {
-		// The segment not in use holds records up to m's at most: those of
-		// the use the writers left, or of one an earlier checkpoint that
-		// failed left behind, which this one wrote too.
-		j.otherFree = true
-	}
-	close(done)
-	j.writeMu.Unlock()
+	close(run.done)
 }
 
-// waitCheckpoint waits for the running checkpoint, if any; writeMu is held
-// and released while waiting.
+// running reports whether a checkpoint is running, taking in one that
+// ended; writeMu is held.
+func (j *Journaled) running() bool {
+	if j.ckpt == nil {
+		return false
+	}
+	select {
+	case <-j.ckpt.done:
+		j.takeIn()
+		return false
+	default:
+		return true
+	}
+}
+
+// takeIn records the ended checkpoint's outcome. On success the segment
+// not in use is free: it holds records up to the checkpoint's at most
+// (those of the use the writers left, or of one an earlier checkpoint
+// that failed left behind, which this one wrote too).
+func (j *Journaled) takeIn() {
+	j.ckptErr = j.ckpt.err
+	if j.ckpt.err == nil {
+		j.otherFree = true
+	}
+	j.ckpt = nil
+}
+
+// waitCheckpoint waits for the running checkpoint, if any, holding
+// writeMu: no commit lands meanwhile.
 func (j *Journaled) waitCheckpoint() {
-	for j.ckptRunning {
-		done := j.ckptDone
-		j.writeMu.Unlock()
-		<-done
-		j.writeMu.Lock()
+	if j.ckpt != nil {
+		<-j.ckpt.done
+		j.takeIn()
 	}
 }
 
@@ -382,6 +452,7 @@ func (j *Journaled) Checkpoint() error {
 func (j *Journaled) CheckpointErr() error {
 	j.writeMu.Lock()
 	defer j.writeMu.Unlock()
+	j.running()
 	return j.ckptErr
 }
 
@@ -402,6 +473,14 @@ func (j *Journaled) Close() error {
 	if j.quiet != nil {
 		j.quiet.Stop()
 	}
+	if j.ckptErr == nil {
+		// Every record is in the file: the next open need not read them.
+		for _, sg := range j.segs {
+			if sg != nil {
+				sg.end()
+			}
+		}
+	}
 	j.closeSegments()
 	return j.ckptErr
 }
@@ -411,10 +490,6 @@ func (j *Journaled) Close() error {
 // read-only): a store a crash left so must be opened for writing once,
 // which replays them, before the file alone is copied or checked.
 func Pending(db *bolt.DB, path string) (bool, error) {
-	uses, err := readSegments(path)
-	if err != nil || len(uses) == 0 {
-		return false, err
-	}
 	var id [16]byte
 	var at uint64
 	_ = db.View(func(tx *bolt.Tx) error {
@@ -424,6 +499,10 @@ func Pending(db *bolt.DB, path string) (bool, error) {
 		at = fileSeq(tx)
 		return nil
 	})
+	uses, err := readSegments(path, at)
+	if err != nil || len(uses) == 0 {
+		return false, err
+	}
 	run, _ := replayable(uses, id, at)
 	return len(run) > 0, nil
 }

@@ -133,15 +133,6 @@ func (m *memtable) retire(upto uint64) *memtable {
 	return n
 }
 
-// entries counts the changes m holds.
-func (m *memtable) entries() int {
-	n := 0
-	for _, l := range m.buckets {
-		n += l.tree.Len()
-	}
-	return n
-}
-
 // applyTo writes layers into the file's transaction: a cleared bucket is
 // cleared first, then every change in key order.
 func applyTo(btx *bolt.Tx, buckets map[string]*layer) error {

@@ -420,6 +420,15 @@ func (b *boltBackend) update(fn func(tx kv.Tx) error) error {
 	return tx.Commit()
 }
 
+// updateFile is update for a transaction of many changes: past the
+// journal, into the file (kv.Journaled.UpdateFile).
+func (b *boltBackend) updateFile(fn func(tx kv.Tx) error) error {
+	if b.j != nil {
+		return b.j.UpdateFile(fn)
+	}
+	return b.update(fn)
+}
+
 func (b *boltBackend) view(fn func(tx kv.Tx) error) error {
 	if b.j != nil {
 		return b.j.View(fn)

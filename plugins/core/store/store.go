@@ -258,6 +258,21 @@ func (s *Store) Update(fn func(tx kv.Tx) error) error {
 	return s.update(false, fn)
 }
 
+// UpdateLarge is Update for a transaction of many changes (an import's
+// batch): on bbolt it commits to the file itself rather than to the
+// journal (docs/decisions.md D47), which would hold its changes twice in
+// memory and gain nothing from it.
+func (s *Store) UpdateLarge(fn func(tx kv.Tx) error) error {
+	if s.pg != nil {
+		return s.update(false, fn)
+	}
+	err := s.bolt.updateFile(fn)
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return err
+}
+
 // UpdateShared is Update for a write that, on PostgreSQL, may run beside
 // other servers' writes, under CommitShared's rules (docs/decisions.md
 // D40). fn may run more than once; only its last run counts.

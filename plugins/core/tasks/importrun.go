@@ -146,7 +146,7 @@ func (s *Service) runImport(head importHead, nums []uint64) ([]uint64, int, erro
 		// all grows from nums by this batch's numbers; nums itself is
 		// extended only once the batch has committed.
 		all := nums
-		err := s.st.Update(func(tx kv.Tx) error {
+		err := s.st.UpdateLarge(func(tx kv.Tx) error {
 			events, all = events[:0], nums
 			releaseMapped(s.st.DB())
 			j := tx.Bucket(bucketJournal)

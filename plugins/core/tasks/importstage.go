@@ -38,7 +38,7 @@ func (s *Service) stageImport(call Call, project string, plan *importPlan, src i
 	batch := make([]entry, 0, ImportBatch)
 	txs, read := 0, int32(0)
 	flush := func(last bool) error {
-		err := s.st.Update(func(tx kv.Tx) error {
+		err := s.st.UpdateLarge(func(tx kv.Tx) error {
 			releaseMapped(s.st.DB())
 			j := tx.Bucket(bucketJournal)
 			if txs == 0 {
