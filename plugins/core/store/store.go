@@ -263,8 +263,18 @@ func (s *Store) Update(fn func(tx kv.Tx) error) error {
 // journal (docs/decisions.md D47), which would hold its changes twice in
 // memory and gain nothing from it.
 func (s *Store) UpdateLarge(fn func(tx kv.Tx) error) error {
+	return s.updateLarge(false, fn)
+}
+
+// UpdateLargeShared is UpdateLarge for a write UpdateShared's rules allow
+// to run beside other servers' on PostgreSQL.
+func (s *Store) UpdateLargeShared(fn func(tx kv.Tx) error) error {
+	return s.updateLarge(true, fn)
+}
+
+func (s *Store) updateLarge(shared bool, fn func(tx kv.Tx) error) error {
 	if s.pg != nil {
-		return s.update(false, fn)
+		return s.update(shared, fn)
 	}
 	err := s.bolt.updateFile(fn)
 	if err == nil {

@@ -46,7 +46,7 @@ func (s *Service) ensureListIndexes() error {
 		}
 	}
 	for done := false; !done; {
-		err := s.st.Update(func(tx kv.Tx) error {
+		err := s.st.UpdateLarge(func(tx kv.Tx) error {
 			var raw rawRecord
 			c := tasksBucket(tx).Cursor()
 			n := 0

@@ -276,7 +276,7 @@ func (s *Service) ensureTrigrams() error {
 // servers opening one database at once share the work.
 func (s *Service) indexStoredTasks(built, upto []byte, index func(tx kv.Tx, raw *rawRecord) error) error {
 	for done := false; !done; {
-		err := s.st.Update(func(tx kv.Tx) error {
+		err := s.st.UpdateLarge(func(tx kv.Tx) error {
 			meta := tx.Bucket([]byte(store.BucketMeta))
 			if meta.Get(built) != nil {
 				done = true

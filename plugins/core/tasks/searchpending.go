@@ -287,7 +287,13 @@ func (s *Service) flushEvery(batch int, each func(moved int)) error {
 		// On PostgreSQL the flush runs beside other servers' writes: it
 		// deletes every pending entry it moves, so two servers moving
 		// one entry cannot both commit (the later runs again).
-		if err := s.st.UpdateShared(func(tx kv.Tx) error {
+		// A bulk flush (after an import) is a transaction of many
+		// changes: it goes into the file past the journal.
+		update := s.st.UpdateShared
+		if batch >= bulkFlushBatch {
+			update = s.st.UpdateLargeShared
+		}
+		if err := update(func(tx kv.Tx) error {
 			var err error
 			if n, err = flushPending(tx, batch); err != nil {
 				return err
