@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,6 +113,19 @@ func OpenJournaled(db *bolt.DB, path string) (*Journaled, error) {
 		return nil, fmt.Errorf("read the journal of %s: %w", path, err)
 	}
 	run, skipped := replayable(uses, j.id, at)
+	if len(skipped) > 0 {
+		// Records left out must not meet the numbers this store hands
+		// out next: the segments go aside, kept for whoever looks.
+		aside := fmt.Sprintf(".unreplayed-%d", time.Now().Unix())
+		for _, name := range JournalFiles(path) {
+			if err := os.Rename(name, name+aside); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("move the journal %s aside: %w", name, err)
+			}
+		}
+		for i := range skipped {
+			skipped[i] += "; the journal's files are kept as " + filepath.Base(path) + "-journal-*" + aside
+		}
+	}
 	j.Skipped = skipped
 	m := &memtable{buckets: map[string]*layer{}, seq: at, base: at}
 	for _, r := range run {
