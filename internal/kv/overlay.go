@@ -38,35 +38,27 @@ type layer struct {
 	clearedAt uint64
 }
 
-// after is l's first entry past k (at k when incl); k empty means from the
-// start.
-func (l *layer) after(k []byte, incl bool) (e entry, ok bool) {
+// nearest is l's first entry past k in direction dir (+1 forward, -1
+// backward), or at k when incl; an empty k means from that end.
+func (l *layer) nearest(dir int, k []byte, incl bool) (e entry, ok bool) {
 	if len(k) == 0 {
-		return l.tree.Min()
-	}
-	l.tree.AscendGreaterOrEqual(entry{key: k}, func(x entry) bool {
-		if !incl && bytes.Equal(x.key, k) {
-			return true
+		if dir > 0 {
+			return l.tree.Min()
 		}
-		e, ok = x, true
-		return false
-	})
-	return e, ok
-}
-
-// before is l's last entry before k (at k when incl); k empty means from
-// the end.
-func (l *layer) before(k []byte, incl bool) (e entry, ok bool) {
-	if len(k) == 0 {
 		return l.tree.Max()
 	}
-	l.tree.DescendLessOrEqual(entry{key: k}, func(x entry) bool {
+	visit := func(x entry) bool {
 		if !incl && bytes.Equal(x.key, k) {
 			return true
 		}
 		e, ok = x, true
 		return false
-	})
+	}
+	if dir > 0 {
+		l.tree.AscendGreaterOrEqual(entry{key: k}, visit)
+	} else {
+		l.tree.DescendLessOrEqual(entry{key: k}, visit)
+	}
 	return e, ok
 }
 
@@ -372,8 +364,13 @@ func (c *ovCursor) delete() error {
 	return c.b.delete(c.cur)
 }
 
-// forward moves to the first visible pair past k (at k when incl).
-func (c *ovCursor) forward(k []byte, incl bool) ([]byte, []byte) {
+func (c *ovCursor) forward(k []byte, incl bool) ([]byte, []byte)  { return c.move(1, k, incl) }
+func (c *ovCursor) backward(k []byte, incl bool) ([]byte, []byte) { return c.move(-1, k, incl) }
+
+// move goes to the first visible pair past k in direction dir (at k when
+// incl): the nearest of the layers' candidates, the newer layer's on a
+// tie, looking past a deleted key.
+func (c *ovCursor) move(dir int, k []byte, incl bool) ([]byte, []byte) {
 	for {
 		own, mem, file := c.b.layers()
 		var best entry
@@ -382,53 +379,27 @@ func (c *ovCursor) forward(k []byte, incl bool) ([]byte, []byte) {
 			if l == nil {
 				continue
 			}
-			if e, ok := l.after(k, incl); ok && (!have || bytes.Compare(e.key, best.key) < 0) {
+			if e, ok := l.nearest(dir, k, incl); ok && (!have || bytes.Compare(e.key, best.key)*dir < 0) {
 				best, have = e, true
 			}
 		}
 		if file {
-			if fk, fv := c.fileAfter(k, incl); fk != nil && (!have || bytes.Compare(fk, best.key) < 0) {
+			var fk, fv []byte
+			if dir > 0 {
+				fk, fv = c.fileAfter(k, incl)
+			} else {
+				fk, fv = c.fileBefore(k, incl)
+			}
+			if fk != nil && (!have || bytes.Compare(fk, best.key)*dir < 0) {
 				best, have, fromFile = entry{key: fk, value: fv}, true, true
 			}
 		}
 		if !have {
-			c.cur, c.off = nil, 1
+			c.cur, c.off = nil, dir
 			return nil, nil
 		}
 		if !fromFile && best.value == nil {
 			k, incl = best.key, false // deleted: look past it
-			continue
-		}
-		c.cur, c.off = best.key, 0
-		return best.key, best.value
-	}
-}
-
-// backward moves to the last visible pair before k (at k when incl).
-func (c *ovCursor) backward(k []byte, incl bool) ([]byte, []byte) {
-	for {
-		own, mem, file := c.b.layers()
-		var best entry
-		have, fromFile := false, false
-		for _, l := range [2]*layer{own, mem} {
-			if l == nil {
-				continue
-			}
-			if e, ok := l.before(k, incl); ok && (!have || bytes.Compare(e.key, best.key) > 0) {
-				best, have = e, true
-			}
-		}
-		if file {
-			if fk, fv := c.fileBefore(k, incl); fk != nil && (!have || bytes.Compare(fk, best.key) > 0) {
-				best, have, fromFile = entry{key: fk, value: fv}, true, true
-			}
-		}
-		if !have {
-			c.cur, c.off = nil, -1
-			return nil, nil
-		}
-		if !fromFile && best.value == nil {
-			k, incl = best.key, false
 			continue
 		}
 		c.cur, c.off = best.key, 0
