@@ -92,22 +92,9 @@ var (
 // replayed and checkpointed now.
 func OpenJournaled(db *bolt.DB, path string) (*Journaled, error) {
 	j := &Journaled{db: db, path: path, CheckpointRecords: defaultCheckpointRecords, CheckpointBytes: defaultCheckpointBytes, QuietCheckpoint: defaultQuiet}
-	var at uint64
-	found := false
-	_ = db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket([]byte(journalBucket)); b != nil {
-			if id := b.Get(keyJournalID); len(id) == 16 {
-				copy(j.id[:], id)
-				found = true
-			}
-			if s := b.Get(keyJournalSeq); len(s) == 8 {
-				at = binary.BigEndian.Uint64(s)
-			}
-		}
-		return nil
-	})
 	// A store's journal id is made with its first record (append).
-	j.idInFile = found
+	var at uint64
+	j.id, j.idInFile, at = journalState(db)
 	uses, err := readSegments(path, at)
 	if err != nil {
 		return nil, fmt.Errorf("read the journal of %s: %w", path, err)
@@ -156,6 +143,21 @@ func checkpointInto(tx *bolt.Tx, seq uint64, layers ...map[string]*layer) error 
 		return err
 	}
 	return b.Put(keyJournalSeq, binary.BigEndian.AppendUint64(nil, seq))
+}
+
+// journalState is what the file says of its journal: the store's journal
+// id (found: one was made) and the last record a checkpoint wrote.
+func journalState(db *bolt.DB) (id [16]byte, found bool, at uint64) {
+	_ = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte(journalBucket)); b != nil {
+			if v := b.Get(keyJournalID); len(v) == len(id) {
+				found = copy(id[:], v) == len(id)
+			}
+		}
+		at = fileSeq(tx)
+		return nil
+	})
+	return id, found, at
 }
 
 // fileSeq is the last record the file's transaction holds.
@@ -504,15 +506,7 @@ func (j *Journaled) Close() error {
 // read-only): a store a crash left so must be opened for writing once,
 // which replays them, before the file alone is copied or checked.
 func Pending(db *bolt.DB, path string) (bool, error) {
-	var id [16]byte
-	var at uint64
-	_ = db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket([]byte(journalBucket)); b != nil {
-			copy(id[:], b.Get(keyJournalID))
-		}
-		at = fileSeq(tx)
-		return nil
-	})
+	id, _, at := journalState(db)
 	uses, err := readSegments(path, at)
 	if err != nil || len(uses) == 0 {
 		return false, err

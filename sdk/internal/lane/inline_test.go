@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
@@ -72,21 +71,7 @@ func TestAQuickCallOnAnIdleLaneRunsWhereItWasRead(t *testing.T) {
 			}
 			return &pb.ToolResult{Status: 200, Output: []byte(req.Tool)}
 		}}
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		conn, err := ln.Accept()
-		ln.Close()
-		if err == nil {
-			_ = srv.ServeConn(ctx, conn)
-		}
-	}()
+	path, _ := serveOnce(t, srv)
 	raw, err := net.Dial("unix", path)
 	if err != nil {
 		t.Fatal(err)
@@ -96,8 +81,6 @@ func TestAQuickCallOnAnIdleLaneRunsWhereItWasRead(t *testing.T) {
 	t.Cleanup(func() {
 		release() // first, so a failed test ends
 		c.Close()
-		cancel()
-		<-served
 	})
 
 	results := make(chan error, 2)

@@ -25,6 +25,20 @@ func pair(t *testing.T, h Handler, clientLimit, serverLimit int) (*Client, chan 
 // pairServer is pair for a server set up by the test (event handlers).
 func pairServer(t *testing.T, srv *Server, clientLimit int) (*Client, chan net.Conn) {
 	t.Helper()
+	path, conns := serveOnce(t, srv)
+	c, err := Dial(context.Background(), path, clientLimit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, conns
+}
+
+// serveOnce serves srv on the first connection to a fresh Unix socket,
+// whose path it returns with that connection once accepted; the serving
+// ends with the test (after the cleanups registered later, the client's).
+func serveOnce(t *testing.T, srv *Server) (string, chan net.Conn) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := net.Listen("unix", path)
 	if err != nil {
@@ -43,16 +57,11 @@ func pairServer(t *testing.T, srv *Server, clientLimit int) (*Client, chan net.C
 		conns <- conn
 		_ = srv.ServeConn(ctx, conn)
 	}()
-	c, err := Dial(context.Background(), path, clientLimit)
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		c.Close()
 		cancel()
 		<-served
 	})
-	return c, conns
+	return path, conns
 }
 
 func echo(_ context.Context, req *pb.CallToolRequest, _ Sender) *pb.ToolResult {
